@@ -1,0 +1,311 @@
+package config
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// loadWith parses args as `skiff server` flags with env set (every other
+// SKIFF_* setting variable cleared) and, when file is not empty, a YAML config
+// file with that content passed through --config.
+func loadWith(t *testing.T, args []string, env map[string]string, file string) (*Server, error) {
+	t.Helper()
+	for _, st := range serverSettings("") {
+		t.Setenv(EnvVar(st.name), "")
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	if file != "" {
+		path := filepath.Join(t.TempDir(), "skiff.yaml")
+		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", path)
+	}
+	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	AddServerFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parsing flags %q: %v", args, err)
+	}
+	return LoadServer(fs)
+}
+
+func TestPrecedenceFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
+	type layer struct{ file, env, flag string }
+	cases := []struct {
+		setting string
+		values  layer // the raw value each layer sets
+		get     func(*Server) any
+		want    [4]any // default, file, file+env, file+env+flag
+	}{
+		{keyHTTPSListenPort, layer{"7000", "7001", "7002"},
+			func(s *Server) any { return s.HTTPSListenPort }, [4]any{6443, 7000, 7001, 7002}},
+		{keyCompactInterval, layer{"1m", "2m", "3m"},
+			func(s *Server) any { return s.CompactInterval }, [4]any{5 * time.Minute, time.Minute, 2 * time.Minute, 3 * time.Minute}},
+		{keyBindAddress, layer{"10.0.0.1", "10.0.0.2", "127.0.0.1"},
+			func(s *Server) any { return s.BindAddress }, [4]any{"0.0.0.0", "10.0.0.1", "10.0.0.2", "127.0.0.1"}},
+		{keyLogLevel, layer{"debug", "warn", "error"},
+			func(s *Server) any { return s.LogLevel.String() }, [4]any{"INFO", "DEBUG", "WARN", "ERROR"}},
+		{keyDisableAgent, layer{"true", "false", "true"},
+			func(s *Server) any { return s.DisableAgent }, [4]any{false, true, false, true}},
+		{keyTLSSAN, layer{"file.example.com", "env.example.com,10.1.1.1", "flag.example.com"},
+			func(s *Server) any { return strings.Join(s.TLSSANs, ",") }, [4]any{"", "file.example.com", "env.example.com,10.1.1.1", "flag.example.com"}},
+		{keyDatastoreEndpoint, layer{"postgres://file@db/skiff", "postgres://env@db/skiff", "/tmp/flag.db"},
+			func(s *Server) any { return s.DatastoreEndpoint }, [4]any{"", "postgres://file@db/skiff", "postgres://env@db/skiff", "/tmp/flag.db"}},
+		{keyHistoryRetention, layer{"48h", "72h", "96h"},
+			func(s *Server) any { return s.HistoryRetention }, [4]any{24 * time.Hour, 48 * time.Hour, 72 * time.Hour, 96 * time.Hour}},
+	}
+	for _, tc := range cases {
+		for depth := 0; depth < 4; depth++ {
+			name := tc.setting + "/" + []string{"default", "file", "env over file", "flag over env"}[depth]
+			t.Run(name, func(t *testing.T) {
+				var args []string
+				env := map[string]string{}
+				file := "data-dir: " + t.TempDir() + "\n"
+				if depth >= 1 {
+					file += tc.setting + ": " + tc.values.file + "\n"
+				}
+				if depth >= 2 {
+					env[EnvVar(tc.setting)] = tc.values.env
+				}
+				if depth >= 3 {
+					args = append(args, "--"+tc.setting+"="+tc.values.flag)
+				}
+				s, err := loadWith(t, args, env, file)
+				if err != nil {
+					t.Fatalf("LoadServer: %v", err)
+				}
+				if got := tc.get(s); got != tc.want[depth] {
+					t.Errorf("%s = %v, want %v", tc.setting, got, tc.want[depth])
+				}
+			})
+		}
+	}
+}
+
+func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		file    string
+		want    []string // substrings of the error
+		notWant []string // never in the error (secrets)
+	}{
+		{name: "port out of range", args: []string{"--https-listen-port", "70000"},
+			want: []string{`invalid --https-listen-port "70000": must be 1-65535`}},
+		{name: "port zero", args: []string{"--https-listen-port=0"},
+			want: []string{`invalid --https-listen-port "0": must be 1-65535`}},
+		{name: "port not a number from env", env: map[string]string{"SKIFF_HTTPS_LISTEN_PORT": "abc"},
+			want: []string{`invalid --https-listen-port "abc" (from SKIFF_HTTPS_LISTEN_PORT): must be a whole number`}},
+		{name: "port fraction from file", file: "https-listen-port: 1.5\n",
+			want: []string{`invalid --https-listen-port "1.5" (from `, `skiff.yaml): must be a whole number`}},
+		{name: "duration without unit", args: []string{"--compact-interval", "5"},
+			want: []string{`invalid --compact-interval "5": must be a duration with a unit`}},
+		{name: "negative compact interval", args: []string{"--compact-interval=-1m"},
+			want: []string{`invalid --compact-interval "-1m": must be 0 (disabled) or a positive duration`}},
+		{name: "poll interval too short", args: []string{"--datastore-poll-interval", "1ms"},
+			want: []string{`invalid --datastore-poll-interval "1ms": must be at least 10ms`}},
+		{name: "zero history retention", env: map[string]string{"SKIFF_HISTORY_RETENTION": "0s"},
+			want: []string{`invalid --history-retention "0s" (from SKIFF_HISTORY_RETENTION): must be a positive duration`}},
+		{name: "bind address is a host name", args: []string{"--bind-address", "localhost"},
+			want: []string{`invalid --bind-address "localhost": must be an IP address`}},
+		{name: "bind address out of range", args: []string{"--bind-address", "300.1.1.1"},
+			want: []string{`invalid --bind-address "300.1.1.1": must be an IP address`}},
+		{name: "unparsable postgres DSN hides the password", args: []string{"--datastore-endpoint", "postgres://skiff:hunter2@db:notaport/skiff"},
+			want: []string{`invalid --datastore-endpoint: not a valid PostgreSQL URL`}, notWant: []string{"hunter2"}},
+		{name: "unsupported endpoint scheme", args: []string{"--datastore-endpoint", "mysql://root@db/skiff"},
+			want: []string{`invalid --datastore-endpoint: unsupported scheme "mysql"`}},
+		{name: "sqlite scheme without a path", args: []string{"--datastore-endpoint", "sqlite://"},
+			want: []string{`invalid --datastore-endpoint: sqlite:// needs a file path`}},
+		{name: "log level", args: []string{"--log-level", "verbose"},
+			want: []string{`invalid --log-level "verbose": must be debug, info, warn or error`}},
+		{name: "log format", env: map[string]string{"SKIFF_LOG_FORMAT": "xml"},
+			want: []string{`invalid --log-format "xml" (from SKIFF_LOG_FORMAT): must be text or json`}},
+		{name: "tls san", args: []string{"--tls-san", "ok.example.com", "--tls-san", "Not_A_Name"},
+			want: []string{`invalid --tls-san "ok.example.com,Not_A_Name": "Not_A_Name" is neither an IP address nor a lower-case DNS name`}},
+		{name: "token with a space is not echoed", args: []string{"--token", "abc def"},
+			want: []string{`invalid --token: must not contain spaces`}, notWant: []string{"abc def"}},
+		{name: "bool from env", env: map[string]string{"SKIFF_DISABLE_AGENT": "maybe"},
+			want: []string{`invalid --disable-agent "maybe" (from SKIFF_DISABLE_AGENT): must be true or false`}},
+		{name: "max conns", args: []string{"--datastore-max-conns", "0"},
+			want: []string{`invalid --datastore-max-conns "0": must be 1-10000`}},
+		{name: "compact retain", file: "compact-retain: 0\n",
+			want: []string{`invalid --compact-retain "0" (from `, `must be a positive number of revisions`}},
+		{name: "empty data dir", args: []string{"--data-dir="},
+			want: []string{`invalid --data-dir "": must be a directory path`}},
+		{name: "unknown key in file", file: "https-listen-prot: 7000\n",
+			want: []string{`invalid --config "`, `unknown setting(s) https-listen-prot; the file may set: data-dir,`}},
+		{name: "config key inside the file", file: "config: /etc/other.yaml\n",
+			want: []string{`unknown setting(s) config`}},
+		{name: "missing config file", args: []string{"--config", "/nonexistent/skiff.yaml"},
+			want: []string{`invalid --config "/nonexistent/skiff.yaml": cannot read it`}},
+		{name: "config file that is not YAML", file: "data-dir: [unclosed\n",
+			want: []string{`invalid --config "`, `cannot read it`}},
+		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
+			want: []string{"invalid --https-listen-port", "invalid --log-level"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--data-dir", t.TempDir()}, tc.args...)
+			if slices.Contains(tc.args, "--data-dir=") {
+				args = tc.args
+			}
+			_, err := loadWith(t, args, tc.env, tc.file)
+			if err == nil {
+				t.Fatal("LoadServer accepted the configuration")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			for _, nw := range tc.notWant {
+				if strings.Contains(err.Error(), nw) {
+					t.Errorf("error %q reveals %q", err, nw)
+				}
+			}
+		})
+	}
+}
+
+func TestAcceptsGoodValues(t *testing.T) {
+	dir := t.TempDir()
+	s, err := loadWith(t, []string{
+		"--data-dir", dir,
+		"--datastore-endpoint", "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable",
+		"--bind-address", "::1",
+		"--https-listen-port", "1",
+		"--tls-san", "*.example.com,192.0.2.7", "--tls-san", "api.example.com",
+		"--compact-interval", "0",
+		"--datastore-poll-interval", "10ms",
+		"--log-level", "DEBUG",
+		"--log-format", "JSON",
+		"--disable-agent",
+	}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BindAddress != "::1" || s.ListenAddress() != "[::1]:1" {
+		t.Errorf("bind %q listen %q", s.BindAddress, s.ListenAddress())
+	}
+	if got := strings.Join(s.TLSSANs, " "); got != "*.example.com 192.0.2.7 api.example.com" {
+		t.Errorf("TLSSANs = %q", got)
+	}
+	if s.CompactInterval != 0 || s.DatastorePollInterval != 10*time.Millisecond {
+		t.Errorf("durations: compact %v poll %v", s.CompactInterval, s.DatastorePollInterval)
+	}
+	if s.LogLevel.String() != "DEBUG" || s.LogFormat != "json" || !s.DisableAgent {
+		t.Errorf("log %v %q agent %v", s.LogLevel, s.LogFormat, s.DisableAgent)
+	}
+	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
+		t.Errorf("endpoint %q", s.Endpoint())
+	}
+	if strings.Contains(s.RedactedEndpoint(), "pw") {
+		t.Errorf("RedactedEndpoint %q shows the password", s.RedactedEndpoint())
+	}
+}
+
+func TestPathsDeriveFromTheDataDir(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	s, err := loadWith(t, []string{"--data-dir", "rel"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "rel")
+	checks := map[string][2]string{
+		"DataDir":           {s.DataDir, dir},
+		"Endpoint":          {s.Endpoint(), filepath.Join(dir, "db", "state.db")},
+		"WriteKubeconfig":   {s.WriteKubeconfig, filepath.Join(dir, "kubeconfig.yaml")},
+		"EncryptionKeyFile": {s.EncryptionKeyFile, filepath.Join(dir, "cred", "encryption.key")},
+		"TokenFile":         {s.TokenFile(), filepath.Join(dir, "token")},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("%s = %q, want %q", name, c[0], c[1])
+		}
+	}
+
+	s, err = loadWith(t, []string{"--data-dir", dir, "--datastore-endpoint", "sqlite://other.db"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(base, "other.db"); s.Endpoint() != want {
+		t.Errorf("sqlite:// endpoint resolves to %q, want %q", s.Endpoint(), want)
+	}
+}
+
+func TestHomeIsExpandedInFileValues(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	s, err := loadWith(t, nil, nil, "data-dir: ~/skiffdata\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, "skiffdata"); s.DataDir != want {
+		t.Errorf("DataDir = %q, want %q", s.DataDir, want)
+	}
+}
+
+func TestDefaultDataDir(t *testing.T) {
+	cases := []struct {
+		uid  int
+		home string
+		want string
+	}{
+		{0, "/root", "/var/lib/skiff"},
+		{1000, "/home/ana", "/home/ana/.skiff"},
+		{1000, "", ""},
+	}
+	for _, tc := range cases {
+		if got := defaultDataDir(tc.uid, tc.home); got != tc.want {
+			t.Errorf("defaultDataDir(%d, %q) = %q, want %q", tc.uid, tc.home, got, tc.want)
+		}
+	}
+}
+
+func TestStorageConfigCarriesTheSettings(t *testing.T) {
+	s, err := loadWith(t, []string{"--data-dir", t.TempDir(),
+		"--datastore-poll-interval", "250ms", "--datastore-max-conns", "7",
+		"--compact-interval", "0", "--compact-retain", "50", "--history-retention", "1h"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prepare(slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	c := s.StorageConfig(nil)
+	if c.Endpoint != s.Endpoint() || len(c.EncryptionKey) != EncryptionKeySize {
+		t.Errorf("endpoint %q key %d bytes", c.Endpoint, len(c.EncryptionKey))
+	}
+	if c.PollInterval != 250*time.Millisecond || c.MaxOpenConns != 7 || c.CompactRetain != 50 || c.HistoryRetention != time.Hour {
+		t.Errorf("storage config %+v", c)
+	}
+	if c.CompactInterval >= 0 {
+		t.Errorf("--compact-interval 0 must disable compaction (negative for storage), got %v", c.CompactInterval)
+	}
+}
+
+func TestFlagsAreDeclaredForEverySetting(t *testing.T) {
+	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	AddServerFlags(fs)
+	for _, st := range serverSettings("") {
+		f := fs.Lookup(st.name)
+		if f == nil {
+			t.Errorf("no flag --%s", st.name)
+			continue
+		}
+		if !strings.Contains(f.Usage, EnvVar(st.name)) {
+			t.Errorf("--%s help does not name %s", st.name, EnvVar(st.name))
+		}
+	}
+}

@@ -1,0 +1,464 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Server is the validated configuration of `skiff server`. LoadServer fills
+// every field; paths are absolute. Prepare then creates what the data
+// directory needs and loads the secrets kept in it.
+type Server struct {
+	// ConfigFile is the YAML file the values were read from ("" = none).
+	ConfigFile string
+	// DataDir holds the SQLite database, the token and the encryption key.
+	DataDir string
+	// DatastoreEndpoint is the setting as given: "" (SQLite in the data dir),
+	// a postgres:// URL, or a SQLite file path. Endpoint resolves it.
+	DatastoreEndpoint string
+	// BindAddress is the IP the API server listens on.
+	BindAddress string
+	// HTTPSListenPort is the API server's port.
+	HTTPSListenPort int
+	// WriteKubeconfig is where the admin kubeconfig is written.
+	WriteKubeconfig string
+	// Token authenticates agents joining the cluster and the admin; "" until
+	// Prepare has read or generated it.
+	Token string
+	// TLSSANs are extra names and IPs for the serving certificate.
+	TLSSANs []string
+	// EncryptionKeyFile holds the 32-byte AES-256 key for secrets at rest.
+	EncryptionKeyFile string
+	// DatastorePollInterval is the watch poller's fallback interval.
+	DatastorePollInterval time.Duration
+	// DatastoreMaxConns bounds the PostgreSQL connection pool.
+	DatastoreMaxConns int
+	// CompactInterval is how often old revisions are compacted; 0 disables it.
+	CompactInterval time.Duration
+	// CompactRetain is how many newest revisions stay readable after compaction.
+	CompactRetain int64
+	// HistoryRetention is how long superseded history stays queryable with SQL.
+	HistoryRetention time.Duration
+	// LogLevel is the minimum level logged.
+	LogLevel slog.Level
+	// LogFormat is "text" or "json".
+	LogFormat string
+	// DisableAgent keeps the server from running a node agent in its process.
+	DisableAgent bool
+
+	// tokenGiven records that Token came from configuration, not the data dir.
+	tokenGiven bool
+	// keyFileGiven records that EncryptionKeyFile was set, so a missing file
+	// is an error instead of a key to generate.
+	keyFileGiven bool
+	// encryptionKey is loaded by Prepare; it is unexported so that printing a
+	// Server never shows it.
+	encryptionKey []byte
+}
+
+// Setting names: each is the flag (--name), the YAML key (name) and, upper
+// case with "_" and the SKIFF_ prefix, the environment variable.
+const (
+	keyConfig                = "config"
+	keyDataDir               = "data-dir"
+	keyDatastoreEndpoint     = "datastore-endpoint"
+	keyBindAddress           = "bind-address"
+	keyHTTPSListenPort       = "https-listen-port"
+	keyWriteKubeconfig       = "write-kubeconfig"
+	keyToken                 = "token"
+	keyTLSSAN                = "tls-san"
+	keyEncryptionKeyFile     = "encryption-key-file"
+	keyDatastorePollInterval = "datastore-poll-interval"
+	keyDatastoreMaxConns     = "datastore-max-conns"
+	keyCompactInterval       = "compact-interval"
+	keyCompactRetain         = "compact-retain"
+	keyHistoryRetention      = "history-retention"
+	keyLogLevel              = "log-level"
+	keyLogFormat             = "log-format"
+	keyDisableAgent          = "disable-agent"
+)
+
+// EnvPrefix is prepended to the upper-cased setting name to form its
+// environment variable.
+const EnvPrefix = "SKIFF"
+
+// EnvVar returns the environment variable of a setting: data-dir →
+// SKIFF_DATA_DIR.
+func EnvVar(name string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// Defaults that do not depend on the data directory or the user.
+const (
+	DefaultBindAddress           = "0.0.0.0"
+	DefaultHTTPSListenPort       = 6443
+	DefaultDatastorePollInterval = storage.DefaultPollInterval
+	DefaultDatastoreMaxConns     = storage.DefaultMaxOpenConns
+	DefaultCompactInterval       = storage.DefaultCompactInterval
+	DefaultCompactRetain         = storage.DefaultCompactRetain
+	DefaultHistoryRetention      = storage.DefaultHistoryRetention
+	DefaultLogLevel              = "info"
+	DefaultLogFormat             = "text"
+)
+
+// Files inside the data directory.
+const (
+	sqliteFile        = "db/state.db"
+	kubeconfigFile    = "kubeconfig.yaml"
+	tokenFile         = "token"
+	encryptionKeyFile = "cred/encryption.key"
+)
+
+// minPollInterval keeps a mistyped poll interval (1ns) from spinning a core.
+const minPollInterval = 10 * time.Millisecond
+
+// kind is how a raw value (flag text, environment string, YAML scalar or
+// list) is converted before the setting's own check runs.
+type kind int
+
+const (
+	kindString kind = iota
+	kindInt
+	kindDuration
+	kindBool
+	kindList
+)
+
+// flagType is what --help shows after the flag name.
+func (k kind) flagType() string {
+	switch k {
+	case kindInt:
+		return "int"
+	case kindDuration:
+		return "duration"
+	case kindBool:
+		return "bool"
+	case kindList:
+		return "strings"
+	}
+	return "string"
+}
+
+// setting is one row of the configuration table. The table is the single
+// source of names, defaults, help texts and checks.
+type setting struct {
+	name  string
+	kind  kind
+	def   string // the flag's default, as text
+	usage string
+	// secret settings are never echoed in error messages.
+	secret bool
+	// apply checks the converted value (string, int64, time.Duration, bool
+	// or []string according to kind) and stores it. Its error says what would
+	// be valid; the loader adds the setting's name, value and origin.
+	apply func(s *Server, v any) error
+}
+
+// serverSettings lists every setting of `skiff server` in the order of --help
+// and of the README's reference table.
+func serverSettings(defaultDataDir string) []setting {
+	return []setting{
+		{name: keyConfig, kind: kindString, usage: "YAML file with settings (keys are the flag names without --)",
+			apply: func(s *Server, v any) error { return nil }},
+		{name: keyDataDir, kind: kindString, def: defaultDataDir,
+			usage: "directory for the SQLite database, the token and the encryption key (default /var/lib/skiff as root, ~/.skiff otherwise)",
+			apply: func(s *Server, v any) error {
+				if v.(string) == "" {
+					return fmt.Errorf("must be a directory path (there is no default for a user without a home directory)")
+				}
+				dir, err := absPath(v.(string))
+				s.DataDir = dir
+				return err
+			}},
+		{name: keyDatastoreEndpoint, kind: kindString, secret: true,
+			usage: "where state is kept: empty for SQLite at <data-dir>/db/state.db, postgres://user:pass@host:5432/db for PostgreSQL, or a SQLite file path",
+			apply: applyEndpoint},
+		{name: keyBindAddress, kind: kindString, def: DefaultBindAddress,
+			usage: "IP address the API server listens on",
+			apply: func(s *Server, v any) error {
+				addr, err := netip.ParseAddr(v.(string))
+				if err != nil || addr.Zone() != "" {
+					return fmt.Errorf("must be an IP address such as 0.0.0.0, 127.0.0.1 or ::")
+				}
+				s.BindAddress = addr.String()
+				return nil
+			}},
+		{name: keyHTTPSListenPort, kind: kindInt, def: fmt.Sprint(DefaultHTTPSListenPort),
+			usage: "TCP port the API server listens on",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 1 || n > 65535 {
+					return fmt.Errorf("must be 1-65535")
+				}
+				s.HTTPSListenPort = int(n)
+				return nil
+			}},
+		{name: keyWriteKubeconfig, kind: kindString,
+			usage: "where to write the admin kubeconfig (default <data-dir>/kubeconfig.yaml)",
+			apply: func(s *Server, v any) error {
+				var err error
+				s.WriteKubeconfig, err = optionalPath(v.(string))
+				return err
+			}},
+		{name: keyToken, kind: kindString, secret: true,
+			usage: "shared secret for joining agents and the admin; generated and kept in <data-dir>/token when empty",
+			apply: func(s *Server, v any) error {
+				t := v.(string)
+				if strings.IndexFunc(t, isSpaceOrControl) >= 0 {
+					return fmt.Errorf("must not contain spaces or control characters")
+				}
+				s.Token, s.tokenGiven = t, t != ""
+				return nil
+			}},
+		{name: keyTLSSAN, kind: kindList,
+			usage: "extra DNS name or IP address for the serving certificate (repeatable, or comma-separated)",
+			apply: func(s *Server, v any) error {
+				for _, san := range v.([]string) {
+					if _, err := netip.ParseAddr(san); err == nil {
+						continue
+					}
+					if len(validation.IsWildcardDNS1123Subdomain(san)) == 0 || len(validation.IsDNS1123Subdomain(san)) == 0 {
+						continue
+					}
+					return fmt.Errorf("%q is neither an IP address nor a lower-case DNS name", san)
+				}
+				s.TLSSANs = v.([]string)
+				return nil
+			}},
+		{name: keyEncryptionKeyFile, kind: kindString,
+			usage: "file with the 32-byte AES-256 key that encrypts secrets at rest (default <data-dir>/cred/encryption.key, created on first start)",
+			apply: func(s *Server, v any) error {
+				var err error
+				s.EncryptionKeyFile, err = optionalPath(v.(string))
+				s.keyFileGiven = s.EncryptionKeyFile != ""
+				return err
+			}},
+		{name: keyDatastorePollInterval, kind: kindDuration, def: DefaultDatastorePollInterval.String(),
+			usage: "how often watches poll the database for changes a notification missed",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if d < minPollInterval {
+					return fmt.Errorf("must be at least %s", minPollInterval)
+				}
+				s.DatastorePollInterval = d
+				return nil
+			}},
+		{name: keyDatastoreMaxConns, kind: kindInt, def: fmt.Sprint(DefaultDatastoreMaxConns),
+			usage: "maximum open PostgreSQL connections of this server",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 1 || n > 10000 {
+					return fmt.Errorf("must be 1-10000")
+				}
+				s.DatastoreMaxConns = int(n)
+				return nil
+			}},
+		{name: keyCompactInterval, kind: kindDuration, def: DefaultCompactInterval.String(),
+			usage: "how often superseded revisions are compacted; 0 disables compaction",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if d < 0 {
+					return fmt.Errorf("must be 0 (disabled) or a positive duration such as 5m")
+				}
+				s.CompactInterval = d
+				return nil
+			}},
+		{name: keyCompactRetain, kind: kindInt, def: fmt.Sprint(DefaultCompactRetain),
+			usage: "how many of the newest revisions stay readable (watch and list from) after compaction",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 1 {
+					return fmt.Errorf("must be a positive number of revisions")
+				}
+				s.CompactRetain = n
+				return nil
+			}},
+		{name: keyHistoryRetention, kind: kindDuration, def: DefaultHistoryRetention.String(),
+			usage: "how long superseded history rows stay queryable with SQL for audit",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if d <= 0 {
+					return fmt.Errorf("must be a positive duration such as 24h or 720h")
+				}
+				s.HistoryRetention = d
+				return nil
+			}},
+		{name: keyLogLevel, kind: kindString, def: DefaultLogLevel,
+			usage: "minimum level logged: debug, info, warn or error",
+			apply: func(s *Server, v any) error {
+				switch lvl := strings.ToLower(v.(string)); lvl {
+				case "debug", "info", "warn", "error":
+					return s.LogLevel.UnmarshalText([]byte(lvl))
+				}
+				return fmt.Errorf("must be debug, info, warn or error")
+			}},
+		{name: keyLogFormat, kind: kindString, def: DefaultLogFormat,
+			usage: "log format: text or json",
+			apply: func(s *Server, v any) error {
+				switch f := strings.ToLower(v.(string)); f {
+				case "text", "json":
+					s.LogFormat = f
+					return nil
+				}
+				return fmt.Errorf("must be text or json")
+			}},
+		{name: keyDisableAgent, kind: kindBool, def: "false",
+			usage: "do not run a node agent in the server process",
+			apply: func(s *Server, v any) error {
+				s.DisableAgent = v.(bool)
+				return nil
+			}},
+	}
+}
+
+// applyEndpoint accepts "" (SQLite in the data dir), a PostgreSQL URL that
+// pgx can parse, sqlite://<path>, or a plain path. Other URL schemes are
+// rejected rather than taken for odd file names.
+func applyEndpoint(s *Server, v any) error {
+	ep := v.(string)
+	s.DatastoreEndpoint = ep
+	switch {
+	case ep == "":
+		return nil
+	case storage.IsPostgres(ep):
+		if _, err := pgconn.ParseConfig(ep); err != nil {
+			// pgconn's errors redact the password.
+			return fmt.Errorf("not a valid PostgreSQL URL (postgres://user:password@host:5432/database?sslmode=disable): %w", err)
+		}
+		return nil
+	case strings.HasPrefix(ep, sqlitePrefix):
+		if strings.TrimPrefix(ep, sqlitePrefix) == "" {
+			return fmt.Errorf("sqlite:// needs a file path, e.g. sqlite:///var/lib/skiff/db/state.db")
+		}
+		return nil
+	case strings.Contains(ep, "://"):
+		scheme, _, _ := strings.Cut(ep, "://")
+		return fmt.Errorf("unsupported scheme %q: use postgres://user:password@host:5432/database, sqlite://<path>, a file path, or nothing for <data-dir>/%s", scheme, sqliteFile)
+	}
+	return nil
+}
+
+const sqlitePrefix = "sqlite://"
+
+// DefaultDataDir is /var/lib/skiff for root and ~/.skiff for anyone else;
+// "" when a non-root user has no home directory.
+func DefaultDataDir() string {
+	home, _ := os.UserHomeDir()
+	return defaultDataDir(os.Geteuid(), home)
+}
+
+func defaultDataDir(uid int, home string) string {
+	if uid == 0 {
+		return "/var/lib/skiff"
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".skiff")
+}
+
+// AddServerFlags declares every setting of `skiff server` on fs.
+func AddServerFlags(fs *pflag.FlagSet) {
+	for _, st := range serverSettings(DefaultDataDir()) {
+		if st.kind == kindBool {
+			// A real bool flag, so that plain --disable-agent means true.
+			fs.Bool(st.name, st.def == "true", st.usage+" (env "+EnvVar(st.name)+")")
+			continue
+		}
+		val := &rawValue{kind: st.kind, text: st.def}
+		if st.kind == kindList {
+			val.text = ""
+		}
+		fs.Var(val, st.name, st.usage+" (env "+EnvVar(st.name)+")")
+	}
+}
+
+// rawValue is a flag that keeps the text as given. Conversion and checks
+// happen in the loader, so a bad flag and a bad environment variable get the
+// same message. Its Type is never one viper converts on its own ("int" would
+// silently turn "abc" into 0).
+type rawValue struct {
+	kind  kind
+	text  string
+	items []string // kindList: one entry per occurrence or comma-separated item
+}
+
+func (r *rawValue) String() string {
+	if r.kind == kindList {
+		return strings.Join(r.items, ",")
+	}
+	return r.text
+}
+
+func (r *rawValue) Set(s string) error {
+	if r.kind == kindList {
+		r.items = append(r.items, splitList(s)...)
+		return nil
+	}
+	r.text = s
+	return nil
+}
+
+func (r *rawValue) Type() string {
+	switch r.kind {
+	case kindInt:
+		return "number"
+	case kindList:
+		return "names"
+	}
+	return r.kind.flagType()
+}
+
+func isSpaceOrControl(r rune) bool {
+	return r <= ' ' || r == 0x7f
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// absPath makes a required path absolute, expanding a leading "~/" (a YAML
+// file or an environment variable gets no shell expansion).
+func absPath(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("must not be empty")
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand ~: %w", err)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("cannot make the path absolute: %w", err)
+	}
+	return abs, nil
+}
+
+// optionalPath is absPath for settings whose "" means "derive from the data
+// directory".
+func optionalPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	return absPath(p)
+}
