@@ -1,0 +1,34 @@
+// Package storage is skiff's revisioned key-value store: the only place cluster
+// state lives. It keeps Kubernetes-style keys (/registry/<resource>/<ns>/<name>)
+// in SQL — an embedded SQLite file or a shared PostgreSQL database — behind one
+// code path, with the differences between the two confined to a Dialect.
+//
+// Layout of the data (migrations/ holds the only copy of the schema):
+//
+//   - kv: the current state, one row per live key. Get and List read only this
+//     table (plus, for a list pinned to an older revision, the few history rows
+//     written after it), so lists never scan history.
+//   - history: one row per revision — create, update or delete — with the new
+//     value, the revision it replaced, who made it and when. Watches are served
+//     from it, and it is what an auditor queries with SQL.
+//   - meta: one row holding the newest revision and the compaction floor.
+//
+// Revision order is commit order by construction: every write transaction
+// first locks the single meta row, then reads the current revision, assigns
+// the next ones and commits them while still holding that lock. Two writers can
+// therefore never hold overlapping revision ranges, and the writer with the
+// smaller revisions has committed before the next one could even read the
+// counter. Revisions are dense (no holes) and become visible in order, so a
+// reader that sees revision N sees everything below N, and a watch poller can
+// read "revision > last" without gap detection or time-based skipping.
+//
+// Writes are grouped: one writer goroutine per process drains the queue of
+// pending operations into a single transaction (group commit), so sixteen
+// concurrent API writes cost one commit, one fsync and one lock of meta.
+//
+// Watches: one hub per process keeps the newest revision it has dispatched and
+// fans events out to every watcher. It is woken by local commits at once, by
+// PostgreSQL LISTEN/NOTIFY for commits of other processes, and by a polling
+// ticker for anything a notification missed. A watcher that cannot keep up is
+// closed with ErrCompacted, which clients recover from by listing again.
+package storage

@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skiffkube/skiff/migrations"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteTimeLayout is fixed-width so that history.at sorts as text.
+const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+type sqliteDialect struct {
+	path   string
+	writer *sql.DB // one connection, BEGIN IMMEDIATE: SQLite has one writer
+	reader *sql.DB // several connections; WAL lets them read while writing
+	lock   *os.File
+}
+
+// openSQLite opens (creating if needed) the database file. A file lock beside
+// it makes sure a single skiff server uses it: SQLite is the single-node mode.
+func openSQLite(ctx context.Context, endpoint string) (*sqliteDialect, error) {
+	path := strings.TrimPrefix(endpoint, "sqlite://")
+	if path == "" {
+		return nil, fmt.Errorf("storage: empty SQLite path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("storage: creating the directory of %s: %w", path, err)
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("storage: opening lock file: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("storage: %s is in use by another skiff process (lock %s.lock held): %w", path, path, err)
+	}
+	d := &sqliteDialect{path: path, lock: lock}
+	// busy_timeout covers WAL checkpoints and any other short lock; with one
+	// writer connection per file the store itself never contends for writes.
+	pragmas := "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(OFF)"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
+	d.writer, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("storage: opening %s: %w", path, err)
+	}
+	d.writer.SetMaxOpenConns(1)
+	d.writer.SetMaxIdleConns(1)
+	d.writer.SetConnMaxLifetime(0)
+	d.reader, err = sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("storage: opening %s: %w", path, err)
+	}
+	d.reader.SetMaxOpenConns(8)
+	d.reader.SetMaxIdleConns(8)
+	// The first statement is where a foreign or corrupt file shows itself.
+	var mode string
+	if err := d.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		d.close()
+		return nil, fmt.Errorf("storage: %s: %w", path, d.translate(err))
+	}
+	var check string
+	if err := d.writer.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&check); err != nil || check != "ok" {
+		d.close()
+		if err == nil {
+			err = errors.New(check)
+		}
+		return nil, fmt.Errorf("storage: %s failed SQLite's integrity check (restore a backup): %w", path, d.translate(err))
+	}
+	return d, nil
+}
+
+func (d *sqliteDialect) name() string                    { return "sqlite" }
+func (d *sqliteDialect) migrations() migrations.Dialect  { return migrations.SQLite }
+func (d *sqliteDialect) writeDB() *sql.DB                { return d.writer }
+func (d *sqliteDialect) readDB() *sql.DB                 { return d.reader }
+func (d *sqliteDialect) rebind(q string) string          { return q }
+func (d *sqliteDialect) lockMetaSQL() string             { return selectMeta } // BEGIN IMMEDIATE already holds the write lock
+func (d *sqliteDialect) notifySQL() string               { return "" }
+func (d *sqliteDialect) listen(context.Context, func())  {}
+func (d *sqliteDialect) timeArg(t time.Time) any         { return t.UTC().Format(sqliteTimeLayout) }
+func (d *sqliteDialect) readTxOptions() *sql.TxOptions   { return &sql.TxOptions{ReadOnly: true} }
+
+func (d *sqliteDialect) parseTime(v any) (time.Time, error) {
+	switch t := v.(type) {
+	case string:
+		return time.Parse(sqliteTimeLayout, t)
+	case []byte:
+		return time.Parse(sqliteTimeLayout, string(t))
+	case time.Time:
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("unexpected time value %T", v)
+}
+
+func (d *sqliteDialect) translate(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("not a SQLite database (a foreign or corrupt file): %w", err)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("database file is corrupt (restore a backup): %w", err)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("disk full: %w", err)
+		}
+	}
+	return err
+}
+
+func (d *sqliteDialect) close() error {
+	var errs []error
+	if d.reader != nil {
+		errs = append(errs, d.reader.Close())
+	}
+	if d.writer != nil {
+		errs = append(errs, d.writer.Close())
+	}
+	if d.lock != nil {
+		errs = append(errs, d.lock.Close())
+	}
+	return errors.Join(errs...)
+}

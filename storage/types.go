@@ -1,0 +1,124 @@
+package storage
+
+import (
+	"context"
+	"time"
+)
+
+// KeyValue is one key's state at a revision.
+type KeyValue struct {
+	Key string
+	// Value is the stored bytes (the object's JSON for the apiserver). Secrets
+	// are decrypted before they are returned.
+	Value []byte
+	// CreateRevision is the revision that created this incarnation of the key.
+	CreateRevision int64
+	// ModRevision is the revision of the last change; it is the CAS token.
+	ModRevision int64
+	// Version counts the writes since the key was created (1 after create).
+	Version int64
+	// ExpiresAt is when a TTL key is deleted; zero for keys without a TTL.
+	ExpiresAt time.Time
+}
+
+// EventType says what a revision did to its key.
+type EventType int
+
+const (
+	// Created: the key did not exist before this revision.
+	Created EventType = iota + 1
+	// Updated: the key existed and got a new value.
+	Updated
+	// Deleted: the key was removed (by a client or by TTL expiry).
+	Deleted
+	// Progress carries no key: every event up to Revision has been delivered.
+	// It is sent only to watches that asked for it (WatchOptions.ProgressNotify).
+	Progress
+)
+
+func (t EventType) String() string {
+	switch t {
+	case Created:
+		return "create"
+	case Updated:
+		return "update"
+	case Deleted:
+		return "delete"
+	case Progress:
+		return "progress"
+	}
+	return "unknown"
+}
+
+// Event is one revision seen by a watcher.
+type Event struct {
+	Type     EventType
+	Revision int64
+	// KV is the key's state after the event. For Deleted it carries the key,
+	// the deleting revision as ModRevision and the value the key had.
+	KV *KeyValue
+	// PrevKV is the state the event replaced; nil for Created.
+	PrevKV *KeyValue
+}
+
+// ListOptions selects a page of keys under a prefix.
+type ListOptions struct {
+	// Prefix is matched as a plain string prefix ("/registry/pods/" lists all
+	// pods, "/registry/pods/default/" one namespace's).
+	Prefix string
+	// StartAfter continues a paginated list: only keys strictly greater are
+	// returned. Pass the last key of the previous page.
+	StartAfter string
+	// Revision pins the list to an older revision; 0 means the newest.
+	// A paginated list passes the Revision of its first page to every page.
+	Revision int64
+	// Limit caps the number of keys; 0 means no limit.
+	Limit int
+}
+
+// ListResult is one page of a list.
+type ListResult struct {
+	KVs []*KeyValue
+	// Revision is the revision the whole page reflects.
+	Revision int64
+	// More is true when keys beyond the last one returned match the prefix.
+	More bool
+}
+
+// WatchOptions selects what a watch delivers.
+type WatchOptions struct {
+	// Prefix is matched as a plain string prefix, as in ListOptions.
+	Prefix string
+	// AfterRevision: every change with a revision strictly greater is
+	// delivered. 0 means "from now".
+	AfterRevision int64
+	// ProgressNotify asks for Progress events while the watch is idle, so the
+	// caller can send Kubernetes watch bookmarks.
+	ProgressNotify bool
+}
+
+// Watch is a live stream of events.
+type Watch interface {
+	// Events delivers events in revision order. It is closed after Stop, after
+	// the context ends, or after a terminal error, which Err then returns.
+	Events() <-chan Event
+	// Err is the reason the stream ended (ErrCompacted when the watcher fell
+	// behind or started below the compaction floor; nil after Stop).
+	Err() error
+	// Stop ends the watch and releases its resources. Safe to call twice.
+	Stop()
+}
+
+type actorKey struct{}
+
+// WithActor returns a context whose writes are recorded in history as made by
+// user (the authenticated Kubernetes user name).
+func WithActor(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, actorKey{}, user)
+}
+
+// ActorFrom returns the user recorded by WithActor, or "" if none.
+func ActorFrom(ctx context.Context) string {
+	s, _ := ctx.Value(actorKey{}).(string)
+	return s
+}

@@ -1,0 +1,368 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// pollPage is how many history rows one poll query reads.
+const pollPage = 1000
+
+// hub is the one watch poller of a process. It owns "rev", the newest revision
+// it has dispatched, and fans every event out to the watchers whose prefix
+// matches. All dispatching happens under mu, which is what lets a new watcher
+// register atomically with respect to the stream.
+type hub struct {
+	s    *Store
+	wake chan struct{}
+
+	mu       sync.Mutex
+	rev      int64
+	ring     []Event // the newest events, oldest first, at most cfg.WatchCache
+	watchers map[*watcher]struct{}
+	closed   bool
+}
+
+func newHub(s *Store, rev int64) *hub {
+	return &hub{s: s, rev: rev, wake: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}}
+}
+
+// wakeUp asks the poller to read new revisions; it never blocks.
+func (h *hub) wakeUp() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pollLoop reads history after h.rev whenever woken and at least every
+// PollInterval.
+func (h *hub) pollLoop() {
+	t := time.NewTicker(h.s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.s.ctx.Done():
+			return
+		case <-h.wake:
+		case <-t.C:
+		}
+		h.catchUp()
+	}
+}
+
+func (h *hub) catchUp() {
+	for h.s.ctx.Err() == nil {
+		h.mu.Lock()
+		from := h.rev
+		h.mu.Unlock()
+		evs, err := h.s.readEvents(h.s.ctx, from, 0, "", pollPage)
+		if err != nil {
+			if h.s.ctx.Err() == nil {
+				h.s.log.Warn("watch poll failed", "after", from, "err", err)
+			}
+			return
+		}
+		if len(evs) == 0 {
+			return
+		}
+		h.dispatch(evs)
+		if len(evs) < pollPage {
+			return
+		}
+	}
+}
+
+// localCommit delivers the events of a batch this process just committed.
+// When no other process committed in between (the batch starts right after
+// the hub's revision) they are dispatched at once, with no query; otherwise
+// the poller reads the revisions in between and these in order.
+func (h *hub) localCommit(base int64, evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	direct := h.rev == base
+	h.mu.Unlock()
+	if direct {
+		h.dispatch(evs)
+		return
+	}
+	h.wakeUp()
+}
+
+// dispatch appends events to the stream. Events at or below h.rev were
+// already dispatched (by the other path) and are skipped. Revisions are dense,
+// so a hole means history was compacted under a hub that lagged: every
+// watcher is then behind the floor and is told so.
+func (h *hub) dispatch(evs []Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range evs {
+		if ev.Revision <= h.rev {
+			continue
+		}
+		if ev.Revision != h.rev+1 {
+			h.s.log.Warn("watch stream skipped compacted revisions; restarting watchers", "from", h.rev+1, "to", ev.Revision-1)
+			for w := range h.watchers {
+				h.dropLocked(w, fmt.Errorf("%w: revisions %d-%d were compacted before this server read them", ErrCompacted, h.rev+1, ev.Revision-1))
+			}
+			h.ring = h.ring[:0]
+		}
+		h.rev = ev.Revision
+		if len(h.ring) >= h.s.cfg.WatchCache {
+			n := copy(h.ring, h.ring[len(h.ring)/4:]) // drop the oldest quarter at once, not one per event
+			h.ring = h.ring[:n]
+		}
+		h.ring = append(h.ring, ev)
+		for w := range h.watchers {
+			if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
+				continue
+			}
+			select {
+			case w.live <- ev:
+			default:
+				h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, cap(w.live)))
+			}
+		}
+	}
+}
+
+func (h *hub) dropLocked(w *watcher, err error) {
+	delete(h.watchers, w)
+	w.fail(err)
+}
+
+func (h *hub) closeAll(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for w := range h.watchers {
+		h.dropLocked(w, err)
+	}
+}
+
+// watcher is one Watch. Events flow: hub → live (buffered) → run goroutine →
+// out (unbuffered, to the caller).
+type watcher struct {
+	h        *hub
+	prefix   string
+	after    int64 // live events at or below this come from the catch-up instead
+	progress bool
+	live     chan Event
+	out      chan Event
+
+	once    sync.Once
+	stopped chan struct{}
+	mu      sync.Mutex
+	err     error
+}
+
+func (w *watcher) Events() <-chan Event { return w.out }
+
+func (w *watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *watcher) Stop() {
+	w.h.mu.Lock()
+	delete(w.h.watchers, w)
+	w.h.mu.Unlock()
+	w.fail(nil)
+}
+
+func (w *watcher) fail(err error) {
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+		close(w.stopped)
+	})
+}
+
+// Watch streams every change under opts.Prefix after opts.AfterRevision.
+func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
+	if err := validatePrefix(opts.Prefix, s.cfg.MaxKeyBytes); err != nil {
+		return nil, err
+	}
+	if opts.AfterRevision < 0 {
+		return nil, fmt.Errorf("storage: negative watch revision %d", opts.AfterRevision)
+	}
+	if opts.AfterRevision > 0 {
+		_, compact, err := s.meta(ctx, s.d.readDB())
+		if err != nil {
+			return nil, s.wrap("watch", err)
+		}
+		if opts.AfterRevision < compact {
+			return nil, fmt.Errorf("%w: watch from revision %d (compacted up to %d)", ErrCompacted, opts.AfterRevision, compact)
+		}
+	}
+	h := s.hub
+	w := &watcher{h: h, prefix: opts.Prefix, progress: opts.ProgressNotify,
+		live: make(chan Event, s.cfg.WatchBuffer), out: make(chan Event), stopped: make(chan struct{})}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	start := opts.AfterRevision
+	if start == 0 {
+		start = h.rev
+	}
+	w.after = max(start, h.rev)
+	// Events in (start, h.rev] were dispatched before this watcher existed:
+	// take them from the ring if it reaches back far enough, else from SQL.
+	var backlog []Event
+	fromRing := start >= h.rev || (len(h.ring) > 0 && h.ring[0].Revision <= start+1)
+	if fromRing {
+		for _, ev := range h.ring {
+			if ev.Revision > start && strings.HasPrefix(ev.KV.Key, w.prefix) {
+				backlog = append(backlog, ev)
+			}
+		}
+	}
+	upTo := h.rev
+	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+
+	go w.run(ctx, start, upTo, fromRing, backlog)
+	return w, nil
+}
+
+func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, backlog []Event) {
+	defer close(w.out)
+	defer w.Stop()
+	send := func(ev Event) bool {
+		select {
+		case w.out <- ev:
+			return true
+		case <-w.stopped:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	if !fromRing {
+		// Page through history; the live channel buffers meanwhile.
+		for from := start; from < upTo; {
+			evs, err := w.h.s.readEvents(ctx, from, upTo, w.prefix, pollPage)
+			if err != nil {
+				w.fail(fmt.Errorf("watch catch-up: %w", err))
+				return
+			}
+			for _, ev := range evs {
+				if !send(ev) {
+					return
+				}
+			}
+			if len(evs) < pollPage {
+				break
+			}
+			from = evs[len(evs)-1].Revision
+		}
+	}
+	for _, ev := range backlog {
+		if !send(ev) {
+			return
+		}
+	}
+	var tick <-chan time.Time
+	if w.progress {
+		t := time.NewTicker(w.h.s.cfg.ProgressInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	sent := false
+	for {
+		select {
+		case ev := <-w.live:
+			if !send(ev) {
+				return
+			}
+			sent = true
+		case <-tick:
+			if sent {
+				sent = false
+				continue
+			}
+			// Idle: if nothing is queued, everything up to the hub's revision
+			// has been delivered (dispatch fills live under the same lock).
+			w.h.mu.Lock()
+			rev, idle := w.h.rev, len(w.live) == 0
+			w.h.mu.Unlock()
+			if idle && !send(Event{Type: Progress, Revision: rev}) {
+				return
+			}
+		case <-w.stopped:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readEvents reads history rows in (after, upTo] (upTo 0: no bound) under a
+// prefix as events, with previous values, decrypted.
+func (s *Store) readEvents(ctx context.Context, after, upTo int64, prefix string, limit int) ([]Event, error) {
+	if upTo == 0 {
+		upTo = 1<<63 - 1
+	}
+	lo, hi := prefixRange(prefix)
+	rows, err := s.d.readDB().QueryContext(ctx, s.q.readEvents, after, upTo, lo, hi, limit)
+	if err != nil {
+		return nil, s.wrap("read events", err)
+	}
+	defer rows.Close()
+	var evs []Event
+	for rows.Next() {
+		var (
+			rev, create, version, prevRev     int64
+			key, op                           string
+			value, pValue                     []byte
+			exp, pCreate, pVersion, pExp      sql.NullInt64
+		)
+		if err := rows.Scan(&rev, &key, &op, &value, &create, &version, &exp, &prevRev, &pValue, &pCreate, &pVersion, &pExp); err != nil {
+			return nil, s.wrap("read events", err)
+		}
+		ev := Event{Revision: rev}
+		if prevRev != 0 && pCreate.Valid {
+			prev, err := s.opened(&KeyValue{Key: key, Value: pValue, CreateRevision: pCreate.Int64, ModRevision: prevRev, Version: pVersion.Int64, ExpiresAt: msTime(pExp)})
+			if err != nil {
+				return nil, err
+			}
+			ev.PrevKV = prev
+		}
+		switch op {
+		case "create", "update":
+			ev.Type = Created
+			if op == "update" {
+				ev.Type = Updated
+			}
+			kv, err := s.opened(&KeyValue{Key: key, Value: value, CreateRevision: create, ModRevision: rev, Version: version, ExpiresAt: msTime(exp)})
+			if err != nil {
+				return nil, err
+			}
+			ev.KV = kv
+		case "delete":
+			ev.Type = Deleted
+			gone := &KeyValue{Key: key, CreateRevision: create, ModRevision: rev, Version: version}
+			if ev.PrevKV != nil {
+				gone.Value, gone.ExpiresAt = ev.PrevKV.Value, ev.PrevKV.ExpiresAt
+			}
+			ev.KV = gone
+		default:
+			return nil, fmt.Errorf("storage: history revision %d has unknown op %q", rev, op)
+		}
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read events", err)
+	}
+	return evs, nil
+}

@@ -1,0 +1,382 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Group commit limits: a batch closes at this many operations or value bytes,
+// whichever comes first.
+const (
+	maxBatchOps   = 256
+	maxBatchBytes = 8 << 20
+	// writeAttempts bounds retries of a batch that failed before COMMIT (for
+	// example a PostgreSQL connection killed mid-transaction); nothing of it
+	// was committed, so it is safe to run again.
+	writeAttempts = 4
+)
+
+type opKind int
+
+const (
+	opCreate opKind = iota
+	opUpdate
+	opDelete
+)
+
+type writeOp struct {
+	kind   opKind
+	key    string
+	plain  []byte // the caller's value
+	sealed []byte // what is stored
+	expect int64  // CAS: the key's current ModRevision; 0 = any
+	ttl    time.Duration
+	actor  string
+	done   chan writeResult // buffered: the writer never blocks on a caller
+}
+
+type writeResult struct {
+	kv  *KeyValue // new state (create/update), deleted state (delete), or current state on conflict
+	rev int64     // the revision of a successful write
+	err error
+}
+
+// ErrUnknownOutcome: the connection broke during COMMIT, so the write may or
+// may not have been applied. Read the key to find out.
+var ErrUnknownOutcome = errors.New("storage: commit outcome unknown (connection lost during commit)")
+
+// Create stores a new key. ttl > 0 deletes it that long after its last write.
+func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*KeyValue, error) {
+	r := s.submit(ctx, &writeOp{kind: opCreate, key: key, plain: value, ttl: ttl})
+	return r.kv, r.err
+}
+
+// Update replaces the value of an existing key if its ModRevision equals
+// expectedRevision (0 skips the check). On ErrConflict the current state is
+// returned with the error, so a caller can retry without another read.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*KeyValue, error) {
+	r := s.submit(ctx, &writeOp{kind: opUpdate, key: key, plain: value, expect: expectedRevision, ttl: ttl})
+	return r.kv, r.err
+}
+
+// Delete removes a key if its ModRevision equals expectedRevision (0 skips the
+// check). It returns the state the key had and the deleting revision.
+func (s *Store) Delete(ctx context.Context, key string, expectedRevision int64) (*KeyValue, int64, error) {
+	r := s.submit(ctx, &writeOp{kind: opDelete, key: key, expect: expectedRevision})
+	return r.kv, r.rev, r.err
+}
+
+func (s *Store) submit(ctx context.Context, op *writeOp) writeResult {
+	if err := validateKey(op.key, s.cfg.MaxKeyBytes); err != nil {
+		return writeResult{err: err}
+	}
+	if len(op.plain) > s.cfg.MaxValueBytes {
+		return writeResult{err: fmt.Errorf("%w: %d bytes for %s exceeds the limit of %d", ErrValueTooLarge, len(op.plain), op.key, s.cfg.MaxValueBytes)}
+	}
+	if op.ttl < 0 {
+		return writeResult{err: fmt.Errorf("storage: negative TTL %s for %s", op.ttl, op.key)}
+	}
+	if op.kind != opDelete {
+		if op.plain == nil {
+			op.plain = []byte{}
+		}
+		sealed, err := s.sealer.seal(op.key, op.plain)
+		if err != nil {
+			return writeResult{err: err}
+		}
+		op.sealed = sealed
+	}
+	op.actor = ActorFrom(ctx)
+	op.done = make(chan writeResult, 1)
+	select {
+	case s.writes <- op:
+	case <-ctx.Done():
+		return writeResult{err: ctx.Err()}
+	case <-s.ctx.Done():
+		return writeResult{err: ErrClosed}
+	}
+	// Once queued the write happens whatever the caller does; waiting on
+	// ctx here only lets an impatient caller go.
+	select {
+	case r := <-op.done:
+		return r
+	case <-ctx.Done():
+		return writeResult{err: ctx.Err()}
+	}
+}
+
+// writeLoop is the single writer of this process: it takes the first queued
+// operation, then everything else already queued (up to the batch limits),
+// and commits them in one transaction.
+func (s *Store) writeLoop() {
+	for {
+		var first *writeOp
+		select {
+		case first = <-s.writes:
+		case <-s.ctx.Done():
+			s.failQueued()
+			return
+		}
+		batch := []*writeOp{first}
+		size := len(first.sealed)
+	drain:
+		for len(batch) < maxBatchOps && size < maxBatchBytes {
+			select {
+			case op := <-s.writes:
+				batch = append(batch, op)
+				size += len(op.sealed)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Store) failQueued() {
+	for {
+		select {
+		case op := <-s.writes:
+			op.done <- writeResult{err: ErrClosed}
+		default:
+			return
+		}
+	}
+}
+
+func (s *Store) commit(batch []*writeOp) {
+	var err error
+	for attempt := 1; attempt <= writeAttempts; attempt++ {
+		var res []writeResult
+		var evs []Event
+		var base int64
+		var atCommit bool
+		res, evs, base, atCommit, err = s.tryCommit(batch)
+		if err == nil {
+			// Deliver to local watchers before answering the callers, so a
+			// client that watches after its own write sees it.
+			s.hub.localCommit(base, evs)
+			for i, op := range batch {
+				op.done <- res[i]
+			}
+			return
+		}
+		if atCommit {
+			err = fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
+			s.hub.wakeUp()
+			break
+		}
+		if s.ctx.Err() != nil {
+			err = ErrClosed
+			break
+		}
+		s.log.Warn("write batch failed before commit; retrying", "attempt", attempt, "ops", len(batch), "err", err)
+		time.Sleep(time.Duration(attempt*attempt) * 50 * time.Millisecond)
+	}
+	err = s.wrap("write", err)
+	for _, op := range batch {
+		op.done <- writeResult{err: err}
+	}
+}
+
+// tryCommit runs one batch in one transaction. It returns a result per
+// operation, the events of the successful ones, the revision the batch
+// started after, and whether a failure happened at COMMIT (outcome unknown).
+func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, base int64, atCommit bool, err error) {
+	ctx := s.ctx
+	tx, err := s.d.writeDB().BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	defer func() {
+		if err != nil && !atCommit {
+			tx.Rollback()
+		}
+	}()
+	// The meta row lock: held until COMMIT, it orders this transaction's
+	// revisions after every committed one and before every later one.
+	var compact int64
+	if err = tx.QueryRowContext(ctx, s.q.lockMeta).Scan(&base, &compact); err != nil {
+		return nil, nil, 0, false, err
+	}
+	current, err := s.loadCurrent(ctx, tx, batch)
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+
+	now := time.Now()
+	rev := base
+	res = make([]writeResult, len(batch))
+	var hist []historyRow
+	final := map[string]*KeyValue{} // keys written, with their state after the batch (nil = deleted)
+	for i, op := range batch {
+		cur := current[op.key]
+		switch {
+		case op.kind == opCreate && cur != nil:
+			res[i] = s.failed(cur, fmt.Errorf("%w: %s", ErrKeyExists, op.key))
+			continue
+		case op.kind != opCreate && cur == nil:
+			res[i] = writeResult{err: fmt.Errorf("%w: %s", ErrNotFound, op.key)}
+			continue
+		case op.kind != opCreate && op.expect != 0 && cur.ModRevision != op.expect:
+			res[i] = s.failed(cur, fmt.Errorf("%w: %s is at revision %d, not %d", ErrConflict, op.key, cur.ModRevision, op.expect))
+			continue
+		}
+		rev++
+		h := historyRow{revision: rev, key: op.key, actor: op.actor, at: now}
+		ev := Event{Revision: rev}
+		var prevPlain *KeyValue
+		if cur != nil {
+			if prevPlain, err = s.opened(cur); err != nil {
+				return nil, nil, 0, false, err
+			}
+			h.prevRevision = cur.ModRevision
+		}
+		switch op.kind {
+		case opCreate, opUpdate:
+			next := &KeyValue{Key: op.key, Value: op.sealed, CreateRevision: rev, ModRevision: rev, Version: 1}
+			if op.ttl > 0 {
+				next.ExpiresAt = now.Add(op.ttl)
+			}
+			h.op, ev.Type = "create", Created
+			if cur != nil {
+				next.CreateRevision, next.Version = cur.CreateRevision, cur.Version+1
+				h.op, ev.Type = "update", Updated
+			}
+			h.value, h.createRevision, h.version, h.expiresAt = next.Value, next.CreateRevision, next.Version, next.ExpiresAt
+			current[op.key], final[op.key] = next, next
+			plain := *next
+			plain.Value = op.plain
+			ev.KV, ev.PrevKV = &plain, prevPlain
+			res[i] = writeResult{kv: &plain, rev: rev}
+		case opDelete:
+			h.op, ev.Type = "delete", Deleted
+			h.createRevision, h.version = cur.CreateRevision, cur.Version
+			current[op.key], final[op.key] = nil, nil
+			gone := *prevPlain
+			gone.ModRevision = rev
+			ev.KV, ev.PrevKV = &gone, prevPlain
+			res[i] = writeResult{kv: prevPlain, rev: rev}
+		}
+		hist = append(hist, h)
+		evs = append(evs, ev)
+	}
+	if rev == base {
+		// Every operation failed its check: nothing to write.
+		tx.Rollback()
+		return res, nil, base, false, nil
+	}
+	if err = s.writeRows(ctx, tx, hist, final); err != nil {
+		return nil, nil, 0, false, err
+	}
+	if _, err = tx.ExecContext(ctx, s.q.updateMeta, rev); err != nil {
+		return nil, nil, 0, false, err
+	}
+	if s.q.notify != "" {
+		if _, err = tx.ExecContext(ctx, s.q.notify, strconv.FormatInt(rev, 10)); err != nil {
+			return nil, nil, 0, false, err
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return nil, nil, 0, !errors.Is(err, sql.ErrTxDone), err
+	}
+	return res, evs, base, false, nil
+}
+
+// failed reports a failed check together with the key's current state.
+func (s *Store) failed(cur *KeyValue, err error) writeResult {
+	plain, oerr := s.opened(cur)
+	if oerr != nil {
+		return writeResult{err: oerr}
+	}
+	return writeResult{kv: plain, err: err}
+}
+
+func (s *Store) loadCurrent(ctx context.Context, tx *sql.Tx, batch []*writeOp) (map[string]*KeyValue, error) {
+	seen := map[string]bool{}
+	args := make([]any, 0, len(batch))
+	for _, op := range batch {
+		if !seen[op.key] {
+			seen[op.key] = true
+			args = append(args, op.key)
+		}
+	}
+	q := s.d.rebind(`SELECT ` + kvColumns + ` FROM kv WHERE key IN (` + placeholders(len(args)) + `)`)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	current := make(map[string]*KeyValue, len(args))
+	for rows.Next() {
+		kv, err := scanKV(rows)
+		if err != nil {
+			return nil, err
+		}
+		current[kv.Key] = kv
+	}
+	return current, rows.Err()
+}
+
+type historyRow struct {
+	revision, createRevision, prevRevision, version int64
+	key, op, actor                                  string
+	value                                           []byte
+	expiresAt, at                                   time.Time
+}
+
+// writeRows appends the history rows and brings kv to the batch's final
+// state, with one multi-row statement each.
+func (s *Store) writeRows(ctx context.Context, tx *sql.Tx, hist []historyRow, final map[string]*KeyValue) error {
+	args := make([]any, 0, len(hist)*10)
+	for _, h := range hist {
+		var value any
+		if h.op != "delete" {
+			value = h.value
+		}
+		args = append(args, h.revision, h.key, h.op, value, h.createRevision, h.prevRevision, h.version, timeMs(h.expiresAt), h.actor, s.d.timeArg(h.at))
+	}
+	q := `INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES ` + rowsOf(len(hist), 10)
+	if _, err := tx.ExecContext(ctx, s.d.rebind(q), args...); err != nil {
+		return fmt.Errorf("insert history: %w", err)
+	}
+	var upserts, deletes []any
+	nUp := 0
+	for key, kv := range final {
+		if kv == nil {
+			deletes = append(deletes, key)
+			continue
+		}
+		nUp++
+		upserts = append(upserts, kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, timeMs(kv.ExpiresAt))
+	}
+	if nUp > 0 {
+		q := `INSERT INTO kv (` + kvColumns + `) VALUES ` + rowsOf(nUp, 6) + ` ON CONFLICT (key) DO UPDATE SET
+			value = excluded.value, create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+			version = excluded.version, expires_at = excluded.expires_at`
+		if _, err := tx.ExecContext(ctx, s.d.rebind(q), upserts...); err != nil {
+			return fmt.Errorf("upsert kv: %w", err)
+		}
+	}
+	if len(deletes) > 0 {
+		q := `DELETE FROM kv WHERE key IN (` + placeholders(len(deletes)) + `)`
+		if _, err := tx.ExecContext(ctx, s.d.rebind(q), deletes...); err != nil {
+			return fmt.Errorf("delete kv: %w", err)
+		}
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func rowsOf(n, cols int) string {
+	row := "(" + placeholders(cols) + ")"
+	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+}
