@@ -172,7 +172,7 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyConfig, kind: kindString, usage: "YAML file with settings (keys are the flag names without --)",
 			apply: func(s *Server, v any) error { return nil }},
 		{name: keyDataDir, kind: kindString, def: defaultDataDir,
-			usage: "directory for the SQLite database, the token and the encryption key (default /var/lib/skiff as root, ~/.skiff otherwise)",
+			usage: "directory for the SQLite database, the token and the encryption key; /var/lib/skiff as root, ~/.skiff otherwise",
 			apply: func(s *Server, v any) error {
 				if v.(string) == "" {
 					return fmt.Errorf("must be a directory path (there is no default for a user without a home directory)")
