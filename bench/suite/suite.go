@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Options struct {
 	KineCacheDir string
 	// WorkDir holds SQLite files and kine logs.
 	WorkDir string
+	// ProfileDir, if set, receives a CPU profile of this process for every
+	// skiff step (skiff-<dialect>-<step>.pprof), to see where skiff's time
+	// goes; kine runs in its own process and is not profiled.
+	ProfileDir string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -173,13 +178,118 @@ func (r *runner) specs(dialect string, listSizes []int) []spec {
 	return out
 }
 
+// system is one store under test on one dialect, with its cells.
+type system struct {
+	name     string
+	endpoint string
+	a        *instance
+	cells    map[string]report.Cell
+	// broken is set once the system cannot continue (kine exited).
+	broken error
+}
+
+// dialect measures both systems on one dialect. Every step runs on skiff and
+// then at once on kine, so that a change in the machine's load during the
+// run (other processes share its two cores) affects both sides alike.
 func (r *runner) dialect(ctx context.Context, dialect string, listSizes []int) {
 	specs := r.specs(dialect, listSizes)
-	skiff := r.measure(ctx, dialect, "skiff", specs, listSizes)
-	kine := r.measure(ctx, dialect, "kine", specs, listSizes)
+	var systems []*system
+	for _, name := range []string{"skiff", "kine"} {
+		sys := &system{name: name, cells: map[string]report.Cell{}}
+		systems = append(systems, sys)
+		endpoint, cleanup, err := r.database(ctx, dialect, name)
+		if err != nil {
+			r.failAll(dialect, sys, specs, err)
+			continue
+		}
+		defer cleanup()
+		sys.endpoint = endpoint
+		a, err := r.open(ctx, dialect, name, endpoint, "a")
+		if err != nil {
+			r.failAll(dialect, sys, specs, err)
+			continue
+		}
+		defer a.close()
+		sys.a = a
+	}
+	each := func(stepName string, step func(sys *system)) {
+		for _, sys := range systems {
+			if sys.a == nil || sys.broken != nil || ctx.Err() != nil {
+				continue
+			}
+			if err := sys.a.died(); err != nil {
+				sys.broken = err
+				r.rep.Note("%s/%s: kine exited during the run: %v", dialect, sys.name, err)
+				continue
+			}
+			if sys.name == "skiff" && r.o.ProfileDir != "" && stepName != "" {
+				stop := r.profile(dialect, stepName)
+				step(sys)
+				stop()
+				continue
+			}
+			step(sys)
+		}
+	}
+
+	for _, n := range r.o.Writers {
+		each(fmt.Sprintf("create-%d", n), func(sys *system) {
+			res := workload.Creates(ctx, sys.a.t, fmt.Sprintf("%sc%d/", writePrefix, n), n, r.o.Duration)
+			sys.cells[fmt.Sprintf("create-%d", n)] = r.writeCell(dialect, sys.name, fmt.Sprintf("create, %d writer%s", n, plural(n)), res)
+		})
+	}
+	if n := r.o.CASWriters; n > 0 {
+		each("cas", func(sys *system) {
+			res, err := workload.CASUpdates(ctx, sys.a.t, casPrefix, n, r.o.Duration)
+			if err != nil {
+				sys.cells["cas"] = report.Failed(err)
+				r.logf(dialect, sys.name, "CAS: %v", err)
+				return
+			}
+			sys.cells["cas"] = r.writeCell(dialect, sys.name, fmt.Sprintf("CAS update, %d writer%s", n, plural(n)), res)
+		})
+	}
+	have := map[string]int{}
+	for i := range listSizes {
+		each(fmt.Sprintf("list-%d", listSizes[i]), func(sys *system) {
+			have[sys.name] = r.list(ctx, dialect, sys, listSizes, i, have[sys.name])
+		})
+	}
+	if r.o.WatchRate > 0 {
+		each("watch", func(sys *system) { r.watch(ctx, dialect, sys) })
+	}
+	each("", func(*system) {}) // notes a kine that died during the last step
+
 	for _, s := range specs {
 		r.rep.Add(report.Row{Dialect: dialect, Metric: s.metric, Better: s.better, Target: s.target,
-			Skiff: cellOr(skiff, s.id), Kine: cellOr(kine, s.id)})
+			Skiff: cellOr(systems[0].cells, s.id), Kine: cellOr(systems[1].cells, s.id)})
+	}
+}
+
+// profile starts a CPU profile for one skiff step and returns its stop.
+func (r *runner) profile(dialect, step string) func() {
+	path := filepath.Join(r.o.ProfileDir, fmt.Sprintf("skiff-%s-%s.pprof", dialect, step))
+	f, err := os.Create(path)
+	if err != nil {
+		r.logf(dialect, "skiff", "cpu profile: %v", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		r.logf(dialect, "skiff", "cpu profile: %v", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+func (r *runner) failAll(dialect string, sys *system, specs []spec, err error) {
+	r.logf(dialect, sys.name, "cannot run: %v", err)
+	r.rep.Note("%s/%s could not run: %v", dialect, sys.name, err)
+	for _, s := range specs {
+		sys.cells[s.id] = report.Failed(err)
 	}
 }
 
@@ -194,125 +304,73 @@ func (r *runner) logf(dialect, system, format string, args ...any) {
 	fmt.Fprintf(r.o.Log, "%s  %-8s %-5s  %s\n", time.Now().Format("15:04:05"), dialect, system, fmt.Sprintf(format, args...))
 }
 
-// measure runs every spec against one system on one dialect.
-func (r *runner) measure(ctx context.Context, dialect, system string, specs []spec, listSizes []int) map[string]report.Cell {
-	cells := map[string]report.Cell{}
-	failAll := func(err error) map[string]report.Cell {
-		r.logf(dialect, system, "cannot run: %v", err)
-		r.rep.Note("%s/%s could not run: %v", dialect, system, err)
-		for _, s := range specs {
-			cells[s.id] = report.Failed(err)
-		}
-		return cells
+// watch measures write-to-event latency: on PostgreSQL from instance a to a
+// second instance b on the same database, on SQLite within instance a.
+func (r *runner) watch(ctx context.Context, dialect string, sys *system) {
+	fail := func(err error) {
+		sys.cells["watch-p50"], sys.cells["watch-p99"] = report.Failed(err), report.Failed(err)
+		r.logf(dialect, sys.name, "watch: %v", err)
 	}
-
-	endpoint, cleanup, err := r.database(ctx, dialect, system)
-	if err != nil {
-		return failAll(err)
-	}
-	defer cleanup()
-	a, err := r.open(ctx, dialect, system, endpoint, "a")
-	if err != nil {
-		return failAll(err)
-	}
-	defer a.close()
-	died := func() bool {
-		if err := a.died(); err != nil {
-			r.rep.Note("%s/%s: kine exited during the run: %v", dialect, system, err)
-			return true
-		}
-		return false
-	}
-
-	for _, n := range r.o.Writers {
-		if ctx.Err() != nil || died() {
-			return cells
-		}
-		res := workload.Creates(ctx, a.t, fmt.Sprintf("%sc%d/", writePrefix, n), n, r.o.Duration)
-		cells[fmt.Sprintf("create-%d", n)] = r.writeCell(dialect, system, fmt.Sprintf("create, %d writer%s", n, plural(n)), res)
-	}
-	if n := r.o.CASWriters; n > 0 && ctx.Err() == nil && !died() {
-		res, err := workload.CASUpdates(ctx, a.t, casPrefix, n, r.o.Duration)
+	watcher := sys.a
+	if dialect == "postgres" {
+		b, err := r.open(ctx, dialect, sys.name, sys.endpoint, "b")
 		if err != nil {
-			cells["cas"] = report.Failed(err)
-			r.logf(dialect, system, "CAS: %v", err)
-		} else {
-			cells["cas"] = r.writeCell(dialect, system, fmt.Sprintf("CAS update, %d writer%s", n, plural(n)), res)
+			fail(err)
+			return
 		}
+		defer b.close()
+		watcher = b
 	}
-	r.lists(ctx, dialect, system, a, listSizes, cells)
-
-	if r.o.WatchRate > 0 && ctx.Err() == nil && !died() {
-		watcher := a
-		if dialect == "postgres" {
-			b, err := r.open(ctx, dialect, system, endpoint, "b")
-			if err != nil {
-				cells["watch-p50"], cells["watch-p99"] = report.Failed(err), report.Failed(err)
-				return cells
-			}
-			defer b.close()
-			watcher = b
-		}
-		r.logf(dialect, system, "watch latency: %.0f writes/s for %v", r.o.WatchRate, r.o.WatchDuration)
-		res, err := workload.WatchLatency(ctx, a.t, watcher.t, watchPrefix, r.o.WatchRate, r.o.WatchDuration, 10*time.Second)
-		if err != nil {
-			cells["watch-p50"], cells["watch-p99"] = report.Failed(err), report.Failed(err)
-			r.logf(dialect, system, "watch: %v", err)
-		} else {
-			suffix := ""
-			if res.Missing() > 0 || res.Duplicates > 0 || res.WriteErrors > 0 {
-				suffix = fmt.Sprintf(" (%d of %d events missing, %d duplicates, %d write errors)", res.Missing(), res.Sent, res.Duplicates, res.WriteErrors)
-				r.rep.Note("%s/%s watch: %d of %d events never arrived within 10 s after the last write, %d duplicates, %d write errors",
-					dialect, system, res.Missing(), res.Sent, res.Duplicates, res.WriteErrors)
-			}
-			p50, p99 := report.Ms(res.Latency.P50), report.Ms(res.Latency.P99)
-			cells["watch-p50"] = report.Cell{OK: res.Received > 0, Value: p50, Text: report.FormatMs(p50) + suffix}
-			cells["watch-p99"] = report.Cell{OK: res.Received > 0, Value: p99, Text: fmt.Sprintf("%s (max %s)%s", report.FormatMs(p99), report.FormatMs(report.Ms(res.Latency.Max)), suffix)}
-			r.logf(dialect, system, "watch: %d events, p50 %s, p99 %s, max %s%s", res.Received, report.FormatMs(p50), report.FormatMs(p99), report.FormatMs(report.Ms(res.Latency.Max)), suffix)
-		}
+	r.logf(dialect, sys.name, "watch latency: %.0f writes/s for %v", r.o.WatchRate, r.o.WatchDuration)
+	res, err := workload.WatchLatency(ctx, sys.a.t, watcher.t, watchPrefix, r.o.WatchRate, r.o.WatchDuration, 10*time.Second)
+	if err != nil {
+		fail(err)
+		return
 	}
-	died()
-	return cells
+	suffix := ""
+	if res.Missing() > 0 || res.Duplicates > 0 || res.WriteErrors > 0 {
+		suffix = fmt.Sprintf(" (%d of %d events missing, %d duplicates, %d write errors)", res.Missing(), res.Sent, res.Duplicates, res.WriteErrors)
+		r.rep.Note("%s/%s watch: %d of %d events never arrived within 10 s after the last write, %d duplicates, %d write errors",
+			dialect, sys.name, res.Missing(), res.Sent, res.Duplicates, res.WriteErrors)
+	}
+	p50, p99, max := report.Ms(res.Latency.P50), report.Ms(res.Latency.P99), report.Ms(res.Latency.Max)
+	sys.cells["watch-p50"] = report.Cell{OK: res.Received > 0, Value: p50, Text: report.FormatMs(p50) + suffix}
+	sys.cells["watch-p99"] = report.Cell{OK: res.Received > 0, Value: p99, Text: fmt.Sprintf("%s (max %s)%s", report.FormatMs(p99), report.FormatMs(max), suffix)}
+	r.logf(dialect, sys.name, "watch: %d events, p50 %s, p99 %s, max %s%s", res.Received, report.FormatMs(p50), report.FormatMs(p99), report.FormatMs(max), suffix)
 }
 
-// lists fills the list prefix in nested steps so that each size's prefix
+// list fills the list prefix in nested steps so that each size's prefix
 // holds exactly that many keys and every size reuses the keys of the smaller
-// ones: the key set of size i sits under listPrefix + "sub/"×(L-1-i).
-func (r *runner) lists(ctx context.Context, dialect, system string, a *instance, sizes []int, cells map[string]report.Cell) {
-	have := 0
-	for i, n := range sizes {
-		if ctx.Err() != nil || a.died() != nil {
-			return
-		}
-		id := fmt.Sprintf("list-%d", n)
-		prefix := listPrefix + strings.Repeat("sub/", len(sizes)-1-i)
-		if n < have {
-			cells[id] = report.Failed(fmt.Errorf("list sizes must ascend"))
-			continue
-		}
-		start := time.Now()
-		r.logf(dialect, system, "populating %s with %d more keys (%d concurrent creates)", prefix, n-have, populateWorkers)
-		if err := workload.Populate(ctx, a.t, prefix+"item-", 0, n-have, populateWorkers); err != nil {
-			for _, m := range sizes[i:] {
-				cells[fmt.Sprintf("list-%d", m)] = report.Failed(err)
-			}
-			r.logf(dialect, system, "populate: %v", err)
-			return
-		}
-		took := time.Since(start)
-		r.rep.Note("%s/%s: creating the %s keys for the %s-key list took %v (%s with %d writers)", dialect, system,
-			count(n-have), count(n), took.Round(100*time.Millisecond), report.FormatRate(float64(n-have)/took.Seconds()), populateWorkers)
-		have = n
-		res, err := workload.ListLatency(ctx, a.t, prefix, n, r.o.Duration, 3)
-		if err != nil {
-			cells[id] = report.Failed(err)
-			r.logf(dialect, system, "list %d: %v", n, err)
-			continue
-		}
-		p50 := report.Ms(res.Latency.P50)
-		cells[id] = report.Cell{OK: true, Value: p50, Text: fmt.Sprintf("%s (p99 %s, %d runs)", report.FormatMs(p50), report.FormatMs(report.Ms(res.Latency.P99)), res.Latency.N)}
-		r.logf(dialect, system, "list %d keys: p50 %s, p99 %s over %d runs", n, report.FormatMs(p50), report.FormatMs(report.Ms(res.Latency.P99)), res.Latency.N)
+// ones: the keys of size i sit under listPrefix + "sub/"×(len(sizes)-1-i).
+// have is how many keys earlier steps created; list returns the new count.
+func (r *runner) list(ctx context.Context, dialect string, sys *system, sizes []int, i, have int) int {
+	n := sizes[i]
+	id := fmt.Sprintf("list-%d", n)
+	if have < 0 {
+		sys.cells[id] = report.Failed(fmt.Errorf("a smaller list could not be populated"))
+		return have
 	}
+	prefix := listPrefix + strings.Repeat("sub/", len(sizes)-1-i)
+	start := time.Now()
+	r.logf(dialect, sys.name, "populating %s with %d more keys (%d concurrent creates)", prefix, n-have, populateWorkers)
+	if err := workload.Populate(ctx, sys.a.t, prefix+"item-", 0, n-have, populateWorkers); err != nil {
+		sys.cells[id] = report.Failed(err)
+		r.logf(dialect, sys.name, "populate: %v", err)
+		return -1
+	}
+	took := time.Since(start)
+	r.rep.Note("%s/%s: creating the %s keys for the %s-key list took %v (%s with %d writers)", dialect, sys.name,
+		count(n-have), count(n), roundDuration(took), report.FormatRate(float64(n-have)/took.Seconds()), populateWorkers)
+	res, err := workload.ListLatency(ctx, sys.a.t, prefix, n, r.o.Duration, 3)
+	if err != nil {
+		sys.cells[id] = report.Failed(err)
+		r.logf(dialect, sys.name, "list %d: %v", n, err)
+		return n
+	}
+	p50 := report.Ms(res.Latency.P50)
+	sys.cells[id] = report.Cell{OK: true, Value: p50, Text: fmt.Sprintf("%s (p99 %s, %d runs)", report.FormatMs(p50), report.FormatMs(report.Ms(res.Latency.P99)), res.Latency.N)}
+	r.logf(dialect, sys.name, "list %d keys: p50 %s, p99 %s over %d runs", n, report.FormatMs(p50), report.FormatMs(report.Ms(res.Latency.P99)), res.Latency.N)
+	return n
 }
 
 func (r *runner) writeCell(dialect, system, what string, res workload.WriteResult) report.Cell {
@@ -434,6 +492,13 @@ func depVersion(path string) string {
 		}
 	}
 	return "(unknown version)"
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 func plural(n int) string {

@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		kineCache = fs.String("kine-cache", "", "where a built kine is kept (default ~/.cache/skiff-bench/kine-v0.17.5)")
 		workDir   = fs.String("workdir", "", "directory for SQLite files and kine logs (default: a fresh temporary directory, removed afterwards)")
 		out       = fs.String("o", "", "also write the table to this file")
+		profDir   = fs.String("cpuprofile-dir", "", "write a CPU profile of every skiff step into this directory")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,6 +84,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-watch-rate must be between 0 and 1000, got %v", *watchRate)
 	}
 
+	if *profDir != "" {
+		if err := os.MkdirAll(*profDir, 0o755); err != nil {
+			return err
+		}
+	}
 	dir := *workDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "storebench-"); err != nil {
@@ -109,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		KineBin:           *kine,
 		KineCacheDir:      *kineCache,
 		WorkDir:           dir,
+		ProfileDir:        *profDir,
 		Log:               stderr,
 	})
 	if rep != nil {
