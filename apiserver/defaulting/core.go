@@ -78,6 +78,18 @@ func defaultSecret(s *corev1.Secret) {
 	if s.Type == "" {
 		s.Type = corev1.SecretTypeOpaque
 	}
+	// stringData is a write-only convenience: Kubernetes folds it into data
+	// (stringData wins on a shared key) while decoding, so it is never stored
+	// or returned. skiff stores v1 objects as sent, so the fold happens here.
+	if len(s.StringData) > 0 {
+		if s.Data == nil {
+			s.Data = make(map[string][]byte, len(s.StringData))
+		}
+		for k, v := range s.StringData {
+			s.Data[k] = []byte(v)
+		}
+		s.StringData = nil
+	}
 }
 
 func defaultNamespace(ns *corev1.Namespace) {

@@ -1,0 +1,315 @@
+package validation
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxConfigSize is the most data a ConfigMap or Secret may hold (1 MiB), so
+// that one object cannot exhaust the store or a node's memory.
+const MaxConfigSize = 1 * 1024 * 1024
+
+const immutableDetail = "field is immutable when `immutable` is set"
+
+func validateConfigMap(cm *corev1.ConfigMap) field.ErrorList {
+	var errs field.ErrorList
+	total := 0
+	dataPath := field.NewPath("data")
+	binPath := field.NewPath("binaryData")
+	for _, key := range sortedKeys(cm.Data) {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(dataPath.Key(key), key, msg))
+		}
+		if _, dup := cm.BinaryData[key]; dup {
+			errs = append(errs, field.Invalid(dataPath.Key(key), key, "duplicate of key present in binaryData"))
+		}
+		total += len(cm.Data[key])
+	}
+	for _, key := range sortedKeys(cm.BinaryData) {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(binPath.Key(key), key, msg))
+		}
+		if _, dup := cm.Data[key]; dup {
+			errs = append(errs, field.Invalid(binPath.Key(key), key, "duplicate of key present in data"))
+		}
+		total += len(cm.BinaryData[key])
+	}
+	if total > MaxConfigSize {
+		errs = append(errs, field.TooLong(field.NewPath(""), "", MaxConfigSize))
+	}
+	return errs
+}
+
+func validateConfigMapUpdate(newCM, oldCM *corev1.ConfigMap) field.ErrorList {
+	if oldCM.Immutable == nil || !*oldCM.Immutable {
+		return nil
+	}
+	var errs field.ErrorList
+	if newCM.Immutable == nil || !*newCM.Immutable {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableDetail))
+	}
+	if !equality.Semantic.DeepEqual(newCM.Data, oldCM.Data) {
+		errs = append(errs, field.Forbidden(field.NewPath("data"), immutableDetail))
+	}
+	if !equality.Semantic.DeepEqual(newCM.BinaryData, oldCM.BinaryData) {
+		errs = append(errs, field.Forbidden(field.NewPath("binaryData"), immutableDetail))
+	}
+	return errs
+}
+
+func validateSecret(s *corev1.Secret) field.ErrorList {
+	var errs field.ErrorList
+	dataPath := field.NewPath("data")
+	total := 0
+	for _, key := range sortedKeys(s.Data) {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(dataPath.Key(key), key, msg))
+		}
+		total += len(s.Data[key])
+	}
+	// stringData is write-only and folded into data on write; count it too in
+	// case the caller validates before folding.
+	for _, key := range sortedKeys(s.StringData) {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath("stringData").Key(key), key, msg))
+		}
+		if _, dup := s.Data[key]; !dup {
+			total += len(s.StringData[key])
+		}
+	}
+	if total > MaxConfigSize {
+		errs = append(errs, field.TooLong(dataPath, "", MaxConfigSize))
+	}
+
+	has := func(key string) bool {
+		if _, ok := s.Data[key]; ok {
+			return true
+		}
+		_, ok := s.StringData[key]
+		return ok
+	}
+	switch s.Type {
+	case corev1.SecretTypeServiceAccountToken:
+		if s.Annotations[corev1.ServiceAccountNameKey] == "" {
+			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
+		}
+	case corev1.SecretTypeOpaque, "":
+	case corev1.SecretTypeDockercfg:
+		if !has(corev1.DockerConfigKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.DockerConfigKey), ""))
+		}
+	case corev1.SecretTypeDockerConfigJson:
+		if !has(corev1.DockerConfigJsonKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.DockerConfigJsonKey), ""))
+		}
+	case corev1.SecretTypeBasicAuth:
+		if !has(corev1.BasicAuthUsernameKey) && !has(corev1.BasicAuthPasswordKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthUsernameKey), ""))
+			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthPasswordKey), ""))
+		}
+	case corev1.SecretTypeSSHAuth:
+		if !has(corev1.SSHAuthPrivateKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.SSHAuthPrivateKey), ""))
+		}
+	case corev1.SecretTypeTLS:
+		if !has(corev1.TLSCertKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.TLSCertKey), ""))
+		}
+		if !has(corev1.TLSPrivateKeyKey) {
+			errs = append(errs, field.Required(dataPath.Key(corev1.TLSPrivateKeyKey), ""))
+		}
+	default:
+		// Any other type is user-defined and must be a qualified name.
+		for _, msg := range validation.IsQualifiedName(string(s.Type)) {
+			errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, msg))
+		}
+	}
+	return errs
+}
+
+func validateSecretUpdate(newS, oldS *corev1.Secret) field.ErrorList {
+	errs := apivalidation.ValidateImmutableField(newS.Type, oldS.Type, field.NewPath("type"))
+	if oldS.Immutable == nil || !*oldS.Immutable {
+		return errs
+	}
+	if newS.Immutable == nil || !*newS.Immutable {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableDetail))
+	}
+	if !equality.Semantic.DeepEqual(newS.Data, oldS.Data) || len(newS.StringData) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("data"), immutableDetail))
+	}
+	return errs
+}
+
+func validateNamespace(ns *corev1.Namespace) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range ns.Spec.Finalizers {
+		errs = append(errs, validateFinalizerName(string(f), field.NewPath("spec", "finalizers").Index(i))...)
+	}
+	return errs
+}
+
+func validateFinalizerName(name string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(name) {
+		errs = append(errs, field.Invalid(fldPath, name, msg))
+	}
+	return errs
+}
+
+func validateNode(n *corev1.Node) field.ErrorList {
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	for i, cidr := range n.Spec.PodCIDRs {
+		errs = append(errs, validation.IsValidCIDR(specPath.Child("podCIDRs").Index(i), cidr)...)
+	}
+	if n.Spec.PodCIDR != "" && (len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR) {
+		errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "must be empty or the first value must match spec.podCIDR"))
+	}
+	errs = append(errs, validateTaints(n.Spec.Taints, specPath.Child("taints"))...)
+	for name, q := range n.Status.Capacity {
+		errs = append(errs, validateQuantity(q, field.NewPath("status", "capacity").Key(string(name)))...)
+	}
+	for name, q := range n.Status.Allocatable {
+		errs = append(errs, validateQuantity(q, field.NewPath("status", "allocatable").Key(string(name)))...)
+	}
+	return errs
+}
+
+func validateTaints(taints []corev1.Taint, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, t := range taints {
+		idxPath := fldPath.Index(i)
+		errs = append(errs, validateLabelName(t.Key, idxPath.Child("key"))...)
+		if t.Value != "" {
+			for _, msg := range validation.IsValidLabelValue(t.Value) {
+				errs = append(errs, field.Invalid(idxPath.Child("value"), t.Value, msg))
+			}
+		}
+		if t.Effect == "" {
+			errs = append(errs, field.Required(idxPath.Child("effect"), ""))
+		} else {
+			errs = append(errs, validateTaintEffect(t.Effect, idxPath.Child("effect"))...)
+		}
+		key := t.Key + "/" + string(t.Effect)
+		if seen[key] {
+			errs = append(errs, field.Duplicate(idxPath, fmt.Sprintf("taints must be unique by key and effect pair: %s:%s", t.Key, t.Effect)))
+		}
+		seen[key] = true
+	}
+	return errs
+}
+
+// validateNodeUpdate keeps a node's pod CIDRs and provider ID once assigned:
+// routes and the cloud provider's view depend on them.
+func validateNodeUpdate(newN, oldN *corev1.Node) field.ErrorList {
+	var errs field.ErrorList
+	if len(oldN.Spec.PodCIDRs) > 0 && !equality.Semantic.DeepEqual(newN.Spec.PodCIDRs, oldN.Spec.PodCIDRs) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "podCIDRs"), "node updates may not change podCIDR except from \"\" to valid"))
+	}
+	if oldN.Spec.ProviderID != "" && newN.Spec.ProviderID != oldN.Spec.ProviderID {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "providerID"), "node updates may not change providerID except from \"\" to valid"))
+	}
+	return errs
+}
+
+func validateEndpoints(ep *corev1.Endpoints) field.ErrorList {
+	var errs field.ErrorList
+	for i, ss := range ep.Subsets {
+		sp := field.NewPath("subsets").Index(i)
+		if len(ss.Addresses) == 0 && len(ss.NotReadyAddresses) == 0 {
+			errs = append(errs, field.Required(sp, "must specify `addresses` or `notReadyAddresses`"))
+		}
+		for j, a := range ss.Addresses {
+			errs = append(errs, validation.IsValidIP(sp.Child("addresses").Index(j).Child("ip"), a.IP)...)
+		}
+		for j, a := range ss.NotReadyAddresses {
+			errs = append(errs, validation.IsValidIP(sp.Child("notReadyAddresses").Index(j).Child("ip"), a.IP)...)
+		}
+		for j, p := range ss.Ports {
+			pp := sp.Child("ports").Index(j)
+			if len(ss.Ports) > 1 && p.Name == "" {
+				errs = append(errs, field.Required(pp.Child("name"), ""))
+			} else if p.Name != "" {
+				errs = append(errs, dns1123Label(p.Name, pp.Child("name"))...)
+			}
+			for _, msg := range validation.IsValidPortNum(int(p.Port)) {
+				errs = append(errs, field.Invalid(pp.Child("port"), p.Port, msg))
+			}
+			errs = append(errs, validateProtocol(p.Protocol, pp.Child("protocol"))...)
+		}
+	}
+	return errs
+}
+
+func validateCoreEvent(e *corev1.Event) field.ErrorList {
+	var errs field.ErrorList
+	// An event about a namespaced object lives in that object's namespace.
+	if e.InvolvedObject.Namespace != "" && e.Namespace != "" && e.InvolvedObject.Namespace != e.Namespace {
+		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), e.InvolvedObject.Namespace, "does not match event.namespace"))
+	}
+	if e.Type != "" && e.Type != corev1.EventTypeNormal && e.Type != corev1.EventTypeWarning {
+		errs = append(errs, field.Invalid(field.NewPath("type"), e.Type, fmt.Sprintf("has invalid value: %v", e.Type)))
+	}
+	return errs
+}
+
+func validateResourceQuota(rq *corev1.ResourceQuota) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range sortedKeys(rq.Spec.Hard) {
+		p := field.NewPath("spec", "hard").Key(string(name))
+		errs = append(errs, validateResourceName(string(name), p)...)
+		errs = append(errs, validateQuantity(rq.Spec.Hard[name], p)...)
+	}
+	return errs
+}
+
+func validateLimitRange(lr *corev1.LimitRange) field.ErrorList {
+	var errs field.ErrorList
+	types := []corev1.LimitType{corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim}
+	seen := map[corev1.LimitType]bool{}
+	for i, item := range lr.Spec.Limits {
+		p := field.NewPath("spec", "limits").Index(i)
+		switch item.Type {
+		case corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim:
+			if seen[item.Type] {
+				errs = append(errs, field.Duplicate(p.Child("type"), item.Type))
+			}
+			seen[item.Type] = true
+		default:
+			errs = append(errs, field.NotSupported(p.Child("type"), item.Type, types))
+		}
+		for _, set := range []struct {
+			name string
+			list corev1.ResourceList
+		}{{"max", item.Max}, {"min", item.Min}, {"default", item.Default}, {"defaultRequest", item.DefaultRequest}, {"maxLimitRequestRatio", item.MaxLimitRequestRatio}} {
+			for _, name := range sortedKeys(set.list) {
+				kp := p.Child(set.name).Key(string(name))
+				errs = append(errs, validateResourceName(string(name), kp)...)
+				errs = append(errs, validateQuantity(set.list[name], kp)...)
+			}
+		}
+		for _, name := range sortedKeys(item.Min) {
+			if maxQ, ok := item.Max[name]; ok {
+				if minQ := item.Min[name]; minQ.Cmp(maxQ) > 0 {
+					errs = append(errs, field.Invalid(p.Child("min").Key(string(name)), minQ.String(), fmt.Sprintf("min value %s is greater than max value %s", minQ.String(), maxQ.String())))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func validateResourceName(name string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(name) {
+		errs = append(errs, field.Invalid(fldPath, name, msg))
+	}
+	return errs
+}

@@ -1,0 +1,186 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func validPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: "data"}},
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1.36", Command: []string{"true"}}},
+			Containers: []corev1.Container{{
+				Name:         "app",
+				Image:        "nginx:1.27",
+				Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: 80}},
+				Env:          []corev1.EnvVar{{Name: "MODE", Value: "prod"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+				},
+				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}},
+			}},
+		},
+	}
+}
+
+func podWith(mutate func(*corev1.Pod)) *corev1.Pod {
+	p := validPod()
+	mutate(p)
+	return defaulted(p)
+}
+
+func TestValidatePod(t *testing.T) {
+	runCreate(t, []testCase{
+		{name: "valid pod", obj: defaulted(validPod())},
+		{name: "bad name", obj: podWith(func(p *corev1.Pod) { p.Name = "Web_1" }), want: []want{{"metadata.name", invalid}}},
+		{name: "missing namespace", obj: podWith(func(p *corev1.Pod) { p.Namespace = "" }), want: []want{{"metadata.namespace", required}}},
+		{name: "bad label", obj: podWith(func(p *corev1.Pod) { p.Labels["bad key!"] = "x" }), want: []want{{"metadata.labels", invalid}}},
+		{name: "no containers", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers = nil }), want: []want{{"spec.containers", required}}},
+		{name: "image required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }),
+			want: []want{{"spec.containers[0].image", required}}},
+		{name: "container name not a DNS label", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "App" }),
+			want: []want{{"spec.containers[0].name", invalid}}},
+		{name: "container name required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "" }),
+			want: []want{{"spec.containers[0].name", required}}},
+		{name: "container names unique across init and app", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "init" }),
+			want: []want{{"spec.containers[0].name", duplicate}}},
+		{name: "port out of range", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 70000 }),
+			want: []want{{"spec.containers[0].ports[0].containerPort", invalid}}},
+		{name: "port required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 0 }),
+			want: []want{{"spec.containers[0].ports[0].containerPort", required}}},
+		{name: "port name too long", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports[0].Name = "a-very-long-port-name"
+			p.Spec.Containers[0].LivenessProbe = nil
+		}), want: []want{{"spec.containers[0].ports[0].name", invalid}}},
+		{name: "duplicate port name", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, corev1.ContainerPort{Name: "http", ContainerPort: 81})
+		}), want: []want{{"spec.containers[0].ports[1].name", duplicate}}},
+		{name: "bad protocol", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].Protocol = "ICMP" }),
+			want: []want{{"spec.containers[0].ports[0].protocol", notSupported}}},
+		{name: "bad env name", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Env[0].Name = "A=B" }),
+			want: []want{{"spec.containers[0].env[0].name", invalid}}},
+		{name: "env name required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Env[0].Name = "" }),
+			want: []want{{"spec.containers[0].env[0].name", required}}},
+		{name: "mount of undeclared volume", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "cache" }),
+			want: []want{{"spec.containers[0].volumeMounts[0].name", notFound}}},
+		{name: "duplicate volume", obj: podWith(func(p *corev1.Pod) { p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "data"}) }),
+			want: []want{{"spec.volumes[1].name", duplicate}}},
+		{name: "two volume sources", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}, HostPath: &corev1.HostPathVolumeSource{Path: "/x"}}
+		}), want: []want{{"spec.volumes[0].hostPath", forbidden}}},
+		{name: "request above limit", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+		}), want: []want{{"spec.containers[0].resources.requests[cpu]", invalid}}},
+		{name: "negative quantity", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("-1Mi")
+		}), want: []want{{"spec.containers[0].resources.limits[memory]", invalid}, {"spec.containers[0].resources.requests[memory]", invalid}}},
+		{name: "restartPolicy enum", obj: podWith(func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" }),
+			want: []want{{"spec.restartPolicy", notSupported}}},
+		{name: "dnsPolicy enum", obj: podWith(func(p *corev1.Pod) { p.Spec.DNSPolicy = "Google" }),
+			want: []want{{"spec.dnsPolicy", notSupported}}},
+		{name: "probe without handler", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].LivenessProbe.HTTPGet = nil }),
+			want: []want{{"spec.containers[0].livenessProbe", required}}},
+		{name: "probe with two handlers", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].LivenessProbe.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}
+		}), want: []want{{"spec.containers[0].livenessProbe.tcpSocket", forbidden}}},
+		{name: "liveness successThreshold must be 1", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].LivenessProbe.SuccessThreshold = 2 }),
+			want: []want{{"spec.containers[0].livenessProbe.successThreshold", invalid}}},
+		{name: "init container may not be probed", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+		}), want: []want{{"spec.initContainers[0].readinessProbe", forbidden}}},
+		{name: "sidecar init container may be probed", obj: podWith(func(p *corev1.Pod) {
+			always := corev1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers[0].RestartPolicy = &always
+			p.Spec.InitContainers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+		})},
+		{name: "toleration with empty key needs Exists", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpEqual, Value: "x"}}
+		}), want: []want{{"spec.tolerations[0].operator", invalid}}},
+		{name: "nodeName must be a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.NodeName = "Node_1" }),
+			want: []want{{"spec.nodeName", invalid}}},
+	})
+}
+
+func TestPodErrorReadsLikeKubernetes(t *testing.T) {
+	errs := Validate(podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }))
+	if len(errs) != 1 || errs[0].Error() != "spec.containers[0].image: Required value" {
+		t.Fatalf("got %v", errs)
+	}
+	errs = Validate(podWith(func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" }))
+	want := `spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("got %v\nwant %s", errs, want)
+	}
+}
+
+func storedPod() *corev1.Pod {
+	p := defaulted(validPod())
+	p.UID = "uid-1"
+	p.ResourceVersion = "7"
+	p.CreationTimestamp = metav1.Now()
+	return p
+}
+
+func TestValidatePodUpdate(t *testing.T) {
+	old := storedPod()
+	change := func(mutate func(*corev1.Pod)) *corev1.Pod {
+		p := old.DeepCopy()
+		mutate(p)
+		return p
+	}
+	runUpdate(t, []updateCase{
+		{name: "image change allowed", old: old, new: change(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.28" })},
+		{name: "labels may change", old: old, new: change(func(p *corev1.Pod) { p.Labels["tier"] = "front" })},
+		{name: "unconditional update without resourceVersion", old: old, new: change(func(p *corev1.Pod) { p.ResourceVersion = "" })},
+		{name: "adding a toleration allowed", old: old, new: change(func(p *corev1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists})
+		})},
+		{name: "activeDeadlineSeconds may be set", old: old, new: change(func(p *corev1.Pod) { v := int64(60); p.Spec.ActiveDeadlineSeconds = &v })},
+		{name: "port change forbidden", old: old, new: change(func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 81 }),
+			want: []want{{"spec", forbidden}}},
+		{name: "adding a container forbidden", old: old, new: change(func(p *corev1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "side", Image: "x:1", ImagePullPolicy: "IfNotPresent", TerminationMessagePolicy: "File"})
+		}), want: []want{{"spec.containers", forbidden}}},
+		{name: "name immutable", old: old, new: change(func(p *corev1.Pod) { p.Name = "other" }), want: []want{{"metadata.name", invalid}}},
+		{name: "uid immutable", old: old, new: change(func(p *corev1.Pod) { p.UID = "uid-2" }), want: []want{{"metadata.uid", invalid}}},
+		{name: "creationTimestamp immutable", old: old, new: change(func(p *corev1.Pod) { p.CreationTimestamp = metav1.Unix(1, 0) }),
+			want: []want{{"metadata.creationTimestamp", invalid}}},
+		{name: "removing a toleration forbidden", old: change(func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+		}), new: old, want: []want{{"spec.tolerations", forbidden}}},
+	})
+
+	errs := ValidateUpdate(change(func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 81 }), old)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`") {
+		t.Fatalf("message = %v", errs)
+	}
+}
+
+func TestValidateUpdateDoesNotModifyInput(t *testing.T) {
+	old := storedPod()
+	n := old.DeepCopy()
+	n.ResourceVersion = ""
+	ValidateUpdate(n, old)
+	if n.ResourceVersion != "" {
+		t.Fatal("ValidateUpdate wrote to the new object")
+	}
+}
+
+func TestValidateUpdateTypeMismatch(t *testing.T) {
+	errs := ValidateUpdate(&corev1.Pod{}, &corev1.Service{})
+	if len(errs) != 1 {
+		t.Fatalf("got %v", errs)
+	}
+	if errs := ValidateUpdate(nil, &corev1.Pod{}); len(errs) != 1 {
+		t.Fatalf("nil object: got %v", errs)
+	}
+}

@@ -1,0 +1,233 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The node port range skiff serves, Kubernetes' default.
+const (
+	NodePortMin = 30000
+	NodePortMax = 32767
+	// kubeletPort may not be exposed by a LoadBalancer service.
+	kubeletPort = 10250
+	// maxClientIPAffinitySeconds is one day, Kubernetes' upper bound.
+	maxClientIPAffinitySeconds = 86400
+)
+
+var (
+	supportedServiceTypes     = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort}
+	supportedSessionAffinity  = []corev1.ServiceAffinity{corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone}
+	supportedExternalTraffic  = []corev1.ServiceExternalTrafficPolicy{corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal}
+	supportedInternalTraffic  = []corev1.ServiceInternalTrafficPolicy{corev1.ServiceInternalTrafficPolicyCluster, corev1.ServiceInternalTrafficPolicyLocal}
+	supportedIPFamilyPolicies = []corev1.IPFamilyPolicy{corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack, corev1.IPFamilyPolicySingleStack}
+)
+
+func isHeadless(svc *corev1.Service) bool {
+	return svc.Spec.ClusterIP == corev1.ClusterIPNone || len(svc.Spec.ClusterIPs) > 0 && svc.Spec.ClusterIPs[0] == corev1.ClusterIPNone
+}
+
+func validateService(svc *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	s := &svc.Spec
+	specPath := field.NewPath("spec")
+	portsPath := specPath.Child("ports")
+	headless := isHeadless(svc)
+
+	if len(s.Ports) == 0 && !headless && s.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, field.Required(portsPath, ""))
+	}
+	switch s.Type {
+	case corev1.ServiceTypeLoadBalancer:
+		for i, p := range s.Ports {
+			if p.Port == kubeletPort {
+				errs = append(errs, field.Invalid(portsPath.Index(i), p.Port, fmt.Sprintf("may not expose port %v externally since it is used by kubelet", kubeletPort)))
+			}
+		}
+		if headless {
+			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), corev1.ClusterIPNone, "may not be set to 'None' for LoadBalancer services"))
+		}
+	case corev1.ServiceTypeNodePort:
+		if headless {
+			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), corev1.ClusterIPNone, "may not be set to 'None' for NodePort services"))
+		}
+	case corev1.ServiceTypeExternalName:
+		if len(s.ClusterIPs) > 0 || s.ClusterIP != "" {
+			errs = append(errs, field.Forbidden(specPath.Child("clusterIPs"), "may not be set for ExternalName services"))
+		}
+		if cname := strings.TrimSuffix(s.ExternalName, "."); cname != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(cname) {
+				errs = append(errs, field.Invalid(specPath.Child("externalName"), cname, msg))
+			}
+		} else {
+			errs = append(errs, field.Required(specPath.Child("externalName"), ""))
+		}
+	}
+
+	names := sets.New[string]()
+	requireName := len(s.Ports) > 1
+	for i := range s.Ports {
+		errs = append(errs, validateServicePort(&s.Ports[i], requireName, names, portsPath.Index(i))...)
+	}
+	if s.Selector != nil {
+		errs = append(errs, metav1validation.ValidateLabels(s.Selector, specPath.Child("selector"))...)
+	}
+
+	switch s.SessionAffinity {
+	case "":
+		errs = append(errs, field.Required(specPath.Child("sessionAffinity"), ""))
+	case corev1.ServiceAffinityClientIP:
+		cfg := s.SessionAffinityConfig
+		if cfg == nil || cfg.ClientIP == nil || cfg.ClientIP.TimeoutSeconds == nil {
+			errs = append(errs, field.Required(specPath.Child("sessionAffinityConfig").Child("clientIP").Child("timeoutSeconds"),
+				fmt.Sprintf("when session affinity type is %s", corev1.ServiceAffinityClientIP)))
+		} else if t := *cfg.ClientIP.TimeoutSeconds; t <= 0 || t > maxClientIPAffinitySeconds {
+			errs = append(errs, field.Invalid(specPath.Child("sessionAffinityConfig").Child("clientIP").Child("timeoutSeconds"), t,
+				fmt.Sprintf("must be greater than 0 and less than %d", maxClientIPAffinitySeconds)))
+		}
+	case corev1.ServiceAffinityNone:
+		if s.SessionAffinityConfig != nil {
+			errs = append(errs, field.Forbidden(specPath.Child("sessionAffinityConfig"), fmt.Sprintf("must not be set when session affinity is %s", s.SessionAffinity)))
+		}
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("sessionAffinity"), s.SessionAffinity, supportedSessionAffinity))
+	}
+
+	errs = append(errs, validateClusterIPs(svc, specPath)...)
+	for i, ip := range s.ExternalIPs {
+		errs = append(errs, validation.IsValidIP(specPath.Child("externalIPs").Index(i), ip)...)
+	}
+
+	switch s.Type {
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName:
+	case "":
+		errs = append(errs, field.Required(specPath.Child("type"), ""))
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("type"), s.Type, supportedServiceTypes))
+	}
+
+	nodePorts := sets.New[string]()
+	ports := sets.New[string]()
+	for i, p := range s.Ports {
+		portPath := portsPath.Index(i)
+		if p.NodePort != 0 {
+			switch s.Type {
+			case corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+				// Kubernetes' allocator reports this when it reserves the port.
+				if p.NodePort < NodePortMin || p.NodePort > NodePortMax {
+					errs = append(errs, field.Invalid(portPath.Child("nodePort"), p.NodePort,
+						fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", NodePortMin, NodePortMax)))
+				}
+			default:
+				errs = append(errs, field.Forbidden(portPath.Child("nodePort"), fmt.Sprintf("may not be used when `type` is '%s'", s.Type)))
+			}
+			key := fmt.Sprintf("%s/%d", p.Protocol, p.NodePort)
+			if nodePorts.Has(key) {
+				errs = append(errs, field.Duplicate(portPath.Child("nodePort"), p.NodePort))
+			}
+			nodePorts.Insert(key)
+		}
+		key := fmt.Sprintf("%s/%d", p.Protocol, p.Port)
+		if ports.Has(key) {
+			errs = append(errs, field.Duplicate(portPath, corev1.ServicePort{Port: p.Port, Protocol: p.Protocol}))
+		}
+		ports.Insert(key)
+	}
+
+	if s.ExternalTrafficPolicy != "" {
+		switch s.ExternalTrafficPolicy {
+		case corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal:
+			if s.Type != corev1.ServiceTypeNodePort && s.Type != corev1.ServiceTypeLoadBalancer {
+				errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy,
+					"may only be set when `type` is 'NodePort' or 'LoadBalancer'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(specPath.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, supportedExternalTraffic))
+		}
+	}
+	if p := s.InternalTrafficPolicy; p != nil && *p != corev1.ServiceInternalTrafficPolicyCluster && *p != corev1.ServiceInternalTrafficPolicyLocal {
+		errs = append(errs, field.NotSupported(specPath.Child("internalTrafficPolicy"), *p, supportedInternalTraffic))
+	}
+	if p := s.IPFamilyPolicy; p != nil {
+		switch *p {
+		case corev1.IPFamilyPolicySingleStack, corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack:
+		default:
+			errs = append(errs, field.NotSupported(specPath.Child("ipFamilyPolicy"), *p, supportedIPFamilyPolicies))
+		}
+	}
+	for i, fam := range s.IPFamilies {
+		if fam != corev1.IPv4Protocol && fam != corev1.IPv6Protocol {
+			errs = append(errs, field.NotSupported(specPath.Child("ipFamilies").Index(i), fam, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}))
+		}
+	}
+	return errs
+}
+
+func validateServicePort(p *corev1.ServicePort, requireName bool, names sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if requireName && p.Name == "" {
+		errs = append(errs, field.Required(fldPath.Child("name"), ""))
+	} else if p.Name != "" {
+		errs = append(errs, dns1123Label(p.Name, fldPath.Child("name"))...)
+		if names.Has(p.Name) {
+			errs = append(errs, field.Duplicate(fldPath.Child("name"), p.Name))
+		}
+		names.Insert(p.Name)
+	}
+	for _, msg := range validation.IsValidPortNum(int(p.Port)) {
+		errs = append(errs, field.Invalid(fldPath.Child("port"), p.Port, msg))
+	}
+	errs = append(errs, validateProtocol(p.Protocol, fldPath.Child("protocol"))...)
+	errs = append(errs, validatePortNumOrName(p.TargetPort, fldPath.Child("targetPort"))...)
+	if p.AppProtocol != nil {
+		for _, msg := range validation.IsQualifiedName(*p.AppProtocol) {
+			errs = append(errs, field.Invalid(fldPath.Child("appProtocol"), *p.AppProtocol, msg))
+		}
+	}
+	return errs
+}
+
+// validateClusterIPs checks clusterIP/clusterIPs: each an IP, or "None" alone
+// for a headless service, with clusterIP equal to clusterIPs[0].
+func validateClusterIPs(svc *corev1.Service, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	s := &svc.Spec
+	if s.ClusterIP != "" && (len(s.ClusterIPs) == 0 || s.ClusterIP != s.ClusterIPs[0]) {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), s.ClusterIPs, "must be empty or the first value must match spec.clusterIP"))
+	}
+	if len(s.ClusterIPs) > 2 {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), s.ClusterIPs, "may only hold up to 2 values"))
+	}
+	for i, ip := range s.ClusterIPs {
+		p := specPath.Child("clusterIPs").Index(i)
+		if ip == corev1.ClusterIPNone {
+			if i != 0 || len(s.ClusterIPs) > 1 {
+				errs = append(errs, field.Invalid(p, ip, "'None' must be the first and only value"))
+			}
+			continue
+		}
+		errs = append(errs, validation.IsValidIP(p, ip)...)
+	}
+	return errs
+}
+
+// validateServiceUpdate keeps an allocated cluster IP for the service's life,
+// unless the service moves to or from ExternalName (which has none).
+func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil
+	}
+	if len(oldSvc.Spec.ClusterIPs) > 0 && (len(newSvc.Spec.ClusterIPs) == 0 || newSvc.Spec.ClusterIPs[0] != oldSvc.Spec.ClusterIPs[0]) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), newSvc.Spec.ClusterIPs, "may not change once set"))
+	} else if oldSvc.Spec.ClusterIP != "" && newSvc.Spec.ClusterIP != oldSvc.Spec.ClusterIP {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIP"), newSvc.Spec.ClusterIP, "field is immutable"))
+	}
+	return errs
+}

@@ -1,0 +1,187 @@
+package validation
+
+import (
+	"errors"
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// NameFunc validates an object name; prefix is true when the name is a
+// generateName prefix, which may end in a dash. It returns one message per
+// problem, empty when the name is valid.
+type NameFunc = apivalidation.ValidateNameFunc
+
+// ValidateName returns the name rule for a kind: DNS-1123 labels for
+// namespaces, DNS-1035 labels for services (a service name becomes a DNS name
+// and an environment variable prefix, so it must start with a letter), path
+// segments for RBAC objects, and DNS-1123 subdomains for everything else,
+// custom resources included.
+func ValidateName(kind string) NameFunc {
+	switch kind {
+	case "Namespace":
+		return apivalidation.NameIsDNSLabel
+	case "Service":
+		return apivalidation.NameIsDNS1035Label
+	case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
+		return path.ValidatePathSegmentName
+	default:
+		return apivalidation.NameIsDNSSubdomain
+	}
+}
+
+// Validate checks an object being created. It returns nil for types it does
+// not know (custom resources are validated against their CRD's schema
+// elsewhere).
+func Validate(obj runtime.Object) field.ErrorList {
+	r, ok := rulesFor(obj)
+	if !ok {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(m, r.namespaced, ValidateName(r.kind), field.NewPath("metadata"))
+	return append(errs, r.spec(obj)...)
+}
+
+// ValidateUpdate checks newObj as a replacement for oldObj: the metadata
+// update rules (name, namespace, uid and creationTimestamp are immutable,
+// labels and annotations well formed), the same content rules as Validate,
+// and each kind's immutable fields. For types it does not know (custom
+// resources, unstructured objects) only the metadata rules apply.
+//
+// An update without metadata.resourceVersion is treated as unconditional:
+// concurrency is the caller's business, so the "must be specified for an
+// update" rule is checked against the stored version instead.
+func ValidateUpdate(newObj, oldObj runtime.Object) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return field.ErrorList{field.InternalError(nil, errors.New("validation: nil object in update"))}
+	}
+	if reflect.TypeOf(newObj) != reflect.TypeOf(oldObj) {
+		return field.ErrorList{field.InternalError(nil, errors.New("validation: update changes the object's type"))}
+	}
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	errs := metaUpdate(newMeta, oldMeta)
+	r, ok := rulesFor(newObj)
+	if !ok {
+		// Custom resources: the metadata rules apply to every kind.
+		return errs
+	}
+	errs = append(errs, r.spec(newObj)...)
+	if r.update != nil {
+		errs = append(errs, r.update(newObj, oldObj)...)
+	}
+	return errs
+}
+
+// rules is what one kind contributes: its name rule, its scope, the checks of
+// everything outside metadata, and the checks that compare with the stored
+// object.
+type rules struct {
+	kind       string
+	namespaced bool
+	spec       func(obj runtime.Object) field.ErrorList
+	update     func(newObj, oldObj runtime.Object) field.ErrorList
+}
+
+// kindRules adapts typed check functions to rules.
+func kindRules[T runtime.Object](kind string, namespaced bool, spec func(T) field.ErrorList, update func(newObj, oldObj T) field.ErrorList) rules {
+	r := rules{
+		kind:       kind,
+		namespaced: namespaced,
+		spec:       func(obj runtime.Object) field.ErrorList { return spec(obj.(T)) },
+	}
+	if update != nil {
+		r.update = func(n, o runtime.Object) field.ErrorList { return update(n.(T), o.(T)) }
+	}
+	return r
+}
+
+func noSpec[T runtime.Object](T) field.ErrorList { return nil }
+
+func rulesFor(obj runtime.Object) (rules, bool) {
+	switch obj.(type) {
+	// core/v1
+	case *corev1.Pod:
+		return kindRules("Pod", true, validatePod, validatePodUpdate), true
+	case *corev1.Service:
+		return kindRules("Service", true, validateService, validateServiceUpdate), true
+	case *corev1.ConfigMap:
+		return kindRules("ConfigMap", true, validateConfigMap, validateConfigMapUpdate), true
+	case *corev1.Secret:
+		return kindRules("Secret", true, validateSecret, validateSecretUpdate), true
+	case *corev1.Namespace:
+		return kindRules("Namespace", false, validateNamespace, nil), true
+	case *corev1.Node:
+		return kindRules("Node", false, validateNode, validateNodeUpdate), true
+	case *corev1.ServiceAccount:
+		return kindRules("ServiceAccount", true, noSpec[*corev1.ServiceAccount], nil), true
+	case *corev1.Endpoints:
+		return kindRules("Endpoints", true, validateEndpoints, nil), true
+	case *corev1.Event:
+		return kindRules("Event", true, validateCoreEvent, nil), true
+	case *corev1.ResourceQuota:
+		return kindRules("ResourceQuota", true, validateResourceQuota, nil), true
+	case *corev1.LimitRange:
+		return kindRules("LimitRange", true, validateLimitRange, nil), true
+
+	// apps/v1
+	case *appsv1.Deployment:
+		return kindRules("Deployment", true, validateDeployment, validateDeploymentUpdate), true
+	case *appsv1.ReplicaSet:
+		return kindRules("ReplicaSet", true, validateReplicaSet, validateReplicaSetUpdate), true
+	case *appsv1.DaemonSet:
+		return kindRules("DaemonSet", true, validateDaemonSet, validateDaemonSetUpdate), true
+	case *appsv1.StatefulSet:
+		return kindRules("StatefulSet", true, validateStatefulSet, validateStatefulSetUpdate), true
+
+	// batch/v1
+	case *batchv1.Job:
+		return kindRules("Job", true, validateJob, validateJobUpdate), true
+	case *batchv1.CronJob:
+		return kindRules("CronJob", true, validateCronJob, nil), true
+
+	// other groups
+	case *coordinationv1.Lease:
+		return kindRules("Lease", true, validateLease, nil), true
+	case *discoveryv1.EndpointSlice:
+		return kindRules("EndpointSlice", true, validateEndpointSlice, validateEndpointSliceUpdate), true
+	case *eventsv1.Event:
+		return kindRules("Event", true, validateEventsEvent, nil), true
+	case *policyv1.PodDisruptionBudget:
+		return kindRules("PodDisruptionBudget", true, validatePDB, nil), true
+	case *rbacv1.Role:
+		return kindRules("Role", true, validateRole, nil), true
+	case *rbacv1.ClusterRole:
+		return kindRules("ClusterRole", false, validateClusterRole, nil), true
+	case *rbacv1.RoleBinding:
+		return kindRules("RoleBinding", true, validateRoleBinding, validateRoleBindingUpdate), true
+	case *rbacv1.ClusterRoleBinding:
+		return kindRules("ClusterRoleBinding", false, validateClusterRoleBinding, validateClusterRoleBindingUpdate), true
+	case *schedulingv1.PriorityClass:
+		return kindRules("PriorityClass", false, validatePriorityClass, validatePriorityClassUpdate), true
+	}
+	return rules{}, false
+}
