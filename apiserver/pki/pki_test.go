@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -373,5 +374,31 @@ func TestWriteKubeconfigConnects(t *testing.T) {
 
 	if err := WriteKubeconfig(path, "", b); err == nil {
 		t.Error("empty server URL accepted")
+	}
+}
+
+// TestRealKubectlUsesKubeconfig checks the written kubeconfig with the real
+// kubectl: it must trust the serving certificate for 127.0.0.1 and present
+// the admin certificate.
+func TestRealKubectlUsesKubeconfig(t *testing.T) {
+	const kubectl = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Skip("kubectl 1.33 is not on this machine")
+	}
+	b := mustEnsure(t, t.TempDir())
+	srv := serve(t, b)
+	home := t.TempDir()
+	path := filepath.Join(home, "kubeconfig.yaml")
+	if err := WriteKubeconfig(path, srv.URL, b); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(kubectl, "--kubeconfig="+path, "--cache-dir="+filepath.Join(home, "cache"), "--request-timeout=20s", "get", "--raw", "/")
+	cmd.Env = []string{"HOME=" + home}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl: %v\n%s", err, out)
+	}
+	if strings.TrimSpace(string(out)) != AdminUser {
+		t.Errorf("server saw %q through kubectl, want %q", out, AdminUser)
 	}
 }
