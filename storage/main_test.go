@@ -73,6 +73,7 @@ func postgresSchema(t *testing.T) string {
 	}
 	q := u.Query()
 	q.Set("search_path", name)
+	q.Set("application_name", name) // lets a test find (and kill) only its own connections
 	u.RawQuery = q.Encode()
 	return u.String()
 }
