@@ -340,6 +340,17 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertColumns(t, table, "Name", "Age")
+
+	good := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "ok"}}}
+	mixed := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "PodList"}, Items: []unstructured.Unstructured{*good, *broken}}
+	table, err = ConvertToTable(mixed, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertColumns(t, table, "Name", "Age")
+	if len(table.Rows) != 2 {
+		t.Errorf("%d rows, want both items", len(table.Rows))
+	}
 }
 
 func TestParseIncludeObject(t *testing.T) {

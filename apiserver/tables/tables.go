@@ -38,6 +38,10 @@ func ConvertToTable(obj runtime.Object, opts Options) (*metav1.Table, error) {
 	return builtin.ConvertToTable(obj, opts)
 }
 
+// Default is the Convertor behind ConvertToTable, for registries that keep
+// one Convertor per resource (ForCRD supplies custom resources' own).
+func Default() Convertor { return builtin }
+
 // ParseIncludeObject checks an includeObject query value; "" is Metadata.
 func ParseIncludeObject(v string) (metav1.IncludeObjectPolicy, error) {
 	switch p := metav1.IncludeObjectPolicy(v); p {
@@ -148,10 +152,11 @@ func (r *registry) convertUnstructuredList(list *unstructured.UnstructuredList, 
 	}
 	typed := make([]runtime.Object, 0, len(list.Items))
 	for i := range list.Items {
-		item := &list.Items[i]
-		obj, ok := r.typedFromUnstructured(item)
+		obj, ok := r.typedFromUnstructured(&list.Items[i])
 		if !ok || reflect.TypeOf(obj) != reflect.TypeOf(proto) {
-			return nil, fmt.Errorf("tables: list item %d (%s %q) is not a valid %s", i, item.GetKind(), item.GetName(), gvk.Kind)
+			// A malformed or foreign item: print the whole list with the
+			// generic columns rather than fail the request.
+			return defaultCustom.ConvertToTable(list, opts)
 		}
 		typed = append(typed, obj)
 	}
