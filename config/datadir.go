@@ -85,6 +85,7 @@ func (s *Server) loadToken(log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("reading the token (set --%s or fix %s): %w", keyToken, path, err)
 	}
+	warnIfShared(log, path, "--"+keyToken)
 	token := strings.TrimSpace(string(data))
 	if token == "" || strings.IndexFunc(token, isSpaceOrControl) >= 0 {
 		return fmt.Errorf("token file %s must hold one token without spaces; delete it to have a new one generated, or set --%s", path, keyToken)
@@ -127,8 +128,18 @@ func (s *Server) loadEncryptionKey(log *slog.Logger) error {
 		return fmt.Errorf("invalid --%s %q: the file holds %d bytes but must hold exactly %d raw bytes (not hex or base64)",
 			keyEncryptionKeyFile, path, len(key), EncryptionKeySize)
 	}
+	warnIfShared(log, path, "--"+keyEncryptionKeyFile)
 	s.encryptionKey = key
 	return nil
+}
+
+// warnIfShared logs when a secret file can be read by other users: skiff
+// still starts (the operator may have reasons), but says how to fix it.
+func warnIfShared(log *slog.Logger, path, setting string) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("secret file is readable by other users; run chmod 600 on it", "file", path, "mode", fi.Mode().Perm().String(), "setting", setting)
+	}
 }
 
 // TokenFile is where a generated token is kept.

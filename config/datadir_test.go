@@ -177,3 +177,24 @@ func TestConcurrentFirstStartsAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretFilesReadableByOthersAreReported(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("tok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadWith(t, []string{"--data-dir", dir}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	if err := s.Prepare(slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logged.String(), "readable by other users") || !strings.Contains(logged.String(), "setting=--token") {
+		t.Errorf("no warning about the 0644 token file in %q", logged.String())
+	}
+	if n := strings.Count(logged.String(), "readable by other users"); n != 1 {
+		t.Errorf("%d warnings, want 1 (the generated key file is 0600): %q", n, logged.String())
+	}
+}
