@@ -14,7 +14,7 @@ func validPod() *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{
-			Volumes: []corev1.Volume{{Name: "data"}},
+			Volumes:        []corev1.Volume{{Name: "data"}},
 			InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1.36", Command: []string{"true"}}},
 			Containers: []corev1.Container{{
 				Name:         "app",

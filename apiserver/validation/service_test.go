@@ -1,0 +1,79 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func svcWith(mutate func(*corev1.Service)) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}
+	mutate(s)
+	return defaulted(s)
+}
+
+func TestValidateService(t *testing.T) {
+	runCreate(t, []testCase{
+		{name: "valid", obj: svcWith(func(*corev1.Service) {})},
+		{name: "valid headless without ports", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "None"; s.Spec.Ports = nil })},
+		{name: "valid NodePort in range", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 30080 })},
+		{name: "valid ExternalName", obj: svcWith(func(s *corev1.Service) {
+			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}
+		})},
+		{name: "name must start with a letter", obj: svcWith(func(s *corev1.Service) { s.Name = "1web" }), want: []want{{"metadata.name", invalid}}},
+		{name: "ports required", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports = nil }), want: []want{{"spec.ports", required}}},
+		{name: "port out of range", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports[0].Port = 0 }), want: []want{{"spec.ports[0].port", invalid}}},
+		{name: "names required with several ports", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: 443})
+		}), want: []want{{"spec.ports[1].name", required}}},
+		{name: "duplicate port", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "alt", Port: 80})
+		}), want: []want{{"spec.ports[1]", duplicate}}},
+		{name: "nodePort on ClusterIP", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 30080 }),
+			want: []want{{"spec.ports[0].nodePort", forbidden}}},
+		{name: "nodePort out of range", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }),
+			want: []want{{"spec.ports[0].nodePort", invalid}}},
+		{name: "bad type", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = "Magic" }), want: []want{{"spec.type", notSupported}}},
+		{name: "bad clusterIP", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.0.0.300" }),
+			want: []want{{"spec.clusterIPs[0]", invalid}}},
+		{name: "headless NodePort", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.ClusterIP = "None" }),
+			want: []want{{"spec.clusterIPs[0]", invalid}}},
+		{name: "bad selector label", obj: svcWith(func(s *corev1.Service) { s.Spec.Selector["app"] = "not valid!" }),
+			want: []want{{"spec.selector", invalid}}},
+		{name: "bad targetPort name", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromString("Not_A_Name") }),
+			want: []want{{"spec.ports[0].targetPort", invalid}}},
+		{name: "ExternalName needs a name", obj: svcWith(func(s *corev1.Service) {
+			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName}
+		}), want: []want{{"spec.externalName", required}}},
+	})
+
+	errs := Validate(svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "The range of valid ports is 30000-32767") {
+		t.Fatalf("got %v", errs)
+	}
+}
+
+func TestValidateServiceUpdate(t *testing.T) {
+	old := stored(svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.43.0.10" }))
+	moved := old.DeepCopy()
+	moved.Spec.ClusterIP = "10.43.0.11"
+	moved.Spec.ClusterIPs = []string{"10.43.0.11"}
+	relabelled := old.DeepCopy()
+	relabelled.Spec.Selector = map[string]string{"app": "web2"}
+	toExternal := old.DeepCopy()
+	toExternal.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "x.example.com", SessionAffinity: corev1.ServiceAffinityNone}
+	runUpdate(t, []updateCase{
+		{name: "selector may change", old: old, new: relabelled},
+		{name: "clusterIP immutable", old: old, new: moved, want: []want{{"spec.clusterIPs[0]", invalid}}},
+		{name: "switch to ExternalName drops the IP", old: old, new: toExternal},
+	})
+}

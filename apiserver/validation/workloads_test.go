@@ -1,0 +1,272 @@
+package validation
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+var appLabels = map[string]string{"app": "web"}
+
+func template() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+	}
+}
+
+func validDeployment() *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: template(),
+		},
+	}
+}
+
+func deploymentWith(mutate func(*appsv1.Deployment)) *appsv1.Deployment {
+	d := validDeployment()
+	mutate(d)
+	return defaulted(d)
+}
+
+func i32(v int32) *int32 { return &v }
+
+func ios(v intstr.IntOrString) *intstr.IntOrString { return &v }
+
+func TestValidateDeployment(t *testing.T) {
+	runCreate(t, []testCase{
+		{name: "valid", obj: defaulted(validDeployment())},
+		{name: "selector required", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Selector = nil }),
+			want: []want{{"spec.selector", required}, {"spec.template.metadata.labels", invalid}}},
+		{name: "selector must match template", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{"app": "other"} }),
+			want: []want{{"spec.template.metadata.labels", invalid}}},
+		{name: "empty selector", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Selector = &metav1.LabelSelector{} }),
+			want: []want{{"spec.selector", invalid}}},
+		{name: "negative replicas", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Replicas = i32(-1) }),
+			want: []want{{"spec.replicas", invalid}}},
+		{name: "maxUnavailable and maxSurge both 0", obj: deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: ios(intstr.FromInt32(0)), MaxSurge: ios(intstr.FromString("0%"))}
+		}), want: []want{{"spec.strategy.rollingUpdate.maxUnavailable", invalid}}},
+		{name: "maxUnavailable over 100%", obj: deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: ios(intstr.FromString("110%"))}
+		}), want: []want{{"spec.strategy.rollingUpdate.maxUnavailable", invalid}}},
+		{name: "bad percent", obj: deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ios(intstr.FromString("lots"))}
+		}), want: []want{{"spec.strategy.rollingUpdate.maxSurge", invalid}}},
+		{name: "Recreate with rollingUpdate", obj: deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{}}
+		}), want: []want{{"spec.strategy.rollingUpdate", forbidden}}},
+		{name: "unknown strategy", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" }),
+			want: []want{{"spec.strategy.type", notSupported}}},
+		{name: "template restartPolicy must be Always", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever }),
+			want: []want{{"spec.template.spec.restartPolicy", notSupported}}},
+		{name: "template container image required", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }),
+			want: []want{{"spec.template.spec.containers[0].image", required}}},
+		{name: "progressDeadline not above minReady", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 600 }),
+			want: []want{{"spec.progressDeadlineSeconds", invalid}}},
+	})
+}
+
+func TestDeploymentErrorReadsLikeKubernetes(t *testing.T) {
+	errs := Validate(deploymentWith(func(d *appsv1.Deployment) {
+		d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: ios(intstr.FromInt32(0)), MaxSurge: ios(intstr.FromInt32(0))}
+	}))
+	want := "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("got %v\nwant %s", errs, want)
+	}
+	errs = Validate(deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{"app": "other"} }))
+	want = "spec.template.metadata.labels: Invalid value: {\"app\":\"other\"}: `selector` does not match template `labels`"
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("got %v\nwant %s", errs, want)
+	}
+}
+
+func stored[T interface{ SetResourceVersion(string) }](obj T) T {
+	obj.SetResourceVersion("5")
+	return obj
+}
+
+func TestValidateWorkloadUpdates(t *testing.T) {
+	oldD := stored(defaulted(validDeployment()))
+	newSel := oldD.DeepCopy()
+	newSel.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "v": "2"}}
+	newSel.Spec.Template.Labels = map[string]string{"app": "web", "v": "2"}
+	scaled := oldD.DeepCopy()
+	scaled.Spec.Replicas = i32(5)
+	scaled.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+
+	oldRS := stored(defaulted(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: appLabels}, Template: template()}}))
+	rsSel := oldRS.DeepCopy()
+	rsSel.Spec.Selector.MatchLabels = map[string]string{"app": "web", "x": "y"}
+	rsSel.Spec.Template.Labels = map[string]string{"app": "web", "x": "y"}
+
+	oldDS := stored(defaulted(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: appLabels}, Template: template()}}))
+	dsSel := oldDS.DeepCopy()
+	dsSel.Spec.Selector.MatchLabels = map[string]string{"app": "web", "x": "y"}
+	dsSel.Spec.Template.Labels = map[string]string{"app": "web", "x": "y"}
+
+	oldSS := stored(defaulted(validStatefulSet()))
+	ssScaled := oldSS.DeepCopy()
+	ssScaled.Spec.Replicas = i32(3)
+	ssService := oldSS.DeepCopy()
+	ssService.Spec.ServiceName = "other"
+
+	runUpdate(t, []updateCase{
+		{name: "deployment scale and image change", old: oldD, new: scaled},
+		{name: "deployment selector immutable", old: oldD, new: newSel, want: []want{{"spec.selector", invalid}}},
+		{name: "replicaset selector immutable", old: oldRS, new: rsSel, want: []want{{"spec.selector", invalid}}},
+		{name: "daemonset selector immutable", old: oldDS, new: dsSel, want: []want{{"spec.selector", invalid}}},
+		{name: "statefulset scale", old: oldSS, new: ssScaled},
+		{name: "statefulset serviceName immutable", old: oldSS, new: ssService, want: []want{{"spec", forbidden}}},
+	})
+}
+
+func validStatefulSet() *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec: appsv1.StatefulSetSpec{
+			ServiceName: "db",
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template:    template(),
+		},
+	}
+}
+
+func TestValidateReplicaSetDaemonSetStatefulSet(t *testing.T) {
+	rs := func(m func(*appsv1.ReplicaSet)) *appsv1.ReplicaSet {
+		r := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, Template: template()}}
+		m(r)
+		return defaulted(r)
+	}
+	ds := func(m func(*appsv1.DaemonSet)) *appsv1.DaemonSet {
+		d := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"},
+			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, Template: template()}}
+		m(d)
+		return defaulted(d)
+	}
+	ss := func(m func(*appsv1.StatefulSet)) *appsv1.StatefulSet {
+		s := validStatefulSet()
+		m(s)
+		return defaulted(s)
+	}
+	runCreate(t, []testCase{
+		{name: "replicaset valid", obj: rs(func(*appsv1.ReplicaSet) {})},
+		{name: "replicaset negative replicas", obj: rs(func(r *appsv1.ReplicaSet) { r.Spec.Replicas = i32(-2) }), want: []want{{"spec.replicas", invalid}}},
+		{name: "replicaset selector mismatch", obj: rs(func(r *appsv1.ReplicaSet) { r.Spec.Selector.MatchLabels["tier"] = "x" }),
+			want: []want{{"spec.template.metadata.labels", invalid}}},
+		{name: "daemonset valid", obj: ds(func(*appsv1.DaemonSet) {})},
+		{name: "daemonset maxUnavailable and maxSurge 0", obj: ds(func(d *appsv1.DaemonSet) {
+			d.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ios(intstr.FromInt32(0)), MaxSurge: ios(intstr.FromInt32(0))}
+		}), want: []want{{"spec.updateStrategy.rollingUpdate.maxUnavailable", invalid}}},
+		{name: "daemonset bad strategy", obj: ds(func(d *appsv1.DaemonSet) { d.Spec.UpdateStrategy.Type = "Sometimes" }),
+			want: []want{{"spec.updateStrategy.type", notSupported}}},
+		{name: "statefulset valid", obj: ss(func(*appsv1.StatefulSet) {})},
+		{name: "statefulset bad podManagementPolicy", obj: ss(func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "Random" }),
+			want: []want{{"spec.podManagementPolicy", invalid}}},
+		{name: "statefulset negative partition", obj: ss(func(s *appsv1.StatefulSet) {
+			s.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: i32(-1)}
+		}), want: []want{{"spec.updateStrategy.rollingUpdate.partition", invalid}}},
+		{name: "statefulset selector required", obj: ss(func(s *appsv1.StatefulSet) { s.Spec.Selector = nil }),
+			want: []want{{"spec.selector", required}, {"spec.template.metadata.labels", invalid}}},
+		{name: "statefulset claim template needs access mode", obj: ss(func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+		}), want: []want{{"spec.volumeClaimTemplates[0].spec.accessModes", required}}},
+	})
+}
+
+func validJob() *batchv1.Job {
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "default", UID: "job-uid"},
+		Spec:       batchv1.JobSpec{Template: template()},
+	}
+	j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return j
+}
+
+func jobWith(mutate func(*batchv1.Job)) *batchv1.Job {
+	j := validJob()
+	mutate(j)
+	return defaulted(j)
+}
+
+func TestValidateJob(t *testing.T) {
+	runCreate(t, []testCase{
+		{name: "valid with generated selector", obj: jobWith(func(*batchv1.Job) {})},
+		{name: "restartPolicy Always not allowed", obj: jobWith(func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = "" }),
+			want: []want{{"spec.template.spec.restartPolicy", notSupported}}},
+		{name: "selector required when manual", obj: jobWith(func(j *batchv1.Job) { m := true; j.Spec.ManualSelector = &m }),
+			want: []want{{"spec.selector", required}, {"spec.template.metadata.labels", invalid}}},
+		{name: "manual selector must match", obj: jobWith(func(j *batchv1.Job) {
+			m := true
+			j.Spec.ManualSelector = &m
+			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
+		}), want: []want{{"spec.template.metadata.labels", invalid}}},
+		{name: "negative backoffLimit", obj: jobWith(func(j *batchv1.Job) { j.Spec.BackoffLimit = i32(-1) }),
+			want: []want{{"spec.backoffLimit", invalid}}},
+		{name: "indexed needs completions", obj: jobWith(func(j *batchv1.Job) {
+			m := batchv1.IndexedCompletion
+			j.Spec.CompletionMode = &m
+			j.Spec.Parallelism = i32(2)
+		}), want: []want{{"spec.completions", required}}},
+	})
+
+	old := stored(jobWith(func(*batchv1.Job) {}))
+	newTemplate := old.DeepCopy()
+	newTemplate.Spec.Template.Spec.Containers[0].Image = "perl:5"
+	newSelector := old.DeepCopy()
+	newSelector.Spec.Selector.MatchLabels["extra"] = "x"
+	newSelector.Spec.Template.Labels["extra"] = "x"
+	suspended := old.DeepCopy()
+	yes := true
+	suspended.Spec.Suspend = &yes
+	retargeted := suspended.DeepCopy()
+	retargeted.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"}
+	runUpdate(t, []updateCase{
+		{name: "suspend allowed", old: old, new: suspended},
+		{name: "template immutable", old: old, new: newTemplate, want: []want{{"spec.template", invalid}}},
+		{name: "selector immutable", old: old, new: newSelector, want: []want{{"spec.selector", invalid}, {"spec.template", invalid}}},
+		{name: "suspended unstarted job may change node selector", old: suspended, new: retargeted},
+	})
+}
+
+func TestValidateCronJob(t *testing.T) {
+	cj := func(m func(*batchv1.CronJob)) *batchv1.CronJob {
+		c := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "default"},
+			Spec: batchv1.CronJobSpec{
+				Schedule:    "*/5 * * * *",
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template()}},
+			},
+		}
+		c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		m(c)
+		return defaulted(c)
+	}
+	tz := func(s string) *string { return &s }
+	runCreate(t, []testCase{
+		{name: "valid", obj: cj(func(*batchv1.CronJob) {})},
+		{name: "descriptor schedule", obj: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "@hourly" })},
+		{name: "valid time zone", obj: cj(func(c *batchv1.CronJob) { c.Spec.TimeZone = tz("Etc/UTC") })},
+		{name: "schedule required", obj: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "" }), want: []want{{"spec.schedule", required}}},
+		{name: "bad schedule", obj: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "every minute" }), want: []want{{"spec.schedule", invalid}}},
+		{name: "TZ in schedule", obj: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "CRON_TZ=UTC 0 * * * *" }), want: []want{{"spec.schedule", invalid}}},
+		{name: "unknown time zone", obj: cj(func(c *batchv1.CronJob) { c.Spec.TimeZone = tz("Mars/Olympus") }), want: []want{{"spec.timeZone", invalid}}},
+		{name: "bad concurrencyPolicy", obj: cj(func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = "Sometimes" }),
+			want: []want{{"spec.concurrencyPolicy", notSupported}}},
+		{name: "name too long", obj: cj(func(c *batchv1.CronJob) { c.Name = "a234567890123456789012345678901234567890123456789012345" }),
+			want: []want{{"metadata.name", invalid}}},
+		{name: "job template selector forbidden", obj: cj(func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: appLabels}
+		}), want: []want{{"spec.jobTemplate.spec.selector", invalid}}},
+	})
+}
