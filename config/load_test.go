@@ -309,3 +309,18 @@ func TestFlagsAreDeclaredForEverySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "skiff.conf") // the extension does not matter
+	yaml := "data-dir: " + t.TempDir() + "\ntls-san:\n  - a.example.com\n  - 192.0.2.1\ndisable-agent: true\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadWith(t, nil, map[string]string{"SKIFF_CONFIG": path}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ConfigFile != path || strings.Join(s.TLSSANs, ",") != "a.example.com,192.0.2.1" || !s.DisableAgent {
+		t.Errorf("file %q SANs %q agent disabled %v", s.ConfigFile, s.TLSSANs, s.DisableAgent)
+	}
+}

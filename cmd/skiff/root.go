@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,8 +19,16 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.AddCommand(newVersionCommand(), newServerCommand())
+	// Subcommands inherit this: flag mistakes get a pointer to --help.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root
 }
+
+// usageError marks a mistake in the command line itself (unknown flag or
+// command, missing argument), as opposed to a bad setting value.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // execute runs the command line and returns the process exit code.
 func execute(args []string, stdout, stderr io.Writer) int {
@@ -33,9 +42,13 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	}
 	// One line per problem (config errors are joined with newlines).
 	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), line)
 	}
-	if strings.Contains(err.Error(), "flag") || strings.HasPrefix(err.Error(), "unknown command") {
+	var usage usageError
+	if errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command") {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return 1
