@@ -2,6 +2,7 @@ package pgtemp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -24,21 +25,22 @@ func adminDSN(t *testing.T) string {
 func TestCreateAndDrop(t *testing.T) {
 	admin := adminDSN(t)
 	ctx := context.Background()
-	db, err := Create(ctx, admin, "pgtemp_test_db")
+	name := fmt.Sprintf("pgtemp_test_%d", os.Getpid())
+	db, err := Create(ctx, admin, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second Create of the same name replaces a leftover database.
-	if db, err = Create(ctx, admin, "pgtemp_test_db"); err != nil {
+	if db, err = Create(ctx, admin, name); err != nil {
 		t.Fatalf("re-create: %v", err)
 	}
 	conn, err := pgx.Connect(ctx, db.DSN)
 	if err != nil {
 		t.Fatalf("connect to the new database: %v", err)
 	}
-	var name string
-	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil || name != "pgtemp_test_db" {
-		t.Fatalf("current_database() = %q, %v", name, err)
+	var got string
+	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&got); err != nil || got != name {
+		t.Fatalf("current_database() = %q, %v; want %q", got, err, name)
 	}
 	// Drop must succeed even with a session still connected.
 	if err := db.Drop(ctx); err != nil {
@@ -51,7 +53,7 @@ func TestCreateAndDrop(t *testing.T) {
 	}
 	defer ac.Close(ctx)
 	var n int
-	if err := ac.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = 'pgtemp_test_db'`).Scan(&n); err != nil || n != 0 {
+	if err := ac.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, name).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("database still exists after Drop (count %d, %v)", n, err)
 	}
 	if v, err := ServerVersion(ctx, admin); err != nil || !strings.HasPrefix(v, "PostgreSQL ") {

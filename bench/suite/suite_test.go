@@ -3,6 +3,7 @@ package suite
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestSmoke(t *testing.T) {
 	rep, err := Run(ctx, Options{
 		SQLite:            true,
 		PostgresDSN:       dsn,
-		DBPrefix:          "storebench_test_" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_"),
+		DBPrefix:          fmt.Sprintf("storebench_test_%d", os.Getpid()),
 		Duration:          200 * time.Millisecond,
 		Writers:           []int{1, 4},
 		CASWriters:        2,
