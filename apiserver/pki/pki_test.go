@@ -402,3 +402,59 @@ func TestRealKubectlUsesKubeconfig(t *testing.T) {
 		t.Errorf("server saw %q through kubectl, want %q", out, AdminUser)
 	}
 }
+
+func TestKeyFromAnotherPairIsRefused(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	mustEnsure(t, dir)
+	mustEnsure(t, other)
+	for _, f := range []string{CAKeyFile, ServerKeyFile} {
+		t.Run(f, func(t *testing.T) {
+			d := t.TempDir()
+			for _, name := range []string{CACertFile, CAKeyFile, ServerCertFile, ServerKeyFile, AdminCertFile, AdminKeyFile} {
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name == f {
+					if data, err = os.ReadFile(filepath.Join(other, name)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.WriteFile(filepath.Join(d, name), data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Ensure(d, nil)
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(d, f)) || !strings.Contains(err.Error(), "does not belong") {
+				t.Fatalf("err = %v, want a mismatch error naming %s", err, f)
+			}
+		})
+	}
+}
+
+func TestWantedSANsIncludeHostAddresses(t *testing.T) {
+	want, err := wantedSANs([]string{"EXTRA.example.test."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range hostAddresses() {
+		found := false
+		for _, have := range want.ips {
+			if have.Equal(ip) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("host address %s missing from %v", ip, want.ips)
+		}
+	}
+	found := false
+	for _, name := range want.dns {
+		if name == "extra.example.test" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("extra SAN not normalised into %v", want.dns)
+	}
+}
