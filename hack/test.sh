@@ -48,7 +48,7 @@ ensure_postgres() {
 	cluster=$(pg_lsclusters --no-header | awk -v port="$PG_PORT" '$3 == port {print $1, $2; exit}')
 	if [ -z "$cluster" ]; then
 		local version
-		version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+		version=$(basename "$(printf '%s\n' /usr/lib/postgresql/* | sort -V | tail -n 1)")
 		say "creating PostgreSQL $version cluster main on port $PG_PORT"
 		pg_createcluster --port "$PG_PORT" "$version" main
 		cluster="$version main"
@@ -75,6 +75,7 @@ admin_psql() {
 }
 
 TEST_DB=""
+# shellcheck disable=SC2317 # called by the EXIT trap
 drop_test_database() {
 	if [ -n "$TEST_DB" ]; then
 		admin_psql -c "DROP DATABASE IF EXISTS $TEST_DB WITH (FORCE)" >/dev/null ||
