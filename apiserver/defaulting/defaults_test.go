@@ -298,3 +298,53 @@ func TestDefaultIsIdempotentAndIgnoresUnknownTypes(t *testing.T) {
 	Default(&metav1.Status{}) // must not panic
 	Default(nil)
 }
+
+func TestJobLabels(t *testing.T) {
+	unlabelled := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "u-1"}}
+	Default(unlabelled)
+	if unlabelled.Labels[JobControllerUIDLabel] != "u-1" || unlabelled.Labels[JobNameLabel] != "pi" {
+		t.Errorf("unlabelled job labels = %v, want the generated pod labels", unlabelled.Labels)
+	}
+	labelled := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "u-1"}}
+	labelled.Spec.Template.Labels = map[string]string{"app": "pi"}
+	Default(labelled)
+	if len(labelled.Labels) != 1 || labelled.Labels["app"] != "pi" {
+		t.Errorf("labelled job labels = %v, want only the user's", labelled.Labels)
+	}
+}
+
+func TestLimitRangeDefaults(t *testing.T) {
+	lr := &corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer,
+		Max:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		Min:  corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}}}}
+	Default(lr)
+	item := lr.Spec.Limits[0]
+	if q := item.Default[corev1.ResourceCPU]; q.String() != "2" {
+		t.Errorf("default cpu = %s, want the max 2", q.String())
+	}
+	if q := item.DefaultRequest[corev1.ResourceCPU]; q.String() != "2" {
+		t.Errorf("defaultRequest cpu = %s, want the default 2", q.String())
+	}
+	if q := item.DefaultRequest[corev1.ResourceMemory]; q.String() != "64Mi" {
+		t.Errorf("defaultRequest memory = %s, want the min 64Mi", q.String())
+	}
+}
+
+func TestSecretStringDataFoldedIntoData(t *testing.T) {
+	s := &corev1.Secret{Data: map[string][]byte{"a": []byte("old"), "b": []byte("keep")}, StringData: map[string]string{"a": "new"}}
+	Default(s)
+	if string(s.Data["a"]) != "new" || string(s.Data["b"]) != "keep" || s.StringData != nil {
+		t.Errorf("secret = %+v", s)
+	}
+}
+
+func TestResourceQuantitiesRoundedToMilli(t *testing.T) {
+	pod := &corev1.Pod{Spec: minimalPodSpec()}
+	pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.0001")}
+	Default(pod)
+	if q := pod.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; q.String() != "1m" {
+		t.Errorf("cpu limit = %s, want 1m", q.String())
+	}
+}

@@ -165,16 +165,26 @@ func defaultJob(j *batchv1.Job) {
 			s.PodReplacementPolicy = ptrTo(batchv1.TerminatingOrFailed)
 		}
 	}
+	// A Job without labels takes its pods' labels. Kubernetes does this when
+	// decoding the request (before the selector is generated) and again when
+	// reading the stored Job, so an unlabelled Job ends up with the generated
+	// labels while a labelled one keeps its own; both steps happen here.
+	copyTemplateLabels(j)
 	if s.ManualSelector == nil || !*s.ManualSelector {
 		generateJobSelector(j)
 	}
-	if len(j.Labels) == 0 && len(s.Template.Labels) > 0 {
-		j.Labels = make(map[string]string, len(s.Template.Labels))
-		for k, v := range s.Template.Labels {
-			j.Labels[k] = v
-		}
-	}
+	copyTemplateLabels(j)
 	defaultPodTemplateSpec(&s.Template)
+}
+
+func copyTemplateLabels(j *batchv1.Job) {
+	if len(j.Labels) > 0 || len(j.Spec.Template.Labels) == 0 {
+		return
+	}
+	j.Labels = make(map[string]string, len(j.Spec.Template.Labels))
+	for k, v := range j.Spec.Template.Labels {
+		j.Labels[k] = v
+	}
 }
 
 // generateJobSelector gives a Job the selector and pod labels Kubernetes'

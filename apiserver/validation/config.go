@@ -172,11 +172,11 @@ func validateNode(n *corev1.Node) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "must be empty or the first value must match spec.podCIDR"))
 	}
 	errs = append(errs, validateTaints(n.Spec.Taints, specPath.Child("taints"))...)
-	for name, q := range n.Status.Capacity {
-		errs = append(errs, validateQuantity(q, field.NewPath("status", "capacity").Key(string(name)))...)
+	for _, name := range sortedKeys(n.Status.Capacity) {
+		errs = append(errs, validateQuantity(n.Status.Capacity[name], field.NewPath("status", "capacity").Key(string(name)))...)
 	}
-	for name, q := range n.Status.Allocatable {
-		errs = append(errs, validateQuantity(q, field.NewPath("status", "allocatable").Key(string(name)))...)
+	for _, name := range sortedKeys(n.Status.Allocatable) {
+		errs = append(errs, validateQuantity(n.Status.Allocatable[name], field.NewPath("status", "allocatable").Key(string(name)))...)
 	}
 	return errs
 }

@@ -565,12 +565,14 @@ func validateResources(r *corev1.ResourceRequirements, fldPath *field.Path) fiel
 	var errs field.ErrorList
 	limPath := fldPath.Child("limits")
 	reqPath := fldPath.Child("requests")
-	for name, q := range r.Limits {
+	for _, name := range sortedKeys(r.Limits) {
+		q := r.Limits[name]
 		p := limPath.Key(string(name))
 		errs = append(errs, validateContainerResourceName(name, p)...)
 		errs = append(errs, validateQuantity(q, p)...)
 	}
-	for name, q := range r.Requests {
+	for _, name := range sortedKeys(r.Requests) {
+		q := r.Requests[name]
 		p := reqPath.Key(string(name))
 		errs = append(errs, validateContainerResourceName(name, p)...)
 		errs = append(errs, validateQuantity(q, p)...)
@@ -611,8 +613,8 @@ func isExtendedResource(name corev1.ResourceName) bool {
 // resources.
 func validateContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
 	s := string(name)
-	for _, msg := range validation.IsQualifiedName(s) {
-		return field.ErrorList{field.Invalid(fldPath, s, msg)}
+	if msgs := validation.IsQualifiedName(s); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(fldPath, s, strings.Join(msgs, "; "))}
 	}
 	switch {
 	case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage,
