@@ -104,3 +104,25 @@ func ctxT(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// benchPostgres is postgresSchema for benchmarks.
+func benchPostgres(b *testing.B) string {
+	dsn := os.Getenv("SKIFF_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		b.Skip("needs SKIFF_TEST_POSTGRES_DSN")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := fmt.Sprintf("bench_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(`CREATE SCHEMA "` + name + `"`); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { admin.Exec(`DROP SCHEMA "` + name + `" CASCADE`); admin.Close() })
+	u, _ := url.Parse(dsn)
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

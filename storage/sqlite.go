@@ -48,7 +48,8 @@ func openSQLite(ctx context.Context, endpoint string) (*sqliteDialect, error) {
 	d := &sqliteDialect{path: path, lock: lock}
 	// busy_timeout covers WAL checkpoints and any other short lock; with one
 	// writer connection per file the store itself never contends for writes.
-	pragmas := "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(OFF)"
+	pragmas := "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(OFF)" +
+		"&_pragma=cache_size(-8192)&_pragma=mmap_size(268435456)&_pragma=temp_store(MEMORY)"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
 	d.writer, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
 	if err != nil {
@@ -82,16 +83,16 @@ func openSQLite(ctx context.Context, endpoint string) (*sqliteDialect, error) {
 	return d, nil
 }
 
-func (d *sqliteDialect) name() string                    { return "sqlite" }
-func (d *sqliteDialect) migrations() migrations.Dialect  { return migrations.SQLite }
-func (d *sqliteDialect) writeDB() *sql.DB                { return d.writer }
-func (d *sqliteDialect) readDB() *sql.DB                 { return d.reader }
-func (d *sqliteDialect) rebind(q string) string          { return q }
-func (d *sqliteDialect) lockMetaSQL() string             { return selectMeta } // BEGIN IMMEDIATE already holds the write lock
-func (d *sqliteDialect) notifySQL() string               { return "" }
-func (d *sqliteDialect) listen(context.Context, func())  {}
-func (d *sqliteDialect) timeArg(t time.Time) any         { return t.UTC().Format(sqliteTimeLayout) }
-func (d *sqliteDialect) readTxOptions() *sql.TxOptions   { return &sql.TxOptions{ReadOnly: true} }
+func (d *sqliteDialect) name() string                   { return "sqlite" }
+func (d *sqliteDialect) migrations() migrations.Dialect { return migrations.SQLite }
+func (d *sqliteDialect) writeDB() *sql.DB               { return d.writer }
+func (d *sqliteDialect) readDB() *sql.DB                { return d.reader }
+func (d *sqliteDialect) rebind(q string) string         { return q }
+func (d *sqliteDialect) lockMetaSQL() string            { return selectMeta } // BEGIN IMMEDIATE already holds the write lock
+func (d *sqliteDialect) notifySQL() string              { return "" }
+func (d *sqliteDialect) listen(context.Context, func()) {}
+func (d *sqliteDialect) timeArg(t time.Time) any        { return t.UTC().Format(sqliteTimeLayout) }
+func (d *sqliteDialect) readTxOptions() *sql.TxOptions  { return &sql.TxOptions{ReadOnly: true} }
 
 func (d *sqliteDialect) parseTime(v any) (time.Time, error) {
 	switch t := v.(type) {

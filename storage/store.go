@@ -36,8 +36,8 @@ type Store struct {
 // queries holds the shared SQL rebound for the dialect, computed once.
 type queries struct {
 	getCurrent, listFrom, listAfter, listFromUnchanged, listAfterUnchanged string
-	keysChanged, historyAt, readEvents, updateMeta, expired, notify       string
-	selectMeta, lockMeta                                                  string
+	keysChanged, historyAt, readEvents, updateMeta, expired, notify        string
+	selectMeta, lockMeta                                                   string
 }
 
 // New opens the database named by cfg.Endpoint, applies migrations and starts

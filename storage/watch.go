@@ -322,10 +322,10 @@ func (s *Store) readEvents(ctx context.Context, after, upTo int64, prefix string
 	var evs []Event
 	for rows.Next() {
 		var (
-			rev, create, version, prevRev     int64
-			key, op                           string
-			value, pValue                     []byte
-			exp, pCreate, pVersion, pExp      sql.NullInt64
+			rev, create, version, prevRev int64
+			key, op                       string
+			value, pValue                 []byte
+			exp, pCreate, pVersion, pExp  sql.NullInt64
 		)
 		if err := rows.Scan(&rev, &key, &op, &value, &create, &version, &exp, &prevRev, &pValue, &pCreate, &pVersion, &pExp); err != nil {
 			return nil, s.wrap("read events", err)

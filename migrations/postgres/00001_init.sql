@@ -37,7 +37,6 @@ CREATE TABLE history (
     at              TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX history_key_revision ON history (key, revision);
-CREATE INDEX history_at ON history (at);
 
 -- +goose Down
 DROP TABLE history;

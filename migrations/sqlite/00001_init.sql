@@ -36,7 +36,6 @@ CREATE TABLE history (
     at              TEXT NOT NULL      -- UTC, RFC 3339 with nanoseconds
 );
 CREATE INDEX history_key_revision ON history (key, revision);
-CREATE INDEX history_at ON history (at);
 
 -- +goose Down
 DROP TABLE history;
