@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		lists     = fs.String("list-sizes", "10000,100000", "keys under one prefix for the SQLite list runs, ascending")
 		pgLists   = fs.String("postgres-list-sizes", "10000,100000", "keys under one prefix for the PostgreSQL list runs, ascending")
 		watchRate = fs.Float64("watch-rate", 20, "writes per second during the watch latency run (0 skips it)")
-		watchDur  = fs.Duration("watch-duration", 0, "length of the watch latency run (default 2 × -duration)")
+		watchDur  = fs.Duration("watch-duration", 0, "length of the watch latency run (default 4 × -duration, so that p99 rests on a few hundred events)")
 		kine      = fs.String("kine", "", "path to a kine binary (default: go install github.com/k3s-io/kine@v0.17.5 into -kine-cache once)")
 		kineCache = fs.String("kine-cache", "", "where a built kine is kept (default ~/.cache/skiff-bench/kine-v0.17.5)")
 		workDir   = fs.String("workdir", "", "directory for SQLite files and kine logs (default: a fresh temporary directory, removed afterwards)")
@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("-duration must be positive")
 	}
 	if *watchDur == 0 {
-		*watchDur = 2 * *duration
+		*watchDur = 4 * *duration
 	}
 	if *watchRate < 0 || *watchRate > 1000 {
 		return fmt.Errorf("-watch-rate must be between 0 and 1000, got %v", *watchRate)
