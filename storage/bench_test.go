@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // BenchmarkCreate measures group-committed creates of 1 KiB values with 1, 16
