@@ -122,3 +122,34 @@ func TestValidateNamespaceNodeAndQuota(t *testing.T) {
 		{name: "podCIDR may not change", old: oldNode, new: newNode, want: []want{{"spec.podCIDRs", forbidden}}},
 	})
 }
+
+func TestValidateEndpointsAndEvents(t *testing.T) {
+	ep := func(m func(*corev1.Endpoints)) *corev1.Endpoints {
+		e := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Subsets: []corev1.EndpointSubset{{
+				Addresses: []corev1.EndpointAddress{{IP: "10.42.0.7"}},
+				Ports:     []corev1.EndpointPort{{Name: "http", Port: 8080}},
+			}}}
+		m(e)
+		return defaulted(e)
+	}
+	ev := func(m func(*corev1.Event)) *corev1.Event {
+		e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web-0.17a8c3f2b7e4", Namespace: "default"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web-0", Namespace: "default"}, Type: corev1.EventTypeNormal, Reason: "Started"}
+		m(e)
+		return e
+	}
+	runCreate(t, []testCase{
+		{name: "endpoints valid", obj: ep(func(*corev1.Endpoints) {})},
+		{name: "endpoints bad IP", obj: ep(func(e *corev1.Endpoints) { e.Subsets[0].Addresses[0].IP = "nope" }),
+			want: []want{{"subsets[0].addresses[0].ip", invalid}}},
+		{name: "endpoints bad port", obj: ep(func(e *corev1.Endpoints) { e.Subsets[0].Ports[0].Port = 0 }),
+			want: []want{{"subsets[0].ports[0].port", invalid}}},
+		{name: "event valid", obj: ev(func(*corev1.Event) {})},
+		{name: "event in another namespace than its object", obj: ev(func(e *corev1.Event) { e.InvolvedObject.Namespace = "other" }),
+			want: []want{{"involvedObject.namespace", invalid}}},
+		{name: "event bad type", obj: ev(func(e *corev1.Event) { e.Type = "Loud" }), want: []want{{"type", invalid}}},
+		{name: "serviceaccount bad name", obj: &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "Builder", Namespace: "default"}},
+			want: []want{{"metadata.name", invalid}}},
+	})
+}

@@ -38,6 +38,20 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers"), "cannot be set on create"))
 	}
+	// Only pods, not templates, reject padded image names: some tools use a
+	// blank image in templates as a placeholder to fill in later.
+	errs = append(errs, validateImageWhitespace(pod.Spec.InitContainers, specPath.Child("initContainers"))...)
+	errs = append(errs, validateImageWhitespace(pod.Spec.Containers, specPath.Child("containers"))...)
+	return errs
+}
+
+func validateImageWhitespace(containers []corev1.Container, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, c := range containers {
+		if strings.TrimSpace(c.Image) != c.Image {
+			errs = append(errs, field.Invalid(fldPath.Index(i).Child("image"), c.Image, "must not have leading or trailing whitespace"))
+		}
+	}
 	return errs
 }
 
@@ -338,8 +352,6 @@ func validateContainer(c *corev1.Container, names sets.Set[string], volumes sets
 
 	if c.Image == "" {
 		errs = append(errs, field.Required(fldPath.Child("image"), ""))
-	} else if strings.TrimSpace(c.Image) != c.Image {
-		errs = append(errs, field.Invalid(fldPath.Child("image"), c.Image, "must not have leading or trailing whitespace"))
 	}
 	switch c.ImagePullPolicy {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
@@ -376,7 +388,7 @@ func validateContainerPorts(ports []corev1.ContainerPort, fldPath *field.Path) f
 			for _, msg := range validation.IsValidPortName(p.Name) {
 				errs = append(errs, field.Invalid(idxPath.Child("name"), p.Name, msg))
 			}
-			if names.Has(p.Name) {
+			if msgs := validation.IsValidPortName(p.Name); len(msgs) == 0 && names.Has(p.Name) {
 				errs = append(errs, field.Duplicate(idxPath.Child("name"), p.Name))
 			}
 			names.Insert(p.Name)
@@ -478,11 +490,10 @@ func validateEnvVarValueFrom(ev corev1.EnvVar, fldPath *field.Path) field.ErrorL
 	switch {
 	case n == 0:
 		errs = append(errs, field.Invalid(fldPath, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+	case ev.Value != "":
+		errs = append(errs, field.Invalid(fldPath, "", "may not be specified when `value` is not empty"))
 	case n > 1:
 		errs = append(errs, field.Invalid(fldPath, "", "may not have more than one field specified at a time"))
-	}
-	if ev.Value != "" && n > 0 {
-		errs = append(errs, field.Invalid(fldPath, "", "may not be specified when `value` is not empty"))
 	}
 	return errs
 }

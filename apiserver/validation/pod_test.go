@@ -47,6 +47,15 @@ func TestValidatePod(t *testing.T) {
 		{name: "no containers", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers = nil }), want: []want{{"spec.containers", required}}},
 		{name: "image required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }),
 			want: []want{{"spec.containers[0].image", required}}},
+		{name: "padded image", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Image = " nginx" }),
+			want: []want{{"spec.containers[0].image", invalid}}},
+		{name: "env value and valueFrom", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env[0].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom", invalid}}},
+		{name: "env valueFrom without source", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env[0] = corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{}}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom", invalid}}},
 		{name: "container name not a DNS label", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "App" }),
 			want: []want{{"spec.containers[0].name", invalid}}},
 		{name: "container name required", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].Name = "" }),

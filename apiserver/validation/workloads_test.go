@@ -68,6 +68,7 @@ func TestValidateDeployment(t *testing.T) {
 			want: []want{{"spec.template.spec.restartPolicy", notSupported}}},
 		{name: "template container image required", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }),
 			want: []want{{"spec.template.spec.containers[0].image", required}}},
+		{name: "template may hold a padded image placeholder", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = " " })},
 		{name: "progressDeadline not above minReady", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 600 }),
 			want: []want{{"spec.progressDeadlineSeconds", invalid}}},
 	})
