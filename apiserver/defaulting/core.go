@@ -1,6 +1,8 @@
 package defaulting
 
 import (
+	"net"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -52,7 +54,7 @@ func defaultService(svc *corev1.Service) {
 			s.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicySingleStack)
 		}
 		if len(s.IPFamilies) == 0 {
-			s.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+			s.IPFamilies = []corev1.IPFamily{familyOf(s.ClusterIP, s.ClusterIPs)}
 		}
 	}
 	if s.Type == corev1.ServiceTypeLoadBalancer && s.AllocateLoadBalancerNodePorts == nil {
@@ -211,4 +213,17 @@ func defaultEndpointSlice(es *discoveryv1.EndpointSlice) {
 			es.Ports[i].Protocol = ptrTo(corev1.ProtocolTCP)
 		}
 	}
+}
+
+// familyOf is the IP family of a requested cluster IP: IPv6 when the user
+// asked for an IPv6 address, IPv4 otherwise (none requested, or headless).
+func familyOf(clusterIP string, clusterIPs []string) corev1.IPFamily {
+	ip := clusterIP
+	if len(clusterIPs) > 0 {
+		ip = clusterIPs[0]
+	}
+	if parsed := net.ParseIP(ip); parsed != nil && parsed.To4() == nil {
+		return corev1.IPv6Protocol
+	}
+	return corev1.IPv4Protocol
 }

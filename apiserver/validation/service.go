@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -212,7 +213,18 @@ func validateClusterIPs(svc *corev1.Service, specPath *field.Path) field.ErrorLi
 			}
 			continue
 		}
-		errs = append(errs, validation.IsValidIP(p, ip)...)
+		ipErrs := validation.IsValidIP(p, ip)
+		errs = append(errs, ipErrs...)
+		// Each cluster IP must belong to the family listed at its index.
+		if len(ipErrs) == 0 && i < len(s.IPFamilies) {
+			isV6 := net.ParseIP(ip).To4() == nil
+			switch {
+			case s.IPFamilies[i] == corev1.IPv4Protocol && isV6:
+				errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("expected an IPv4 value as indicated by `ipFamilies[%v]`", i)))
+			case s.IPFamilies[i] == corev1.IPv6Protocol && !isV6:
+				errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("expected an IPv6 value as indicated by `ipFamilies[%v]`", i)))
+			}
+		}
 	}
 	return errs
 }

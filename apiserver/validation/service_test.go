@@ -29,6 +29,11 @@ func TestValidateService(t *testing.T) {
 		{name: "valid ExternalName", obj: svcWith(func(s *corev1.Service) {
 			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}
 		})},
+		{name: "valid IPv6 clusterIP gets the IPv6 family", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "fd00:10:43::10" })},
+		{name: "clusterIP of the wrong family", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.ClusterIP = "fd00:10:43::10"
+			s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+		}), want: []want{{"spec.clusterIPs[0]", invalid}}},
 		{name: "name must start with a letter", obj: svcWith(func(s *corev1.Service) { s.Name = "1web" }), want: []want{{"metadata.name", invalid}}},
 		{name: "ports required", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports = nil }), want: []want{{"spec.ports", required}}},
 		{name: "port out of range", obj: svcWith(func(s *corev1.Service) { s.Spec.Ports[0].Port = 0 }), want: []want{{"spec.ports[0].port", invalid}}},
