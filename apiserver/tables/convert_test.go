@@ -2,6 +2,7 @@ package tables
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +363,45 @@ func TestParseIncludeObject(t *testing.T) {
 	}
 	if _, err := ParseIncludeObject("object"); err == nil {
 		t.Error("lower-case policy accepted; Kubernetes is case-sensitive here")
+	}
+}
+
+// TestConcurrentConversion shares one CRD convertor and the built-in one
+// between goroutines, as the API server does; run with -race.
+func TestConcurrentConversion(t *testing.T) {
+	conv, err := ForCRD([]apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "Size", Type: "integer", JSONPath: ".spec.size"},
+		{Name: "Color", Type: "string", JSONPath: ".spec.color"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 50; i++ {
+				w := widget("w", map[string]any{"size": int64(i), "color": "red"}, nil)
+				table, err := conv.ConvertToTable(&w, Options{Now: now})
+				if err != nil {
+					done <- err
+					return
+				}
+				if table.Rows[0].Cells[1] != int64(i) || table.Rows[0].Cells[2] != "red" {
+					done <- fmt.Errorf("cells = %v, want size %d", table.Rows[0].Cells, i)
+					return
+				}
+				cm := labelledConfigMap("a")
+				if _, err := ConvertToTable(&cm, Options{}); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

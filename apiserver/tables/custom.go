@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -72,7 +73,6 @@ func NewColumnConvertor(columns []Column) (Convertor, error) {
 		columns = []Column{ageCustomColumn}
 	}
 	defs := []metav1.TableColumnDefinition{nameColumn()}
-	paths := make([]*jsonpath.JSONPath, len(columns))
 	for i, c := range columns {
 		if strings.TrimSpace(c.Name) == "" {
 			return nil, fmt.Errorf("tables: printer column %d has no name", i)
@@ -80,23 +80,45 @@ func NewColumnConvertor(columns []Column) (Convertor, error) {
 		if strings.TrimSpace(c.JSONPath) == "" {
 			return nil, fmt.Errorf("tables: printer column %q has no JSONPath", c.Name)
 		}
-		jp := jsonpath.New(c.Name)
-		jp.AllowMissingKeys(true)
-		if err := jp.Parse("{" + c.JSONPath + "}"); err != nil {
-			return nil, fmt.Errorf("tables: printer column %q: JSONPath %q: %w", c.Name, c.JSONPath, err)
-		}
-		paths[i] = jp
 		desc := c.Description
 		if desc == "" {
 			desc = "Custom resource definition column (in JSONPath format): " + c.JSONPath
 		}
 		defs = append(defs, metav1.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: desc, Priority: c.Priority})
 	}
+	// Parse once now so a bad path is reported when the CRD is loaded, not
+	// on the first request.
+	first, err := parseColumnPaths(columns)
+	if err != nil {
+		return nil, err
+	}
+	// A parsed JSONPath keeps state while it evaluates, so concurrent
+	// requests each take their own parsed set from the pool.
+	pool := &sync.Pool{New: func() any {
+		paths, _ := parseColumnPaths(columns) // parsed successfully above
+		return paths
+	}}
+	pool.Put(first)
 	p := &printer{columns: defs}
 	p.row = func(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
+		paths := pool.Get().([]*jsonpath.JSONPath)
+		defer pool.Put(paths)
 		return columnRow(obj, columns, paths, now)
 	}
 	return printerConvertor{p}, nil
+}
+
+func parseColumnPaths(columns []Column) ([]*jsonpath.JSONPath, error) {
+	paths := make([]*jsonpath.JSONPath, len(columns))
+	for i, c := range columns {
+		jp := jsonpath.New(c.Name)
+		jp.AllowMissingKeys(true)
+		if err := jp.Parse("{" + c.JSONPath + "}"); err != nil {
+			return nil, fmt.Errorf("tables: printer column %q: JSONPath %q: %w", c.Name, c.JSONPath, err)
+		}
+		paths[i] = jp
+	}
+	return paths, nil
 }
 
 // printerConvertor exposes a printer as a Convertor.
