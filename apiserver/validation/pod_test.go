@@ -193,3 +193,16 @@ func TestValidateUpdateTypeMismatch(t *testing.T) {
 		t.Fatalf("nil object: got %v", errs)
 	}
 }
+
+func TestValidateContentLeavesMetadataToTheCaller(t *testing.T) {
+	p := podWith(func(p *corev1.Pod) { p.Name = "Bad_Name"; p.Spec.Containers[0].Image = "" })
+	expectErrors(t, ValidateContent(p), []want{{"spec.containers[0].image", required}})
+	expectErrors(t, Validate(p), []want{{"metadata.name", invalid}, {"spec.containers[0].image", required}})
+
+	old := storedPod()
+	n := old.DeepCopy()
+	n.Name = "renamed"
+	n.Spec.Containers[0].Ports[0].ContainerPort = 81
+	expectErrors(t, ValidateContentUpdate(n, old), []want{{"spec", forbidden}})
+	expectErrors(t, ValidateUpdate(n, old), []want{{"metadata.name", invalid}, {"spec", forbidden}})
+}

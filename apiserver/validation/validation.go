@@ -185,3 +185,35 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	}
 	return rules{}, false
 }
+
+// ValidateContent is Validate without the generic metadata checks (name
+// format, namespace presence, labels, annotations), for a caller that runs
+// those itself and would otherwise report each metadata problem twice.
+// Kind-specific metadata rules (a CronJob's name length) are still checked.
+func ValidateContent(obj runtime.Object) field.ErrorList {
+	r, ok := rulesFor(obj)
+	if !ok {
+		return nil
+	}
+	return r.spec(obj)
+}
+
+// ValidateContentUpdate is ValidateUpdate without the generic metadata update
+// checks, for the same kind of caller as ValidateContent.
+func ValidateContentUpdate(newObj, oldObj runtime.Object) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return field.ErrorList{field.InternalError(nil, errors.New("validation: nil object in update"))}
+	}
+	if reflect.TypeOf(newObj) != reflect.TypeOf(oldObj) {
+		return field.ErrorList{field.InternalError(nil, errors.New("validation: update changes the object's type"))}
+	}
+	r, ok := rulesFor(newObj)
+	if !ok {
+		return nil
+	}
+	errs := r.spec(newObj)
+	if r.update != nil {
+		errs = append(errs, r.update(newObj, oldObj)...)
+	}
+	return errs
+}
