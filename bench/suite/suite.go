@@ -116,6 +116,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.PostgresDSN != "" {
 		r.dialect(ctx, "postgres", o.PostgresListSizes)
 	}
+	rep.Note("load average at the end: %s (1, 5, 15 min; other processes share the machine)", loadAverage())
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
@@ -458,7 +459,7 @@ func (r *runner) open(ctx context.Context, dialect, system, endpoint, name strin
 func header(o Options, pgVersion string) []string {
 	h := []string{
 		fmt.Sprintf("storebench, %s", time.Now().UTC().Format("2006-01-02 15:04 MST")),
-		fmt.Sprintf("machine: %d CPUs%s, %s/%s, %s", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		fmt.Sprintf("machine: %d CPUs%s, %s/%s, %s; load average at start %s", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), loadAverage()),
 		fmt.Sprintf("kine %s as a child process on loopback, driven with go.etcd.io/etcd/client/v3 %s; skiff's store in-process (storage.New)", kineproc.Version, depVersion("go.etcd.io/etcd/client/v3")),
 	}
 	if pgVersion != "" {
@@ -468,6 +469,20 @@ func header(o Options, pgVersion string) []string {
 		o.Duration, workload.ValueSize, o.WatchRate, o.WatchDuration))
 	h = append(h, "\"skiff vs kine\" = how many times better skiff is (writes: skiff/kine; latencies: kine/skiff)")
 	return h
+}
+
+// loadAverage is the 1, 5 and 15 minute load averages, or "unknown": the
+// machine may be shared, and a loaded one lowers every figure.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func cpuModel() string {
