@@ -114,6 +114,10 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *s.TerminationGracePeriodSeconds, isNegativeErrorMsg))
 	}
 	errs = append(errs, validateHostPortConflicts(s.Containers, fldPath.Child("containers"))...)
+	errs = append(errs, validateHostNetworkPorts(s, fldPath)...)
+	errs = append(errs, validateAffinity(s.Affinity, fldPath.Child("affinity"))...)
+	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validatePodSecurityContext(s.SecurityContext, fldPath.Child("securityContext"))...)
 	return errs
 }
 
@@ -376,6 +380,7 @@ func validateContainer(c *corev1.Container, names sets.Set[string], volumes sets
 	errs = append(errs, validateProbe(c.ReadinessProbe, fldPath.Child("readinessProbe"), false)...)
 	errs = append(errs, validateProbe(c.StartupProbe, fldPath.Child("startupProbe"), true)...)
 	errs = append(errs, validateLifecycle(c.Lifecycle, fldPath.Child("lifecycle"))...)
+	errs = append(errs, validateContainerSecurityContext(c.SecurityContext, fldPath.Child("securityContext"))...)
 	return errs
 }
 

@@ -114,6 +114,33 @@ func TestValidatePod(t *testing.T) {
 		{name: "toleration with empty key needs Exists", obj: podWith(func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpEqual, Value: "x"}}
 		}), want: []want{{"spec.tolerations[0].operator", invalid}}},
+		{name: "node affinity needs a term", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{}}}
+		}), want: []want{{"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms", required}}},
+		{name: "node affinity In needs values", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn}}}}}}}
+		}), want: []want{{"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values", required}}},
+		{name: "pod anti-affinity needs a topology key", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+				{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+		}), want: []want{{"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey", required}}},
+		{name: "valid topology spread", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule}}
+		})},
+		{name: "topology spread maxSkew 0", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+		}), want: []want{{"spec.topologySpreadConstraints[0].maxSkew", invalid}}},
+		{name: "negative runAsUser", obj: podWith(func(p *corev1.Pod) {
+			uid := int64(-1)
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
+		}),
+			want: []want{{"spec.securityContext.runAsUser", invalid}}},
+		{name: "hostNetwork port mismatch", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.HostNetwork = true
+			p.Spec.Containers[0].Ports[0].HostPort = 8080
+		}), want: []want{{"spec.containers[0].ports[0].containerPort", invalid}}},
+		{name: "hostNetwork ports default to container ports", obj: podWith(func(p *corev1.Pod) { p.Spec.HostNetwork = true })},
 		{name: "nodeName must be a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.NodeName = "Node_1" }),
 			want: []want{{"spec.nodeName", invalid}}},
 	})

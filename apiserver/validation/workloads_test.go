@@ -69,6 +69,10 @@ func TestValidateDeployment(t *testing.T) {
 		{name: "template container image required", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }),
 			want: []want{{"spec.template.spec.containers[0].image", required}}},
 		{name: "template may hold a padded image placeholder", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = " " })},
+		{name: "hostNetwork template without hostPort", obj: deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.HostNetwork = true
+			d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 9100}}
+		})},
 		{name: "progressDeadline not above minReady", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 600 }),
 			want: []want{{"spec.progressDeadlineSeconds", invalid}}},
 	})
