@@ -69,7 +69,9 @@ func TestZeroObjectsAreRejectedNotPanicked(t *testing.T) {
 func TestRandomObjectsNeverPanic(t *testing.T) {
 	f := randfill.NewWithSeed(1).NilChance(0.3).NumElements(0, 3).Funcs(
 		// Quantities have unexported state randfill cannot set sensibly.
-		func(q *resource.Quantity, c randfill.Continue) { *q = *resource.NewQuantity(c.Int63n(1000)-10, resource.DecimalSI) },
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewQuantity(c.Int63n(1000)-10, resource.DecimalSI)
+		},
 	)
 	for round := 0; round < 10; round++ {
 		for _, mk := range allKinds() {
