@@ -116,8 +116,9 @@ setup_test_database() {
 if [ -z "${SKIFF_TEST_POSTGRES_DSN:-}" ]; then
 	if is_root; then
 		ensure_postgres
-		# Later: containerd, runc and nftables for the node agent and proxy
-		# tests are installed here with apt_install, as PostgreSQL is above.
+		# Later: when the node agent and proxy tests arrive, their machine
+		# setup (containerd, runc, nftables: hack/install-node-deps.sh) is
+		# run here, next to PostgreSQL's.
 	fi
 	if ! setup_test_database; then
 		if [ "${CI:-}" = true ]; then
