@@ -26,9 +26,13 @@ type dialect interface {
 	lockMetaSQL() string
 	// readTxOptions give a read-only transaction with one snapshot.
 	readTxOptions() *sql.TxOptions
-	// notifySQL is run in each write transaction with the new revision as
-	// argument, to wake other processes; empty if the dialect has no such thing.
-	notifySQL() string
+	// dynamicArgs adapts the arguments of a statement whose text varies with
+	// the batch (multi-row VALUES, IN lists).
+	dynamicArgs(args []any) []any
+	// execWrites runs a write transaction's statements (the last one updates
+	// meta) and, where the dialect has notifications, signals the new revision
+	// to other processes at commit.
+	execWrites(ctx context.Context, tx *sql.Tx, stmts []stmt, revision string) error
 	// timeArg and parseTime convert history's "at" column.
 	timeArg(t time.Time) any
 	parseTime(v any) (time.Time, error)

@@ -94,6 +94,17 @@ func (d *sqliteDialect) listen(context.Context, func()) {}
 func (d *sqliteDialect) timeArg(t time.Time) any        { return t.UTC().Format(sqliteTimeLayout) }
 func (d *sqliteDialect) readTxOptions() *sql.TxOptions  { return &sql.TxOptions{ReadOnly: true} }
 
+func (d *sqliteDialect) dynamicArgs(args []any) []any { return args }
+
+func (d *sqliteDialect) execWrites(ctx context.Context, tx *sql.Tx, stmts []stmt, _ string) error {
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st.sql, st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (d *sqliteDialect) parseTime(v any) (time.Time, error) {
 	switch t := v.(type) {
 	case string:

@@ -71,7 +71,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		getCurrent: d.rebind(getCurrent), listFrom: d.rebind(listCurrentFrom), listAfter: d.rebind(listCurrentAfter),
 		listFromUnchanged: d.rebind(listCurrentFromUnchanged), listAfterUnchanged: d.rebind(listCurrentAfterUnchanged),
 		keysChanged: d.rebind(keysChangedSince), historyAt: d.rebind(historyAtOrBefore), readEvents: d.rebind(readEvents),
-		updateMeta: d.rebind(updateMetaRevision), expired: d.rebind(expiredKeys), notify: d.rebind(d.notifySQL()),
+		expired:    d.rebind(expiredKeys),
 		selectMeta: selectMeta, lockMeta: d.lockMetaSQL(),
 	}
 	rev, _, err := s.meta(ctx, d.readDB())

@@ -113,13 +113,22 @@ func TestSlowWatcherIsDroppedWithoutStallingOthers(t *testing.T) {
 		fast, _ := s.Watch(ctx, storage.WatchOptions{Prefix: "/k/"})
 		var last int64
 		done := make(chan []storage.Event)
-		go func() { done <- collectUntil(fast, 100) }()
+		var fastSeen atomic.Int64
+		go func() { done <- collectUntil(fast, 100, &fastSeen) }()
+		// Write in steps of 10 (half the buffer) and let the fast watcher
+		// catch up between steps, so only the one that never reads falls
+		// behind, however loaded the machine is.
 		for i := 0; i < 100; i++ {
 			kv, err := s.Create(ctx, fmt.Sprintf("/k/%d", i), []byte("v"), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			last = kv.ModRevision
+			if i%10 == 9 {
+				for int(fastSeen.Load()) < i+1 {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
 		}
 		if evs := <-done; len(evs) != 100 || evs[99].Revision != last {
 			t.Fatalf("fast watcher got %d events", len(evs))
@@ -143,13 +152,14 @@ func TestSlowWatcherIsDroppedWithoutStallingOthers(t *testing.T) {
 	})
 }
 
-func collectUntil(w storage.Watch, n int) []storage.Event {
+func collectUntil(w storage.Watch, n int, seen *atomic.Int64) []storage.Event {
 	var evs []storage.Event
 	for ev := range w.Events() {
 		if ev.Type == storage.Progress {
 			continue
 		}
 		evs = append(evs, ev)
+		seen.Store(int64(len(evs)))
 		if len(evs) == n {
 			break
 		}

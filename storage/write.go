@@ -271,16 +271,8 @@ func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, bas
 		tx.Rollback()
 		return res, nil, base, false, nil
 	}
-	if err = s.writeRows(ctx, tx, hist, final); err != nil {
+	if err = s.d.execWrites(ctx, tx, s.writeStatements(hist, final, rev), strconv.FormatInt(rev, 10)); err != nil {
 		return nil, nil, 0, false, err
-	}
-	if _, err = tx.ExecContext(ctx, s.q.updateMeta, rev); err != nil {
-		return nil, nil, 0, false, err
-	}
-	if s.q.notify != "" {
-		if _, err = tx.ExecContext(ctx, s.q.notify, strconv.FormatInt(rev, 10)); err != nil {
-			return nil, nil, 0, false, err
-		}
 	}
 	if err = tx.Commit(); err != nil {
 		return nil, nil, 0, !errors.Is(err, sql.ErrTxDone), err
@@ -307,7 +299,7 @@ func (s *Store) loadCurrent(ctx context.Context, tx *sql.Tx, batch []*writeOp) (
 		}
 	}
 	q := s.d.rebind(`SELECT ` + kvColumns + ` FROM kv WHERE key IN (` + placeholders(len(args)) + `)`)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	rows, err := tx.QueryContext(ctx, q, s.d.dynamicArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -330,9 +322,17 @@ type historyRow struct {
 	expiresAt, at                                   time.Time
 }
 
-// writeRows appends the history rows and brings kv to the batch's final
-// state, with one multi-row statement each.
-func (s *Store) writeRows(ctx context.Context, tx *sql.Tx, hist []historyRow, final map[string]*KeyValue) error {
+// stmt is one SQL statement ("?" placeholders) with its arguments.
+type stmt struct {
+	sql  string
+	args []any
+}
+
+// writeStatements returns the statements that append the history rows, bring
+// kv to the batch's final state and record the new revision: one multi-row
+// statement each. The dialect decides how to send them (PostgreSQL folds them
+// into a single round trip).
+func (s *Store) writeStatements(hist []historyRow, final map[string]*KeyValue, rev int64) []stmt {
 	args := make([]any, 0, len(hist)*10)
 	for _, h := range hist {
 		var value any
@@ -341,10 +341,7 @@ func (s *Store) writeRows(ctx context.Context, tx *sql.Tx, hist []historyRow, fi
 		}
 		args = append(args, h.revision, h.key, h.op, value, h.createRevision, h.prevRevision, h.version, timeMs(h.expiresAt), h.actor, s.d.timeArg(h.at))
 	}
-	q := `INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES ` + rowsOf(len(hist), 10)
-	if _, err := tx.ExecContext(ctx, s.d.rebind(q), args...); err != nil {
-		return fmt.Errorf("insert history: %w", err)
-	}
+	out := []stmt{{`INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES ` + rowsOf(len(hist), 10), args}}
 	var upserts, deletes []any
 	nUp := 0
 	for key, kv := range final {
@@ -356,20 +353,14 @@ func (s *Store) writeRows(ctx context.Context, tx *sql.Tx, hist []historyRow, fi
 		upserts = append(upserts, kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, timeMs(kv.ExpiresAt))
 	}
 	if nUp > 0 {
-		q := `INSERT INTO kv (` + kvColumns + `) VALUES ` + rowsOf(nUp, 6) + ` ON CONFLICT (key) DO UPDATE SET
+		out = append(out, stmt{`INSERT INTO kv (` + kvColumns + `) VALUES ` + rowsOf(nUp, 6) + ` ON CONFLICT (key) DO UPDATE SET
 			value = excluded.value, create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
-			version = excluded.version, expires_at = excluded.expires_at`
-		if _, err := tx.ExecContext(ctx, s.d.rebind(q), upserts...); err != nil {
-			return fmt.Errorf("upsert kv: %w", err)
-		}
+			version = excluded.version, expires_at = excluded.expires_at`, upserts})
 	}
 	if len(deletes) > 0 {
-		q := `DELETE FROM kv WHERE key IN (` + placeholders(len(deletes)) + `)`
-		if _, err := tx.ExecContext(ctx, s.d.rebind(q), deletes...); err != nil {
-			return fmt.Errorf("delete kv: %w", err)
-		}
+		out = append(out, stmt{`DELETE FROM kv WHERE key IN (` + placeholders(len(deletes)) + `)`, deletes})
 	}
-	return nil
+	return append(out, stmt{updateMetaRevision, []any{rev}})
 }
 
 func placeholders(n int) string {
