@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -11,7 +12,8 @@ import (
 )
 
 // The checks in this file guard what the scheduler and the node agent read:
-// affinity, topology spread, security identities and host networking.
+// affinity, topology spread, tolerations, security identities and host
+// networking.
 
 var supportedNodeSelectorOps = []corev1.NodeSelectorOperator{
 	corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpGt,
@@ -254,4 +256,46 @@ func validateHostNetworkPorts(s *corev1.PodSpec, fldPath *field.Path) field.Erro
 	check(s.InitContainers, fldPath.Child("initContainers"))
 	check(s.Containers, fldPath.Child("containers"))
 	return errs
+}
+
+func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		idxPath := fldPath.Index(i)
+		if t.Key != "" {
+			errs = append(errs, metav1validation.ValidateLabelName(t.Key, idxPath.Child("key"))...)
+		}
+		if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+			errs = append(errs, field.Invalid(idxPath.Child("operator"), t.Operator,
+				"operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(idxPath.Child("effect"), t.Effect,
+				"effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch t.Operator {
+		case corev1.TolerationOpEqual, "":
+			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(idxPath.Child("operator"), t.Value, strings.Join(msgs, ";")))
+			}
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(idxPath.Child("operator"), t, "value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(idxPath.Child("operator"), t.Operator, supportedTolerationOps))
+		}
+		if t.Effect != "" {
+			errs = append(errs, validateTaintEffect(t.Effect, idxPath.Child("effect"))...)
+		}
+	}
+	return errs
+}
+
+func validateTaintEffect(e corev1.TaintEffect, fldPath *field.Path) field.ErrorList {
+	switch e {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(fldPath, e, supportedTaintEffects)}
 }

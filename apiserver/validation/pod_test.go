@@ -188,6 +188,10 @@ func TestValidatePodUpdate(t *testing.T) {
 		}), want: []want{{"spec.containers", forbidden}}},
 		{name: "name immutable", old: old, new: change(func(p *corev1.Pod) { p.Name = "other" }), want: []want{{"metadata.name", invalid}}},
 		{name: "uid immutable", old: old, new: change(func(p *corev1.Pod) { p.UID = "uid-2" }), want: []want{{"metadata.uid", invalid}}},
+		{name: "labels may change on a pod with ephemeral containers", old: withEphemeral(old), new: change(func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = withEphemeral(old).Spec.EphemeralContainers
+			p.Labels["debugged"] = "yes"
+		})},
 		{name: "creationTimestamp immutable", old: old, new: change(func(p *corev1.Pod) { p.CreationTimestamp = metav1.Unix(1, 0) }),
 			want: []want{{"metadata.creationTimestamp", invalid}}},
 		{name: "removing a toleration forbidden", old: change(func(p *corev1.Pod) {
@@ -232,4 +236,15 @@ func TestValidateContentLeavesMetadataToTheCaller(t *testing.T) {
 	n.Spec.Containers[0].Ports[0].ContainerPort = 81
 	expectErrors(t, ValidateContentUpdate(n, old), []want{{"spec", forbidden}})
 	expectErrors(t, ValidateUpdate(n, old), []want{{"metadata.name", invalid}, {"spec", forbidden}})
+}
+
+func withEphemeral(p *corev1.Pod) *corev1.Pod {
+	p = p.DeepCopy()
+	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: "debugger", Image: "busybox:1.36", ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePolicy: corev1.TerminationMessageReadFile}}}
+	return p
+}
+
+func TestEphemeralContainersForbiddenOnCreate(t *testing.T) {
+	expectErrors(t, Validate(withEphemeral(defaulted(validPod()))), []want{{"spec.ephemeralContainers", forbidden}})
 }

@@ -56,7 +56,7 @@ func Validate(obj runtime.Object) field.ErrorList {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(m, r.namespaced, ValidateName(r.kind), field.NewPath("metadata"))
-	return append(errs, r.spec(obj)...)
+	return append(errs, r.create(obj)...)
 }
 
 // ValidateUpdate checks newObj as a replacement for oldObj: the metadata
@@ -104,6 +104,18 @@ type rules struct {
 	namespaced bool
 	spec       func(obj runtime.Object) field.ErrorList
 	update     func(newObj, oldObj runtime.Object) field.ErrorList
+	// createOnly holds rules a new object must meet but a stored one may
+	// have outgrown (a pod gains ephemeral containers after creation).
+	createOnly func(obj runtime.Object) field.ErrorList
+}
+
+// create runs the content checks for a new object.
+func (r rules) create(obj runtime.Object) field.ErrorList {
+	errs := r.spec(obj)
+	if r.createOnly != nil {
+		errs = append(errs, r.createOnly(obj)...)
+	}
+	return errs
 }
 
 // kindRules adapts typed check functions to rules.
@@ -125,7 +137,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	switch obj.(type) {
 	// core/v1
 	case *corev1.Pod:
-		return kindRules("Pod", true, validatePod, validatePodUpdate), true
+		r := kindRules("Pod", true, validatePod, validatePodUpdate)
+		r.createOnly = func(obj runtime.Object) field.ErrorList { return validatePodCreate(obj.(*corev1.Pod)) }
+		return r, true
 	case *corev1.Service:
 		return kindRules("Service", true, validateService, validateServiceUpdate), true
 	case *corev1.ConfigMap:
@@ -195,7 +209,7 @@ func ValidateContent(obj runtime.Object) field.ErrorList {
 	if !ok {
 		return nil
 	}
-	return r.spec(obj)
+	return r.create(obj)
 }
 
 // ValidateContentUpdate is ValidateUpdate without the generic metadata update

@@ -1,0 +1,187 @@
+package validation
+
+import (
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validateVolumes returns the set of declared volume names for the mount
+// checks, and the problems with the volumes themselves.
+func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (sets.Set[string], field.ErrorList) {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i := range volumes {
+		v := &volumes[i]
+		idxPath := fldPath.Index(i)
+		namePath := idxPath.Child("name")
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(namePath, ""))
+		case names.Has(v.Name):
+			errs = append(errs, field.Duplicate(namePath, v.Name))
+		default:
+			errs = append(errs, dns1123Label(v.Name, namePath)...)
+		}
+		names.Insert(v.Name)
+		errs = append(errs, validateVolumeSource(&v.VolumeSource, idxPath)...)
+	}
+	return names, errs
+}
+
+func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	set := setVolumeSources(src)
+	switch len(set) {
+	case 0:
+		return field.ErrorList{field.Required(fldPath, "must specify a volume type")}
+	case 1:
+	default:
+		return field.ErrorList{field.Forbidden(fldPath.Child(set[1]), "may not specify more than 1 volume type")}
+	}
+	switch {
+	case src.HostPath != nil:
+		if src.HostPath.Path == "" {
+			errs = append(errs, field.Required(fldPath.Child("hostPath", "path"), ""))
+		}
+	case src.ConfigMap != nil:
+		if src.ConfigMap.Name == "" {
+			errs = append(errs, field.Required(fldPath.Child("configMap", "name"), ""))
+		}
+		errs = append(errs, validateMode(src.ConfigMap.DefaultMode, fldPath.Child("configMap", "defaultMode"))...)
+		errs = append(errs, validateKeyToPaths(src.ConfigMap.Items, fldPath.Child("configMap", "items"))...)
+	case src.Secret != nil:
+		if src.Secret.SecretName == "" {
+			errs = append(errs, field.Required(fldPath.Child("secret", "secretName"), ""))
+		}
+		errs = append(errs, validateMode(src.Secret.DefaultMode, fldPath.Child("secret", "defaultMode"))...)
+		errs = append(errs, validateKeyToPaths(src.Secret.Items, fldPath.Child("secret", "items"))...)
+	case src.PersistentVolumeClaim != nil:
+		if src.PersistentVolumeClaim.ClaimName == "" {
+			errs = append(errs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), ""))
+		}
+	case src.EmptyDir != nil:
+		if src.EmptyDir.SizeLimit != nil && src.EmptyDir.SizeLimit.Sign() < 0 {
+			errs = append(errs, field.Forbidden(fldPath.Child("emptyDir", "sizeLimit"), "SizeLimit field must be a valid resource quantity"))
+		}
+	case src.Projected != nil:
+		errs = append(errs, validateMode(src.Projected.DefaultMode, fldPath.Child("projected", "defaultMode"))...)
+	case src.DownwardAPI != nil:
+		errs = append(errs, validateMode(src.DownwardAPI.DefaultMode, fldPath.Child("downwardAPI", "defaultMode"))...)
+	}
+	return errs
+}
+
+// setVolumeSources names the sources set in src, in Kubernetes' check order.
+func setVolumeSources(src *corev1.VolumeSource) []string {
+	var set []string
+	add := func(isSet bool, name string) {
+		if isSet {
+			set = append(set, name)
+		}
+	}
+	add(src.EmptyDir != nil, "emptyDir")
+	add(src.HostPath != nil, "hostPath")
+	add(src.GitRepo != nil, "gitRepo")
+	add(src.GCEPersistentDisk != nil, "gcePersistentDisk")
+	add(src.AWSElasticBlockStore != nil, "awsElasticBlockStore")
+	add(src.Secret != nil, "secret")
+	add(src.NFS != nil, "nfs")
+	add(src.ISCSI != nil, "iscsi")
+	add(src.Glusterfs != nil, "glusterfs")
+	add(src.PersistentVolumeClaim != nil, "persistentVolumeClaim")
+	add(src.RBD != nil, "rbd")
+	add(src.FlexVolume != nil, "flexVolume")
+	add(src.Cinder != nil, "cinder")
+	add(src.CephFS != nil, "cephfs")
+	add(src.Flocker != nil, "flocker")
+	add(src.DownwardAPI != nil, "downwardAPI")
+	add(src.FC != nil, "fc")
+	add(src.AzureFile != nil, "azureFile")
+	add(src.ConfigMap != nil, "configMap")
+	add(src.VsphereVolume != nil, "vsphereVolume")
+	add(src.Quobyte != nil, "quobyte")
+	add(src.AzureDisk != nil, "azureDisk")
+	add(src.PhotonPersistentDisk != nil, "photonPersistentDisk")
+	add(src.Projected != nil, "projected")
+	add(src.PortworxVolume != nil, "portworxVolume")
+	add(src.ScaleIO != nil, "scaleIO")
+	add(src.StorageOS != nil, "storageos")
+	add(src.CSI != nil, "csi")
+	add(src.Ephemeral != nil, "ephemeral")
+	add(src.Image != nil, "image")
+	return set
+}
+
+func validateMode(mode *int32, fldPath *field.Path) field.ErrorList {
+	if mode != nil && (*mode > 0o777 || *mode < 0) {
+		return field.ErrorList{field.Invalid(fldPath, *mode, "must be a number between 0 and 0777 (octal), both inclusive")}
+	}
+	return nil
+}
+
+func validateKeyToPaths(items []corev1.KeyToPath, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, kp := range items {
+		p := fldPath.Index(i)
+		if kp.Key == "" {
+			errs = append(errs, field.Required(p.Child("key"), ""))
+		}
+		if kp.Path == "" {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		} else {
+			errs = append(errs, validateLocalDescendingPath(kp.Path, p.Child("path"))...)
+		}
+		errs = append(errs, validateMode(kp.Mode, p.Child("mode"))...)
+	}
+	return errs
+}
+
+// validateLocalDescendingPath keeps file paths inside the volume: relative,
+// without "..".
+func validateLocalDescendingPath(p string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if path.IsAbs(p) || strings.HasPrefix(p, `\`) {
+		errs = append(errs, field.Invalid(fldPath, p, "must be a relative path"))
+	}
+	for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			errs = append(errs, field.Invalid(fldPath, p, "must not contain '..'"))
+			break
+		}
+	}
+	return errs
+}
+
+func validateVolumeMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	paths := sets.New[string]()
+	for i, m := range mounts {
+		idxPath := fldPath.Index(i)
+		if m.Name == "" {
+			errs = append(errs, field.Required(idxPath.Child("name"), ""))
+		} else if !volumes.Has(m.Name) {
+			errs = append(errs, field.NotFound(idxPath.Child("name"), m.Name))
+		}
+		if m.MountPath == "" {
+			errs = append(errs, field.Required(idxPath.Child("mountPath"), ""))
+		} else if paths.Has(m.MountPath) {
+			errs = append(errs, field.Invalid(idxPath.Child("mountPath"), m.MountPath, "must be unique"))
+		}
+		paths.Insert(m.MountPath)
+		if m.SubPath != "" {
+			errs = append(errs, validateLocalDescendingPath(m.SubPath, idxPath.Child("subPath"))...)
+		}
+		if m.MountPropagation != nil {
+			switch *m.MountPropagation {
+			case corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional:
+			default:
+				errs = append(errs, field.NotSupported(idxPath.Child("mountPropagation"), *m.MountPropagation, supportedMountPropagate))
+			}
+		}
+	}
+	return errs
+}
