@@ -18,6 +18,7 @@ const (
 	DefaultMaxOpenConns     = 10
 	DefaultWatchBuffer      = 1000
 	DefaultWatchCache       = 10000
+	DefaultWatchCacheBytes  = 32 << 20
 	DefaultProgressInterval = 5 * time.Second
 	DefaultTTLSweepInterval = 1 * time.Second
 )
@@ -55,6 +56,9 @@ type Config struct {
 	// WatchCache is how many recent events the hub keeps in memory so that new
 	// watchers starting at a recent revision need no query.
 	WatchCache int
+	// WatchCacheBytes bounds the memory of that cache (values and previous
+	// values); whichever bound is reached first evicts the oldest events.
+	WatchCacheBytes int
 	// ProgressInterval is how long a watch that asked for progress notices may
 	// stay idle before it gets one.
 	ProgressInterval time.Duration
@@ -85,6 +89,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxOpenConns, DefaultMaxOpenConns)
 	setDefault(&c.WatchBuffer, DefaultWatchBuffer)
 	setDefault(&c.WatchCache, DefaultWatchCache)
+	setDefault(&c.WatchCacheBytes, DefaultWatchCacheBytes)
 	setDefault(&c.ProgressInterval, DefaultProgressInterval)
 	setDefault(&c.TTLSweepInterval, DefaultTTLSweepInterval)
 	if c.Logger == nil {

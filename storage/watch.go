@@ -23,6 +23,7 @@ type hub struct {
 	mu       sync.Mutex
 	rev      int64
 	ring     []Event // the newest events, oldest first, at most cfg.WatchCache
+	ringSize int     // bytes of values held by ring, at most cfg.WatchCacheBytes
 	watchers map[*watcher]struct{}
 	closed   bool
 }
@@ -111,14 +112,15 @@ func (h *hub) dispatch(evs []Event) {
 			for w := range h.watchers {
 				h.dropLocked(w, fmt.Errorf("%w: revisions %d-%d were compacted before this server read them", ErrCompacted, h.rev+1, ev.Revision-1))
 			}
-			h.ring = h.ring[:0]
+			clear(h.ring)
+			h.ring, h.ringSize = h.ring[:0], 0
 		}
 		h.rev = ev.Revision
-		if len(h.ring) >= h.s.cfg.WatchCache {
-			n := copy(h.ring, h.ring[len(h.ring)/4:]) // drop the oldest quarter at once, not one per event
-			h.ring = h.ring[:n]
-		}
 		h.ring = append(h.ring, ev)
+		h.ringSize += eventBytes(ev)
+		if len(h.ring) > h.s.cfg.WatchCache || h.ringSize > h.s.cfg.WatchCacheBytes {
+			h.shrinkRingLocked()
+		}
 		for w := range h.watchers {
 			if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 				continue
@@ -130,6 +132,34 @@ func (h *hub) dispatch(evs []Event) {
 			}
 		}
 	}
+}
+
+// shrinkRingLocked drops the oldest quarter of the cache at once (not one
+// event per dispatch), and more if the bytes still exceed the bound.
+func (h *hub) shrinkRingLocked() {
+	drop := max(len(h.ring)/4, 1)
+	for _, ev := range h.ring[:drop] {
+		h.ringSize -= eventBytes(ev)
+	}
+	n := copy(h.ring, h.ring[drop:])
+	clear(h.ring[n:]) // let the dropped values be collected
+	h.ring = h.ring[:n]
+	for len(h.ring) > 0 && h.ringSize > h.s.cfg.WatchCacheBytes {
+		h.ringSize -= eventBytes(h.ring[0])
+		h.ring[0] = Event{}
+		h.ring = h.ring[1:]
+	}
+}
+
+func eventBytes(ev Event) int {
+	n := 64
+	if ev.KV != nil {
+		n += len(ev.KV.Key) + len(ev.KV.Value)
+	}
+	if ev.PrevKV != nil {
+		n += len(ev.PrevKV.Value)
+	}
+	return n
 }
 
 func (h *hub) dropLocked(w *watcher, err error) {

@@ -81,9 +81,14 @@ func TestWatchDeliversEveryChangeWithPreviousValues(t *testing.T) {
 }
 
 func TestWatchFromSQLWhenCacheIsCold(t *testing.T) {
+	t.Run("bounded by count", func(t *testing.T) { testColdCache(t, func(c *storage.Config) { c.WatchCache = 10 }) })
+	t.Run("bounded by bytes", func(t *testing.T) { testColdCache(t, func(c *storage.Config) { c.WatchCacheBytes = 1000 }) })
+}
+
+func testColdCache(t *testing.T, bound func(*storage.Config)) {
 	each(t, func(t *testing.T, b backend) {
 		ep := b.endpoint(t)
-		s := openStore(t, ep, func(c *storage.Config) { c.WatchCache = 10 })
+		s := openStore(t, ep, bound)
 		ctx := ctxT(t)
 		first, _ := s.Create(ctx, "/k/0", []byte("0"), 0)
 		var last int64
