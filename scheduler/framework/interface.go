@@ -1,0 +1,134 @@
+package framework
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Score bounds: every score plugin's NormalizeScore maps into [MinNodeScore, MaxNodeScore].
+const (
+	MinNodeScore int64 = 0
+	MaxNodeScore int64 = 100
+)
+
+// Plugin is what every plugin is: a name.
+type Plugin interface {
+	Name() string
+}
+
+// PreFilterResult narrows the nodes worth filtering (nil = all nodes).
+type PreFilterResult struct {
+	NodeNames map[string]bool
+}
+
+// PreFilterPlugin runs once per attempt before any node is looked at, to
+// reject the pod outright or to precompute state for Filter.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
+}
+
+// PreFilterExtensions lets preemption update a plugin's PreFilter state
+// when it simulates adding or removing a pod on a node.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// FilterPlugin decides whether the pod may run on one node. It is called for
+// many nodes concurrently and must only read state.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+}
+
+// PostFilterResult tells the scheduler which node a PostFilter plugin made
+// room on.
+type PostFilterResult struct {
+	NominatedNodeName string
+}
+
+// NodeToStatus maps node name to why the pod was rejected there.
+type NodeToStatus map[string]*Status
+
+// PostFilterPlugin runs when no node passed Filter (preemption).
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filtered NodeToStatus) (*PostFilterResult, *Status)
+}
+
+// PreScorePlugin precomputes score state once per attempt over the feasible nodes.
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status
+}
+
+// NodeScore is one node's score from one plugin.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// ScorePlugin ranks a feasible node; higher is better.
+type ScorePlugin interface {
+	Plugin
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
+}
+
+// ScoreNormalizer is implemented by score plugins whose raw scores are not
+// already in [MinNodeScore, MaxNodeScore]; it rewrites scores in place.
+type ScoreNormalizer interface {
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores []NodeScore) *Status
+}
+
+// ReservePlugin claims plugin-held resources for the chosen node before the
+// asynchronous bind; Unreserve undoes it if anything later fails.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// BindPlugin writes the decision to the API server. Returning Skip passes the
+// pod to the next bind plugin.
+type BindPlugin interface {
+	Plugin
+	Bind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// NodeInfoLister reads the scheduling snapshot.
+type NodeInfoLister interface {
+	// List returns all nodes, in a stable order for the snapshot's lifetime.
+	List() []*NodeInfo
+	// HavePodsWithAffinityList returns nodes holding pods with pod affinity terms.
+	HavePodsWithAffinityList() []*NodeInfo
+	// HavePodsWithRequiredAntiAffinityList returns nodes holding pods with required anti-affinity.
+	HavePodsWithRequiredAntiAffinityList() []*NodeInfo
+	// Get returns one node's info or an error naming it.
+	Get(name string) (*NodeInfo, error)
+}
+
+// NamespaceLabeler returns a namespace's labels for affinity namespace selectors.
+type NamespaceLabeler interface {
+	NamespaceLabels(name string) map[string]string
+}
+
+// Handle is what the runtime gives plugins at construction.
+type Handle interface {
+	// ClientSet is the API client (binding, preemption, status updates).
+	ClientSet() kubernetes.Interface
+	// SnapshotLister reads the current attempt's snapshot.
+	SnapshotLister() NodeInfoLister
+	// Namespaces reads namespace labels; may return nil labels for unknown namespaces.
+	Namespaces() NamespaceLabeler
+	// Parallelism is how many goroutines may work on nodes at once.
+	Parallelism() int
+	// RunFilterPlugins runs every Filter plugin on one node (preemption re-checks
+	// nodes with pods removed).
+	RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+	// RunPreFilterExtensionAddPod / RemovePod update PreFilter state for a simulated change.
+	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}

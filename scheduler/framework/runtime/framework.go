@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+// Options are the Framework's dependencies.
+type Options struct {
+	ClientSet kubernetes.Interface
+	// Snapshot is the lister plugins read; the scheduler refreshes it before each attempt.
+	Snapshot   framework.NodeInfoLister
+	Namespaces framework.NamespaceLabeler
+	// Parallelism bounds the goroutines used for Filter and Score (default 16).
+	Parallelism int
+}
+
+// Framework runs a profile's plugins at each extension point.
+type Framework struct {
+	opts Options
+
+	preFilter  []framework.PreFilterPlugin
+	filter     []framework.FilterPlugin
+	postFilter []framework.PostFilterPlugin
+	preScore   []framework.PreScorePlugin
+	score      []framework.ScorePlugin
+	weights    map[string]int64
+	reserve    []framework.ReservePlugin
+	bind       []framework.BindPlugin
+	plugins    map[string]framework.Plugin
+}
+
+var _ framework.Handle = (*Framework)(nil)
+
+// New builds every plugin named in plugins, in order, and sorts each into the
+// extension points it implements (a plugin joins every point it implements,
+// keeping the profile's order within each point).
+func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 16
+	}
+	if opts.Snapshot == nil {
+		return nil, errors.New("scheduler framework: a snapshot lister is required")
+	}
+	f := &Framework{opts: opts, weights: map[string]int64{}, plugins: map[string]framework.Plugin{}}
+	for _, pc := range plugins {
+		factory, ok := registry[pc.Name]
+		if !ok {
+			return nil, fmt.Errorf("scheduler framework: plugin %q is not registered", pc.Name)
+		}
+		if _, dup := f.plugins[pc.Name]; dup {
+			return nil, fmt.Errorf("scheduler framework: plugin %q enabled twice", pc.Name)
+		}
+		p, err := factory(pc.Args, f)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler framework: building plugin %q: %w", pc.Name, err)
+		}
+		f.plugins[pc.Name] = p
+		if x, ok := p.(framework.PreFilterPlugin); ok {
+			f.preFilter = append(f.preFilter, x)
+		}
+		if x, ok := p.(framework.FilterPlugin); ok {
+			f.filter = append(f.filter, x)
+		}
+		if x, ok := p.(framework.PostFilterPlugin); ok {
+			f.postFilter = append(f.postFilter, x)
+		}
+		if x, ok := p.(framework.PreScorePlugin); ok {
+			f.preScore = append(f.preScore, x)
+		}
+		if x, ok := p.(framework.ScorePlugin); ok {
+			f.score = append(f.score, x)
+			w := pc.Weight
+			if w == 0 {
+				w = 1
+			}
+			if w < 0 {
+				return nil, fmt.Errorf("scheduler framework: plugin %q: score weight %d must be positive", pc.Name, w)
+			}
+			f.weights[pc.Name] = w
+		}
+		if x, ok := p.(framework.ReservePlugin); ok {
+			f.reserve = append(f.reserve, x)
+		}
+		if x, ok := p.(framework.BindPlugin); ok {
+			f.bind = append(f.bind, x)
+		}
+	}
+	if len(f.bind) == 0 {
+		return nil, errors.New("scheduler framework: the profile has no bind plugin")
+	}
+	return f, nil
+}
+
+// Handle methods.
+
+func (f *Framework) ClientSet() kubernetes.Interface          { return f.opts.ClientSet }
+func (f *Framework) SnapshotLister() framework.NodeInfoLister { return f.opts.Snapshot }
+func (f *Framework) Namespaces() framework.NamespaceLabeler   { return f.opts.Namespaces }
+func (f *Framework) Parallelism() int                         { return f.opts.Parallelism }
+func (f *Framework) Plugin(name string) framework.Plugin      { return f.plugins[name] }
+func (f *Framework) HasPostFilterPlugins() bool               { return len(f.postFilter) > 0 }
+func (f *Framework) HasScorePlugins() bool                    { return len(f.score) > 0 }
+
+// RunPreFilterPlugins runs PreFilter plugins in order; the first rejection or
+// error ends the attempt. Results narrowing the node set are intersected.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	var result *framework.PreFilterResult
+	skip := map[string]bool{}
+	for _, p := range f.preFilter {
+		r, s := p.PreFilter(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			skip[p.Name()] = true
+			continue
+		}
+		if !s.IsSuccess() {
+			return nil, s.WithPlugin(p.Name())
+		}
+		if r != nil && r.NodeNames != nil {
+			if result == nil {
+				result = &framework.PreFilterResult{NodeNames: r.NodeNames}
+			} else {
+				merged := map[string]bool{}
+				for n := range r.NodeNames {
+					if result.NodeNames[n] {
+						merged[n] = true
+					}
+				}
+				result.NodeNames = merged
+			}
+		}
+	}
+	state.SkipFilterPlugins = skip
+	return result, nil
+}
+
+// RunPreFilterExtensionAddPod updates PreFilter state for a pod added to nodeInfo.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range f.preFilter {
+		ext, ok := p.(framework.PreFilterExtensions)
+		if !ok || state.SkipFilterPlugins[p.Name()] {
+			continue
+		}
+		if s := ext.AddPod(ctx, state, podToSchedule, podToAdd, nodeInfo); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// RunPreFilterExtensionRemovePod updates PreFilter state for a pod removed from nodeInfo.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range f.preFilter {
+		ext, ok := p.(framework.PreFilterExtensions)
+		if !ok || state.SkipFilterPlugins[p.Name()] {
+			continue
+		}
+		if s := ext.RemovePod(ctx, state, podToSchedule, podToRemove, nodeInfo); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// RunFilterPlugins runs the Filter plugins on one node and returns the first
+// rejection (later plugins are not consulted, as in kube-scheduler).
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range f.filter {
+		if state.SkipFilterPlugins[p.Name()] {
+			continue
+		}
+		if s := p.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
+			if !s.IsRejected() && s.Code() != framework.Error {
+				s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
+			}
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// FindFeasibleNodes filters nodes in parallel, visiting them round-robin from
+// start, and stops once want nodes passed (want <= 0 means all). It returns
+// the feasible nodes, the rejection of every node that failed, and how many
+// nodes were visited (so the caller can rotate start). An Error status from
+// any plugin aborts the search.
+func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, want int) ([]*framework.NodeInfo, framework.NodeToStatus, int, error) {
+	n := len(nodes)
+	if want <= 0 || want > n {
+		want = n
+	}
+	if len(f.filter) == 0 {
+		out := make([]*framework.NodeInfo, 0, want)
+		for i := 0; i < want; i++ {
+			out = append(out, nodes[(start+i)%n])
+		}
+		return out, framework.NodeToStatus{}, want, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	feasible := make([]*framework.NodeInfo, want)
+	var found atomic.Int32
+	var processed atomic.Int32
+	var mu sync.Mutex
+	statuses := framework.NodeToStatus{}
+	var firstErr error
+	parallelize(ctx, f.opts.Parallelism, n, func(i int) {
+		ni := nodes[(start+i)%n]
+		s := f.RunFilterPlugins(ctx, state, pod, ni)
+		processed.Add(1)
+		switch {
+		case s.IsSuccess():
+			k := found.Add(1)
+			if int(k) > want {
+				return
+			}
+			feasible[k-1] = ni
+			if int(k) == want {
+				cancel()
+			}
+		case s.Code() == framework.Error:
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("running filter plugin %q on node %q: %w", s.Plugin(), ni.Node().Name, s.AsError())
+			}
+			mu.Unlock()
+			cancel()
+		default:
+			mu.Lock()
+			statuses[ni.Node().Name] = s
+			mu.Unlock()
+		}
+	})
+	if firstErr != nil {
+		return nil, nil, 0, firstErr
+	}
+	k := min(int(found.Load()), want)
+	return feasible[:k], statuses, int(processed.Load()), nil
+}
+
+// RunPostFilterPlugins runs PostFilter plugins until one succeeds. The
+// returned status carries the last plugin's message for the pod condition.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	var last *framework.Status
+	for _, p := range f.postFilter {
+		r, s := p.PostFilter(ctx, state, pod, filtered)
+		if s.IsSuccess() {
+			return r, nil
+		}
+		if s.Code() == framework.Error {
+			return nil, s.WithPlugin(p.Name())
+		}
+		last = s.WithPlugin(p.Name())
+	}
+	if last == nil {
+		last = framework.NewStatus(framework.Unschedulable)
+	}
+	return nil, last
+}
+
+// RunPreScorePlugins runs PreScore plugins; Skip excludes that plugin's Score.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
+	skip := map[string]bool{}
+	for _, p := range f.preScore {
+		s := p.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			skip[p.Name()] = true
+			continue
+		}
+		if !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	state.SkipScorePlugins = skip
+	return nil
+}
+
+// RunScorePlugins scores every node with every active score plugin (in
+// parallel over nodes), normalizes each plugin's scores, applies weights and
+// returns the totals in node order.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodeScore, *framework.Status) {
+	var active []framework.ScorePlugin
+	for _, p := range f.score {
+		if !state.SkipScorePlugins[p.Name()] {
+			active = append(active, p)
+		}
+	}
+	perPlugin := make([][]framework.NodeScore, len(active))
+	for i := range perPlugin {
+		perPlugin[i] = make([]framework.NodeScore, len(nodes))
+	}
+	var errMu sync.Mutex
+	var firstErr *framework.Status
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parallelize(ctx, f.opts.Parallelism, len(nodes), func(i int) {
+		ni := nodes[i]
+		for j, p := range active {
+			sc, s := p.Score(ctx, state, pod, ni)
+			if !s.IsSuccess() {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = framework.AsStatus(fmt.Errorf("plugin %q scoring node %q: %w", p.Name(), ni.Node().Name, s.AsError())).WithPlugin(p.Name())
+				}
+				errMu.Unlock()
+				cancel()
+				return
+			}
+			perPlugin[j][i] = framework.NodeScore{Name: ni.Node().Name, Score: sc}
+		}
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	totals := make([]framework.NodeScore, len(nodes))
+	for i, ni := range nodes {
+		totals[i].Name = ni.Node().Name
+	}
+	for j, p := range active {
+		scores := perPlugin[j]
+		if n, ok := p.(framework.ScoreNormalizer); ok {
+			if s := n.NormalizeScore(ctx, state, pod, scores); !s.IsSuccess() {
+				return nil, s.WithPlugin(p.Name())
+			}
+		}
+		w := f.weights[p.Name()]
+		for i := range scores {
+			if scores[i].Score < framework.MinNodeScore || scores[i].Score > framework.MaxNodeScore {
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q gave node %q score %d outside [%d, %d]", p.Name(), scores[i].Name, scores[i].Score, framework.MinNodeScore, framework.MaxNodeScore)).WithPlugin(p.Name())
+			}
+			totals[i].Score += scores[i].Score * w
+		}
+	}
+	return totals, nil
+}
+
+// RunReservePlugins reserves on nodeName; on failure it unreserves what was
+// already reserved and returns the failure.
+func (f *Framework) RunReservePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, p := range f.reserve {
+		if s := p.Reserve(ctx, state, pod, nodeName); !s.IsSuccess() {
+			f.RunUnreservePlugins(ctx, state, pod, nodeName)
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// RunUnreservePlugins undoes Reserve, in reverse order.
+func (f *Framework) RunUnreservePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) {
+	for i := len(f.reserve) - 1; i >= 0; i-- {
+		f.reserve[i].Unreserve(ctx, state, pod, nodeName)
+	}
+}
+
+// RunBindPlugins asks bind plugins in order until one does not Skip.
+func (f *Framework) RunBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, p := range f.bind {
+		s := p.Bind(ctx, state, pod, nodeName)
+		if s.IsSkip() {
+			continue
+		}
+		return s.WithPlugin(p.Name())
+	}
+	return framework.NewStatus(framework.Error, "every bind plugin skipped the pod")
+}
