@@ -1,0 +1,160 @@
+package allocator
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"net/netip"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Keys of the ranges in the store (the names Kubernetes uses in etcd).
+const (
+	ServiceIPsKey       = "/registry/ranges/serviceips"
+	ServiceNodePortsKey = "/registry/ranges/servicenodeports"
+)
+
+// Default ranges.
+const (
+	DefaultServiceCIDR   = "10.43.0.0/16"
+	DefaultNodePortRange = "30000-32767"
+)
+
+// IPs allocates ClusterIPs from a CIDR. The network address and the
+// broadcast address (for IPv4) are never handed out; the first usable address
+// is reserved for the "kubernetes" Service, as Kubernetes does.
+type IPs struct {
+	prefix netip.Prefix
+	first  netip.Addr // offset 0
+	b      *bitmap
+}
+
+// NewIPs returns the allocator for cidr (IPv4 or IPv6, at most 2^20
+// addresses are used of a larger range).
+func NewIPs(store *storage.Store, cidr string) (*IPs, error) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("invalid service CIDR %q: %w", cidr, err)
+	}
+	p = p.Masked()
+	hostBits := p.Addr().BitLen() - p.Bits()
+	if hostBits < 2 {
+		return nil, fmt.Errorf("service CIDR %s is too small: it needs at least 4 addresses", cidr)
+	}
+	size := 1 << min(hostBits, 20)
+	size -= 1 // the network address
+	if p.Addr().Is4() && hostBits <= 20 {
+		size -= 1 // the broadcast address
+	}
+	return &IPs{prefix: p, first: p.Addr().Next(), b: newBitmap(store, ServiceIPsKey, p.String(), size)}, nil
+}
+
+// CIDR is the range served.
+func (a *IPs) CIDR() netip.Prefix { return a.prefix }
+
+// First is the first usable address (the "kubernetes" Service's).
+func (a *IPs) First() netip.Addr { return a.first }
+
+func (a *IPs) offset(ip netip.Addr) (int, bool) {
+	if !a.prefix.Contains(ip) {
+		return 0, false
+	}
+	d := new(big.Int).Sub(new(big.Int).SetBytes(ip.AsSlice()), new(big.Int).SetBytes(a.first.AsSlice()))
+	if d.Sign() < 0 || !d.IsInt64() || d.Int64() >= int64(a.b.size) {
+		return 0, false
+	}
+	return int(d.Int64()), true
+}
+
+func (a *IPs) addr(offset int) netip.Addr {
+	n := new(big.Int).Add(new(big.Int).SetBytes(a.first.AsSlice()), big.NewInt(int64(offset)))
+	buf := n.FillBytes(make([]byte, a.first.BitLen()/8))
+	ip, _ := netip.AddrFromSlice(buf)
+	return ip
+}
+
+// Allocate takes any free address.
+func (a *IPs) Allocate(ctx context.Context) (netip.Addr, error) {
+	o, err := a.b.allocateAny(ctx)
+	if err != nil {
+		if err == ErrFull {
+			return netip.Addr{}, fmt.Errorf("failed to allocate a serviceIP: %w: no IP addresses left in %s", err, a.prefix)
+		}
+		return netip.Addr{}, err
+	}
+	return a.addr(o), nil
+}
+
+// AllocateSpecific takes ip if it is in range and free.
+func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
+	o, ok := a.offset(ip)
+	if !ok {
+		return fmt.Errorf("failed to allocate IP %s: %w; please use an IP from %s", ip, ErrNotInRange, a.prefix)
+	}
+	if err := a.b.allocate(ctx, o); err != nil {
+		return fmt.Errorf("failed to allocate IP %s: %w", ip, err)
+	}
+	return nil
+}
+
+// Release frees ip; addresses outside the range are ignored.
+func (a *IPs) Release(ctx context.Context, ip netip.Addr) error {
+	o, ok := a.offset(ip)
+	if !ok {
+		return nil
+	}
+	return a.b.release(ctx, o)
+}
+
+// Allocated tells whether ip is in use.
+func (a *IPs) Allocated(ctx context.Context, ip netip.Addr) (bool, error) {
+	o, ok := a.offset(ip)
+	if !ok {
+		return false, nil
+	}
+	return a.b.isAllocated(ctx, o)
+}
+
+// Ports allocates NodePorts from an inclusive range such as 30000-32767.
+type Ports struct {
+	base, max int
+	b         *bitmap
+}
+
+// NewPorts returns the allocator for a "from-to" range.
+func NewPorts(store *storage.Store, rng string) (*Ports, error) {
+	var lo, hi int
+	if _, err := fmt.Sscanf(rng, "%d-%d", &lo, &hi); err != nil || lo < 1 || hi > 65535 || lo > hi {
+		return nil, fmt.Errorf("invalid node port range %q: want FROM-TO within 1-65535, e.g. %s", rng, DefaultNodePortRange)
+	}
+	return &Ports{base: lo, max: hi, b: newBitmap(store, ServiceNodePortsKey, fmt.Sprintf("%d-%d", lo, hi), hi-lo+1)}, nil
+}
+
+// Allocate takes any free port.
+func (p *Ports) Allocate(ctx context.Context) (int, error) {
+	o, err := p.b.allocateAny(ctx)
+	if err != nil {
+		if err == ErrFull {
+			return 0, fmt.Errorf("failed to allocate a nodePort: %w: no ports left in %d-%d", err, p.base, p.max)
+		}
+		return 0, err
+	}
+	return p.base + o, nil
+}
+
+// AllocateSpecific takes port if it is in range and free.
+func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
+	if port < p.base || port > p.max {
+		return fmt.Errorf("provided port %d is not in the valid range. The range of valid ports is %d-%d: %w", port, p.base, p.max, ErrNotInRange)
+	}
+	if err := p.b.allocate(ctx, port-p.base); err != nil {
+		return fmt.Errorf("provided port %d is already allocated: %w", port, err)
+	}
+	return nil
+}
+
+// Release frees port; ports outside the range are ignored.
+func (p *Ports) Release(ctx context.Context, port int) error {
+	return p.b.release(ctx, port-p.base)
+}
