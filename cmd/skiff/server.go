@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/storage"
 )
@@ -71,9 +75,60 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err != nil {
 		return fmt.Errorf("reading the datastore's revision: %w", err)
 	}
-	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir)
+	api, err := startAPIServer(ctx, cfg, store, log)
+	if err != nil {
+		return err
+	}
+	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir, "api", api.url)
 
-	<-ctx.Done()
-	log.Info("shutting down", "reason", context.Cause(ctx))
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx))
+		<-api.done
+	case err := <-api.done:
+		if err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// runningAPI is the API server started by startAPIServer.
+type runningAPI struct {
+	url  string
+	done chan error // receives Run's result once it returns
+}
+
+// startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
+// HTTPS API server on the configured address and writes the admin
+// kubeconfig once it is serving.
+func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Store, log *slog.Logger) (*runningAPI, error) {
+	bundle, err := pki.Ensure(filepath.Join(cfg.DataDir, "tls"), cfg.TLSSANs)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the cluster certificates: %w", err)
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Store:       store,
+		TLS:         bundle.ServerTLSConfig(),
+		ClientCA:    bundle.CAPool(),
+		Tokens:      map[string]authn.User{cfg.Token: {Name: "admin", Groups: []string{authn.GroupMasters}}},
+		BindAddress: cfg.ListenAddress(),
+		GitCommit:   commit(),
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	api := &runningAPI{url: srv.URL(), done: make(chan error, 1)}
+	go func() { api.done <- srv.Run(ctx) }()
+	select {
+	case <-srv.Ready():
+	case err := <-api.done:
+		return nil, err
+	}
+	if err := pki.WriteKubeconfig(cfg.WriteKubeconfig, api.url, bundle); err != nil {
+		return nil, fmt.Errorf("writing the admin kubeconfig: %w", err)
+	}
+	log.Info("admin kubeconfig written", "path", cfg.WriteKubeconfig)
+	return api, nil
 }

@@ -1,0 +1,146 @@
+package authn
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Well-known group names, as in Kubernetes.
+const (
+	GroupAuthenticated = "system:authenticated"
+	GroupMasters       = "system:masters"
+	UserAnonymous      = "system:anonymous"
+	GroupUnauthed      = "system:unauthenticated"
+)
+
+// User is an authenticated identity.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+}
+
+// Authenticator finds the user of a request. ok is false when the request
+// carries no credential this authenticator understands; err is set when it
+// carries one that is invalid.
+type Authenticator interface {
+	Authenticate(r *http.Request) (u *User, ok bool, err error)
+}
+
+// ErrInvalidCredential is returned for a presented but unusable credential.
+var ErrInvalidCredential = errors.New("authn: invalid credential")
+
+type userKey struct{}
+
+// WithUser stores the user in a context.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the user stored by WithUser.
+func UserFrom(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(userKey{}).(*User)
+	return u, ok && u != nil
+}
+
+// Union tries each authenticator in order; the first that recognises a
+// credential decides.
+type Union []Authenticator
+
+// Authenticate implements Authenticator.
+func (us Union) Authenticate(r *http.Request) (*User, bool, error) {
+	for _, a := range us {
+		u, ok, err := a.Authenticate(r)
+		if err != nil || ok {
+			return u, ok, err
+		}
+	}
+	return nil, false, nil
+}
+
+// ClientCert authenticates TLS client certificates that chain to Roots.
+type ClientCert struct {
+	Roots *x509.CertPool
+}
+
+// Authenticate implements Authenticator.
+func (c ClientCert) Authenticate(r *http.Request) (*User, bool, error) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || c.Roots == nil {
+		return nil, false, nil
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	inter := x509.NewCertPool()
+	for _, ic := range r.TLS.PeerCertificates[1:] {
+		inter.AddCert(ic)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{
+		Roots: c.Roots, Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}); err != nil {
+		return nil, false, fmt.Errorf("%w: client certificate: %v", ErrInvalidCredential, err)
+	}
+	if leaf.Subject.CommonName == "" {
+		return nil, false, fmt.Errorf("%w: client certificate has no common name", ErrInvalidCredential)
+	}
+	groups := append([]string{}, leaf.Subject.Organization...)
+	return &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(groups)}, true, nil
+}
+
+// Tokens authenticates static bearer tokens.
+type Tokens struct {
+	byHash map[[32]byte]*User
+}
+
+// NewTokens returns a token authenticator for the given token→user map.
+func NewTokens(tokens map[string]User) *Tokens {
+	t := &Tokens{byHash: map[[32]byte]*User{}}
+	for tok, u := range tokens {
+		if tok == "" {
+			continue
+		}
+		u := u
+		u.Groups = withAuthenticated(u.Groups)
+		t.byHash[sha256.Sum256([]byte(tok))] = &u
+	}
+	return t
+}
+
+// Authenticate implements Authenticator. Tokens are compared by hash in
+// constant time so that timing reveals nothing about a valid token.
+func (t *Tokens) Authenticate(r *http.Request) (*User, bool, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, false, nil
+	}
+	scheme, tok, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "bearer") {
+		return nil, false, nil
+	}
+	tok = strings.TrimSpace(tok)
+	sum := sha256.Sum256([]byte(tok))
+	var match *User
+	for k, u := range t.byHash {
+		if subtle.ConstantTimeCompare(k[:], sum[:]) == 1 {
+			match = u
+		}
+	}
+	if match == nil {
+		return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+	}
+	return match, true, nil
+}
+
+func withAuthenticated(groups []string) []string {
+	for _, g := range groups {
+		if g == GroupAuthenticated {
+			return groups
+		}
+	}
+	return append(groups, GroupAuthenticated)
+}

@@ -1,0 +1,300 @@
+package crd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Store is the part of the store the controller uses.
+type Store interface {
+	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Delete(ctx context.Context, key string, expectedRevision int64) (*storage.KeyValue, int64, error)
+	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
+	Watch(ctx context.Context, opts storage.WatchOptions) (storage.Watch, error)
+}
+
+// prefix is where CRDs are stored.
+const prefix = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
+
+// actor is recorded in history for the controller's own writes.
+const actor = "system:skiff:crd-controller"
+
+// Controller keeps the registry's custom resources in step with the CRDs
+// in the store.
+type Controller struct {
+	store  Store
+	reg    *registry.Registry
+	tables TableFactory
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	served map[string][]schema.GroupVersionResource // CRD name → entries
+}
+
+// NewController returns a controller; Start loads and watches CRDs.
+func NewController(store Store, reg *registry.Registry, tables TableFactory, log *slog.Logger) *Controller {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Controller{store: store, reg: reg, tables: tables, log: log, served: map[string][]schema.GroupVersionResource{}}
+}
+
+// Start registers every stored CRD, then follows changes until ctx ends.
+// It returns once the initial set is served.
+func (c *Controller) Start(ctx context.Context) error {
+	rev, err := c.loadAll(ctx)
+	if err != nil {
+		return err
+	}
+	go c.follow(ctx, rev)
+	return nil
+}
+
+func (c *Controller) loadAll(ctx context.Context) (int64, error) {
+	var rev int64
+	start := ""
+	for {
+		page, err := c.store.List(ctx, storage.ListOptions{Prefix: prefix, StartAfter: start, Revision: rev, Limit: 500})
+		if err != nil {
+			return 0, err
+		}
+		rev = page.Revision
+		for _, kv := range page.KVs {
+			c.apply(ctx, kv)
+			start = kv.Key
+		}
+		if !page.More || len(page.KVs) == 0 {
+			return rev, nil
+		}
+	}
+}
+
+// follow watches CRDs, relisting after a compaction gap.
+func (c *Controller) follow(ctx context.Context, rev int64) {
+	for ctx.Err() == nil {
+		w, err := c.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: rev})
+		if err != nil {
+			if errors.Is(err, storage.ErrCompacted) {
+				if rev, err = c.loadAll(ctx); err == nil {
+					continue
+				}
+			}
+			c.log.Warn("crd: watch failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range w.Events() {
+			rev = ev.Revision
+			switch ev.Type {
+			case storage.Created, storage.Updated:
+				c.apply(ctx, ev.KV)
+			case storage.Deleted:
+				c.remove(ctx, ev.KV)
+			}
+		}
+		if err := w.Err(); errors.Is(err, storage.ErrCompacted) {
+			if r, err := c.loadAll(ctx); err == nil {
+				rev = r
+			}
+		}
+		w.Stop()
+	}
+}
+
+func decode(kv *storage.KeyValue) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(kv.Value, crd); err != nil {
+		return nil, fmt.Errorf("crd: decoding %s: %w", kv.Key, err)
+	}
+	crd.ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
+	return crd, nil
+}
+
+// apply serves the CRD's versions (or, while it is being deleted, cleans
+// up its objects) and publishes its status.
+func (c *Controller) apply(ctx context.Context, kv *storage.KeyValue) {
+	crd, err := decode(kv)
+	if err != nil {
+		c.log.Error("crd: skipping undecodable definition", "err", err)
+		return
+	}
+	if crd.DeletionTimestamp != nil {
+		c.finalize(ctx, crd, kv)
+		return
+	}
+	entries := customResources(crd, c.tables)
+	c.mu.Lock()
+	old := c.served[crd.Name]
+	keep := map[schema.GroupVersionResource]bool{}
+	for _, r := range entries {
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
+		keep[gvr] = true
+		c.reg.Add(r)
+	}
+	for _, gvr := range old {
+		if !keep[gvr] {
+			c.reg.Remove(gvr)
+		}
+	}
+	var now []schema.GroupVersionResource
+	for gvr := range keep {
+		now = append(now, gvr)
+	}
+	c.served[crd.Name] = now
+	c.mu.Unlock()
+	c.publishStatus(ctx, crd, kv)
+}
+
+func (c *Controller) unserve(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, gvr := range c.served[name] {
+		c.reg.Remove(gvr)
+	}
+	delete(c.served, name)
+}
+
+// remove stops serving a deleted CRD and deletes its remaining objects.
+func (c *Controller) remove(ctx context.Context, kv *storage.KeyValue) {
+	c.unserve(keyName(kv.Key))
+	crd, err := decode(kv)
+	if err != nil {
+		return
+	}
+	c.deleteObjects(ctx, crd)
+}
+
+func keyName(key string) string { return key[len(prefix):] }
+
+// deleteObjects deletes every stored custom resource of crd.
+func (c *Controller) deleteObjects(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	ctx = storage.WithActor(ctx, actor)
+	p := "/registry/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural + "/"
+	for {
+		page, err := c.store.List(ctx, storage.ListOptions{Prefix: p, Limit: 500})
+		if err != nil || len(page.KVs) == 0 {
+			return
+		}
+		for _, kv := range page.KVs {
+			if _, _, err := c.store.Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				c.log.Warn("crd: deleting custom resource", "key", kv.Key, "err", err)
+				return
+			}
+		}
+	}
+}
+
+// cleanupFinalizer is the finalizer Kubernetes puts on CRDs so that their
+// objects are deleted before the definition goes.
+const cleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
+// finalize handles a CRD with a deletionTimestamp: stop serving, delete the
+// objects, drop our finalizer.
+func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
+	c.unserve(crd.Name)
+	c.deleteObjects(ctx, crd)
+	var rest []string
+	for _, f := range crd.Finalizers {
+		if f != cleanupFinalizer {
+			rest = append(rest, f)
+		}
+	}
+	if len(rest) == len(crd.Finalizers) {
+		return
+	}
+	ctx = storage.WithActor(ctx, actor)
+	if len(rest) == 0 {
+		_, _, _ = c.store.Delete(ctx, kv.Key, kv.ModRevision)
+		return
+	}
+	crd.Finalizers = rest
+	c.write(ctx, crd, kv)
+}
+
+// publishStatus sets acceptedNames, storedVersions and the NamesAccepted
+// and Established conditions once, as the apiextensions controllers do.
+func (c *Controller) publishStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
+	want := crd.DeepCopy()
+	want.Status.AcceptedNames = crd.Spec.Names
+	storageVersion := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			storageVersion = v.Name
+		}
+	}
+	if storageVersion != "" {
+		found := false
+		for _, v := range want.Status.StoredVersions {
+			if v == storageVersion {
+				found = true
+			}
+		}
+		if !found {
+			want.Status.StoredVersions = append(want.Status.StoredVersions, storageVersion)
+		}
+	}
+	setCondition(want, apiextensionsv1.NamesAccepted, "NoConflicts", "no conflicts found")
+	setCondition(want, apiextensionsv1.Established, "InitialNamesAccepted", "the initial names have been accepted")
+	if !hasFinalizer(want, cleanupFinalizer) {
+		want.Finalizers = append(want.Finalizers, cleanupFinalizer)
+	}
+	if equality.Semantic.DeepEqual(want.Status, crd.Status) && equality.Semantic.DeepEqual(want.Finalizers, crd.Finalizers) {
+		return
+	}
+	c.write(storage.WithActor(ctx, actor), want, kv)
+}
+
+// write stores crd over kv; a conflict means a newer version exists, whose
+// own event will bring us back here.
+func (c *Controller) write(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
+	crd.ResourceVersion = ""
+	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	data, err := json.Marshal(crd)
+	if err != nil {
+		return
+	}
+	if _, err := c.store.Update(ctx, kv.Key, data, kv.ModRevision, 0); err != nil && !errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
+		c.log.Warn("crd: updating status", "crd", crd.Name, "err", err)
+	}
+}
+
+func hasFinalizer(crd *apiextensionsv1.CustomResourceDefinition, f string) bool {
+	for _, x := range crd.Finalizers {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func setCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType, reason, msg string) {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			if crd.Status.Conditions[i].Status == apiextensionsv1.ConditionTrue {
+				return
+			}
+			crd.Status.Conditions[i] = apiextensionsv1.CustomResourceDefinitionCondition{Type: t, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+			return
+		}
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: t, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+}

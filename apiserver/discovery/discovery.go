@@ -1,0 +1,200 @@
+package discovery
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+)
+
+// groupOrder is the order Kubernetes lists its built-in groups in; kubectl
+// resolves ambiguous short names (events, ev) in this order.
+var groupOrder = []string{
+	"", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
+	"autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
+	"storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
+	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io",
+}
+
+// Server serves discovery documents from a registry.
+type Server struct {
+	reg *registry.Registry
+}
+
+// New returns a discovery server for reg.
+func New(reg *registry.Registry) *Server { return &Server{reg: reg} }
+
+// groups returns the served groups in Kubernetes' order, then custom groups
+// alphabetically.
+func (s *Server) groups() []string {
+	gv := s.reg.GroupVersions()
+	rank := map[string]int{}
+	for i, g := range groupOrder {
+		rank[g] = i
+	}
+	var out []string
+	for g := range gv {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, oki := rank[out[i]]
+		rj, okj := rank[out[j]]
+		switch {
+		case oki && okj:
+			return ri < rj
+		case oki != okj:
+			return oki
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+func (s *Server) apiGroup(g string) (metav1.APIGroup, bool) {
+	versions := s.reg.GroupVersions()[g]
+	if len(versions) == 0 {
+		return metav1.APIGroup{}, false
+	}
+	sortVersions(versions)
+	grp := metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g}
+	for _, v := range versions {
+		grp.Versions = append(grp.Versions, metav1.GroupVersionForDiscovery{GroupVersion: g + "/" + v, Version: v})
+	}
+	grp.PreferredVersion = grp.Versions[0]
+	return grp, true
+}
+
+// sortVersions orders versions as Kubernetes prefers them: GA before beta
+// before alpha, higher numbers first.
+func sortVersions(vs []string) {
+	sort.SliceStable(vs, func(i, j int) bool { return versionRank(vs[i]) > versionRank(vs[j]) })
+}
+
+func versionRank(v string) int {
+	// v1 → 3000+1, v2beta1 → 2000+..., v1alpha1 → 1000+...
+	base, n := 3000, 0
+	rest := strings.TrimPrefix(v, "v")
+	if i := strings.IndexAny(rest, "ab"); i >= 0 {
+		if strings.HasPrefix(rest[i:], "beta") {
+			base = 2000
+		} else {
+			base = 1000
+		}
+		rest = rest[:i]
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return base + n*10
+}
+
+// ServeAPIVersions serves /api.
+func (s *Server) ServeAPIVersions(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil && h == "" {
+		host = r.Host
+	}
+	writeJSON(w, &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: host},
+		},
+	})
+}
+
+// ServeAPIGroupList serves /apis.
+func (s *Server) ServeAPIGroupList(w http.ResponseWriter, _ *http.Request) {
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	for _, g := range s.groups() {
+		if g == "" {
+			continue
+		}
+		if grp, ok := s.apiGroup(g); ok {
+			list.Groups = append(list.Groups, grp)
+		}
+	}
+	writeJSON(w, list)
+}
+
+// ServeAPIGroup serves /apis/<group>; ok is false for an unknown group.
+func (s *Server) ServeAPIGroup(w http.ResponseWriter, _ *http.Request, group string) bool {
+	grp, ok := s.apiGroup(group)
+	if !ok || group == "" {
+		return false
+	}
+	writeJSON(w, &grp)
+	return true
+}
+
+// ResourceList builds the APIResourceList of one group/version.
+func (s *Server) ResourceList(group, version string) (*metav1.APIResourceList, bool) {
+	gv := version
+	if group != "" {
+		gv = group + "/" + version
+	}
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv, APIResources: []metav1.APIResource{}}
+	found := false
+	for _, r := range s.reg.All() {
+		if r.Group != group || r.Version != version {
+			continue
+		}
+		found = true
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: r.Name, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
+			Verbs: r.ResourceVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
+		})
+		sub := func(name, kind, grp, ver string, verbs ...string) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: r.Name + "/" + name, Namespaced: r.Namespaced, Kind: kind, Group: grp, Version: ver, Verbs: verbs,
+			})
+		}
+		if r.Subresources.Status {
+			sub("status", r.Kind, "", "", "get", "patch", "update")
+		}
+		if r.Subresources.Scale != nil {
+			sub("scale", "Scale", "autoscaling", "v1", "get", "patch", "update")
+		}
+		if r.Subresources.Finalize {
+			sub("finalize", r.Kind, "", "", "update")
+		}
+		if r.Subresources.Binding {
+			sub("binding", "Binding", "", "", "create")
+		}
+		if r.Subresources.Eviction {
+			sub("eviction", "Eviction", "policy", "v1", "create")
+		}
+	}
+	return list, found
+}
+
+// ServeResourceList serves /api/v1 or /apis/<group>/<version>; ok is false
+// for a group/version that is not served.
+func (s *Server) ServeResourceList(w http.ResponseWriter, _ *http.Request, group, version string) bool {
+	list, ok := s.ResourceList(group, version)
+	if !ok {
+		return false
+	}
+	writeJSON(w, list)
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}

@@ -1,0 +1,244 @@
+package endpoints
+
+import (
+	stderrors "errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// deleteOptions merges DeleteOptions from the body and the query.
+func deleteOptions(req *request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, opts); err != nil {
+		return nil, err
+	}
+	if s := req.query("gracePeriodSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", s))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if s := req.query("propagationPolicy"); s != "" {
+		p := metav1.DeletionPropagation(s)
+		opts.PropagationPolicy = &p
+	}
+	if s := req.query("orphanDependents"); s != "" {
+		b := s == "true"
+		opts.OrphanDependents = &b
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+		default:
+			return nil, errors.NewInvalid(metaDeleteOptionsKind, "", invalidField("propagationPolicy", string(*p), "must be Orphan, Background or Foreground"))
+		}
+	}
+	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	for _, v := range opts.DryRun {
+		if v != "All" {
+			return nil, errors.NewBadRequest(fmt.Sprintf("Invalid dry run value %q", v))
+		}
+	}
+	return opts, nil
+}
+
+// delete serves DELETE of one object.
+func (h *Handler) delete(req *request) error {
+	opts, err := deleteOptions(req)
+	if err != nil {
+		return err
+	}
+	dry, err := req.dryRun()
+	if err != nil {
+		return err
+	}
+	dry = dry || len(opts.DryRun) > 0
+	obj, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry)
+	if err != nil {
+		return err
+	}
+	return h.respond(req, http.StatusOK, obj)
+}
+
+// deleteObject deletes one object, or starts its graceful deletion: pods on
+// a node get a grace period, objects with finalizers (including the
+// propagation finalizers orphan/foregroundDeletion) get a deletionTimestamp
+// and stay until the finalizers are removed.
+func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, error) {
+	res := req.res
+	if !res.Namespaced {
+		ns = ""
+	}
+	key := res.Key(ns, name)
+	for attempt := 0; ; attempt++ {
+		obj, kv, err := h.load(req, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		m := accessor(obj)
+		if pc := opts.Preconditions; pc != nil {
+			if pc.UID != nil && *pc.UID != m.GetUID() {
+				return nil, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, m.GetUID()))
+			}
+			if pc.ResourceVersion != nil && *pc.ResourceVersion != m.GetResourceVersion() {
+				return nil, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.GetResourceVersion()))
+			}
+		}
+		before, err := encodeStored(obj)
+		if err != nil {
+			return nil, errors.NewInternalError(err)
+		}
+		finalizers := propagationFinalizers(m.GetFinalizers(), opts)
+		grace := podGracePeriod(obj, opts)
+		holds := len(finalizers) > 0 || grace > 0 || namespaceSpecFinalizers(obj) > 0
+		if holds {
+			m.SetFinalizers(finalizers)
+			now := time.Now().UTC()
+			if dt := m.GetDeletionTimestamp(); dt == nil {
+				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
+				m.SetDeletionTimestamp(&t)
+				m.SetDeletionGracePeriodSeconds(&grace)
+			} else if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && grace < *cur {
+				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
+				if t.Before(dt) {
+					m.SetDeletionTimestamp(&t)
+				}
+				m.SetDeletionGracePeriodSeconds(&grace)
+			}
+			if nsObj, ok := obj.(*corev1.Namespace); ok {
+				nsObj.Status.Phase = corev1.NamespaceTerminating
+			}
+			if grace == 0 && len(finalizers) == 0 && namespaceSpecFinalizers(obj) == 0 {
+				holds = false // a pod whose grace period ran out: delete now
+			}
+		}
+		if holds {
+			after, err := encodeStored(obj)
+			if err != nil {
+				return nil, errors.NewInternalError(err)
+			}
+			if string(after) == string(before) || dry {
+				return obj, nil
+			}
+			nkv, err := h.store.Update(req.ctx, key, after, kv.ModRevision, res.TTL)
+			if err != nil {
+				if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
+					continue
+				}
+				return nil, storeError(err, res.GroupResource(), name)
+			}
+			m.SetResourceVersion(strconv.FormatInt(nkv.ModRevision, 10))
+			return obj, nil
+		}
+		if dry {
+			return obj, nil
+		}
+		_, rev, err := h.store.Delete(req.ctx, key, kv.ModRevision)
+		if err != nil {
+			if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
+				continue
+			}
+			return nil, storeError(err, res.GroupResource(), name)
+		}
+		m.SetResourceVersion(strconv.FormatInt(rev, 10))
+		return obj, nil
+	}
+}
+
+// propagationFinalizers adds the finalizer that records a non-default
+// propagation policy for the garbage collector.
+func propagationFinalizers(fins []string, opts *metav1.DeleteOptions) []string {
+	want := ""
+	switch {
+	case opts.PropagationPolicy != nil && *opts.PropagationPolicy == metav1.DeletePropagationOrphan,
+		opts.PropagationPolicy == nil && opts.OrphanDependents != nil && *opts.OrphanDependents:
+		want = metav1.FinalizerOrphanDependents
+	case opts.PropagationPolicy != nil && *opts.PropagationPolicy == metav1.DeletePropagationForeground:
+		want = metav1.FinalizerDeleteDependents
+	}
+	if want == "" {
+		return fins
+	}
+	for _, f := range fins {
+		if f == want {
+			return fins
+		}
+	}
+	return append(append([]string{}, fins...), want)
+}
+
+// podGracePeriod is the grace period of a pod deletion: 0 for pods not
+// bound to a node or already finished, else the request's or the pod's.
+func podGracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return 0
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	if opts.GracePeriodSeconds != nil {
+		return *opts.GracePeriodSeconds
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+// deleteCollection serves DELETE of a collection: every selected object is
+// deleted as by delete; the reply lists them.
+func (h *Handler) deleteCollection(req *request) error {
+	opts, err := deleteOptions(req)
+	if err != nil {
+		return err
+	}
+	dry, err := req.dryRun()
+	if err != nil {
+		return err
+	}
+	dry = dry || len(opts.DryRun) > 0
+	sel, err := parseSelection(req)
+	if err != nil {
+		return err
+	}
+	got, err := h.collect(req, listPrefix(req.res, req.info.Namespace, sel), sel, 0, "", 0)
+	if err != nil {
+		return storeError(err, req.res.GroupResource(), "")
+	}
+	var deleted []runtime.Object
+	for _, it := range got.items {
+		m := accessor(it)
+		obj, err := h.deleteObject(req, m.GetNamespace(), m.GetName(), opts, dry)
+		if err != nil {
+			if errors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		deleted = append(deleted, obj)
+	}
+	list := newList(req.res)
+	if err := meta.SetList(list, deleted); err != nil {
+		return errors.NewInternalError(err)
+	}
+	return h.respond(req, http.StatusOK, list)
+}

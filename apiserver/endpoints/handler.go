@@ -1,0 +1,309 @@
+package endpoints
+
+import (
+	"context"
+	stderrors "errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz"
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Store is the part of the revisioned store the handler uses; *storage.Store
+// implements it.
+type Store interface {
+	Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Delete(ctx context.Context, key string, expectedRevision int64) (*storage.KeyValue, int64, error)
+	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
+	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
+	Watch(ctx context.Context, opts storage.WatchOptions) (storage.Watch, error)
+	Revision(ctx context.Context) (int64, error)
+}
+
+// MaxBodyBytes is the largest request body accepted, as in Kubernetes.
+const MaxBodyBytes = 3 << 20
+
+// Config configures a Handler.
+type Config struct {
+	Store      Store
+	Registry   *registry.Registry
+	Authorizer authz.Authorizer
+	Logger     *slog.Logger
+	// MaxWatchTimeout caps (and, when the client gives none, picks a random
+	// value below) a watch's duration; 0 means 30 minutes.
+	MaxWatchTimeout time.Duration
+}
+
+// Handler serves every resource URL.
+type Handler struct {
+	store           Store
+	reg             *registry.Registry
+	authz           authz.Authorizer
+	log             *slog.Logger
+	maxWatchTimeout time.Duration
+	fms             *fieldManagers
+}
+
+// New returns a handler. Store and Registry are required.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Store == nil || cfg.Registry == nil {
+		return nil, fmt.Errorf("endpoints: Config.Store and Config.Registry are required")
+	}
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = authz.AllowAuthenticated{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxWatchTimeout == 0 {
+		cfg.MaxWatchTimeout = 30 * time.Minute
+	}
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
+}
+
+// request is one resource request in flight.
+type request struct {
+	ctx      context.Context
+	w        http.ResponseWriter
+	r        *http.Request
+	info     RequestInfo
+	res      *registry.Resource
+	user     *authn.User
+	warnings []string
+}
+
+// Observed lets a caller (the metrics middleware) learn how a request was
+// classified: the verb and resource it named.
+type Observed struct {
+	Verb, Resource string
+}
+
+type observedKey struct{}
+
+// WithObserved returns a context into which ServeHTTP records the request's
+// verb and resource.
+func WithObserved(ctx context.Context, o *Observed) context.Context {
+	return context.WithValue(ctx, observedKey{}, o)
+}
+
+// ServeHTTP serves /api/... and /apis/... resource requests. Discovery
+// documents are served elsewhere; paths that name no resource get 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info, ok := ParseRequestInfo(r.Method, r.URL.Path, r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1")
+	if !ok || !info.IsResourceRequest {
+		writeError(w, errors.NewNotFound(schema.GroupResource{}, ""), nil)
+		return
+	}
+	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
+		o.Verb, o.Resource = info.Verb, info.Resource
+		if info.Subresource != "" {
+			o.Resource += "/" + info.Subresource
+		}
+	}
+	res, ok := h.reg.Get(schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource})
+	if !ok {
+		writeError(w, errors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil)
+		return
+	}
+	user, _ := authn.UserFrom(r.Context())
+	req := &request{ctx: r.Context(), w: w, r: r, info: info, res: res, user: user}
+	if user != nil {
+		req.ctx = storage.WithActor(req.ctx, user.Name)
+	}
+	if err := h.authorize(req); err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	if r.Body != nil && r.Method != http.MethodGet {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	var err error
+	switch info.Subresource {
+	case "":
+		err = h.serveMain(req)
+	case "status":
+		err = h.serveStatus(req)
+	case "scale":
+		err = h.serveScale(req)
+	case "finalize":
+		err = h.serveFinalize(req)
+	case "binding":
+		err = h.serveBinding(req)
+	case "eviction":
+		err = h.serveEviction(req)
+	default:
+		err = errors.NewNotFound(res.GroupResource(), info.Name)
+	}
+	if err != nil {
+		writeError(w, err, req.warnings)
+	}
+}
+
+func (h *Handler) serveMain(req *request) error {
+	switch req.info.Verb {
+	case "get":
+		return h.get(req)
+	case "list":
+		return h.list(req)
+	case "watch":
+		return h.watch(req)
+	case "create":
+		if req.info.Name != "" {
+			return errors.NewMethodNotSupported(req.res.GroupResource(), "create")
+		}
+		return h.create(req)
+	case "update":
+		return h.update(req, req.res.Strategy)
+	case "patch":
+		return h.patch(req, req.res.Strategy)
+	case "delete":
+		return h.delete(req)
+	case "deletecollection":
+		return h.deleteCollection(req)
+	}
+	return errors.NewMethodNotSupported(req.res.GroupResource(), req.info.Verb)
+}
+
+func (h *Handler) serveStatus(req *request) error {
+	if !req.res.Subresources.Status {
+		return errors.NewNotFound(req.res.GroupResource(), req.info.Name)
+	}
+	st := req.res.Strategy
+	if ss, ok := st.(registry.StatusStrategist); ok {
+		st = ss.StatusStrategy()
+	}
+	switch req.info.Verb {
+	case "get":
+		return h.get(req)
+	case "update":
+		return h.update(req, st)
+	case "patch":
+		return h.patch(req, st)
+	}
+	return errors.NewMethodNotSupported(schema.GroupResource{Group: req.res.Group, Resource: req.res.Name + "/status"}, req.info.Verb)
+}
+
+func (h *Handler) authorize(req *request) error {
+	attrs := authz.Attributes{
+		User: req.user, Verb: req.info.Verb, APIGroup: req.info.Group, APIVersion: req.info.Version,
+		Resource: req.info.Resource, Subresource: req.info.Subresource,
+		Namespace: req.info.Namespace, Name: req.info.Name, ResourceRequest: true, Path: req.r.URL.Path,
+	}
+	ok, reason, err := h.authz.Authorize(req.ctx, attrs)
+	if err != nil {
+		return errors.NewInternalError(err)
+	}
+	if ok {
+		return nil
+	}
+	name := "system:anonymous"
+	if req.user != nil {
+		name = req.user.Name
+	}
+	res := req.info.Resource
+	if req.info.Subresource != "" {
+		res += "/" + req.info.Subresource
+	}
+	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, req.info.Verb, res, req.info.Group)
+	if req.info.Namespace != "" {
+		msg += fmt.Sprintf(" in the namespace %q", req.info.Namespace)
+	} else if req.res.Namespaced {
+		msg += " at the cluster scope"
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return errors.NewForbidden(req.res.GroupResource(), req.info.Name, stderrors.New(msg))
+}
+
+// readBody reads the request body within the size limit.
+func readBody(req *request) ([]byte, error) {
+	if req.r.Body == nil {
+		return nil, nil
+	}
+	data, err := io.ReadAll(req.r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if stderrors.As(err, &mbe) {
+			return nil, tooLarge()
+		}
+		return nil, errors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	return data, nil
+}
+
+// writeObject sends an object as JSON with the given status code.
+func writeObject(w http.ResponseWriter, code int, obj runtime.Object, warnings []string) {
+	data, err := encodeObject(obj)
+	if err != nil {
+		writeError(w, errors.NewInternalError(err), warnings)
+		return
+	}
+	writeRaw(w, code, mediaJSON, data, warnings)
+}
+
+func writeRaw(w http.ResponseWriter, code int, contentType string, data []byte, warnings []string) {
+	setWarnings(w, warnings)
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}
+
+func setWarnings(w http.ResponseWriter, warnings []string) {
+	for _, m := range warnings {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
+	}
+}
+
+// writeError sends an error as a metav1.Status with its code.
+func writeError(w http.ResponseWriter, err error, warnings []string) {
+	st := asStatus(err)
+	writeObject(w, int(st.Code), &st, warnings)
+}
+
+// WriteError is writeError for callers outside the package (authn failures).
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err, nil) }
+
+// query returns a query parameter.
+func (req *request) query(name string) string { return req.r.URL.Query().Get(name) }
+
+// dryRun tells whether the request asked dryRun=All.
+func (req *request) dryRun() (bool, error) {
+	vals := req.r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != "All" {
+			return false, errors.NewBadRequest(fmt.Sprintf("Invalid dry run value %q: supported values are [\"All\"]", v))
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+// fieldValidation returns the fieldValidation directive (default Warn for
+// JSON objects, as Kubernetes does since 1.27).
+func (req *request) fieldValidation() (string, error) {
+	v := req.query("fieldValidation")
+	switch strings.ToLower(v) {
+	case "":
+		return fieldValidWarn, nil
+	case "strict":
+		return fieldValidStrict, nil
+	case "warn":
+		return fieldValidWarn, nil
+	case "ignore":
+		return fieldValidIgnore, nil
+	}
+	return "", errors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, got %q", v))
+}

@@ -1,0 +1,231 @@
+package endpoints
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	stderrors "errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// get serves GET of one object (also of its status subresource).
+func (h *Handler) get(req *request) error {
+	obj, _, err := h.load(req, req.info.Namespace, req.info.Name)
+	if err != nil {
+		return err
+	}
+	return h.respond(req, http.StatusOK, obj)
+}
+
+// load reads one object at the newest revision.
+func (h *Handler) load(req *request, ns, name string) (runtime.Object, *storage.KeyValue, error) {
+	if req.res.Namespaced && ns == "" {
+		return nil, nil, errors.NewNotFound(req.res.GroupResource(), name)
+	}
+	kv, err := h.store.Get(req.ctx, req.res.Key(ns, name), 0)
+	if err != nil {
+		return nil, nil, storeError(err, req.res.GroupResource(), name)
+	}
+	obj, err := decodeKV(req.res, kv)
+	if err != nil {
+		return nil, nil, errors.NewInternalError(err)
+	}
+	return obj, kv, nil
+}
+
+// selection is a parsed label and field selector pair.
+type selection struct {
+	labels labels.Selector
+	fields fields.Selector
+}
+
+func parseSelection(req *request) (*selection, error) {
+	ls, err := labels.Parse(req.query("labelSelector"))
+	if err != nil {
+		return nil, errors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	fs, err := fields.ParseSelector(req.query("fieldSelector"))
+	if err != nil {
+		return nil, errors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	if err := req.res.CheckFieldSelector(fs); err != nil {
+		return nil, errors.NewBadRequest(err.Error())
+	}
+	return &selection{labels: ls, fields: fs}, nil
+}
+
+func (s *selection) everything() bool { return s.labels.Empty() && s.fields.Empty() }
+
+// matches tells whether an object is selected.
+func (s *selection) matches(res *registry.Resource, obj runtime.Object) bool {
+	if s.everything() {
+		return true
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	if !s.labels.Matches(labels.Set(m.GetLabels())) {
+		return false
+	}
+	if s.fields.Empty() {
+		return true
+	}
+	set, err := res.FieldSet(obj)
+	if err != nil {
+		return false
+	}
+	return s.fields.Matches(set)
+}
+
+// listPrefix narrows the storage prefix by namespace (from the URL or a
+// metadata.namespace=X field selector).
+func listPrefix(res *registry.Resource, ns string, sel *selection) string {
+	if ns == "" && res.Namespaced {
+		if v, ok := sel.fields.RequiresExactMatch("metadata.namespace"); ok && v != "" {
+			ns = v
+		}
+	}
+	return res.NamespacePrefix(ns)
+}
+
+// continueToken is the opaque continue value: the list's pinned revision and
+// the last key returned.
+type continueToken struct {
+	Rev   int64  `json:"rv"`
+	Start string `json:"start"`
+}
+
+func encodeContinue(rev int64, start string) string {
+	b, _ := json.Marshal(continueToken{Rev: rev, Start: start})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(s string) (continueToken, error) {
+	var t continueToken
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &t)
+	}
+	if err != nil || t.Rev <= 0 {
+		return t, errors.NewBadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+	}
+	return t, nil
+}
+
+// listed is the outcome of collecting a (page of a) list.
+type listed struct {
+	items    []runtime.Object
+	revision int64
+	cont     string
+}
+
+// collect reads matching objects under prefix at revision (0 = newest),
+// starting after startAfter, until limit items (0 = all) are found.
+func (h *Handler) collect(req *request, prefix string, sel *selection, revision int64, startAfter string, limit int64) (*listed, error) {
+	out := &listed{revision: revision}
+	for {
+		want := 0
+		if limit > 0 {
+			want = int(limit) - len(out.items)
+		}
+		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: prefix, StartAfter: startAfter, Revision: out.revision, Limit: want})
+		if err != nil {
+			return nil, err
+		}
+		out.revision = page.Revision
+		for _, kv := range page.KVs {
+			obj, err := decodeKV(req.res, kv)
+			if err != nil {
+				return nil, errors.NewInternalError(err)
+			}
+			if sel.matches(req.res, obj) {
+				out.items = append(out.items, obj)
+			}
+			startAfter = kv.Key
+		}
+		if !page.More || len(page.KVs) == 0 {
+			return out, nil
+		}
+		if limit > 0 && int64(len(out.items)) >= limit {
+			out.cont = encodeContinue(out.revision, startAfter)
+			return out, nil
+		}
+	}
+}
+
+// list serves GET of a collection.
+func (h *Handler) list(req *request) error {
+	sel, err := parseSelection(req)
+	if err != nil {
+		return err
+	}
+	var limit int64
+	if s := req.query("limit"); s != "" {
+		limit, err = strconv.ParseInt(s, 10, 64)
+		if err != nil || limit < 0 {
+			return errors.NewBadRequest(fmt.Sprintf("invalid limit %q", s))
+		}
+	}
+	rvParam, match := req.query("resourceVersion"), req.query("resourceVersionMatch")
+	rv, err := parseRV(rvParam)
+	if err != nil {
+		return errors.NewBadRequest(err.Error())
+	}
+	var revision int64
+	startAfter := ""
+	switch {
+	case req.query("continue") != "":
+		if rvParam != "" && rvParam != "0" {
+			return errors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		tok, err := decodeContinue(req.query("continue"))
+		if err != nil {
+			return err
+		}
+		revision, startAfter = tok.Rev, tok.Start
+	case match == "Exact":
+		if rv == 0 {
+			return errors.NewBadRequest("resourceVersionMatch=Exact requires a non-zero resourceVersion")
+		}
+		revision = rv
+	case match == "" || match == "NotOlderThan":
+		if match == "NotOlderThan" && rvParam == "" {
+			return errors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+	default:
+		return errors.NewBadRequest(fmt.Sprintf("invalid resourceVersionMatch %q: supported values are Exact and NotOlderThan", match))
+	}
+	prefix := listPrefix(req.res, req.info.Namespace, sel)
+	got, err := h.collect(req, prefix, sel, revision, startAfter, limit)
+	if err != nil {
+		if stderrors.Is(err, storage.ErrCompacted) && req.query("continue") != "" {
+			return errors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		}
+		return storeError(err, req.res.GroupResource(), "")
+	}
+	if match != "Exact" && rv > 0 && got.revision < rv {
+		return errors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, got.revision), 1)
+	}
+	list := newList(req.res)
+	if err := meta.SetList(list, got.items); err != nil {
+		return errors.NewInternalError(err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return errors.NewInternalError(err)
+	}
+	lm.SetResourceVersion(strconv.FormatInt(got.revision, 10))
+	lm.SetContinue(got.cont)
+	return h.respond(req, http.StatusOK, list)
+}

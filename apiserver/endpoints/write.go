@@ -1,0 +1,372 @@
+package endpoints
+
+import (
+	"bytes"
+	stderrors "errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// maxUpdateRetries bounds the read-modify-write loop of unconditional
+// updates and patches racing other writers.
+const maxUpdateRetries = 16
+
+var namespacesGR = schema.GroupResource{Resource: "namespaces"}
+
+// create serves POST of a new object.
+func (h *Handler) create(req *request) error {
+	body, err := readBody(req)
+	if err != nil {
+		return err
+	}
+	validation, err := req.fieldValidation()
+	if err != nil {
+		return err
+	}
+	dry, err := req.dryRun()
+	if err != nil {
+		return err
+	}
+	d, err := decodeObject(req.res, req.res.GVK(), contentType(req.r.Header.Get("Content-Type")), body, validation)
+	if err != nil {
+		return err
+	}
+	req.warnings = append(req.warnings, d.warnings...)
+	if err := h.pruneUnknown(req, d.obj, validation); err != nil {
+		return err
+	}
+	obj, err := h.createObject(req, d.obj, dry, nil)
+	if err != nil {
+		return err
+	}
+	return h.respond(req, http.StatusCreated, obj)
+}
+
+// pruneUnknown drops fields a custom resource's schema does not declare,
+// applying the fieldValidation directive.
+func (h *Handler) pruneUnknown(req *request, obj runtime.Object, validation string) error {
+	p, ok := req.res.Strategy.(registry.UnknownFieldPruner)
+	if !ok {
+		return nil
+	}
+	unknown := p.PruneUnknown(obj)
+	if len(unknown) == 0 || validation == fieldValidIgnore {
+		return nil
+	}
+	var msgs []string
+	for _, f := range unknown {
+		msgs = append(msgs, fmt.Sprintf("unknown field %q", f))
+	}
+	if validation == fieldValidStrict {
+		gvk := req.res.GVK()
+		return errors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s", gvk.Kind, gvk.Version, gvk.Kind, joinComma(msgs)))
+	}
+	req.warnings = append(req.warnings, msgs...)
+	return nil
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// createObject fills system metadata, prepares, validates and stores a new
+// object. applied, when set, is the apply configuration that created it.
+func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, applied runtime.Object) (runtime.Object, error) {
+	res := req.res
+	if applied != nil {
+		fm, err := h.fms.get(res, subresourceForFields(req))
+		if err != nil {
+			return nil, errors.NewInternalError(err)
+		}
+		if obj, err = fm.Apply(obj, applied, req.query("fieldManager"), req.query("force") == "true"); err != nil {
+			return nil, applyError(err)
+		}
+	}
+	m := accessor(obj)
+	if err := h.checkNamespace(req, m); err != nil {
+		return nil, err
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + utilrand.String(5))
+	}
+	m.SetUID(uuidNew())
+	m.SetCreationTimestamp(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	if applied == nil {
+		m.SetManagedFields(nil)
+	}
+	if !res.Namespaced {
+		m.SetNamespace("")
+	}
+	res.Strategy.PrepareForCreate(obj)
+	if errs := res.Strategy.Validate(obj); len(errs) > 0 {
+		return nil, errors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
+	}
+	if applied == nil {
+		tracked, err := h.trackFields(req, newObject(res), obj, nil)
+		if err != nil {
+			return nil, err
+		}
+		obj = tracked
+		m = accessor(obj)
+	}
+	if res.Namespaced {
+		if err := h.namespaceAcceptsContent(req, m.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	if dry {
+		return obj, nil
+	}
+	data, err := encodeStored(obj)
+	if err != nil {
+		return nil, errors.NewInternalError(err)
+	}
+	kv, err := h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
+	if err != nil {
+		return nil, storeError(err, res.GroupResource(), m.GetName())
+	}
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return obj, nil
+}
+
+// trackFields records the write in managedFields; with applied set it is a
+// server-side apply of that configuration onto live.
+func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (runtime.Object, error) {
+	fm, err := h.fms.get(req.res, subresourceForFields(req))
+	if err != nil {
+		return obj, nil // tracking is best effort; the write itself is valid
+	}
+	if applied != nil {
+		out, err := fm.Apply(live, applied, req.query("fieldManager"), req.query("force") == "true")
+		if err != nil {
+			var se *errors.StatusError
+			if stderrors.As(err, &se) {
+				return nil, se
+			}
+			return nil, errors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	}
+	return fm.UpdateNoErrors(live, obj, managerName(req)), nil
+}
+
+func subresourceForFields(req *request) string {
+	if req.info.Subresource == "status" {
+		return "status"
+	}
+	return ""
+}
+
+// checkNamespace reconciles the object's namespace with the URL's.
+func (h *Handler) checkNamespace(req *request, m metav1.Object) error {
+	if !req.res.Namespaced {
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(req.info.Namespace)
+	}
+	if req.info.Namespace == "" {
+		return errors.NewBadRequest("the namespace of the object is required")
+	}
+	if m.GetNamespace() != req.info.Namespace {
+		return errors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// namespaceAcceptsContent is the namespace lifecycle admission: objects may
+// be created only in namespaces that exist and are not terminating.
+func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
+	kv, err := h.store.Get(req.ctx, "/registry/namespaces/"+ns, 0)
+	if err != nil {
+		if stderrors.Is(err, storage.ErrNotFound) {
+			return errors.NewNotFound(namespacesGR, ns)
+		}
+		return storeError(err, namespacesGR, ns)
+	}
+	var p metav1.PartialObjectMetadata
+	if err := jsonUnmarshal(kv.Value, &p); err != nil {
+		return errors.NewInternalError(err)
+	}
+	if p.DeletionTimestamp != nil {
+		return errors.NewForbidden(req.res.GroupResource(), "", fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+	}
+	return nil
+}
+
+// mutateFunc computes the new object from (a copy of) the current one.
+type mutateFunc func(current runtime.Object) (runtime.Object, error)
+
+// updateResult is the outcome of guaranteedUpdate.
+type updateResult struct {
+	obj     runtime.Object
+	created bool
+}
+
+// guaranteedUpdate reads, mutates, prepares, validates and compare-and-swaps
+// one object, retrying when another writer got there first unless the new
+// object named the resourceVersion it expects (then 409). A nil current
+// (not found) is passed to mutate only when createIfMissing.
+func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error)) (*updateResult, error) {
+	res := req.res
+	ns := req.info.Namespace
+	if !res.Namespaced {
+		ns = ""
+	}
+	key := res.Key(ns, name)
+	for attempt := 0; ; attempt++ {
+		old, kv, err := h.load(req, ns, name)
+		if err != nil {
+			if errors.IsNotFound(err) && createIfMissing != nil {
+				obj, applied, err := createIfMissing()
+				if err != nil {
+					return nil, err
+				}
+				out, err := h.createObject(req, obj, dry, applied)
+				if err != nil {
+					if errors.IsAlreadyExists(err) && attempt < maxUpdateRetries {
+						continue
+					}
+					return nil, err
+				}
+				return &updateResult{obj: out, created: true}, nil
+			}
+			return nil, err
+		}
+		obj, err := mutate(old.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		m, om := accessor(obj), accessor(old)
+		currentRV := strconv.FormatInt(kv.ModRevision, 10)
+		preconditioned := m.GetResourceVersion() != ""
+		if preconditioned && m.GetResourceVersion() != currentRV {
+			return nil, errors.NewConflict(res.GroupResource(), name, stderrors.New(registryOptimisticLock))
+		}
+		if m.GetName() != name {
+			return nil, errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+		}
+		if err := h.checkNamespace(req, m); err != nil {
+			return nil, err
+		}
+		// System fields clients cannot change.
+		if m.GetUID() == "" {
+			m.SetUID(om.GetUID())
+		}
+		m.SetCreationTimestamp(om.GetCreationTimestamp())
+		m.SetDeletionTimestamp(om.GetDeletionTimestamp())
+		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+		m.SetResourceVersion(currentRV)
+		st.PrepareForUpdate(obj, old)
+		if errs := st.ValidateUpdate(obj, old); len(errs) > 0 {
+			return nil, errors.NewInvalid(res.GVK().GroupKind(), name, errs)
+		}
+		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
+			obj, err = h.trackFields(req, old, obj, nil)
+			if err != nil {
+				return nil, err
+			}
+			m = accessor(obj)
+		}
+		newData, err := encodeStored(obj)
+		if err != nil {
+			return nil, errors.NewInternalError(err)
+		}
+		oldData, err := encodeStored(old)
+		if err != nil {
+			return nil, errors.NewInternalError(err)
+		}
+		if bytes.Equal(newData, oldData) {
+			return &updateResult{obj: old}, nil // a no-op write changes nothing, not even resourceVersion
+		}
+		if dry {
+			return &updateResult{obj: obj}, nil
+		}
+		if om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj) {
+			// The last finalizer is gone: the object's deletion completes now.
+			_, rev, err := h.store.Delete(req.ctx, key, kv.ModRevision)
+			if err != nil {
+				if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
+					continue
+				}
+				return nil, storeError(err, res.GroupResource(), name)
+			}
+			m.SetResourceVersion(strconv.FormatInt(rev, 10))
+			return &updateResult{obj: obj}, nil
+		}
+		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
+		if err != nil {
+			if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
+				continue
+			}
+			return nil, storeError(err, res.GroupResource(), name)
+		}
+		m.SetResourceVersion(strconv.FormatInt(nkv.ModRevision, 10))
+		return &updateResult{obj: obj}, nil
+	}
+}
+
+// update serves PUT of an object (or of its status).
+func (h *Handler) update(req *request, st registry.Strategy) error {
+	body, err := readBody(req)
+	if err != nil {
+		return err
+	}
+	validation, err := req.fieldValidation()
+	if err != nil {
+		return err
+	}
+	dry, err := req.dryRun()
+	if err != nil {
+		return err
+	}
+	d, err := decodeObject(req.res, req.res.GVK(), contentType(req.r.Header.Get("Content-Type")), body, validation)
+	if err != nil {
+		return err
+	}
+	req.warnings = append(req.warnings, d.warnings...)
+	if err := h.pruneUnknown(req, d.obj, validation); err != nil {
+		return err
+	}
+	m := accessor(d.obj)
+	if m.GetName() != req.info.Name {
+		return errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.info.Name))
+	}
+	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
+		return d.obj.DeepCopyObject(), nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	return h.respond(req, http.StatusOK, out.obj)
+}
+
+// namespaceHoldsFinalizers: a terminating namespace stays until its
+// spec.finalizers are empty too.
+func namespaceHoldsFinalizers(obj runtime.Object) bool {
+	return namespaceSpecFinalizers(obj) > 0
+}
+
+func uuidNew() typesUID { return typesUID(uuid.NewString()) }

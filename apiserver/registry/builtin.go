@@ -1,0 +1,184 @@
+package registry
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// eventTTL is how long Events live, as in Kubernetes (--event-ttl).
+const eventTTL = time.Hour
+
+// spec is the compact form the table below is written in.
+type spec struct {
+	group, version, name, kind string
+	namespaced                 bool
+	short, categories          []string
+	newObj, newList            func() runtime.Object
+	status, generation         bool
+	scale                      *ScalePaths
+	fields                     []string
+	nameFunc                   apivalidation.ValidateNameFunc
+	onCreate                   func(runtime.Object)
+	ttl                        time.Duration
+	storagePrefix              string
+	finalize, binding, evict   bool
+}
+
+var replicasScale = &ScalePaths{SpecReplicas: "spec.replicas", StatusReplicas: "status.replicas", LabelSelector: "spec.selector"}
+
+func builtinSpecs() []spec {
+	all := []string{"all"}
+	return []spec{
+		// core/v1
+		{group: "", version: "v1", name: "namespaces", kind: "Namespace", short: []string{"ns"},
+			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} },
+			status: true, fields: []string{"status.phase"}, nameFunc: apivalidation.ValidateNamespaceName, onCreate: namespaceOnCreate, finalize: true},
+		{group: "", version: "v1", name: "nodes", kind: "Node", short: []string{"no"},
+			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} },
+			status: true, fields: []string{"spec.unschedulable"}},
+		{group: "", version: "v1", name: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all,
+			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} },
+			status: true, onCreate: podOnCreate, binding: true, evict: true,
+			fields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+		{group: "", version: "v1", name: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all,
+			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} },
+			status: true, nameFunc: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"}},
+		{group: "", version: "v1", name: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"},
+			newObj: func() runtime.Object { return &corev1.Endpoints{} }, newList: func() runtime.Object { return &corev1.EndpointsList{} }},
+		{group: "", version: "v1", name: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"},
+			newObj: func() runtime.Object { return &corev1.ConfigMap{} }, newList: func() runtime.Object { return &corev1.ConfigMapList{} }},
+		{group: "", version: "v1", name: "secrets", kind: "Secret", namespaced: true,
+			newObj: func() runtime.Object { return &corev1.Secret{} }, newList: func() runtime.Object { return &corev1.SecretList{} },
+			fields: []string{"type"}},
+		{group: "", version: "v1", name: "serviceaccounts", kind: "ServiceAccount", namespaced: true, short: []string{"sa"},
+			newObj: func() runtime.Object { return &corev1.ServiceAccount{} }, newList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
+		{group: "", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
+			newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} },
+			fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
+		{group: "", version: "v1", name: "resourcequotas", kind: "ResourceQuota", namespaced: true, short: []string{"quota"},
+			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }, status: true},
+		{group: "", version: "v1", name: "limitranges", kind: "LimitRange", namespaced: true, short: []string{"limits"},
+			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
+		// apps/v1
+		{group: "apps", version: "v1", name: "deployments", kind: "Deployment", namespaced: true, short: []string{"deploy"}, categories: all,
+			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} },
+			status: true, generation: true, scale: replicasScale},
+		{group: "apps", version: "v1", name: "replicasets", kind: "ReplicaSet", namespaced: true, short: []string{"rs"}, categories: all,
+			newObj: func() runtime.Object { return &appsv1.ReplicaSet{} }, newList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
+			status: true, generation: true, scale: replicasScale, fields: []string{"status.replicas"}},
+		{group: "apps", version: "v1", name: "statefulsets", kind: "StatefulSet", namespaced: true, short: []string{"sts"}, categories: all,
+			newObj: func() runtime.Object { return &appsv1.StatefulSet{} }, newList: func() runtime.Object { return &appsv1.StatefulSetList{} },
+			status: true, generation: true, scale: replicasScale},
+		{group: "apps", version: "v1", name: "daemonsets", kind: "DaemonSet", namespaced: true, short: []string{"ds"}, categories: all,
+			newObj: func() runtime.Object { return &appsv1.DaemonSet{} }, newList: func() runtime.Object { return &appsv1.DaemonSetList{} },
+			status: true, generation: true},
+		{group: "apps", version: "v1", name: "controllerrevisions", kind: "ControllerRevision", namespaced: true,
+			newObj: func() runtime.Object { return &appsv1.ControllerRevision{} }, newList: func() runtime.Object { return &appsv1.ControllerRevisionList{} }},
+		// batch/v1
+		{group: "batch", version: "v1", name: "jobs", kind: "Job", namespaced: true, categories: all,
+			newObj: func() runtime.Object { return &batchv1.Job{} }, newList: func() runtime.Object { return &batchv1.JobList{} },
+			status: true, generation: true, fields: []string{"status.successful"}},
+		{group: "batch", version: "v1", name: "cronjobs", kind: "CronJob", namespaced: true, short: []string{"cj"}, categories: all,
+			newObj: func() runtime.Object { return &batchv1.CronJob{} }, newList: func() runtime.Object { return &batchv1.CronJobList{} },
+			status: true, generation: true},
+		// coordination.k8s.io/v1
+		{group: "coordination.k8s.io", version: "v1", name: "leases", kind: "Lease", namespaced: true,
+			newObj: func() runtime.Object { return &coordinationv1.Lease{} }, newList: func() runtime.Object { return &coordinationv1.LeaseList{} }},
+		// discovery.k8s.io/v1
+		{group: "discovery.k8s.io", version: "v1", name: "endpointslices", kind: "EndpointSlice", namespaced: true,
+			newObj: func() runtime.Object { return &discoveryv1.EndpointSlice{} }, newList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+			generation: true},
+		// events.k8s.io/v1 shares storage with core events, as in Kubernetes.
+		{group: "events.k8s.io", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
+			storagePrefix: "/registry/events/",
+			newObj:        func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
+			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}},
+		// policy/v1
+		{group: "policy", version: "v1", name: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
+			newObj: func() runtime.Object { return &policyv1.PodDisruptionBudget{} }, newList: func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+			status: true, generation: true},
+		// rbac.authorization.k8s.io/v1
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "roles", kind: "Role", namespaced: true, nameFunc: path.ValidatePathSegmentName,
+			newObj: func() runtime.Object { return &rbacv1.Role{} }, newList: func() runtime.Object { return &rbacv1.RoleList{} }},
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "rolebindings", kind: "RoleBinding", namespaced: true, nameFunc: path.ValidatePathSegmentName,
+			newObj: func() runtime.Object { return &rbacv1.RoleBinding{} }, newList: func() runtime.Object { return &rbacv1.RoleBindingList{} }},
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterroles", kind: "ClusterRole", nameFunc: path.ValidatePathSegmentName,
+			newObj: func() runtime.Object { return &rbacv1.ClusterRole{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleList{} }},
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterrolebindings", kind: "ClusterRoleBinding", nameFunc: path.ValidatePathSegmentName,
+			newObj: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }},
+		// scheduling.k8s.io/v1
+		{group: "scheduling.k8s.io", version: "v1", name: "priorityclasses", kind: "PriorityClass", short: []string{"pc"},
+			newObj: func() runtime.Object { return &schedulingv1.PriorityClass{} }, newList: func() runtime.Object { return &schedulingv1.PriorityClassList{} }},
+	}
+}
+
+// Builtins returns the built-in resources (everything but custom resources
+// and CRDs themselves), wired to the given defaulting/validation hooks and
+// table converter (nil for the generic one).
+func Builtins(h Hooks, table TableConvertor) []*Resource {
+	var out []*Resource
+	for _, s := range builtinSpecs() {
+		out = append(out, &Resource{
+			Group: s.group, Version: s.version, Name: s.name, Kind: s.kind,
+			Namespaced: s.namespaced, ShortNames: s.short, Categories: s.categories,
+			New: s.newObj, NewList: s.newList,
+			Strategy: &DefaultStrategy{
+				Namespaced: s.namespaced, NameFunc: s.nameFunc, HasStatus: s.status,
+				Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
+			},
+			Subresources: Subresources{
+				Status: s.status, Scale: s.scale, Finalize: s.finalize,
+				Binding: s.binding, Eviction: s.evict,
+			},
+			SelectableFields: s.fields,
+			TTL:              s.ttl,
+			StoragePrefix:    s.storagePrefix,
+			Table:            table,
+		})
+	}
+	return out
+}
+
+// namespaceOnCreate: a new namespace is Active and carries the "kubernetes"
+// finalizer the namespace controller removes after emptying it.
+func namespaceOnCreate(obj runtime.Object) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return
+	}
+	ns.Status.Phase = corev1.NamespaceActive
+	has := false
+	for _, f := range ns.Spec.Finalizers {
+		if f == corev1.FinalizerKubernetes {
+			has = true
+		}
+	}
+	if !has {
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+// podOnCreate: a new pod is Pending until the node agent reports otherwise.
+func podOnCreate(obj runtime.Object) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+}

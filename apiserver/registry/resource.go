@@ -1,0 +1,246 @@
+package registry
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource is one served resource in one group/version.
+type Resource struct {
+	Group    string
+	Version  string
+	Name     string // plural, lower case: "deployments"
+	Singular string
+	Kind     string
+	ListKind string
+
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+
+	// New returns an empty typed object of Kind. Nil means the resource is
+	// served as unstructured JSON (custom resources).
+	New func() runtime.Object
+	// NewList returns an empty typed list; nil for unstructured resources.
+	NewList func() runtime.Object
+
+	// Strategy prepares, defaults and validates objects for writes.
+	Strategy Strategy
+	// Subresources lists what is served below an object.
+	Subresources Subresources
+	// SelectableFields are the dotted paths a field selector may name
+	// besides metadata.name and metadata.namespace ("spec.nodeName").
+	SelectableFields []string
+	// TTL, when set, makes every stored object expire (Events).
+	TTL time.Duration
+	// StorageGroup overrides the key prefix's group part where Kubernetes
+	// stores two API groups in one place (events.k8s.io shares core events).
+	StoragePrefix string
+	// Table converts objects of this resource to a Table; nil uses the
+	// registry's default converter.
+	Table TableConvertor
+	// NoProtobuf marks kinds that have no protobuf encoding (unstructured).
+	NoProtobuf bool
+	// Verbs overrides the default verb set (all of them).
+	Verbs []string
+}
+
+// Subresources says which subresources an object of a resource has.
+type Subresources struct {
+	Status bool
+	// Scale, when set, serves autoscaling/v1 Scale at <name>/scale.
+	Scale *ScalePaths
+	// Finalize serves namespaces/<name>/finalize.
+	Finalize bool
+	// Binding and Eviction are the pod subresources that act on the parent.
+	Binding  bool
+	Eviction bool
+}
+
+// ScalePaths are the dotted JSON paths the Scale subresource maps.
+type ScalePaths struct {
+	SpecReplicas   string // "spec.replicas"
+	StatusReplicas string // "status.replicas"
+	// LabelSelector is the path of a label selector, either a metav1.LabelSelector
+	// object ("spec.selector") or a string in selector syntax.
+	LabelSelector string
+}
+
+// GroupVersion returns the resource's API group/version.
+func (r *Resource) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
+// GVK returns the resource's kind.
+func (r *Resource) GVK() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind)
+}
+
+// GroupResource is what error messages name ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Name}
+}
+
+// APIVersion is the apiVersion field of objects ("apps/v1", "v1").
+func (r *Resource) APIVersion() string {
+	return r.GroupVersion().String()
+}
+
+// KeyPrefix is the storage prefix of all objects, ending in "/":
+// /registry/<resource>/ for the core group, /registry/<group>/<resource>/ else.
+func (r *Resource) KeyPrefix() string {
+	if r.StoragePrefix != "" {
+		return r.StoragePrefix
+	}
+	if r.Group == "" {
+		return "/registry/" + r.Name + "/"
+	}
+	return "/registry/" + r.Group + "/" + r.Name + "/"
+}
+
+// NamespacePrefix is the storage prefix of the objects in one namespace; for
+// cluster-scoped resources or namespace "" it is KeyPrefix.
+func (r *Resource) NamespacePrefix(namespace string) string {
+	if !r.Namespaced || namespace == "" {
+		return r.KeyPrefix()
+	}
+	return r.KeyPrefix() + namespace + "/"
+}
+
+// Key is the storage key of one object.
+func (r *Resource) Key(namespace, name string) string {
+	if r.Namespaced {
+		return r.KeyPrefix() + namespace + "/" + name
+	}
+	return r.KeyPrefix() + name
+}
+
+// Unstructured tells whether objects are handled as unstructured JSON.
+func (r *Resource) Unstructured() bool { return r.New == nil }
+
+// AllVerbs is the default verb set of a resource.
+var AllVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// ResourceVerbs returns the verbs served for the resource.
+func (r *Resource) ResourceVerbs() []string {
+	if r.Verbs != nil {
+		return r.Verbs
+	}
+	return AllVerbs
+}
+
+// Registry holds the served resources. It is safe for concurrent use.
+type Registry struct {
+	mu        sync.RWMutex
+	byGVR     map[schema.GroupVersionResource]*Resource
+	listeners []func()
+}
+
+// New returns an empty registry.
+func New() *Registry {
+	return &Registry{byGVR: map[schema.GroupVersionResource]*Resource{}}
+}
+
+// Add registers or replaces a resource.
+func (g *Registry) Add(r *Resource) {
+	if r.ListKind == "" {
+		r.ListKind = r.Kind + "List"
+	}
+	if r.Singular == "" {
+		r.Singular = strings.ToLower(r.Kind)
+	}
+	if r.Strategy == nil {
+		r.Strategy = &DefaultStrategy{}
+	}
+	g.mu.Lock()
+	g.byGVR[schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}] = r
+	ls := g.listeners
+	g.mu.Unlock()
+	for _, l := range ls {
+		l()
+	}
+}
+
+// Remove unregisters a resource; a no-op when absent.
+func (g *Registry) Remove(gvr schema.GroupVersionResource) {
+	g.mu.Lock()
+	delete(g.byGVR, gvr)
+	ls := g.listeners
+	g.mu.Unlock()
+	for _, l := range ls {
+		l()
+	}
+}
+
+// OnChange registers a callback run after every Add or Remove (discovery
+// uses it to drop cached documents).
+func (g *Registry) OnChange(f func()) {
+	g.mu.Lock()
+	g.listeners = append(g.listeners, f)
+	g.mu.Unlock()
+}
+
+// Get returns the resource for a group/version/plural.
+func (g *Registry) Get(gvr schema.GroupVersionResource) (*Resource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	r, ok := g.byGVR[gvr]
+	return r, ok
+}
+
+// ForKind returns the resource serving a kind, if any.
+func (g *Registry) ForKind(gvk schema.GroupVersionKind) (*Resource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for _, r := range g.byGVR {
+		if r.Group == gvk.Group && r.Version == gvk.Version && r.Kind == gvk.Kind {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// All returns every resource sorted by group, version, name.
+func (g *Registry) All() []*Resource {
+	g.mu.RLock()
+	out := make([]*Resource, 0, len(g.byGVR))
+	for _, r := range g.byGVR {
+		out = append(out, r)
+	}
+	g.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// GroupVersions returns the served versions per group, in registration
+// order of preference (the first is the preferred version).
+func (g *Registry) GroupVersions() map[string][]string {
+	out := map[string][]string{}
+	for _, r := range g.All() {
+		vs := out[r.Group]
+		found := false
+		for _, v := range vs {
+			if v == r.Version {
+				found = true
+			}
+		}
+		if !found {
+			out[r.Group] = append(vs, r.Version)
+		}
+	}
+	return out
+}

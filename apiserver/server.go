@@ -1,0 +1,319 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz"
+	"github.com/skiffkube/skiff/apiserver/crd"
+	"github.com/skiffkube/skiff/apiserver/discovery"
+	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/apiserver/metrics"
+	"github.com/skiffkube/skiff/apiserver/registry"
+)
+
+// KubernetesVersion is the Kubernetes release whose API this server speaks.
+// /usr/bin/kubectl picks its kubectl.1.<minor> from /version's minor.
+const (
+	KubernetesMajor   = "1"
+	KubernetesMinor   = "33"
+	KubernetesVersion = "v1.33.0"
+)
+
+// Config is everything New needs. Store and TLS are required.
+type Config struct {
+	// Store is the revisioned store (*storage.Store).
+	Store endpoints.Store
+	// TLS is the serving configuration (pki.Bundle.ServerTLSConfig()).
+	TLS *tls.Config
+	// ClientCA verifies client certificates; nil takes TLS.ClientCAs.
+	ClientCA *x509.CertPool
+	// Tokens maps static bearer tokens to users (the admin token).
+	Tokens map[string]authn.User
+	// Authorizer decides each resource request; nil allows every
+	// authenticated user (RBAC comes later).
+	Authorizer authz.Authorizer
+	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
+	BindAddress string
+	// Listener, when set, is used instead of listening on BindAddress.
+	Listener net.Listener
+	// Hooks are per-kind defaulting and validation; nil fields take
+	// KindHooks(). Table converts objects to kubectl's tables; nil takes
+	// KindTables. CustomTable builds a custom resource version's converter;
+	// nil takes CustomTables.
+	Hooks       registry.Hooks
+	Table       registry.TableConvertor
+	CustomTable crd.TableFactory
+	// GitCommit and BuildDate fill /version.
+	GitCommit, BuildDate string
+	Logger               *slog.Logger
+}
+
+// Server is a configured API server.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	listener net.Listener
+	engine   *gin.Engine
+	reg      *registry.Registry
+	handler  *endpoints.Handler
+	disc     *discovery.Server
+	metrics  *metrics.Metrics
+	authn    authn.Authenticator
+	crds     *crd.Controller
+	ready    chan struct{}
+}
+
+// New builds the server and opens its listener, so Addr is known at once.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("apiserver: Config.Store is required")
+	}
+	if cfg.TLS == nil {
+		return nil, errors.New("apiserver: Config.TLS is required (credentials are only sent over HTTPS)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ClientCA == nil {
+		cfg.ClientCA = cfg.TLS.ClientCAs
+	}
+	kh := KindHooks()
+	if cfg.Hooks.Default == nil {
+		cfg.Hooks.Default = kh.Default
+	}
+	if cfg.Hooks.Validate == nil {
+		cfg.Hooks.Validate = kh.Validate
+	}
+	if cfg.Hooks.ValidateUpdate == nil {
+		cfg.Hooks.ValidateUpdate = kh.ValidateUpdate
+	}
+	if cfg.Table == nil {
+		cfg.Table = KindTables
+	}
+	if cfg.CustomTable == nil {
+		cfg.CustomTable = CustomTables
+	}
+	reg := registry.New()
+	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
+		reg.Add(r)
+	}
+	reg.Add(crd.Resource(cfg.Table))
+	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
+		disc:    discovery.New(reg),
+		metrics: metrics.New(),
+		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
+		crds:    crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
+		ready:   make(chan struct{}),
+	}
+	s.engine = s.routes()
+	s.listener = cfg.Listener
+	if s.listener == nil {
+		addr := cfg.BindAddress
+		if addr == "" {
+			addr = "127.0.0.1:6443"
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: listen on %s: %w", addr, err)
+		}
+		s.listener = l
+	}
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// URL is the https URL of the server, with 127.0.0.1 for wildcard binds.
+func (s *Server) URL() string {
+	addr := s.listener.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "https://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+}
+
+// Registry exposes the resource registry (read-only use).
+func (s *Server) Registry() *registry.Registry { return s.reg }
+
+// Ready is closed once custom resources are loaded and requests are served.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Run serves until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.crds.Start(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)
+	}
+	tlsCfg := s.cfg.TLS.Clone()
+	if len(tlsCfg.NextProtos) == 0 {
+		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+	}
+	srv := &http.Server{
+		Handler:           s.engine,
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(s.listener, "", "") }()
+	close(s.ready)
+	s.log.Info("apiserver serving", "url", s.URL())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("apiserver: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// routes wires the gin engine: fixed paths for health, version, metrics,
+// discovery and OpenAPI; everything else under /api and /apis goes to the
+// generic resource handler.
+func (s *Server) routes() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = false
+	e.Use(s.recovery, s.observe, s.authenticate)
+
+	health := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
+	e.GET("/livez", health)
+	e.GET("/readyz", health)
+	e.GET("/healthz", health)
+	e.GET("/version", s.version)
+	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
+	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))
+	e.NoRoute(s.api)
+	return e
+}
+
+// api serves discovery documents and resource requests below /api and /apis.
+func (s *Server) api(c *gin.Context) {
+	w, r := c.Writer, c.Request
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case get && len(parts) == 1 && parts[0] == "api":
+		s.disc.ServeAPIVersions(w, r)
+		return
+	case get && len(parts) == 1 && parts[0] == "apis":
+		s.disc.ServeAPIGroupList(w, r)
+		return
+	case get && len(parts) == 2 && parts[0] == "api":
+		if s.disc.ServeResourceList(w, r, "", parts[1]) {
+			return
+		}
+	case get && len(parts) == 2 && parts[0] == "apis":
+		if s.disc.ServeAPIGroup(w, r, parts[1]) {
+			return
+		}
+	case get && len(parts) == 3 && parts[0] == "apis":
+		if s.disc.ServeResourceList(w, r, parts[1], parts[2]) {
+			return
+		}
+	case len(parts) > 2 && (parts[0] == "api" || parts[0] == "apis"):
+		s.handler.ServeHTTP(w, r)
+		return
+	}
+	endpoints.WriteError(w, apierrors.NewNotFound(schemaGR(), ""))
+}
+
+func (s *Server) version(c *gin.Context) {
+	c.JSON(http.StatusOK, version.Info{
+		Major: KubernetesMajor, Minor: KubernetesMinor, GitVersion: KubernetesVersion,
+		GitCommit: s.cfg.GitCommit, GitTreeState: "clean", BuildDate: s.cfg.BuildDate,
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	})
+}
+
+// recovery turns a panic into a 500 Status instead of a dropped connection.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("apiserver: panic serving request", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", v)
+			if !c.Writer.Written() {
+				endpoints.WriteError(c.Writer, apierrors.NewInternalError(fmt.Errorf("internal error")))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// observe counts and times every request.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	o := &endpoints.Observed{}
+	c.Request = c.Request.WithContext(endpoints.WithObserved(c.Request.Context(), o))
+	kind := "readOnly"
+	switch c.Request.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		kind = "mutating"
+	}
+	if c.Query("watch") == "true" || c.Query("watch") == "1" {
+		kind = "watch"
+	}
+	done := s.metrics.Inflight(kind)
+	c.Next()
+	done()
+	verb, resource := o.Verb, o.Resource
+	if verb == "" {
+		verb = strings.ToLower(c.Request.Method)
+	}
+	s.metrics.Observe(verb, resource, c.Writer.Status(), time.Since(start))
+}
+
+// anonymousPaths may be read without credentials.
+var anonymousPaths = map[string]bool{"/livez": true, "/readyz": true, "/healthz": true, "/version": true}
+
+// authenticate puts the request's user into its context, or answers 401.
+func (s *Server) authenticate(c *gin.Context) {
+	u, ok, err := s.authn.Authenticate(c.Request)
+	if err != nil || !ok {
+		if err == nil && anonymousPaths[c.Request.URL.Path] {
+			c.Next()
+			return
+		}
+		endpoints.WriteError(c.Writer, apierrors.NewUnauthorized("Unauthorized"))
+		c.Abort()
+		return
+	}
+	c.Request = c.Request.WithContext(authn.WithUser(c.Request.Context(), u))
+	c.Next()
+}
+
+var _ = metav1.Now
