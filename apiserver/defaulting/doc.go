@@ -6,4 +6,9 @@
 // The values follow k8s.io/kubernetes pkg/apis/*/v1/defaults.go and the
 // generated zz_generated.defaults.go for the kinds skiff serves. Defaulting is
 // idempotent: running it twice changes nothing the second time.
+//
+// Two steps Kubernetes performs outside defaults.go happen here too, because
+// skiff stores the v1 objects it receives: a Secret's write-only stringData is
+// folded into data, and a Job gets the selector and pod labels Kubernetes'
+// job strategy generates from its uid (so the uid must be assigned first).
 package defaulting
