@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiffkube/skiff/apiserver/defaulting"
 )
 
 func svcWith(mutate func(*corev1.Service)) *corev1.Service {
@@ -81,4 +83,19 @@ func TestValidateServiceUpdate(t *testing.T) {
 		{name: "clusterIP immutable", old: old, new: moved, want: []want{{"spec.clusterIPs[0]", invalid}}},
 		{name: "switch to ExternalName drops the IP", old: old, new: toExternal},
 	})
+}
+
+// A replace that omits the allocated cluster IP passes once the allocations
+// are carried over, as kubectl replace does against Kubernetes.
+func TestServiceReplaceWithoutClusterIP(t *testing.T) {
+	old := stored(svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.43.0.10" }))
+	replacement := &corev1.Service{
+		ObjectMeta: *old.ObjectMeta.DeepCopy(),
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+	}
+	bare := replacement.DeepCopy()
+	defaulting.Default(bare)
+	expectErrors(t, ValidateUpdate(bare, old), []want{{"spec.clusterIPs[0]", invalid}})
+	defaulting.DefaultUpdate(replacement, old)
+	expectErrors(t, ValidateUpdate(replacement, old), nil)
 }
