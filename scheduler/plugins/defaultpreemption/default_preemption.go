@@ -1,0 +1,214 @@
+package defaultpreemption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+const (
+	// Name is the plugin's registry name.
+	Name = "DefaultPreemption"
+	// ReasonNotHelpful is counted for nodes where evicting pods cannot help.
+	ReasonNotHelpful = "Preemption is not helpful for scheduling"
+	// ReasonNoVictims is counted for nodes where even evicting every lower-priority pod is not enough.
+	ReasonNoVictims = "No preemption victims found for incoming pod"
+	// MsgPolicyNever is the verdict for pods with preemptionPolicy: Never.
+	MsgPolicyNever = "preemption: not eligible due to preemptionPolicy=Never."
+	// MsgTerminating is the verdict while victims of an earlier preemption are still going away.
+	MsgTerminating = "preemption: not eligible due to a terminating pod on the nominated node."
+)
+
+// DefaultPreemption implements PostFilter.
+type DefaultPreemption struct{ h framework.Handle }
+
+// New builds the plugin.
+func New(_ any, h framework.Handle) (framework.Plugin, error) {
+	if h == nil || h.ClientSet() == nil {
+		return nil, errors.New("DefaultPreemption needs a clientset")
+	}
+	return &DefaultPreemption{h: h}, nil
+}
+
+// Name implements framework.Plugin.
+func (*DefaultPreemption) Name() string { return Name }
+
+// Candidate is a node and the pods to evict from it.
+type Candidate struct {
+	Node    string
+	Victims []*v1.Pod
+}
+
+// PostFilter finds a candidate, deletes its victims and nominates its node.
+func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	if msg := pl.ineligible(pod); msg != "" {
+		return nil, framework.NewStatus(framework.Unschedulable, msg)
+	}
+	candidates, statuses, err := pl.FindCandidates(ctx, state, pod, filtered)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(candidates) == 0 {
+		fe := &framework.FitError{Pod: pod, NumAllNodes: len(statuses), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
+		msg := fe.Error()
+		return nil, framework.NewStatus(framework.Unschedulable, "preemption: "+msg[:len(msg)-1])
+	}
+	best := SelectCandidate(candidates)
+	for _, victim := range best.Victims {
+		err := pl.h.ClientSet().CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &victim.UID},
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, framework.AsStatus(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
+		}
+	}
+	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// ineligible returns why pod may not preempt, or "".
+func (pl *DefaultPreemption) ineligible(pod *v1.Pod) string {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return MsgPolicyNever
+	}
+	if nom := pod.Status.NominatedNodeName; nom != "" {
+		if ni, err := pl.h.SnapshotLister().Get(nom); err == nil {
+			prio := corev1helpers.PodPriority(pod)
+			for _, p := range ni.Pods {
+				if p.Pod.DeletionTimestamp != nil && corev1helpers.PodPriority(p.Pod) < prio {
+					return MsgTerminating
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// FindCandidates simulates preemption on every node the pod failed on for a
+// reason preemption can fix. It also returns, for the message, why every
+// other node is no candidate.
+func (pl *DefaultPreemption) FindCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) ([]Candidate, framework.NodeToStatus, error) {
+	nodes := pl.h.SnapshotLister().List()
+	statuses := framework.NodeToStatus{}
+	var candidates []Candidate
+	for _, ni := range nodes {
+		name := ni.Node().Name
+		if s, ok := filtered[name]; ok && s.Code() == framework.UnschedulableAndUnresolvable {
+			statuses[name] = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNotHelpful)
+			continue
+		}
+		victims, fits, err := pl.selectVictimsOnNode(ctx, state, pod, ni)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !fits || len(victims) == 0 {
+			statuses[name] = framework.NewStatus(framework.Unschedulable, ReasonNoVictims)
+			continue
+		}
+		candidates = append(candidates, Candidate{Node: name, Victims: victims})
+	}
+	return candidates, statuses, nil
+}
+
+// selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks
+// that pod fits, then reprieves pods from the most important down while it
+// still fits. fits is false when evicting everything is not enough.
+func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) ([]*v1.Pod, bool, error) {
+	prio := corev1helpers.PodPriority(pod)
+	var lower []*framework.PodInfo
+	for _, p := range ni.Pods {
+		if corev1helpers.PodPriority(p.Pod) < prio {
+			lower = append(lower, p)
+		}
+	}
+	if len(lower) == 0 {
+		return nil, false, nil
+	}
+	node := ni.Clone()
+	st := state.Clone()
+	for _, p := range lower {
+		node.RemovePod(p.Pod)
+		if s := pl.h.RunPreFilterExtensionRemovePod(ctx, st, pod, p, node); !s.IsSuccess() {
+			return nil, false, s.AsError()
+		}
+	}
+	if s := pl.h.RunFilterPlugins(ctx, st, pod, node); !s.IsSuccess() {
+		if s.Code() == framework.Error {
+			return nil, false, s.AsError()
+		}
+		return nil, false, nil
+	}
+	// Most important first: those are the ones worth keeping.
+	sort.SliceStable(lower, func(i, j int) bool {
+		pi, pj := corev1helpers.PodPriority(lower[i].Pod), corev1helpers.PodPriority(lower[j].Pod)
+		if pi != pj {
+			return pi > pj
+		}
+		return lower[i].Pod.CreationTimestamp.Before(&lower[j].Pod.CreationTimestamp)
+	})
+	var victims []*v1.Pod
+	for _, p := range lower {
+		node.AddPodInfo(p)
+		if s := pl.h.RunPreFilterExtensionAddPod(ctx, st, pod, p, node); !s.IsSuccess() {
+			return nil, false, s.AsError()
+		}
+		if s := pl.h.RunFilterPlugins(ctx, st, pod, node); s.IsSuccess() {
+			continue
+		}
+		node.RemovePod(p.Pod)
+		if s := pl.h.RunPreFilterExtensionRemovePod(ctx, st, pod, p, node); !s.IsSuccess() {
+			return nil, false, s.AsError()
+		}
+		victims = append(victims, p.Pod)
+	}
+	return victims, true, nil
+}
+
+// SelectCandidate picks the candidate whose most important victim is least
+// important, then the smallest sum of victim priorities, then the fewest victims.
+func SelectCandidate(cs []Candidate) Candidate {
+	best := 0
+	for i := 1; i < len(cs); i++ {
+		if better(cs[i], cs[best]) {
+			best = i
+		}
+	}
+	return cs[best]
+}
+
+func better(a, b Candidate) bool {
+	ha, hb := highest(a.Victims), highest(b.Victims)
+	if ha != hb {
+		return ha < hb
+	}
+	sa, sb := sum(a.Victims), sum(b.Victims)
+	if sa != sb {
+		return sa < sb
+	}
+	return len(a.Victims) < len(b.Victims)
+}
+
+func highest(ps []*v1.Pod) int32 {
+	h := int32(-1 << 31)
+	for _, p := range ps {
+		h = max(h, corev1helpers.PodPriority(p))
+	}
+	return h
+}
+
+// sum adds priorities shifted to be non-negative (as kube-scheduler does), so
+// that negative priorities don't make more victims look cheaper.
+func sum(ps []*v1.Pod) int64 {
+	var s int64
+	for _, p := range ps {
+		s += int64(corev1helpers.PodPriority(p)) + (1 << 31) + 1
+	}
+	return s
+}

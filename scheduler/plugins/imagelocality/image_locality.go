@@ -1,0 +1,70 @@
+package imagelocality
+
+import (
+	"context"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+// Name is the plugin's registry name.
+const Name = "ImageLocality"
+
+// Thresholds, as in kube-scheduler: below minThreshold a node gets no credit,
+// at maxContainerThreshold per container it gets full credit.
+const (
+	mb                    int64 = 1024 * 1024
+	minThreshold                = 23 * mb
+	maxContainerThreshold       = 1000 * mb
+)
+
+// ImageLocality implements Score.
+type ImageLocality struct{ h framework.Handle }
+
+// New builds the plugin.
+func New(_ any, h framework.Handle) (framework.Plugin, error) { return &ImageLocality{h: h}, nil }
+
+// Name implements framework.Plugin.
+func (*ImageLocality) Name() string { return Name }
+
+// Score maps the spread-weighted size of present images into [0, 100].
+func (pl *ImageLocality) Score(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	total := len(pl.h.SnapshotLister().List())
+	containers := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
+	var sum int64
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			if st, ok := ni.ImageStates[NormalizedImageName(c.Image)]; ok && total > 0 {
+				sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(total))
+			}
+		}
+	}
+	return scale(sum, int64(containers)*maxContainerThreshold), nil
+}
+
+func scale(sum, max int64) int64 {
+	if max <= minThreshold {
+		max = minThreshold + 1
+	}
+	switch {
+	case sum < minThreshold:
+		sum = minThreshold
+	case sum > max:
+		sum = max
+	}
+	return framework.MaxNodeScore * (sum - minThreshold) / (max - minThreshold)
+}
+
+// NormalizedImageName adds ":latest" to an image reference without tag or
+// digest, as nodes report images by their full reference.
+func NormalizedImageName(name string) string {
+	if strings.Contains(name, "@") {
+		return name
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		return name
+	}
+	return name + ":latest"
+}

@@ -1,0 +1,236 @@
+package interpodaffinity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+const (
+	// Name is the plugin's registry name.
+	Name = "InterPodAffinity"
+	// ErrReasonExistingAntiAffinityRulesNotMatch: a placed pod's anti-affinity excludes the pod.
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+	// ErrReasonAffinityRulesNotMatch: the pod's required affinity is not met.
+	ErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules"
+	// ErrReasonAntiAffinityRulesNotMatch: the pod's required anti-affinity is violated.
+	ErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules"
+
+	preFilterKey framework.StateKey = "PreFilter" + Name
+	preScoreKey  framework.StateKey = "PreScore" + Name
+)
+
+type topologyPair struct{ key, value string }
+
+type topologyCounts map[topologyPair]int64
+
+func (c topologyCounts) update(node *v1.Node, key string, delta int64) {
+	if v, ok := node.Labels[key]; ok {
+		p := topologyPair{key, v}
+		c[p] += delta
+		if c[p] == 0 {
+			delete(c, p)
+		}
+	}
+}
+
+type preFilterState struct {
+	pod *framework.PodInfo
+	// existingAnti: domains where a placed pod's required anti-affinity selects the pod.
+	existingAnti topologyCounts
+	// affinity / anti: domains holding pods selected by the pod's required terms.
+	affinity topologyCounts
+	anti     topologyCounts
+	nsLabels labels.Set
+}
+
+func (s *preFilterState) Clone() framework.StateData {
+	c := *s
+	c.existingAnti = maps.Clone(s.existingAnti)
+	c.affinity = maps.Clone(s.affinity)
+	c.anti = maps.Clone(s.anti)
+	return &c
+}
+
+// InterPodAffinity implements PreFilter (with extensions), Filter, PreScore and Score.
+type InterPodAffinity struct{ h framework.Handle }
+
+// New builds the plugin.
+func New(_ any, h framework.Handle) (framework.Plugin, error) {
+	if h == nil {
+		return nil, errors.New("InterPodAffinity needs a framework handle")
+	}
+	return &InterPodAffinity{h: h}, nil
+}
+
+// Name implements framework.Plugin.
+func (*InterPodAffinity) Name() string { return Name }
+
+func (pl *InterPodAffinity) nsLabels(ns string) labels.Set {
+	if l := pl.h.Namespaces(); l != nil {
+		return labels.Set(l.NamespaceLabels(ns))
+	}
+	return nil
+}
+
+// PreFilter counts, per topology domain, the placed pods relevant to the
+// pod's required terms and the placed pods whose anti-affinity rejects it.
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	pi := framework.NewPodInfo(pod)
+	if pi.ParseError != nil {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, pi.ParseError.Error())
+	}
+	lister := pl.h.SnapshotLister()
+	withAnti := lister.HavePodsWithRequiredAntiAffinityList()
+	if len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0 && len(withAnti) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	s := &preFilterState{
+		pod:          pi,
+		existingAnti: topologyCounts{},
+		affinity:     topologyCounts{},
+		anti:         topologyCounts{},
+		nsLabels:     pl.nsLabels(pod.Namespace),
+	}
+	for _, ni := range withAnti {
+		for _, existing := range ni.PodsWithRequiredAntiAffinity {
+			s.addExistingAnti(existing, ni.Node(), 1)
+		}
+	}
+	if len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 {
+		for _, ni := range lister.List() {
+			for _, existing := range ni.Pods {
+				s.addIncomingTerms(existing.Pod, pl.nsLabels(existing.Pod.Namespace), ni.Node(), 1)
+			}
+		}
+	}
+	state.Write(preFilterKey, s)
+	return nil, nil
+}
+
+// addExistingAnti counts the domains where existing's anti-affinity selects the incoming pod.
+func (s *preFilterState) addExistingAnti(existing *framework.PodInfo, node *v1.Node, delta int64) {
+	for i := range existing.RequiredAntiAffinityTerms {
+		t := &existing.RequiredAntiAffinityTerms[i]
+		if t.Matches(s.pod.Pod, s.nsLabels) {
+			s.existingAnti.update(node, t.TopologyKey, delta)
+		}
+	}
+}
+
+// addIncomingTerms counts existing in the domains of the incoming pod's terms it satisfies.
+func (s *preFilterState) addIncomingTerms(existing *v1.Pod, nsLabels labels.Set, node *v1.Node, delta int64) {
+	if len(s.pod.RequiredAffinityTerms) > 0 && matchesAll(s.pod.RequiredAffinityTerms, existing, nsLabels) {
+		for _, t := range s.pod.RequiredAffinityTerms {
+			s.affinity.update(node, t.TopologyKey, delta)
+		}
+	}
+	for i := range s.pod.RequiredAntiAffinityTerms {
+		t := &s.pod.RequiredAntiAffinityTerms[i]
+		if t.Matches(existing, nsLabels) {
+			s.anti.update(node, t.TopologyKey, delta)
+		}
+	}
+}
+
+func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod, nsLabels labels.Set) bool {
+	for i := range terms {
+		if !terms[i].Matches(pod, nsLabels) {
+			return false
+		}
+	}
+	return true
+}
+
+// AddPod implements framework.PreFilterExtensions.
+func (pl *InterPodAffinity) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, add *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return pl.updateWith(state, add, ni, 1)
+}
+
+// RemovePod implements framework.PreFilterExtensions.
+func (pl *InterPodAffinity) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, rm *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return pl.updateWith(state, rm, ni, -1)
+}
+
+func (pl *InterPodAffinity) updateWith(state *framework.CycleState, pi *framework.PodInfo, ni *framework.NodeInfo, delta int64) *framework.Status {
+	s, err := readPreFilter(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	s.addExistingAnti(pi, ni.Node(), delta)
+	s.addIncomingTerms(pi.Pod, pl.nsLabels(pi.Pod.Namespace), ni.Node(), delta)
+	return nil
+}
+
+func readPreFilter(state *framework.CycleState) (*preFilterState, error) {
+	d, err := state.Read(preFilterKey)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := d.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%s: unexpected state %T", Name, d)
+	}
+	return s, nil
+}
+
+// Filter applies the three rules in kube-scheduler's order: placed pods'
+// anti-affinity, the pod's anti-affinity, the pod's affinity.
+func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	s, err := readPreFilter(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	node := ni.Node()
+	for p, n := range s.existingAnti {
+		if n > 0 && node.Labels[p.key] == p.value {
+			if _, ok := node.Labels[p.key]; ok {
+				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+			}
+		}
+	}
+	for _, t := range s.pod.RequiredAntiAffinityTerms {
+		if v, ok := node.Labels[t.TopologyKey]; ok && s.anti[topologyPair{t.TopologyKey, v}] > 0 {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+		}
+	}
+	if !s.satisfiesAffinity(node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	}
+	return nil
+}
+
+func (s *preFilterState) satisfiesAffinity(node *v1.Node) bool {
+	terms := s.pod.RequiredAffinityTerms
+	if len(terms) == 0 {
+		return true
+	}
+	ok := true
+	for _, t := range terms {
+		v, has := node.Labels[t.TopologyKey]
+		if !has || s.affinity[topologyPair{t.TopologyKey, v}] <= 0 {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return true
+	}
+	// The first pod of a group that selects itself may go anywhere that has
+	// the topology labels; otherwise a self-affine group could never start.
+	if len(s.affinity) == 0 && matchesAll(terms, s.pod.Pod, s.nsLabels) {
+		for _, t := range terms {
+			if _, has := node.Labels[t.TopologyKey]; !has {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

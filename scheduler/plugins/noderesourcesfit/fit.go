@@ -1,0 +1,186 @@
+package noderesourcesfit
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+const (
+	// Name is the plugin's registry name.
+	Name = "NodeResourcesFit"
+	// ErrReasonTooManyPods is the Filter reason when the node's pod capacity is used up.
+	ErrReasonTooManyPods = "Too many pods"
+
+	preFilterKey framework.StateKey = "PreFilter" + Name
+)
+
+// ErrReasonInsufficient renders "Insufficient <resource>".
+func ErrReasonInsufficient(name v1.ResourceName) string { return fmt.Sprintf("Insufficient %v", name) }
+
+// ScoringStrategy selects how nodes are ranked.
+type ScoringStrategy string
+
+const (
+	// LeastAllocated prefers the emptiest nodes (spread).
+	LeastAllocated ScoringStrategy = "LeastAllocated"
+	// MostAllocated prefers the fullest nodes that still fit (bin-pack).
+	MostAllocated ScoringStrategy = "MostAllocated"
+)
+
+// ResourceWeight weighs one resource in the score.
+type ResourceWeight struct {
+	Name   v1.ResourceName
+	Weight int64
+}
+
+// Args configure the plugin; the zero value is LeastAllocated over CPU and memory.
+type Args struct {
+	ScoringStrategy ScoringStrategy
+	Resources       []ResourceWeight
+}
+
+// Fit implements PreFilter, Filter and Score.
+type Fit struct {
+	strategy  ScoringStrategy
+	resources []ResourceWeight
+}
+
+// New builds the plugin from Args (or *Args, or nil for defaults).
+func New(args any, _ framework.Handle) (framework.Plugin, error) {
+	var a Args
+	switch v := args.(type) {
+	case nil:
+	case Args:
+		a = v
+	case *Args:
+		if v != nil {
+			a = *v
+		}
+	default:
+		return nil, fmt.Errorf("%s: args must be noderesourcesfit.Args, got %T", Name, args)
+	}
+	if a.ScoringStrategy == "" {
+		a.ScoringStrategy = LeastAllocated
+	}
+	if a.ScoringStrategy != LeastAllocated && a.ScoringStrategy != MostAllocated {
+		return nil, fmt.Errorf("%s: scoring strategy %q is not one of %s, %s", Name, a.ScoringStrategy, LeastAllocated, MostAllocated)
+	}
+	if len(a.Resources) == 0 {
+		a.Resources = []ResourceWeight{{v1.ResourceCPU, 1}, {v1.ResourceMemory, 1}}
+	}
+	for _, r := range a.Resources {
+		if r.Weight <= 0 || r.Weight > 100 {
+			return nil, fmt.Errorf("%s: weight of %s must be in 1..100, got %d", Name, r.Name, r.Weight)
+		}
+	}
+	return &Fit{strategy: a.ScoringStrategy, resources: a.Resources}, nil
+}
+
+// Name implements framework.Plugin.
+func (*Fit) Name() string { return Name }
+
+type preFilterState struct{ pi *framework.PodInfo }
+
+func (s *preFilterState) Clone() framework.StateData { return s }
+
+// PreFilter computes the pod's requests once.
+func (*Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(preFilterKey, &preFilterState{pi: framework.NewPodInfo(pod)})
+	return nil, nil
+}
+
+func podInfo(state *framework.CycleState) (*framework.PodInfo, error) {
+	d, err := state.Read(preFilterKey)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := d.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%s: unexpected state %T", Name, d)
+	}
+	return s.pi, nil
+}
+
+// Filter checks pod count and every requested resource; all shortfalls are
+// reported, each as its own reason.
+func (*Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	pi, err := podInfo(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if reasons := Insufficient(pi.Requests, ni); len(reasons) > 0 {
+		return framework.NewStatus(framework.Unschedulable, reasons...)
+	}
+	return nil
+}
+
+// Insufficient lists why req does not fit on ni (empty when it fits).
+func Insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
+	var reasons []string
+	alloc, used := ni.Allocatable, ni.Requested
+	if len(ni.Pods)+1 > alloc.AllowedPodNumber {
+		reasons = append(reasons, ErrReasonTooManyPods)
+	}
+	if req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU {
+		reasons = append(reasons, ErrReasonInsufficient(v1.ResourceCPU))
+	}
+	if req.Memory > 0 && req.Memory > alloc.Memory-used.Memory {
+		reasons = append(reasons, ErrReasonInsufficient(v1.ResourceMemory))
+	}
+	if req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		reasons = append(reasons, ErrReasonInsufficient(v1.ResourceEphemeralStorage))
+	}
+	for name, q := range req.Scalar {
+		if q > 0 && q > alloc.Scalar[name]-used.Scalar[name] {
+			reasons = append(reasons, ErrReasonInsufficient(name))
+		}
+	}
+	return reasons
+}
+
+// Score ranks by the configured strategy: per resource, the share of
+// allocatable left free (LeastAllocated) or used (MostAllocated) after placing
+// the pod, averaged by weight. CPU and memory use the non-zero requests so
+// request-less pods still count.
+func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	pi, err := podInfo(state)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	var sum, weights int64
+	for _, r := range f.resources {
+		alloc := ni.Allocatable.Get(r.Name)
+		if alloc == 0 {
+			continue
+		}
+		var requested int64
+		if r.Name == v1.ResourceCPU || r.Name == v1.ResourceMemory {
+			requested = ni.NonZeroRequested.Get(r.Name) + pi.NonZeroRequests.Get(r.Name)
+		} else {
+			requested = ni.Requested.Get(r.Name) + pi.Requests.Get(r.Name)
+		}
+		sum += resourceScore(f.strategy, requested, alloc) * r.Weight
+		weights += r.Weight
+	}
+	if weights == 0 {
+		return 0, nil
+	}
+	return sum / weights, nil
+}
+
+func resourceScore(strategy ScoringStrategy, requested, capacity int64) int64 {
+	if requested > capacity {
+		if strategy == MostAllocated {
+			return framework.MaxNodeScore
+		}
+		return 0
+	}
+	if strategy == MostAllocated {
+		return requested * framework.MaxNodeScore / capacity
+	}
+	return (capacity - requested) * framework.MaxNodeScore / capacity
+}

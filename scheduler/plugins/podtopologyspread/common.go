@@ -1,0 +1,130 @@
+package podtopologyspread
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+const (
+	// Name is the plugin's registry name.
+	Name = "PodTopologySpread"
+	// ErrReasonConstraintsNotMatch is the Filter reason when the skew would be exceeded.
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	// ErrReasonNodeLabelNotMatch is the Filter reason for a node missing a constraint's label.
+	ErrReasonNodeLabelNotMatch = ErrReasonConstraintsNotMatch + " (missing required label)"
+
+	preFilterKey framework.StateKey = "PreFilter" + Name
+	preScoreKey  framework.StateKey = "PreScore" + Name
+)
+
+// constraint is a parsed v1.TopologySpreadConstraint.
+type constraint struct {
+	maxSkew     int64
+	minDomains  int64
+	key         string
+	selector    labels.Selector
+	honorAff    bool // nodeAffinityPolicy: Honor (default)
+	honorTaints bool // nodeTaintsPolicy: Honor (default Ignore)
+}
+
+func parseConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	var out []constraint
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable != action {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("topology spread constraint on %q: %w", c.TopologyKey, err)
+		}
+		if c.LabelSelector == nil {
+			sel = labels.Nothing()
+		}
+		for _, k := range c.MatchLabelKeys {
+			if v, ok := pod.Labels[k]; ok {
+				if r, err := labels.NewRequirement(k, "in", []string{v}); err == nil {
+					sel = sel.Add(*r)
+				}
+			}
+		}
+		pc := constraint{
+			maxSkew:     int64(c.MaxSkew),
+			minDomains:  1,
+			key:         c.TopologyKey,
+			selector:    sel,
+			honorAff:    c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor,
+			honorTaints: c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor,
+		}
+		if c.MinDomains != nil {
+			pc.minDomains = int64(*c.MinDomains)
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// eligible reports whether node counts as a domain for constraints.
+func eligible(node *v1.Node, pod *v1.Pod, cs []constraint, aff nodeaffinity.RequiredNodeAffinity) bool {
+	for _, c := range cs {
+		if _, ok := node.Labels[c.key]; !ok {
+			return false
+		}
+	}
+	for _, c := range cs {
+		if c.honorAff {
+			if ok, _ := aff.Match(node); !ok {
+				return false
+			}
+			break
+		}
+	}
+	for _, c := range cs {
+		if c.honorTaints && untolerated(node, pod) {
+			return false
+		}
+	}
+	return true
+}
+
+func untolerated(node *v1.Node, pod *v1.Pod) bool {
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		tolerated := false
+		for j := range pod.Spec.Tolerations {
+			if pod.Spec.Tolerations[j].ToleratesTaint(klog.Background(), t, false) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return true
+		}
+	}
+	return false
+}
+
+// countMatching counts pods on ni in pod's namespace that sel picks, ignoring
+// terminating pods (they are on their way out).
+func countMatching(ni *framework.NodeInfo, ns string, sel labels.Selector) int64 {
+	var n int64
+	for _, pi := range ni.Pods {
+		if matches(pi.Pod, ns, sel) {
+			n++
+		}
+	}
+	return n
+}
+
+func matches(p *v1.Pod, ns string, sel labels.Selector) bool {
+	return p.Namespace == ns && p.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Labels))
+}

@@ -1,0 +1,143 @@
+package podtopologyspread
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+// PodTopologySpread implements PreFilter (with extensions), Filter, PreScore and Score.
+type PodTopologySpread struct{ h framework.Handle }
+
+// New builds the plugin.
+func New(_ any, h framework.Handle) (framework.Plugin, error) { return &PodTopologySpread{h: h}, nil }
+
+// Name implements framework.Plugin.
+func (*PodTopologySpread) Name() string { return Name }
+
+type preFilterState struct {
+	constraints []constraint
+	// counts[i] maps constraint i's domain values to matching pod counts.
+	counts []map[string]int64
+	aff    nodeaffinity.RequiredNodeAffinity
+}
+
+func (s *preFilterState) Clone() framework.StateData {
+	c := &preFilterState{constraints: s.constraints, aff: s.aff, counts: make([]map[string]int64, len(s.counts))}
+	for i, m := range s.counts {
+		c.counts[i] = maps.Clone(m)
+	}
+	return c
+}
+
+// minMatch is the global minimum for constraint i; fewer domains than
+// minDomains make it zero, so pods keep spreading into new domains.
+func (s *preFilterState) minMatch(i int) int64 {
+	m := s.counts[i]
+	if int64(len(m)) < s.constraints[i].minDomains {
+		return 0
+	}
+	lo := int64(math.MaxInt64)
+	for _, n := range m {
+		lo = min(lo, n)
+	}
+	if lo == math.MaxInt64 {
+		return 0
+	}
+	return lo
+}
+
+// PreFilter counts matching pods per domain for the hard constraints.
+func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	cs, err := parseConstraints(pod, v1.DoNotSchedule)
+	if err != nil {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
+	}
+	if len(cs) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	s := &preFilterState{constraints: cs, counts: make([]map[string]int64, len(cs)), aff: nodeaffinity.GetRequiredNodeAffinity(pod)}
+	for i := range s.counts {
+		s.counts[i] = map[string]int64{}
+	}
+	for _, ni := range pl.h.SnapshotLister().List() {
+		node := ni.Node()
+		if !eligible(node, pod, cs, s.aff) {
+			continue
+		}
+		for i, c := range cs {
+			s.counts[i][node.Labels[c.key]] += countMatching(ni, pod.Namespace, c.selector)
+		}
+	}
+	state.Write(preFilterKey, s)
+	return nil, nil
+}
+
+func readPreFilter(state *framework.CycleState) (*preFilterState, error) {
+	d, err := state.Read(preFilterKey)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := d.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%s: unexpected state %T", Name, d)
+	}
+	return s, nil
+}
+
+// AddPod implements framework.PreFilterExtensions.
+func (pl *PodTopologySpread) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, add *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return update(state, pod, add.Pod, ni, 1)
+}
+
+// RemovePod implements framework.PreFilterExtensions.
+func (pl *PodTopologySpread) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, rm *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return update(state, pod, rm.Pod, ni, -1)
+}
+
+func update(state *framework.CycleState, pod, changed *v1.Pod, ni *framework.NodeInfo, delta int64) *framework.Status {
+	s, err := readPreFilter(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	node := ni.Node()
+	if !eligible(node, pod, s.constraints, s.aff) {
+		return nil
+	}
+	for i, c := range s.constraints {
+		if matches(changed, pod.Namespace, c.selector) {
+			s.counts[i][node.Labels[c.key]] += delta
+		}
+	}
+	return nil
+}
+
+// Filter rejects a node whose domain would be more than maxSkew above the minimum.
+func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	s, err := readPreFilter(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	node := ni.Node()
+	for i, c := range s.constraints {
+		v, ok := node.Labels[c.key]
+		if !ok {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
+		}
+		var self int64
+		if c.selector.Matches(labels.Set(pod.Labels)) {
+			self = 1
+		}
+		if s.counts[i][v]+self-s.minMatch(i) > c.maxSkew {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch)
+		}
+	}
+	return nil
+}

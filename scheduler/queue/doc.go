@@ -1,0 +1,12 @@
+// Package queue holds the pods waiting to be scheduled, in three places:
+//
+//   - activeQ: ready to be tried, highest priority first, then oldest first;
+//   - backoffQ: failed recently and waiting out an exponential backoff
+//     (1s doubling to 10s by default) before going back to activeQ;
+//   - unschedulable: failed and waiting for a cluster event (a node added or
+//     changed, a pod deleted or finished) that might make them fit; anything
+//     left there too long is flushed back periodically so nothing waits forever.
+//
+// A pod whose attempt failed while a cluster event arrived goes to backoffQ
+// rather than unschedulable, so an event that raced with its attempt is not lost.
+package queue

@@ -1,0 +1,358 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+)
+
+// Defaults, as in kube-scheduler.
+const (
+	DefaultInitialBackoff = 1 * time.Second
+	DefaultMaxBackoff     = 10 * time.Second
+	// DefaultMaxInUnschedulable is how long a pod may wait for an event before
+	// it is retried anyway.
+	DefaultMaxInUnschedulable = 5 * time.Minute
+	backoffFlushPeriod        = 1 * time.Second
+	unschedulableFlushPeriod  = 30 * time.Second
+)
+
+// ErrClosed is returned by Pop once the queue is closed.
+var ErrClosed = errors.New("scheduling queue is closed")
+
+// QueuedPodInfo is a pod in the queue with its scheduling history.
+type QueuedPodInfo struct {
+	*framework.PodInfo
+	key string
+	// Timestamp is when the pod last entered the queue (orders equal priorities
+	// and starts the backoff).
+	Timestamp time.Time
+	// InitialAttemptTimestamp is when the pod was first popped.
+	InitialAttemptTimestamp time.Time
+	// Attempts counts scheduling attempts so far.
+	Attempts int
+	// UnschedulablePlugins names the plugins that rejected the last attempt;
+	// cluster events only wake pods that one of these plugins might now accept.
+	UnschedulablePlugins sets.Set[string]
+}
+
+// Key is namespace/name.
+func (q *QueuedPodInfo) Key() string { return q.key }
+
+// Options tune the queue; zero values take the defaults.
+type Options struct {
+	InitialBackoff     time.Duration
+	MaxBackoff         time.Duration
+	MaxInUnschedulable time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// PriorityQueue is the scheduling queue. It is safe for concurrent use.
+type PriorityQueue struct {
+	opts Options
+
+	mu            sync.Mutex
+	cond          *sync.Cond
+	activeQ       *keyedHeap
+	backoffQ      *keyedHeap
+	unschedulable map[string]*QueuedPodInfo
+	// schedulingCycle counts Pops; moveRequestCycle is the cycle of the last
+	// cluster event, so a pod whose attempt overlapped an event is retried.
+	schedulingCycle  int64
+	moveRequestCycle int64
+	closed           bool
+}
+
+// Key returns the queue key of pod.
+func Key(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// New returns an empty queue.
+func New(opts Options) *PriorityQueue {
+	if opts.InitialBackoff <= 0 {
+		opts.InitialBackoff = DefaultInitialBackoff
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = DefaultMaxBackoff
+	}
+	if opts.MaxInUnschedulable <= 0 {
+		opts.MaxInUnschedulable = DefaultMaxInUnschedulable
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, moveRequestCycle: -1}
+	q.cond = sync.NewCond(&q.mu)
+	q.activeQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
+		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
+		return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+	})
+	q.backoffQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
+		return q.backoffExpiry(a).Before(q.backoffExpiry(b))
+	})
+	return q
+}
+
+// backoffDuration doubles from InitialBackoff per attempt, capped at MaxBackoff.
+func (q *PriorityQueue) backoffDuration(p *QueuedPodInfo) time.Duration {
+	d := q.opts.InitialBackoff
+	for i := 1; i < p.Attempts; i++ {
+		if d >= q.opts.MaxBackoff/2 {
+			return q.opts.MaxBackoff
+		}
+		d *= 2
+	}
+	return min(d, q.opts.MaxBackoff)
+}
+
+func (q *PriorityQueue) backoffExpiry(p *QueuedPodInfo) time.Time {
+	return p.Timestamp.Add(q.backoffDuration(p))
+}
+
+func (q *PriorityQueue) isBackingOff(p *QueuedPodInfo) bool {
+	return p.Attempts > 0 && q.backoffExpiry(p).After(q.opts.Now())
+}
+
+func (q *PriorityQueue) newQueued(pod *v1.Pod) *QueuedPodInfo {
+	now := q.opts.Now()
+	return &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), key: Key(pod), Timestamp: now}
+}
+
+// Add queues a new pending pod in activeQ.
+func (q *PriorityQueue) Add(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.newQueued(pod)
+	delete(q.unschedulable, p.key)
+	q.backoffQ.Delete(p.key)
+	q.activeQ.AddOrUpdate(p)
+	q.cond.Broadcast()
+}
+
+// Update replaces a queued pod. A pod waiting in unschedulable whose spec or
+// labels changed may fit now, so it is moved back (to backoffQ if its backoff
+// is still running).
+func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := Key(newPod)
+	if p, ok := q.activeQ.Get(key); ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		q.activeQ.AddOrUpdate(p)
+		return
+	}
+	if p, ok := q.backoffQ.Get(key); ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		q.backoffQ.AddOrUpdate(p)
+		return
+	}
+	if p, ok := q.unschedulable[key]; ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		if oldPod != nil && isPodUpdated(oldPod, newPod) {
+			delete(q.unschedulable, key)
+			if q.isBackingOff(p) {
+				q.backoffQ.AddOrUpdate(p)
+			} else {
+				q.activeQ.AddOrUpdate(p)
+				q.cond.Broadcast()
+			}
+		}
+		return
+	}
+	p := q.newQueued(newPod)
+	q.activeQ.AddOrUpdate(p)
+	q.cond.Broadcast()
+}
+
+// isPodUpdated ignores changes the scheduler itself makes (status,
+// resourceVersion, managed fields) so that recording a failure doesn't wake
+// the pod it was recorded on.
+func isPodUpdated(oldPod, newPod *v1.Pod) bool {
+	strip := func(p *v1.Pod) *v1.Pod {
+		c := p.DeepCopy()
+		c.ResourceVersion = ""
+		c.Generation = 0
+		c.ManagedFields = nil
+		c.Status = v1.PodStatus{}
+		return c
+	}
+	return !equality.Semantic.DeepEqual(strip(oldPod), strip(newPod))
+}
+
+// Delete removes pod from the queue.
+func (q *PriorityQueue) Delete(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := Key(pod)
+	q.activeQ.Delete(key)
+	q.backoffQ.Delete(key)
+	delete(q.unschedulable, key)
+}
+
+// Pop blocks until a pod is in activeQ, the queue closes, or ctx is done.
+func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.activeQ.Len() == 0 {
+		if q.closed {
+			return nil, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		q.cond.Wait()
+	}
+	p := q.activeQ.Pop()
+	p.Attempts++
+	if p.InitialAttemptTimestamp.IsZero() {
+		p.InitialAttemptTimestamp = q.opts.Now()
+	}
+	q.schedulingCycle++
+	return p, nil
+}
+
+// SchedulingCycle returns the number of Pops so far; pass it to
+// AddUnschedulableIfNotPresent for the attempt that popped the pod.
+func (q *PriorityQueue) SchedulingCycle() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.schedulingCycle
+}
+
+// AddUnschedulableIfNotPresent returns a pod whose attempt (started at
+// podCycle) failed. If a cluster event arrived during the attempt the pod
+// goes to backoffQ, otherwise it waits in unschedulable.
+func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.activeQ.Get(p.key); ok {
+		return
+	}
+	if _, ok := q.backoffQ.Get(p.key); ok {
+		return
+	}
+	if _, ok := q.unschedulable[p.key]; ok {
+		return
+	}
+	p.Timestamp = q.opts.Now()
+	if q.moveRequestCycle >= podCycle || len(p.UnschedulablePlugins) == 0 {
+		// Either an event raced with the attempt, or the failure was an error
+		// rather than a verdict on the cluster: retry after backoff.
+		q.backoffQ.AddOrUpdate(p)
+		return
+	}
+	q.unschedulable[p.key] = p
+}
+
+// MoveAllToActiveOrBackoffQueue wakes unschedulable pods for a cluster event.
+// relevant, if not nil, selects the pods the event may help (by the plugins
+// that rejected them); nil wakes all.
+func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodInfo) bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	moved := false
+	for key, p := range q.unschedulable {
+		if relevant != nil && !relevant(p) {
+			continue
+		}
+		delete(q.unschedulable, key)
+		if q.isBackingOff(p) {
+			q.backoffQ.AddOrUpdate(p)
+		} else {
+			q.activeQ.AddOrUpdate(p)
+			moved = true
+		}
+	}
+	q.moveRequestCycle = q.schedulingCycle
+	if moved {
+		q.cond.Broadcast()
+	}
+}
+
+// flushBackoffCompleted moves pods whose backoff ended to activeQ.
+func (q *PriorityQueue) flushBackoffCompleted() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.opts.Now()
+	moved := false
+	for {
+		p := q.backoffQ.Peek()
+		if p == nil || q.backoffExpiry(p).After(now) {
+			break
+		}
+		q.backoffQ.Pop()
+		q.activeQ.AddOrUpdate(p)
+		moved = true
+	}
+	if moved {
+		q.cond.Broadcast()
+	}
+}
+
+// flushUnschedulableLeftover retries pods that waited longer than MaxInUnschedulable.
+func (q *PriorityQueue) flushUnschedulableLeftover() {
+	now := q.opts.Now()
+	q.MoveAllToActiveOrBackoffQueue(func(p *QueuedPodInfo) bool {
+		return now.Sub(p.Timestamp) > q.opts.MaxInUnschedulable
+	})
+}
+
+// Run flushes backoffQ every second and the unschedulable leftovers every
+// 30 seconds until ctx is done, then closes the queue.
+func (q *PriorityQueue) Run(ctx context.Context) {
+	backoff := time.NewTicker(backoffFlushPeriod)
+	leftover := time.NewTicker(unschedulableFlushPeriod)
+	defer backoff.Stop()
+	defer leftover.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			q.Close()
+			return
+		case <-backoff.C:
+			q.flushBackoffCompleted()
+		case <-leftover.C:
+			q.flushUnschedulableLeftover()
+		}
+	}
+}
+
+// Close wakes every Pop with ErrClosed.
+func (q *PriorityQueue) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.cond.Broadcast()
+}
+
+// Lengths reports the size of each sub-queue.
+func (q *PriorityQueue) Lengths() (active, backoff, unschedulable int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.activeQ.Len(), q.backoffQ.Len(), len(q.unschedulable)
+}
+
+// Has reports whether pod is anywhere in the queue.
+func (q *PriorityQueue) Has(pod *v1.Pod) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := Key(pod)
+	_, a := q.activeQ.Get(key)
+	_, b := q.backoffQ.Get(key)
+	_, u := q.unschedulable[key]
+	return a || b || u
+}
