@@ -163,6 +163,10 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Run serves until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
+	if err := s.ensureSystemNamespaces(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: %w", err)
+	}
 	if err := s.crds.Start(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)
@@ -212,6 +216,7 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/healthz", health)
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.NoRoute(s.api)

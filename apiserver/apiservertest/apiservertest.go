@@ -1,0 +1,77 @@
+package apiservertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/pki"
+	"github.com/skiffkube/skiff/storage"
+	"github.com/skiffkube/skiff/storage/storagetest"
+)
+
+// AdminToken is the bearer token of the admin user in test servers.
+const AdminToken = "test-admin-token"
+
+// Running is a started test server.
+type Running struct {
+	Server *apiserver.Server
+	Store  *storage.Store
+	Bundle *pki.Bundle
+	URL    string
+	// Config is an admin client configuration (client certificate).
+	Config *rest.Config
+	// Kubeconfig is the path of an admin kubeconfig file.
+	Kubeconfig string
+}
+
+// Start runs a server until the test ends. mutate may adjust the store's
+// configuration (for compaction tests).
+func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
+	t.Helper()
+	dir := t.TempDir()
+	store := storagetest.Open(t, storagetest.SQLiteEndpoint(t), mutate...)
+	bundle, err := pki.Ensure(filepath.Join(dir, "tls"), nil)
+	if err != nil {
+		t.Fatalf("pki.Ensure: %v", err)
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
+		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
+		BindAddress: "127.0.0.1:0",
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("apiserver.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("apiserver did not stop within 10s")
+		}
+	})
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		t.Fatalf("apiserver.Run: %v", err)
+	}
+	kc := filepath.Join(dir, "kubeconfig.yaml")
+	if err := pki.WriteKubeconfig(kc, srv.URL(), bundle); err != nil {
+		t.Fatalf("WriteKubeconfig: %v", err)
+	}
+	cfg := bundle.AdminRESTConfig(srv.URL())
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: cfg, Kubeconfig: kc}
+}
