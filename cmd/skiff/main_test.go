@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -145,6 +147,10 @@ func TestServerOnSQLiteStartsAndStopsCleanly(t *testing.T) {
 	if want := filepath.Join(dataDir, "db", "state.db"); ready["endpoint"] != want {
 		t.Errorf("ready endpoint %v, want %s", ready["endpoint"], want)
 	}
+	// --write-kubeconfig defaults to <data-dir>/kubeconfig.yaml.
+	if !fileExists(filepath.Join(dataDir, "kubeconfig.yaml")) {
+		t.Error("no admin kubeconfig at <data-dir>/kubeconfig.yaml")
+	}
 	token, err := os.ReadFile(filepath.Join(dataDir, "token"))
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +207,7 @@ func TestServerOnPostgresStartsAndStopsCleanly(t *testing.T) {
 // closed the store and exited with 0. It returns the readiness log record.
 func runUntilReady(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	args = append([]string{"server", "--bind-address", "127.0.0.1", "--log-format", "json"}, args...)
+	args = append([]string{"server", "--bind-address", "127.0.0.1", "--https-listen-port", freePort(t), "--log-format", "json"}, args...)
 	cmd := exec.Command(skiffBin, args...)
 	cmd.Env = skiffEnv()
 	stderr, err := cmd.StderrPipe()
@@ -261,6 +267,18 @@ func runUntilReady(t *testing.T, args ...string) map[string]any {
 		t.Errorf("no \"datastore closed\" after SIGTERM; logged %q", msgs)
 	}
 	return ready
+}
+
+// freePort returns a loopback port that was free a moment ago, so that the
+// server under test does not collide with anything on 6443.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func readRecords(r io.Reader, out chan<- map[string]any) {
