@@ -84,6 +84,19 @@ func (e *Etcd) List(ctx context.Context, prefix string) (int, error) {
 	return len(resp.Kvs), nil
 }
 
+// ListKeys implements Target.
+func (e *Etcd) ListKeys(ctx context.Context, prefix string) ([]string, error) {
+	resp, err := e.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		keys[i] = string(kv.Key)
+	}
+	return keys, nil
+}
+
 // Watch implements Target.
 func (e *Etcd) Watch(ctx context.Context, prefix string, onEvent func(key string)) (func() error, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))

@@ -64,6 +64,19 @@ func (s *Skiff) List(ctx context.Context, prefix string) (int, error) {
 	return len(res.KVs), nil
 }
 
+// ListKeys implements Target.
+func (s *Skiff) ListKeys(ctx context.Context, prefix string) ([]string, error) {
+	res, err := s.store.List(ctx, storage.ListOptions{Prefix: prefix})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(res.KVs))
+	for i, kv := range res.KVs {
+		keys[i] = kv.Key
+	}
+	return keys, nil
+}
+
 // Watch implements Target.
 func (s *Skiff) Watch(ctx context.Context, prefix string, onEvent func(key string)) (func() error, error) {
 	w, err := s.store.Watch(ctx, storage.WatchOptions{Prefix: prefix})

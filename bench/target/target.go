@@ -22,6 +22,9 @@ type Target interface {
 	// List reads every key under prefix, values included, in one request
 	// and returns how many there were.
 	List(ctx context.Context, prefix string) (int, error)
+	// ListKeys returns every key under prefix (no values), to check
+	// afterwards which acknowledged writes are really there. Not timed.
+	ListKeys(ctx context.Context, prefix string) ([]string, error)
 	// Watch starts a watch on prefix from now and calls onEvent from one
 	// goroutine for every event, in order, until ctx ends. It returns once
 	// the watch is registered; wait blocks until it has ended and returns

@@ -44,6 +44,18 @@ type WriteResult struct {
 	FirstErr error
 	Elapsed  time.Duration
 	Latency  Stats
+	// Present is how many of the run's keys a list finds afterwards (-1 if
+	// that check was not made). Fewer than Ops means acknowledged writes
+	// were lost; more means some writes reported as failed were committed.
+	Present int
+}
+
+// Lost is the number of acknowledged creates that are not there afterwards.
+func (r WriteResult) Lost() int {
+	if r.Present < 0 || r.Present >= r.Ops {
+		return 0
+	}
+	return r.Ops - r.Present
 }
 
 // PerSecond is acknowledged writes per second of wall time.
@@ -56,10 +68,11 @@ func (r WriteResult) PerSecond() float64 {
 
 // Creates runs writers goroutines for d, each creating new keys
 // prefix/w<i>/<n> with 1 KiB values one after another, as an apiserver
-// does for a burst of new objects.
+// does for a burst of new objects. Afterwards (untimed) it lists prefix to
+// check that every acknowledged create is really there.
 func Creates(ctx context.Context, t target.Target, prefix string, writers int, d time.Duration) WriteResult {
 	value := Value(writers)
-	return run(ctx, writers, d, func(ctx context.Context, w int) func() error {
+	res := run(ctx, writers, d, func(ctx context.Context, w int) func() error {
 		n := 0
 		return func() error {
 			n++
@@ -67,6 +80,11 @@ func Creates(ctx context.Context, t target.Target, prefix string, writers int, d
 			return err
 		}
 	})
+	res.Present = -1
+	if keys, err := t.ListKeys(ctx, prefix); err == nil {
+		res.Present = len(keys)
+	}
+	return res
 }
 
 // CASUpdates runs writers goroutines for d, each first creating its own key
@@ -127,7 +145,7 @@ func run(ctx context.Context, writers int, d time.Duration, newOp func(ctx conte
 		}()
 	}
 	wg.Wait()
-	res := WriteResult{Writers: writers, Elapsed: time.Since(start)}
+	res := WriteResult{Writers: writers, Elapsed: time.Since(start), Present: -1}
 	var all []time.Duration
 	for _, p := range parts {
 		all = append(all, p.lat...)
