@@ -46,6 +46,10 @@ func (f *fieldManagers) get(res *registry.Resource, subresource string) (*manage
 	if res.Unstructured() {
 		conv := unstructuredConvertor{}
 		fm, err = managedfields.NewDefaultCRDFieldManager(f.deduced, conv, conv, conv, res.GVK(), res.GroupVersion(), subresource, nil)
+	} else if !builtinSchema[res.Group] {
+		// Typed kinds outside k8s.io/api (CRDs themselves) have no schema
+		// in client-go's parser: their fields are deduced from the object.
+		fm, err = managedfields.NewDefaultFieldManager(f.deduced, Scheme, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
 	} else {
 		fm, err = managedfields.NewDefaultFieldManager(f.builtin, Scheme, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
 	}
@@ -55,6 +59,18 @@ func (f *fieldManagers) get(res *registry.Resource, subresource string) (*manage
 	f.byKey[key] = fm
 	return fm, nil
 }
+
+// builtinSchema lists the groups whose types client-go's structured-merge
+// schema knows.
+var builtinSchema = func() map[string]bool {
+	m := map[string]bool{}
+	for _, gv := range Scheme.PrioritizedVersionsAllGroups() {
+		if gv.Group != "apiextensions.k8s.io" && gv.Group != "meta.k8s.io" {
+			m[gv.Group] = true
+		}
+	}
+	return m
+}()
 
 // managerName is the field manager of a non-apply write: the fieldManager
 // parameter, else the client's user agent program name as Kubernetes does.

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const appManifest = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  color: blue
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: shop
+stringData:
+  password: hunter2
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        ports:
+        - containerPort: 80
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    targetPort: 80
+`
+
+const crdManifest = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wg]}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1}
+              color: {type: string, default: blue}
+`
+
+const widgetManifest = `apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w1
+  namespace: shop
+spec:
+  size: 3
+`
+
+// TestKubectlSession runs a realistic kubectl session against a fresh
+// server with each kubectl release under test.
+func TestKubectlSession(t *testing.T) {
+	for _, minor := range []int{27, 33} {
+		t.Run(fmt.Sprintf("kubectl-1.%d", minor), func(t *testing.T) {
+			s := startServer(t)
+			k := newKubectl(t, s, minor)
+			kubectlSession(t, k)
+		})
+	}
+}
+
+func kubectlSession(t *testing.T, k *kubectl) {
+	out := k.ok("version")
+	contains(t, "version", out, "Server Version", "v1.33.0")
+
+	out = k.okIn(appManifest, "apply", "-f", "-")
+	contains(t, "apply", out, "namespace/shop created", "configmap/settings created", "secret/creds created",
+		"deployment.apps/web created", "service/web created")
+	out = k.okIn(appManifest, "apply", "-f", "-")
+	contains(t, "re-apply", out, "configmap/settings unchanged", "deployment.apps/web unchanged")
+
+	// The CRD makes its resource served without a restart.
+	k.okIn(crdManifest, "apply", "-f", "-")
+	k.ok("wait", "--for", "condition=established", "--timeout=30s", "crd/widgets.example.com")
+	out = k.okIn(widgetManifest, "apply", "-f", "-")
+	contains(t, "apply widget", out, "widget.example.com/w1 created")
+	out = k.ok("get", "wg", "-n", "shop")
+	contains(t, "get widgets", out, "NAME", "SIZE", "w1", "3")
+	out = k.ok("get", "widget", "w1", "-n", "shop", "-o", "jsonpath={.spec.color}")
+	if out != "blue" {
+		t.Errorf("schema default: spec.color = %q, want blue", out)
+	}
+
+	// Output formats.
+	out = k.ok("get", "deploy", "-n", "shop")
+	contains(t, "get deploy", out, "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "web")
+	out = k.ok("get", "deploy", "-n", "shop", "-o", "wide")
+	contains(t, "get deploy -o wide", out, "CONTAINERS", "IMAGES", "SELECTOR", "nginx:1.25", "app=web")
+	out = k.ok("get", "pods,svc,cm", "-n", "shop", "-o", "name")
+	contains(t, "get -o name", out, "service/web", "configmap/settings")
+	out = k.ok("get", "cm", "-A", "--show-labels")
+	contains(t, "get -A", out, "NAMESPACE", "shop", "settings")
+	out = k.ok("get", "ns", "shop", "-o", "json")
+	var ns map[string]any
+	if err := json.Unmarshal([]byte(out), &ns); err != nil || ns["kind"] != "Namespace" || ns["apiVersion"] != "v1" {
+		t.Errorf("get -o json: kind/apiVersion missing (%v):\n%s", err, out)
+	}
+	out = k.ok("get", "secret", "creds", "-n", "shop", "-o", "yaml")
+	contains(t, "get secret -o yaml", out, "password: aHVudGVyMg==", "kind: Secret")
+	out = k.ok("get", "all", "-n", "shop")
+	contains(t, "get all", out, "deployment.apps/web", "service/web")
+
+	// Mutations.
+	contains(t, "label", k.ok("label", "deploy", "web", "-n", "shop", "tier=front"), "deployment.apps/web labeled")
+	// kubectl 1.27 prints "annotate", later releases "annotated".
+	contains(t, "annotate", k.ok("annotate", "cm", "settings", "-n", "shop", "owner=team-a"), "configmap/settings annotate")
+	contains(t, "patch", k.ok("patch", "cm", "settings", "-n", "shop", "-p", `{"data":{"size":"L"}}`), "configmap/settings patched")
+	contains(t, "json patch", k.ok("patch", "deploy", "web", "-n", "shop", "--type=json", "-p", `[{"op":"replace","path":"/spec/replicas","value":3}]`), "deployment.apps/web patched")
+	contains(t, "scale", k.ok("scale", "deploy", "web", "-n", "shop", "--replicas=5"), "deployment.apps/web scaled")
+	out = k.ok("get", "deploy", "web", "-n", "shop", "-o", "jsonpath={.spec.replicas} {.metadata.generation} {.metadata.labels.tier}")
+	if out != "5 3 front" {
+		t.Errorf("after patch and scale: replicas, generation, label = %q, want \"5 3 front\"", out)
+	}
+	out = k.ok("get", "cm", "settings", "-n", "shop", "-o", "jsonpath={.data.size} {.metadata.annotations.owner}")
+	if out != "L team-a" {
+		t.Errorf("after patch and annotate: %q", out)
+	}
+	out = k.okIn(appManifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	contains(t, "server-side apply", out, "deployment.apps/web serverside-applied")
+
+	// Discovery.
+	out = k.ok("api-resources")
+	contains(t, "api-resources", out, "deployments", "deploy", "apps/v1", "widgets", "wg", "example.com/v1", "customresourcedefinitions")
+
+	// Errors, as Kubernetes prints them.
+	badPod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: shop\nspec:\n  containers:\n  - name: c\n"
+	out = k.fails(badPod, "apply", "-f", "-")
+	contains(t, "invalid pod", out, `The Pod "bad" is invalid: spec.containers[0].image: Required value`)
+	unknown := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unk\n  namespace: shop\nfoo: bar\n"
+	out = k.fails(unknown, "create", "--validate=strict", "-f", "-")
+	contains(t, "unknown field strict", out, `strict decoding error: unknown field "foo"`)
+	out = k.fails("", "get", "cm", "nope", "-n", "shop")
+	contains(t, "not found", out, `Error from server (NotFound): configmaps "nope" not found`)
+	stale := k.ok("get", "cm", "settings", "-n", "shop", "-o", "json")
+	k.ok("label", "cm", "settings", "-n", "shop", "bump=1")
+	out = k.fails(stale, "replace", "-f", "-")
+	contains(t, "conflict", out, "Operation cannot be fulfilled on configmaps \"settings\": the object has been modified; please apply your changes to the latest version and try again")
+	badWidget := strings.Replace(widgetManifest, "size: 3", "size: 0", 1)
+	out = k.fails(badWidget, "apply", "-f", "-")
+	contains(t, "invalid widget", out, `The Widget "w1" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`)
+
+	// Deletion.
+	out = k.ok("delete", "deploy", "web", "-n", "shop", "--wait")
+	contains(t, "delete", out, `deployment.apps "web" deleted`)
+	out = k.fails("", "get", "deploy", "web", "-n", "shop")
+	contains(t, "get deleted", out, "NotFound")
+	out = k.ok("delete", "widget", "w1", "-n", "shop", "--wait")
+	contains(t, "delete widget", out, `widget.example.com "w1" deleted`)
+}

@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// skiffBin is the binary built by TestMain.
+var skiffBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "skiff-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	skiffBin = filepath.Join(dir, "skiff")
+	cmd := exec.Command("go", "build", "-o", skiffBin, "github.com/skiffkube/skiff/cmd/skiff")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building skiff:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// needOrSkip skips a test whose prerequisite is missing, except in CI
+// (CI=true), where nothing may skip.
+func needOrSkip(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (required in CI)", msg)
+	}
+	t.Skip(msg)
+}
+
+// server is a running `skiff server`.
+type server struct {
+	dataDir    string
+	kubeconfig string
+	url        string
+	cmd        *exec.Cmd
+	log        *bytes.Buffer
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startServer runs the skiff binary on a fresh data dir until the test ends.
+func startServer(t *testing.T) *server {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
+	s.cmd = exec.Command(skiffBin, "server", "--data-dir", dir, "--bind-address", "127.0.0.1",
+		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig, "--disable-agent")
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting skiff: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("skiff server log:\n%s", s.log.String())
+		}
+	})
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-exited:
+			t.Fatalf("skiff server exited early:\n%s", s.log.String())
+		default:
+		}
+		if _, err := os.Stat(s.kubeconfig); err == nil {
+			if resp, err := client.Get(s.url + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return s
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("skiff server not ready after 30s:\n%s", s.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// kubectl runs one kubectl release against a server with its own cache dir.
+type kubectl struct {
+	t        *testing.T
+	bin      string
+	kc       string
+	cacheDir string
+}
+
+func newKubectl(t *testing.T, s *server, minor int) *kubectl {
+	t.Helper()
+	bin := fmt.Sprintf("/usr/lib/google-cloud-sdk/bin/kubectl.1.%d", minor)
+	if _, err := os.Stat(bin); err != nil {
+		needOrSkip(t, "kubectl 1.%d is not installed at %s", minor, bin)
+	}
+	return &kubectl{t: t, bin: bin, kc: s.kubeconfig, cacheDir: t.TempDir()}
+}
+
+// run returns combined output and whether kubectl succeeded.
+func (k *kubectl) run(stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	full := append([]string{"--kubeconfig", k.kc, "--cache-dir", k.cacheDir}, args...)
+	cmd := exec.CommandContext(ctx, k.bin, full...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// ok runs kubectl and fails the test if it fails.
+func (k *kubectl) ok(args ...string) string {
+	k.t.Helper()
+	out, err := k.run("", args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// okIn is ok with a manifest on stdin (-f -).
+func (k *kubectl) okIn(stdin string, args ...string) string {
+	k.t.Helper()
+	out, err := k.run(stdin, args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// fails runs kubectl, expects failure, and returns the output.
+func (k *kubectl) fails(stdin string, args ...string) string {
+	k.t.Helper()
+	out, err := k.run(stdin, args...)
+	if err == nil {
+		k.t.Fatalf("kubectl %s succeeded, want an error:\n%s", strings.Join(args, " "), out)
+	}
+	return out
+}
+
+func contains(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: output lacks %q:\n%s", what, w, out)
+		}
+	}
+}
