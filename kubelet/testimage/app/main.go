@@ -9,6 +9,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -20,7 +21,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|echo|id|caps|touch|env [args]")
+		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|block|cat|echo|id|caps|touch|env|pwd [args]")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -44,6 +45,18 @@ func main() {
 	case "env":
 		for _, kv := range os.Environ() {
 			fmt.Println(kv)
+		}
+	case "block":
+		// Ignore SIGTERM outright (Go would otherwise exit with status 2 on
+		// it): only SIGKILL ends this.
+		signal.Ignore(syscall.SIGTERM)
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "cat":
+		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
 	case "pwd":
 		wd, err := os.Getwd()

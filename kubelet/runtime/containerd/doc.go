@@ -1,0 +1,17 @@
+// Package containerd runs the node's pods on containerd through its native
+// Go client, in a containerd namespace of its own ("skiff" by default) so
+// nothing else on the machine is touched or adopted by mistake.
+//
+// Images come from a registry when one answers, or from OCI/Docker archives
+// imported locally (ImportImages, ImportDir for <data-dir>/agent/images);
+// they are unpacked with the overlayfs snapshotter. Each container joins its
+// pod's network namespace by path, lives in the cgroup
+// /skiff/pod<uid>/<container-id>, and has its stdout and stderr appended by the
+// containerd shim to its log file, so logs keep flowing while the agent is
+// restarting.
+//
+// A container's identity (pod UID, pod name and namespace, container name,
+// attempt) and, once it has exited, its exit code, reason and times are
+// container labels in containerd's metadata store: they survive an agent
+// restart and are how ListContainers lets the agent adopt what runs.
+package containerd

@@ -1,0 +1,170 @@
+//go:build linux
+
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/images"
+	"github.com/distribution/reference"
+
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+)
+
+// normalizeRef turns "nginx" into "docker.io/library/nginx:latest", as
+// Kubernetes nodes name images.
+func normalizeRef(ref string) (string, error) {
+	named, err := reference.ParseDockerRef(ref)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %w: %w", ref, krt.ErrInvalidConfig, err)
+	}
+	return named.String(), nil
+}
+
+// EnsureImage returns the image if present (unpacking it if needed), or
+// pulls it unless policy is Never. With PullAlways a failed pull of a present
+// image falls back to the local copy, since no registry may be reachable.
+func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPolicy) (krt.Image, error) {
+	ctx = r.ns(ctx)
+	name, err := normalizeRef(ref)
+	if err != nil {
+		return krt.Image{}, err
+	}
+	img, getErr := r.c.GetImage(ctx, name)
+	if getErr == nil && policy != krt.PullAlways {
+		return r.ready(ctx, img)
+	}
+	if getErr != nil && policy == krt.PullNever {
+		return krt.Image{}, fmt.Errorf("image %s: %w", name, krt.ErrImageNeverPull)
+	}
+	pulled, err := r.c.Pull(ctx, name, client.WithPullUnpack, client.WithPullSnapshotter(r.snapshotter))
+	if err != nil {
+		if getErr == nil {
+			r.log.Warn("pull failed, using the local image", "image", name, "err", err)
+			return r.ready(ctx, img)
+		}
+		return krt.Image{}, fmt.Errorf("image %s: %w: %w", name, krt.ErrImagePull, err)
+	}
+	return r.ready(ctx, pulled)
+}
+
+// ready unpacks img for the snapshotter if needed and describes it.
+func (r *Runtime) ready(ctx context.Context, img client.Image) (krt.Image, error) {
+	unpacked, err := img.IsUnpacked(ctx, r.snapshotter)
+	if err != nil {
+		return krt.Image{}, fmt.Errorf("image %s: %w", img.Name(), err)
+	}
+	if !unpacked {
+		if err := img.Unpack(ctx, r.snapshotter); err != nil {
+			return krt.Image{}, fmt.Errorf("unpack image %s: %w", img.Name(), err)
+		}
+	}
+	return describe(ctx, img), nil
+}
+
+func describe(ctx context.Context, img client.Image) krt.Image {
+	size, err := img.Size(ctx)
+	if err != nil {
+		size = 0
+	}
+	return krt.Image{Ref: img.Name(), Digest: img.Target().Digest.String(), Size: size}
+}
+
+// ImportImages loads every image of an OCI image-layout or docker-save
+// archive (optionally compressed), unpacks them and returns their names.
+func (r *Runtime) ImportImages(ctx context.Context, tarPath string) ([]string, error) {
+	ctx = r.ns(ctx)
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return nil, fmt.Errorf("import images: %w", err)
+	}
+	defer f.Close()
+	imgs, err := r.c.Import(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("import images from %s: %w", tarPath, err)
+	}
+	var refs []string
+	for _, i := range imgs {
+		img := client.NewImage(r.c, i)
+		if _, err := r.ready(ctx, img); err != nil {
+			return refs, fmt.Errorf("import images from %s: %w", tarPath, err)
+		}
+		refs = append(refs, i.Name)
+	}
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("import images from %s: the archive names no image (no io.containerd.image.name or org.opencontainers.image.ref.name annotation)", tarPath)
+	}
+	return refs, nil
+}
+
+// archiveSuffixes are the files ImportDir loads.
+var archiveSuffixes = []string{".tar", ".tar.gz", ".tgz", ".tar.zst"}
+
+// ImportDir imports every archive in dir (k3s's agent/images convention).
+// A missing directory imports nothing; a bad archive is reported and the
+// others are still imported.
+func (r *Runtime) ImportDir(ctx context.Context, dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("import images: %w", err)
+	}
+	var refs []string
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || !hasArchiveSuffix(e.Name()) {
+			continue
+		}
+		got, err := r.ImportImages(ctx, filepath.Join(dir, e.Name()))
+		refs = append(refs, got...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return refs, errors.Join(errs...)
+}
+
+func hasArchiveSuffix(name string) bool {
+	for _, s := range archiveSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ListImages lists the images in skiff's namespace, sorted by name.
+func (r *Runtime) ListImages(ctx context.Context) ([]krt.Image, error) {
+	ctx = r.ns(ctx)
+	imgs, err := r.c.ListImages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	out := make([]krt.Image, 0, len(imgs))
+	for _, img := range imgs {
+		out = append(out, describe(ctx, img))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
+	return out, nil
+}
+
+// RemoveImage deletes the image; its content is garbage-collected once no
+// container uses it.
+func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
+	name, err := normalizeRef(ref)
+	if err != nil {
+		return err
+	}
+	err = r.c.ImageService().Delete(r.ns(ctx), name, images.SynchronousDelete())
+	return translate(err, "remove image "+name)
+}
