@@ -152,6 +152,52 @@ func (a *allocator) Allocate(id string) (net.IP, error) {
 	return nil, fmt.Errorf("%w %s", ErrPoolExhausted, a.subnet)
 }
 
+// ErrAddressInUse means another pod holds the requested address.
+var ErrAddressInUse = errors.New("network: address in use by another pod")
+
+// Reserve records ip as held by id, for callers that choose addresses
+// themselves. It fails if ip is outside the pod range, is the gateway, or is
+// held by another pod, and if id already holds a different address.
+func (a *allocator) Reserve(id string, ip net.IP) error {
+	if id == "" || strings.ContainsAny(id, "/\n") {
+		return fmt.Errorf("network: bad pod ID %q", id)
+	}
+	ip4 := ip.To4()
+	first, last := a.hostRange()
+	if ip4 == nil || !a.subnet.Contains(ip4) || ipToUint(ip4) < first || ipToUint(ip4) > last || ip4.Equal(a.gateway) {
+		return fmt.Errorf("network: %s is not a pod address of %s", ip, a.subnet)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	held, err := a.list()
+	if err != nil {
+		return err
+	}
+	for addr, owner := range held {
+		switch {
+		case addr == ip4.String() && owner == id:
+			return nil
+		case addr == ip4.String():
+			return fmt.Errorf("%w: %s is held by %s", ErrAddressInUse, ip4, owner)
+		case owner == id:
+			return fmt.Errorf("network: pod %s already holds %s, not %s", id, addr, ip4)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(a.dir, ip4.String()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %s", ErrAddressInUse, ip4)
+	}
+	if err != nil {
+		return fmt.Errorf("network: reserve %s: %w", ip4, err)
+	}
+	_, werr := f.WriteString(id)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("network: reserve %s: %w", ip4, errors.Join(werr, cerr))
+	}
+	return nil
+}
+
 // Release frees every address held by id. Releasing nothing is not an error.
 func (a *allocator) Release(id string) error {
 	a.mu.Lock()

@@ -2,6 +2,7 @@ package network
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 )
@@ -128,6 +129,56 @@ func TestAllocatorRejectsBadInput(t *testing.T) {
 	for _, id := range []string{"", "a/b", "a\nb"} {
 		if _, err := a.Allocate(id); err == nil {
 			t.Errorf("Allocate(%q) succeeded", id)
+		}
+	}
+}
+
+func TestAllocatorReserve(t *testing.T) {
+	a, err := newAllocator(t.TempDir(), mustCIDR(t, "10.9.0.0/24"), net.ParseIP("10.9.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reserve("pod-1", net.ParseIP("10.9.0.50")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reserve("pod-1", net.ParseIP("10.9.0.50")); err != nil {
+		t.Errorf("reserving the same address again: %v", err)
+	}
+	if got, _ := a.Lookup("pod-1"); !got.Equal(net.ParseIP("10.9.0.50")) {
+		t.Errorf("pod-1 holds %v", got)
+	}
+	cases := []struct {
+		name string
+		id   string
+		ip   string
+		want error
+	}{
+		{"held by another pod", "pod-2", "10.9.0.50", ErrAddressInUse},
+		{"second address for one pod", "pod-1", "10.9.0.51", nil},
+		{"gateway", "pod-3", "10.9.0.1", nil},
+		{"network address", "pod-3", "10.9.0.0", nil},
+		{"broadcast", "pod-3", "10.9.0.255", nil},
+		{"outside the CIDR", "pod-3", "10.8.0.5", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := a.Reserve(tc.id, net.ParseIP(tc.ip))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// Allocate never hands out a reserved address.
+	for i := 0; i < 252; i++ {
+		ip, err := a.Allocate(fmt.Sprintf("p%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ip.Equal(net.ParseIP("10.9.0.50")) {
+			t.Fatal("reserved address allocated again")
 		}
 	}
 }

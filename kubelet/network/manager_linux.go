@@ -111,9 +111,24 @@ func (m *Manager) RemoveBridge(ctx context.Context) error {
 	return nil
 }
 
-// SetUp gives the pod its namespace, veth, address and route. Calling it
-// again for a pod that is already set up returns the same network.
-func (m *Manager) SetUp(ctx context.Context, podID string) (pod *Pod, err error) {
+// SetUp gives the pod its namespace, veth, an address from the pod CIDR and
+// a default route. Calling it again for a pod that is already set up returns
+// the same network.
+func (m *Manager) SetUp(ctx context.Context, podID string) (*Pod, error) {
+	return m.setUp(ctx, podID, nil)
+}
+
+// SetUpWithIP is SetUp with an address the caller chose (an agent that
+// assigns pod IPs itself); it fails with ErrAddressInUse if another pod of
+// this node holds it.
+func (m *Manager) SetUpWithIP(ctx context.Context, podID string, ip net.IP) (*Pod, error) {
+	if ip == nil {
+		return nil, errors.New("network: SetUpWithIP needs an address")
+	}
+	return m.setUp(ctx, podID, ip)
+}
+
+func (m *Manager) setUp(ctx context.Context, podID string, want net.IP) (pod *Pod, err error) {
 	if err := validPodID(podID); err != nil {
 		return nil, err
 	}
@@ -124,8 +139,12 @@ func (m *Manager) SetUp(ctx context.Context, podID string) (pod *Pod, err error)
 	if err != nil {
 		return nil, fmt.Errorf("network: bridge %s (call EnsureBridge first): %w", m.s.bridge, err)
 	}
-	ip, err := m.alloc.Allocate(podID)
-	if err != nil {
+	ip := want.To4()
+	if want != nil {
+		if err := m.alloc.Reserve(podID, want); err != nil {
+			return nil, err
+		}
+	} else if ip, err = m.alloc.Allocate(podID); err != nil {
 		return nil, err
 	}
 	// A half-made network is worse than none: undo on failure so that the

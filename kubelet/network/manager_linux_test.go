@@ -274,3 +274,32 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		}
 	}
 }
+
+func TestSetUpWithIPUsesTheChosenAddress(t *testing.T) {
+	m := newTestManager(t, "sktnet3", "10.251.10.0/24")
+	ctx := context.Background()
+	want := net.ParseIP("10.251.10.77")
+	p, err := m.SetUpWithIP(ctx, "pod-ip", want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.TearDown(context.Background(), "pod-ip") })
+	if !p.IP.Equal(want) {
+		t.Errorf("pod got %s, want %s", p.IP, want)
+	}
+	if _, err := m.SetUpWithIP(ctx, "pod-other", want); !errors.Is(err, ErrAddressInUse) {
+		t.Errorf("second pod on the same address: %v, want ErrAddressInUse", err)
+	}
+	// The refused pod left nothing, and the first pod still answers.
+	if _, err := os.Stat("/var/run/netns/skifftest-pod-other"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("refused pod has a namespace (stat err %v)", err)
+	}
+	echoListener(t, p.NetnsPath)
+	conn, err := net.DialTimeout("tcp4", net.JoinHostPort(want.String(), "7777"), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := roundTrip(conn); err != nil {
+		t.Error(err)
+	}
+}

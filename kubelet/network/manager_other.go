@@ -27,6 +27,9 @@ func (m *Manager) Bridge() string                              { return m.s.brid
 func (m *Manager) EnsureBridge(context.Context) error          { return errNotLinux }
 func (m *Manager) RemoveBridge(context.Context) error          { return errNotLinux }
 func (m *Manager) SetUp(context.Context, string) (*Pod, error) { return nil, errNotLinux }
-func (m *Manager) TearDown(context.Context, string) error      { return errNotLinux }
-func (m *Manager) Get(string) (*Pod, error)                    { return nil, errNotLinux }
-func (m *Manager) Pods() ([]string, error)                     { return nil, errNotLinux }
+func (m *Manager) SetUpWithIP(context.Context, string, net.IP) (*Pod, error) {
+	return nil, errNotLinux
+}
+func (m *Manager) TearDown(context.Context, string) error { return errNotLinux }
+func (m *Manager) Get(string) (*Pod, error)               { return nil, errNotLinux }
+func (m *Manager) Pods() ([]string, error)                { return nil, errNotLinux }
