@@ -87,7 +87,7 @@ func toJSON(media string, body []byte) ([]byte, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unsupported media type %q", media)
+	return nil, unsupportedMedia(media)
 }
 
 // decodeObject decodes a create/update body for resource r, enforcing the
@@ -110,7 +110,10 @@ func decodeObject(r *registry.Resource, gvk schema.GroupVersionKind, media strin
 	}
 	data, err := toJSON(media, body)
 	if err != nil {
-		return nil, unsupportedMedia(media)
+		if errors.IsUnsupportedMediaType(err) {
+			return nil, err
+		}
+		return nil, errors.NewBadRequest(cannotHandle(gvk, err))
 	}
 	return decodeJSONObject(r, gvk, data, validation)
 }
@@ -205,7 +208,10 @@ func decodeOptions(media string, body []byte, into runtime.Object) error {
 	}
 	data, err := toJSON(media, body)
 	if err != nil {
-		return unsupportedMedia(media)
+		if errors.IsUnsupportedMediaType(err) {
+			return err
+		}
+		return errors.NewBadRequest(fmt.Sprintf("cannot decode body: %v", err))
 	}
 	if _, _, err := plainJSON.Decode(data, nil, into); err != nil {
 		// DeleteOptions bodies often omit kind; decode into the typed value.
