@@ -1,0 +1,306 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/queue"
+)
+
+// ErrNoNodesAvailable is the failure when the cluster has no nodes at all.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// Kubernetes' sizing of the early stop in filtering.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// scheduleOne runs one scheduling attempt. The phases, in order:
+//
+//  1. Pop the next pod (priority, then age) from the queue.
+//  2. Refresh the snapshot from the cache (assumed pods included).
+//  3. PreFilter, then Filter over nodes in parallel until enough fit.
+//  4. If none fit: PostFilter (preemption), then record the failure.
+//  5. PreScore and Score the feasible nodes; pick the best (ties at random).
+//  6. Assume the pod on that node in the cache and run Reserve.
+//  7. Bind asynchronously; on failure Unreserve, forget and requeue.
+func (s *Scheduler) scheduleOne(ctx context.Context) {
+	qp, err := s.queue.Pop(ctx)
+	if err != nil {
+		return
+	}
+	pod := qp.Pod
+	if pod.DeletionTimestamp != nil || s.cache.IsAssumedPod(pod) {
+		return
+	}
+	cycle := s.queue.SchedulingCycle()
+	state := framework.NewCycleState()
+	start := time.Now()
+
+	host, err := s.schedulePod(ctx, state, pod)
+	if err != nil {
+		nominated := ""
+		var fe *framework.FitError
+		if errors.As(err, &fe) && s.fwk.HasPostFilterPlugins() {
+			result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
+			switch {
+			case st.IsSuccess() && result != nil:
+				nominated = result.NominatedNodeName
+			case st.Code() == framework.Error:
+				s.log.Error("preemption failed", "pod", queue.Key(pod), "err", st.AsError())
+			default:
+				fe.Diagnosis.PostFilterMsg = st.Message()
+			}
+		}
+		s.handleFailure(ctx, qp, err, cycle, nominated)
+		return
+	}
+
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = host
+	if err := s.cache.AssumePod(assumed); err != nil {
+		s.handleFailure(ctx, qp, err, cycle, "")
+		return
+	}
+	if st := s.fwk.RunReservePlugins(ctx, state, assumed, host); !st.IsSuccess() {
+		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+			s.log.Error("forgetting assumed pod", "pod", queue.Key(pod), "err", ferr)
+		}
+		s.handleFailure(ctx, qp, st.AsError(), cycle, "")
+		return
+	}
+	s.bindings.Add(1)
+	go func() {
+		defer s.bindings.Done()
+		s.bindingCycle(ctx, state, qp, assumed, host, cycle, start)
+	}()
+}
+
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, cycle int64, start time.Time) {
+	st := s.fwk.RunBindPlugins(ctx, state, assumed, host)
+	if !st.IsSuccess() {
+		s.fwk.RunUnreservePlugins(ctx, state, assumed, host)
+		if err := s.cache.ForgetPod(assumed); err != nil {
+			s.log.Error("forgetting assumed pod", "pod", queue.Key(assumed), "err", err)
+		}
+		// The node has room again for whoever was waiting on it.
+		s.queue.MoveAllToActiveOrBackoffQueue(nil)
+		s.handleFailure(ctx, qp, st.AsError(), cycle, "")
+		return
+	}
+	s.cache.FinishBinding(assumed)
+	s.recorder.Eventf(assumed, v1.EventTypeNormal, "Scheduled", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
+	s.log.Debug("pod bound", "pod", queue.Key(assumed), "node", host, "took", time.Since(start))
+}
+
+// schedulePod runs PreFilter, Filter and Score and returns the chosen node,
+// or a *framework.FitError when no node fits.
+func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (string, error) {
+	s.cache.UpdateSnapshot(s.snapshot)
+	nodes := s.snapshot.List()
+	if len(nodes) == 0 {
+		return "", ErrNoNodesAvailable
+	}
+	preResult, st := s.fwk.RunPreFilterPlugins(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			return "", st.AsError()
+		}
+		statuses := framework.NodeToStatus{}
+		for _, ni := range nodes {
+			statuses[ni.Node().Name] = st
+		}
+		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{
+			NodeToStatus: statuses, UnschedulablePlugins: map[string]bool{st.Plugin(): true}, PreFilterMsg: st.Message(),
+		}}
+	}
+
+	feasible, statuses, err := s.findFeasibleNodes(ctx, state, pod, nodes, preResult)
+	if err != nil {
+		return "", err
+	}
+	if len(feasible) == 0 {
+		plugins := map[string]bool{}
+		for _, st := range statuses {
+			plugins[st.Plugin()] = true
+		}
+		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{NodeToStatus: statuses, UnschedulablePlugins: plugins}}
+	}
+	if len(feasible) == 1 {
+		return feasible[0].Node().Name, nil
+	}
+	if st := s.fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+		return "", st.AsError()
+	}
+	scores, st := s.fwk.RunScorePlugins(ctx, state, pod, feasible)
+	if !st.IsSuccess() {
+		return "", st.AsError()
+	}
+	return s.selectHost(scores), nil
+}
+
+// findFeasibleNodes tries the pod's nominated node first (preemption made
+// room there), then filters the rest, stopping early on big clusters.
+func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, pre *framework.PreFilterResult) ([]*framework.NodeInfo, framework.NodeToStatus, error) {
+	if nom := pod.Status.NominatedNodeName; nom != "" {
+		if ni, err := s.snapshot.Get(nom); err == nil && (pre == nil || pre.NodeNames[nom]) {
+			st := s.fwk.RunFilterPlugins(ctx, state, pod, ni)
+			if st.IsSuccess() {
+				return []*framework.NodeInfo{ni}, nil, nil
+			}
+			if st.Code() == framework.Error {
+				return nil, nil, st.AsError()
+			}
+		}
+	}
+	candidates := nodes
+	if pre != nil && pre.NodeNames != nil {
+		candidates = make([]*framework.NodeInfo, 0, len(pre.NodeNames))
+		for _, ni := range nodes {
+			if pre.NodeNames[ni.Node().Name] {
+				candidates = append(candidates, ni)
+			}
+		}
+		if len(candidates) == 0 {
+			return nil, framework.NodeToStatus{}, nil
+		}
+	}
+	want := s.numFeasibleNodesToFind(len(candidates))
+	start := s.nextStartNodeIndex % len(candidates)
+	feasible, statuses, processed, err := s.fwk.FindFeasibleNodes(ctx, state, pod, candidates, start, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.nextStartNodeIndex = (start + processed) % len(candidates)
+	return feasible, statuses, nil
+}
+
+// numFeasibleNodesToFind follows kube-scheduler: every node below 100 nodes;
+// above, a share that falls from 50% by 1% per 125 nodes, floored at 5% and
+// at 100 nodes.
+func (s *Scheduler) numFeasibleNodesToFind(all int) int {
+	if all < minFeasibleNodesToFind || s.cfg.PercentageOfNodesToScore >= 100 {
+		return all
+	}
+	pct := int(s.cfg.PercentageOfNodesToScore)
+	if pct == 0 {
+		pct = 50 - all/125
+		if pct < minFeasibleNodesPercentageToFind {
+			pct = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := all * pct / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// selectHost returns the highest total, choosing uniformly among ties.
+func (s *Scheduler) selectHost(scores []framework.NodeScore) string {
+	best, ties := 0, 1
+	for i := 1; i < len(scores); i++ {
+		switch {
+		case scores[i].Score > scores[best].Score:
+			best, ties = i, 1
+		case scores[i].Score == scores[best].Score:
+			ties++
+			if s.rand.IntN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	return scores[best].Name
+}
+
+// handleFailure requeues the pod, records a FailedScheduling event and sets
+// PodScheduled=False (and the nominated node, after preemption) on the pod.
+func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nominated string) {
+	pod := qp.Pod
+	reason := v1.PodReasonSchedulerError
+	var fe *framework.FitError
+	if errors.As(err, &fe) {
+		reason = v1.PodReasonUnschedulable
+		qp.UnschedulablePlugins = sets.New[string]()
+		for p := range fe.Diagnosis.UnschedulablePlugins {
+			if p != "" {
+				qp.UnschedulablePlugins.Insert(p)
+			}
+		}
+	} else if errors.Is(err, ErrNoNodesAvailable) {
+		reason = v1.PodReasonUnschedulable
+		// A node arriving is the only cure: wait for the node event.
+		qp.UnschedulablePlugins = sets.New("NodeAdded")
+	} else {
+		qp.UnschedulablePlugins = nil
+		s.log.Error("scheduling attempt failed", "pod", queue.Key(pod), "err", err)
+	}
+	msg := err.Error()
+
+	// Requeue only if the pod still exists, unbound, as we knew it.
+	current, getErr := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	if getErr != nil || current.UID != pod.UID || assigned(current) {
+		return
+	}
+	if nominated != "" {
+		qp.PodInfo = framework.NewPodInfo(withNominatedNode(current, nominated))
+	} else {
+		qp.PodInfo = framework.NewPodInfo(current)
+	}
+	s.queue.AddUnschedulableIfNotPresent(qp, cycle)
+	s.recorder.Event(current, v1.EventTypeWarning, "FailedScheduling", msg)
+	s.bindings.Add(1)
+	go func() {
+		defer s.bindings.Done()
+		if err := s.patchScheduledCondition(ctx, current, reason, msg, nominated); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			s.log.Warn("recording PodScheduled=False", "pod", queue.Key(current), "err", err)
+		}
+	}()
+}
+
+func withNominatedNode(pod *v1.Pod, node string) *v1.Pod {
+	p := pod.DeepCopy()
+	p.Status.NominatedNodeName = node
+	return p
+}
+
+// patchScheduledCondition writes PodScheduled=False with reason and message
+// (and nominatedNodeName) via a strategic-merge patch of pods/status, skipping
+// the write when the pod already says exactly that.
+func (s *Scheduler) patchScheduledCondition(ctx context.Context, pod *v1.Pod, reason, msg, nominated string) error {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg &&
+			(nominated == "" || pod.Status.NominatedNodeName == nominated) {
+			return nil
+		}
+	}
+	cond := map[string]any{
+		"type":               v1.PodScheduled,
+		"status":             v1.ConditionFalse,
+		"reason":             reason,
+		"message":            msg,
+		"lastProbeTime":      nil,
+		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
+	}
+	status := map[string]any{"conditions": []any{cond}}
+	if nominated != "" {
+		status["nominatedNodeName"] = nominated
+	}
+	body, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("encoding status patch: %w", err)
+	}
+	_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	return err
+}

@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	schedcache "github.com/skiffkube/skiff/scheduler/cache"
+	"github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/queue"
+)
+
+// Scheduler places pending pods on nodes. Build it with New, then call Run
+// (or RunWithLeaderElection) once.
+type Scheduler struct {
+	cfg       Config
+	log       *slog.Logger
+	client    kubernetes.Interface
+	factory   informers.SharedInformerFactory
+	podLister corelisters.PodLister
+	nsLister  corelisters.NamespaceLister
+	synced    []cache.InformerSynced
+
+	cache    *schedcache.Cache
+	snapshot *schedcache.Snapshot
+	queue    *queue.PriorityQueue
+	fwk      *runtime.Framework
+
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+
+	// nextStartNodeIndex rotates where filtering starts, so that stopping
+	// early at enough feasible nodes doesn't always favour the same nodes.
+	nextStartNodeIndex int
+	rand               *rand.Rand
+
+	// bindings tracks in-flight binding goroutines so Run can wait for them.
+	bindings sync.WaitGroup
+	ran      bool
+	mu       sync.Mutex
+}
+
+// New builds a scheduler over clientset and registers its event handlers on
+// the factory's pod, node and namespace informers. Run starts the factory.
+func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory, cfg Config) (*Scheduler, error) {
+	if clientset == nil || factory == nil {
+		return nil, errors.New("scheduler: a clientset and an informer factory are required")
+	}
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
+		client:   clientset,
+		factory:  factory,
+		cache:    schedcache.New(cfg.AssumedPodTTL),
+		snapshot: schedcache.NewEmptySnapshot(),
+		queue:    queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff}),
+		rand:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5c1ff)),
+	}
+	registry := plugins.Registry()
+	if cfg.Registry != nil {
+		if err := registry.Merge(cfg.Registry); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+	}
+	profile := cfg.Plugins
+	if profile == nil {
+		profile = plugins.DefaultProfile(noderesourcesfit.ScoringStrategy(cfg.ScoringStrategy))
+	}
+	podInformer := factory.Core().V1().Pods()
+	nodeInformer := factory.Core().V1().Nodes()
+	nsInformer := factory.Core().V1().Namespaces()
+	s.podLister = podInformer.Lister()
+	s.nsLister = nsInformer.Lister()
+	fwk, err := runtime.New(registry, profile, runtime.Options{
+		ClientSet:   clientset,
+		Snapshot:    s.snapshot,
+		Namespaces:  namespaceLabels{s.nsLister},
+		Parallelism: cfg.Parallelism,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.fwk = fwk
+	s.broadcaster = record.NewBroadcaster()
+	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})
+	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
+		return nil, err
+	}
+	s.synced = []cache.InformerSynced{podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced, nsInformer.Informer().HasSynced}
+	return s, nil
+}
+
+// Run starts the informers, waits for their caches, then schedules until ctx
+// is done. It returns after in-flight binds finish. It may be called once.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.ran {
+		s.mu.Unlock()
+		return errors.New("scheduler: Run called twice")
+	}
+	s.ran = true
+	s.mu.Unlock()
+
+	sink := &typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")}
+	stopEvents := s.broadcaster.StartRecordingToSink(sink)
+	defer s.broadcaster.Shutdown()
+	defer stopEvents.Stop()
+
+	s.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
+		return fmt.Errorf("scheduler: informer caches did not sync: %w", context.Cause(ctx))
+	}
+	s.log.Info("scheduler started")
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.queue.Run(ctx) }()
+	go func() { defer wg.Done(); s.expireAssumedPods(ctx) }()
+	for ctx.Err() == nil {
+		s.scheduleOne(ctx)
+	}
+	wg.Wait()
+	s.bindings.Wait()
+	s.log.Info("scheduler stopped")
+	return nil
+}
+
+func (s *Scheduler) expireAssumedPods(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n := s.cache.Cleanup(); n > 0 {
+				s.log.Warn("expired assumed pods the informer never confirmed", "count", n)
+				s.queue.MoveAllToActiveOrBackoffQueue(nil)
+			}
+		}
+	}
+}
+
+// namespaceLabels reads namespace labels for affinity namespace selectors.
+type namespaceLabels struct{ lister corelisters.NamespaceLister }
+
+func (n namespaceLabels) NamespaceLabels(name string) map[string]string {
+	ns, err := n.lister.Get(name)
+	if err != nil {
+		return nil
+	}
+	return ns.Labels
+}

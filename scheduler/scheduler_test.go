@@ -1,0 +1,206 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+func getPod(t testing.TB, cs *fake.Clientset, name string) *v1.Pod {
+	t.Helper()
+	p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get pod %s: %v", name, err)
+	}
+	return p
+}
+
+func createPod(t testing.TB, cs *fake.Clientset, p *v1.Pod) {
+	t.Helper()
+	if _, err := cs.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod %s: %v", p.Name, err)
+	}
+}
+
+func scheduledCondition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func waitBound(t testing.TB, cs *fake.Clientset, name string) string {
+	t.Helper()
+	var node string
+	waitFor(t, "pod "+name+" bound", func() (bool, error) {
+		node = getPod(t, cs, name).Spec.NodeName
+		return node != "", nil
+	})
+	return node
+}
+
+func waitUnschedulable(t testing.TB, cs *fake.Clientset, name string) *v1.PodCondition {
+	t.Helper()
+	var cond *v1.PodCondition
+	waitFor(t, "pod "+name+" PodScheduled=False", func() (bool, error) {
+		cond = scheduledCondition(getPod(t, cs, name))
+		return cond != nil && cond.Status == v1.ConditionFalse, nil
+	})
+	return cond
+}
+
+func events(t testing.TB, cs *fake.Clientset, reason string) []string {
+	t.Helper()
+	list, err := cs.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Reason == reason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+func threeNodes() []*v1.Node {
+	return []*v1.Node{
+		schedtest.MakeNode().Name("n1").Capacity("cpu", "2", "memory", "4Gi").Obj(),
+		schedtest.MakeNode().Name("n2").Capacity("cpu", "2", "memory", "4Gi").Obj(),
+		schedtest.MakeNode().Name("n3").Capacity("cpu", "8", "memory", "16Gi").Taint(v1.TaintNodeUnreachable, "", v1.TaintEffectNoExecute).Obj(),
+	}
+}
+
+func TestPodsAreBoundThroughTheBindingSubresourceAndNeverOvercommit(t *testing.T) {
+	cs := newFakeClientset()
+	for _, n := range threeNodes() {
+		if _, err := cs.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startScheduler(t, cs, scheduler.Config{})
+	// Eight half-CPU pods fill n1 and n2 exactly; the tainted n3 must stay empty.
+	for i := 0; i < 8; i++ {
+		createPod(t, cs, schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("cpu", "500m").Obj())
+	}
+	perNode := map[string]int{}
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("p%d", i)
+		node := waitBound(t, cs, name)
+		perNode[node]++
+		if c := scheduledCondition(getPod(t, cs, name)); c == nil || c.Status != v1.ConditionTrue {
+			t.Errorf("%s: PodScheduled = %+v, want True", name, c)
+		}
+	}
+	if perNode["n1"] != 4 || perNode["n2"] != 4 || perNode["n3"] != 0 {
+		t.Fatalf("pods per node = %v, want n1:4 n2:4", perNode)
+	}
+	waitFor(t, "Scheduled events", func() (bool, error) { return len(events(t, cs, "Scheduled")) == 8, nil })
+	for _, m := range events(t, cs, "Scheduled") {
+		if !strings.HasPrefix(m, "Successfully assigned default/p") || !(strings.HasSuffix(m, " to n1") || strings.HasSuffix(m, " to n2")) {
+			t.Errorf("Scheduled event message %q", m)
+		}
+	}
+
+	// The ninth does not fit anywhere: the message says why, node by node.
+	createPod(t, cs, schedtest.MakePod().Name("big").Req("cpu", "500m").Obj())
+	cond := waitUnschedulable(t, cs, "big")
+	want := "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient cpu. " +
+		"preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+	if cond.Reason != v1.PodReasonUnschedulable || cond.Message != want {
+		t.Fatalf("condition = %s %q\nwant        Unschedulable %q", cond.Reason, cond.Message, want)
+	}
+	waitFor(t, "FailedScheduling event", func() (bool, error) {
+		for _, m := range events(t, cs, "FailedScheduling") {
+			if m == want {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	// Deleting a bound pod frees room; the waiting pod takes it.
+	freed := getPod(t, cs, "p0").Spec.NodeName
+	if err := cs.CoreV1().Pods("default").Delete(context.Background(), "p0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, cs, "big"); got != freed {
+		t.Fatalf("big bound to %s, want the freed node %s", got, freed)
+	}
+}
+
+func TestUnschedulablePodIsRetriedWhenANodeArrives(t *testing.T) {
+	cs := newFakeClientset()
+	startScheduler(t, cs, scheduler.Config{})
+	createPod(t, cs, schedtest.MakePod().Name("waiting").Req("cpu", "1").Obj())
+	cond := waitUnschedulable(t, cs, "waiting")
+	if cond.Message != "no nodes available to schedule pods" {
+		t.Fatalf("message = %q", cond.Message)
+	}
+	node := schedtest.MakeNode().Name("late").Capacity("cpu", "2").Obj()
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, cs, "waiting"); got != "late" {
+		t.Fatalf("bound to %q", got)
+	}
+}
+
+func TestHighPriorityPodPreemptsLowerPriorityPods(t *testing.T) {
+	cs := newFakeClientset(schedtest.MakeNode().Name("only").Capacity("cpu", "2").Obj())
+	startScheduler(t, cs, scheduler.Config{})
+	for i := 0; i < 2; i++ {
+		createPod(t, cs, schedtest.MakePod().Name(fmt.Sprintf("low%d", i)).Priority(int32(i)).Req("cpu", "1").Obj())
+		waitBound(t, cs, fmt.Sprintf("low%d", i))
+	}
+	createPod(t, cs, schedtest.MakePod().Name("high").Priority(1000).Req("cpu", "1").Obj())
+	if got := waitBound(t, cs, "high"); got != "only" {
+		t.Fatalf("high bound to %q", got)
+	}
+	// Only the cheapest victim went: low0 (priority 0) is deleted, low1 stays.
+	if _, err := cs.CoreV1().Pods("default").Get(context.Background(), "low0", metav1.GetOptions{}); err == nil {
+		t.Errorf("low0 still exists; it should have been preempted")
+	}
+	if getPod(t, cs, "low1").Spec.NodeName != "only" {
+		t.Errorf("low1 should have been kept")
+	}
+	if getPod(t, cs, "high").Status.NominatedNodeName != "only" {
+		t.Errorf("high's nominatedNodeName = %q, want only", getPod(t, cs, "high").Status.NominatedNodeName)
+	}
+}
+
+func TestPodsForOtherSchedulersAreLeftAlone(t *testing.T) {
+	cs := newFakeClientset(schedtest.MakeNode().Name("n").Capacity("cpu", "2").Obj())
+	startScheduler(t, cs, scheduler.Config{})
+	other := schedtest.MakePod().Name("other").Obj()
+	other.Spec.SchedulerName = "someone-else"
+	createPod(t, cs, other)
+	createPod(t, cs, schedtest.MakePod().Name("mine").Obj())
+	waitBound(t, cs, "mine")
+	if n := getPod(t, cs, "other").Spec.NodeName; n != "" {
+		t.Fatalf("pod for another scheduler bound to %q", n)
+	}
+}
+
+func TestConfigRejectsUnknownScoringStrategy(t *testing.T) {
+	cs := newFakeClientset()
+	_, err := scheduler.New(cs, nil, scheduler.Config{})
+	if err == nil {
+		t.Fatal("New without informer factory should fail")
+	}
+	_, err = scheduler.New(cs, informersFor(cs), scheduler.Config{ScoringStrategy: "Random"})
+	if err == nil || !strings.Contains(err.Error(), "LeastAllocated") {
+		t.Fatalf("err = %v, want one naming the valid strategies", err)
+	}
+}
