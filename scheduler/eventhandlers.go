@@ -18,7 +18,9 @@ func terminal(p *v1.Pod) bool {
 	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
-func (s *Scheduler) responsibleFor(p *v1.Pod) bool { return p.Spec.SchedulerName == s.cfg.SchedulerName }
+func (s *Scheduler) responsibleFor(p *v1.Pod) bool {
+	return p.Spec.SchedulerName == s.cfg.SchedulerName
+}
 
 // rejectedBy selects queued pods last rejected by one of the named plugins:
 // a placed pod can only help pods that failed on pod-to-pod rules.

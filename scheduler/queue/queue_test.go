@@ -1,0 +1,158 @@
+package queue
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newQueue() (*PriorityQueue, *clock) {
+	c := &clock{t: time.Unix(1000, 0)}
+	return New(Options{Now: c.now}), c
+}
+
+func pod(name string, prio int32) *v1.Pod {
+	return schedtest.MakePod().Name(name).Priority(prio).Obj()
+}
+
+func pop(t *testing.T, q *PriorityQueue) *QueuedPodInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	p, err := q.Pop(ctx)
+	if err != nil {
+		t.Fatalf("Pop: %v", err)
+	}
+	return p
+}
+
+func TestActiveQueueOrdersByPriorityThenAge(t *testing.T) {
+	q, c := newQueue()
+	q.Add(pod("low-old", 1))
+	c.advance(time.Second)
+	q.Add(pod("high", 10))
+	c.advance(time.Second)
+	q.Add(pod("low-new", 1))
+	for _, want := range []string{"high", "low-old", "low-new"} {
+		if got := pop(t, q).Pod.Name; got != want {
+			t.Fatalf("popped %s, want %s", got, want)
+		}
+	}
+}
+
+func TestBackoffDoublesFromOneSecondToTenSeconds(t *testing.T) {
+	q, _ := newQueue()
+	for attempts, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 9: 10 * time.Second} {
+		if got := q.backoffDuration(&QueuedPodInfo{Attempts: attempts}); got != want {
+			t.Errorf("attempt %d: backoff %v, want %v", attempts, got, want)
+		}
+	}
+}
+
+func TestUnschedulablePodWaitsForAClusterEventThenItsBackoff(t *testing.T) {
+	q, c := newQueue()
+	q.Add(pod("p", 0))
+	p := pop(t, q)
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	if a, b, u := q.Lengths(); a != 0 || b != 0 || u != 1 {
+		t.Fatalf("lengths = %d/%d/%d, want the pod unschedulable", a, b, u)
+	}
+	// An event that doesn't concern its plugin leaves it alone.
+	q.MoveAllToActiveOrBackoffQueue(func(p *QueuedPodInfo) bool { return p.UnschedulablePlugins.Has("InterPodAffinity") })
+	if _, _, u := q.Lengths(); u != 1 {
+		t.Fatal("unrelated event moved the pod")
+	}
+	// A relevant event within the backoff moves it to backoffQ...
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	if _, b, _ := q.Lengths(); b != 1 {
+		t.Fatal("pod should be backing off")
+	}
+	// ...and once the backoff passes, the flush makes it active.
+	c.advance(1100 * time.Millisecond)
+	q.flushBackoffCompleted()
+	if a, _, _ := q.Lengths(); a != 1 {
+		t.Fatal("pod should be active after its backoff")
+	}
+}
+
+func TestAnEventDuringTheAttemptSendsThePodToBackoffNotUnschedulable(t *testing.T) {
+	q, _ := newQueue()
+	q.Add(pod("p", 0))
+	p := pop(t, q)
+	cycle := q.SchedulingCycle()
+	q.MoveAllToActiveOrBackoffQueue(nil) // e.g. a node was added mid-attempt
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.AddUnschedulableIfNotPresent(p, cycle)
+	if _, b, u := q.Lengths(); b != 1 || u != 0 {
+		t.Fatalf("backoff=%d unschedulable=%d, want the pod in backoff", b, u)
+	}
+}
+
+func TestLeftoverUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
+	q, c := newQueue()
+	q.Add(pod("p", 0))
+	p := pop(t, q)
+	p.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	c.advance(4 * time.Minute)
+	q.flushUnschedulableLeftover()
+	if _, _, u := q.Lengths(); u != 1 {
+		t.Fatal("flushed too early")
+	}
+	c.advance(2 * time.Minute)
+	q.flushUnschedulableLeftover()
+	if a, _, u := q.Lengths(); a != 1 || u != 0 {
+		t.Fatal("pod not flushed after five minutes")
+	}
+}
+
+func TestUpdatingAnUnschedulablePodsSpecRequeuesIt(t *testing.T) {
+	q, c := newQueue()
+	old := pod("p", 0)
+	q.Add(old)
+	p := pop(t, q)
+	p.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	c.advance(2 * time.Second)
+	statusOnly := old.DeepCopy()
+	statusOnly.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+	q.Update(old, statusOnly)
+	if _, _, u := q.Lengths(); u != 1 {
+		t.Fatal("a status-only update (our own failure record) must not requeue")
+	}
+	relabelled := statusOnly.DeepCopy()
+	relabelled.Labels = map[string]string{"fixed": "yes"}
+	q.Update(statusOnly, relabelled)
+	if a, _, _ := q.Lengths(); a != 1 {
+		t.Fatal("a spec/label change should make the pod active")
+	}
+	if got := pop(t, q).Pod.Labels["fixed"]; got != "yes" {
+		t.Fatal("queue kept the old pod")
+	}
+}
+
+func TestPopUnblocksOnClose(t *testing.T) {
+	q, _ := newQueue()
+	errc := make(chan error, 1)
+	go func() { _, err := q.Pop(context.Background()); errc <- err }()
+	time.Sleep(20 * time.Millisecond)
+	q.Close()
+	select {
+	case err := <-errc:
+		if err != ErrClosed {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Pop did not return after Close")
+	}
+}
