@@ -1,0 +1,154 @@
+package controllerref
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// New returns the ownerReference a controller puts on the objects it creates.
+func New(owner metav1.Object, gvk schema.GroupVersionKind) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         gvk.GroupVersion().String(),
+		Kind:               gvk.Kind,
+		Name:               owner.GetName(),
+		UID:                owner.GetUID(),
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
+}
+
+// PatchFunc applies a merge patch to the named object of the managed kind.
+type PatchFunc func(ctx context.Context, namespace, name string, patch []byte) error
+
+// Claimer adopts and releases objects for one controller object.
+type Claimer struct {
+	Owner    metav1.Object
+	OwnerGVK schema.GroupVersionKind
+	Selector labels.Selector
+	Patch    PatchFunc
+	// CanAdopt re-reads the owner from the API server (not the cache) and fails if it is gone, has a new
+	// uid, or is being deleted; it runs once, before the first adoption. Nil allows adoption.
+	CanAdopt func(ctx context.Context) error
+}
+
+// Claim returns the objects the owner controls after adopting matching orphans and releasing owned
+// objects that no longer match. Objects being deleted are neither adopted nor released. Errors are
+// returned after the rest of the list was processed; NotFound during a patch is ignored.
+func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Object, error) {
+	var claimed []metav1.Object
+	var firstErr error
+	adoptChecked := false
+	var adoptErr error
+	for _, o := range objs {
+		ref := metav1.GetControllerOfNoCopy(o)
+		matches := c.Selector.Matches(labels.Set(o.GetLabels()))
+		switch {
+		case ref != nil && ref.UID != c.Owner.GetUID():
+			// Someone else's.
+		case ref != nil:
+			if matches {
+				claimed = append(claimed, o)
+				continue
+			}
+			if o.GetDeletionTimestamp() != nil || c.Owner.GetDeletionTimestamp() != nil {
+				// Keep it: a dying owner leaves release to the garbage collector.
+				continue
+			}
+			if err := c.release(ctx, o); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		default:
+			if !matches || o.GetDeletionTimestamp() != nil || c.Owner.GetDeletionTimestamp() != nil {
+				continue
+			}
+			if !adoptChecked {
+				adoptChecked = true
+				if c.CanAdopt != nil {
+					adoptErr = c.CanAdopt(ctx)
+				}
+			}
+			if adoptErr != nil {
+				if firstErr == nil {
+					firstErr = adoptErr
+				}
+				continue
+			}
+			if err := c.adopt(ctx, o); err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			claimed = append(claimed, o)
+		}
+	}
+	return claimed, firstErr
+}
+
+func (c *Claimer) adopt(ctx context.Context, o metav1.Object) error {
+	refs := append([]metav1.OwnerReference{}, o.GetOwnerReferences()...)
+	refs = append(refs, New(c.Owner, c.OwnerGVK))
+	return c.patchRefs(ctx, o, refs, "adopt")
+}
+
+func (c *Claimer) release(ctx context.Context, o metav1.Object) error {
+	var refs []metav1.OwnerReference
+	for _, r := range o.GetOwnerReferences() {
+		if r.UID != c.Owner.GetUID() {
+			refs = append(refs, r)
+		}
+	}
+	return c.patchRefs(ctx, o, refs, "release")
+}
+
+func (c *Claimer) patchRefs(ctx context.Context, o metav1.Object, refs []metav1.OwnerReference, verb string) error {
+	patch, err := OwnerRefsPatch(o.GetUID(), o.GetResourceVersion(), refs)
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, o.GetNamespace(), o.GetName(), patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%s %s/%s: %w", verb, o.GetNamespace(), o.GetName(), err)
+	}
+	return nil
+}
+
+// OwnerRefsPatch builds a merge patch that replaces metadata.ownerReferences, guarded by uid and
+// resourceVersion.
+func OwnerRefsPatch(uid types.UID, resourceVersion string, refs []metav1.OwnerReference) ([]byte, error) {
+	if refs == nil {
+		refs = []metav1.OwnerReference{}
+	}
+	meta := map[string]any{"uid": uid, "ownerReferences": refs}
+	if resourceVersion != "" {
+		meta["resourceVersion"] = resourceVersion
+	}
+	return json.Marshal(map[string]any{"metadata": meta})
+}
+
+// RecheckOwner is a CanAdopt helper: get fetches the owner fresh from the API server.
+func RecheckOwner(owner metav1.Object, get func(ctx context.Context) (metav1.Object, error)) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		fresh, err := get(ctx)
+		if err != nil {
+			return fmt.Errorf("recheck %s/%s before adopting: %w", owner.GetNamespace(), owner.GetName(), err)
+		}
+		if fresh.GetUID() != owner.GetUID() {
+			return fmt.Errorf("original %s/%s is gone: got uid %s, wanted %s", owner.GetNamespace(), owner.GetName(), fresh.GetUID(), owner.GetUID())
+		}
+		if fresh.GetDeletionTimestamp() != nil {
+			return fmt.Errorf("%s/%s is being deleted; not adopting", owner.GetNamespace(), owner.GetName())
+		}
+		return nil
+	}
+}

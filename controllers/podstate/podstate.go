@@ -1,0 +1,58 @@
+package podstate
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// IsTerminal reports whether the pod has finished (Succeeded or Failed) and will never run again.
+func IsTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// IsActive reports whether the pod counts towards a controller's replicas: not finished and not being
+// deleted.
+func IsActive(p *corev1.Pod) bool {
+	return !IsTerminal(p) && p.DeletionTimestamp == nil
+}
+
+// ReadyCondition returns the pod's Ready condition, or nil.
+func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// IsReady reports whether the pod's Ready condition is True.
+func IsReady(p *corev1.Pod) bool {
+	c := ReadyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// IsAvailable reports whether the pod has been ready for at least minReadySeconds at now.
+func IsAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
+	c := ReadyCondition(p)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return false
+	}
+	if minReadySeconds <= 0 {
+		return true
+	}
+	if c.LastTransitionTime.IsZero() {
+		return false
+	}
+	return !c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).After(now)
+}
+
+// RestartCount sums the restarts of the pod's containers.
+func RestartCount(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}

@@ -1,0 +1,235 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "replicaset-controller"
+
+// DefaultBurstReplicas caps the creates or deletes one sync issues, as in Kubernetes.
+const DefaultBurstReplicas = 500
+
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	BurstReplicas int
+	Logger        *slog.Logger
+	// Now is the clock used for availability (minReadySeconds); tests pin it.
+	Now func() time.Time
+}
+
+// Controller reconciles ReplicaSets.
+type Controller struct {
+	client    kubernetes.Interface
+	rsLister  appslisters.ReplicaSetLister
+	podLister corelisters.PodLister
+	synced    []cache.InformerSynced
+	queue     runner.Queue
+	exp       *expectations.Store
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	now       func() time.Time
+	burst     int
+}
+
+// New wires the controller to the informers. Call it before the informer factory is started.
+func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || rsInformer == nil || podInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("replicaset: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client:    client,
+		rsLister:  rsInformer.Lister(),
+		podLister: podInformer.Lister(),
+		synced:    []cache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		queue:     runner.NewQueue(Name),
+		exp:       expectations.New(0, opts.Now),
+		recorder:  recorder,
+		log:       opts.Logger,
+		now:       opts.Now,
+		burst:     opts.BurstReplicas,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.burst <= 0 {
+		c.burst = DefaultBurstReplicas
+	}
+	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: c.deleteRS,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addPod,
+		UpdateFunc: c.updatePod,
+		DeleteFunc: c.deletePod,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes ReplicaSets with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) deleteRS(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.exp.Forget(key)
+		c.queue.Add(key)
+	}
+}
+
+// resolveControllerRef returns the ReplicaSet a controller reference points at, if it is in the cache
+// with the same uid.
+func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return nil
+	}
+	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
+	if err != nil || rs.UID != ref.UID {
+		return nil
+	}
+	return rs
+}
+
+// replicaSetsSelecting lists the ReplicaSets whose selector matches an orphan pod's labels.
+func (c *Controller) replicaSetsSelecting(pod *corev1.Pod) []*appsv1.ReplicaSet {
+	list, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*appsv1.ReplicaSet
+	for _, rs := range list {
+		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+func (c *Controller) addPod(obj any) {
+	pod := obj.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		// Seen for the first time already dying (e.g. after a restart): a deletion, not a creation.
+		c.deletePod(pod)
+		return
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		if rs := c.resolveControllerRef(pod.Namespace, ref); rs != nil {
+			key := rs.Namespace + "/" + rs.Name
+			c.exp.CreationObserved(key)
+			c.queue.Add(key)
+		}
+		return
+	}
+	for _, rs := range c.replicaSetsSelecting(pod) {
+		c.enqueue(rs)
+	}
+}
+
+func (c *Controller) updatePod(old, cur any) {
+	oldPod, curPod := old.(*corev1.Pod), cur.(*corev1.Pod)
+	if oldPod.ResourceVersion == curPod.ResourceVersion {
+		return // periodic resync
+	}
+	labelsChanged := !labels.Equals(oldPod.Labels, curPod.Labels)
+	if curPod.DeletionTimestamp != nil {
+		c.deletePod(curPod)
+		if labelsChanged {
+			c.deletePod(oldPod)
+		}
+		return
+	}
+	oldRef, curRef := metav1.GetControllerOf(oldPod), metav1.GetControllerOf(curPod)
+	refChanged := (oldRef == nil) != (curRef == nil) || (oldRef != nil && curRef != nil && oldRef.UID != curRef.UID)
+	if refChanged && oldRef != nil {
+		if rs := c.resolveControllerRef(oldPod.Namespace, oldRef); rs != nil {
+			c.enqueue(rs)
+		}
+	}
+	if curRef != nil {
+		rs := c.resolveControllerRef(curPod.Namespace, curRef)
+		if rs == nil {
+			return
+		}
+		c.enqueue(rs)
+		// A pod that just became ready turns available minReadySeconds later; nothing else will wake us.
+		if !podstate.IsReady(oldPod) && podstate.IsReady(curPod) && rs.Spec.MinReadySeconds > 0 {
+			c.queue.AddAfter(rs.Namespace+"/"+rs.Name, time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
+		}
+		return
+	}
+	if labelsChanged || refChanged {
+		for _, rs := range c.replicaSetsSelecting(curPod) {
+			c.enqueue(rs)
+		}
+	}
+}
+
+func (c *Controller) deletePod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return
+	}
+	rs := c.resolveControllerRef(pod.Namespace, ref)
+	if rs == nil {
+		return
+	}
+	key := rs.Namespace + "/" + rs.Name
+	c.exp.DeletionObserved(key, pod.Namespace+"/"+pod.Name)
+	c.queue.Add(key)
+}
+
+// isNamespaceTerminating reports whether a create failed only because the namespace is being deleted;
+// such failures are expected and not worth an error event or a retry.
+func isNamespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}

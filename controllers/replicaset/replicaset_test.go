@@ -1,0 +1,393 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	client *fake.Clientset
+	c      *Controller
+	rec    *record.FakeRecorder
+	f      informers.SharedInformerFactory
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	rec := record.NewFakeRecorder(1000)
+	c, err := New(client, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), rec, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		switch o.(type) {
+		case *appsv1.ReplicaSet:
+			controllertest.Load(t, f.Apps().V1().ReplicaSets().Informer(), o)
+		case *corev1.Pod:
+			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		}
+	}
+	client.ClearActions()
+	return &fixture{client: client, c: c, rec: rec, f: f}
+}
+
+func (fx *fixture) sync(t *testing.T, key string) error {
+	t.Helper()
+	return fx.c.sync(context.Background(), key)
+}
+
+func newRS(name string, replicas int32) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Generation: 2, ResourceVersion: "1"},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "tier": "front"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+}
+
+type podOpt func(*corev1.Pod)
+
+func newPod(name string, owner *appsv1.ReplicaSet, opts ...podOpt) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "1",
+			Labels:            map[string]string{"app": "web", "tier": "front"},
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
+		},
+		Spec:   corev1.PodSpec{NodeName: "node-" + name},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	if owner != nil {
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner.Name, UID: owner.UID, Controller: &yes}}
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func ready(since time.Duration) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-since)),
+		})
+	}
+}
+func unscheduled(p *corev1.Pod) { p.Spec.NodeName = ""; p.Status.Phase = corev1.PodPending }
+func pending(p *corev1.Pod)     { p.Status.Phase = corev1.PodPending }
+func created(ago time.Duration) podOpt {
+	return func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now.Add(-ago)) }
+}
+func onNode(n string) podOpt                { return func(p *corev1.Pod) { p.Spec.NodeName = n } }
+func withLabels(l map[string]string) podOpt { return func(p *corev1.Pod) { p.Labels = l } }
+func deleting(p *corev1.Pod)                { t := metav1.NewTime(now); p.DeletionTimestamp = &t }
+func phase(ph corev1.PodPhase) podOpt       { return func(p *corev1.Pod) { p.Status.Phase = ph } }
+
+func TestSyncCreatesMissingPods(t *testing.T) {
+	rs := newRS("web", 3)
+	fx := newFixture(t, rs, newPod("p1", rs, ready(time.Hour)))
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	creates := controllertest.Filter(fx.client.Actions(), "create", "pods")
+	if len(creates) != 2 {
+		t.Fatalf("created %d pods, want 2", len(creates))
+	}
+	list, err := fx.client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 3 {
+		t.Fatalf("pods in the API after sync: %d, %v", len(list.Items), err)
+	}
+	var pod *corev1.Pod
+	for i := range list.Items {
+		if list.Items[i].Name != "p1" {
+			pod = &list.Items[i]
+		}
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.UID != rs.UID || ref.Kind != "ReplicaSet" || ref.APIVersion != "apps/v1" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("controller reference = %+v", ref)
+	}
+	if !strings.HasPrefix(pod.Name, "web-") || pod.Labels["tier"] != "front" || pod.Spec.Containers[0].Image != "nginx" {
+		t.Errorf("pod not built from the template: %+v", pod.ObjectMeta)
+	}
+	if adds, _ := fx.c.exp.Pending("ns/web"); adds != 2 {
+		t.Errorf("pending creations = %d, want 2", adds)
+	}
+
+	// The informer has not delivered the new pods yet: a second sync must not create more.
+	fx.client.ClearActions()
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 0 {
+		t.Fatalf("second sync with unobserved creations created %d pods", n)
+	}
+	// Once the informer reports them, expectations are satisfied again.
+	for i := range list.Items {
+		if list.Items[i].Name != "p1" {
+			fx.c.addPod(&list.Items[i])
+		}
+	}
+	if !fx.c.exp.Satisfied("ns/web") {
+		t.Error("expectations not satisfied after observing the created pods")
+	}
+	if ev := controllertest.Events(fx.rec.Events); len(ev) < 2 || !strings.Contains(ev[0], "SuccessfulCreate") {
+		t.Errorf("events = %v", ev)
+	}
+}
+
+func TestSyncScaleDownOrder(t *testing.T) {
+	rs := newRS("web", 0)
+	tests := []struct {
+		name     string
+		replicas int32
+		pods     []*corev1.Pod
+		want     []string
+	}{
+		{"unscheduled before pending before not ready before ready", 1, []*corev1.Pod{
+			newPod("ready", rs, ready(time.Hour)),
+			newPod("notready", rs),
+			newPod("pending", rs, pending),
+			newPod("unscheduled", rs, unscheduled),
+		}, []string{"notready", "pending", "unscheduled"}},
+		{"ready more recently goes first", 2, []*corev1.Pod{
+			newPod("old", rs, ready(time.Hour)),
+			newPod("new", rs, ready(time.Minute)),
+			newPod("mid", rs, ready(10*time.Minute)),
+		}, []string{"new"}},
+		{"newer pods go first when otherwise equal", 1, []*corev1.Pod{
+			newPod("a", rs, created(time.Hour)),
+			newPod("b", rs, created(time.Minute)),
+		}, []string{"b"}},
+		{"doubled-up pods go first", 2, []*corev1.Pod{
+			newPod("alone", rs, onNode("n1")),
+			newPod("twin1", rs, onNode("n2"), created(2*time.Hour)),
+			newPod("twin2", rs, onNode("n2"), created(3*time.Hour)),
+		}, []string{"twin1"}},
+		{"deletion cost wins over readiness time", 1, []*corev1.Pod{
+			newPod("cheap", rs, ready(time.Hour), func(p *corev1.Pod) { p.Annotations = map[string]string{DeletionCostAnnotation: "-5"} }),
+			newPod("fresh", rs, ready(time.Minute)),
+		}, []string{"cheap"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRS("web", tc.replicas)
+			objs := []runtime.Object{r}
+			for _, p := range tc.pods {
+				objs = append(objs, p)
+			}
+			fx := newFixture(t, objs...)
+			if err := fx.sync(t, "ns/web"); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "pods") {
+				got = append(got, a.(k8stesting.DeleteAction).GetName())
+			}
+			slices.Sort(got)
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("deleted %v, want %v", got, want)
+			}
+			if _, dels := fx.c.exp.Pending("ns/web"); dels != len(want) {
+				t.Errorf("pending deletions = %d, want %d", dels, len(want))
+			}
+		})
+	}
+}
+
+func TestSyncIgnoresInactivePodsAndOthersPods(t *testing.T) {
+	rs := newRS("web", 2)
+	other := newRS("other", 1)
+	fx := newFixture(t, rs, other,
+		newPod("done", rs, phase(corev1.PodSucceeded)),
+		newPod("failed", rs, phase(corev1.PodFailed)),
+		newPod("dying", rs, deleting),
+		newPod("theirs", other), // matches our selector but has another controller
+		newPod("mine", rs, ready(time.Hour)),
+	)
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 1 {
+		t.Fatalf("created %d pods, want 1", n)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "delete", "pods")); n != 0 {
+		t.Fatalf("deleted %d pods, want 0", n)
+	}
+	got, _ := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if got.Status.Replicas != 1 || got.Status.TerminatingReplicas == nil || *got.Status.TerminatingReplicas != 1 {
+		t.Errorf("status = %+v", got.Status)
+	}
+}
+
+func TestSyncAdoptsAndReleases(t *testing.T) {
+	rs := newRS("web", 2)
+	orphan := newPod("orphan", nil, ready(time.Hour))
+	stray := newPod("stray", rs, withLabels(map[string]string{"app": "db"}))
+	unrelated := newPod("unrelated", nil, withLabels(map[string]string{"app": "db"}))
+	mine := newPod("mine", rs, ready(time.Hour))
+	fx := newFixture(t, rs, orphan, stray, unrelated, mine)
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	patches := controllertest.Filter(fx.client.Actions(), "patch", "pods")
+	if len(patches) != 2 {
+		t.Fatalf("patched %d pods, want 2 (adopt orphan, release stray)", len(patches))
+	}
+	ctx := context.Background()
+	p, _ := fx.client.CoreV1().Pods("ns").Get(ctx, "orphan", metav1.GetOptions{})
+	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != rs.UID {
+		t.Errorf("orphan not adopted: %+v", p.OwnerReferences)
+	}
+	p, _ = fx.client.CoreV1().Pods("ns").Get(ctx, "stray", metav1.GetOptions{})
+	if len(p.OwnerReferences) != 0 {
+		t.Errorf("stray not released: %+v", p.OwnerReferences)
+	}
+	// Adopted orphan + mine = 2 replicas: nothing to create or delete.
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 0 {
+		t.Errorf("created %d pods, want 0", n)
+	}
+}
+
+func TestSyncNoAdoptionWhileOwnerIsDeleted(t *testing.T) {
+	rs := newRS("web", 2)
+	stamp := metav1.NewTime(now)
+	rs.DeletionTimestamp = &stamp
+	fx := newFixture(t, rs, newPod("orphan", nil))
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"patch", "create", "delete"} {
+		if n := len(controllertest.Filter(fx.client.Actions(), verb, "pods")); n != 0 {
+			t.Errorf("%s on pods of a ReplicaSet being deleted: %d", verb, n)
+		}
+	}
+}
+
+func TestSyncStatus(t *testing.T) {
+	tests := []struct {
+		name            string
+		minReadySeconds int32
+		pods            func(rs *appsv1.ReplicaSet) []*corev1.Pod
+		want            appsv1.ReplicaSetStatus
+	}{
+		{"ready and available without minReadySeconds", 0, func(rs *appsv1.ReplicaSet) []*corev1.Pod {
+			return []*corev1.Pod{newPod("a", rs, ready(time.Second)), newPod("b", rs, ready(time.Hour)), newPod("c", rs)}
+		}, appsv1.ReplicaSetStatus{Replicas: 3, FullyLabeledReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, ObservedGeneration: 2}},
+		{"minReadySeconds holds back recently ready pods", 30, func(rs *appsv1.ReplicaSet) []*corev1.Pod {
+			return []*corev1.Pod{newPod("a", rs, ready(10*time.Second)), newPod("b", rs, ready(time.Hour)), newPod("c", rs, ready(30*time.Second))}
+		}, appsv1.ReplicaSetStatus{Replicas: 3, FullyLabeledReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 2, ObservedGeneration: 2}},
+		{"fully labeled counts only pods with every template label", 0, func(rs *appsv1.ReplicaSet) []*corev1.Pod {
+			return []*corev1.Pod{newPod("a", rs, withLabels(map[string]string{"app": "web"})), newPod("b", rs), newPod("c", rs)}
+		}, appsv1.ReplicaSetStatus{Replicas: 3, FullyLabeledReplicas: 2, ObservedGeneration: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := newRS("web", 3)
+			rs.Spec.MinReadySeconds = tc.minReadySeconds
+			objs := []runtime.Object{rs}
+			for _, p := range tc.pods(rs) {
+				objs = append(objs, p)
+			}
+			fx := newFixture(t, objs...)
+			if err := fx.sync(t, "ns/web"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := got.Status
+			st.TerminatingReplicas = nil
+			if fmt.Sprint(st) != fmt.Sprint(tc.want) {
+				t.Errorf("status = %+v\nwant     %+v", st, tc.want)
+			}
+			updates := controllertest.Filter(fx.client.Actions(), "update", "replicasets")
+			if len(updates) != 1 || updates[0].GetSubresource() != "status" {
+				t.Errorf("want exactly one status update, got %v", updates)
+			}
+		})
+	}
+}
+
+func TestSyncReportsCreateFailure(t *testing.T) {
+	rs := newRS("web", 2)
+	fx := newFixture(t, rs)
+	fx.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, fmt.Errorf("exceeded quota")
+	})
+	if err := fx.sync(t, "ns/web"); err == nil {
+		t.Fatal("sync succeeded although every create failed")
+	}
+	// Slow start: one failed call, not two.
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 1 {
+		t.Errorf("create calls = %d, want 1", n)
+	}
+	if !fx.c.exp.Satisfied("ns/web") {
+		t.Error("failed creates left expectations pending")
+	}
+	got, _ := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Reason != "FailedCreate" {
+		t.Errorf("conditions = %+v", got.Status.Conditions)
+	}
+	if ev := controllertest.Events(fx.rec.Events); len(ev) != 1 || !strings.Contains(ev[0], "FailedCreate") {
+		t.Errorf("events = %v", ev)
+	}
+}
+
+func TestSyncDeletedReplicaSet(t *testing.T) {
+	fx := newFixture(t)
+	fx.c.exp.ExpectCreations("ns/gone", 3)
+	if err := fx.sync(t, "ns/gone"); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.client.Actions()) != 0 {
+		t.Errorf("actions for a missing ReplicaSet: %v", fx.client.Actions())
+	}
+	if adds, _ := fx.c.exp.Pending("ns/gone"); adds != 0 {
+		t.Error("expectations of a deleted ReplicaSet kept")
+	}
+}
+
+func TestSlowStartBatch(t *testing.T) {
+	var calls atomic.Int32
+	n, err := slowStartBatch(10, func() error {
+		if calls.Add(1) > 3 {
+			return fmt.Errorf("boom")
+		}
+		return nil
+	})
+	// Batches 1, 2 succeed (3 calls); batch of 4 fails on every call.
+	if n != 3 || err == nil || calls.Load() != 7 {
+		t.Fatalf("slowStartBatch = %d, %v after %d calls; want 3, error, 7 calls", n, err, calls.Load())
+	}
+}

@@ -1,0 +1,225 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/podstate"
+)
+
+// sync makes one ReplicaSet right. It is safe to call with any key at any time.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil // a malformed key never becomes valid
+	}
+	cached, err := c.rsLister.ReplicaSets(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.exp.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rs := cached.DeepCopy()
+	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	if err != nil || selector.Empty() {
+		// The apiserver rejects these; a bad object in the cache must not make us own every pod.
+		c.recorder.Eventf(rs, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
+		return nil
+	}
+	// Read expectations before listing, so pods observed between the two reads are not missed.
+	satisfied := c.exp.Satisfied(key)
+
+	all, err := c.podLister.Pods(namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	var active []*corev1.Pod
+	var terminating int32
+	for _, p := range all {
+		if podstate.IsActive(p) {
+			active = append(active, p)
+		} else if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) && metav1.IsControlledBy(p, rs) {
+			terminating++
+		}
+	}
+	pods, err := c.claimPods(ctx, rs, selector, active)
+	if err != nil {
+		return err
+	}
+
+	var manageErr error
+	if satisfied && rs.DeletionTimestamp == nil {
+		manageErr = c.manageReplicas(ctx, key, pods, rs)
+	}
+	status := calculateStatus(rs, pods, terminating, manageErr, c.now())
+	updated, err := c.updateStatus(ctx, rs, status)
+	if err != nil {
+		return err
+	}
+	if manageErr == nil && updated.Spec.MinReadySeconds > 0 &&
+		updated.Status.ReadyReplicas == replicasOf(updated) && updated.Status.AvailableReplicas != replicasOf(updated) {
+		// Every pod is ready but some are not yet available: look again when they will be.
+		c.queue.AddAfter(key, secondsDuration(updated.Spec.MinReadySeconds))
+	}
+	return manageErr
+}
+
+func replicasOf(rs *appsv1.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1
+	}
+	return *rs.Spec.Replicas
+}
+
+func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
+	objs := make([]metav1.Object, len(pods))
+	for i, p := range pods {
+		objs[i] = p
+	}
+	cl := controllerref.Claimer{
+		Owner:    rs,
+		OwnerGVK: controllerKind,
+		Selector: selector,
+		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
+			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		CanAdopt: controllerref.RecheckOwner(rs, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		}),
+	}
+	claimed, err := cl.Claim(ctx, objs)
+	out := make([]*corev1.Pod, len(claimed))
+	for i, o := range claimed {
+		out[i] = o.(*corev1.Pod)
+	}
+	return out, err
+}
+
+// manageReplicas creates or deletes pods so that len(pods) moves towards spec.replicas, at most
+// burst per sync.
+func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*corev1.Pod, rs *appsv1.ReplicaSet) error {
+	diff := len(pods) - int(replicasOf(rs))
+	switch {
+	case diff < 0:
+		n := min(-diff, c.burst)
+		// Expect first: the informer may deliver a created pod before Create returns.
+		c.exp.ExpectCreations(key, n)
+		created, err := slowStartBatch(n, func() error { return c.createPod(ctx, rs) })
+		for i := created; i < n; i++ {
+			// Creates that were skipped or failed will never be observed.
+			c.exp.CreationObserved(key)
+		}
+		return err
+	case diff > 0:
+		n := min(diff, c.burst)
+		victims := podsToDelete(pods, n)
+		keys := make([]string, len(victims))
+		for i, p := range victims {
+			keys[i] = p.Namespace + "/" + p.Name
+		}
+		c.exp.ExpectDeletions(key, keys)
+		var wg sync.WaitGroup
+		errs := make([]error, len(victims))
+		for i, p := range victims {
+			wg.Go(func() {
+				errs[i] = c.deletePodFor(ctx, rs, p)
+				if errs[i] != nil {
+					c.exp.DeletionObserved(key, keys[i])
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
+	pod := PodFromTemplate(rs)
+	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		if isNamespaceTerminating(err) {
+			return nil
+		}
+		c.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		return err
+	}
+	c.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
+	return nil
+}
+
+func (c *Controller) deletePodFor(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod) error {
+	uid := pod.UID
+	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // already gone: the informer reports the deletion
+		}
+		c.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	c.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", pod.Name)
+	return nil
+}
+
+// PodFromTemplate builds the pod a ReplicaSet creates: the template's metadata and spec, a generated
+// name prefixed with the ReplicaSet's, and a controller reference back to it.
+func PodFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
+	t := rs.Spec.Template.DeepCopy()
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    rs.Name + "-",
+			Namespace:       rs.Namespace,
+			Labels:          t.Labels,
+			Annotations:     t.Annotations,
+			Finalizers:      t.Finalizers,
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(rs, controllerKind)},
+		},
+		Spec: t.Spec,
+	}
+}
+
+// slowStartBatch calls fn count times in batches of 1, 2, 4, … running each batch in parallel, and stops
+// after the first batch with a failure. A quota or admission error thus costs a single failed call
+// instead of hundreds. It returns the number of successful calls and the first error.
+func slowStartBatch(count int, fn func() error) (int, error) {
+	done := 0
+	for batch := 1; done < count; batch *= 2 {
+		batch = min(batch, count-done)
+		errs := make([]error, batch)
+		var wg sync.WaitGroup
+		for i := range batch {
+			wg.Go(func() { errs[i] = fn() })
+		}
+		wg.Wait()
+		var first error
+		for _, err := range errs {
+			if err == nil {
+				done++
+			} else if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return done, first
+		}
+	}
+	return done, nil
+}

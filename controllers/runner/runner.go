@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// MaxRetries is how many times a failing key is retried with backoff before it is dropped. Dropping is
+// safe: the next informer event or resync enqueues it again, and sync is level-based.
+const MaxRetries = 15
+
+// Queue is the workqueue type every controller uses: keys are "namespace/name" strings.
+type Queue = workqueue.TypedRateLimitingInterface[string]
+
+// NewQueue returns a named rate-limited queue with client-go's default controller backoff.
+func NewQueue(name string) Queue {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	)
+}
+
+// SyncFunc reconciles one key.
+type SyncFunc func(ctx context.Context, key string) error
+
+// Run waits for the given informers to sync, starts workers goroutines, and blocks until ctx is done;
+// then it shuts the queue down and waits for the workers to return.
+func Run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, log *slog.Logger, synced ...cache.InformerSynced) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if workers < 1 {
+		workers = 1
+	}
+	defer q.ShutDown()
+	log.Info("starting controller", "controller", name, "workers", workers)
+	defer log.Info("stopped controller", "controller", name)
+	if !cache.WaitForNamedCacheSync(name, ctx.Done(), synced...) {
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Go(func() {
+			for processNext(ctx, name, q, syncFn, log) {
+			}
+		})
+	}
+	<-ctx.Done()
+	q.ShutDown()
+	wg.Wait()
+}
+
+func processNext(ctx context.Context, name string, q Queue, syncFn SyncFunc, log *slog.Logger) bool {
+	key, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(key)
+	start := time.Now()
+	err := syncFn(ctx, key)
+	switch {
+	case err == nil:
+		q.Forget(key)
+	case q.NumRequeues(key) < MaxRetries:
+		log.Debug("sync failed, retrying", "controller", name, "key", key, "err", err)
+		q.AddRateLimited(key)
+	default:
+		log.Warn("sync failed, dropping key", "controller", name, "key", key, "err", err)
+		q.Forget(key)
+	}
+	if d := time.Since(start); d > time.Second {
+		log.Debug("slow sync", "controller", name, "key", key, "duration", d)
+	}
+	return true
+}
+
+// KeyOf returns the queue key of an informer object, unwrapping delete tombstones.
+func KeyOf(obj any) (string, bool) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	return key, err == nil
+}
