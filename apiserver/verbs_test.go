@@ -1,0 +1,222 @@
+package apiserver_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+)
+
+func clientset(t *testing.T) (*kubernetes.Clientset, *apiservertest.Running) {
+	srv := apiservertest.Start(t)
+	cs, err := kubernetes.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, srv
+}
+
+func testPod(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+}
+
+// TestPodLifecycleVerbs covers what the scheduler and node agent use:
+// binding, status updates, graceful deletion, eviction.
+func TestPodLifecycleVerbs(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, testPod("p1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodPending {
+		t.Errorf("new pod phase %q, want Pending", pod.Status.Phase)
+	}
+	if err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p1"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("bind: %v", err)
+	}
+	err = pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p1"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n2"}}, metav1.CreateOptions{})
+	if !apierrors.IsConflict(err) {
+		t.Errorf("second bind: %v, want Conflict", err)
+	}
+	bound, _ := pods.Get(ctx, "p1", metav1.GetOptions{})
+	if bound.Spec.NodeName != "n1" {
+		t.Fatalf("bound to %q", bound.Spec.NodeName)
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"})
+	if err != nil || len(list.Items) != 1 {
+		t.Errorf("field selector spec.nodeName: %v %d", err, len(list.Items))
+	}
+	bound.Status.Phase = corev1.PodRunning
+	bound.Spec.NodeName = "ignored"
+	st, err := pods.UpdateStatus(ctx, bound, metav1.UpdateOptions{})
+	if err != nil || st.Status.Phase != corev1.PodRunning || st.Spec.NodeName != "n1" {
+		t.Fatalf("update status: %v phase=%v node=%v", err, st.Status.Phase, st.Spec.NodeName)
+	}
+	// A pod on a node is deleted gracefully; the node agent finishes with grace 0.
+	if err := pods.Delete(ctx, "p1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting, err := pods.Get(ctx, "p1", metav1.GetOptions{})
+	if err != nil || deleting.DeletionTimestamp == nil || deleting.DeletionGracePeriodSeconds == nil || *deleting.DeletionGracePeriodSeconds != 30 {
+		t.Fatalf("graceful delete: %v %+v", err, deleting.ObjectMeta)
+	}
+	if err := pods.Delete(ctx, "p1", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(ctx, "p1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after grace 0: %v, want NotFound", err)
+	}
+	// Eviction of an unscheduled pod deletes it.
+	if _, err := pods.Create(ctx, testPod("p2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "default"}}); err != nil {
+		t.Fatalf("evict: %v", err)
+	}
+	if _, err := pods.Get(ctx, "p2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after eviction: %v", err)
+	}
+}
+
+// TestWorkloadVerbs covers scale, generateName, dry-run, finalizers,
+// deletecollection and paginated lists.
+func TestWorkloadVerbs(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	deps := cs.AppsV1().Deployments("default")
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "d"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}, Spec: testPod("").Spec},
+		},
+	}
+	if _, err := deps.Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := deps.GetScale(ctx, "d", metav1.GetOptions{})
+	if err != nil || sc.Spec.Replicas != 1 || sc.Status.Selector != "a=b" {
+		t.Fatalf("get scale: %v %+v", err, sc)
+	}
+	if _, err := deps.Patch(ctx, "d", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}, "scale"); err != nil {
+		t.Fatalf("patch scale: %v", err)
+	}
+	got, _ := deps.Get(ctx, "d", metav1.GetOptions{})
+	if *got.Spec.Replicas != 4 || got.Generation != 2 {
+		t.Errorf("after scale: replicas %d generation %d", *got.Spec.Replicas, got.Generation)
+	}
+
+	cms := cs.CoreV1().ConfigMaps("default")
+	gen, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-"}}, metav1.CreateOptions{})
+	if err != nil || len(gen.Name) != len("gen-")+5 {
+		t.Errorf("generateName: %v %q", err, gen.Name)
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}, metav1.CreateOptions{DryRun: []string{"All"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("dry-run create persisted: %v", err)
+	}
+
+	// Finalizers hold a deletion until they are removed.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "fin", Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "fin", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := cms.Get(ctx, "fin", metav1.GetOptions{})
+	if err != nil || held.DeletionTimestamp == nil {
+		t.Fatalf("finalized object: %v %+v", err, held)
+	}
+	if _, err := cms.Patch(ctx, "fin", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "fin", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after removing the finalizer: %v, want NotFound", err)
+	}
+	// Orphan propagation is recorded as the orphan finalizer.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orph"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "orph", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := cms.Get(ctx, "orph", metav1.GetOptions{}); err != nil || len(o.Finalizers) != 1 || o.Finalizers[0] != metav1.FinalizerOrphanDependents {
+		t.Errorf("orphan delete: %v %v", err, o.Finalizers)
+	}
+
+	for i := 0; i < 7; i++ {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("page-%d", i), Labels: map[string]string{"set": "page"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	opts := metav1.ListOptions{LabelSelector: "set=page", Limit: 3}
+	rv := ""
+	for pages := 0; ; pages++ {
+		l, err := cms.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rv == "" {
+			rv = l.ResourceVersion
+		} else if l.ResourceVersion != rv {
+			t.Errorf("page %d at resourceVersion %s, first page %s", pages, l.ResourceVersion, rv)
+		}
+		for _, it := range l.Items {
+			names = append(names, it.Name)
+		}
+		if l.Continue == "" {
+			break
+		}
+		opts.Continue = l.Continue
+		if pages > 5 {
+			t.Fatal("pagination does not end")
+		}
+	}
+	if len(names) != 7 {
+		t.Errorf("paginated list returned %v", names)
+	}
+	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "set=page"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := cms.List(ctx, metav1.ListOptions{LabelSelector: "set=page"}); len(l.Items) != 0 {
+		t.Errorf("deletecollection left %d", len(l.Items))
+	}
+
+	// A namespace terminates until its finalizers are cleared.
+	nss := cs.CoreV1().Namespaces()
+	if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gone"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nss.Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := nss.Get(ctx, "gone", metav1.GetOptions{})
+	if err != nil || ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("deleted namespace: %v %v", err, ns.Status.Phase)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("gone").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("create in terminating namespace: %v, want Forbidden", err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := nss.Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nss.Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("finalized namespace: %v, want NotFound", err)
+	}
+}
