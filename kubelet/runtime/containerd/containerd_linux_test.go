@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/vishvananda/netlink"
 
+	"github.com/skiffkube/skiff/kubelet/logs"
 	"github.com/skiffkube/skiff/kubelet/network"
 	"github.com/skiffkube/skiff/kubelet/nodetest"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
@@ -659,4 +662,50 @@ func TestContainerIDIsStableAndBounded(t *testing.T) {
 	if id := containerID(a); len(id) > 76 {
 		t.Errorf("ID %q longer than containerd's 76", id)
 	}
+}
+
+func TestLogDriverWritesCRIRecordsThatReadBack(t *testing.T) {
+	socket := nodetest.RequireContainerd(t)
+	dir := t.TempDir()
+	driver := filepath.Join(dir, "log-driver")
+	build := osexec.Command(goTool(), "build", "-o", driver, "github.com/skiffkube/skiff/kubelet/logdriver/testdriver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build log driver: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	r, err := New(ctx, Config{Socket: socket, Namespace: testNamespace, CgroupRoot: testCgroupRoot, LogDriver: driver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() }) // after the pod's clean-up, registered later
+	if _, err := r.ImportImages(ctx, buildImage(t)); err != nil {
+		t.Fatal(err)
+	}
+	p := newPod(t, r)
+	cfg := p.config("crasher", "crash", "5")
+	id := p.run(cfg)
+	waitState(t, r, id, krt.StateExited)
+	raw := waitLog(t, cfg.LogPath, "stderr F crashing with exit code 5")
+	if !strings.Contains(raw, " stdout F about to crash\n") {
+		t.Errorf("stdout record missing:\n%s", raw)
+	}
+	var out bytes.Buffer
+	if err := logs.Read(ctx, cfg.LogPath, logs.Options{TailLines: -1}, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "about to crash\n") || !strings.Contains(got, "crashing with exit code 5\n") || strings.Contains(got, " F ") {
+		t.Errorf("read back %q", got)
+	}
+
+	if _, err := New(ctx, Config{Socket: socket, Namespace: testNamespace, LogDriver: "relative/driver"}); err == nil {
+		t.Error("relative log driver accepted")
+	}
+}
+
+func goTool() string {
+	if p, err := osexec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(goruntime.GOROOT(), "bin", "go")
 }

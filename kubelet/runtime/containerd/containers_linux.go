@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/errdefs"
 
+	"github.com/skiffkube/skiff/kubelet/logdriver"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
 )
 
@@ -158,7 +159,13 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("start container %s: it has already run; create a new attempt", id)
 	}
 	creator := cio.NullIO
-	if p := labels[labelLogPath]; p != "" {
+	if p := labels[labelLogPath]; p != "" && r.logDriver != "" {
+		uri, err := logdriver.URI(r.logDriver, p)
+		if err != nil {
+			return fmt.Errorf("start container %s: %w", id, err)
+		}
+		creator = cio.LogURI(uri)
+	} else if p != "" {
 		creator = cio.LogFile(p)
 	}
 	task, err := c.NewTask(ctx, creator)

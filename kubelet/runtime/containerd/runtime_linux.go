@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -54,6 +56,11 @@ type Config struct {
 	Snapshotter string
 	// CgroupRoot is the cgroup parent of every pod (default /skiff).
 	CgroupRoot string
+	// LogDriver, if set, is the absolute path of an executable that the
+	// containerd shim runs as `<LogDriver> log-driver <log path>` to write
+	// each container's output in CRI format (kubelet/logdriver; the skiff
+	// binary itself in production). Unset, the shim appends raw output.
+	LogDriver string
 	// ConnectTimeout bounds the first connection (default 10s).
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
@@ -67,6 +74,7 @@ type Runtime struct {
 	cgroupRoot  string
 	log         *slog.Logger
 	cgroups     cgroupFS
+	logDriver   string
 
 	// stopping serialises StopContainer per container so two callers do
 	// not race their SIGKILL escalations.
@@ -96,6 +104,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.CgroupRoot[0] != '/' {
 		return nil, fmt.Errorf("containerd: cgroup root %q must be an absolute cgroup path", cfg.CgroupRoot)
 	}
+	if cfg.LogDriver != "" {
+		if st, err := os.Stat(cfg.LogDriver); err != nil || !filepath.IsAbs(cfg.LogDriver) || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("containerd: log driver %q must be an absolute path to an executable", cfg.LogDriver)
+		}
+	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
@@ -124,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cgroupRoot:  cfg.CgroupRoot,
 		log:         cfg.Logger,
 		cgroups:     cgfs,
+		logDriver:   cfg.LogDriver,
 		stopping:    map[string]*sync.Mutex{},
 	}, nil
 }
