@@ -98,6 +98,9 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	if err != nil {
 		return nil, err
 	}
+	if !fwk.HasBindPlugins() {
+		return nil, errors.New("scheduler: the profile has no bind plugin")
+	}
 	s.fwk = fwk
 	s.broadcaster = record.NewBroadcaster()
 	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})

@@ -94,9 +94,6 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 			f.bind = append(f.bind, x)
 		}
 	}
-	if len(f.bind) == 0 {
-		return nil, errors.New("scheduler framework: the profile has no bind plugin")
-	}
 	return f, nil
 }
 
@@ -109,6 +106,7 @@ func (f *Framework) Parallelism() int                         { return f.opts.Pa
 func (f *Framework) Plugin(name string) framework.Plugin      { return f.plugins[name] }
 func (f *Framework) HasPostFilterPlugins() bool               { return len(f.postFilter) > 0 }
 func (f *Framework) HasScorePlugins() bool                    { return len(f.score) > 0 }
+func (f *Framework) HasBindPlugins() bool                     { return len(f.bind) > 0 }
 
 // RunPreFilterPlugins runs PreFilter plugins in order; the first rejection or
 // error ends the attempt. Results narrowing the node set are intersected.
