@@ -22,27 +22,48 @@ type dialect interface {
 	readDB() *sql.DB
 	// rebind turns "?" placeholders into the dialect's own.
 	rebind(q string) string
-	// lockMetaSQL reads the meta row and locks it until the transaction ends.
-	lockMetaSQL() string
+	// runBatch runs one write transaction: it locks the meta row (held until
+	// COMMIT: this orders the transaction's revisions after every committed
+	// one and before every later one), reads the revision and then the
+	// current rows selected by load/loadArgs (after the lock, so no later
+	// commit is missed), asks plan for the statements to run, runs them and
+	// commits. No statements: it rolls back. atCommit reports that an error
+	// happened at COMMIT, when the outcome is unknown.
+	runBatch(ctx context.Context, load string, loadArgs []any, plan planFunc) (atCommit bool, err error)
 	// readTxOptions give a read-only transaction with one snapshot.
 	readTxOptions() *sql.TxOptions
-	// dynamicArgs adapts the arguments of a statement whose text varies with
-	// the batch (multi-row VALUES, IN lists).
-	dynamicArgs(args []any) []any
-	// execWrites runs a write transaction's statements (the last one updates
-	// meta) and, where the dialect has notifications, signals the new revision
-	// to other processes at commit.
-	execWrites(ctx context.Context, tx *sql.Tx, stmts []stmt, revision string) error
 	// timeArg and parseTime convert history's "at" column.
 	timeArg(t time.Time) any
 	parseTime(v any) (time.Time, error)
-	// listen calls wake whenever another process may have committed, until
-	// ctx ends. Dialects without notifications return at once.
-	listen(ctx context.Context, wake func())
+	// background runs the dialect's own upkeep until ctx ends, calling wake
+	// whenever another process may have committed (PostgreSQL LISTEN;
+	// SQLite checkpoints its WAL here, off the commit path).
+	background(ctx context.Context, wake func())
 	// translate maps driver errors to clearer ones (e.g. "not a database").
 	translate(err error) error
 	close() error
 }
+
+// planFunc turns the base revision and the current rows of a batch's keys
+// into the statements that write it (the last one updates meta).
+type planFunc func(base int64, current map[string]*KeyValue) ([]stmt, error)
+
+// scanCurrent reads rows of kvColumns into a map by key.
+func scanCurrent(next func() bool, scan func(...any) error) (map[string]*KeyValue, error) {
+	current := map[string]*KeyValue{}
+	for next() {
+		kv, err := scanKV(scanFunc(scan))
+		if err != nil {
+			return nil, err
+		}
+		current[kv.Key] = kv
+	}
+	return current, nil
+}
+
+type scanFunc func(...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // rebindDollar rewrites "?" as "$1", "$2", … (the store's SQL never contains a
 // literal question mark).

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -28,6 +30,10 @@ func openPostgres(ctx context.Context, endpoint string, maxConns int, log *slog.
 		return nil, fmt.Errorf("storage: invalid PostgreSQL endpoint: %w", err)
 	}
 	where := fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	// Batches are SQL texts of varying shape: preparing and caching each
+	// would cost a round trip and churn the statement cache. The exec mode
+	// sends any statement, and pipelines, without preparing.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
@@ -46,38 +52,105 @@ func (d *postgresDialect) migrations() migrations.Dialect { return migrations.Po
 func (d *postgresDialect) writeDB() *sql.DB               { return d.db }
 func (d *postgresDialect) readDB() *sql.DB                { return d.db }
 func (d *postgresDialect) rebind(q string) string         { return rebindDollar(q) }
-func (d *postgresDialect) lockMetaSQL() string            { return selectMeta + " FOR UPDATE" }
 
-// execWrites folds the statements into one: each but the last becomes a
-// data-modifying CTE (PostgreSQL runs those exactly once), the last (the meta
-// update) is the main statement and returns pg_notify, which is delivered at
-// commit. One network round trip instead of four or five.
-func (d *postgresDialect) execWrites(ctx context.Context, tx *sql.Tx, stmts []stmt, revision string) error {
-	var b strings.Builder
+// runBatch pipelines the transaction in two round trips: [BEGIN, lock meta,
+// read current rows] and then [write, COMMIT]. Each statement of a pipeline
+// still runs after the previous one, with its own snapshot, so the rows are
+// read after the lock is held. The writes are folded into one statement:
+// every statement but the last becomes a data-modifying CTE (PostgreSQL runs
+// those exactly once) and the last, the meta update, returns pg_notify,
+// which is delivered at commit.
+func (d *postgresDialect) runBatch(ctx context.Context, load string, loadArgs []any, plan planFunc) (atCommit bool, err error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		atCommit, err = d.pipelined(ctx, pc, load, loadArgs, plan)
+		if err != nil && !atCommit && !pc.IsClosed() && pc.PgConn().TxStatus() != 'I' {
+			if _, rerr := pc.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				pc.Close(context.WithoutCancel(ctx))
+			}
+		}
+		if pc.IsClosed() {
+			// Let database/sql drop this connection; the error is ours.
+			return errors.Join(driver.ErrBadConn, err)
+		}
+		return err
+	})
+	return atCommit, err
+}
+
+func (d *postgresDialect) pipelined(ctx context.Context, pc *pgx.Conn, load string, loadArgs []any, plan planFunc) (bool, error) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(selectMeta + " FOR UPDATE")
+	b.Queue(rebindDollar(load), loadArgs...)
+	br := pc.SendBatch(ctx, b)
+	var base, compact int64
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&base, &compact)
+	}
+	var current map[string]*KeyValue
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			current, err = scanCurrent(rows.Next, rows.Scan)
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
+	}
+	stmts, err := plan(base, current)
+	if err != nil {
+		return false, err
+	}
+	if len(stmts) == 0 {
+		_, err := pc.Exec(ctx, "ROLLBACK")
+		return false, err
+	}
+	var q strings.Builder
 	var args []any
 	for i, st := range stmts[:len(stmts)-1] {
 		if i == 0 {
-			b.WriteString("WITH ")
+			q.WriteString("WITH ")
 		} else {
-			b.WriteString(", ")
+			q.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "w%d AS (%s) ", i, st.sql)
+		fmt.Fprintf(&q, "w%d AS (%s) ", i, st.sql)
 		args = append(args, st.args...)
 	}
 	last := stmts[len(stmts)-1]
-	b.WriteString(last.sql)
-	b.WriteString(" RETURNING pg_notify('" + notifyChannel + "', ?)")
+	q.WriteString(last.sql)
+	q.WriteString(" RETURNING pg_notify('" + notifyChannel + "', CAST(? AS TEXT))")
 	args = append(args, last.args...)
-	args = append(args, revision)
-	_, err := tx.ExecContext(ctx, rebindDollar(b.String()), d.dynamicArgs(args)...)
-	return err
-}
-
-// dynamicArgs sends a statement whose text varies from call to call (batch
-// sizes) in one round trip without preparing it: preparing and caching each
-// shape would cost a round trip and churn pgx's statement cache.
-func (d *postgresDialect) dynamicArgs(args []any) []any {
-	return append([]any{pgx.QueryExecModeExec}, args...)
+	args = append(args, fmt.Sprint(last.args[0])) // the new revision
+	b2 := &pgx.Batch{}
+	b2.Queue(rebindDollar(q.String()), args...)
+	b2.Queue("COMMIT")
+	br2 := pc.SendBatch(ctx, b2)
+	if _, err := br2.Exec(); err != nil {
+		br2.Close()
+		return false, err
+	}
+	if _, err := br2.Exec(); err != nil {
+		br2.Close()
+		return true, err
+	}
+	if err := br2.Close(); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 func (d *postgresDialect) timeArg(t time.Time) any { return t.UTC() }
@@ -97,7 +170,7 @@ func (d *postgresDialect) translate(err error) error { return err }
 // listen keeps one dedicated connection LISTENing. Any notification, and every
 // reconnection (notifications sent while disconnected are lost), wakes the
 // watch poller; the poller's ticker covers the rest.
-func (d *postgresDialect) listen(ctx context.Context, wake func()) {
+func (d *postgresDialect) background(ctx context.Context, wake func()) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := d.listenOnce(ctx, wake, func() { backoff = 100 * time.Millisecond })

@@ -72,7 +72,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		listFromUnchanged: d.rebind(listCurrentFromUnchanged), listAfterUnchanged: d.rebind(listCurrentAfterUnchanged),
 		keysChanged: d.rebind(keysChangedSince), historyAt: d.rebind(historyAtOrBefore), readEvents: d.rebind(readEvents),
 		expired:    d.rebind(expiredKeys),
-		selectMeta: selectMeta, lockMeta: d.lockMetaSQL(),
+		selectMeta: selectMeta,
 	}
 	rev, _, err := s.meta(ctx, d.readDB())
 	if err != nil {
@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.hub = newHub(s, rev)
 	s.goLoop(s.writeLoop)
 	s.goLoop(s.hub.pollLoop)
-	s.goLoop(func() { d.listen(s.ctx, s.hub.wakeUp) })
+	s.goLoop(func() { d.background(s.ctx, s.hub.wakeUp) })
 	if cfg.CompactInterval > 0 {
 		s.goLoop(s.compactLoop)
 	}

@@ -2,10 +2,8 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -188,27 +186,32 @@ func (s *Store) commit(batch []*writeOp) {
 // operation, the events of the successful ones, the revision the batch
 // started after, and whether a failure happened at COMMIT (outcome unknown).
 func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, base int64, atCommit bool, err error) {
-	ctx := s.ctx
-	tx, err := s.d.writeDB().BeginTx(ctx, nil)
-	if err != nil {
-		return nil, nil, 0, false, err
-	}
-	defer func() {
-		if err != nil && !atCommit {
-			tx.Rollback()
+	keys := make([]any, 0, len(batch))
+	seen := make(map[string]bool, len(batch))
+	for _, op := range batch {
+		if !seen[op.key] {
+			seen[op.key] = true
+			keys = append(keys, op.key)
 		}
-	}()
-	// The meta row lock: held until COMMIT, it orders this transaction's
-	// revisions after every committed one and before every later one.
-	var compact int64
-	if err = tx.QueryRowContext(ctx, s.q.lockMeta).Scan(&base, &compact); err != nil {
-		return nil, nil, 0, false, err
 	}
-	current, err := s.loadCurrent(ctx, tx, batch)
+	load := `SELECT ` + kvColumns + ` FROM kv WHERE key IN (` + placeholders(len(keys)) + `)`
+	atCommit, err = s.d.runBatch(s.ctx, load, keys, func(b int64, current map[string]*KeyValue) ([]stmt, error) {
+		var stmts []stmt
+		base = b
+		res, evs, stmts, err = s.plan(batch, b, current)
+		return stmts, err
+	})
 	if err != nil {
-		return nil, nil, 0, false, err
+		return nil, nil, 0, atCommit, err
 	}
+	return res, evs, base, false, nil
+}
 
+// plan decides every operation of a batch against the current state (in
+// order, so two operations on one key see each other), assigns revisions
+// after base to the successful ones, and returns the statements that record
+// them. No statements means nothing to write.
+func (s *Store) plan(batch []*writeOp, base int64, current map[string]*KeyValue) (res []writeResult, evs []Event, stmts []stmt, err error) {
 	now := time.Now()
 	rev := base
 	res = make([]writeResult, len(batch))
@@ -233,7 +236,7 @@ func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, bas
 		var prevPlain *KeyValue
 		if cur != nil {
 			if prevPlain, err = s.opened(cur); err != nil {
-				return nil, nil, 0, false, err
+				return nil, nil, nil, err
 			}
 			h.prevRevision = cur.ModRevision
 		}
@@ -267,17 +270,9 @@ func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, bas
 		evs = append(evs, ev)
 	}
 	if rev == base {
-		// Every operation failed its check: nothing to write.
-		tx.Rollback()
-		return res, nil, base, false, nil
+		return res, nil, nil, nil // every operation failed its check
 	}
-	if err = s.d.execWrites(ctx, tx, s.writeStatements(hist, final, rev), strconv.FormatInt(rev, 10)); err != nil {
-		return nil, nil, 0, false, err
-	}
-	if err = tx.Commit(); err != nil {
-		return nil, nil, 0, !errors.Is(err, sql.ErrTxDone), err
-	}
-	return res, evs, base, false, nil
+	return res, evs, s.writeStatements(hist, final, rev), nil
 }
 
 // failed reports a failed check together with the key's current state.
@@ -287,32 +282,6 @@ func (s *Store) failed(cur *KeyValue, err error) writeResult {
 		return writeResult{err: oerr}
 	}
 	return writeResult{kv: plain, err: err}
-}
-
-func (s *Store) loadCurrent(ctx context.Context, tx *sql.Tx, batch []*writeOp) (map[string]*KeyValue, error) {
-	seen := map[string]bool{}
-	args := make([]any, 0, len(batch))
-	for _, op := range batch {
-		if !seen[op.key] {
-			seen[op.key] = true
-			args = append(args, op.key)
-		}
-	}
-	q := s.d.rebind(`SELECT ` + kvColumns + ` FROM kv WHERE key IN (` + placeholders(len(args)) + `)`)
-	rows, err := tx.QueryContext(ctx, q, s.d.dynamicArgs(args)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	current := make(map[string]*KeyValue, len(args))
-	for rows.Next() {
-		kv, err := scanKV(rows)
-		if err != nil {
-			return nil, err
-		}
-		current[kv.Key] = kv
-	}
-	return current, rows.Err()
 }
 
 type historyRow struct {

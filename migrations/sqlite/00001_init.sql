@@ -12,14 +12,18 @@ CREATE TABLE meta (
 INSERT INTO meta (id, revision, compact_revision, trimmed_revision) VALUES (1, 0, 0, 0);
 
 -- kv is the current state: one row per live key. Get and List read only this.
+-- A rowid table (not WITHOUT ROWID): values are whole objects, kilobytes each,
+-- and SQLite keeps large rows far better in a rowid b-tree, with the keys in
+-- their own small index.
 CREATE TABLE kv (
-    key             TEXT PRIMARY KEY,
+    id              INTEGER PRIMARY KEY,
+    key             TEXT NOT NULL UNIQUE,
     value           BLOB NOT NULL,
     create_revision INTEGER NOT NULL,
     mod_revision    INTEGER NOT NULL,
     version         INTEGER NOT NULL,
     expires_at      INTEGER            -- unix milliseconds; NULL = no TTL
-) WITHOUT ROWID;
+);
 CREATE INDEX kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
 
 -- history: one row per revision. Watches read it; auditors query it.
