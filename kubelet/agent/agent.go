@@ -1,0 +1,340 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Agent plays kubelet for one node.
+type Agent struct {
+	cfg     Config
+	client  kubernetes.Interface
+	runtime Runtime
+	node    *node
+
+	queue   workqueue.TypedRateLimitingInterface[string]
+	indexer cache.Indexer
+
+	mu      sync.Mutex
+	ips     *podIPs
+	hostIP  string
+	tracked map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
+}
+
+// New returns an agent for one node; Run starts it.
+func New(client kubernetes.Interface, rt Runtime, cfg Config) (*Agent, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if rt == nil {
+		return nil, errors.New("agent: a Runtime is required")
+	}
+	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt},
+		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
+		tracked: map[string]*corev1.Pod{}}
+	for _, addr := range cfg.Addresses {
+		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
+			a.hostIP = addr.Address
+		}
+	}
+	return a, nil
+}
+
+// Name is the node's name.
+func (a *Agent) Name() string { return a.cfg.NodeName }
+
+// Run registers the node and serves its pods until ctx ends, watching only
+// the pods bound to this node. Several agents in one process should use
+// RunGroup instead, which shares one watch between them.
+func (a *Agent) Run(ctx context.Context, workers int) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+	}))
+	return RunGroup(ctx, a.client, factory, []*Agent{a}, workers)
+}
+
+// RunGroup runs several agents over one pod informer from factory (whose
+// list options must include every agent's pods, e.g. spec.nodeName!=""),
+// as hollow nodes do: a thousand nodes, one watch.
+func RunGroup(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, agents []*Agent, workers int) error {
+	byNode := make(map[string]*Agent, len(agents))
+	for _, a := range agents {
+		byNode[a.cfg.NodeName] = a
+	}
+	pods := factory.Core().V1().Pods().Informer()
+	route := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
+				pod, ok = tomb.Obj.(*corev1.Pod)
+			}
+		}
+		if !ok {
+			return
+		}
+		if a := byNode[pod.Spec.NodeName]; a != nil {
+			if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+				a.queue.Add(key)
+			}
+		}
+	}
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: route, UpdateFunc: func(_, n any) { route(n) }, DeleteFunc: route,
+	}); err != nil {
+		return err
+	}
+	for _, a := range agents {
+		a.indexer = pods.GetIndexer()
+	}
+	// Register every node before serving pods, so the scheduler sees them.
+	errs := make(chan error, len(agents))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			registered, err := a.node.register(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			a.setPodCIDR(registered)
+			go a.node.heartbeat(ctx, registered)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		return ctx.Err()
+	}
+	for _, a := range agents {
+		a.adoptExisting()
+		for i := 0; i < max(workers, 1); i++ {
+			go wait.UntilWithContext(ctx, a.worker, time.Second)
+		}
+	}
+	<-ctx.Done()
+	for _, a := range agents {
+		a.queue.ShutDown()
+	}
+	// Graceful shutdown: no new pods for these nodes.
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for _, a := range agents {
+		if err := a.node.cordon(stop); err != nil {
+			a.cfg.Logger.Warn("marking node unschedulable at shutdown failed", "err", err)
+		}
+	}
+	return nil
+}
+
+func (a *Agent) setPodCIDR(n *corev1.Node) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ips != nil || n == nil || n.Spec.PodCIDR == "" {
+		return
+	}
+	ips, err := newPodIPs(n.Spec.PodCIDR)
+	if err != nil {
+		a.cfg.Logger.Warn("node has an invalid pod CIDR", "err", err)
+		return
+	}
+	a.ips = ips
+}
+
+// adoptExisting records the IPs of pods that already run here (after a
+// restart), so new pods don't get them.
+func (a *Agent) adoptExisting() {
+	for _, obj := range a.indexer.List() {
+		pod := obj.(*corev1.Pod)
+		if pod.Spec.NodeName != a.cfg.NodeName {
+			continue
+		}
+		if ip, err := netip.ParseAddr(pod.Status.PodIP); err == nil && !pod.Spec.HostNetwork {
+			a.mu.Lock()
+			if a.ips != nil {
+				a.ips.adopt(string(pod.UID), ip)
+			}
+			a.mu.Unlock()
+		}
+		if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+			a.queue.Add(key)
+		}
+	}
+}
+
+func (a *Agent) worker(ctx context.Context) {
+	for {
+		key, quit := a.queue.Get()
+		if quit {
+			return
+		}
+		retry, err := a.sync(ctx, key)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				a.cfg.Logger.Warn("pod sync failed", "pod", key, "err", err)
+			}
+			a.queue.AddRateLimited(key)
+		case retry > 0:
+			a.queue.Forget(key)
+			a.queue.AddAfter(key, retry)
+		default:
+			a.queue.Forget(key)
+		}
+		a.queue.Done(key)
+	}
+}
+
+// sync makes one pod right: start it, report its status, or stop it. It
+// returns how soon to look again (0: on the next change).
+func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := a.indexer.GetByKey(key)
+	if err != nil {
+		return 0, err
+	}
+	var pod *corev1.Pod
+	if exists {
+		pod = obj.(*corev1.Pod)
+		if pod.Spec.NodeName != a.cfg.NodeName {
+			pod = nil
+		}
+	}
+	a.mu.Lock()
+	old := a.tracked[key]
+	a.mu.Unlock()
+	if old != nil && (pod == nil || pod.UID != old.UID) {
+		// Gone (or replaced by a new pod of the same name): stop what ran.
+		if err := a.runtime.KillPod(ctx, old, 0); err != nil {
+			return 0, fmt.Errorf("stopping containers of %s: %w", key, err)
+		}
+		a.forget(key, old)
+	}
+	if pod == nil {
+		return 0, nil
+	}
+	if pod.DeletionTimestamp != nil {
+		return 0, a.terminate(ctx, key, pod)
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0, nil
+	}
+	a.mu.Lock()
+	a.tracked[key] = pod
+	a.mu.Unlock()
+
+	podIP, err := a.podIP(ctx, pod)
+	if err != nil {
+		return 0, err
+	}
+	if podIP == "" {
+		return 2 * time.Second, nil // the node has no pod CIDR yet
+	}
+	state, err := a.runtime.SyncPod(ctx, pod, podIP)
+	if err != nil {
+		return 0, err
+	}
+	status := computeStatus(pod, state, podIP, a.hostIP, time.Now())
+	if !statusEqual(&pod.Status, status) {
+		upd := pod.DeepCopy()
+		upd.Status = *status
+		if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("updating status of %s: %w", key, err)
+		}
+	}
+	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
+		return 0, nil
+	}
+	if _, periodic := a.runtime.(interface{ NeedsResync() bool }); periodic {
+		return 2 * time.Second, nil
+	}
+	return 0, nil
+}
+
+// terminate stops a pod being deleted, honouring its grace period, then
+// removes it from the API (grace 0, only this incarnation).
+func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) error {
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace = *pod.DeletionGracePeriodSeconds
+	}
+	if err := a.runtime.KillPod(ctx, pod, time.Duration(grace)*time.Second); err != nil {
+		return fmt.Errorf("stopping containers of %s: %w", key, err)
+	}
+	a.forget(key, pod)
+	uid := pod.UID
+	err := a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("removing %s: %w", key, err)
+	}
+	return nil
+}
+
+func (a *Agent) forget(key string, pod *corev1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t := a.tracked[key]; t != nil && t.UID == pod.UID {
+		delete(a.tracked, key)
+	}
+	if a.ips != nil {
+		a.ips.release(string(pod.UID))
+	}
+}
+
+// podIP returns the pod's address: the node's for host-network pods, else one
+// from the node's pod CIDR ("" while the node has none).
+func (a *Agent) podIP(ctx context.Context, pod *corev1.Pod) (string, error) {
+	if pod.Spec.HostNetwork {
+		return a.hostIP, nil
+	}
+	a.mu.Lock()
+	ips := a.ips
+	a.mu.Unlock()
+	if ips == nil {
+		n, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		a.setPodCIDR(n)
+		a.mu.Lock()
+		ips = a.ips
+		a.mu.Unlock()
+		if ips == nil {
+			return "", nil
+		}
+	}
+	ip, err := ips.allocate(string(pod.UID))
+	if err != nil {
+		return "", err
+	}
+	return ip.String(), nil
+}

@@ -1,0 +1,123 @@
+package agent_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/fakeruntime"
+)
+
+func poll(t *testing.T, what string, f func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) { return f() })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(context.Background())
+	var agents []*agent.Agent
+	for _, name := range []string{"hollow-0", "hollow-1"} {
+		a, err := agent.New(client, fakeruntime.New(50*time.Millisecond), agent.Config{
+			NodeName: name, Labels: map[string]string{"zone": "a"}, LeaseDuration: 400 * time.Millisecond,
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	done := make(chan error, 1)
+	go func() { done <- agent.RunGroup(ctx, client, factory, agents, 2) }()
+
+	var n *corev1.Node
+	poll(t, "node registration", func() (bool, error) {
+		var err error
+		n, err = client.CoreV1().Nodes().Get(ctx, "hollow-1", metav1.GetOptions{})
+		return err == nil && len(n.Status.Conditions) > 0, nil
+	})
+	if n.Labels["zone"] != "a" || n.Labels[corev1.LabelHostname] != "hollow-1" {
+		t.Fatalf("labels %v", n.Labels)
+	}
+	var ready *corev1.NodeCondition
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			ready = &n.Status.Conditions[i]
+		}
+	}
+	if ready == nil || ready.Status != corev1.ConditionTrue || n.Status.Allocatable.Pods().Value() != 110 {
+		t.Fatalf("node status %+v", n.Status)
+	}
+	poll(t, "node lease", func() (bool, error) {
+		l, err := client.CoordinationV1().Leases(agent.NodeLeaseNamespace).Get(ctx, "hollow-1", metav1.GetOptions{})
+		return err == nil && *l.Spec.HolderIdentity == "hollow-1", nil
+	})
+	// The node IPAM controller's part: give the nodes pod CIDRs.
+	for i, name := range []string{"hollow-0", "hollow-1"} {
+		n, _ := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		n.Spec.PodCIDR = []string{"10.42.0.0/24", "10.42.1.0/24"}[i]
+		client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	}
+	grace := int64(30)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: corev1.PodSpec{NodeName: "hollow-1", RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: &grace,
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *corev1.Pod
+	poll(t, "pod running", func() (bool, error) {
+		var err error
+		got, err = client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodRunning, nil
+	})
+	ip, err := netip.ParseAddr(got.Status.PodIP)
+	if err != nil || !netip.MustParsePrefix("10.42.1.0/24").Contains(ip) || ip == netip.MustParseAddr("10.42.1.1") {
+		t.Fatalf("pod IP %q is not a pod address of hollow-1's CIDR", got.Status.PodIP)
+	}
+	if got.Status.HostIP != "192.0.2.10" || len(got.Status.ContainerStatuses) != 1 || !got.Status.ContainerStatuses[0].Ready ||
+		got.Status.InitContainerStatuses[0].State.Terminated == nil {
+		t.Fatalf("status %+v", got.Status)
+	}
+	for _, c := range got.Status.Conditions {
+		if (c.Type == corev1.PodReady || c.Type == corev1.PodInitialized || c.Type == corev1.ContainersReady) && c.Status != corev1.ConditionTrue {
+			t.Fatalf("condition %s is %s", c.Type, c.Status)
+		}
+	}
+	// Graceful deletion: the API server sets deletionTimestamp; the agent
+	// stops the containers and then removes the pod.
+	now := metav1.Now()
+	got.DeletionTimestamp, got.DeletionGracePeriodSeconds = &now, &grace
+	if _, err := client.CoreV1().Pods("default").Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "pod removal", func() (bool, error) {
+		_, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	// Shutdown cordons the nodes.
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n, _ = client.CoreV1().Nodes().Get(context.Background(), "hollow-0", metav1.GetOptions{})
+	if !n.Spec.Unschedulable {
+		t.Fatal("node not cordoned at shutdown")
+	}
+}

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Config describes one node.
+type Config struct {
+	// NodeName is the Node object's name.
+	NodeName string
+	// Capacity of the node; Allocatable defaults to it.
+	Capacity    corev1.ResourceList
+	Allocatable corev1.ResourceList
+	Labels      map[string]string
+	Taints      []corev1.Taint
+	// Addresses reported in node status (InternalIP, Hostname).
+	Addresses []corev1.NodeAddress
+	// NodeInfo reported in node status (kernel, OS, architecture…); the
+	// runtime version is filled in by the agent.
+	NodeInfo corev1.NodeSystemInfo
+	// LeaseDuration is the Lease's leaseDurationSeconds; the lease is renewed
+	// every quarter of it. Default 40s, as the kubelet.
+	LeaseDuration time.Duration
+	// StatusUpdateInterval is how often the Ready condition's heartbeat is
+	// refreshed when nothing changed. Default 1m.
+	StatusUpdateInterval time.Duration
+	Logger               *slog.Logger
+}
+
+// DefaultCapacity is a modest node: 4 CPUs, 8 GiB, 110 pods.
+func DefaultCapacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("4"),
+		corev1.ResourceMemory:           resource.MustParse("8Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.NodeName == "" {
+		return c, fmt.Errorf("agent: NodeName is required")
+	}
+	if c.Capacity == nil {
+		c.Capacity = DefaultCapacity()
+	}
+	if c.Allocatable == nil {
+		c.Allocatable = c.Capacity.DeepCopy()
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = 40 * time.Second
+	}
+	if c.StatusUpdateInterval == 0 {
+		c.StatusUpdateInterval = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Logger = c.Logger.With("node", c.NodeName)
+	return c, nil
+}

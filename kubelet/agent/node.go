@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// NodeLeaseNamespace holds the nodes' heartbeat Leases.
+const NodeLeaseNamespace = "kube-node-lease"
+
+// readinessChecker is implemented by runtimes that can be unready (e.g. a
+// containerd socket that is missing); the Ready condition then says why.
+type readinessChecker interface {
+	Ready(ctx context.Context) error
+}
+
+// node keeps one Node object, its status heartbeat and its Lease.
+type node struct {
+	cfg     Config
+	client  kubernetes.Interface
+	runtime Runtime
+}
+
+// register creates the Node, or brings an existing one's labels, taints and
+// status up to date (a restarted agent keeps the user's labels).
+func (n *node) register(ctx context.Context) (*corev1.Node, error) {
+	want := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: n.labels()},
+		Spec:       corev1.NodeSpec{Taints: n.cfg.Taints},
+	}
+	_, err := n.client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+	case apierrors.IsAlreadyExists(err):
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if cur.Labels == nil {
+				cur.Labels = map[string]string{}
+			}
+			for k, v := range n.labels() {
+				cur.Labels[k] = v
+			}
+			cur.Spec.Unschedulable = false // a graceful shutdown cordoned it
+			_, err = n.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("updating node %s: %w", n.cfg.NodeName, err)
+		}
+	default:
+		return nil, fmt.Errorf("registering node %s: %w", n.cfg.NodeName, err)
+	}
+	return n.updateStatus(ctx)
+}
+
+func (n *node) labels() map[string]string {
+	l := map[string]string{
+		corev1.LabelHostname:   n.cfg.NodeName,
+		corev1.LabelOSStable:   runtime.GOOS,
+		corev1.LabelArchStable: runtime.GOARCH,
+	}
+	for k, v := range n.cfg.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// updateStatus writes capacity, addresses, node info and fresh conditions.
+func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
+	version, verr := n.runtime.Version(ctx)
+	ready := verr
+	if rc, ok := n.runtime.(readinessChecker); ok && ready == nil {
+		ready = rc.Ready(ctx)
+	}
+	var out *corev1.Node
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		st := &cur.Status
+		st.Capacity, st.Allocatable = n.cfg.Capacity, n.cfg.Allocatable
+		st.Addresses = n.cfg.Addresses
+		st.NodeInfo = n.cfg.NodeInfo
+		if version != "" {
+			st.NodeInfo.ContainerRuntimeVersion = n.runtime.Name() + "://" + version
+		}
+		st.Phase = corev1.NodeRunning
+		readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
+		if ready != nil {
+			readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + ready.Error()}
+		}
+		for _, c := range []corev1.NodeCondition{
+			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
+			{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
+			readyCond,
+		} {
+			setNodeCondition(st, c, now)
+		}
+		out, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("updating status of node %s: %w", n.cfg.NodeName, err)
+	}
+	return out, nil
+}
+
+// setNodeCondition refreshes the heartbeat and moves the transition time only
+// when the status changes, as the kubelet does.
+func setNodeCondition(st *corev1.NodeStatus, c corev1.NodeCondition, now metav1.Time) {
+	c.LastHeartbeatTime = now
+	for i := range st.Conditions {
+		if st.Conditions[i].Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+		if st.Conditions[i].Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		st.Conditions[i] = c
+		return
+	}
+	c.LastTransitionTime = now
+	st.Conditions = append(st.Conditions, c)
+}
+
+// heartbeat renews the Lease every quarter of its duration and refreshes the
+// status every StatusUpdateInterval, until ctx ends.
+func (n *node) heartbeat(ctx context.Context, owner *corev1.Node) {
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := n.renewLease(ctx, owner); err != nil && ctx.Err() == nil {
+			n.cfg.Logger.Warn("renewing node lease failed", "err", err)
+		}
+	}, n.cfg.LeaseDuration/4)
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if _, err := n.updateStatus(ctx); err != nil && ctx.Err() == nil {
+			n.cfg.Logger.Warn("node status heartbeat failed", "err", err)
+		}
+	}, n.cfg.StatusUpdateInterval)
+}
+
+func (n *node) renewLease(ctx context.Context, owner *corev1.Node) error {
+	leases := n.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	now := metav1.NewMicroTime(time.Now())
+	spec := coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(n.cfg.NodeName),
+		LeaseDurationSeconds: ptr.To(int32(n.cfg.LeaseDuration / time.Second)),
+		RenewTime:            &now,
+	}
+	cur, err := leases.Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Namespace: NodeLeaseNamespace,
+				// Owned by the Node, so deleting the node collects its lease.
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: owner.Name, UID: owner.UID}}},
+			Spec: spec,
+		}
+		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds, cur.Spec.RenewTime = spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime
+	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+// cordon marks the node unschedulable (graceful shutdown).
+func (n *node) cordon(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.Unschedulable = true
+		_, err = n.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+}

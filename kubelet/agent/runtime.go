@@ -1,0 +1,29 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Runtime runs a pod's containers. The agent calls it from one goroutine per
+// pod at a time.
+type Runtime interface {
+	// Name and Version describe the runtime for node status
+	// (containerRuntimeVersion "name://version").
+	Name() string
+	Version(ctx context.Context) (string, error)
+	// SyncPod brings the pod's containers towards its spec (given the IP the
+	// agent assigned) and reports their state.
+	SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (PodState, error)
+	// KillPod stops every container of the pod, giving them grace to exit,
+	// and releases what the runtime holds for it.
+	KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error
+}
+
+// PodState is what a runtime knows about a pod's containers.
+type PodState struct {
+	InitContainers []corev1.ContainerStatus
+	Containers     []corev1.ContainerStatus
+}
