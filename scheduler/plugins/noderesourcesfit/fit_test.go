@@ -1,0 +1,112 @@
+package noderesourcesfit
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+func fourCPUNode() *v1.Node {
+	return schedtest.MakeNode().Name("n").Capacity("cpu", "4", "memory", "8Gi", "pods", "3", "example.com/gpu", "2").Obj()
+}
+
+func TestFitFilter(t *testing.T) {
+	running := schedtest.MakePod().Name("running").Req("cpu", "2", "memory", "4Gi").Obj()
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		existing []*v1.Pod
+		want     string
+	}{
+		{"a pod within the free resources fits", schedtest.MakePod().Req("cpu", "2", "memory", "4Gi").Obj(), []*v1.Pod{running}, ""},
+		{"a pod wanting one CPU too many does not fit", schedtest.MakePod().Req("cpu", "2500m").Obj(), []*v1.Pod{running},
+			"Unschedulable: Insufficient cpu"},
+		{"every shortfall is reported", schedtest.MakePod().Req("cpu", "3", "memory", "5Gi").Obj(), []*v1.Pod{running},
+			"Unschedulable: Insufficient cpu, Insufficient memory"},
+		{"an init container bigger than the app containers sets the request",
+			schedtest.MakePod().Req("cpu", "1").InitReq("cpu", "3").Obj(), []*v1.Pod{running}, "Unschedulable: Insufficient cpu"},
+		{"init containers run one at a time, so they are not summed",
+			schedtest.MakePod().Req("cpu", "1").InitReq("cpu", "2").InitReq("cpu", "2").Obj(), []*v1.Pod{running}, ""},
+		{"pod overhead counts", schedtest.MakePod().Req("cpu", "2").Overhead("cpu", "100m").Obj(), []*v1.Pod{running},
+			"Unschedulable: Insufficient cpu"},
+		{"the node's pod capacity is a limit", schedtest.MakePod().Obj(),
+			[]*v1.Pod{schedtest.MakePod().Name("a").Obj(), schedtest.MakePod().Name("b").Obj(), schedtest.MakePod().Name("c").Obj()},
+			"Unschedulable: Too many pods"},
+		{"an extended resource within capacity fits", schedtest.MakePod().Req("example.com/gpu", "2").Obj(), nil, ""},
+		{"an extended resource beyond capacity does not fit", schedtest.MakePod().Req("example.com/gpu", "3").Obj(), nil,
+			"Unschedulable: Insufficient example.com/gpu"},
+		{"an extended resource the node lacks does not fit", schedtest.MakePod().Req("example.com/fpga", "1").Obj(), nil,
+			"Unschedulable: Insufficient example.com/fpga"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ni := schedtest.NodeInfo(fourCPUNode(), tc.existing...)
+			if got := schedtest.StatusString(schedtest.RunFilter(t, p, tc.pod, ni)); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestScoringStrategyChoosesBetweenSpreadingAndPacking(t *testing.T) {
+	node := func(name string) *v1.Node {
+		return schedtest.MakeNode().Name(name).Capacity("cpu", "4", "memory", "8Gi").Obj()
+	}
+	empty := schedtest.NodeInfo(node("empty"))
+	busy := schedtest.NodeInfo(node("busy"), schedtest.MakePod().Name("x").Req("cpu", "3", "memory", "6Gi").Obj())
+	pod := schedtest.MakePod().Req("cpu", "1", "memory", "2Gi").Obj()
+	tests := []struct {
+		strategy            ScoringStrategy
+		wantEmpty, wantBusy int64
+	}{
+		{LeastAllocated, 75, 0},
+		{MostAllocated, 25, 100},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.strategy), func(t *testing.T) {
+			p, err := New(Args{ScoringStrategy: tc.strategy}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := schedtest.RunScore(t, p, pod, empty, busy)
+			if got["empty"] != tc.wantEmpty || got["busy"] != tc.wantBusy {
+				t.Fatalf("scores = %v, want empty:%d busy:%d", got, tc.wantEmpty, tc.wantBusy)
+			}
+		})
+	}
+}
+
+func TestRequestlessPodsStillCountWhenScoring(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "1", "memory", "1Gi").Obj()
+	crowded := schedtest.NodeInfo(node, schedtest.MakePod().Name("a").Obj(), schedtest.MakePod().Name("b").Obj())
+	p, _ := New(nil, nil)
+	got := schedtest.RunScore(t, p, schedtest.MakePod().Obj(), crowded)
+	// 3 × 100m of 1 CPU used → 70 free; 3 × 200Mi of 1Gi → 41 free; mean 55.
+	if got["n"] != 55 {
+		t.Fatalf("score = %d, want 55", got["n"])
+	}
+}
+
+func TestArgsAreValidated(t *testing.T) {
+	for _, args := range []any{
+		Args{ScoringStrategy: "Random"},
+		Args{Resources: []ResourceWeight{{v1.ResourceCPU, 0}}},
+		"LeastAllocated",
+	} {
+		if _, err := New(args, nil); err == nil {
+			t.Errorf("New(%v) should fail", args)
+		}
+	}
+	if _, err := New(&Args{ScoringStrategy: MostAllocated}, nil); err != nil {
+		t.Errorf("New(*Args): %v", err)
+	}
+}
+
+var _ framework.ScorePlugin = (*Fit)(nil)
