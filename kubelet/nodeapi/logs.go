@@ -17,12 +17,22 @@ type LogFinder interface {
 	ContainerLog(ctx context.Context, namespace, pod, container string, previous bool) (logs.File, error)
 }
 
-// NewHandler serves the node API.
-func NewHandler(finder LogFinder) http.Handler {
+// Pods is what the node API needs of the pod runtime.
+type Pods interface {
+	LogFinder
+	Execer
+}
+
+// NewHandler serves the node API: container logs and exec (SPDY streams,
+// as the kubelet's /exec endpoint; POST and GET, as kubectl versions use).
+func NewHandler(pods Pods) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", func(w http.ResponseWriter, r *http.Request) {
-		serveLogs(w, r, finder)
+		serveLogs(w, r, pods)
 	})
+	exec := func(w http.ResponseWriter, r *http.Request) { serveExec(w, r, pods) }
+	mux.HandleFunc("POST /exec/{namespace}/{pod}/{container}", exec)
+	mux.HandleFunc("GET /exec/{namespace}/{pod}/{container}", exec)
 	return mux
 }
 

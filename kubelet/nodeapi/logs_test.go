@@ -2,12 +2,15 @@ package nodeapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/skiffkube/skiff/kubelet/logs"
@@ -26,6 +29,28 @@ func (d dirFinder) ContainerLog(_ context.Context, ns, pod, container string, pr
 		return logs.File{}, fmt.Errorf("%w: %s", logs.ErrNotFound, name)
 	}
 	return logs.File{Path: p, Running: func() bool { return false }}, nil
+}
+
+// ExecInPod answers exec requests for tests: "echo" writes its arguments,
+// "cat" copies stdin, "exit N" returns N, other commands fail.
+func (d dirFinder) ExecInPod(_ context.Context, ns, pod, container string, cmd []string,
+	stdin io.Reader, stdout, stderr io.Writer, _ bool) (int, error) {
+	if ns != "default" || pod != "web" || container != "app" {
+		return 0, ErrContainerNotFound
+	}
+	switch cmd[0] {
+	case "echo":
+		fmt.Fprintln(stdout, strings.Join(cmd[1:], " "))
+		fmt.Fprintln(stderr, "to stderr")
+		return 0, nil
+	case "cat":
+		_, err := io.Copy(stdout, stdin)
+		return 0, err
+	case "exit":
+		n, err := strconv.Atoi(cmd[1])
+		return n, err
+	}
+	return 0, errors.New("no such command")
 }
 
 func TestContainerLogs(t *testing.T) {

@@ -1,0 +1,86 @@
+package nodeapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	utilexec "k8s.io/utils/exec"
+)
+
+// Stream timeouts, as the kubelet's defaults.
+const (
+	streamIdleTimeout     = 4 * time.Hour
+	streamCreationTimeout = 30 * time.Second
+)
+
+// ErrContainerNotFound is what an Execer returns for an unknown or
+// stopped container; it becomes a stream error the client shows.
+var ErrContainerNotFound = errors.New("nodeapi: container not found or not running")
+
+// Execer runs a command in a pod's running container and returns its exit
+// code (podruntime.Runtime implements it).
+type Execer interface {
+	ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
+		stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
+}
+
+// execAdapter fits an Execer to the streaming library's executor, turning
+// a non-zero exit code into the ExitError that reports it to kubectl.
+type execAdapter struct{ e Execer }
+
+func (a execAdapter) ExecInContainer(ctx context.Context, name, _ string, container string, cmd []string,
+	in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	if resize != nil {
+		// Terminal resizing is not supported by the runtime yet; drain the
+		// channel so the stream does not block on it.
+		go func() {
+			for range resize {
+			}
+		}()
+	}
+	ns, pod := splitPodName(name)
+	var stdout, stderr io.Writer
+	if out != nil {
+		stdout = out
+	}
+	if errw != nil {
+		stderr = errw
+	}
+	code, err := a.e.ExecInPod(ctx, ns, pod, container, cmd, in, stdout, stderr, tty)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return utilexec.CodeExitError{Err: errors.New("command terminated with non-zero exit code"), Code: code}
+	}
+	return nil
+}
+
+func splitPodName(name string) (string, string) {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			return name[:i], name[i+1:]
+		}
+	}
+	return "", name
+}
+
+func serveExec(w http.ResponseWriter, r *http.Request, e Execer) {
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	cmd := r.URL.Query()["command"]
+	if len(cmd) == 0 {
+		http.Error(w, "command is required", http.StatusBadRequest)
+		return
+	}
+	ns, pod, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	remotecommand.ServeExec(w, r, execAdapter{e}, ns+"/"+pod, "", container, cmd, opts,
+		streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
+}
