@@ -1,0 +1,267 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+)
+
+// Lease defaults, as kube-controller-manager's.
+const (
+	DefaultLeaseNamespace = "kube-system"
+	DefaultLeaseName      = "skiff-controller-manager"
+	DefaultLeaseDuration  = 15 * time.Second
+	DefaultRenewDeadline  = 10 * time.Second
+	DefaultRetryPeriod    = 2 * time.Second
+	DefaultWorkers        = 5
+	DefaultResync         = 12 * time.Hour
+)
+
+// Config is what an operator sets. Zero values mean the defaults.
+type Config struct {
+	// Controllers to run by name (see Registry); empty means all.
+	Controllers []string
+	// Workers per controller.
+	Workers int
+	// Resync is the informers' periodic full resync; level-based controllers use it as a safety net.
+	Resync time.Duration
+
+	LeaseNamespace string
+	LeaseName      string
+	// Identity of this instance in the Lease; default hostname + "_" + a random uuid.
+	Identity      string
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+}
+
+// Options are injected dependencies.
+type Options struct {
+	Logger *slog.Logger
+	// EventSink receives recorded events; nil means the clientset's core/v1 Events.
+	EventSink record.EventSink
+}
+
+// Manager owns the informers and controllers of one controller-manager instance.
+type Manager struct {
+	client      kubernetes.Interface
+	cfg         Config
+	opts        Options
+	factory     informers.SharedInformerFactory
+	broadcaster record.EventBroadcaster
+	controllers map[string]Runnable
+	names       []string
+	started     sync.Once
+}
+
+// New validates cfg, fills defaults and builds every selected controller (which registers its informers).
+func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error) {
+	if client == nil {
+		return nil, errors.New("manager: a clientset is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		client:      client,
+		cfg:         cfg,
+		opts:        opts,
+		factory:     informers.NewSharedInformerFactory(client, cfg.Resync),
+		broadcaster: record.NewBroadcaster(),
+		controllers: map[string]Runnable{},
+	}
+	b := BuildContext{
+		Client: client, Informers: m.factory, Options: opts,
+		Recorder: func(component string) record.EventRecorder {
+			return m.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
+		},
+	}
+	for _, name := range cfg.Controllers {
+		c, err := Registry[name](b)
+		if err != nil {
+			return nil, fmt.Errorf("manager: build %s: %w", name, err)
+		}
+		m.controllers[name] = c
+		m.names = append(m.names, name)
+	}
+	return m, nil
+}
+
+func (c *Config) defaults() error {
+	if len(c.Controllers) == 0 {
+		for name := range Registry {
+			c.Controllers = append(c.Controllers, name)
+		}
+		sort.Strings(c.Controllers)
+	}
+	for _, name := range c.Controllers {
+		if _, ok := Registry[name]; !ok {
+			known := make([]string, 0, len(Registry))
+			for k := range Registry {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return fmt.Errorf("manager: unknown controller %q (known: %v)", name, known)
+		}
+	}
+	c.Controllers = slices.Compact(slices.Sorted(slices.Values(c.Controllers)))
+	if c.Workers < 0 {
+		return fmt.Errorf("manager: workers must be at least 1, got %d", c.Workers)
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Resync == 0 {
+		c.Resync = DefaultResync
+	}
+	if c.LeaseNamespace == "" {
+		c.LeaseNamespace = DefaultLeaseNamespace
+	}
+	if c.LeaseName == "" {
+		c.LeaseName = DefaultLeaseName
+	}
+	if c.Identity == "" {
+		host, _ := os.Hostname()
+		c.Identity = host + "_" + string(uuid.NewUUID())
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.RenewDeadline == 0 {
+		c.RenewDeadline = DefaultRenewDeadline
+	}
+	if c.RetryPeriod == 0 {
+		c.RetryPeriod = DefaultRetryPeriod
+	}
+	if c.LeaseDuration <= c.RenewDeadline || c.RenewDeadline <= c.RetryPeriod {
+		return fmt.Errorf("manager: need leaseDuration (%s) > renewDeadline (%s) > retryPeriod (%s)", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
+	}
+	return nil
+}
+
+// Controllers returns the names of the controllers this manager runs.
+func (m *Manager) Controllers() []string { return slices.Clone(m.names) }
+
+// Run starts events, informers and every controller, and blocks until ctx ends. A Manager runs once:
+// informers cannot be restarted, so a second call returns an error.
+func (m *Manager) Run(ctx context.Context) error {
+	first := false
+	m.started.Do(func() { first = true })
+	if !first {
+		return errors.New("manager: already run; build a new Manager")
+	}
+	sink := m.opts.EventSink
+	if sink == nil {
+		sink = &typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")}
+	}
+	stopEvents := m.broadcaster.StartRecordingToSink(sink)
+	defer func() {
+		stopEvents.Stop()
+		m.broadcaster.Shutdown()
+	}()
+
+	m.factory.Start(ctx.Done())
+	var wg sync.WaitGroup
+	for _, name := range m.names {
+		c := m.controllers[name]
+		wg.Go(func() { c.Run(ctx, m.cfg.Workers) })
+	}
+	m.opts.Logger.Info("controller manager running", "controllers", m.names)
+	<-ctx.Done()
+	wg.Wait()
+	m.factory.Shutdown()
+	return nil
+}
+
+// ErrLostLeadership is returned by RunWithLeaderElection when another instance took the Lease; the
+// caller should exit (as kube-controller-manager does) so a fresh process can campaign again.
+var ErrLostLeadership = errors.New("manager: lost leadership")
+
+// RunWithLeaderElection campaigns for the Lease and runs the controllers while leading. It returns nil
+// when ctx ends (releasing the Lease), or ErrLostLeadership if leadership was lost while ctx was alive.
+func (m *Manager) RunWithLeaderElection(ctx context.Context) error {
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metaFor(m.cfg.LeaseNamespace, m.cfg.LeaseName),
+		Client:     m.client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: m.cfg.Identity},
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		led      bool
+		runErr   error
+		runDone  = make(chan struct{})
+		runStart sync.Once
+	)
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   m.cfg.LeaseDuration,
+		RenewDeadline:   m.cfg.RenewDeadline,
+		RetryPeriod:     m.cfg.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            m.cfg.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leadCtx context.Context) {
+				runStart.Do(func() {
+					mu.Lock()
+					led = true
+					mu.Unlock()
+					m.opts.Logger.Info("became leader", "lease", m.cfg.LeaseNamespace+"/"+m.cfg.LeaseName, "identity", m.cfg.Identity)
+					err := m.Run(leadCtx)
+					mu.Lock()
+					runErr = err
+					mu.Unlock()
+					close(runDone)
+				})
+			},
+			OnStoppedLeading: func() {
+				m.opts.Logger.Info("stopped leading", "identity", m.cfg.Identity)
+				cancel()
+			},
+			OnNewLeader: func(id string) {
+				if id != m.cfg.Identity {
+					m.opts.Logger.Info("another instance leads", "leader", id)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("manager: leader election: %w", err)
+	}
+	le.Run(runCtx)
+	mu.Lock()
+	wasLeader := led
+	mu.Unlock()
+	if wasLeader {
+		<-runDone
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runErr != nil {
+		return runErr
+	}
+	if ctx.Err() == nil && wasLeader {
+		return ErrLostLeadership
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+func TestConfigValidation(t *testing.T) {
+	client := fake.NewClientset()
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"defaults are valid", Config{}, ""},
+		{"unknown controller is named", Config{Controllers: []string{"nope"}}, `unknown controller "nope"`},
+		{"negative workers", Config{Workers: -1}, "workers"},
+		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(client, tc.cfg, Options{})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(m.Controllers()) != len(Registry) {
+					t.Errorf("controllers = %v, want all of the registry", m.Controllers())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// A Deployment becomes a ReplicaSet and pods purely through informers, queues and the clientset.
+func TestRunReconcilesThroughInformers(t *testing.T) {
+	replicas := int32(3)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-web", Generation: 1},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+	client := controllertest.NewClient(d)
+	m, err := New(client, Config{Workers: 1}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 3, nil
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("pods never reached 3: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err == nil {
+		t.Error("a second Run succeeded")
+	}
+	rss, _ := client.AppsV1().ReplicaSets("ns").List(context.Background(), metav1.ListOptions{})
+	if len(rss.Items) != 1 || !strings.HasPrefix(rss.Items[0].Name, "web-") {
+		t.Errorf("replicasets = %v", rss.Items)
+	}
+}
+
+func TestLeaderElectionHandsOver(t *testing.T) {
+	client := fake.NewClientset()
+	cfg := func(id string) Config {
+		return Config{Identity: id, LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond}
+	}
+	a, err := New(client, cfg("a"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(client, cfg("b"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := func(ctx context.Context) string {
+		l, err := client.CoordinationV1().Leases(DefaultLeaseNamespace).Get(ctx, DefaultLeaseName, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	ctxA, cancelA := context.WithCancel(context.Background())
+	doneA := make(chan error, 1)
+	go func() { doneA <- a.RunWithLeaderElection(ctxA) }()
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return holder(ctx) == "a", nil
+	}); err != nil {
+		t.Fatal("a never became leader")
+	}
+	ctxB, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	doneB := make(chan error, 1)
+	go func() { doneB <- b.RunWithLeaderElection(ctxB) }()
+	// While a renews, b must stay a follower.
+	time.Sleep(500 * time.Millisecond)
+	if h := holder(context.Background()); h != "a" {
+		t.Fatalf("holder = %q while a is alive", h)
+	}
+	cancelA()
+	if err := <-doneA; err != nil {
+		t.Fatalf("a returned %v after its context ended", err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return holder(ctx) == "b", nil
+	}); err != nil {
+		t.Fatalf("b never took over; holder %q", holder(context.Background()))
+	}
+	cancelB()
+	if err := <-doneB; err != nil && !errors.Is(err, ErrLostLeadership) {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,41 @@
+package manager
+
+import (
+	"context"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/deployment"
+	"github.com/skiffkube/skiff/controllers/replicaset"
+)
+
+// Runnable is what every controller provides.
+type Runnable interface {
+	Run(ctx context.Context, workers int)
+}
+
+// BuildContext is what a controller constructor receives.
+type BuildContext struct {
+	Client    kubernetes.Interface
+	Informers informers.SharedInformerFactory
+	// Recorder returns an event recorder reporting as the given component.
+	Recorder func(component string) record.EventRecorder
+	Options  Options
+}
+
+// Constructor builds one controller.
+type Constructor func(b BuildContext) (Runnable, error)
+
+// Registry lists every controller by name. Config.Controllers selects from it.
+var Registry = map[string]Constructor{
+	replicaset.Name: func(b BuildContext) (Runnable, error) {
+		return replicaset.New(b.Client, b.Informers.Apps().V1().ReplicaSets(), b.Informers.Core().V1().Pods(),
+			b.Recorder(replicaset.Name), replicaset.Options{Logger: b.Options.Logger})
+	},
+	deployment.Name: func(b BuildContext) (Runnable, error) {
+		return deployment.New(b.Client, b.Informers.Apps().V1().Deployments(), b.Informers.Apps().V1().ReplicaSets(),
+			b.Informers.Core().V1().Pods(), b.Recorder(deployment.Name), deployment.Options{Logger: b.Options.Logger})
+	},
+}
