@@ -1,0 +1,13 @@
+// Package podruntime turns a pod spec into running containers on this node:
+// it is the real runtime under the agent (kubelet/agent.Runtime), built from
+// a container runtime (kubelet/runtime, containerd in production) and the
+// pod network (kubelet/network).
+//
+// SyncPod is level-based: each call reads what runs for the pod and takes
+// the next step — set up the network namespace with the agent's pod IP, run
+// init containers one at a time in order, start app containers, restart
+// exited ones as restartPolicy asks with CrashLoopBackOff delays (10s
+// doubling to 5m, reset after 10m of running) — then reports container
+// statuses as Kubernetes shows them. KillPod stops everything with the grace
+// period (SIGTERM, then SIGKILL) and leaves nothing behind.
+package podruntime

@@ -1,0 +1,72 @@
+package podruntime
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/skiffkube/skiff/kubelet/logs"
+	"github.com/skiffkube/skiff/kubelet/nodeapi"
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+)
+
+// ContainerLog finds the log of a pod's container: its newest attempt, or
+// with previous the one before (what `kubectl logs --previous` shows).
+func (r *Runtime) ContainerLog(ctx context.Context, namespace, pod, container string, previous bool) (logs.File, error) {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
+	if err != nil {
+		return logs.File{}, err
+	}
+	var attempts []krt.ContainerStatus
+	for _, s := range list {
+		if s.PodNamespace == namespace && s.PodName == pod && s.Name == container && s.LogPath != "" {
+			attempts = append(attempts, s)
+		}
+	}
+	// Newest first; a pod recreated with the same name has a new UID, so
+	// prefer the newest creation before the attempt number.
+	for i := 1; i < len(attempts); i++ {
+		for j := i; j > 0 && newer(attempts[j], attempts[j-1]); j-- {
+			attempts[j], attempts[j-1] = attempts[j-1], attempts[j]
+		}
+	}
+	idx := 0
+	if previous {
+		idx = 1
+	}
+	if len(attempts) <= idx {
+		what := "container"
+		if previous {
+			what = "previous terminated container"
+		}
+		return logs.File{}, fmt.Errorf("%w: %s %q in pod %s/%s not found", logs.ErrNotFound, what, container, namespace, pod)
+	}
+	s := attempts[idx]
+	id := s.ID
+	return logs.File{Path: s.LogPath, Running: func() bool {
+		st, err := r.c.ContainerStatus(context.WithoutCancel(ctx), id)
+		return err == nil && st.State == krt.StateRunning
+	}}, nil
+}
+
+func newer(a, b krt.ContainerStatus) bool {
+	if a.PodUID != b.PodUID {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.Attempt > b.Attempt
+}
+
+// ExecInPod runs cmd in the pod's running container (the node API's exec).
+func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
+	stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error) {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range list {
+		if s.PodNamespace == namespace && s.PodName == pod && s.Name == container && s.State == krt.StateRunning {
+			return r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty})
+		}
+	}
+	return 0, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
+}

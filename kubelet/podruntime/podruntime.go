@@ -1,0 +1,513 @@
+package podruntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/network"
+	"github.com/skiffkube/skiff/kubelet/prober"
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+)
+
+// Network is what podruntime needs of the pod network (network.Manager).
+type Network interface {
+	SetUpWithIP(ctx context.Context, podID string, ip net.IP) (*network.Pod, error)
+	TearDown(ctx context.Context, podID string) error
+	// Pods lists the pod IDs holding a network here (for orphan clean-up).
+	Pods() ([]string, error)
+}
+
+// Labels podruntime adds to the containers it creates.
+const (
+	labelImageID      = "skiff.io/image-id"
+	labelBackoffLevel = "skiff.io/backoff-level"
+)
+
+// CrashLoopBackOff timing, as the kubelet's.
+const (
+	backoffInitial = 10 * time.Second
+	backoffMax     = 5 * time.Minute
+	backoffReset   = 10 * time.Minute
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultLogDir = "/var/log/pods"
+)
+
+// Config wires the pod runtime.
+type Config struct {
+	// Containers runs the containers (containerd in production).
+	Containers krt.Runtime
+	// Network gives pods their network namespaces (network.Manager).
+	Network Network
+	// PodDir holds per-pod state such as emptyDir volumes (required;
+	// <data-dir>/agent/pods in production).
+	PodDir string
+	// LogDir holds container logs (default /var/log/pods).
+	LogDir string
+	Logger *slog.Logger
+	// Now is the clock for back-off decisions (default time.Now).
+	Now func() time.Time
+}
+
+// Runtime implements agent.Runtime with real containers.
+type Runtime struct {
+	c      krt.Runtime
+	net    Network
+	podDir string
+	logDir string
+	log    *slog.Logger
+	now    func() time.Time
+
+	probes     *prober.Manager
+	stopProbes context.CancelFunc
+}
+
+var _ agent.Runtime = (*Runtime)(nil)
+
+// New checks cfg and returns the runtime.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Containers == nil {
+		return nil, errors.New("podruntime: Containers is required")
+	}
+	if cfg.Network == nil {
+		return nil, errors.New("podruntime: Network is required")
+	}
+	if cfg.PodDir == "" || !filepath.IsAbs(cfg.PodDir) {
+		return nil, fmt.Errorf("podruntime: PodDir %q must be an absolute path", cfg.PodDir)
+	}
+	if cfg.LogDir == "" {
+		cfg.LogDir = DefaultLogDir
+	}
+	if !filepath.IsAbs(cfg.LogDir) {
+		return nil, fmt.Errorf("podruntime: LogDir %q must be an absolute path", cfg.LogDir)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runtime{
+		c: cfg.Containers, net: cfg.Network, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, now: cfg.Now,
+		probes: prober.NewManager(ctx), stopProbes: cancel,
+	}, nil
+}
+
+// Stop ends the probe workers; containers keep running.
+func (r *Runtime) Stop() { r.stopProbes() }
+
+// Name is the container runtime's name for node status.
+func (r *Runtime) Name() string { return "containerd" }
+
+// Version is the container runtime's version.
+func (r *Runtime) Version(ctx context.Context) (string, error) {
+	_, v, err := r.c.Version(ctx)
+	return v, err
+}
+
+// NeedsResync asks the agent to call SyncPod periodically: container exits
+// and back-off expiries are found by looking, not by events.
+func (r *Runtime) NeedsResync() bool { return true }
+
+func (r *Runtime) podPath(uid types.UID) string { return filepath.Join(r.podDir, string(uid)) }
+
+// SyncPod takes the pod one step towards its spec and reports its containers.
+func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (agent.PodState, error) {
+	var state agent.PodState
+	uid := string(pod.UID)
+	netnsPath := ""
+	if !pod.Spec.HostNetwork {
+		ip := net.ParseIP(podIP)
+		if ip == nil {
+			return state, fmt.Errorf("pod %s/%s: bad pod IP %q", pod.Namespace, pod.Name, podIP)
+		}
+		pn, err := r.net.SetUpWithIP(ctx, uid, ip)
+		if err != nil {
+			return state, fmt.Errorf("pod %s/%s network: %w", pod.Namespace, pod.Name, err)
+		}
+		netnsPath = pn.NetnsPath
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil {
+			if err := os.MkdirAll(emptyDirPath(r.podPath(pod.UID), v.Name), 0o777); err != nil {
+				return state, fmt.Errorf("pod %s/%s volume %s: %w", pod.Namespace, pod.Name, v.Name, err)
+			}
+		}
+	}
+	existing, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: uid})
+	if err != nil {
+		return state, err
+	}
+	history := map[string][]krt.ContainerStatus{}
+	for _, s := range existing {
+		history[s.Name] = append(history[s.Name], s)
+	}
+	for name := range history {
+		h := history[name]
+		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
+	}
+	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath}
+
+	// Init containers run one at a time, each to success, in order.
+	initsDone := true
+	initPolicy := pod.Spec.RestartPolicy
+	if initPolicy == corev1.RestartPolicyAlways || initPolicy == "" {
+		initPolicy = corev1.RestartPolicyOnFailure
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if !initsDone {
+			state.InitContainers = append(state.InitContainers, waiting(c, "PodInitializing", ""))
+			continue
+		}
+		st := r.syncContainer(ctx, sc, c, history[c.Name], initPolicy)
+		state.InitContainers = append(state.InitContainers, st)
+		if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
+			initsDone = false
+		}
+	}
+	policy := pod.Spec.RestartPolicy
+	if policy == "" {
+		policy = corev1.RestartPolicyAlways
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if !initsDone {
+			state.Containers = append(state.Containers, waiting(c, "PodInitializing", ""))
+			continue
+		}
+		state.Containers = append(state.Containers, r.syncContainer(ctx, sc, c, history[c.Name], policy))
+	}
+	return state, nil
+}
+
+// syncCtx is what every container of one SyncPod call shares.
+type syncCtx struct {
+	pod       *corev1.Pod
+	podIP     string
+	netnsPath string
+}
+
+// syncContainer starts, restarts or leaves one container and reports it.
+// hist is its attempts, newest first.
+func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Container, hist []krt.ContainerStatus, policy corev1.RestartPolicy) corev1.ContainerStatus {
+	if len(hist) == 0 {
+		return r.startAttempt(ctx, sc, c, 0, 0, nil)
+	}
+	latest := hist[0]
+	var previous *krt.ContainerStatus
+	if len(hist) > 1 {
+		previous = &hist[1]
+	}
+	if latest.State != krt.StateRunning {
+		r.forgetProbes(latest.ID)
+	}
+	switch latest.State {
+	case krt.StateRunning:
+		r.ensureProbes(sc, c, latest.ID)
+		if res, reason := r.probes.Result(prober.Key{ContainerID: latest.ID, Kind: prober.Liveness}); res == prober.Failure {
+			grace := terminationGrace(sc.pod, c.LivenessProbe)
+			r.log.Info("container failed its liveness probe, restarting", "pod", sc.pod.Namespace+"/"+sc.pod.Name,
+				"container", c.Name, "reason", reason, "grace", grace)
+			if err := r.c.StopContainer(ctx, latest.ID, grace); err != nil {
+				r.log.Warn("stop container after liveness failure", "container", latest.ID, "err", err)
+			}
+			r.forgetProbes(latest.ID)
+			return r.reread(ctx, c, latest.ID, previous)
+		}
+		return r.withProbes(report(c, latest, previous), c, latest.ID)
+	case krt.StateCreated:
+		// Created but never started (the agent stopped in between).
+		if err := r.c.StartContainer(ctx, latest.ID); err != nil {
+			r.removeQuietly(ctx, latest.ID)
+			return waiting(c, "RunContainerError", err.Error())
+		}
+		return r.reread(ctx, c, latest.ID, previous)
+	case krt.StateExited:
+		restart := policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && latest.ExitCode != 0)
+		if !restart {
+			return report(c, latest, previous)
+		}
+		level := atoi(latest.Labels[labelBackoffLevel])
+		if latest.FinishedAt.Sub(latest.StartedAt) >= backoffReset {
+			level = 0
+		}
+		delay := backoffInitial << uint(min(level, 5))
+		if delay > backoffMax {
+			delay = backoffMax
+		}
+		if wait := latest.FinishedAt.Add(delay).Sub(r.now()); wait > 0 {
+			st := report(c, latest, nil)
+			st.LastTerminationState = st.State
+			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason:  "CrashLoopBackOff",
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, sc.pod.Name, sc.pod.Namespace, sc.pod.UID),
+			}}
+			st.Ready = false
+			return st
+		}
+		// Keep the latest attempt for `logs --previous`; older ones go.
+		for _, old := range hist[1:] {
+			r.removeQuietly(ctx, old.ID)
+		}
+		return r.startAttempt(ctx, sc, c, latest.Attempt+1, level+1, &latest)
+	default:
+		return report(c, latest, previous)
+	}
+}
+
+// startAttempt creates and starts attempt n of the container.
+func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Container, attempt, level int, previous *krt.ContainerStatus) corev1.ContainerStatus {
+	pod := sc.pod
+	img, err := r.c.EnsureImage(ctx, c.Image, pullPolicy(c))
+	switch {
+	case errors.Is(err, krt.ErrImageNeverPull):
+		return withPrevious(waiting(c, "ErrImageNeverPull", fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)), c, previous)
+	case errors.Is(err, krt.ErrInvalidConfig):
+		return withPrevious(waiting(c, "InvalidImageName", err.Error()), c, previous)
+	case err != nil:
+		return withPrevious(waiting(c, "ErrImagePull", err.Error()), c, previous)
+	}
+	cfg, err := r.containerConfig(sc, c, attempt)
+	if err != nil {
+		return withPrevious(waiting(c, "CreateContainerConfigError", err.Error()), c, previous)
+	}
+	cfg.Labels = map[string]string{labelImageID: img.Digest, labelBackoffLevel: strconv.Itoa(level)}
+	id, err := r.c.CreateContainer(ctx, cfg)
+	if errors.Is(err, krt.ErrInvalidConfig) {
+		return withPrevious(waiting(c, "CreateContainerConfigError", err.Error()), c, previous)
+	}
+	if err != nil {
+		return withPrevious(waiting(c, "CreateContainerError", err.Error()), c, previous)
+	}
+	if err := r.c.StartContainer(ctx, id); err != nil {
+		r.removeQuietly(ctx, id)
+		return withPrevious(waiting(c, "RunContainerError", err.Error()), c, previous)
+	}
+	r.log.Info("started container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "attempt", attempt)
+	return r.reread(ctx, c, id, previous)
+}
+
+func (r *Runtime) reread(ctx context.Context, c *corev1.Container, id string, previous *krt.ContainerStatus) corev1.ContainerStatus {
+	s, err := r.c.ContainerStatus(ctx, id)
+	if err != nil {
+		return waiting(c, "ContainerStatusUnknown", err.Error())
+	}
+	return r.withProbes(report(c, s, previous), c, id)
+}
+
+// ensureProbes starts the container's probe workers; liveness and
+// readiness wait for the startup probe, as on Kubernetes.
+func (r *Runtime) ensureProbes(sc syncCtx, c *corev1.Container, id string) {
+	t := prober.Target{PodIP: sc.podIP, Container: c, Exec: func(ctx context.Context, cmd []string) (int, error) {
+		return r.c.Exec(ctx, id, krt.ExecOptions{Command: cmd})
+	}}
+	var gate func() bool
+	if c.StartupProbe != nil {
+		key := prober.Key{ContainerID: id, Kind: prober.Startup}
+		r.probes.Ensure(key, c.StartupProbe, t, nil)
+		gate = func() bool { res, _ := r.probes.Result(key); return res == prober.Success }
+	}
+	if c.LivenessProbe != nil {
+		r.probes.Ensure(prober.Key{ContainerID: id, Kind: prober.Liveness}, c.LivenessProbe, t, gate)
+	}
+	if c.ReadinessProbe != nil {
+		r.probes.Ensure(prober.Key{ContainerID: id, Kind: prober.Readiness}, c.ReadinessProbe, t, gate)
+	}
+}
+
+func (r *Runtime) forgetProbes(id string) {
+	r.probes.Prune(func(cid string) bool { return cid != id })
+}
+
+// withProbes sets started and ready from the probes of a running container.
+func (r *Runtime) withProbes(st corev1.ContainerStatus, c *corev1.Container, id string) corev1.ContainerStatus {
+	if st.State.Running == nil {
+		return st
+	}
+	started := true
+	if c.StartupProbe != nil {
+		res, _ := r.probes.Result(prober.Key{ContainerID: id, Kind: prober.Startup})
+		started = res == prober.Success
+	}
+	ready := started
+	if c.ReadinessProbe != nil {
+		res, _ := r.probes.Result(prober.Key{ContainerID: id, Kind: prober.Readiness})
+		ready = ready && res == prober.Success
+	}
+	st.Started, st.Ready = &started, ready
+	return st
+}
+
+// terminationGrace is the probe's own grace period if set, else the pod's.
+func terminationGrace(pod *corev1.Pod, p *corev1.Probe) time.Duration {
+	if p != nil && p.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return time.Duration(corev1.DefaultTerminationGracePeriodSeconds) * time.Second
+}
+
+func (r *Runtime) containerConfig(sc syncCtx, c *corev1.Container, attempt int) (krt.ContainerConfig, error) {
+	pod := sc.pod
+	env, err := envFor(pod, c, sc.podIP)
+	if err != nil {
+		return krt.ContainerConfig{}, err
+	}
+	mounts, err := mountsFor(pod, c, r.podPath(pod.UID))
+	if err != nil {
+		return krt.ContainerConfig{}, err
+	}
+	hostname := pod.Spec.Hostname
+	if hostname == "" {
+		hostname = pod.Name
+	}
+	if len(hostname) > 63 {
+		hostname = hostname[:63]
+	}
+	return krt.ContainerConfig{
+		PodUID:       string(pod.UID),
+		PodNamespace: pod.Namespace,
+		PodName:      pod.Name,
+		Name:         c.Name,
+		Attempt:      attempt,
+		Image:        c.Image,
+		Command:      expandAll(c.Command, env),
+		Args:         expandAll(c.Args, env),
+		Env:          env,
+		WorkingDir:   c.WorkingDir,
+		NetnsPath:    sc.netnsPath,
+		Hostname:     hostname,
+		LogPath:      logPath(r.logDir, pod, c.Name, attempt),
+		Mounts:       mounts,
+		Resources:    resourcesFor(c),
+		Security:     securityFor(pod, c),
+	}, nil
+}
+
+func (r *Runtime) removeQuietly(ctx context.Context, id string) {
+	if err := r.c.RemoveContainer(ctx, id); err != nil {
+		r.log.Warn("remove container", "container", id, "err", err)
+	}
+}
+
+// KillPod stops the pod's containers (SIGTERM, SIGKILL after grace) in
+// parallel, removes them, and releases the pod's cgroup, network, volumes
+// and logs.
+func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
+	uid := string(pod.UID)
+	err := r.removePodContainers(ctx, uid, grace)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if err := r.c.RemovePod(ctx, uid); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.net.TearDown(ctx, uid); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(r.podPath(pod.UID)); err != nil {
+		errs = append(errs, err)
+	}
+	if pod.Name != "" {
+		if err := os.RemoveAll(filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+uid)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) removePodContainers(ctx context.Context, uid string, grace time.Duration) error {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: uid})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, len(list))
+	for _, s := range list {
+		if s.State != krt.StateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			errc <- r.c.StopContainer(ctx, id, grace)
+		}(s.ID)
+	}
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range list {
+		r.forgetProbes(s.ID)
+		if err := r.c.RemoveContainer(ctx, s.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CleanupOrphans removes the containers, cgroups, networks and volumes of
+// every pod not in keep (pods deleted while the agent was down). Logs of an
+// orphan stay: its namespace and name are not known here for sure.
+func (r *Runtime) CleanupOrphans(ctx context.Context, keep map[types.UID]bool) error {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
+	if err != nil {
+		return err
+	}
+	orphans := map[string]bool{}
+	for _, s := range list {
+		if !keep[types.UID(s.PodUID)] {
+			orphans[s.PodUID] = true
+		}
+	}
+	ids, err := r.net.Pods()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !keep[types.UID(id)] {
+			orphans[id] = true
+		}
+	}
+	var errs []error
+	for uid := range orphans {
+		r.log.Info("removing orphaned pod", "uid", uid)
+		if err := r.KillPod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}

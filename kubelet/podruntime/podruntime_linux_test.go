@@ -1,0 +1,456 @@
+//go:build linux
+
+package podruntime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/utils/exec"
+
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/logs"
+	"github.com/skiffkube/skiff/kubelet/network"
+	"github.com/skiffkube/skiff/kubelet/nodeapi"
+	"github.com/skiffkube/skiff/kubelet/nodetest"
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+	"github.com/skiffkube/skiff/kubelet/runtime/containerd"
+	"github.com/skiffkube/skiff/kubelet/testimage"
+)
+
+const waitLong = 3 * time.Minute
+
+// clock is a settable clock for back-off decisions.
+type clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+type env struct {
+	rt    *Runtime
+	ctr   *containerd.Runtime
+	nets  *network.Manager
+	clock *clock
+	logs  string
+	pods  string
+}
+
+func newEnv(t *testing.T, bridge, cidr string) *env {
+	t.Helper()
+	socket := nodetest.RequireContainerd(t)
+	ctx := context.Background()
+	ctr, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: "skiff-test-pods", CgroupRoot: "/skiff-test-pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctr.Close() })
+	tarPath, _ := testimage.Build(t, t.TempDir())
+	if _, err := ctr.ImportImages(ctx, tarPath); err != nil {
+		t.Fatal(err)
+	}
+	nets, err := network.New(network.Config{PodCIDR: cidr, StateDir: t.TempDir(), Bridge: bridge, NetnsPrefix: "skifftest-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nets.EnsureBridge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nets.RemoveBridge(context.Background()) })
+	e := &env{ctr: ctr, nets: nets, clock: &clock{}, logs: t.TempDir(), pods: t.TempDir()}
+	e.rt, err = New(Config{Containers: ctr, Network: nets, PodDir: e.pods, LogDir: e.logs, Now: e.clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func newTestPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec:       corev1.PodSpec{NodeName: "node-test", RestartPolicy: corev1.RestartPolicyAlways},
+	}
+}
+
+func appContainer(name string, args ...string) corev1.Container {
+	return corev1.Container{Name: name, Image: testimage.Ref, ImagePullPolicy: corev1.PullNever, Args: args}
+}
+
+// syncUntil calls SyncPod until cond holds for the state.
+func (e *env) syncUntil(t *testing.T, pod *corev1.Pod, ip string, what string, cond func(agent.PodState) bool) agent.PodState {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		st, err := e.rt.SyncPod(context.Background(), pod, ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached after %v; last state %+v", what, waitLong, st)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func (e *env) assertGone(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	list, err := e.ctr.ListContainers(context.Background(), krt.ListFilter{PodUID: string(pod.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Errorf("containers left: %+v", list)
+	}
+	if e.ctr.PodCgroupExists(string(pod.UID)) {
+		t.Error("pod cgroup left")
+	}
+	if got, _ := e.nets.Get(string(pod.UID)); got != nil {
+		t.Errorf("pod address still held: %s", got.IP)
+	}
+	for _, p := range []string{"/var/run/netns/skifftest-" + string(pod.UID), filepath.Join(e.pods, string(pod.UID)),
+		filepath.Join(e.logs, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s left (stat err %v)", p, err)
+		}
+	}
+}
+
+func TestPodWithInitContainerServesOnItsIPAndIsKilledCleanly(t *testing.T) {
+	e := newEnv(t, "sktpod0", "10.251.30.0/24")
+	pod := newTestPod("web")
+	pod.Spec.InitContainers = []corev1.Container{appContainer("init", "echo", "initialised")}
+	web := appContainer("web", "serve", ":$(PORT)")
+	web.Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"},
+		{Name: "MY_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+	web.Resources.Limits = corev1.ResourceList{}
+	pod.Spec.Containers = []corev1.Container{web}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	const ip = "10.251.30.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	st := e.syncUntil(t, pod, ip, "web running", func(s agent.PodState) bool {
+		return len(s.Containers) == 1 && s.Containers[0].State.Running != nil
+	})
+	if it := st.InitContainers[0].State.Terminated; it == nil || it.ExitCode != 0 || it.Reason != krt.ReasonCompleted {
+		t.Errorf("init container: %+v", st.InitContainers[0].State)
+	}
+	if c := st.Containers[0]; !c.Ready || !strings.HasPrefix(c.ContainerID, "containerd://") || c.ImageID == "" || c.RestartCount != 0 {
+		t.Errorf("web status: %+v", c)
+	}
+
+	var body []byte
+	deadline := time.Now().Add(waitLong)
+	for {
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + ip + ":8080/healthz")
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod IP never answered: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if strings.TrimSpace(string(body)) != "ok" {
+		t.Errorf("healthz = %q", body)
+	}
+	// Another sync changes nothing: the same container keeps running.
+	again, err := e.rt.SyncPod(context.Background(), pod, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Containers[0].ContainerID != st.Containers[0].ContainerID {
+		t.Errorf("resync replaced the container: %s → %s", st.Containers[0].ContainerID, again.Containers[0].ContainerID)
+	}
+
+	if err := e.rt.KillPod(context.Background(), pod, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	e.assertGone(t, pod)
+}
+
+func TestCrashingContainerBacksOffAndKeepsThePreviousAttempt(t *testing.T) {
+	e := newEnv(t, "sktpod1", "10.251.31.0/24")
+	pod := newTestPod("crasher")
+	pod.Spec.Containers = []corev1.Container{appContainer("c", "crash", "4")}
+	const ip = "10.251.31.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	st := e.syncUntil(t, pod, ip, "first crash in back-off", func(s agent.PodState) bool {
+		w := s.Containers[0].State.Waiting
+		return w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	c := st.Containers[0]
+	if lt := c.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 4 || lt.Reason != krt.ReasonError {
+		t.Errorf("lastState = %+v, want exit 4 Error", c.LastTerminationState)
+	}
+	if !strings.Contains(c.State.Waiting.Message, "back-off 10s") {
+		t.Errorf("first back-off message %q, want 10s", c.State.Waiting.Message)
+	}
+
+	// Past the first back-off the container runs again as attempt 1 …
+	e.clock.advance(11 * time.Second)
+	st = e.syncUntil(t, pod, ip, "second crash in back-off", func(s agent.PodState) bool {
+		w := s.Containers[0].State.Waiting
+		return s.Containers[0].RestartCount == 1 && w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	// … and the next back-off doubles.
+	if msg := st.Containers[0].State.Waiting.Message; !strings.Contains(msg, "back-off 20s") {
+		t.Errorf("second back-off message %q, want 20s", msg)
+	}
+	// Both attempts' logs exist: `kubectl logs --previous` reads attempt 0.
+	for _, attempt := range []string{"0.log", "1.log"} {
+		b, err := os.ReadFile(filepath.Join(e.logs, "default_crasher_uid-crasher", "c", attempt))
+		if err != nil || !strings.Contains(string(b), "crashing with exit code 4") {
+			t.Errorf("log %s: %q (%v)", attempt, b, err)
+		}
+	}
+	// The node API finds them the same way.
+	cur, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "c", false)
+	if err != nil || filepath.Base(cur.Path) != "1.log" {
+		t.Errorf("current log %+v (%v), want attempt 1", cur, err)
+	}
+	prev, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "c", true)
+	if err != nil || filepath.Base(prev.Path) != "0.log" || prev.Running() {
+		t.Errorf("previous log %+v (%v), want attempt 0, not running", prev, err)
+	}
+	if _, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "nope", false); !errors.Is(err, logs.ErrNotFound) {
+		t.Errorf("unknown container: %v, want logs.ErrNotFound", err)
+	}
+	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.assertGone(t, pod)
+}
+
+func TestBadSpecsAreReportedAsWaitingReasons(t *testing.T) {
+	e := newEnv(t, "sktpod2", "10.251.32.0/24")
+	pod := newTestPod("bad")
+	missing := appContainer("missing")
+	missing.Image = "skiff.test/absent:v1"
+	secretEnv := appContainer("secretenv", "sleep")
+	secretEnv.Env = []corev1.EnvVar{{Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
+	pod.Spec.Containers = []corev1.Container{missing, secretEnv}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+	st, err := e.rt.SyncPod(context.Background(), pod, "10.251.32.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"ErrImageNeverPull", "CreateContainerConfigError"} {
+		w := st.Containers[i].State.Waiting
+		if w == nil || w.Reason != want || w.Message == "" {
+			t.Errorf("%s: state %+v, want waiting %s", st.Containers[i].Name, st.Containers[i].State, want)
+		}
+	}
+	if _, err := e.rt.SyncPod(context.Background(), pod, "not-an-ip"); err == nil {
+		t.Error("a bad pod IP was accepted")
+	}
+}
+
+func TestCleanupOrphansRemovesPodsNoLongerBound(t *testing.T) {
+	e := newEnv(t, "sktpod3", "10.251.33.0/24")
+	kept, orphan := newTestPod("kept"), newTestPod("orphan")
+	for i, p := range []*corev1.Pod{kept, orphan} {
+		p.Spec.Containers = []corev1.Container{appContainer("main", "sleep")}
+		pod := p
+		t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+		e.syncUntil(t, p, fmt.Sprintf("10.251.33.%d", 10+i), p.Name+" running", func(s agent.PodState) bool {
+			return s.Containers[0].State.Running != nil
+		})
+	}
+	if err := e.rt.CleanupOrphans(context.Background(), map[types.UID]bool{kept.UID: true}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := e.ctr.ListContainers(context.Background(), krt.ListFilter{PodUID: string(kept.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].State != krt.StateRunning {
+		t.Errorf("kept pod's containers: %+v", list)
+	}
+	list, err = e.ctr.ListContainers(context.Background(), krt.ListFilter{PodUID: string(orphan.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Errorf("orphan's containers left: %+v", list)
+	}
+	if e.ctr.PodCgroupExists(string(orphan.UID)) {
+		t.Error("orphan's cgroup left")
+	}
+	if got, _ := e.nets.Get(string(orphan.UID)); got != nil {
+		t.Error("orphan's address still held")
+	}
+}
+
+func TestOpenNodeImportsAgentImagesAndRunsAPod(t *testing.T) {
+	socket := nodetest.RequireContainerd(t)
+	dataDir := t.TempDir()
+	images := filepath.Join(dataDir, "agent", "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testimage.Build(t, images) // leaves testapp.tar (and the binary, ignored) there
+	ctx := context.Background()
+	n, err := OpenNode(ctx, NodeOptions{
+		DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: socket,
+		ContainerdNamespace: "skiff-test-node", CgroupRoot: "/skiff-test-node", Bridge: "sktnode0", LogDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	defer n.Network.RemoveBridge(context.Background())
+	if v, err := n.Version(ctx); err != nil || v == "" {
+		t.Errorf("version %q (%v)", v, err)
+	}
+	pod := newTestPod("node")
+	pod.Spec.Containers = []corev1.Container{appContainer("main", "sleep")}
+	defer n.KillPod(context.Background(), pod, 0)
+	deadline := time.Now().Add(waitLong)
+	for {
+		st, err := n.SyncPod(ctx, pod, "10.251.34.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Containers[0].State.Running != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never running: %+v", st)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if err := n.KillPod(ctx, pod, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "agent", "pods", string(pod.UID))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pod directory left (stat err %v)", err)
+	}
+
+	if _, err := OpenNode(ctx, NodeOptions{DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: "/nonexistent/containerd.sock"}); err == nil ||
+		!strings.Contains(err.Error(), "containerd socket /nonexistent/containerd.sock not found") {
+		t.Errorf("missing socket: %v", err)
+	}
+	if _, err := OpenNode(ctx, NodeOptions{DataDir: "relative", PodCIDR: "10.251.34.0/24"}); err == nil {
+		t.Error("relative data dir accepted")
+	}
+}
+
+func TestProbesGateReadinessAndRestartOnLivenessFailure(t *testing.T) {
+	e := newEnv(t, "sktpod4", "10.251.35.0/24")
+	t.Cleanup(e.rt.Stop)
+	pod := newTestPod("probed")
+	one := int64(1)
+	pod.Spec.TerminationGracePeriodSeconds = &one
+	ready := appContainer("ready", "serve", ":8080")
+	ready.ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
+	never := appContainer("never", "sleep")
+	never.ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5,
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "1"}}}}
+	dying := appContainer("dying", "serve", ":9090")
+	dying.LivenessProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 2,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(9091)}}}
+	pod.Spec.Containers = []corev1.Container{ready, never, dying}
+	const ip = "10.251.35.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	st := e.syncUntil(t, pod, ip, "ready container ready", func(s agent.PodState) bool {
+		return s.Containers[0].Ready
+	})
+	if st.Containers[1].Ready || st.Containers[1].State.Running == nil {
+		t.Errorf("container with a failing readiness probe: ready=%v state %+v", st.Containers[1].Ready, st.Containers[1].State)
+	}
+	// The liveness probe dials a port nobody listens on: the container is
+	// stopped and, with restartPolicy Always, started again after back-off.
+	st = e.syncUntil(t, pod, ip, "dying container killed by its liveness probe", func(s agent.PodState) bool {
+		return s.Containers[2].LastTerminationState.Terminated != nil || s.Containers[2].State.Terminated != nil
+	})
+	e.clock.advance(11 * time.Second)
+	st = e.syncUntil(t, pod, ip, "dying container restarted", func(s agent.PodState) bool {
+		return s.Containers[2].RestartCount == 1 && s.Containers[2].State.Running != nil
+	})
+	if lt := st.Containers[2].LastTerminationState.Terminated; lt == nil || lt.ExitCode != 0 {
+		// serve exits 0 on SIGTERM: the probe's kill is graceful.
+		t.Errorf("last termination %+v, want the SIGTERM exit (0)", st.Containers[2].LastTerminationState)
+	}
+	if st.Containers[0].RestartCount != 0 || st.Containers[1].RestartCount != 0 {
+		t.Errorf("healthy containers restarted: %d, %d", st.Containers[0].RestartCount, st.Containers[1].RestartCount)
+	}
+}
+
+func TestNodeAPIExecAndLogsOnARealPod(t *testing.T) {
+	e := newEnv(t, "sktpod5", "10.251.36.0/24")
+	pod := newTestPod("api")
+	pod.Spec.Containers = []corev1.Container{appContainer("main", "sleep")}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+	e.syncUntil(t, pod, "10.251.36.9", "running", func(s agent.PodState) bool { return s.Containers[0].State.Running != nil })
+	srv := httptest.NewServer(nodeapi.NewHandler(e.rt))
+	defer srv.Close()
+
+	exec := func(cmd ...string) (string, error) {
+		q := url.Values{"command": cmd, "output": {"1"}, "error": {"1"}}
+		u, _ := url.Parse(srv.URL + "/exec/default/api/main?" + q.Encode())
+		ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: srv.URL}, "POST", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err = ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out, Stderr: io.Discard})
+		return out.String(), err
+	}
+	if out, err := exec("/app", "echo", "through", "the", "node", "API"); err != nil || out != "through the node API\n" {
+		t.Errorf("exec echo: %q (%v)", out, err)
+	}
+	_, err := exec("/app", "crash", "9")
+	var exit utilexec.ExitError
+	if !errors.As(err, &exit) || exit.ExitStatus() != 9 {
+		t.Errorf("exec crash 9: %v, want exit status 9", err)
+	}
+
+	resp, err := http.Get(srv.URL + "/containerLogs/default/api/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "sleeping") {
+		t.Errorf("logs: %d %q", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,237 @@
+package podruntime
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+)
+
+// errConfig marks a spec the agent cannot run as given; the container waits
+// with reason CreateContainerConfigError and the message says why.
+var errConfig = errors.New("container configuration")
+
+// envFor resolves a container's environment: literal values and the
+// downward API fields a pod can name; $(VAR) references are expanded as
+// Kubernetes does for earlier variables.
+func envFor(pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error) {
+	if len(c.EnvFrom) > 0 {
+		return nil, fmt.Errorf("%w: envFrom is not supported by this agent yet", errConfig)
+	}
+	seen := map[string]string{}
+	var out []string
+	for _, e := range c.Env {
+		var v string
+		switch {
+		case e.ValueFrom == nil:
+			v = expand(e.Value, seen)
+		case e.ValueFrom.FieldRef != nil:
+			var err error
+			if v, err = fieldRef(pod, e.ValueFrom.FieldRef.FieldPath, podIP); err != nil {
+				return nil, fmt.Errorf("%w: env %s: %w", errConfig, e.Name, err)
+			}
+		default:
+			return nil, fmt.Errorf("%w: env %s: only literal values and fieldRef are supported by this agent yet", errConfig, e.Name)
+		}
+		seen[e.Name] = v
+		out = append(out, e.Name+"="+v)
+	}
+	return out, nil
+}
+
+func fieldRef(pod *corev1.Pod, path, podIP string) (string, error) {
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP", "status.podIPs":
+		return podIP, nil
+	case "status.hostIP", "status.hostIPs":
+		return pod.Status.HostIP, nil
+	}
+	return "", fmt.Errorf("fieldRef %q is not supported", path)
+}
+
+// expand replaces $(NAME) with earlier variables' values; $$ escapes a
+// dollar; unknown references stay as written (Kubernetes' rules).
+func expand(s string, vars map[string]string) string {
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			out = append(out, s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			out = append(out, '$')
+			i++
+		case '(':
+			end := -1
+			for j := i + 2; j < len(s); j++ {
+				if s[j] == ')' {
+					end = j
+					break
+				}
+			}
+			if end < 0 {
+				out = append(out, s[i])
+				continue
+			}
+			name := s[i+2 : end]
+			if v, ok := vars[name]; ok {
+				out = append(out, v...)
+			} else {
+				out = append(out, s[i:end+1]...)
+			}
+			i = end
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}
+
+// expandAll applies expand to command and args with the container's env.
+func expandAll(in []string, env []string) []string {
+	vars := map[string]string{}
+	for _, kv := range env {
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				vars[kv[:i]] = kv[i+1:]
+				break
+			}
+		}
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expand(s, vars)
+	}
+	return out
+}
+
+// resourcesFor maps requests and limits onto cgroup settings as the kubelet
+// does: shares from the CPU request (limit if no request), CFS quota from
+// the CPU limit over a 100ms period, the memory limit as is.
+func resourcesFor(c *corev1.Container) krt.Resources {
+	var r krt.Resources
+	cpuReq, hasReq := c.Resources.Requests[corev1.ResourceCPU]
+	cpuLim, hasLim := c.Resources.Limits[corev1.ResourceCPU]
+	if !hasReq && hasLim {
+		cpuReq, hasReq = cpuLim, true
+	}
+	if hasReq {
+		shares := uint64(cpuReq.MilliValue()) * 1024 / 1000
+		if shares < 2 {
+			shares = 2
+		}
+		r.CPUShares = shares
+	}
+	if hasLim {
+		const period = 100000
+		quota := cpuLim.MilliValue() * period / 1000
+		if quota < 1000 {
+			quota = 1000 // the kernel's minimum
+		}
+		r.CPUQuota, r.CPUPeriod = quota, period
+	}
+	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		r.MemoryLimit = mem.Value()
+	}
+	return r
+}
+
+// securityFor merges the pod's and the container's security contexts
+// (the container's wins).
+func securityFor(pod *corev1.Pod, c *corev1.Container) krt.Security {
+	var s krt.Security
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		s.RunAsUser, s.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
+	}
+	sc := c.SecurityContext
+	if sc == nil {
+		return s
+	}
+	if sc.RunAsUser != nil {
+		s.RunAsUser = sc.RunAsUser
+	}
+	if sc.RunAsGroup != nil {
+		s.RunAsGroup = sc.RunAsGroup
+	}
+	if sc.ReadOnlyRootFilesystem != nil {
+		s.ReadOnlyRootFilesystem = *sc.ReadOnlyRootFilesystem
+	}
+	if sc.Privileged != nil {
+		s.Privileged = *sc.Privileged
+	}
+	if sc.Capabilities != nil {
+		for _, c := range sc.Capabilities.Add {
+			s.AddCapabilities = append(s.AddCapabilities, string(c))
+		}
+		for _, c := range sc.Capabilities.Drop {
+			s.DropCapabilities = append(s.DropCapabilities, string(c))
+		}
+	}
+	return s
+}
+
+// mountsFor binds the pod's emptyDir and hostPath volumes; other volume
+// kinds are reported as unsupported rather than silently left out.
+func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string) ([]krt.Mount, error) {
+	vols := map[string]*corev1.Volume{}
+	for i := range pod.Spec.Volumes {
+		vols[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
+	}
+	var out []krt.Mount
+	for _, vm := range c.VolumeMounts {
+		v, ok := vols[vm.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: volume mount %q names no volume of the pod", errConfig, vm.Name)
+		}
+		if vm.SubPath != "" || vm.SubPathExpr != "" {
+			return nil, fmt.Errorf("%w: volume mount %q: subPath is not supported by this agent yet", errConfig, vm.Name)
+		}
+		var host string
+		switch {
+		case v.EmptyDir != nil:
+			host = emptyDirPath(podDir, v.Name)
+		case v.HostPath != nil:
+			host = v.HostPath.Path
+		default:
+			return nil, fmt.Errorf("%w: volume %q: only emptyDir and hostPath volumes are supported by this agent yet", errConfig, v.Name)
+		}
+		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+	}
+	return out, nil
+}
+
+func emptyDirPath(podDir, volume string) string {
+	return filepath.Join(podDir, "volumes", "empty-dir", volume)
+}
+
+// logPath follows the kubelet's layout so log tooling finds the files:
+// <logDir>/<namespace>_<name>_<uid>/<container>/<attempt>.log.
+func logPath(logDir string, pod *corev1.Pod, container string, attempt int) string {
+	return filepath.Join(logDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID), container, strconv.Itoa(attempt)+".log")
+}
+
+func pullPolicy(c *corev1.Container) krt.PullPolicy {
+	switch c.ImagePullPolicy {
+	case corev1.PullAlways:
+		return krt.PullAlways
+	case corev1.PullNever:
+		return krt.PullNever
+	default:
+		return krt.PullIfNotPresent
+	}
+}

@@ -1,0 +1,141 @@
+package podruntime
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/kubelet/nodeapi"
+	krt "github.com/skiffkube/skiff/kubelet/runtime"
+)
+
+func testPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1"},
+		Spec:       corev1.PodSpec{NodeName: "node-a", ServiceAccountName: "default"},
+	}
+}
+
+func TestEnvForResolvesLiteralsFieldRefsAndReferences(t *testing.T) {
+	c := &corev1.Container{Env: []corev1.EnvVar{
+		{Name: "A", Value: "one"},
+		{Name: "B", Value: "$(A)-two $$(A) $(MISSING)"},
+		{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+	}}
+	got, err := envFor(testPod(), c, "10.1.0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A=one", "B=one-two $(A) $(MISSING)", "POD=web", "NS=shop", "IP=10.1.0.5", "NODE=node-a"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("env = %q, want %q", got, want)
+	}
+	if args := expandAll([]string{"--name=$(POD)", "$(NOPE)"}, got); !reflect.DeepEqual(args, []string{"--name=web", "$(NOPE)"}) {
+		t.Errorf("expandAll = %q", args)
+	}
+}
+
+func TestEnvForRejectsWhatItCannotResolve(t *testing.T) {
+	cases := []struct {
+		name string
+		c    corev1.Container
+	}{
+		{"secret key", corev1.Container{Env: []corev1.EnvVar{{Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}}},
+		{"unknown field", corev1.Container{Env: []corev1.EnvVar{{Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		{"envFrom", corev1.Container{EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := envFor(testPod(), &tc.c, "10.1.0.5"); !errors.Is(err, errConfig) {
+				t.Errorf("err = %v, want a configuration error", err)
+			}
+		})
+	}
+}
+
+func TestResourcesForFollowsTheKubelet(t *testing.T) {
+	q := resource.MustParse
+	cases := []struct {
+		name string
+		res  corev1.ResourceRequirements
+		want krt.Resources
+	}{
+		{"nothing set", corev1.ResourceRequirements{}, krt.Resources{}},
+		{"request only", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("250m")}},
+			krt.Resources{CPUShares: 256}},
+		{"limit only sets the request too", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("32Mi")}},
+			krt.Resources{CPUShares: 512, CPUQuota: 50000, CPUPeriod: 100000, MemoryLimit: 32 << 20}},
+		{"tiny request gets the minimum shares", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("1m")}},
+			krt.Resources{CPUShares: 2}},
+		{"tiny limit gets the minimum quota", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("1m")}},
+			krt.Resources{CPUShares: 2, CPUQuota: 1000, CPUPeriod: 100000}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := resourcesFor(&corev1.Container{Resources: tc.res}); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSecurityForMergesPodAndContainer(t *testing.T) {
+	u, g, cu := int64(1000), int64(2000), int64(3000)
+	tr := true
+	pod := testPod()
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &u, RunAsGroup: &g}
+	c := &corev1.Container{SecurityContext: &corev1.SecurityContext{
+		RunAsUser: &cu, ReadOnlyRootFilesystem: &tr,
+		Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}, Drop: []corev1.Capability{"ALL"}},
+	}}
+	s := securityFor(pod, c)
+	if *s.RunAsUser != 3000 || *s.RunAsGroup != 2000 || !s.ReadOnlyRootFilesystem || s.Privileged ||
+		!reflect.DeepEqual(s.AddCapabilities, []string{"NET_ADMIN"}) || !reflect.DeepEqual(s.DropCapabilities, []string{"ALL"}) {
+		t.Errorf("merged %+v", s)
+	}
+	if s := securityFor(pod, &corev1.Container{}); *s.RunAsUser != 1000 {
+		t.Errorf("pod-level user not inherited: %+v", s)
+	}
+}
+
+func TestMountsFor(t *testing.T) {
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}},
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+	}
+	got, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{
+		{Name: "scratch", MountPath: "/scratch"},
+		{Name: "host", MountPath: "/data", ReadOnly: true},
+	}}, "/pods/uid-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []krt.Mount{
+		{HostPath: "/pods/uid-1/volumes/empty-dir/scratch", ContainerPath: "/scratch"},
+		{HostPath: "/srv", ContainerPath: "/data", ReadOnly: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mounts = %+v", got)
+	}
+	for name, vm := range map[string]corev1.VolumeMount{
+		"unknown volume":   {Name: "nope", MountPath: "/x"},
+		"unsupported kind": {Name: "cfg", MountPath: "/x"},
+		"subPath":          {Name: "scratch", MountPath: "/x", SubPath: "a"},
+	} {
+		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1"); !errors.Is(err, errConfig) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
+
+// The node API serves logs and exec straight from the pod runtime.
+var _ nodeapi.Pods = (*Runtime)(nil)
