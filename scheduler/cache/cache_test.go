@@ -1,4 +1,4 @@
-package cache
+package cache_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/skiffkube/skiff/scheduler/cache"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
 
@@ -17,9 +18,9 @@ func pod(name, nodeName, cpu string) *v1.Pod {
 	return schedtest.MakePod().Name(name).Node(nodeName).Req("cpu", cpu).Obj()
 }
 
-func requestedCPU(t *testing.T, c *Cache, nodeName string) int64 {
+func requestedCPU(t *testing.T, c *cache.Cache, nodeName string) int64 {
 	t.Helper()
-	s := NewEmptySnapshot()
+	s := cache.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	ni, err := s.Get(nodeName)
 	if err != nil {
@@ -29,7 +30,7 @@ func requestedCPU(t *testing.T, c *Cache, nodeName string) int64 {
 }
 
 func TestAssumedPodsCountUntilForgotten(t *testing.T) {
-	c := New(time.Minute)
+	c := cache.New(time.Minute)
 	c.AddNode(node("n1"))
 	if err := c.AssumePod(pod("a", "n1", "1")); err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestAssumedPodsCountUntilForgotten(t *testing.T) {
 }
 
 func TestInformerConfirmationReplacesTheAssumedPod(t *testing.T) {
-	c := New(time.Minute)
+	c := cache.New(time.Minute)
 	c.AddNode(node("n1"))
 	c.AddNode(node("n2"))
 	p := pod("a", "n1", "1")
@@ -81,8 +82,8 @@ func TestInformerConfirmationReplacesTheAssumedPod(t *testing.T) {
 
 func TestUnconfirmedAssumedPodsExpireAfterTheTTL(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c := New(30 * time.Second)
-	c.now = func() time.Time { return now }
+	c := cache.New(30 * time.Second)
+	cache.SetNow(c, func() time.Time { return now })
 	c.AddNode(node("n1"))
 	bound, pending := pod("bound", "n1", "1"), pod("pending", "n1", "1")
 	for _, p := range []*v1.Pod{bound, pending} {
@@ -108,10 +109,10 @@ func TestUnconfirmedAssumedPodsExpireAfterTheTTL(t *testing.T) {
 }
 
 func TestSnapshotCopiesOnlyChangedNodesAndDropsRemovedOnes(t *testing.T) {
-	c := New(0)
+	c := cache.New(0)
 	c.AddNode(node("n1"))
 	c.AddNode(node("n2"))
-	s := NewEmptySnapshot()
+	s := cache.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	n1Before, _ := s.Get("n1")
 	n2Before, _ := s.Get("n2")
@@ -136,10 +137,10 @@ func TestSnapshotCopiesOnlyChangedNodesAndDropsRemovedOnes(t *testing.T) {
 }
 
 func TestImageStatesCountNodesHoldingTheImage(t *testing.T) {
-	c := New(0)
+	c := cache.New(0)
 	c.AddNode(schedtest.MakeNode().Name("n1").Image("nginx:1.27", 100).Obj())
 	c.AddNode(schedtest.MakeNode().Name("n2").Image("nginx:1.27", 100).Obj())
-	s := NewEmptySnapshot()
+	s := cache.NewEmptySnapshot()
 	c.UpdateSnapshot(s)
 	ni, _ := s.Get("n1")
 	if st := ni.ImageStates["nginx:1.27"]; st == nil || st.NumNodes != 2 || st.Size != 100 {

@@ -21,10 +21,11 @@ const (
 	ReasonNotHelpful = "Preemption is not helpful for scheduling"
 	// ReasonNoVictims is counted for nodes where even evicting every lower-priority pod is not enough.
 	ReasonNoVictims = "No preemption victims found for incoming pod"
-	// MsgPolicyNever is the verdict for pods with preemptionPolicy: Never.
-	MsgPolicyNever = "preemption: not eligible due to preemptionPolicy=Never."
+	// MsgPolicyNever is the verdict for pods with preemptionPolicy: Never (the
+	// FitError message adds the final period, as for every part).
+	MsgPolicyNever = "preemption: not eligible due to preemptionPolicy=Never"
 	// MsgTerminating is the verdict while victims of an earlier preemption are still going away.
-	MsgTerminating = "preemption: not eligible due to a terminating pod on the nominated node."
+	MsgTerminating = "preemption: not eligible due to a terminating pod on the nominated node"
 )
 
 // DefaultPreemption implements PostFilter.

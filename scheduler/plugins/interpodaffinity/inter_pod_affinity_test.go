@@ -1,0 +1,100 @@
+package interpodaffinity
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+const zone = "topology.kubernetes.io/zone"
+
+// cluster: n1 and n2 in zone a, n3 in zone b; placed pods given per node.
+func cluster(n1, n2, n3 []*v1.Pod) []*framework.NodeInfo {
+	return []*framework.NodeInfo{
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n1").Label(zone, "a").Obj(), n1...),
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n2").Label(zone, "a").Obj(), n2...),
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n3").Label(zone, "b").Obj(), n3...),
+	}
+}
+
+func db() *v1.Pod { return schedtest.MakePod().Name("db").Label("app", "db").Obj() }
+
+func TestInterPodAffinityFilter(t *testing.T) {
+	tests := []struct {
+		name       string
+		pod        *v1.Pod
+		n1, n2, n3 []*v1.Pod
+		want       map[string]string
+	}{
+		{
+			name: "required affinity allows only the zone holding a selected pod",
+			pod:  schedtest.MakePod().Name("web").PodAffinity(zone, "app", "db").Obj(),
+			n1:   []*v1.Pod{db()},
+			want: map[string]string{"n1": "", "n2": "", "n3": "UnschedulableAndUnresolvable: " + ErrReasonAffinityRulesNotMatch},
+		},
+		{
+			name: "required affinity with no selected pod anywhere rejects every node",
+			pod:  schedtest.MakePod().Name("web").PodAffinity(zone, "app", "db").Obj(),
+			want: map[string]string{"n1": "UnschedulableAndUnresolvable: " + ErrReasonAffinityRulesNotMatch,
+				"n2": "UnschedulableAndUnresolvable: " + ErrReasonAffinityRulesNotMatch, "n3": "UnschedulableAndUnresolvable: " + ErrReasonAffinityRulesNotMatch},
+		},
+		{
+			name: "the first pod of a self-affine group may go anywhere",
+			pod:  schedtest.MakePod().Name("first").Label("app", "cache").PodAffinity(zone, "app", "cache").Obj(),
+			want: map[string]string{"n1": "", "n2": "", "n3": ""},
+		},
+		{
+			name: "required anti-affinity keeps the pod out of the selected pod's zone",
+			pod:  schedtest.MakePod().Name("web").PodAntiAffinity(zone, "app", "db").Obj(),
+			n2:   []*v1.Pod{db()},
+			want: map[string]string{"n1": "Unschedulable: " + ErrReasonAntiAffinityRulesNotMatch,
+				"n2": "Unschedulable: " + ErrReasonAntiAffinityRulesNotMatch, "n3": ""},
+		},
+		{
+			name: "a placed pod's anti-affinity keeps a selected newcomer out of its domain",
+			pod:  schedtest.MakePod().Name("web").Label("app", "web").Obj(),
+			n3:   []*v1.Pod{schedtest.MakePod().Name("loner").PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()},
+			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch},
+		},
+		{
+			name: "pods in other namespaces are not selected by default",
+			pod:  schedtest.MakePod().Name("web").PodAntiAffinity(zone, "app", "db").Obj(),
+			n1:   []*v1.Pod{schedtest.MakePod().Namespace("other").Name("db").Label("app", "db").Obj()},
+			want: map[string]string{"n1": "", "n2": "", "n3": ""},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := cluster(tc.n1, tc.n2, tc.n3)
+			p, err := New(nil, schedtest.Handle(t, nodes...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ni := range nodes {
+				got := schedtest.StatusString(schedtest.RunFilter(t, p, tc.pod, ni, nodes...))
+				if want := tc.want[ni.Node().Name]; got != want {
+					t.Errorf("%s: got %q, want %q", ni.Node().Name, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestInterPodAffinityScore(t *testing.T) {
+	nodes := cluster([]*v1.Pod{db()}, nil, nil)
+	p, _ := New(nil, schedtest.Handle(t, nodes...))
+
+	near := schedtest.MakePod().Name("web").PreferredPodAffinity(10, zone, "app", "db").Obj()
+	got := schedtest.RunScore(t, p, near, nodes...)
+	if got["n1"] != 100 || got["n2"] != 100 || got["n3"] != 0 {
+		t.Errorf("preferred affinity scores = %v, want zone a:100, b:0", got)
+	}
+	far := schedtest.MakePod().Name("web").PreferredPodAntiAffinity(10, zone, "app", "db").Obj()
+	got = schedtest.RunScore(t, p, far, nodes...)
+	if got["n1"] != 0 || got["n2"] != 0 || got["n3"] != 100 {
+		t.Errorf("preferred anti-affinity scores = %v, want zone a:0, b:100", got)
+	}
+}
