@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/fakeruntime"
+)
+
+// agentOptions are the flags of `skiff agent`.
+type agentOptions struct {
+	kubeconfig string
+	server     string
+	token      string
+	caFile     string
+	nodeName   string
+	runtime    string
+	count      int
+	labels     []string
+	capacity   string
+	stopDelay  time.Duration
+	nodeIP     string
+	workers    int
+}
+
+func newAgentCommand() *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a node agent: register a node and run the pods bound to it",
+		Long: `Run a node agent against a skiff (or any Kubernetes) API server.
+
+With --runtime fake it is a hollow node, as Kubernetes' kubemark: the node
+registers, heartbeats and reports its pods Running and Ready without running
+containers. --count N runs N hollow nodes in one process, named
+<node-name>-0 … <node-name>-N-1, sharing one watch of the pods.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runAgent(ctx, o, slog.Default())
+		},
+	}
+	f := cmd.Flags()
+	host, _ := os.Hostname()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file with the API server and credentials")
+	f.StringVar(&o.server, "server", "", "API server URL (with --token and --certificate-authority, instead of --kubeconfig)")
+	f.StringVar(&o.token, "token", "", "bearer token for --server")
+	f.StringVar(&o.caFile, "certificate-authority", "", "CA certificate file that signed --server's certificate")
+	f.StringVar(&o.nodeName, "node-name", strings.ToLower(host), "node name (with --count, the prefix of the names)")
+	f.StringVar(&o.runtime, "runtime", "fake", "container runtime: fake (hollow node)")
+	f.IntVar(&o.count, "count", 1, "number of hollow nodes to run (--runtime fake only)")
+	f.StringArrayVar(&o.labels, "node-label", nil, "label key=value for the node(s); repeatable")
+	f.StringVar(&o.capacity, "capacity", "cpu=4,memory=8Gi,pods=110,ephemeral-storage=100Gi", "node capacity as name=quantity pairs")
+	f.DurationVar(&o.stopDelay, "fake-stop-delay", 0, "how long hollow containers take to stop (capped by the pod's grace period)")
+	f.StringVar(&o.nodeIP, "node-ip", "", "node InternalIP to report (default: the first non-loopback address)")
+	f.IntVar(&o.workers, "workers", 2, "pod sync workers per node")
+	return cmd
+}
+
+func (o *agentOptions) restConfig() (*rest.Config, error) {
+	switch {
+	case o.kubeconfig != "" && o.server != "":
+		return nil, fmt.Errorf("invalid flags: give either --kubeconfig or --server, not both")
+	case o.kubeconfig != "":
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --kubeconfig %q: %w", o.kubeconfig, err)
+		}
+		return cfg, nil
+	case o.server != "":
+		if o.token == "" || o.caFile == "" {
+			return nil, fmt.Errorf("invalid flags: --server needs --token and --certificate-authority")
+		}
+		if _, err := os.Stat(o.caFile); err != nil {
+			return nil, fmt.Errorf("invalid --certificate-authority %q: %w", o.caFile, err)
+		}
+		return &rest.Config{Host: o.server, BearerToken: o.token, TLSClientConfig: rest.TLSClientConfig{CAFile: o.caFile}}, nil
+	}
+	return nil, fmt.Errorf("invalid flags: --kubeconfig or --server is required")
+}
+
+func parseCapacity(s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, pair := range strings.Split(s, ",") {
+		name, qty, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("invalid --capacity %q: want name=quantity pairs such as cpu=4,memory=8Gi", s)
+		}
+		q, err := resource.ParseQuantity(qty)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --capacity %q: %s: %w", s, name, err)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+func parseLabels(in []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("invalid --node-label %q: want key=value", l)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func defaultNodeIP() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return "127.0.0.1"
+}
+
+func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
+	if o.runtime != "fake" {
+		return fmt.Errorf("invalid --runtime %q: this build's agent command runs hollow nodes only (--runtime fake); the containerd runtime is not wired in yet", o.runtime)
+	}
+	if o.count < 1 {
+		return fmt.Errorf("invalid --count %d: must be at least 1", o.count)
+	}
+	if o.nodeName == "" {
+		return fmt.Errorf("invalid --node-name: empty")
+	}
+	capacity, err := parseCapacity(o.capacity)
+	if err != nil {
+		return err
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	rc, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	// Hollow nodes share one client; raise client-go's default 5 QPS so a
+	// thousand heartbeating nodes are not throttled into looking dead.
+	rc.QPS, rc.Burst = float32(50+10*o.count), 100+20*o.count
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	ip := o.nodeIP
+	if ip == "" {
+		ip = defaultNodeIP()
+	}
+	var agents []*agent.Agent
+	for i := 0; i < o.count; i++ {
+		name := o.nodeName
+		if o.count > 1 {
+			name = fmt.Sprintf("%s-%d", o.nodeName, i)
+		}
+		a, err := agent.New(client, fakeruntime.New(o.stopDelay), agent.Config{
+			NodeName: name, Capacity: capacity, Labels: labels, Logger: log,
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
+			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
+		})
+		if err != nil {
+			return err
+		}
+		agents = append(agents, a)
+	}
+	var factory informers.SharedInformerFactory
+	if o.count == 1 {
+		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", agents[0].Name()).String()
+		}))
+	} else {
+		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+		}))
+	}
+	log.Info("starting hollow node agent", "nodes", o.count, "prefix", o.nodeName, "server", rc.Host)
+	return agent.RunGroup(ctx, client, factory, agents, o.workers)
+}
