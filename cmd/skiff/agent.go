@@ -180,7 +180,7 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 		a, err := agent.New(client, fakeruntime.New(o.stopDelay), agent.Config{
 			NodeName: name, Capacity: capacity, Labels: labels, Logger: log,
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
-			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
+			NodeInfo:  corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
 		})
 		if err != nil {
 			return err
