@@ -116,9 +116,8 @@ setup_test_database() {
 if [ -z "${SKIFF_TEST_POSTGRES_DSN:-}" ]; then
 	if is_root; then
 		ensure_postgres
-		# Later: when the node agent and proxy tests arrive, their machine
-		# setup (containerd, runc, nftables: hack/install-node-deps.sh) is
-		# run here, next to PostgreSQL's.
+		# containerd, runc, nftables and ip_forward for the node agent tests.
+		hack/install-node-deps.sh
 	fi
 	if ! setup_test_database; then
 		if [ "${CI:-}" = true ]; then
