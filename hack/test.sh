@@ -116,8 +116,6 @@ setup_test_database() {
 if [ -z "${SKIFF_TEST_POSTGRES_DSN:-}" ]; then
 	if is_root; then
 		ensure_postgres
-		# containerd, runc, nftables and ip_forward for the node agent tests.
-		hack/install-node-deps.sh
 	fi
 	if ! setup_test_database; then
 		if [ "${CI:-}" = true ]; then
@@ -127,6 +125,11 @@ if [ -z "${SKIFF_TEST_POSTGRES_DSN:-}" ]; then
 	fi
 else
 	say "PostgreSQL tests use SKIFF_TEST_POSTGRES_DSN from the environment"
+fi
+
+if is_root; then
+	# containerd, runc, nftables and ip_forward for the node agent tests.
+	hack/install-node-deps.sh
 fi
 
 status=0
