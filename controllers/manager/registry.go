@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/deployment"
+	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 )
 
@@ -37,5 +38,9 @@ var Registry = map[string]Constructor{
 	deployment.Name: func(b BuildContext) (Runnable, error) {
 		return deployment.New(b.Client, b.Informers.Apps().V1().Deployments(), b.Informers.Apps().V1().ReplicaSets(),
 			b.Informers.Core().V1().Pods(), b.Recorder(deployment.Name), deployment.Options{Logger: b.Options.Logger})
+	},
+	endpointslice.Name: func(b BuildContext) (Runnable, error) {
+		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
+			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
 	},
 }

@@ -1,0 +1,10 @@
+// Package endpointslice publishes, for every Service with a selector, EndpointSlices listing the
+// addresses of the pods it selects, so that the service proxy and DNS know where to send traffic.
+//
+// Each endpoint carries the conditions Kubernetes defines: ready (pod Ready and not terminating, or the
+// Service publishes not-ready addresses), serving (pod Ready, even while terminating) and terminating
+// (pod being deleted). Service target ports are resolved per pod, so a named targetPort can map to
+// different numbers on different pods; endpoints that resolve to different port lists go to different
+// slices, and each slice holds at most MaxEndpointsPerSlice endpoints. Slices are labelled
+// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service.
+package endpointslice
