@@ -76,6 +76,18 @@ type Runtime struct {
 
 	probes     *prober.Manager
 	stopProbes context.CancelFunc
+
+	// pullMu guards pulls: failed image pulls back off per image, as the
+	// kubelet's ImagePullBackOff, so a missing image is not fetched on
+	// every sync.
+	pullMu sync.Mutex
+	pulls  map[string]pullBackoff
+}
+
+type pullBackoff struct {
+	failures int
+	next     time.Time
+	lastErr  string
 }
 
 var _ agent.Runtime = (*Runtime)(nil)
@@ -106,7 +118,7 @@ func New(cfg Config) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runtime{
 		c: cfg.Containers, net: cfg.Network, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, now: cfg.Now,
-		probes: prober.NewManager(ctx), stopProbes: cancel,
+		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
 	}, nil
 }
 
@@ -276,7 +288,14 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 // startAttempt creates and starts attempt n of the container.
 func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Container, attempt, level int, previous *krt.ContainerStatus) corev1.ContainerStatus {
 	pod := sc.pod
+	r.pullMu.Lock()
+	b, backingOff := r.pulls[c.Image]
+	r.pullMu.Unlock()
+	if backingOff && r.now().Before(b.next) {
+		return withPrevious(waiting(c, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", c.Image, b.lastErr)), c, previous)
+	}
 	img, err := r.c.EnsureImage(ctx, c.Image, pullPolicy(c))
+	r.recordPull(c.Image, err)
 	switch {
 	case errors.Is(err, krt.ErrImageNeverPull):
 		return withPrevious(waiting(c, "ErrImageNeverPull", fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)), c, previous)
@@ -303,6 +322,23 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	}
 	r.log.Info("started container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "attempt", attempt)
 	return r.reread(ctx, c, id, previous)
+}
+
+// recordPull updates the image's pull back-off: 10s doubling to 5m after
+// each failed pull, cleared by a success.
+func (r *Runtime) recordPull(image string, err error) {
+	r.pullMu.Lock()
+	defer r.pullMu.Unlock()
+	if err == nil || !errors.Is(err, krt.ErrImagePull) {
+		delete(r.pulls, image)
+		return
+	}
+	b := r.pulls[image]
+	delay := backoffInitial << uint(min(b.failures, 5))
+	if delay > backoffMax {
+		delay = backoffMax
+	}
+	r.pulls[image] = pullBackoff{failures: b.failures + 1, next: r.now().Add(delay), lastErr: err.Error()}
 }
 
 func (r *Runtime) reread(ctx context.Context, c *corev1.Container, id string, previous *krt.ContainerStatus) corev1.ContainerStatus {

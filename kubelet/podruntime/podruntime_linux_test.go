@@ -277,6 +277,30 @@ func TestBadSpecsAreReportedAsWaitingReasons(t *testing.T) {
 			t.Errorf("%s: state %+v, want waiting %s", st.Containers[i].Name, st.Containers[i].State, want)
 		}
 	}
+	// An image that cannot be pulled: ErrImagePull, then ImagePullBackOff
+	// without another pull until the back-off has passed.
+	unpullable := newTestPod("unpullable")
+	unpullable.Spec.Containers = []corev1.Container{{Name: "c", Image: "skiff.invalid/absent:v1"}}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), unpullable, 0) })
+	for i, want := range []string{"ErrImagePull", "ImagePullBackOff"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		st, err := e.rt.SyncPod(ctx, unpullable, "10.251.32.10")
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := st.Containers[0].State.Waiting; w == nil || w.Reason != want {
+			t.Errorf("sync %d: %+v, want waiting %s", i, st.Containers[0].State, want)
+		}
+	}
+	e.clock.advance(11 * time.Second)
+	st, err = e.rt.SyncPod(context.Background(), unpullable, "10.251.32.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := st.Containers[0].State.Waiting; w == nil || w.Reason != "ErrImagePull" {
+		t.Errorf("after the back-off: %+v, want a new pull (ErrImagePull)", st.Containers[0].State)
+	}
 	if _, err := e.rt.SyncPod(context.Background(), pod, "not-an-ip"); err == nil {
 		t.Error("a bad pod IP was accepted")
 	}
