@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/deployment"
+	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 )
@@ -42,5 +43,9 @@ var Registry = map[string]Constructor{
 	endpointslice.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
 			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
+	},
+	endpoints.Name: func(b BuildContext) (Runnable, error) {
+		return endpoints.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
+			b.Informers.Core().V1().Endpoints(), b.Recorder(endpoints.Name), endpoints.Options{Logger: b.Options.Logger})
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // IsTerminal reports whether the pod has finished (Succeeded or Failed) and will never run again.
@@ -55,4 +56,34 @@ func RestartCount(p *corev1.Pod) int32 {
 		n += s.RestartCount
 	}
 	return n
+}
+
+// ResolvePort returns the pod port a Service targetPort names: a number as is, a name looked up among
+// the pod's container ports with the same protocol. ok is false when the pod has no such named port.
+func ResolvePort(pod *corev1.Pod, sp corev1.ServicePort) (int32, bool) {
+	tp := sp.TargetPort
+	proto := sp.Protocol
+	if proto == "" {
+		proto = corev1.ProtocolTCP
+	}
+	switch {
+	case tp.Type == intstr.String && tp.StrVal != "":
+		for _, ctr := range pod.Spec.Containers {
+			for _, p := range ctr.Ports {
+				pp := p.Protocol
+				if pp == "" {
+					pp = corev1.ProtocolTCP
+				}
+				if p.Name == tp.StrVal && pp == proto {
+					return p.ContainerPort, true
+				}
+			}
+		}
+		return 0, false
+	case tp.Type == intstr.Int && tp.IntVal != 0:
+		return tp.IntVal, true
+	default:
+		// Unset targetPort defaults to the service port (the apiserver normally fills it in).
+		return sp.Port, true
+	}
 }

@@ -1,0 +1,261 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "endpoints-controller"
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// Controller reconciles Endpoints objects.
+type Controller struct {
+	client    kubernetes.Interface
+	svcLister corelisters.ServiceLister
+	podLister corelisters.PodLister
+	epLister  corelisters.EndpointsLister
+	synced    []cache.InformerSynced
+	queue     runner.Queue
+	recorder  record.EventRecorder
+	log       *slog.Logger
+}
+
+// New wires the controller to the informers. Call it before the informer factory is started.
+func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer, podInformer coreinformers.PodInformer, epInformer coreinformers.EndpointsInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || svcInformer == nil || podInformer == nil || epInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("endpoints: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client: client, svcLister: svcInformer.Lister(), podLister: podInformer.Lister(), epLister: epInformer.Lister(),
+		synced:   []cache.InformerSynced{svcInformer.Informer().HasSynced, podInformer.Informer().HasSynced, epInformer.Informer().HasSynced},
+		queue:    runner.NewQueue(Name),
+		recorder: recorder,
+		log:      opts.Logger,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if _, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) }, DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.onPod, UpdateFunc: func(old, cur any) { c.onPod(old); c.onPod(cur) }, DeleteFunc: c.onPod,
+	}); err != nil {
+		return nil, err
+	}
+	// An Endpoints object edited or deleted behind our back is repaired.
+	if _, err := epInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) }, DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes Services with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) onPod(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	svcs, err := c.svcLister.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, s := range svcs {
+		if s.Spec.Selector != nil && labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+			c.enqueue(s)
+		}
+	}
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	svc, err := c.svcLister.Services(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		err := c.client.CoreV1().Endpoints(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete endpoints %s: %w", key, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if svc.Spec.Selector == nil {
+		return nil // the user manages this Service's endpoints
+	}
+	pods, err := c.podLister.Pods(namespace).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
+	if err != nil {
+		return err
+	}
+	subsets := Subsets(svc, pods)
+	lbls := maps.Clone(svc.Labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		lbls[corev1.IsHeadlessService] = ""
+	} else {
+		delete(lbls, corev1.IsHeadlessService)
+	}
+
+	cur, err := c.epLister.Endpoints(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: lbls}, Subsets: subsets}
+		if _, err := c.client.CoreV1().Endpoints(namespace).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
+			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+				return nil
+			}
+			c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToCreateEndpoint", "Failed to create endpoint for service %s: %v", key, err)
+			return fmt.Errorf("create endpoints %s: %w", key, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if apiequality.Semantic.DeepEqual(cur.Subsets, subsets) && apiequality.Semantic.DeepEqual(cur.Labels, lbls) {
+		return nil
+	}
+	next := cur.DeepCopy()
+	next.Subsets, next.Labels = subsets, lbls
+	if _, err := c.client.CoreV1().Endpoints(namespace).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
+		return fmt.Errorf("update endpoints %s: %w", key, err)
+	}
+	return nil
+}
+
+// Subsets computes a Service's Endpoints subsets: pods grouped by their resolved port list, ready
+// addresses apart from not-ready ones, everything sorted so equal inputs give equal objects.
+// Terminating pods are left out unless the Service publishes not-ready addresses.
+func Subsets(svc *corev1.Service, pods []*corev1.Pod) []corev1.EndpointSubset {
+	v6 := len(svc.Spec.IPFamilies) > 0 && svc.Spec.IPFamilies[0] == corev1.IPv6Protocol
+	type group struct {
+		ports           []corev1.EndpointPort
+		ready, notReady []corev1.EndpointAddress
+	}
+	groups := map[string]*group{}
+	for _, pod := range pods {
+		if podstate.IsTerminal(pod) || (pod.DeletionTimestamp != nil && !svc.Spec.PublishNotReadyAddresses) {
+			continue
+		}
+		ip := addressOf(pod, v6)
+		if ip == "" {
+			continue
+		}
+		addr := corev1.EndpointAddress{IP: ip, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
+		if pod.Spec.NodeName != "" {
+			n := pod.Spec.NodeName
+			addr.NodeName = &n
+		}
+		if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name {
+			addr.Hostname = pod.Spec.Hostname
+		}
+		var ports []corev1.EndpointPort
+		var k strings.Builder
+		for _, sp := range svc.Spec.Ports {
+			n, ok := podstate.ResolvePort(pod, sp)
+			if !ok {
+				continue
+			}
+			proto := sp.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			ports = append(ports, corev1.EndpointPort{Name: sp.Name, Port: n, Protocol: proto, AppProtocol: sp.AppProtocol})
+			k.WriteString(sp.Name + "/" + string(proto) + "/" + strconv.Itoa(int(n)) + ";")
+		}
+		if len(ports) == 0 && len(svc.Spec.Ports) > 0 {
+			continue // the pod serves none of the Service's ports
+		}
+		g, ok := groups[k.String()]
+		if !ok {
+			g = &group{ports: ports}
+			groups[k.String()] = g
+		}
+		if podstate.IsReady(pod) && pod.DeletionTimestamp == nil || svc.Spec.PublishNotReadyAddresses {
+			g.ready = append(g.ready, addr)
+		} else {
+			g.notReady = append(g.notReady, addr)
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := []corev1.EndpointSubset{}
+	for _, k := range keys {
+		g := groups[k]
+		sortAddrs(g.ready)
+		sortAddrs(g.notReady)
+		sort.Slice(g.ports, func(i, j int) bool { return g.ports[i].Name < g.ports[j].Name })
+		out = append(out, corev1.EndpointSubset{Addresses: g.ready, NotReadyAddresses: g.notReady, Ports: g.ports})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func sortAddrs(a []corev1.EndpointAddress) {
+	sort.Slice(a, func(i, j int) bool { return a[i].IP < a[j].IP })
+}
+
+func addressOf(pod *corev1.Pod, v6 bool) string {
+	ips := []string{pod.Status.PodIP}
+	for _, ip := range pod.Status.PodIPs {
+		ips = append(ips, ip.IP)
+	}
+	for _, s := range ips {
+		if ip := net.ParseIP(s); ip != nil && (ip.To4() == nil) == v6 {
+			return s
+		}
+	}
+	return ""
+}
