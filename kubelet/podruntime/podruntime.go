@@ -156,6 +156,9 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 		}
 		netnsPath = pn.NetnsPath
 	}
+	if err := r.writeEtcFiles(pod, podIP); err != nil {
+		return state, err
+	}
 	for _, v := range pod.Spec.Volumes {
 		if v.EmptyDir != nil {
 			if err := os.MkdirAll(emptyDirPath(r.podPath(pod.UID), v.Name), 0o777); err != nil {
@@ -413,13 +416,11 @@ func (r *Runtime) containerConfig(sc syncCtx, c *corev1.Container, attempt int) 
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}
-	hostname := pod.Spec.Hostname
-	if hostname == "" {
-		hostname = pod.Name
+	if !pod.Spec.HostNetwork {
+		// Host-network pods get the node's files from the container runtime.
+		mounts = append(mounts, r.etcMounts(pod, mounts)...)
 	}
-	if len(hostname) > 63 {
-		hostname = hostname[:63]
-	}
+	hostname := podHostname(pod)
 	return krt.ContainerConfig{
 		PodUID:       string(pod.UID),
 		PodNamespace: pod.Namespace,

@@ -478,3 +478,50 @@ func TestNodeAPIExecAndLogsOnARealPod(t *testing.T) {
 		t.Errorf("logs: %d %q", resp.StatusCode, body)
 	}
 }
+
+func TestPodFilesAndAdoptionAfterAnAgentRestart(t *testing.T) {
+	e := newEnv(t, "sktpod6", "10.251.37.0/24")
+	pod := newTestPod("adopted")
+	pod.Spec.Hostname = "myhost"
+	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.9.9.9", Hostnames: []string{"alias.example"}}}
+	pod.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"svc.example"}}
+	pod.Spec.Containers = []corev1.Container{appContainer("main", "sleep")}
+	const ip = "10.251.37.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+	st := e.syncUntil(t, pod, ip, "running", func(s agent.PodState) bool { return s.Containers[0].State.Running != nil })
+	id := strings.TrimPrefix(st.Containers[0].ContainerID, "containerd://")
+	cs, err := e.ctr.ContainerStatus(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := fmt.Sprintf("/proc/%d/root", cs.Pid)
+	hosts, err := os.ReadFile(root + "/etc/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"127.0.0.1\tlocalhost", ip + "\tmyhost", "10.9.9.9\talias.example"} {
+		if !strings.Contains(string(hosts), want) {
+			t.Errorf("container /etc/hosts lacks %q:\n%s", want, hosts)
+		}
+	}
+	resolv, err := os.ReadFile(root + "/etc/resolv.conf")
+	if err != nil || !strings.Contains(string(resolv), "search svc.example") {
+		t.Errorf("container /etc/resolv.conf: %q (%v)", resolv, err)
+	}
+
+	// A new pod runtime on the same containerd and network state is the
+	// restarted agent: it adopts the running container instead of
+	// starting another.
+	restarted, err := New(Config{Containers: e.ctr, Network: e.nets, PodDir: e.pods, LogDir: e.logs, Now: e.clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restarted.Stop()
+	again, err := restarted.SyncPod(context.Background(), pod, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := again.Containers[0]; c.ContainerID != st.Containers[0].ContainerID || c.State.Running == nil || c.RestartCount != 0 {
+		t.Errorf("after restart: %+v, want the same running container %s", c, st.Containers[0].ContainerID)
+	}
+}
