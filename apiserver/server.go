@@ -59,6 +59,9 @@ type Config struct {
 	Hooks       registry.Hooks
 	Table       registry.TableConvertor
 	CustomTable crd.TableFactory
+	// ServiceCIDR and NodePortRange are the ranges Services get their
+	// cluster IPs and node ports from; empty takes allocator's defaults.
+	ServiceCIDR, NodePortRange string
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger
@@ -109,8 +112,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CustomTable == nil {
 		cfg.CustomTable = CustomTables
 	}
+	lifecycle, err := serviceLifecycle(cfg)
+	if err != nil {
+		return nil, err
+	}
 	reg := registry.New()
 	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
+		if r.Group == "" && r.Name == "services" && lifecycle != nil {
+			r.Lifecycle = lifecycle
+		}
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))

@@ -159,6 +159,9 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 			return nil, storeError(err, res.GroupResource(), name)
 		}
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
+		if res.Lifecycle != nil {
+			res.Lifecycle.AfterDelete(req.ctx, obj)
+		}
 		return obj, nil
 	}
 }

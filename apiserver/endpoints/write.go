@@ -139,12 +139,22 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 	if dry {
 		return obj, nil
 	}
+	undo := func() {}
+	if res.Lifecycle != nil {
+		u, err := res.Lifecycle.BeforeCreate(req.ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		undo = u
+	}
 	data, err := encodeStored(obj)
 	if err != nil {
+		undo()
 		return nil, errors.NewInternalError(err)
 	}
 	kv, err := h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
 	if err != nil {
+		undo()
 		return nil, storeError(err, res.GroupResource(), m.GetName())
 	}
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
@@ -280,12 +290,25 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 		m.SetResourceVersion(currentRV)
 		st.PrepareForUpdate(obj, old)
+		finishing := om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj)
+		undo := func() {}
+		if res.Lifecycle != nil && !finishing {
+			// Allocation fills what clients may omit (a Service's cluster
+			// IP) before validation compares with the old object.
+			u, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
+			if err != nil {
+				return nil, err
+			}
+			undo = u
+		}
 		if errs := st.ValidateUpdate(obj, old); len(errs) > 0 {
+			undo()
 			return nil, errors.NewInvalid(res.GVK().GroupKind(), name, errs)
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)
 			if err != nil {
+				undo()
 				return nil, err
 			}
 			m = accessor(obj)
@@ -299,12 +322,14 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 			return nil, errors.NewInternalError(err)
 		}
 		if bytes.Equal(newData, oldData) {
+			undo()
 			return &updateResult{obj: old}, nil // a no-op write changes nothing, not even resourceVersion
 		}
 		if dry {
+			undo()
 			return &updateResult{obj: obj}, nil
 		}
-		if om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj) {
+		if finishing {
 			// The last finalizer is gone: the object's deletion completes now.
 			_, rev, err := h.store.Delete(req.ctx, key, kv.ModRevision)
 			if err != nil {
@@ -314,10 +339,14 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 				return nil, storeError(err, res.GroupResource(), name)
 			}
 			m.SetResourceVersion(strconv.FormatInt(rev, 10))
+			if res.Lifecycle != nil {
+				res.Lifecycle.AfterDelete(req.ctx, obj)
+			}
 			return &updateResult{obj: obj}, nil
 		}
 		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
 		if err != nil {
+			undo()
 			if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
 				continue
 			}

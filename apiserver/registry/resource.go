@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +49,9 @@ type Resource struct {
 	NoProtobuf bool
 	// Verbs overrides the default verb set (all of them).
 	Verbs []string
+	// Lifecycle, when set, allocates and releases what objects hold
+	// outside the store's object (service IPs and ports).
+	Lifecycle Lifecycle
 }
 
 // Subresources says which subresources an object of a resource has.
@@ -243,4 +247,14 @@ func (g *Registry) GroupVersions() map[string][]string {
 		}
 	}
 	return out
+}
+
+// Lifecycle is implemented by resources that hold resources outside their
+// object (a Service's cluster IP and node ports). The handler calls it
+// around the store write; undo releases what BeforeCreate/BeforeUpdate took
+// when the write then fails.
+type Lifecycle interface {
+	BeforeCreate(ctx context.Context, obj runtime.Object) (undo func(), err error)
+	BeforeUpdate(ctx context.Context, obj, old runtime.Object) (undo func(), err error)
+	AfterDelete(ctx context.Context, obj runtime.Object)
 }

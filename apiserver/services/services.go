@@ -1,0 +1,227 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// IPAllocator hands out cluster IPs (allocator.IPs).
+type IPAllocator interface {
+	Allocate(ctx context.Context) (netip.Addr, error)
+	AllocateSpecific(ctx context.Context, ip netip.Addr) error
+	Release(ctx context.Context, ip netip.Addr) error
+}
+
+// PortAllocator hands out node ports (allocator.Ports).
+type PortAllocator interface {
+	Allocate(ctx context.Context) (int, error)
+	AllocateSpecific(ctx context.Context, port int) error
+	Release(ctx context.Context, port int) error
+}
+
+// Lifecycle implements registry.Lifecycle for services.
+type Lifecycle struct {
+	IPs   IPAllocator
+	Ports PortAllocator
+}
+
+var serviceKind = schema.GroupKind{Kind: "Service"}
+
+func invalid(svc *corev1.Service, p *field.Path, v any, msg string) error {
+	return errors.NewInvalid(serviceKind, svc.Name, field.ErrorList{field.Invalid(p, v, msg)})
+}
+
+// undoList collects releases to run if the write fails.
+type undoList []func()
+
+func (u undoList) run() {
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]()
+	}
+}
+
+func needsNodePorts(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+}
+
+func needsClusterIP(svc *corev1.Service) bool {
+	return svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP != corev1.ClusterIPNone
+}
+
+// BeforeCreate allocates the cluster IP (a requested one, or any free) and
+// the node ports of NodePort and LoadBalancer services.
+func (l *Lifecycle) BeforeCreate(ctx context.Context, obj runtime.Object) (func(), error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return func() {}, nil
+	}
+	var undo undoList
+	if needsClusterIP(svc) {
+		if err := l.takeIP(ctx, svc, &undo); err != nil {
+			undo.run()
+			return nil, err
+		}
+	}
+	if needsNodePorts(svc) {
+		if err := l.takePorts(ctx, svc, nil, &undo); err != nil {
+			undo.run()
+			return nil, err
+		}
+	}
+	return undo.run, nil
+}
+
+func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoList) error {
+	p := field.NewPath("spec", "clusterIPs").Index(0)
+	var ip netip.Addr
+	if svc.Spec.ClusterIP == "" {
+		a, err := l.IPs.Allocate(ctx)
+		if err != nil {
+			return errors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
+		}
+		ip = a
+	} else {
+		a, err := netip.ParseAddr(svc.Spec.ClusterIP)
+		if err != nil {
+			return invalid(svc, p, svc.Spec.ClusterIP, "must be a valid IP address")
+		}
+		if err := l.IPs.AllocateSpecific(ctx, a); err != nil {
+			return invalid(svc, p, svc.Spec.ClusterIP, fmt.Sprintf("failed to allocate IP %s: %v", a, err))
+		}
+		ip = a
+	}
+	*undo = append(*undo, func() { _ = l.IPs.Release(context.WithoutCancel(ctx), ip) })
+	svc.Spec.ClusterIP = ip.String()
+	svc.Spec.ClusterIPs = []string{ip.String()}
+	if len(svc.Spec.IPFamilies) == 0 {
+		fam := corev1.IPv4Protocol
+		if ip.Is6() {
+			fam = corev1.IPv6Protocol
+		}
+		svc.Spec.IPFamilies = []corev1.IPFamily{fam}
+	}
+	if svc.Spec.IPFamilyPolicy == nil {
+		single := corev1.IPFamilyPolicySingleStack
+		svc.Spec.IPFamilyPolicy = &single
+	}
+	return nil
+}
+
+// takePorts fills node ports: kept from old where the port is unchanged,
+// the requested one, or any free one.
+func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, undo *undoList) error {
+	held := map[int32]bool{}
+	if old != nil && needsNodePorts(old) {
+		for _, op := range old.Spec.Ports {
+			if op.NodePort != 0 {
+				held[op.NodePort] = true
+			}
+		}
+	}
+	for i := range svc.Spec.Ports {
+		port := &svc.Spec.Ports[i]
+		p := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+		if port.NodePort == 0 && old != nil {
+			for _, op := range old.Spec.Ports {
+				if op.NodePort != 0 && op.Port == port.Port && op.Protocol == port.Protocol {
+					port.NodePort = op.NodePort
+				}
+			}
+		}
+		switch {
+		case port.NodePort != 0 && held[port.NodePort]:
+			continue
+		case port.NodePort != 0:
+			if err := l.Ports.AllocateSpecific(ctx, int(port.NodePort)); err != nil {
+				return invalid(svc, p, port.NodePort, fmt.Sprintf("provided port is already allocated or out of range: %v", err))
+			}
+		default:
+			n, err := l.Ports.Allocate(ctx)
+			if err != nil {
+				return errors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
+			}
+			port.NodePort = int32(n)
+		}
+		np := int(port.NodePort)
+		*undo = append(*undo, func() { _ = l.Ports.Release(context.WithoutCancel(ctx), np) })
+	}
+	return nil
+}
+
+// BeforeUpdate keeps the cluster IP (clients may omit it), allocates node
+// ports a change of type or ports needs, and releases those no longer used.
+func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object) (func(), error) {
+	svc, ok1 := obj.(*corev1.Service)
+	old, ok2 := oldObj.(*corev1.Service)
+	if !ok1 || !ok2 {
+		return func() {}, nil
+	}
+	var undo undoList
+	if needsClusterIP(svc) {
+		if svc.Spec.ClusterIP == "" && old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone {
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+		} else if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != old.Spec.ClusterIP {
+			if err := l.takeIP(ctx, svc, &undo); err != nil {
+				undo.run()
+				return nil, err
+			}
+		}
+	}
+	if needsNodePorts(svc) {
+		if err := l.takePorts(ctx, svc, old, &undo); err != nil {
+			undo.run()
+			return nil, err
+		}
+	}
+	// Release what the old object held and the new one does not.
+	used := map[int32]bool{}
+	if needsNodePorts(svc) {
+		for _, p := range svc.Spec.Ports {
+			used[p.NodePort] = true
+		}
+	}
+	if needsNodePorts(old) {
+		for _, p := range old.Spec.Ports {
+			if p.NodePort != 0 && !used[p.NodePort] {
+				_ = l.Ports.Release(ctx, int(p.NodePort))
+			}
+		}
+	}
+	if old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone && old.Spec.ClusterIP != svc.Spec.ClusterIP {
+		if ip, err := netip.ParseAddr(old.Spec.ClusterIP); err == nil {
+			_ = l.IPs.Release(ctx, ip)
+		}
+	}
+	return undo.run, nil
+}
+
+// AfterDelete releases the service's cluster IPs and node ports.
+func (l *Lifecycle) AfterDelete(ctx context.Context, obj runtime.Object) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, s := range svc.Spec.ClusterIPs {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			_ = l.IPs.Release(ctx, ip)
+		}
+	}
+	if len(svc.Spec.ClusterIPs) == 0 && svc.Spec.ClusterIP != "" {
+		if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil {
+			_ = l.IPs.Release(ctx, ip)
+		}
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			_ = l.Ports.Release(ctx, int(p.NodePort))
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package apiserver_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func service(name, typ, ip string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceType(typ), ClusterIP: ip, Selector: map[string]string{"a": "b"},
+		Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}},
+	}}
+}
+
+// TestServiceAllocation: Services get a cluster IP from the service CIDR
+// and NodePort services a node port; a taken IP is refused; deletion frees.
+func TestServiceAllocation(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	cidr := netip.MustParsePrefix("10.43.0.0/16")
+
+	a, err := svcs.Create(ctx, service("a", "ClusterIP", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, err := netip.ParseAddr(a.Spec.ClusterIP)
+	if err != nil || !cidr.Contains(ip) || len(a.Spec.ClusterIPs) != 1 || a.Spec.ClusterIPs[0] != a.Spec.ClusterIP {
+		t.Fatalf("cluster IP %q (%v) not from %s", a.Spec.ClusterIP, a.Spec.ClusterIPs, cidr)
+	}
+	np, err := svcs.Create(ctx, service("np", "NodePort", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := np.Spec.Ports[0].NodePort; p < 30000 || p > 32767 || np.Spec.ClusterIP == a.Spec.ClusterIP {
+		t.Errorf("node port %d, cluster IP %s", p, np.Spec.ClusterIP)
+	}
+	headless, err := svcs.Create(ctx, service("h", "ClusterIP", "None"), metav1.CreateOptions{})
+	if err != nil || headless.Spec.ClusterIP != "None" {
+		t.Errorf("headless: %v %q", err, headless.Spec.ClusterIP)
+	}
+	if _, err := svcs.Create(ctx, service("dup", "ClusterIP", a.Spec.ClusterIP), metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("taken IP: %v, want Invalid", err)
+	}
+	// An update that omits the cluster IP keeps it.
+	a.Spec.ClusterIP, a.Spec.ClusterIPs = "", nil
+	a.Labels = map[string]string{"x": "y"}
+	up, err := svcs.Update(ctx, a, metav1.UpdateOptions{})
+	if err != nil || up.Spec.ClusterIP != ip.String() {
+		t.Errorf("update without clusterIP: %v %q", err, up.Spec.ClusterIP)
+	}
+	if err := svcs.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := svcs.Create(ctx, service("again", "ClusterIP", ip.String()), metav1.CreateOptions{})
+	if err != nil || again.Spec.ClusterIP != ip.String() {
+		t.Errorf("IP not released on delete: %v", err)
+	}
+}
