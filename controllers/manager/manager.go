@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -56,6 +57,10 @@ type Options struct {
 	Logger *slog.Logger
 	// EventSink receives recorded events; nil means the clientset's core/v1 Events.
 	EventSink record.EventSink
+	// Metadata lists and deletes objects of any resource (namespace deletion). Build it from the same
+	// rest.Config as the clientset with metadata.NewForConfig. Without it the namespace controller is
+	// not run.
+	Metadata metadata.Interface
 }
 
 // Manager owns the informers and controllers of one controller-manager instance.
@@ -78,6 +83,7 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	explicit := len(cfg.Controllers) > 0
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -97,6 +103,10 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 	}
 	for _, name := range cfg.Controllers {
 		c, err := Registry[name](b)
+		if errors.Is(err, ErrUnavailable) && !explicit {
+			opts.Logger.Info("controller not started", "controller", name, "reason", err)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("manager: build %s: %w", name, err)
 		}

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 )
@@ -25,6 +27,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"defaults are valid", Config{}, ""},
 		{"unknown controller is named", Config{Controllers: []string{"nope"}}, `unknown controller "nope"`},
+		{"a controller asked for by name must be buildable", Config{Controllers: []string{"namespace-controller"}}, "Options.Metadata"},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
@@ -35,8 +38,9 @@ func TestConfigValidation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(m.Controllers()) != len(Registry) {
-					t.Errorf("controllers = %v, want all of the registry", m.Controllers())
+				// Without a metadata client every controller but namespace runs.
+				if len(m.Controllers()) != len(Registry)-1 || slices.Contains(m.Controllers(), "namespace-controller") {
+					t.Errorf("controllers = %v, want all of the registry but the namespace controller", m.Controllers())
 				}
 				return
 			}
@@ -138,5 +142,16 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	cancelB()
 	if err := <-doneB; err != nil && !errors.Is(err, ErrLostLeadership) {
 		t.Fatal(err)
+	}
+}
+
+func TestMetadataClientEnablesNamespaceController(t *testing.T) {
+	scheme := metadatafake.NewTestScheme()
+	m, err := New(fake.NewClientset(), Config{}, Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(m.Controllers(), "namespace-controller") || len(m.Controllers()) != len(Registry) {
+		t.Errorf("controllers = %v, want the whole registry", m.Controllers())
 	}
 }

@@ -2,6 +2,8 @@ package manager
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -10,6 +12,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/deployment"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 )
 
@@ -26,6 +29,11 @@ type BuildContext struct {
 	Recorder func(component string) record.EventRecorder
 	Options  Options
 }
+
+// ErrUnavailable is returned by a constructor whose dependencies are missing from Options. Such a
+// controller is skipped (with a log line) when the controller list is the default, and is an error
+// when it was asked for by name.
+var ErrUnavailable = errors.New("controller unavailable with these options")
 
 // Constructor builds one controller.
 type Constructor func(b BuildContext) (Runnable, error)
@@ -47,5 +55,12 @@ var Registry = map[string]Constructor{
 	endpoints.Name: func(b BuildContext) (Runnable, error) {
 		return endpoints.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
 			b.Informers.Core().V1().Endpoints(), b.Recorder(endpoints.Name), endpoints.Options{Logger: b.Options.Logger})
+	},
+	namespace.Name: func(b BuildContext) (Runnable, error) {
+		if b.Options.Metadata == nil {
+			return nil, fmt.Errorf("%w: the namespace controller needs Options.Metadata (metadata.NewForConfig)", ErrUnavailable)
+		}
+		return namespace.New(b.Client, b.Options.Metadata, b.Informers.Core().V1().Namespaces(), b.Recorder(namespace.Name),
+			namespace.Options{Logger: b.Options.Logger})
 	},
 }

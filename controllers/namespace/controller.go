@@ -1,0 +1,324 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "namespace-controller"
+
+// DefaultRecheck is how long to wait before looking again at a namespace whose content is still
+// going away (pods in their grace period, objects with finalizers).
+const DefaultRecheck = 5 * time.Second
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	Logger  *slog.Logger
+	Recheck time.Duration
+	Now     func() time.Time
+}
+
+// Controller deletes the content of terminating namespaces.
+type Controller struct {
+	client    kubernetes.Interface
+	discovery discovery.DiscoveryInterface
+	metadata  metadata.Interface
+	nsLister  corelisters.NamespaceLister
+	synced    []cache.InformerSynced
+	queue     runner.Queue
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	recheck   time.Duration
+	now       func() time.Time
+}
+
+// New wires the controller. Discovery comes from client.Discovery(); md deletes and lists any resource.
+func New(client kubernetes.Interface, md metadata.Interface, nsInformer coreinformers.NamespaceInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || md == nil || nsInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("namespace: client, metadata client, informer and recorder are required")
+	}
+	c := &Controller{
+		client: client, discovery: client.Discovery(), metadata: md, nsLister: nsInformer.Lister(),
+		synced:   []cache.InformerSynced{nsInformer.Informer().HasSynced},
+		queue:    runner.NewQueue(Name),
+		recorder: recorder, log: opts.Logger, recheck: opts.Recheck, now: opts.Now,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.recheck <= 0 {
+		c.recheck = DefaultRecheck
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if _, err := nsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes namespaces with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp == nil {
+		return // only terminating namespaces need work
+	}
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) sync(ctx context.Context, name string) error {
+	cached, err := c.nsLister.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cached.DeletionTimestamp == nil {
+		return nil
+	}
+	ns := cached.DeepCopy()
+	if !hasFinalizer(ns) {
+		return c.deleteIfFinalized(ctx, ns)
+	}
+	res := c.deleteContent(ctx, ns.Name)
+	if err := c.updateConditions(ctx, ns, res); err != nil {
+		return err
+	}
+	if res.err != nil {
+		return res.err
+	}
+	if len(res.remaining) > 0 {
+		c.queue.AddAfter(name, c.recheck)
+		return nil
+	}
+	var keep []corev1.FinalizerName
+	for _, f := range ns.Spec.Finalizers {
+		if f != corev1.FinalizerKubernetes {
+			keep = append(keep, f)
+		}
+	}
+	ns.Spec.Finalizers = keep
+	finalized, err := c.client.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("finalize namespace %s: %w", name, err)
+	}
+	return c.deleteIfFinalized(ctx, finalized)
+}
+
+func hasFinalizer(ns *corev1.Namespace) bool {
+	for _, f := range ns.Spec.Finalizers {
+		if f == corev1.FinalizerKubernetes {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteIfFinalized issues the final delete once no finalizer is left (an apiserver may also remove
+// the namespace by itself at finalize time; NotFound is then fine).
+func (c *Controller) deleteIfFinalized(ctx context.Context, ns *corev1.Namespace) error {
+	if len(ns.Spec.Finalizers) != 0 || len(ns.Finalizers) != 0 {
+		return nil
+	}
+	uid := ns.UID
+	err := c.client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete finalized namespace %s: %w", ns.Name, err)
+	}
+	return nil
+}
+
+type result struct {
+	discoveryErr error
+	deleteErrs   []string
+	remaining    map[string]int // resource → objects left
+	finalizers   map[string]int // finalizer → objects carrying it
+	err          error
+}
+
+// deleteContent deletes every namespaced resource in ns and counts what is still there.
+func (c *Controller) deleteContent(ctx context.Context, ns string) result {
+	res := result{remaining: map[string]int{}, finalizers: map[string]int{}}
+	lists, err := discovery.ServerPreferredNamespacedResources(c.discovery)
+	if err != nil {
+		// Partial discovery (one aggregated group down) still lets us delete the rest.
+		res.discoveryErr = err
+		if !discovery.IsGroupDiscoveryFailedError(err) {
+			res.err = fmt.Errorf("discover namespaced resources: %w", err)
+			return res
+		}
+	}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", l.GroupVersion, err))
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !has(r.Verbs, "list") {
+				continue
+			}
+			gvr := gv.WithResource(r.Name)
+			client := c.metadata.Resource(gvr).Namespace(ns)
+			switch {
+			case has(r.Verbs, "deletecollection"):
+				if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !ignorable(err) {
+					res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
+				}
+			case has(r.Verbs, "delete"):
+				items, err := client.List(ctx, metav1.ListOptions{})
+				if err != nil {
+					if !ignorable(err) {
+						res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
+					}
+					continue
+				}
+				for _, it := range items.Items {
+					if err := client.Delete(ctx, it.Name, metav1.DeleteOptions{}); err != nil && !ignorable(err) {
+						res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s %s: %v", gvr.GroupResource(), it.Name, err))
+					}
+				}
+			default:
+				continue
+			}
+			left, err := client.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				if !ignorable(err) {
+					res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
+				}
+				continue
+			}
+			if n := len(left.Items); n > 0 {
+				res.remaining[gvr.GroupResource().String()] += n
+				for _, it := range left.Items {
+					for _, f := range it.Finalizers {
+						res.finalizers[f]++
+					}
+				}
+			}
+		}
+	}
+	if len(res.deleteErrs) > 0 && res.err == nil {
+		res.err = errors.New("delete namespace content: " + strings.Join(res.deleteErrs, "; "))
+	}
+	return res
+}
+
+func has(verbs metav1.Verbs, v string) bool {
+	for _, x := range verbs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ignorable: the resource vanished or does not support the verb; nothing to delete there.
+func ignorable(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// updateConditions reports deletion progress on the namespace with Kubernetes' condition types.
+func (c *Controller) updateConditions(ctx context.Context, ns *corev1.Namespace, res result) error {
+	now := metav1.NewTime(c.now())
+	want := []corev1.NamespaceCondition{
+		cond(corev1.NamespaceDeletionDiscoveryFailure, res.discoveryErr != nil, "DiscoveryFailed", errString(res.discoveryErr), "ResourcesDiscovered", "All resources successfully discovered"),
+		cond(corev1.NamespaceDeletionGVParsingFailure, false, "", "", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+		cond(corev1.NamespaceDeletionContentFailure, len(res.deleteErrs) > 0, "ContentDeletionFailed", "Failed to delete all resource types, "+strings.Join(res.deleteErrs, "; "), "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+		cond(corev1.NamespaceContentRemaining, len(res.remaining) > 0, "SomeResourcesRemain", "Some resources are remaining: "+countList(res.remaining, "resource instances"), "ContentRemoved", "All content successfully removed"),
+		cond(corev1.NamespaceFinalizersRemaining, len(res.finalizers) > 0, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+countList(res.finalizers, "resource instances"), "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+	}
+	next := ns.DeepCopy()
+	next.Status.Phase = corev1.NamespaceTerminating
+	for _, w := range want {
+		found := false
+		for i := range next.Status.Conditions {
+			cur := &next.Status.Conditions[i]
+			if cur.Type != w.Type {
+				continue
+			}
+			found = true
+			if cur.Status != w.Status {
+				cur.LastTransitionTime = now
+			}
+			cur.Status, cur.Reason, cur.Message = w.Status, w.Reason, w.Message
+		}
+		if !found {
+			w.LastTransitionTime = now
+			next.Status.Conditions = append(next.Status.Conditions, w)
+		}
+	}
+	if apiequality.Semantic.DeepEqual(ns.Status, next.Status) {
+		return nil
+	}
+	updated, err := c.client.CoreV1().Namespaces().UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of namespace %s: %w", ns.Name, err)
+	}
+	*ns = *updated
+	return nil
+}
+
+func cond(t corev1.NamespaceConditionType, bad bool, badReason, badMsg, okReason, okMsg string) corev1.NamespaceCondition {
+	if bad {
+		return corev1.NamespaceCondition{Type: t, Status: corev1.ConditionTrue, Reason: badReason, Message: badMsg}
+	}
+	return corev1.NamespaceCondition{Type: t, Status: corev1.ConditionFalse, Reason: okReason, Message: okMsg}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// countList renders {"pods": 2} as "pods has 2 resource instances", sorted, comma-separated.
+func countList(m map[string]int, noun string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s has %d %s", k, m[k], noun)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,7 @@
+// Package namespace finishes namespace deletion. When a Namespace carrying the "kubernetes" finalizer
+// is deleted, the apiserver only marks it Terminating; this controller then deletes every namespaced
+// resource inside it (found through discovery, deleted with deletecollection through the metadata
+// client, or one by one where deletecollection is not served), reports progress in the namespace's
+// status conditions, and, once nothing is left, removes the finalizer through the namespaces/finalize
+// subresource so the apiserver can remove the Namespace itself.
+package namespace

@@ -1,0 +1,170 @@
+package namespace
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+var resources = []*metav1.APIResourceList{{
+	GroupVersion: "v1",
+	APIResources: []metav1.APIResource{
+		{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "delete", "deletecollection"}},
+		{Name: "pods/status", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "update"}},
+		{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"list", "delete"}},
+		{Name: "nodes", Namespaced: false, Kind: "Node", Verbs: metav1.Verbs{"list", "delete", "deletecollection"}},
+	},
+}}
+
+func meta(kind, name string, finalizers ...string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: kind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "gone", Finalizers: finalizers},
+	}
+}
+
+func terminating(finalizers ...corev1.FinalizerName) *corev1.Namespace {
+	ts := metav1.NewTime(time.Now())
+	return &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "uid-ns", DeletionTimestamp: &ts},
+		Spec:       corev1.NamespaceSpec{Finalizers: finalizers},
+		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating},
+	}
+}
+
+type fixture struct {
+	client *fake.Clientset
+	md     *metadatafake.FakeMetadataClient
+	c      *Controller
+}
+
+func newFixture(t *testing.T, ns *corev1.Namespace, content ...runtime.Object) *fixture {
+	t.Helper()
+	client := controllertest.NewClient(ns)
+	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = resources
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	md := metadatafake.NewSimpleMetadataClient(scheme, content...)
+	// The fake tracker has no deletecollection; like pods in their grace period, the objects stay.
+	md.PrependReactor("delete-collection", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, md, f.Core().V1().Namespaces(), record.NewFakeRecorder(10), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Load(t, f.Core().V1().Namespaces().Informer(), ns)
+	client.ClearActions()
+	return &fixture{client: client, md: md, c: c}
+}
+
+func (fx *fixture) namespace(t *testing.T) *corev1.Namespace {
+	t.Helper()
+	ns, err := fx.client.CoreV1().Namespaces().Get(context.Background(), "gone", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func condition(ns *corev1.Namespace, t corev1.NamespaceConditionType) *corev1.NamespaceCondition {
+	for i := range ns.Status.Conditions {
+		if ns.Status.Conditions[i].Type == t {
+			return &ns.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestContentIsDeletedThenFinalized(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "a"), meta("ConfigMap", "b"))
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	var deletedConfigMaps, collections int
+	for _, a := range fx.md.Actions() {
+		switch {
+		case a.GetVerb() == "delete" && a.GetResource().Resource == "configmaps":
+			deletedConfigMaps++
+		case a.GetVerb() == "delete-collection":
+			collections++
+			if a.GetResource().Resource != "pods" || a.GetNamespace() != "gone" {
+				t.Errorf("deletecollection on %s in %q", a.GetResource().Resource, a.GetNamespace())
+			}
+		}
+	}
+	if deletedConfigMaps != 2 || collections != 1 {
+		t.Errorf("configmaps deleted one by one = %d (want 2), deletecollection calls = %d (want 1: pods only, not nodes or subresources)", deletedConfigMaps, collections)
+	}
+	var finalized bool
+	for _, a := range fx.client.Actions() {
+		if a.GetSubresource() == "finalize" { // the fake records finalize as a create
+			finalized = true
+		}
+	}
+	if !finalized {
+		t.Fatal("namespace not finalized after its content was gone")
+	}
+	// Finalizing left no finalizer, so the controller deleted the namespace.
+	if _, err := fx.client.CoreV1().Namespaces().Get(context.Background(), "gone", metav1.GetOptions{}); err == nil {
+		t.Error("finalized namespace still exists")
+	}
+}
+
+func TestRemainingContentWaits(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes, "example.com/other"), meta("Pod", "p1", "example.com/keep"), meta("Pod", "p2"))
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range fx.client.Actions() {
+		if a.GetSubresource() == "finalize" {
+			t.Fatal("finalized while pods remain")
+		}
+	}
+	ns := fx.namespace(t)
+	c := condition(ns, corev1.NamespaceContentRemaining)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "SomeResourcesRemain" || !strings.Contains(c.Message, "pods has 2 resource instances") {
+		t.Errorf("NamespaceContentRemaining = %+v", c)
+	}
+	c = condition(ns, corev1.NamespaceFinalizersRemaining)
+	if c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "example.com/keep") {
+		t.Errorf("NamespaceFinalizersRemaining = %+v", c)
+	}
+	if c := condition(ns, corev1.NamespaceDeletionDiscoveryFailure); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("NamespaceDeletionDiscoveryFailure = %+v", c)
+	}
+}
+
+func TestIgnoredNamespaces(t *testing.T) {
+	live := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "uid-ns"}, Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
+	fx := newFixture(t, live, meta("ConfigMap", "a"))
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.client.Actions()) != 0 || len(fx.md.Actions()) != 0 {
+		t.Errorf("actions on a live namespace: %v %v", fx.client.Actions(), fx.md.Actions())
+	}
+	fx = newFixture(t, terminating("example.com/other"), meta("ConfigMap", "a"))
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.md.Actions()) != 0 {
+		t.Errorf("content touched without our finalizer: %v", fx.md.Actions())
+	}
+}
