@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -20,12 +21,23 @@ import (
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
+func init() {
+	// The fake tracker's watchers panic once 100 events are unread; a burst of
+	// thousands of creates and binds outruns the informer by more than that
+	// (the API server would buffer or drop the watcher, not crash).
+	watch.DefaultChanSize = 1 << 20
+}
+
 // newFakeClientset returns client-go's fake clientset with the pods/binding
 // subresource doing what the API server does: the fake alone accepts a
 // Binding without changing the pod, so this reactor sets spec.nodeName and
 // PodScheduled=True, refusing a pod already bound or with another UID.
+//
+// It uses the plain object tracker (NewSimpleClientset): NewClientset's
+// field-managed tracker rebuilds a REST mapper on every write, which costs
+// twenty times more than the scheduler itself and would swamp the benchmark.
 func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
-	cs := fake.NewClientset(objs...)
+	cs := fake.NewSimpleClientset(objs...)
 	cs.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		ca, ok := action.(k8stesting.CreateAction)
 		if !ok || ca.GetSubresource() != "binding" {

@@ -16,10 +16,10 @@ type StateData interface {
 }
 
 // CycleState carries plugin data through one scheduling attempt of one pod.
-// PreFilter writes it; Filter runs on many nodes at once and only reads.
+// PreFilter writes it; Filter runs on many nodes at once and only reads, so
+// reads must not take a lock that every filtering goroutine would fight over.
 type CycleState struct {
-	mu      sync.RWMutex
-	storage map[StateKey]StateData
+	storage sync.Map // StateKey → StateData
 	// SkipFilterPlugins and SkipScorePlugins name plugins whose PreFilter or
 	// PreScore returned Skip.
 	SkipFilterPlugins map[string]bool
@@ -28,22 +28,18 @@ type CycleState struct {
 
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState {
-	return &CycleState{storage: map[StateKey]StateData{}}
+	return &CycleState{}
 }
 
 // Write stores data under key.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.mu.Lock()
-	c.storage[key] = data
-	c.mu.Unlock()
+	c.storage.Store(key, data)
 }
 
 // Read returns the data under key or an error naming it.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if d, ok := c.storage[key]; ok {
-		return d, nil
+	if d, ok := c.storage.Load(key); ok {
+		return d.(StateData), nil
 	}
 	return nil, fmt.Errorf("cycle state has no %q", key)
 }
@@ -54,11 +50,10 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	out := NewCycleState()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for k, v := range c.storage {
-		out.storage[k] = v.Clone()
-	}
+	c.storage.Range(func(k, v any) bool {
+		out.storage.Store(k, v.(StateData).Clone())
+		return true
+	})
 	out.SkipFilterPlugins = c.SkipFilterPlugins
 	out.SkipScorePlugins = c.SkipScorePlugins
 	return out

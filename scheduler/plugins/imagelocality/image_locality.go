@@ -2,6 +2,7 @@ package imagelocality
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -29,19 +30,44 @@ func New(_ any, h framework.Handle) (framework.Plugin, error) { return &ImageLoc
 // Name implements framework.Plugin.
 func (*ImageLocality) Name() string { return Name }
 
-// Score maps the spread-weighted size of present images into [0, 100].
-func (pl *ImageLocality) Score(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
-	total := len(pl.h.SnapshotLister().List())
-	containers := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
-	var sum int64
+const preScoreKey framework.StateKey = "PreScore" + Name
+
+type preScoreState []string
+
+func (s preScoreState) Clone() framework.StateData { return s }
+
+// PreScore normalizes the pod's image names once.
+func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	var images preScoreState
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range list {
-			if st, ok := ni.ImageStates[NormalizedImageName(c.Image)]; ok && total > 0 {
+			images = append(images, NormalizedImageName(c.Image))
+		}
+	}
+	state.Write(preScoreKey, images)
+	return nil
+}
+
+// Score maps the spread-weighted size of present images into [0, 100].
+func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	d, err := state.Read(preScoreKey)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	images, ok := d.(preScoreState)
+	if !ok {
+		return 0, framework.AsStatus(fmt.Errorf("%s: unexpected state %T", Name, d))
+	}
+	total := len(pl.h.SnapshotLister().List())
+	var sum int64
+	if len(ni.ImageStates) > 0 && total > 0 {
+		for _, img := range images {
+			if st, ok := ni.ImageStates[img]; ok {
 				sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(total))
 			}
 		}
 	}
-	return scale(sum, int64(containers)*maxContainerThreshold), nil
+	return scale(sum, int64(len(images))*maxContainerThreshold), nil
 }
 
 func scale(sum, max int64) int64 {

@@ -82,14 +82,15 @@ func (pl *InterPodAffinity) nsLabels(ns string) labels.Set {
 // PreFilter counts, per topology domain, the placed pods relevant to the
 // pod's required terms and the placed pods whose anti-affinity rejects it.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	lister := pl.h.SnapshotLister()
+	withAnti := lister.HavePodsWithRequiredAntiAffinityList()
+	if !hasRequiredTerms(pod) && len(withAnti) == 0 {
+		// The common case: nothing to check, and nothing worth parsing.
+		return nil, framework.NewStatus(framework.Skip)
+	}
 	pi := framework.NewPodInfo(pod)
 	if pi.ParseError != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, pi.ParseError.Error())
-	}
-	lister := pl.h.SnapshotLister()
-	withAnti := lister.HavePodsWithRequiredAntiAffinityList()
-	if len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0 && len(withAnti) == 0 {
-		return nil, framework.NewStatus(framework.Skip)
 	}
 	s := &preFilterState{
 		pod:          pi,
@@ -112,6 +113,18 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	}
 	state.Write(preFilterKey, s)
 	return nil, nil
+}
+
+func hasRequiredTerms(pod *v1.Pod) bool {
+	a := pod.Spec.Affinity
+	return a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0) ||
+		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0))
+}
+
+func hasPreferredTerms(pod *v1.Pod) bool {
+	a := pod.Spec.Affinity
+	return a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
+		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
 }
 
 // addExistingAnti counts the domains where existing's anti-affinity selects the incoming pod.

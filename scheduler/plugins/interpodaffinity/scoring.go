@@ -35,12 +35,15 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 // PreScore sums weights per topology domain from the pod's preferred terms
 // and from placed pods' terms that select the pod.
 func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	lister := pl.h.SnapshotLister()
+	own := hasPreferredTerms(pod)
+	if !own && len(lister.HavePodsWithAffinityList()) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
 	pi := framework.NewPodInfo(pod)
 	if pi.ParseError != nil {
 		return framework.AsStatus(pi.ParseError)
 	}
-	lister := pl.h.SnapshotLister()
-	own := len(pi.PreferredAffinityTerms)+len(pi.PreferredAntiAffinityTerms) > 0
 	nodes := lister.HavePodsWithAffinityList()
 	if own {
 		nodes = lister.List()
