@@ -8,6 +8,9 @@
 // init containers one at a time in order, start app containers, restart
 // exited ones as restartPolicy asks with CrashLoopBackOff delays (10s
 // doubling to 5m, reset after 10m of running) — then reports container
-// statuses as Kubernetes shows them. KillPod stops everything with the grace
+// statuses as Kubernetes shows them. ConfigMap and Secret keys reach env
+// (env, envFrom) and volumes (configMap, secret, projected, downwardAPI),
+// the volumes being rewritten on every sync so changes reach running
+// containers. KillPod stops everything with the grace
 // period (SIGTERM, then SIGKILL) and leaves nothing behind.
 package podruntime

@@ -31,6 +31,9 @@ type NodeOptions struct {
 	// logs (`<LogDriver> log-driver <path>`, see kubelet/logdriver); the
 	// skiff binary's own path in production. Empty writes raw logs.
 	LogDriver string
+	// Objects reads ConfigMaps and Secrets for env and volumes (the agent's
+	// listers or clientset).
+	Objects ObjectGetter
 	// Bridge defaults to skiff0; LogDir to /var/log/pods.
 	Bridge string
 	LogDir string
@@ -95,6 +98,7 @@ func OpenNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	rt, err := New(Config{
 		Containers: ctr, Network: nets, PodDir: filepath.Join(agentDir, "pods"), LogDir: o.LogDir, Logger: o.Logger,
+		Objects: o.Objects,
 	})
 	if err != nil {
 		ctr.Close()

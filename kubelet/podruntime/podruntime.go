@@ -58,6 +58,9 @@ type Config struct {
 	// PodDir holds per-pod state such as emptyDir volumes (required;
 	// <data-dir>/agent/pods in production).
 	PodDir string
+	// Objects reads ConfigMaps and Secrets for env and volumes; without
+	// it, containers that need them wait with CreateContainerConfigError.
+	Objects ObjectGetter
 	// LogDir holds container logs (default /var/log/pods).
 	LogDir string
 	Logger *slog.Logger
@@ -73,6 +76,8 @@ type Runtime struct {
 	logDir string
 	log    *slog.Logger
 	now    func() time.Time
+
+	objects ObjectGetter
 
 	probes     *prober.Manager
 	stopProbes context.CancelFunc
@@ -117,7 +122,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runtime{
-		c: cfg.Containers, net: cfg.Network, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, now: cfg.Now,
+		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, now: cfg.Now,
 		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
 	}, nil
 }
@@ -178,7 +183,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 		h := history[name]
 		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
 	}
-	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath}
+	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: r.writeVolumes(ctx, pod, podIP)}
 
 	// Init containers run one at a time, each to success, in order.
 	initsDone := true
@@ -215,9 +220,10 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 
 // syncCtx is what every container of one SyncPod call shares.
 type syncCtx struct {
-	pod       *corev1.Pod
-	podIP     string
-	netnsPath string
+	pod           *corev1.Pod
+	podIP         string
+	netnsPath     string
+	failedVolumes map[string]error
 }
 
 // syncContainer starts, restarts or leaves one container and reports it.
@@ -307,7 +313,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	case err != nil:
 		return withPrevious(waiting(c, "ErrImagePull", err.Error()), c, previous)
 	}
-	cfg, err := r.containerConfig(sc, c, attempt)
+	cfg, err := r.containerConfig(ctx, sc, c, attempt)
 	if err != nil {
 		return withPrevious(waiting(c, "CreateContainerConfigError", err.Error()), c, previous)
 	}
@@ -406,13 +412,19 @@ func terminationGrace(pod *corev1.Pod, p *corev1.Probe) time.Duration {
 	return time.Duration(corev1.DefaultTerminationGracePeriodSeconds) * time.Second
 }
 
-func (r *Runtime) containerConfig(sc syncCtx, c *corev1.Container, attempt int) (krt.ContainerConfig, error) {
+func (r *Runtime) containerConfig(ctx context.Context, sc syncCtx, c *corev1.Container, attempt int) (krt.ContainerConfig, error) {
 	pod := sc.pod
-	env, err := envFor(pod, c, sc.podIP)
+	from, err := r.envFromSources(ctx, pod, c)
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}
-	mounts, err := mountsFor(pod, c, r.podPath(pod.UID))
+	env, err := envFor(pod, c, sc.podIP, from, func(e corev1.EnvVar) (string, bool, error) {
+		return r.objectEnv(ctx, pod, e)
+	})
+	if err != nil {
+		return krt.ContainerConfig{}, err
+	}
+	mounts, err := mountsFor(pod, c, r.podPath(pod.UID), sc.failedVolumes)
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}

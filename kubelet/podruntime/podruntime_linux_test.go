@@ -64,6 +64,7 @@ type env struct {
 	clock *clock
 	logs  string
 	pods  string
+	objs  *objectStore
 }
 
 func newEnv(t *testing.T, bridge, cidr string) *env {
@@ -87,8 +88,8 @@ func newEnv(t *testing.T, bridge, cidr string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nets.RemoveBridge(context.Background()) })
-	e := &env{ctr: ctr, nets: nets, clock: &clock{}, logs: t.TempDir(), pods: t.TempDir()}
-	e.rt, err = New(Config{Containers: ctr, Network: nets, PodDir: e.pods, LogDir: e.logs, Now: e.clock.now})
+	e := &env{ctr: ctr, nets: nets, clock: &clock{}, logs: t.TempDir(), pods: t.TempDir(), objs: newObjectStore()}
+	e.rt, err = New(Config{Containers: ctr, Network: nets, PodDir: e.pods, LogDir: e.logs, Now: e.clock.now, Objects: e.objs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,5 +524,61 @@ func TestPodFilesAndAdoptionAfterAnAgentRestart(t *testing.T) {
 	}
 	if c := again.Containers[0]; c.ContainerID != st.Containers[0].ContainerID || c.State.Running == nil || c.RestartCount != 0 {
 		t.Errorf("after restart: %+v, want the same running container %s", c, st.Containers[0].ContainerID)
+	}
+}
+
+func TestConfigMapVolumeUpdatesReachTheRunningContainer(t *testing.T) {
+	e := newEnv(t, "sktpod7", "10.251.38.0/24")
+	e.objs.putConfigMap("default", "site", map[string]string{"index.html": "version one"})
+	e.objs.putSecret("default", "creds", map[string][]byte{"token": []byte("t0k3n")})
+	pod := newTestPod("configured")
+	c := appContainer("main", "sleep")
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "site", MountPath: "/site", ReadOnly: true}}
+	c.Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "token"}}}}
+	pod.Spec.Containers = []corev1.Container{c}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "site", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}}}
+	const ip = "10.251.38.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+	st := e.syncUntil(t, pod, ip, "running", func(s agent.PodState) bool { return s.Containers[0].State.Running != nil })
+	id := strings.TrimPrefix(st.Containers[0].ContainerID, "containerd://")
+	var envOut bytes.Buffer
+	if _, err := e.ctr.Exec(context.Background(), id, krt.ExecOptions{Command: []string{"/app", "env"}, Stdout: &envOut}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(envOut.String(), "TOKEN=t0k3n\n") {
+		t.Errorf("secret env missing:\n%s", envOut.String())
+	}
+	cs, err := e.ctr.ContainerStatus(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := fmt.Sprintf("/proc/%d/root/site/index.html", cs.Pid)
+	if b, err := os.ReadFile(file); err != nil || string(b) != "version one" {
+		t.Fatalf("in the container: %q (%v)", b, err)
+	}
+	e.objs.putConfigMap("default", "site", map[string]string{"index.html": "version two"})
+	if _, err := e.rt.SyncPod(context.Background(), pod, ip); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "version two" {
+		t.Errorf("after the update, in the container: %q (%v)", b, err)
+	}
+
+	// A pod whose configMap is missing waits with CreateContainerConfigError.
+	broken := newTestPod("broken")
+	bc := appContainer("main", "sleep")
+	bc.VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/v"}}
+	broken.Spec.Containers = []corev1.Container{bc}
+	broken.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}}}}}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), broken, 0) })
+	bst, err := e.rt.SyncPod(context.Background(), broken, "10.251.38.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := bst.Containers[0].State.Waiting; w == nil || w.Reason != "CreateContainerConfigError" || !strings.Contains(w.Message, "absent") {
+		t.Errorf("missing configMap: %+v", bst.Containers[0].State)
 	}
 }

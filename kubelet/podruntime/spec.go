@@ -15,30 +15,52 @@ import (
 // with reason CreateContainerConfigError and the message says why.
 var errConfig = errors.New("container configuration")
 
-// envFor resolves a container's environment: literal values and the
-// downward API fields a pod can name; $(VAR) references are expanded as
-// Kubernetes does for earlier variables.
-func envFor(pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error) {
-	if len(c.EnvFrom) > 0 {
-		return nil, fmt.Errorf("%w: envFrom is not supported by this agent yet", errConfig)
-	}
+// envResolver resolves an env entry whose value comes from a ConfigMap or
+// Secret key; ok is false for a missing optional key.
+type envResolver func(e corev1.EnvVar) (value string, ok bool, err error)
+
+// envFor resolves a container's environment: the envFrom entries (from),
+// then env — literal values with $(VAR) references to earlier variables
+// expanded as Kubernetes does, the downward API fields, and keys of
+// ConfigMaps and Secrets through resolve. A later variable replaces an
+// earlier one of the same name.
+func envFor(pod *corev1.Pod, c *corev1.Container, podIP string, from [][2]string, resolve envResolver) ([]string, error) {
 	seen := map[string]string{}
-	var out []string
+	var order []string
+	set := func(k, v string) {
+		if _, ok := seen[k]; !ok {
+			order = append(order, k)
+		}
+		seen[k] = v
+	}
+	for _, kv := range from {
+		set(kv[0], kv[1])
+	}
 	for _, e := range c.Env {
-		var v string
 		switch {
 		case e.ValueFrom == nil:
-			v = expand(e.Value, seen)
+			set(e.Name, expand(e.Value, seen))
 		case e.ValueFrom.FieldRef != nil:
-			var err error
-			if v, err = fieldRef(pod, e.ValueFrom.FieldRef.FieldPath, podIP); err != nil {
+			v, err := fieldRef(pod, e.ValueFrom.FieldRef.FieldPath, podIP)
+			if err != nil {
 				return nil, fmt.Errorf("%w: env %s: %w", errConfig, e.Name, err)
 			}
+			set(e.Name, v)
+		case resolve == nil:
+			return nil, fmt.Errorf("%w: env %s: only literal values and fieldRef can be resolved here", errConfig, e.Name)
 		default:
-			return nil, fmt.Errorf("%w: env %s: only literal values and fieldRef are supported by this agent yet", errConfig, e.Name)
+			v, ok, err := resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				set(e.Name, v)
+			}
 		}
-		seen[e.Name] = v
-		out = append(out, e.Name+"="+v)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+seen[k])
 	}
 	return out, nil
 }
@@ -185,9 +207,11 @@ func securityFor(pod *corev1.Pod, c *corev1.Container) krt.Security {
 	return s
 }
 
-// mountsFor binds the pod's emptyDir and hostPath volumes; other volume
+// mountsFor binds the pod's volumes: emptyDir and hostPath, and the
+// configMap, secret, downwardAPI and projected volumes written under the
+// pod directory (failed holds those that could not be written). Other
 // kinds are reported as unsupported rather than silently left out.
-func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string) ([]krt.Mount, error) {
+func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[string]error) ([]krt.Mount, error) {
 	vols := map[string]*corev1.Volume{}
 	for i := range pod.Spec.Volumes {
 		vols[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -207,8 +231,16 @@ func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string) ([]krt.Mount
 			host = emptyDirPath(podDir, v.Name)
 		case v.HostPath != nil:
 			host = v.HostPath.Path
+		case v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil:
+			if err := failed[v.Name]; err != nil {
+				if errors.Is(err, errConfig) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: volume %q: %w", errConfig, v.Name, err)
+			}
+			host = objectVolumePath(podDir, v.Name)
 		default:
-			return nil, fmt.Errorf("%w: volume %q: only emptyDir and hostPath volumes are supported by this agent yet", errConfig, v.Name)
+			return nil, fmt.Errorf("%w: volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported by this agent yet", errConfig, v.Name)
 		}
 		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}

@@ -29,7 +29,7 @@ func TestEnvForResolvesLiteralsFieldRefsAndReferences(t *testing.T) {
 		{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 	}}
-	got, err := envFor(testPod(), c, "10.1.0.5")
+	got, err := envFor(testPod(), c, "10.1.0.5", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,10 @@ func TestEnvForRejectsWhatItCannotResolve(t *testing.T) {
 	}{
 		{"secret key", corev1.Container{Env: []corev1.EnvVar{{Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}}},
 		{"unknown field", corev1.Container{Env: []corev1.EnvVar{{Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
-		{"envFrom", corev1.Container{EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := envFor(testPod(), &tc.c, "10.1.0.5"); !errors.Is(err, errConfig) {
+			if _, err := envFor(testPod(), &tc.c, "10.1.0.5", nil, nil); !errors.Is(err, errConfig) {
 				t.Errorf("err = %v, want a configuration error", err)
 			}
 		})
@@ -115,7 +114,7 @@ func TestMountsFor(t *testing.T) {
 	got, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{
 		{Name: "scratch", MountPath: "/scratch"},
 		{Name: "host", MountPath: "/data", ReadOnly: true},
-	}}, "/pods/uid-1")
+	}}, "/pods/uid-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +130,7 @@ func TestMountsFor(t *testing.T) {
 		"unsupported kind": {Name: "cfg", MountPath: "/x"},
 		"subPath":          {Name: "scratch", MountPath: "/x", SubPath: "a"},
 	} {
-		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1"); !errors.Is(err, errConfig) {
+		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1", map[string]error{"cfg": errors.New("configMap \"x\" not found")}); !errors.Is(err, errConfig) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
