@@ -43,6 +43,10 @@ type Config struct {
 	// Resync is the informers' periodic full resync; level-based controllers use it as a safety net.
 	Resync time.Duration
 
+	// ClusterCIDR is split into per-node pod CIDRs of NodeCIDRMaskSize bits (default 10.42.0.0/16, /24).
+	ClusterCIDR      string
+	NodeCIDRMaskSize int
+
 	LeaseNamespace string
 	LeaseName      string
 	// Identity of this instance in the Lease; default hostname + "_" + a random uuid.
@@ -96,7 +100,7 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 		controllers: map[string]Runnable{},
 	}
 	b := BuildContext{
-		Client: client, Informers: m.factory, Options: opts,
+		Client: client, Informers: m.factory, Options: opts, Config: cfg,
 		Recorder: func(component string) record.EventRecorder {
 			return m.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/namespace"
+	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 )
 
@@ -28,6 +29,7 @@ type BuildContext struct {
 	// Recorder returns an event recorder reporting as the given component.
 	Recorder func(component string) record.EventRecorder
 	Options  Options
+	Config   Config
 }
 
 // ErrUnavailable is returned by a constructor whose dependencies are missing from Options. Such a
@@ -62,5 +64,9 @@ var Registry = map[string]Constructor{
 		}
 		return namespace.New(b.Client, b.Options.Metadata, b.Informers.Core().V1().Namespaces(), b.Recorder(namespace.Name),
 			namespace.Options{Logger: b.Options.Logger})
+	},
+	nodeipam.Name: func(b BuildContext) (Runnable, error) {
+		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
+			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, Logger: b.Options.Logger})
 	},
 }

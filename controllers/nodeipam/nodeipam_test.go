@@ -1,0 +1,139 @@
+package nodeipam
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+func node(name, cidr string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if cidr != "" {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
+	}
+	return n
+}
+
+func newFixture(t *testing.T, opts Options, nodes ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
+	t.Helper()
+	client := controllertest.NewClient(nodes...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Nodes(), record.NewFakeRecorder(10), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Load(t, f.Core().V1().Nodes().Informer(), nodes...)
+	return c, client, f
+}
+
+func podCIDR(t *testing.T, client *fake.Clientset, name string) string {
+	t.Helper()
+	n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Spec.PodCIDRs) != 1 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR {
+		t.Errorf("node %s: podCIDR %q podCIDRs %v disagree", name, n.Spec.PodCIDR, n.Spec.PodCIDRs)
+	}
+	return n.Spec.PodCIDR
+}
+
+func TestAllocation(t *testing.T) {
+	ctx := context.Background()
+	// n1 already holds 10.42.0.0/24 (e.g. from before a restart): it must not be handed out again.
+	c, client, f := newFixture(t, Options{}, node("n1", "10.42.0.0/24"), node("n2", ""), node("n3", ""))
+	for _, n := range []string{"n2", "n3", "n1"} {
+		if err := c.sync(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"n1": "10.42.0.0/24", "n2": "10.42.1.0/24", "n3": "10.42.2.0/24"}
+	for n, w := range want {
+		if got := podCIDR(t, client, n); got != w {
+			t.Errorf("%s: podCIDR %s, want %s", n, got, w)
+		}
+	}
+	// Deleting n2 frees its CIDR; the next allocations go on past it first, then reuse it.
+	if err := f.Core().V1().Nodes().Informer().GetIndexer().Delete(node("n2", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := c.alloc.byNode["n2"]; held {
+		t.Error("deleted node kept its CIDR")
+	}
+}
+
+func TestExhaustionAndReuse(t *testing.T) {
+	ctx := context.Background()
+	c, client, f := newFixture(t, Options{ClusterCIDR: "10.0.0.0/23", NodeMaskSize: 24}, node("a", ""), node("b", ""), node("c", ""))
+	for _, n := range []string{"a", "b"} {
+		if err := c.sync(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.sync(ctx, "c"); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("third node in a /23 of /24s: err = %v, want ErrExhausted", err)
+	}
+	_ = f.Core().V1().Nodes().Informer().GetIndexer().Delete(node("a", ""))
+	if err := c.sync(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if got := podCIDR(t, client, "c"); got != "10.0.0.0/24" {
+		t.Errorf("c got %s, want the freed 10.0.0.0/24", got)
+	}
+}
+
+func TestStaleCacheKeepsTheSameCIDR(t *testing.T) {
+	ctx := context.Background()
+	c, client, _ := newFixture(t, Options{}, node("n1", ""))
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	first := podCIDR(t, client, "n1")
+	// The informer still shows n1 without a CIDR: syncing again must not take a second one.
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := podCIDR(t, client, "n1"); got != first || len(c.alloc.used) != 1 {
+		t.Errorf("second sync: %s (first %s), %d subnets used", got, first, len(c.alloc.used))
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	client := fake.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	for _, o := range []Options{{ClusterCIDR: "10.42.0.0"}, {ClusterCIDR: "10.42.0.0/16", NodeMaskSize: 8}, {ClusterCIDR: "10.42.0.0/16", NodeMaskSize: 40}} {
+		if _, err := New(client, f.Core().V1().Nodes(), record.NewFakeRecorder(1), o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+}
+
+func TestIPv6(t *testing.T) {
+	a, err := newAllocator("fd00:42::/56", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := a.allocate("x")
+	s2, _ := a.allocate("y")
+	if s != "fd00:42::/64" || s2 != "fd00:42:0:1::/64" {
+		t.Errorf("got %s %s", s, s2)
+	}
+	if i, ok := a.index(s2); !ok || i != 1 {
+		t.Errorf("index(%s) = %d %v", s2, i, ok)
+	}
+}
