@@ -36,6 +36,11 @@ type Framework struct {
 	reserve    []framework.ReservePlugin
 	bind       []framework.BindPlugin
 	plugins    map[string]framework.Plugin
+
+	// scoreMu guards scoreScratch, the per-plugin score slab reused between
+	// attempts: it is the scheduler's largest allocation per pod otherwise.
+	scoreMu      sync.Mutex
+	scoreScratch []framework.NodeScore
 }
 
 var _ framework.Handle = (*Framework)(nil)
@@ -291,9 +296,15 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 			active = append(active, p)
 		}
 	}
+	f.scoreMu.Lock()
+	defer f.scoreMu.Unlock()
+	n := len(nodes)
+	if need := len(active) * n; cap(f.scoreScratch) < need {
+		f.scoreScratch = make([]framework.NodeScore, need)
+	}
 	perPlugin := make([][]framework.NodeScore, len(active))
 	for i := range perPlugin {
-		perPlugin[i] = make([]framework.NodeScore, len(nodes))
+		perPlugin[i] = f.scoreScratch[i*n : (i+1)*n : (i+1)*n]
 	}
 	var errMu sync.Mutex
 	var firstErr *framework.Status
