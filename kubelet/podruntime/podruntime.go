@@ -329,6 +329,20 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 		r.removeQuietly(ctx, id)
 		return withPrevious(waiting(c, "RunContainerError", err.Error()), c, previous)
 	}
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		// The container counts as started only once its postStart hook
+		// succeeds; a failed hook kills it (FailedPostStartHook) and
+		// restartPolicy decides what follows.
+		hctx, cancel := context.WithTimeout(ctx, terminationGrace(pod, nil)+time.Minute)
+		err := r.runHook(hctx, c.Lifecycle.PostStart, c, id, sc.podIP)
+		cancel()
+		if err != nil {
+			r.log.Warn("postStart hook failed, killing the container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+			if serr := r.c.StopContainer(ctx, id, terminationGrace(pod, nil)); serr != nil {
+				r.log.Warn("stop after failed postStart hook", "container", id, "err", serr)
+			}
+		}
+	}
 	r.log.Info("started container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "attempt", attempt)
 	return r.reread(ctx, c, id, previous)
 }
@@ -464,7 +478,7 @@ func (r *Runtime) removeQuietly(ctx context.Context, id string) {
 // and logs.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	uid := string(pod.UID)
-	err := r.removePodContainers(ctx, uid, grace)
+	err := r.removePodContainers(ctx, pod, grace)
 	if err != nil {
 		return err
 	}
@@ -486,7 +500,8 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	return errors.Join(errs...)
 }
 
-func (r *Runtime) removePodContainers(ctx context.Context, uid string, grace time.Duration) error {
+func (r *Runtime) removePodContainers(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
+	uid := string(pod.UID)
 	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: uid})
 	if err != nil {
 		return err
@@ -498,10 +513,10 @@ func (r *Runtime) removePodContainers(ctx context.Context, uid string, grace tim
 			continue
 		}
 		wg.Add(1)
-		go func(id string) {
+		go func(s krt.ContainerStatus) {
 			defer wg.Done()
-			errc <- r.c.StopContainer(ctx, id, grace)
-		}(s.ID)
+			errc <- r.c.StopContainer(ctx, s.ID, r.preStop(ctx, pod, s, grace))
+		}(s)
 	}
 	wg.Wait()
 	close(errc)

@@ -582,3 +582,38 @@ func TestConfigMapVolumeUpdatesReachTheRunningContainer(t *testing.T) {
 		t.Errorf("missing configMap: %+v", bst.Containers[0].State)
 	}
 }
+
+func TestLifecycleHooks(t *testing.T) {
+	e := newEnv(t, "sktpod8", "10.251.39.0/24")
+	hostDir := t.TempDir()
+	pod := newTestPod("hooked")
+	c := appContainer("main", "sleep")
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
+	c.Lifecycle = &corev1.Lifecycle{
+		PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "touch", "/host/post-start"}}},
+		PreStop:   &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "touch", "/host/pre-stop"}}},
+	}
+	failing := appContainer("failing", "sleep")
+	failing.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "1"}}}}
+	pod.Spec.Containers = []corev1.Container{c, failing}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+	const ip = "10.251.39.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+	e.syncUntil(t, pod, ip, "main running, failing killed", func(s agent.PodState) bool {
+		return s.Containers[0].State.Running != nil &&
+			(s.Containers[1].State.Terminated != nil || s.Containers[1].State.Waiting != nil && s.Containers[1].State.Waiting.Reason == "CrashLoopBackOff")
+	})
+	if _, err := os.Stat(filepath.Join(hostDir, "post-start")); err != nil {
+		t.Errorf("postStart hook did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(hostDir, "pre-stop")); err == nil {
+		t.Error("preStop ran before the pod was stopped")
+	}
+	if err := e.rt.KillPod(context.Background(), pod, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(hostDir, "pre-stop")); err != nil {
+		t.Errorf("preStop hook did not run on KillPod: %v", err)
+	}
+	e.assertGone(t, pod)
+}
