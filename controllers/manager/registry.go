@@ -15,6 +15,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/serviceaccount"
 )
 
 // Runnable is what every controller provides.
@@ -68,5 +69,9 @@ var Registry = map[string]Constructor{
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
 		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
 			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, Logger: b.Options.Logger})
+	},
+	serviceaccount.Name: func(b BuildContext) (Runnable, error) {
+		return serviceaccount.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ServiceAccounts(),
+			b.Recorder(serviceaccount.Name), serviceaccount.Options{Logger: b.Options.Logger})
 	},
 }
