@@ -67,7 +67,7 @@ type env struct {
 	objs  *objectStore
 }
 
-func newEnv(t *testing.T, bridge, cidr string) *env {
+func newEnv(t testing.TB, bridge, cidr string) *env {
 	t.Helper()
 	socket := nodetest.RequireContainerd(t)
 	ctx := context.Background()
