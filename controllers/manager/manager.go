@@ -47,6 +47,9 @@ type Config struct {
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
 
+	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
+	NodeMonitorGracePeriod time.Duration
+
 	LeaseNamespace string
 	LeaseName      string
 	// Identity of this instance in the Lease; default hostname + "_" + a random uuid.
@@ -138,6 +141,9 @@ func (c *Config) defaults() error {
 		}
 	}
 	c.Controllers = slices.Compact(slices.Sorted(slices.Values(c.Controllers)))
+	if c.NodeMonitorGracePeriod < 0 {
+		return fmt.Errorf("manager: node monitor grace period must be positive, got %s", c.NodeMonitorGracePeriod)
+	}
 	if c.Workers < 0 {
 		return fmt.Errorf("manager: workers must be at least 1, got %d", c.Workers)
 	}

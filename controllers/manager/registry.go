@@ -14,6 +14,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
+	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 )
@@ -73,5 +74,10 @@ var Registry = map[string]Constructor{
 	serviceaccount.Name: func(b BuildContext) (Runnable, error) {
 		return serviceaccount.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(serviceaccount.Name), serviceaccount.Options{Logger: b.Options.Logger})
+	},
+	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
+		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),
+			b.Informers.Core().V1().Pods(), b.Recorder(nodelifecycle.Name),
+			nodelifecycle.Options{GracePeriod: b.Config.NodeMonitorGracePeriod, Logger: b.Options.Logger})
 	},
 }

@@ -1,0 +1,406 @@
+package nodelifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	coordinformers "k8s.io/client-go/informers/coordination/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	coordlisters "k8s.io/client-go/listers/coordination/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "nodelifecycle-controller"
+
+// Defaults as in kube-controller-manager.
+const (
+	DefaultGracePeriod   = 40 * time.Second
+	DefaultMonitorPeriod = 5 * time.Second
+	LeaseNamespace       = corev1.NamespaceNodeLease
+	NodeStatusUnknown    = "NodeStatusUnknown"
+)
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	// GracePeriod without a heartbeat before a node is considered unreachable.
+	GracePeriod time.Duration
+	// MonitorPeriod between health checks of all nodes.
+	MonitorPeriod time.Duration
+	Logger        *slog.Logger
+	Now           func() time.Time
+}
+
+// Controller watches node heartbeats, taints unhealthy nodes and evicts their pods.
+type Controller struct {
+	client      kubernetes.Interface
+	nodeLister  corelisters.NodeLister
+	leaseLister coordlisters.LeaseLister
+	podIndexer  cache.Indexer
+	synced      []cache.InformerSynced
+	queue       runner.Queue
+	recorder    record.EventRecorder
+	log         *slog.Logger
+	grace       time.Duration
+	period      time.Duration
+	now         func() time.Time
+}
+
+const nodeNameIndex = "skiff-spec.nodeName"
+
+// New wires the controller. The pod informer gets an index by spec.nodeName.
+func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, leaseInformer coordinformers.LeaseInformer, podInformer coreinformers.PodInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || nodeInformer == nil || leaseInformer == nil || podInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("nodelifecycle: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client: client, nodeLister: nodeInformer.Lister(), leaseLister: leaseInformer.Lister(),
+		podIndexer: podInformer.Informer().GetIndexer(),
+		synced:     []cache.InformerSynced{nodeInformer.Informer().HasSynced, leaseInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
+		grace: opts.GracePeriod, period: opts.MonitorPeriod, now: opts.Now,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.grace <= 0 {
+		c.grace = DefaultGracePeriod
+	}
+	if c.period <= 0 {
+		c.period = DefaultMonitorPeriod
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return nil, fmt.Errorf("nodelifecycle: pod index: %w", err)
+	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+	}); err != nil {
+		return nil, err
+	}
+	// A pod newly bound to a tainted node must be checked too.
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				c.queue.Add(p.Spec.NodeName)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run checks every node each monitor period, and reacts to node events, until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	go func() {
+		t := time.NewTicker(c.period)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				nodes, err := c.nodeLister.List(labels.Everything())
+				if err != nil {
+					continue
+				}
+				for _, n := range nodes {
+					c.queue.Add(n.Name)
+				}
+			}
+		}
+	}()
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+// lastHeartbeat is the newer of the Lease renewal and the Ready condition's heartbeat.
+func (c *Controller) lastHeartbeat(node *corev1.Node) time.Time {
+	var t time.Time
+	if l, err := c.leaseLister.Leases(LeaseNamespace).Get(node.Name); err == nil {
+		t = leaseTime(l)
+	}
+	if r := readyCondition(node); r != nil && r.LastHeartbeatTime.After(t) {
+		t = r.LastHeartbeatTime.Time
+	}
+	if t.IsZero() {
+		// Never heard from: count from registration.
+		t = node.CreationTimestamp.Time
+	}
+	return t
+}
+
+func leaseTime(l *coordinationv1.Lease) time.Time {
+	if l.Spec.RenewTime != nil {
+		return l.Spec.RenewTime.Time
+	}
+	return time.Time{}
+}
+
+func readyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func (c *Controller) sync(ctx context.Context, name string) error {
+	cached, err := c.nodeLister.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	node := cached.DeepCopy()
+	now := c.now()
+	if now.Sub(c.lastHeartbeat(node)) > c.grace {
+		if node, err = c.markUnknown(ctx, node, now); err != nil {
+			return err
+		}
+	}
+	if node, err = c.reconcileTaints(ctx, node, now); err != nil {
+		return err
+	}
+	return c.evict(ctx, node, now)
+}
+
+// markUnknown sets every condition the agent owns to Unknown, once.
+func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
+	next := node.DeepCopy()
+	ts := metav1.NewTime(now)
+	types := []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
+	for _, t := range types {
+		found := false
+		for i := range next.Status.Conditions {
+			cnd := &next.Status.Conditions[i]
+			if cnd.Type != t {
+				continue
+			}
+			found = true
+			if cnd.Status != corev1.ConditionUnknown {
+				cnd.Status, cnd.Reason, cnd.Message, cnd.LastTransitionTime = corev1.ConditionUnknown, NodeStatusUnknown, "Kubelet stopped posting node status.", ts
+			}
+		}
+		if !found {
+			next.Status.Conditions = append(next.Status.Conditions, corev1.NodeCondition{Type: t, Status: corev1.ConditionUnknown,
+				Reason: "NodeStatusNeverUpdated", Message: "Kubelet never posted node status.", LastHeartbeatTime: node.CreationTimestamp, LastTransitionTime: ts})
+		}
+	}
+	if apiequality.Semantic.DeepEqual(node.Status, next.Status) {
+		return node, nil
+	}
+	updated, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("mark node %s unknown: %w", node.Name, err)
+	}
+	c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+	c.log.Info("node stopped heartbeating", "node", node.Name)
+	if err := c.markPodsNotReady(ctx, node.Name, now); err != nil {
+		return nil, err
+	}
+	return updated, nil
+}
+
+// markPodsNotReady flips the Ready condition of the node's pods to False so endpoints drop them.
+func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now time.Time) error {
+	objs, err := c.podIndexer.ByIndex(nodeNameIndex, nodeName)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		pod := o.(*corev1.Pod).DeepCopy()
+		changed := false
+		for i := range pod.Status.Conditions {
+			cnd := &pod.Status.Conditions[i]
+			if cnd.Type == corev1.PodReady && cnd.Status != corev1.ConditionFalse {
+				cnd.Status, cnd.Reason, cnd.LastTransitionTime = corev1.ConditionFalse, "NodeNotReady", metav1.NewTime(now)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		if _, err := c.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("mark pod %s/%s not ready: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	return nil
+}
+
+// reconcileTaints keeps the NoExecute taints in line with the Ready condition.
+func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
+	want := ""
+	if r := readyCondition(node); r != nil {
+		switch r.Status {
+		case corev1.ConditionUnknown:
+			want = corev1.TaintNodeUnreachable
+		case corev1.ConditionFalse:
+			want = corev1.TaintNodeNotReady
+		}
+	}
+	var taints []corev1.Taint
+	has := false
+	for _, t := range node.Spec.Taints {
+		managed := t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady)
+		if managed && t.Key != want {
+			continue
+		}
+		if managed {
+			has = true
+		}
+		taints = append(taints, t)
+	}
+	if want != "" && !has {
+		ts := metav1.NewTime(now)
+		taints = append(taints, corev1.Taint{Key: want, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	}
+	if apiequality.Semantic.DeepEqual(taints, node.Spec.Taints) {
+		return node, nil
+	}
+	next := node.DeepCopy()
+	next.Spec.Taints = taints
+	updated, err := c.client.CoreV1().Nodes().Update(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("update taints of node %s: %w", node.Name, err)
+	}
+	return updated, nil
+}
+
+// evict deletes the pods that do not tolerate the node's NoExecute taints (any longer), and requeues
+// the node for the earliest toleration that has yet to run out.
+func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time) error {
+	var taints []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			taints = append(taints, t)
+		}
+	}
+	if len(taints) == 0 {
+		return nil
+	}
+	objs, err := c.podIndexer.ByIndex(nodeNameIndex, node.Name)
+	if err != nil {
+		return err
+	}
+	var next time.Duration
+	for _, o := range objs {
+		pod := o.(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		wait, forever := tolerationWait(pod, taints, now)
+		if forever {
+			continue
+		}
+		if wait > 0 {
+			if next == 0 || wait < next {
+				next = wait
+			}
+			continue
+		}
+		err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
+	}
+	if next > 0 {
+		c.queue.AddAfter(node.Name, next)
+	}
+	return nil
+}
+
+// tolerationWait returns how long the pod may still stay on a node with these NoExecute taints: 0 to
+// evict now, forever when every taint is tolerated without a limit.
+func tolerationWait(pod *corev1.Pod, taints []corev1.Taint, now time.Time) (time.Duration, bool) {
+	forever := true
+	var wait time.Duration = -1
+	for i := range taints {
+		t := &taints[i]
+		tol := matching(pod.Spec.Tolerations, t)
+		if tol == nil {
+			return 0, false
+		}
+		if tol.TolerationSeconds == nil {
+			continue
+		}
+		forever = false
+		added := now
+		if t.TimeAdded != nil {
+			added = t.TimeAdded.Time
+		}
+		left := added.Add(time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second).Sub(now)
+		if left <= 0 {
+			return 0, false
+		}
+		if wait < 0 || left < wait {
+			wait = left
+		}
+	}
+	if forever {
+		return 0, true
+	}
+	return wait, false
+}
+
+// matching returns the toleration of taint with the shortest tolerationSeconds, or nil.
+func matching(tols []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration {
+	var best *corev1.Toleration
+	for i := range tols {
+		tol := &tols[i]
+		if tol.Effect != "" && tol.Effect != taint.Effect {
+			continue
+		}
+		switch tol.Operator {
+		case corev1.TolerationOpExists:
+			if tol.Key != "" && tol.Key != taint.Key {
+				continue
+			}
+		case corev1.TolerationOpEqual, "":
+			if tol.Key != taint.Key || tol.Value != taint.Value {
+				continue
+			}
+		default:
+			continue
+		}
+		if tol.TolerationSeconds == nil {
+			if best == nil {
+				best = tol
+			}
+			continue
+		}
+		if best == nil || best.TolerationSeconds == nil || *tol.TolerationSeconds < *best.TolerationSeconds {
+			best = tol
+		}
+	}
+	return best
+}

@@ -1,0 +1,11 @@
+// Package nodelifecycle notices nodes that stopped heartbeating and moves their work elsewhere.
+//
+// A node agent renews its Lease in kube-node-lease (and posts Ready in node status). When neither has
+// been refreshed for the grace period (40s by default) the controller sets the node's conditions to
+// Unknown with reason NodeStatusUnknown, marks its pods not ready (so Services stop sending them
+// traffic), and taints it node.kubernetes.io/unreachable:NoExecute (not-ready:NoExecute when the agent
+// reports Ready=False). Pods on a NoExecute-tainted node are then deleted: at once when they do not
+// tolerate the taint, after tolerationSeconds when they tolerate it for a while (admission adds 300s
+// for these two taints), never when they tolerate it without a limit. Taints go away when the node is
+// Ready again.
+package nodelifecycle

@@ -1,0 +1,168 @@
+package nodelifecycle
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newFixture(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset) {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(), record.NewFakeRecorder(100), Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		switch o.(type) {
+		case *corev1.Node:
+			controllertest.Load(t, f.Core().V1().Nodes().Informer(), o)
+		case *coordinationv1.Lease:
+			controllertest.Load(t, f.Coordination().V1().Leases().Informer(), o)
+		case *corev1.Pod:
+			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		}
+	}
+	client.ClearActions()
+	return c, client
+}
+
+func node(ready corev1.ConditionStatus, heartbeatAgo time.Duration, taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Spec:       corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: ready, LastHeartbeatTime: metav1.NewTime(now.Add(-heartbeatAgo)),
+		}}},
+	}
+}
+
+func lease(ago time.Duration) *coordinationv1.Lease {
+	ts := metav1.NewMicroTime(now.Add(-ago))
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: LeaseNamespace}, Spec: coordinationv1.LeaseSpec{RenewTime: &ts}}
+}
+
+func unreachable(addedAgo time.Duration) corev1.Taint {
+	ts := metav1.NewTime(now.Add(-addedAgo))
+	return corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts}
+}
+
+func pod(name string, tolerationSeconds *int64) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	if name != "intolerant" {
+		// As admission adds them: both node-health taints, the same limit.
+		p.Spec.Tolerations = []corev1.Toleration{
+			{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: tolerationSeconds},
+			{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: tolerationSeconds},
+		}
+	}
+	return p
+}
+
+func ptr(v int64) *int64 { return &v }
+
+func TestHeartbeats(t *testing.T) {
+	tests := []struct {
+		name          string
+		node          *corev1.Node
+		lease         *coordinationv1.Lease
+		wantReady     corev1.ConditionStatus
+		wantTaint     string
+		wantPodsReady bool
+	}{
+		{"a fresh lease keeps the node ready", node(corev1.ConditionTrue, 5*time.Minute), lease(10 * time.Second), corev1.ConditionTrue, "", true},
+		{"a fresh status heartbeat also counts", node(corev1.ConditionTrue, 10*time.Second), nil, corev1.ConditionTrue, "", true},
+		{"no heartbeat past the grace period: Unknown and unreachable", node(corev1.ConditionTrue, 5*time.Minute), lease(41 * time.Second), corev1.ConditionUnknown, corev1.TaintNodeUnreachable, false},
+		{"an agent reporting NotReady gets the not-ready taint", node(corev1.ConditionFalse, 5*time.Second), nil, corev1.ConditionFalse, corev1.TaintNodeNotReady, true},
+		{"a node ready again loses the taint", node(corev1.ConditionTrue, time.Second, unreachable(time.Minute)), nil, corev1.ConditionTrue, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := []runtime.Object{tc.node, pod("tolerant", nil)}
+			if tc.lease != nil {
+				objs = append(objs, tc.lease)
+			}
+			c, client := newFixture(t, objs...)
+			if err := c.sync(context.Background(), "n1"); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+			r := readyCondition(n)
+			if r.Status != tc.wantReady {
+				t.Errorf("Ready = %s, want %s", r.Status, tc.wantReady)
+			}
+			if tc.wantReady == corev1.ConditionUnknown && r.Reason != NodeStatusUnknown {
+				t.Errorf("Ready reason = %q", r.Reason)
+			}
+			var keys []string
+			for _, tn := range n.Spec.Taints {
+				keys = append(keys, tn.Key)
+			}
+			if (tc.wantTaint == "" && len(keys) != 0) || (tc.wantTaint != "" && !slices.Equal(keys, []string{tc.wantTaint})) {
+				t.Errorf("taints = %v, want %q", keys, tc.wantTaint)
+			}
+			p, err := client.CoreV1().Pods("ns").Get(context.Background(), "tolerant", metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("a pod tolerating the taint forever was evicted: %v", err)
+			}
+			if ready := p.Status.Conditions[0].Status == corev1.ConditionTrue; ready != tc.wantPodsReady {
+				t.Errorf("pod ready = %v, want %v", ready, tc.wantPodsReady)
+			}
+		})
+	}
+}
+
+func TestEviction(t *testing.T) {
+	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(200*time.Second))
+	n.Status.Conditions[0].Reason = NodeStatusUnknown
+	c, client := newFixture(t, n, lease(10*time.Minute),
+		pod("intolerant", nil),
+		pod("forever", nil),
+		pod("expired", ptr(100)),
+		pod("waiting", ptr(300)),
+		pod("zero", ptr(0)),
+	)
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range controllertest.Filter(client.Actions(), "delete", "pods") {
+		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+	}
+	slices.Sort(deleted)
+	if want := []string{"expired", "intolerant", "zero"}; !slices.Equal(deleted, want) {
+		t.Errorf("evicted %v, want %v", deleted, want)
+	}
+}
+
+func TestTolerationWait(t *testing.T) {
+	taints := []corev1.Taint{unreachable(100 * time.Second)}
+	if w, forever := tolerationWait(pod("p", ptr(300)), taints, now); forever || w != 200*time.Second {
+		t.Errorf("wait = %s forever=%v, want 200s", w, forever)
+	}
+	p := pod("p", nil)
+	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(150)})
+	if w, _ := tolerationWait(p, taints, now); w != 50*time.Second {
+		t.Errorf("the shortest matching toleration should win: wait = %s", w)
+	}
+}
