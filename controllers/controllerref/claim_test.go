@@ -1,0 +1,85 @@
+package controllerref
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var gvk = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}
+
+func obj(name string, lbls map[string]string, owner types.UID) *metav1.ObjectMeta {
+	o := &metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "7", Labels: lbls}
+	if owner != "" {
+		yes := true
+		o.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "x", UID: owner, Controller: &yes}}
+	}
+	return o
+}
+
+func TestClaim(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "uid-rs"}
+	match := map[string]string{"app": "web"}
+	other := map[string]string{"app": "db"}
+	objs := []metav1.Object{
+		obj("mine", match, "uid-rs"),
+		obj("orphan", match, ""),
+		obj("stray", other, "uid-rs"),
+		obj("theirs", match, "uid-other"),
+		obj("unrelated", other, ""),
+	}
+	patches := map[string]map[string]any{}
+	c := Claimer{
+		Owner: owner, OwnerGVK: gvk, Selector: labels.SelectorFromSet(match),
+		Patch: func(_ context.Context, _, name string, patch []byte) error {
+			var p map[string]any
+			if err := json.Unmarshal(patch, &p); err != nil {
+				t.Fatal(err)
+			}
+			patches[name] = p["metadata"].(map[string]any)
+			return nil
+		},
+	}
+	claimed, err := c.Claim(context.Background(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range claimed {
+		names = append(names, o.GetName())
+	}
+	if len(names) != 2 || names[0] != "mine" || names[1] != "orphan" {
+		t.Errorf("claimed %v, want [mine orphan]", names)
+	}
+	if len(patches) != 2 {
+		t.Fatalf("patched %v, want orphan and stray", patches)
+	}
+	adopt := patches["orphan"]
+	refs := adopt["ownerReferences"].([]any)
+	if adopt["uid"] != "uid-orphan" || adopt["resourceVersion"] != "7" || len(refs) != 1 || refs[0].(map[string]any)["uid"] != "uid-rs" || refs[0].(map[string]any)["controller"] != true {
+		t.Errorf("adopt patch = %v", adopt)
+	}
+	if refs := patches["stray"]["ownerReferences"].([]any); len(refs) != 0 {
+		t.Errorf("release patch kept references: %v", refs)
+	}
+}
+
+func TestClaimRefusesAdoptionWhenRecheckFails(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "uid-rs"}
+	patched := 0
+	c := Claimer{
+		Owner: owner, OwnerGVK: gvk, Selector: labels.SelectorFromSet(map[string]string{"app": "web"}),
+		Patch:    func(context.Context, string, string, []byte) error { patched++; return nil },
+		CanAdopt: func(context.Context) error { return errors.New("owner was replaced") },
+	}
+	claimed, err := c.Claim(context.Background(), []metav1.Object{obj("orphan", map[string]string{"app": "web"}, "")})
+	if err == nil || len(claimed) != 0 || patched != 0 {
+		t.Errorf("claimed %d, patched %d, err %v; want nothing and an error", len(claimed), patched, err)
+	}
+}
