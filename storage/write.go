@@ -17,6 +17,8 @@ const (
 	// example a PostgreSQL connection killed mid-transaction); nothing of it
 	// was committed, so it is safe to run again.
 	writeAttempts = 4
+	// maxLinger caps how long a small batch waits for more operations.
+	maxLinger = 2 * time.Millisecond
 )
 
 type opKind int
@@ -111,7 +113,15 @@ func (s *Store) submit(ctx context.Context, op *writeOp) writeResult {
 // writeLoop is the single writer of this process: it takes the first queued
 // operation, then everything else already queued (up to the batch limits),
 // and commits them in one transaction.
+//
+// Right after a commit the callers it answered are still on their way back
+// with their next writes, so the queue briefly looks empty and the next batch
+// would be tiny (then the one after large, and so on). When a batch is
+// smaller than the last one, the loop lingers a little for the rest: at most
+// a quarter of the last commit's duration, so waiting can never cost more
+// than a fraction of what batching saves.
 func (s *Store) writeLoop() {
+	lastSize, lastCommit := 0, time.Duration(0)
 	for {
 		var first *writeOp
 		select {
@@ -122,17 +132,35 @@ func (s *Store) writeLoop() {
 		}
 		batch := []*writeOp{first}
 		size := len(first.sealed)
-	drain:
+		var linger <-chan time.Time
+	collect:
 		for len(batch) < maxBatchOps && size < maxBatchBytes {
 			select {
 			case op := <-s.writes:
 				batch = append(batch, op)
 				size += len(op.sealed)
+				continue
 			default:
-				break drain
+			}
+			if len(batch) >= lastSize {
+				break
+			}
+			if linger == nil {
+				linger = time.After(min(lastCommit/4, maxLinger))
+			}
+			select {
+			case op := <-s.writes:
+				batch = append(batch, op)
+				size += len(op.sealed)
+			case <-linger:
+				break collect
+			case <-s.ctx.Done():
+				break collect
 			}
 		}
+		start := time.Now()
 		s.commit(batch)
+		lastSize, lastCommit = len(batch), time.Since(start)
 	}
 }
 
