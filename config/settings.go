@@ -56,6 +56,14 @@ type Server struct {
 	LogFormat string
 	// DisableAgent keeps the server from running a node agent in its process.
 	DisableAgent bool
+	// DisableControllerManager and DisableScheduler keep the server from
+	// running those loops (run them with their own commands instead).
+	DisableControllerManager bool
+	DisableScheduler         bool
+	// ClusterCIDR is split into the nodes' pod CIDRs.
+	ClusterCIDR string
+	// ServiceCIDR is where Services get their cluster IPs.
+	ServiceCIDR string
 
 	// tokenGiven records that Token came from configuration, not the data dir.
 	tokenGiven bool
@@ -87,6 +95,10 @@ const (
 	keyLogLevel              = "log-level"
 	keyLogFormat             = "log-format"
 	keyDisableAgent          = "disable-agent"
+	keyDisableCM             = "disable-controller-manager"
+	keyDisableScheduler      = "disable-scheduler"
+	keyClusterCIDR           = "cluster-cidr"
+	keyServiceCIDR           = "service-cidr"
 )
 
 // EnvPrefix is prepended to the upper-cased setting name to form its
@@ -110,6 +122,8 @@ const (
 	DefaultHistoryRetention      = storage.DefaultHistoryRetention
 	DefaultLogLevel              = "info"
 	DefaultLogFormat             = "text"
+	DefaultClusterCIDR           = "10.42.0.0/16"
+	DefaultServiceCIDR           = "10.43.0.0/16"
 )
 
 // Files inside the data directory.
@@ -319,7 +333,46 @@ func serverSettings(defaultDataDir string) []setting {
 				s.DisableAgent = v.(bool)
 				return nil
 			}},
+		{name: keyDisableCM, kind: kindBool, def: "false",
+			usage: "do not run the controllers in the server process (run skiff controller-manager instead)",
+			apply: func(s *Server, v any) error {
+				s.DisableControllerManager = v.(bool)
+				return nil
+			}},
+		{name: keyDisableScheduler, kind: kindBool, def: "false",
+			usage: "do not run the scheduler in the server process (run skiff scheduler instead)",
+			apply: func(s *Server, v any) error {
+				s.DisableScheduler = v.(bool)
+				return nil
+			}},
+		{name: keyClusterCIDR, kind: kindString, def: DefaultClusterCIDR,
+			usage: "IPv4 range split into one /24 pod CIDR per node",
+			apply: func(s *Server, v any) error {
+				p, err := parseCIDR(v.(string), 16, 24)
+				s.ClusterCIDR = p
+				return err
+			}},
+		{name: keyServiceCIDR, kind: kindString, def: DefaultServiceCIDR,
+			usage: "IPv4 range Services get their cluster IPs from",
+			apply: func(s *Server, v any) error {
+				p, err := parseCIDR(v.(string), 12, 28)
+				s.ServiceCIDR = p
+				return err
+			}},
 	}
+}
+
+// parseCIDR accepts an IPv4 CIDR whose prefix length is within [minBits,
+// maxBits] and returns it in canonical form.
+func parseCIDR(v string, minBits, maxBits int) (string, error) {
+	p, err := netip.ParsePrefix(strings.TrimSpace(v))
+	if err != nil || !p.Addr().Is4() {
+		return "", fmt.Errorf("must be an IPv4 CIDR such as 10.42.0.0/16")
+	}
+	if p.Bits() < minBits || p.Bits() > maxBits {
+		return "", fmt.Errorf("prefix length must be between /%d and /%d", minBits, maxBits)
+	}
+	return p.Masked().String(), nil
 }
 
 // applyEndpoint accepts "" (SQLite in the data dir), a PostgreSQL URL that

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
@@ -79,6 +81,26 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err != nil {
 		return err
 	}
+	// The control plane talks to the API server like any client, over
+	// loopback. (Least-privilege identities per loop come with RBAC.)
+	var loops sync.WaitGroup
+	if !cfg.DisableControllerManager {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
+				return runControllerManager(ctx, api.rest, cfg.ClusterCIDR, log)
+			})
+		}()
+	}
+	if !cfg.DisableScheduler {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.rest, log) })
+		}()
+	}
+	defer loops.Wait()
 	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir, "api", api.url)
 
 	select {
@@ -96,7 +118,8 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 // runningAPI is the API server started by startAPIServer.
 type runningAPI struct {
 	url  string
-	done chan error // receives Run's result once it returns
+	rest *rest.Config // admin client configuration for in-process components
+	done chan error   // receives Run's result once it returns
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -113,13 +136,14 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		ClientCA:    bundle.CAPool(),
 		Tokens:      map[string]authn.User{cfg.Token: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: cfg.ListenAddress(),
+		ServiceCIDR: cfg.ServiceCIDR,
 		GitCommit:   commit(),
 		Logger:      log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), done: make(chan error, 1)}
+	api := &runningAPI{url: srv.URL(), rest: bundle.AdminRESTConfig(srv.URL()), done: make(chan error, 1)}
 	go func() { api.done <- srv.Run(ctx) }()
 	select {
 	case <-srv.Ready():

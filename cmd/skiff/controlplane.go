@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/scheduler"
+)
+
+// identity names this process in the leader Leases: host plus a random
+// suffix, as Kubernetes' components do, so two processes on one host differ.
+func identity() string {
+	host, _ := os.Hostname()
+	return host + "_" + uuid.NewString()
+}
+
+// controlPlaneClient raises client-go's default 5 QPS: the loops in one
+// process share it, and a scale test must not throttle them.
+func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, error) {
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst = 500, 1000
+	c, err := kubernetes.NewForConfig(rc)
+	return c, rc, err
+}
+
+// runControllerManager runs every controller while this process holds the
+// controller-manager Lease.
+func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error {
+	client, rc, err := controlPlaneClient(rc)
+	if err != nil {
+		return err
+	}
+	meta, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()},
+		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta})
+	if err != nil {
+		return err
+	}
+	log.Info("controller manager starting", "controllers", m.Controllers())
+	return m.RunWithLeaderElection(ctx)
+}
+
+// runScheduler runs the scheduler while this process holds its Lease.
+func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger) error {
+	client, _, err := controlPlaneClient(rc)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler")})
+	if err != nil {
+		return err
+	}
+	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity()})
+}
+
+// supervise runs a control-plane loop for the life of ctx. A loop that lost
+// its Lease, or failed, is started again (a fresh instance campaigns anew),
+// as a restarted kube-controller-manager would be.
+func supervise(ctx context.Context, name string, log *slog.Logger, run func(context.Context) error) {
+	for ctx.Err() == nil {
+		err := run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("control-plane loop stopped; starting it again", "loop", name, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-timeAfter(2):
+		}
+	}
+}
+
+// standaloneCommand builds `skiff controller-manager` or `skiff scheduler`:
+// the same loop as in the server, against any API server's kubeconfig.
+func standaloneCommand(use, short string, run func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error) *cobra.Command {
+	var kubeconfig, clusterCIDR string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kubeconfig == "" {
+				return fmt.Errorf("invalid --kubeconfig: required (the API server to work against)")
+			}
+			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("invalid --kubeconfig %q: %w", kubeconfig, err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			err = run(ctx, rc, clusterCIDR, slog.Default())
+			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
+				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
+	if use == "controller-manager" {
+		cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
+	}
+	return cmd
+}
+
+func newControllerManagerCommand() *cobra.Command {
+	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", runControllerManager)
+}
+
+func newSchedulerCommand() *cobra.Command {
+	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)",
+		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger) error {
+			return runScheduler(ctx, rc, log)
+		})
+}
+
+func timeAfter(seconds int) <-chan time.Time { return time.After(time.Duration(seconds) * time.Second) }
