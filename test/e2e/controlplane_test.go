@@ -1,0 +1,41 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// A Deployment on hollow nodes, driven by the real kubectl: the controllers
+// create the ReplicaSet and pods, the scheduler binds them, node IPAM gives
+// the nodes pod CIDRs, and rollout status/history/undo and scale behave as
+// on Kubernetes.
+func TestDeploymentLifecycleOnHollowNodes(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 33)
+	startHollowNodes(t, s, "--count", "3", "--node-name", "hollow")
+	eventually(t, k, []string{"hollow-0", "hollow-1", "hollow-2"}, "get", "nodes")
+
+	k.ok("create", "deployment", "web", "--image=example.com/web:1", "--replicas=4")
+	k.ok("rollout", "status", "deploy/web", "--timeout=90s")
+	out := k.ok("get", "pods", "-l", "app=web", "-o", "wide")
+	if n := strings.Count(out, "Running"); n != 4 {
+		t.Fatalf("want 4 running pods, got %d:\n%s", n, out)
+	}
+	contains(t, "pod IPs from the nodes' pod CIDRs", out, "10.42.")
+	// Every node got a pod CIDR from the node IPAM controller.
+	cidrs := k.ok("get", "nodes", "-o", "jsonpath={.items[*].spec.podCIDR}")
+	if len(strings.Fields(cidrs)) != 3 {
+		t.Fatalf("node pod CIDRs: %q", cidrs)
+	}
+
+	k.ok("set", "image", "deploy/web", "web=example.com/web:2")
+	k.ok("rollout", "status", "deploy/web", "--timeout=90s")
+	contains(t, "history", k.ok("rollout", "history", "deploy/web"), "1 ", "2 ")
+	k.ok("rollout", "undo", "deploy/web")
+	k.ok("rollout", "status", "deploy/web", "--timeout=90s")
+	contains(t, "image after undo", k.ok("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), "example.com/web:1")
+
+	k.ok("scale", "deploy/web", "--replicas=2")
+	eventually(t, k, []string{"2/2"}, "get", "deploy", "web")
+	contains(t, "events", k.ok("get", "events"), "Scheduled", "ScalingReplicaSet")
+}
