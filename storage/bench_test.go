@@ -3,10 +3,13 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skiffkube/skiff/storage"
 )
 
 // BenchmarkCreate measures group-committed creates of 1 KiB values with 1, 16
@@ -52,4 +55,32 @@ func BenchmarkCreate(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkWatchAcrossInstances measures write → event latency from one
+// store to a watcher on another store of the same PostgreSQL database (woken
+// by LISTEN/NOTIFY), and reports p50/p99 in milliseconds.
+func BenchmarkWatchAcrossInstances(b *testing.B) {
+	ep := benchPostgres(b)
+	a, w := openStore(b, ep), openStore(b, ep)
+	ctx := context.Background()
+	watch, err := w.Watch(ctx, storage.WatchOptions{Prefix: "/lat/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer watch.Stop()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := a.Create(ctx, fmt.Sprintf("/lat/%d", i), []byte("v"), 0); err != nil {
+			b.Fatal(err)
+		}
+		<-watch.Events()
+		lat = append(lat, time.Since(start))
+		time.Sleep(20 * time.Millisecond)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
