@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
@@ -37,6 +38,7 @@ a flag beats the environment, which beats the file.`,
 			}
 			log := cfg.NewLogger(cmd.ErrOrStderr())
 			slog.SetDefault(log)
+			klog.SetSlogLogger(log) // client-go's logs go to the same place, in the same format
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			go func() {

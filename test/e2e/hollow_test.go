@@ -69,8 +69,9 @@ func TestHollowNodesRunPods(t *testing.T) {
 	eventually(t, k, []string{"hollow-0", "hollow-2"}, "get", "leases", "-n", "kube-node-lease")
 	contains(t, "node capacity", k.ok("get", "node", "hollow-1", "-o", "jsonpath={.status.capacity.cpu} {.status.allocatable.pods} {.status.nodeInfo.containerRuntimeVersion}"), "8 50 fake://")
 
-	// What the node IPAM controller does, by hand: give hollow-1 a pod CIDR.
-	k.ok("patch", "node", "hollow-1", "-p", `{"spec":{"podCIDR":"10.42.7.0/24","podCIDRs":["10.42.7.0/24"]}}`)
+	// The node IPAM controller (in the server) gives hollow-1 a pod CIDR.
+	cidr := eventually(t, k, []string{"10.42."}, "get", "node", "hollow-1", "-o", "jsonpath={.spec.podCIDR}")
+	prefix := cidr[:strings.LastIndex(cidr, ".")+1] // "10.42.N."
 	k.okIn(`apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: default}
@@ -79,7 +80,7 @@ spec:
   terminationGracePeriodSeconds: 5
   containers: [{name: app, image: example.com/web:1}]
 `, "apply", "-f", "-")
-	out = eventually(t, k, []string{"Running", "10.42.7."}, "get", "pod", "web", "-o", "wide")
+	out = eventually(t, k, []string{"Running", prefix}, "get", "pod", "web", "-o", "wide")
 	contains(t, "pod", out, "1/1", "hollow-1")
 	k.ok("delete", "pod", "web", "--wait", "--timeout=60s")
 	if out, _ := k.run("", "get", "pod", "web"); !strings.Contains(out, "NotFound") {
