@@ -84,3 +84,39 @@ func BenchmarkWatchAcrossInstances(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkList10k lists 10,000 keys of 1 KiB under one prefix.
+func BenchmarkList10k(b *testing.B) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		b.Run(dialect, func(b *testing.B) {
+			ep := b.TempDir() + "/state.db"
+			if dialect == "postgres" {
+				ep = benchPostgres(b)
+			}
+			s := openStore(b, ep)
+			ctx := context.Background()
+			value := make([]byte, 1024)
+			var wg sync.WaitGroup
+			for w := 0; w < 16; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < 10000; i += 16 {
+						if _, err := s.Create(ctx, fmt.Sprintf("/list/item-%05d", i), value, 0); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				l, err := s.List(ctx, storage.ListOptions{Prefix: "/list/"})
+				if err != nil || len(l.KVs) != 10000 {
+					b.Fatal(len(l.KVs), err)
+				}
+			}
+		})
+	}
+}
