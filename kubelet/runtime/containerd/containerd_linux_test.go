@@ -368,7 +368,9 @@ func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
 	// PID 1 without a handler ignores SIGTERM; SIGKILL follows the grace period.
 	stubborn := p.config("stubborn", "block")
 	stubbornID := p.run(stubborn)
-	waitState(t, r, stubbornID, krt.StateRunning)
+	// Only once the handler is installed: a SIGTERM before that would kill
+	// the Go program with status 2.
+	waitLog(t, stubborn.LogPath, "SIGTERM ignored")
 	if err := r.StopContainer(ctx, stubbornID, time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -179,13 +179,17 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
+	// The start time is taken before Start: a process that exits at once is
+	// reaped (and its exit time recorded) before Start returns, and its
+	// start must not come out later than its finish.
+	startedAt := time.Now().UTC()
 	if err := task.Start(ctx); err != nil {
 		if _, derr := task.Delete(ctx, client.WithProcessKill); derr != nil && !errdefs.IsNotFound(derr) {
 			r.log.Warn("delete task after failed start", "container", id, "err", derr)
 		}
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	if _, err := c.SetLabels(ctx, map[string]string{labelStartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+	if _, err := c.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
 		return fmt.Errorf("start container %s: record start time: %w", id, err)
 	}
 	return nil

@@ -50,6 +50,7 @@ func main() {
 		// Ignore SIGTERM outright (Go would otherwise exit with status 2 on
 		// it): only SIGKILL ends this.
 		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("blocking: SIGTERM ignored") // tests wait for this before stopping
 		for {
 			time.Sleep(time.Hour)
 		}
