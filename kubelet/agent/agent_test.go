@@ -26,7 +26,15 @@ func poll(t *testing.T, what string, f func() (bool, error)) {
 }
 
 func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
-	client := fake.NewClientset()
+	// The nodes exist with their pod CIDRs (the node IPAM controller's part)
+	// before the agents start; registration keeps them. (The fake clientset
+	// writes whole objects on status updates, so setting the CIDR while the
+	// agents run would race with their heartbeats; the real API server keeps
+	// spec and status apart.)
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hollow-0"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24", PodCIDRs: []string{"10.42.0.0/24"}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hollow-1"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.1.0/24", PodCIDRs: []string{"10.42.1.0/24"}}},
+	)
 	ctx, cancel := context.WithCancel(context.Background())
 	var agents []*agent.Agent
 	for _, name := range []string{"hollow-0", "hollow-1"} {
@@ -65,12 +73,6 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		l, err := client.CoordinationV1().Leases(agent.NodeLeaseNamespace).Get(ctx, "hollow-1", metav1.GetOptions{})
 		return err == nil && *l.Spec.HolderIdentity == "hollow-1", nil
 	})
-	// The node IPAM controller's part: give the nodes pod CIDRs.
-	for i, name := range []string{"hollow-0", "hollow-1"} {
-		n, _ := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		n.Spec.PodCIDR = []string{"10.42.0.0/24", "10.42.1.0/24"}[i]
-		client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-	}
 	grace := int64(30)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
@@ -119,5 +121,24 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 	n, _ = client.CoreV1().Nodes().Get(context.Background(), "hollow-0", metav1.GetOptions{})
 	if !n.Spec.Unschedulable {
 		t.Fatal("node not cordoned at shutdown")
+	}
+	// A restart lifts the agent's own cordon but not an administrator's.
+	admin, _ := client.CoreV1().Nodes().Get(context.Background(), "hollow-1", metav1.GetOptions{})
+	delete(admin.Annotations, "skiff.io/cordoned-at-shutdown")
+	client.CoreV1().Nodes().Update(context.Background(), admin, metav1.UpdateOptions{})
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	var again []*agent.Agent
+	for _, name := range []string{"hollow-0", "hollow-1"} {
+		a, _ := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: name})
+		again = append(again, a)
+	}
+	go agent.RunGroup(ctx2, client, informers.NewSharedInformerFactory(client, 0), again, 1)
+	poll(t, "hollow-0 uncordoned after restart", func() (bool, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx2, "hollow-0", metav1.GetOptions{})
+		return err == nil && !n.Spec.Unschedulable, nil
+	})
+	if n, _ := client.CoreV1().Nodes().Get(ctx2, "hollow-1", metav1.GetOptions{}); !n.Spec.Unschedulable {
+		t.Fatal("the agent lifted an administrator's cordon")
 	}
 }

@@ -19,6 +19,10 @@ import (
 // NodeLeaseNamespace holds the nodes' heartbeat Leases.
 const NodeLeaseNamespace = "kube-node-lease"
 
+// cordonedByAgent marks a cordon the agent made at shutdown, so that its
+// next start lifts that one and never a cordon an administrator made.
+const cordonedByAgent = "skiff.io/cordoned-at-shutdown"
+
 // readinessChecker is implemented by runtimes that can be unready (e.g. a
 // containerd socket that is missing); the Ready condition then says why.
 type readinessChecker interface {
@@ -54,7 +58,11 @@ func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 			for k, v := range n.labels() {
 				cur.Labels[k] = v
 			}
-			cur.Spec.Unschedulable = false // a graceful shutdown cordoned it
+			if cur.Annotations[cordonedByAgent] == "true" {
+				// Undo our own shutdown cordon, never an administrator's.
+				cur.Spec.Unschedulable = false
+				delete(cur.Annotations, cordonedByAgent)
+			}
 			_, err = n.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
 			return err
 		})
@@ -149,11 +157,20 @@ func (n *node) heartbeat(ctx context.Context, owner *corev1.Node) {
 			n.cfg.Logger.Warn("renewing node lease failed", "err", err)
 		}
 	}, n.cfg.LeaseDuration/4)
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	// register has just written the status: the first refresh is one
+	// interval later.
+	t := time.NewTicker(n.cfg.StatusUpdateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 		if _, err := n.updateStatus(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Logger.Warn("node status heartbeat failed", "err", err)
 		}
-	}, n.cfg.StatusUpdateInterval)
+	}
 }
 
 func (n *node) renewLease(ctx context.Context, owner *corev1.Node) error {
@@ -190,7 +207,14 @@ func (n *node) cordon(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if cur.Spec.Unschedulable {
+			return nil // already cordoned (perhaps by an administrator): leave it theirs
+		}
 		cur.Spec.Unschedulable = true
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[cordonedByAgent] = "true"
 		_, err = n.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
