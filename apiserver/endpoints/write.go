@@ -25,29 +25,40 @@ const maxUpdateRetries = 16
 
 var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 
-// create serves POST of a new object.
-func (h *Handler) create(req *request) error {
+// decodeWrite reads the body of a POST or PUT, decodes it as the resource's
+// kind with the request's field validation (warnings kept for the reply),
+// prunes unknown fields, and says whether the request is a dry run.
+func (h *Handler) decodeWrite(req *request) (runtime.Object, bool, error) {
 	body, err := readBody(req)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	validation, err := req.fieldValidation()
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	dry, err := req.dryRun()
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	d, err := decodeObject(req.res, req.res.GVK(), contentType(req.r.Header.Get("Content-Type")), body, validation)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	req.warnings = append(req.warnings, d.warnings...)
 	if err := h.pruneUnknown(req, d.obj, validation); err != nil {
+		return nil, false, err
+	}
+	return d.obj, dry, nil
+}
+
+// create serves POST of a new object.
+func (h *Handler) create(req *request) error {
+	in, dry, err := h.decodeWrite(req)
+	if err != nil {
 		return err
 	}
-	obj, err := h.createObject(req, d.obj, dry, nil)
+	obj, err := h.createObject(req, in, dry, nil)
 	if err != nil {
 		return err
 	}
@@ -359,32 +370,16 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 
 // update serves PUT of an object (or of its status).
 func (h *Handler) update(req *request, st registry.Strategy) error {
-	body, err := readBody(req)
+	obj, dry, err := h.decodeWrite(req)
 	if err != nil {
 		return err
 	}
-	validation, err := req.fieldValidation()
-	if err != nil {
-		return err
-	}
-	dry, err := req.dryRun()
-	if err != nil {
-		return err
-	}
-	d, err := decodeObject(req.res, req.res.GVK(), contentType(req.r.Header.Get("Content-Type")), body, validation)
-	if err != nil {
-		return err
-	}
-	req.warnings = append(req.warnings, d.warnings...)
-	if err := h.pruneUnknown(req, d.obj, validation); err != nil {
-		return err
-	}
-	m := accessor(d.obj)
+	m := accessor(obj)
 	if m.GetName() != req.info.Name {
 		return errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.info.Name))
 	}
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
-		return d.obj.DeepCopyObject(), nil
+		return obj.DeepCopyObject(), nil
 	}, nil)
 	if err != nil {
 		return err
