@@ -21,6 +21,7 @@ const (
 	DefaultWatchCacheBytes  = 32 << 20
 	DefaultProgressInterval = 5 * time.Second
 	DefaultTTLSweepInterval = 1 * time.Second
+	DefaultListCacheBytes   = 256 << 20
 )
 
 // Config is everything New needs. Zero values take the defaults above; the
@@ -62,6 +63,11 @@ type Config struct {
 	// ProgressInterval is how long a watch that asked for progress notices may
 	// stay idle before it gets one.
 	ProgressInterval time.Duration
+	// ListCacheBytes bounds the in-memory mirror of the current state that
+	// serves lists at the newest revision (see listcache.go). If the state
+	// outgrows it the mirror is dropped and lists read the database; negative
+	// disables the mirror.
+	ListCacheBytes int
 	// TTLSweepInterval is how often expired keys are deleted.
 	TTLSweepInterval time.Duration
 	// Logger receives the store's logs; nil means slog.Default().
@@ -92,6 +98,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.WatchCacheBytes, DefaultWatchCacheBytes)
 	setDefault(&c.ProgressInterval, DefaultProgressInterval)
 	setDefault(&c.TTLSweepInterval, DefaultTTLSweepInterval)
+	setDefault(&c.ListCacheBytes, DefaultListCacheBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -31,4 +31,9 @@
 // PostgreSQL LISTEN/NOTIFY for commits of other processes, and by a polling
 // ticker for anything a notification missed. A watcher that cannot keep up is
 // closed with ErrCompacted, which clients recover from by listing again.
+//
+// Lists at the newest revision are served from memory: the hub also keeps a
+// mirror of the current state (listcache.go), and a list reads only the
+// database's revision, waits for the mirror to reach it and answers from the
+// mirror — linearizable across servers, and bounded by Config.ListCacheBytes.
 package storage

@@ -154,6 +154,48 @@ func (d *postgresDialect) pipelined(ctx context.Context, pc *pgx.Conn, load stri
 	return false, nil
 }
 
+// listCurrent reads the meta row and one page of the current state in one
+// round trip: BEGIN (repeatable read, so both statements share a snapshot),
+// the two reads and COMMIT go out as one pipeline, and rows are scanned by
+// pgx itself. On a 10,000-key list the client's time went mostly to
+// database/sql (a driver.Value per column, each value copied twice) and to
+// the four round trips of a database/sql transaction.
+func (d *postgresDialect) listCurrent(ctx context.Context, q string, args []any) (newest, compact int64, kvs []*KeyValue, err error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+		b.Queue(selectMeta).QueryRow(func(row pgx.Row) error { return row.Scan(&newest, &compact) })
+		b.Queue(q, args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				kv, err := scanKV(rows)
+				if err != nil {
+					return err
+				}
+				kvs = append(kvs, kv)
+			}
+			return rows.Err()
+		})
+		b.Queue("COMMIT")
+		err := pc.SendBatch(ctx, b).Close()
+		if err != nil && !pc.IsClosed() && pc.PgConn().TxStatus() != 'I' {
+			if _, rerr := pc.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				pc.Close(context.WithoutCancel(ctx))
+			}
+		}
+		if pc.IsClosed() {
+			return errors.Join(driver.ErrBadConn, err)
+		}
+		return err
+	})
+	return newest, compact, kvs, err
+}
+
 func (d *postgresDialect) timeArg(t time.Time) any { return t.UTC() }
 func (d *postgresDialect) readTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 )
 
 // Get returns a key's state now (revision 0) or at an older revision that has
@@ -52,6 +53,17 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (*ListResult, error)
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("storage: negative list limit %d", opts.Limit)
 	}
+	if out, ok := s.listFromCache(ctx, opts); ok {
+		return out, nil
+	}
+	return s.listDB(ctx, opts)
+}
+
+// listDB reads a page from the database.
+func (s *Store) listDB(ctx context.Context, opts ListOptions) (*ListResult, error) {
+	if cl, ok := s.d.(currentLister); ok && opts.Revision == 0 {
+		return s.listNewest(ctx, cl, opts)
+	}
 	var out *ListResult
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		newest, err := s.checkRevision(ctx, tx, opts.Revision)
@@ -75,6 +87,113 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (*ListResult, error)
 		return nil
 	})
 	return out, err
+}
+
+// cacheWait bounds how long a list waits for the list cache to catch up with
+// the database before it reads the database instead. The wait is normally
+// one poll: the list wakes the hub's poller.
+const cacheWait = time.Second
+
+// listFromCache serves a page from the list cache when it can (see
+// listcache.go for why that is linearizable).
+func (s *Store) listFromCache(ctx context.Context, opts ListOptions) (*ListResult, bool) {
+	if !s.cache.usable() {
+		return nil, false
+	}
+	lo, hi := prefixRange(opts.Prefix)
+	if opts.Revision == 0 {
+		newest, err := s.Revision(ctx)
+		if err != nil || !s.cache.waitFor(ctx, newest, s.hub.wakeUp, cacheWait) {
+			return nil, false
+		}
+	}
+	kvs, rev, more, ok := s.cache.list(lo, hi, opts.StartAfter, opts.Limit, opts.Revision)
+	if !ok {
+		return nil, false
+	}
+	return &ListResult{KVs: kvs, Revision: rev, More: more}, true
+}
+
+// fillListCache loads the list cache from a snapshot of the whole current
+// state. It retries while writes race past what the hub's ring holds.
+func (s *Store) fillListCache(ctx context.Context) error {
+	if s.cache.limit < 0 {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		all, err := s.listDB(ctx, ListOptions{})
+		if err != nil {
+			return err
+		}
+		if s.cache.fill(s.hub, all.KVs, all.Revision) {
+			return nil
+		}
+		if attempt == 10 {
+			s.log.Warn("list cache not loaded: writes keep outpacing the snapshot; lists read the database")
+			return nil
+		}
+	}
+}
+
+// refillLoop rebuilds the list cache after the hub invalidated it.
+func (s *Store) refillLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.refill:
+		}
+		if err := s.fillListCache(s.ctx); err != nil && s.ctx.Err() == nil {
+			s.log.Warn("list cache refill failed; lists read the database until the next try", "err", err)
+			s.refillLater()
+		}
+	}
+}
+
+// refillLater asks for a refill after a pause (a failed fill read the whole
+// state; don't repeat that at once).
+func (s *Store) refillLater() {
+	time.AfterFunc(10*s.cfg.PollInterval, s.requestRefill)
+}
+
+func (s *Store) requestRefill() {
+	select {
+	case s.refill <- struct{}{}:
+	default:
+	}
+}
+
+// currentLister is implemented by dialects that can read the newest revision
+// and one page of the current state in one snapshot faster than a
+// database/sql transaction (PostgreSQL: one pipelined round trip).
+type currentLister interface {
+	listCurrent(ctx context.Context, q string, args []any) (newest, compact int64, kvs []*KeyValue, err error)
+}
+
+// listNewest is List at the newest revision through a currentLister.
+func (s *Store) listNewest(ctx context.Context, cl currentLister, opts ListOptions) (*ListResult, error) {
+	q, args, limit, ok := s.rangeQuery(opts, 0, true)
+	if !ok {
+		rev, err := s.Revision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &ListResult{Revision: rev}, nil
+	}
+	newest, _, kvs, err := cl.listCurrent(ctx, q, args)
+	if err != nil {
+		return nil, s.wrap("list", err)
+	}
+	more := false
+	if limit > 0 && len(kvs) > limit {
+		kvs, more = kvs[:limit], true
+	}
+	for i, kv := range kvs {
+		if kvs[i], err = s.opened(kv); err != nil {
+			return nil, s.wrap("list", err)
+		}
+	}
+	return &ListResult{KVs: kvs, Revision: newest, More: more}, nil
 }
 
 // readTx runs f in a read-only transaction: one snapshot for all its queries.
@@ -111,32 +230,11 @@ func (s *Store) checkRevision(ctx context.Context, tx *sql.Tx, revision int64) (
 // not written since), merged with the state at "at" of the few keys written
 // since, read from history.
 func (s *Store) listAt(ctx context.Context, tx *sql.Tx, opts ListOptions, at int64, newest bool) ([]*KeyValue, bool, error) {
-	lo, hi := prefixRange(opts.Prefix)
-	after := opts.StartAfter != "" && opts.StartAfter >= lo
-	if opts.StartAfter >= hi {
+	q, args, limit, ok := s.rangeQuery(opts, at, newest)
+	if !ok {
 		return nil, false, nil
 	}
-	limit := opts.Limit
-	fetch := int64(math.MaxInt64) // no limit (both dialects accept a huge LIMIT)
-	if limit > 0 {
-		fetch = int64(limit) + 1
-	}
-	var q string
-	args := []any{lo, hi}
-	if after {
-		args[0] = opts.StartAfter
-	}
-	switch {
-	case newest && after:
-		q = s.q.listAfter
-	case newest:
-		q = s.q.listFrom
-	case after:
-		q, args = s.q.listAfterUnchanged, append(args, at)
-	default:
-		q, args = s.q.listFromUnchanged, append(args, at)
-	}
-	args = append(args, fetch)
+	lo, hi := prefixRange(opts.Prefix)
 	kvs, err := collectKVs(tx.QueryContext(ctx, q, args...))
 	if err != nil {
 		return nil, false, err
@@ -155,6 +253,38 @@ func (s *Store) listAt(ctx context.Context, tx *sql.Tx, opts ListOptions, at int
 		return kvs[:limit], true, nil
 	}
 	return kvs, false, nil
+}
+
+// rangeQuery builds the query for one page of opts' range of kv: all of it
+// at the newest revision, else the keys not written after revision at. It
+// fetches one row more than the limit, so the caller can tell there is more.
+// ok is false when the range is empty (StartAfter past its end).
+func (s *Store) rangeQuery(opts ListOptions, at int64, newest bool) (q string, args []any, limit int, ok bool) {
+	lo, hi := prefixRange(opts.Prefix)
+	after := opts.StartAfter != "" && opts.StartAfter >= lo
+	if opts.StartAfter >= hi {
+		return "", nil, 0, false
+	}
+	limit = opts.Limit
+	fetch := int64(math.MaxInt64) // no limit (both dialects accept a huge LIMIT)
+	if limit > 0 {
+		fetch = int64(limit) + 1
+	}
+	args = []any{lo, hi}
+	if after {
+		args[0] = opts.StartAfter
+	}
+	switch {
+	case newest && after:
+		q = s.q.listAfter
+	case newest:
+		q = s.q.listFrom
+	case after:
+		q, args = s.q.listAfterUnchanged, append(args, at)
+	default:
+		q, args = s.q.listFromUnchanged, append(args, at)
+	}
+	return q, append(args, fetch), limit, true
 }
 
 // changedStates returns, for every key in [lo, hi) after startAfter written

@@ -24,6 +24,8 @@ type Store struct {
 
 	writes chan *writeOp
 	hub    *hub
+	cache  *listCache
+	refill chan struct{} // asks refillLoop to rebuild an invalidated cache
 
 	ctx    context.Context // cancelled by Close: stops the background loops
 	cancel context.CancelFunc
@@ -82,7 +84,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.writes = make(chan *writeOp, maxBatchOps)
 	s.hub = newHub(s, rev)
+	s.cache = newListCache(cfg.ListCacheBytes, s.log.Warn)
+	s.refill = make(chan struct{}, 1)
+	if err := s.fillListCache(ctx); err != nil {
+		// Not fatal: lists read the database (and report the problem, e.g.
+		// a secret that cannot be decrypted) until a later refill works.
+		s.log.Warn("list cache not loaded; lists read the database until it is", "err", err)
+		s.refillLater()
+	}
 	s.goLoop(s.writeLoop)
+	s.goLoop(s.refillLoop)
 	s.goLoop(s.hub.pollLoop)
 	s.goLoop(func() { d.background(s.ctx, s.hub.wakeUp) })
 	if cfg.CompactInterval > 0 {

@@ -78,6 +78,8 @@ type ListOptions struct {
 
 // ListResult is one page of a list.
 type ListResult struct {
+	// KVs may be shared with the store's caches and other readers: treat
+	// them, and their Values, as read-only.
 	KVs []*KeyValue
 	// Revision is the revision the whole page reflects.
 	Revision int64

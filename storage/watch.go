@@ -103,6 +103,8 @@ func (h *hub) localCommit(base int64, evs []Event) {
 func (h *hub) dispatch(evs []Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// The cache skips what it holds and stops at a hole (invalidated below).
+	defer h.s.cache.apply(evs)
 	for _, ev := range evs {
 		if ev.Revision <= h.rev {
 			continue
@@ -114,6 +116,8 @@ func (h *hub) dispatch(evs []Event) {
 			}
 			clear(h.ring)
 			h.ring, h.ringSize = h.ring[:0], 0
+			h.s.cache.invalidate()
+			h.s.requestRefill()
 		}
 		h.rev = ev.Revision
 		h.ring = append(h.ring, ev)

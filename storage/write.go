@@ -82,9 +82,12 @@ func (s *Store) submit(ctx context.Context, op *writeOp) writeResult {
 		return writeResult{err: fmt.Errorf("storage: negative TTL %s for %s", op.ttl, op.key)}
 	}
 	if op.kind != opDelete {
-		if op.plain == nil {
-			op.plain = []byte{}
-		}
+		// The store keeps its own copy: the value lives on in the watch ring
+		// and the list cache, and the caller may reuse its buffer.
+		// Exactly its length, so that an append by a reader reallocates.
+		own := make([]byte, len(op.plain))
+		copy(own, op.plain)
+		op.plain = own
 		sealed, err := s.sealer.seal(op.key, op.plain)
 		if err != nil {
 			return writeResult{err: err}
@@ -272,7 +275,8 @@ func (s *Store) plan(batch []*writeOp, base int64, current map[string]*KeyValue)
 		case opCreate, opUpdate:
 			next := &KeyValue{Key: op.key, Value: op.sealed, CreateRevision: rev, ModRevision: rev, Version: 1}
 			if op.ttl > 0 {
-				next.ExpiresAt = now.Add(op.ttl)
+				// Milliseconds, as stored: events and results equal what a read returns.
+				next.ExpiresAt = msTime(timeMs(now.Add(op.ttl)))
 			}
 			h.op, ev.Type = "create", Created
 			if cur != nil {

@@ -44,6 +44,9 @@ type Options struct {
 	// event; 0 skips the watch measurement.
 	WatchRate     float64
 	WatchDuration time.Duration
+	// NoListCache turns off skiff's in-memory list cache: lists read the
+	// database every time.
+	NoListCache bool
 	// KineBin is a kine binary; empty builds kine into KineCacheDir.
 	KineBin      string
 	KineCacheDir string
@@ -482,7 +485,7 @@ func (r *runner) database(ctx context.Context, dialect, system string) (string, 
 // open starts one instance of system on endpoint.
 func (r *runner) open(ctx context.Context, dialect, system, endpoint, name string) (*instance, error) {
 	if system == "skiff" {
-		s, err := target.OpenSkiff(ctx, endpoint)
+		s, err := target.OpenSkiff(ctx, endpoint, !r.o.NoListCache)
 		if err != nil {
 			return nil, err
 		}
@@ -524,6 +527,11 @@ func header(o Options, pgVersion string) []string {
 	}
 	h = append(h, fmt.Sprintf("each write/list measurement runs %v; values are %d-byte JSON; watch: %.0f writes/s for %v, timed from issuing the write to the event's arrival",
 		o.Duration, workload.ValueSize, o.WatchRate, o.WatchDuration))
+	if o.NoListCache {
+		h = append(h, "skiff's list cache is off (-list-cache=false): every list reads the database")
+	} else {
+		h = append(h, "skiff serves lists at the newest revision from its list cache, after reading the database's revision (storage/listcache.go); -list-cache=false measures database reads")
+	}
 	h = append(h, "\"skiff vs kine\" = how many times better skiff is (writes: skiff/kine; latencies: kine/skiff)")
 	return h
 }

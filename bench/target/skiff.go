@@ -18,13 +18,19 @@ type Skiff struct {
 
 // OpenSkiff opens (and migrates) a skiff store on endpoint: a SQLite file
 // path or a postgres:// URL. Only warnings and errors are logged, to stderr.
-func OpenSkiff(ctx context.Context, endpoint string) (*Skiff, error) {
+// listCache false turns off the in-memory list cache, so that lists read the
+// database every time.
+func OpenSkiff(ctx context.Context, endpoint string, listCache bool) (*Skiff, error) {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("target: encryption key: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s, err := storage.New(ctx, storage.Config{Endpoint: endpoint, EncryptionKey: key, Logger: logger})
+	cfg := storage.Config{Endpoint: endpoint, EncryptionKey: key, Logger: logger}
+	if !listCache {
+		cfg.ListCacheBytes = -1
+	}
+	s, err := storage.New(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("target: open skiff store %s: %w", endpoint, err)
 	}

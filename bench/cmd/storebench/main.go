@@ -48,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cas       = fs.Int("cas-writers", 16, "writers for the compare-and-swap update run (0 skips it)")
 		lists     = fs.String("list-sizes", "10000,100000", "keys under one prefix for the SQLite list runs, ascending")
 		pgLists   = fs.String("postgres-list-sizes", "10000,100000", "keys under one prefix for the PostgreSQL list runs, ascending")
+		listCache = fs.Bool("list-cache", true, "let skiff serve lists from its in-memory list cache (false: every list reads the database)")
 		watchRate = fs.Float64("watch-rate", 20, "writes per second during the watch latency run (0 skips it)")
 		watchDur  = fs.Duration("watch-duration", 0, "length of the watch latency run (default 4 × -duration, so that p99 rests on a few hundred events)")
 		kine      = fs.String("kine", "", "path to a kine binary (default: go install github.com/k3s-io/kine@v0.17.5 into -kine-cache once)")
@@ -110,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		CASWriters:        *cas,
 		ListSizes:         ls,
 		PostgresListSizes: pls,
+		NoListCache:       !*listCache,
 		WatchRate:         *watchRate,
 		WatchDuration:     *watchDur,
 		KineBin:           *kine,

@@ -1,0 +1,12 @@
+package storage
+
+import "context"
+
+// ListFromDatabase lists without the list cache, for tests that compare the
+// two.
+func (s *Store) ListFromDatabase(ctx context.Context, opts ListOptions) (*ListResult, error) {
+	return s.listDB(ctx, opts)
+}
+
+// ListCacheUsable tells whether lists are being served from the cache.
+func (s *Store) ListCacheUsable() bool { return s.cache.usable() }

@@ -1,0 +1,168 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// TestListCacheMatchesDatabase runs concurrent creates, updates, deletes and
+// TTL expiries, then checks that every page the cache serves equals the
+// database's state at the same revision.
+func TestListCacheMatchesDatabase(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t), func(c *storage.Config) { c.TTLSweepInterval = 50 * time.Millisecond })
+		ctx := ctxT(t)
+		if !s.ListCacheUsable() {
+			t.Fatal("the list cache is not loaded after open")
+		}
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(w), 1))
+				for i := 0; i < 150; i++ {
+					key := fmt.Sprintf("/registry/pods/ns%d/p%03d", r.IntN(3), r.IntN(60))
+					switch r.IntN(4) {
+					case 0:
+						s.Create(ctx, key, []byte(fmt.Sprint("v", i)), 0)
+					case 1:
+						s.Update(ctx, key, []byte(fmt.Sprint("u", i)), 0, 0)
+					case 2:
+						s.Delete(ctx, key, 0)
+					default:
+						s.Create(ctx, key+"-ttl", []byte("t"), time.Duration(r.IntN(200))*time.Millisecond)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		time.Sleep(300 * time.Millisecond) // let TTL deletes happen
+		for _, prefix := range []string{"/registry/pods/", "/registry/pods/ns1/", "/registry/"} {
+			cached, err := s.List(ctx, storage.ListOptions{Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := s.ListFromDatabase(ctx, storage.ListOptions{Prefix: prefix, Revision: cached.Revision})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameKVs(t, prefix, cached.KVs, db.KVs)
+			// Pages (limit + continue at the first page's revision) add up
+			// to the same keys.
+			var paged []*storage.KeyValue
+			after := ""
+			for {
+				page, err := s.List(ctx, storage.ListOptions{Prefix: prefix, StartAfter: after, Limit: 7, Revision: cached.Revision})
+				if err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, page.KVs...)
+				if !page.More {
+					break
+				}
+				after = page.KVs[len(page.KVs)-1].Key
+			}
+			sameKVs(t, prefix+" paged", paged, db.KVs)
+		}
+	})
+}
+
+func sameKVs(t *testing.T, what string, got, want []*storage.KeyValue) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d keys, the database has %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Key != w.Key || !bytes.Equal(g.Value, w.Value) || g.ModRevision != w.ModRevision ||
+			g.CreateRevision != w.CreateRevision || g.Version != w.Version || !g.ExpiresAt.Equal(w.ExpiresAt) {
+			t.Fatalf("%s: key %d is %+v, the database has %+v", what, i, g, w)
+		}
+	}
+}
+
+// TestListSeesWritesOfOtherServers: a write acknowledged by one server is in
+// the very next list on another, although that list is served from memory.
+func TestListSeesWritesOfOtherServers(t *testing.T) {
+	ep := postgresSchema(t)
+	a := openStore(t, ep)
+	// A long poll interval: only the list's own wait may bring the cache
+	// up to date in time.
+	b := openStore(t, ep, func(c *storage.Config) { c.PollInterval = time.Hour })
+	ctx := ctxT(t)
+	for i := 0; i < 50; i++ {
+		key := fmt.Sprintf("/registry/configmaps/default/c%02d", i)
+		if _, err := a.Create(ctx, key, []byte("x"), 0); err != nil {
+			t.Fatal(err)
+		}
+		l, err := b.List(ctx, storage.ListOptions{Prefix: "/registry/configmaps/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.KVs) != i+1 || l.KVs[i].Key != key {
+			t.Fatalf("after create %d the other server lists %d keys", i, len(l.KVs))
+		}
+		if i%5 == 4 {
+			if _, _, err := a.Delete(ctx, key, 0); err != nil {
+				t.Fatal(err)
+			}
+			l, err := b.List(ctx, storage.ListOptions{Prefix: key})
+			if err != nil || len(l.KVs) != 0 {
+				t.Fatalf("deleted key still listed by the other server: %v %v", l, err)
+			}
+			if _, err := a.Create(ctx, key, []byte("x"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !b.ListCacheUsable() {
+		t.Fatal("the second server's lists did not come from its cache")
+	}
+}
+
+// TestListCacheOutgrown: a state larger than ListCacheBytes turns the cache
+// off and lists keep working from the database.
+func TestListCacheOutgrown(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t), func(c *storage.Config) { c.ListCacheBytes = 4096 })
+		ctx := ctxT(t)
+		for i := 0; i < 20; i++ {
+			if _, err := s.Create(ctx, fmt.Sprintf("/registry/configmaps/default/c%02d", i), make([]byte, 512), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := s.List(ctx, storage.ListOptions{Prefix: "/registry/configmaps/"})
+		if err != nil || len(l.KVs) != 20 {
+			t.Fatalf("list after the cache was outgrown: %d keys, %v", len(l.KVs), err)
+		}
+		if s.ListCacheUsable() {
+			t.Fatal("the cache still serves lists beyond its limit")
+		}
+	})
+}
+
+// TestStoreKeepsItsOwnCopyOfValues: a caller reusing its buffer after a write
+// does not change what the store (and its caches) hold.
+func TestStoreKeepsItsOwnCopyOfValues(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t))
+		ctx := context.Background()
+		buf := []byte("original")
+		if _, err := s.Create(ctx, "/registry/configmaps/default/c", buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, "CHANGED!")
+		l, err := s.List(ctx, storage.ListOptions{Prefix: "/registry/configmaps/"})
+		if err != nil || len(l.KVs) != 1 || string(l.KVs[0].Value) != "original" {
+			t.Fatalf("list after the caller reused its buffer: %v %v", l, err)
+		}
+	})
+}
