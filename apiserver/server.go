@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"log/slog"
 	"net"
 	"net/http"
@@ -124,7 +125,8 @@ func New(cfg Config) (*Server, error) {
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))
-	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger})
+	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer,
+		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +176,10 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // Run serves until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: %w", err)
+	}
+	if err := s.ensureSystemPriorityClasses(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	stderrors "errors"
 	"fmt"
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,6 +33,13 @@ type Store interface {
 	Revision(ctx context.Context) (int64, error)
 }
 
+// Admission is the stage between authorization and storage for creates
+// (admission.Chain): Mutate runs before validation, Validate after it.
+type Admission interface {
+	Mutate(ctx context.Context, a *admission.Attributes) error
+	Validate(ctx context.Context, a *admission.Attributes) (admission.Result, error)
+}
+
 // MaxBodyBytes is the largest request body accepted, as in Kubernetes.
 const MaxBodyBytes = 3 << 20
 
@@ -40,7 +48,9 @@ type Config struct {
 	Store      Store
 	Registry   *registry.Registry
 	Authorizer authz.Authorizer
-	Logger     *slog.Logger
+	// Admission, when set, may change and refuse objects being created.
+	Admission Admission
+	Logger    *slog.Logger
 	// MaxWatchTimeout caps (and, when the client gives none, picks a random
 	// value below) a watch's duration; 0 means 30 minutes.
 	MaxWatchTimeout time.Duration
@@ -51,6 +61,7 @@ type Handler struct {
 	store           Store
 	reg             *registry.Registry
 	authz           authz.Authorizer
+	admission       Admission
 	log             *slog.Logger
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
@@ -70,7 +81,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
 }
 
 // request is one resource request in flight.

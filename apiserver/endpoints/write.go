@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stderrors "errors"
 	"fmt"
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"net/http"
 	"strconv"
 	"time"
@@ -131,6 +132,12 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		m.SetNamespace("")
 	}
 	res.Strategy.PrepareForCreate(obj)
+	attrs := &admission.Attributes{Resource: res.GroupResource(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: dry}
+	if h.admission != nil {
+		if err := h.admission.Mutate(req.ctx, attrs); err != nil {
+			return nil, err
+		}
+	}
 	if errs := res.Strategy.Validate(obj); len(errs) > 0 {
 		return nil, errors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
@@ -147,16 +154,29 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 			return nil, err
 		}
 	}
-	if dry {
-		return obj, nil
-	}
 	undo := func() {}
-	if res.Lifecycle != nil {
-		u, err := res.Lifecycle.BeforeCreate(req.ctx, obj)
+	if h.admission != nil {
+		attrs.Object = obj
+		ar, err := h.admission.Validate(req.ctx, attrs)
 		if err != nil {
 			return nil, err
 		}
-		undo = u
+		req.warnings = append(req.warnings, ar.Warnings...)
+		if ar.Undo != nil {
+			undo = ar.Undo
+		}
+	}
+	if dry {
+		return obj, nil
+	}
+	if res.Lifecycle != nil {
+		u, err := res.Lifecycle.BeforeCreate(req.ctx, obj)
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		admitted := undo
+		undo = func() { u(); admitted() }
 	}
 	data, err := encodeStored(obj)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 )
 
@@ -74,6 +75,13 @@ var Registry = map[string]Constructor{
 	serviceaccount.Name: func(b BuildContext) (Runnable, error) {
 		return serviceaccount.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(serviceaccount.Name), serviceaccount.Options{Logger: b.Options.Logger})
+	},
+	resourcequota.Name: func(b BuildContext) (Runnable, error) {
+		core := b.Informers.Core().V1()
+		return resourcequota.New(b.Client, resourcequota.Informers{
+			Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
+			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(),
+		}, resourcequota.Options{Logger: b.Options.Logger})
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),

@@ -1,0 +1,138 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Store is the part of the revisioned store admission uses.
+type Store interface {
+	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
+	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+}
+
+// Attributes describe an object about to be created.
+type Attributes struct {
+	Resource  schema.GroupResource
+	Namespace string
+	Name      string
+	// Object is the typed object (custom resources are *unstructured); the
+	// mutating plugins change it in place.
+	Object runtime.Object
+	// DryRun: check, but charge nothing.
+	DryRun bool
+}
+
+// Result is what validation adds to a successful request.
+type Result struct {
+	// Warnings go to the client as Warning headers.
+	Warnings []string
+	// Undo releases what validation charged (quota), for when the store
+	// write then fails.
+	Undo func()
+}
+
+// Chain runs the plugins: every mutation, then every validation.
+type Chain struct {
+	store Store
+	log   *slog.Logger
+}
+
+// New returns the admission chain over store.
+func New(store Store, log *slog.Logger) *Chain {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Chain{store: store, log: log}
+}
+
+var (
+	podsResource = schema.GroupResource{Resource: "pods"}
+)
+
+// Mutate applies defaults: the pod's service account, its priority and the
+// namespace's LimitRange defaults.
+func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
+	if a.Resource != podsResource {
+		return nil
+	}
+	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults} {
+		if err := f(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the (defaulted and validated) object: Pod Security,
+// LimitRange bounds, then quota, which it charges last so that nothing is
+// charged for a request another plugin refuses.
+func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
+	var res Result
+	if a.Resource == podsResource {
+		if err := c.limitRangeBounds(ctx, a); err != nil {
+			return res, err
+		}
+	}
+	warnings, err := c.podSecurity(ctx, a)
+	if err != nil {
+		return res, err
+	}
+	res.Warnings = warnings
+	undo, err := c.chargeQuota(ctx, a)
+	if err != nil {
+		return res, err
+	}
+	res.Undo = undo
+	return res, nil
+}
+
+// forbidden is Kubernetes' admission refusal: 403 with
+// `<resource> "<name>" is forbidden: <reason>`.
+func forbidden(a *Attributes, format string, args ...any) error {
+	return apierrors.NewForbidden(a.Resource, a.Name, fmt.Errorf(format, args...))
+}
+
+// listInto decodes every object under prefix into a new T each.
+func listInto[T any](ctx context.Context, s Store, prefix string) ([]*T, int64, error) {
+	l, err := s.List(ctx, storage.ListOptions{Prefix: prefix})
+	if err != nil {
+		return nil, 0, apierrors.NewInternalError(err)
+	}
+	out := make([]*T, 0, len(l.KVs))
+	for _, kv := range l.KVs {
+		v := new(T)
+		if err := json.Unmarshal(kv.Value, v); err != nil {
+			return nil, 0, apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", kv.Key, err))
+		}
+		out = append(out, v)
+	}
+	return out, l.Revision, nil
+}
+
+// getInto decodes one object; found is false when the key does not exist.
+func getInto[T any](ctx context.Context, s Store, key string) (*T, *storage.KeyValue, bool, error) {
+	kv, err := s.Get(ctx, key, 0)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, apierrors.NewInternalError(err)
+	}
+	v := new(T)
+	if err := json.Unmarshal(kv.Value, v); err != nil {
+		return nil, nil, false, apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", key, err))
+	}
+	return v, kv, true, nil
+}

@@ -1,0 +1,13 @@
+// Package admission is the stage between authorization and storage: it may
+// change an object about to be created (defaults from LimitRanges, the pod's
+// service account, its priority) and may refuse it (Pod Security levels,
+// LimitRange bounds, ResourceQuota). Refusals are Kubernetes' 403 Forbidden
+// messages. As the seeds put it: if the quota is exceeded, the admission
+// stage stops the request and nothing reaches storage.
+//
+// Plugins read the objects they need (namespaces, quotas, limit ranges,
+// priority classes, service accounts) from the store; lists there are served
+// from memory. The quota plugin charges a quota's status.used with a
+// compare-and-swap, so two requests racing for the last unit cannot both
+// win; controllers/resourcequota recalculates usage (deletes free quota).
+package admission

@@ -1,0 +1,87 @@
+package admission
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+)
+
+// serviceAccount defaults a pod's service account to "default" and refuses
+// one that does not exist. A missing "default" is let through: the service
+// account controller creates it moments after its namespace, and refusing
+// would only make the first pods of a new namespace fail at random.
+func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
+	pod := a.Object.(*corev1.Pod)
+	name := pod.Spec.ServiceAccountName
+	if name == "" {
+		name = pod.Spec.DeprecatedServiceAccount
+	}
+	if name == "" {
+		name = "default"
+	}
+	pod.Spec.ServiceAccountName = name
+	pod.Spec.DeprecatedServiceAccount = name
+	if name == "default" {
+		return nil
+	}
+	_, _, found, err := getInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return forbidden(a, "error looking up service account %s/%s: serviceaccount %q not found", a.Namespace, name, name)
+	}
+	return nil
+}
+
+// priorityClassPrefix is where PriorityClasses are stored.
+const priorityClassPrefix = "/registry/scheduling.k8s.io/priorityclasses/"
+
+// priority resolves spec.priorityClassName (or the global default class)
+// into spec.priority and spec.preemptionPolicy, as Kubernetes' Priority
+// admission plugin does.
+func (c *Chain) priority(ctx context.Context, a *Attributes) error {
+	pod := a.Object.(*corev1.Pod)
+	var class *schedulingv1.PriorityClass
+	if pod.Spec.PriorityClassName == "" {
+		classes, _, err := listInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix)
+		if err != nil {
+			return err
+		}
+		for _, pc := range classes {
+			// Several global defaults: Kubernetes takes the lowest value.
+			if pc.GlobalDefault && (class == nil || pc.Value < class.Value) {
+				class = pc
+			}
+		}
+		if class != nil {
+			pod.Spec.PriorityClassName = class.Name
+		}
+	} else {
+		pc, _, found, err := getInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix+pod.Spec.PriorityClassName)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return forbidden(a, "no PriorityClass with name %s was found", pod.Spec.PriorityClassName)
+		}
+		class = pc
+	}
+	value := int32(0)
+	if class != nil {
+		value = class.Value
+	}
+	if pod.Spec.Priority != nil && *pod.Spec.Priority != value {
+		return forbidden(a, "the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", *pod.Spec.Priority, value)
+	}
+	pod.Spec.Priority = &value
+	if pod.Spec.PreemptionPolicy == nil {
+		policy := corev1.PreemptLowerPriority
+		if class != nil && class.PreemptionPolicy != nil {
+			policy = *class.PreemptionPolicy
+		}
+		pod.Spec.PreemptionPolicy = &policy
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// quotaAttempts bounds the compare-and-swap retries of one charge.
+const quotaAttempts = 20
+
+// computeResources are the pod resources a quota can make mandatory: a
+// quota on limits.cpu refuses pods whose containers set no cpu limit.
+var computeResources = []corev1.ResourceName{
+	corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory,
+	corev1.ResourceCPU, corev1.ResourceMemory,
+}
+
+type storedQuota struct {
+	key string
+	rev int64
+	q   *corev1.ResourceQuota
+}
+
+// chargeQuota checks the object against every ResourceQuota of its
+// namespace and adds its usage to their status.used, each with a
+// compare-and-swap on the quota, so two requests racing for the last unit
+// cannot both win. undo takes the charge back when the write then fails.
+func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), err error) {
+	if a.Namespace == "" {
+		return nil, nil
+	}
+	delta := Usage(a.Resource, a.Object)
+	for attempt := 0; attempt < quotaAttempts; attempt++ {
+		quotas, err := c.quotas(ctx, a.Namespace)
+		if err != nil || len(quotas) == 0 {
+			return nil, err
+		}
+		type charge struct {
+			sq   storedQuota
+			used corev1.ResourceList
+		}
+		var charges []charge
+		for _, sq := range quotas {
+			if !QuotaMatches(sq.q, a.Object) {
+				continue
+			}
+			relevant := relevantResources(sq.q.Spec.Hard, delta)
+			if err := requireCompute(a, sq.q); err != nil {
+				return nil, err
+			}
+			if len(relevant) == 0 {
+				continue
+			}
+			if sq.q.Status.Used == nil {
+				return nil, forbidden(a, "status unknown for quota: %s, resources: %s", sq.q.Name, strings.Join(relevant, ","))
+			}
+			used := sq.q.Status.Used.DeepCopy()
+			var exceeded []string
+			for _, name := range relevant {
+				rn := corev1.ResourceName(name)
+				next := used[rn].DeepCopy()
+				next.Add(delta[rn])
+				if hard := sq.q.Spec.Hard[rn]; next.Cmp(hard) > 0 {
+					exceeded = append(exceeded, name)
+				}
+				used[rn] = next
+			}
+			if len(exceeded) > 0 {
+				return nil, forbidden(a, "exceeded quota: %s, requested: %s, used: %s, limited: %s", sq.q.Name,
+					format(delta, exceeded), format(sq.q.Status.Used, exceeded), format(sq.q.Spec.Hard, exceeded))
+			}
+			charges = append(charges, charge{sq, used})
+		}
+		if a.DryRun || len(charges) == 0 {
+			return nil, nil
+		}
+		var done []storedQuota
+		conflict := false
+		for _, ch := range charges {
+			written, err := c.writeUsed(ctx, ch.sq, ch.used)
+			if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+				conflict = true
+				break
+			}
+			if err != nil {
+				c.release(ctx, done, delta)
+				return nil, apierrors.NewInternalError(err)
+			}
+			done = append(done, written)
+		}
+		if !conflict {
+			return func() { c.release(context.WithoutCancel(ctx), done, delta) }, nil
+		}
+		c.release(ctx, done, delta)
+	}
+	return nil, apierrors.NewConflict(a.Resource, a.Name, fmt.Errorf("resource quotas of namespace %s kept changing; try again", a.Namespace))
+}
+
+func (c *Chain) quotas(ctx context.Context, namespace string) ([]storedQuota, error) {
+	l, err := c.store.List(ctx, storage.ListOptions{Prefix: "/registry/resourcequotas/" + namespace + "/"})
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	out := make([]storedQuota, 0, len(l.KVs))
+	for _, kv := range l.KVs {
+		q := &corev1.ResourceQuota{}
+		if err := json.Unmarshal(kv.Value, q); err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", kv.Key, err))
+		}
+		out = append(out, storedQuota{kv.Key, kv.ModRevision, q})
+	}
+	return out, nil
+}
+
+// writeUsed stores a quota with new status.used if it is unchanged since it
+// was read.
+func (c *Chain) writeUsed(ctx context.Context, sq storedQuota, used corev1.ResourceList) (storedQuota, error) {
+	q := sq.q.DeepCopy()
+	q.Status.Used = used
+	if q.Status.Hard == nil {
+		q.Status.Hard = q.Spec.Hard.DeepCopy()
+	}
+	q.ResourceVersion = ""
+	data, err := json.Marshal(q)
+	if err != nil {
+		return sq, err
+	}
+	kv, err := c.store.Update(ctx, sq.key, data, sq.rev, 0)
+	if err != nil {
+		return sq, err
+	}
+	return storedQuota{sq.key, kv.ModRevision, q}, nil
+}
+
+// release subtracts delta from the quotas charged, re-reading on conflict.
+// It is best effort: the quota controller recalculates usage anyway.
+func (c *Chain) release(ctx context.Context, charged []storedQuota, delta corev1.ResourceList) {
+	for _, sq := range charged {
+		for attempt := 0; attempt < quotaAttempts; attempt++ {
+			q, kv, found, err := getInto[corev1.ResourceQuota](ctx, c.store, sq.key)
+			if err != nil || !found {
+				break
+			}
+			used := q.Status.Used.DeepCopy()
+			for name := range used {
+				if d, ok := delta[name]; ok {
+					v := used[name]
+					v.Sub(d)
+					if v.Sign() < 0 {
+						v = resource.Quantity{}
+					}
+					used[name] = v
+				}
+			}
+			if _, err := c.writeUsed(ctx, storedQuota{sq.key, kv.ModRevision, q}, used); !errors.Is(err, storage.ErrConflict) {
+				if err != nil {
+					c.log.Warn("releasing quota charge failed; the quota controller will correct it", "quota", sq.key, "err", err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// relevantResources are the resources a quota limits that the object uses,
+// sorted.
+func relevantResources(hard, delta corev1.ResourceList) []string {
+	var out []string
+	for name := range hard {
+		if _, ok := delta[name]; ok {
+			out = append(out, string(name))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// requireCompute refuses a pod whose containers leave out a compute
+// resource the quota limits.
+func requireCompute(a *Attributes, q *corev1.ResourceQuota) error {
+	pod, ok := a.Object.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	var missing []string
+	for _, name := range computeResources {
+		if _, limited := q.Spec.Hard[name]; !limited {
+			continue
+		}
+		isLimit := strings.HasPrefix(string(name), "limits.")
+		base := corev1.ResourceName(strings.TrimPrefix(strings.TrimPrefix(string(name), "limits."), "requests."))
+		var ctrs []string
+		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for _, ctr := range list {
+				set := ctr.Resources.Requests
+				if isLimit {
+					set = ctr.Resources.Limits
+				}
+				if _, ok := set[base]; !ok {
+					ctrs = append(ctrs, ctr.Name)
+				}
+			}
+		}
+		if len(ctrs) > 0 {
+			missing = append(missing, fmt.Sprintf("%s for: %s", name, strings.Join(ctrs, ",")))
+		}
+	}
+	if len(missing) > 0 {
+		return forbidden(a, "failed quota: %s: must specify %s", q.Name, strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// format renders "name=quantity,…" for the given names.
+func format(list corev1.ResourceList, names []string) string {
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		q := list[corev1.ResourceName(n)]
+		parts = append(parts, n+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// QuotaMatches applies the quota's scopes to a pod (other objects match
+// only unscoped quotas).
+func QuotaMatches(q *corev1.ResourceQuota, obj runtime.Object) bool {
+	scopes := append([]corev1.ResourceQuotaScope{}, q.Spec.Scopes...)
+	var selectors []corev1.ScopedResourceSelectorRequirement
+	if q.Spec.ScopeSelector != nil {
+		selectors = q.Spec.ScopeSelector.MatchExpressions
+	}
+	if len(scopes) == 0 && len(selectors) == 0 {
+		return true
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return false
+	}
+	for _, s := range scopes {
+		selectors = append(selectors, corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists})
+	}
+	for _, sel := range selectors {
+		if !scopeMatches(sel, pod) {
+			return false
+		}
+	}
+	return true
+}
+
+func scopeMatches(sel corev1.ScopedResourceSelectorRequirement, pod *corev1.Pod) bool {
+	switch sel.ScopeName {
+	case corev1.ResourceQuotaScopeTerminating:
+		return pod.Spec.ActiveDeadlineSeconds != nil
+	case corev1.ResourceQuotaScopeNotTerminating:
+		return pod.Spec.ActiveDeadlineSeconds == nil
+	case corev1.ResourceQuotaScopeBestEffort:
+		return isBestEffort(pod)
+	case corev1.ResourceQuotaScopeNotBestEffort:
+		return !isBestEffort(pod)
+	case corev1.ResourceQuotaScopePriorityClass:
+		op := map[corev1.ScopeSelectorOperator]selection.Operator{
+			corev1.ScopeSelectorOpIn: selection.In, corev1.ScopeSelectorOpNotIn: selection.NotIn,
+			corev1.ScopeSelectorOpExists: selection.Exists, corev1.ScopeSelectorOpDoesNotExist: selection.DoesNotExist,
+		}[sel.Operator]
+		req, err := labels.NewRequirement("priorityClass", op, sel.Values)
+		if err != nil {
+			return false
+		}
+		set := labels.Set{}
+		if pod.Spec.PriorityClassName != "" {
+			set["priorityClass"] = pod.Spec.PriorityClassName
+		}
+		return req.Matches(set)
+	}
+	return false
+}
+
+func isBestEffort(pod *corev1.Pod) bool {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, ctr := range list {
+			if len(ctr.Resources.Requests) > 0 || len(ctr.Resources.Limits) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

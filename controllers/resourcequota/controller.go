@@ -1,0 +1,269 @@
+package resourcequota
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/apiserver/admission"
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "resourcequota-controller"
+
+// resync recalculates every quota this often even without events.
+const resync = 30 * time.Second
+
+// Options tune the controller.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// Informers are the kinds whose objects the controller counts.
+type Informers struct {
+	Quotas     coreinformers.ResourceQuotaInformer
+	Pods       coreinformers.PodInformer
+	Services   coreinformers.ServiceInformer
+	ConfigMaps coreinformers.ConfigMapInformer
+	Secrets    coreinformers.SecretInformer
+}
+
+// Controller recalculates ResourceQuota status.
+type Controller struct {
+	client   kubernetes.Interface
+	quotas   corelisters.ResourceQuotaLister
+	counters map[schema.GroupResource]func(namespace string) ([]runtime.Object, error)
+	synced   []cache.InformerSynced
+	queue    runner.Queue
+	log      *slog.Logger
+}
+
+// New wires the controller to the informers.
+func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller, error) {
+	if client == nil || inf.Quotas == nil || inf.Pods == nil || inf.Services == nil || inf.ConfigMaps == nil || inf.Secrets == nil {
+		return nil, fmt.Errorf("resourcequota: client and informers are required")
+	}
+	c := &Controller{client: client, quotas: inf.Quotas.Lister(), queue: runner.NewQueue(Name), log: opts.Logger}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	pods, svcs, cms, secrets := inf.Pods.Lister(), inf.Services.Lister(), inf.ConfigMaps.Lister(), inf.Secrets.Lister()
+	c.counters = map[schema.GroupResource]func(string) ([]runtime.Object, error){
+		{Resource: "pods"}: func(ns string) ([]runtime.Object, error) {
+			l, err := pods.Pods(ns).List(labels.Everything())
+			out := make([]runtime.Object, 0, len(l))
+			for _, p := range l {
+				// A pod being deleted no longer holds quota, so that a
+				// delete frees it at once.
+				if p.DeletionTimestamp == nil {
+					out = append(out, p)
+				}
+			}
+			return out, err
+		},
+		{Resource: "services"}: func(ns string) ([]runtime.Object, error) {
+			l, err := svcs.Services(ns).List(labels.Everything())
+			return objects(l), err
+		},
+		{Resource: "configmaps"}: func(ns string) ([]runtime.Object, error) {
+			l, err := cms.ConfigMaps(ns).List(labels.Everything())
+			return objects(l), err
+		},
+		{Resource: "secrets"}: func(ns string) ([]runtime.Object, error) {
+			l, err := secrets.Secrets(ns).List(labels.Everything())
+			return objects(l), err
+		},
+		{Resource: "resourcequotas"}: func(ns string) ([]runtime.Object, error) {
+			l, err := c.quotas.ResourceQuotas(ns).List(labels.Everything())
+			return objects(l), err
+		},
+	}
+	// Like Kubernetes' quota controller, recalculate when usage can only
+	// have gone down (deletes, pods finishing) and when a quota is new or
+	// its spec changed, plus a periodic resync. Creates are charged by
+	// admission; recalculating on them would race with a charge whose object
+	// this controller's informers have not seen yet, and undo it.
+	if _, err := inf.Quotas.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueQuota,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.ResourceQuota)
+			n, ok2 := cur.(*corev1.ResourceQuota)
+			if !ok1 || !ok2 || o.ResourceVersion == n.ResourceVersion || !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) {
+				c.enqueueQuota(cur)
+			}
+		},
+		DeleteFunc: c.enqueueNamespaceOf, // the count of quotas dropped
+	}, resync); err != nil {
+		return nil, err
+	}
+	c.synced = append(c.synced, inf.Quotas.Informer().HasSynced)
+	if _, err := inf.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Pod)
+			n, ok2 := cur.(*corev1.Pod)
+			if ok1 && ok2 && (released(o, n)) {
+				c.enqueueNamespaceOf(cur)
+			}
+		},
+		DeleteFunc: c.enqueueNamespaceOf,
+	}); err != nil {
+		return nil, err
+	}
+	for _, informer := range []cache.SharedIndexInformer{inf.Pods.Informer(), inf.Services.Informer(), inf.ConfigMaps.Informer(), inf.Secrets.Informer()} {
+		c.synced = append(c.synced, informer.HasSynced)
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// released tells whether a pod update gave quota back: it started
+// terminating or finished.
+func released(old, cur *corev1.Pod) bool {
+	terminal := func(p *corev1.Pod) bool {
+		return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}
+	return !terminal(old) && terminal(cur)
+}
+
+func objects[T runtime.Object](l []T) []runtime.Object {
+	out := make([]runtime.Object, len(l))
+	for i, o := range l {
+		out[i] = o
+	}
+	return out
+}
+
+// Run processes quotas until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueueQuota(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+// enqueueNamespaceOf queues every quota of the object's namespace.
+func (c *Controller) enqueueNamespaceOf(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	quotas, err := c.quotas.ResourceQuotas(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, q := range quotas {
+		c.queue.Add(q.Namespace + "/" + q.Name)
+	}
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	q, err := c.quotas.ResourceQuotas(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	used, err := c.usage(q)
+	if err != nil {
+		return err
+	}
+	if apiequality.Semantic.DeepEqual(q.Status.Hard, q.Spec.Hard) && apiequality.Semantic.DeepEqual(q.Status.Used, used) {
+		return nil
+	}
+	q = q.DeepCopy()
+	q.Status.Hard = q.Spec.Hard.DeepCopy()
+	q.Status.Used = used
+	_, err = c.client.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// usage sums what the namespace's objects use of each resource in the
+// quota's spec.hard. Resources it does not count (counts of kinds it has no
+// informer for) keep the used value admission charged.
+func (c *Controller) usage(q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+	used := corev1.ResourceList{}
+	for name := range q.Spec.Hard {
+		if v, ok := q.Status.Used[name]; ok {
+			used[name] = v.DeepCopy()
+		}
+	}
+	for gr, list := range c.counters {
+		objs, err := list(q.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		total := corev1.ResourceList{}
+		for _, obj := range objs {
+			if !admission.QuotaMatches(q, obj) {
+				continue
+			}
+			for name, v := range admission.Usage(gr, obj) {
+				sum := total[name]
+				sum.Add(v)
+				total[name] = sum
+			}
+		}
+		for name := range q.Spec.Hard {
+			if counts(gr, name) {
+				v, ok := total[name]
+				if !ok {
+					v = *resource.NewQuantity(0, resource.DecimalSI)
+				}
+				used[name] = v
+			}
+		}
+	}
+	return used, nil
+}
+
+// counts tells whether objects of gr are what quota resource name measures.
+func counts(gr schema.GroupResource, name corev1.ResourceName) bool {
+	n := string(name)
+	switch gr.Resource {
+	case "pods":
+		if n == "pods" || n == "count/pods" {
+			return true
+		}
+		for _, prefix := range []string{"requests.", "limits."} {
+			if len(n) > len(prefix) && n[:len(prefix)] == prefix {
+				return true
+			}
+		}
+		return n == "cpu" || n == "memory" || n == "ephemeral-storage"
+	case "services":
+		return n == "services" || n == "count/services" || n == "services.nodeports" || n == "services.loadbalancers"
+	default:
+		return n == gr.Resource || n == "count/"+gr.Resource
+	}
+}
