@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/skiffkube/skiff/apiserver/admission"
+	"github.com/skiffkube/skiff/apiserver/services"
 	"log/slog"
 	"net"
 	"net/http"
@@ -80,6 +81,7 @@ type Server struct {
 	metrics  *metrics.Metrics
 	authn    authn.Authenticator
 	crds     *crd.Controller
+	services *services.Lifecycle // nil without allocation
 	ready    chan struct{}
 }
 
@@ -132,11 +134,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
-		disc:    discovery.New(reg),
-		metrics: metrics.New(),
-		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
-		crds:    crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
-		ready:   make(chan struct{}),
+		disc:     discovery.New(reg),
+		metrics:  metrics.New(),
+		authn:    authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
+		crds:     crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
+		services: lifecycle,
+		ready:    make(chan struct{}),
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -183,6 +186,7 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
 	}
+	go s.keepKubernetesService(ctx)
 	if err := s.crds.Start(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)

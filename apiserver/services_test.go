@@ -2,8 +2,11 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,5 +63,40 @@ func TestServiceAllocation(t *testing.T) {
 	again, err := svcs.Create(ctx, service("again", "ClusterIP", ip.String()), metav1.CreateOptions{})
 	if err != nil || again.Spec.ClusterIP != ip.String() {
 		t.Errorf("IP not released on delete: %v", err)
+	}
+}
+
+// TestKubernetesService: the API server publishes itself as the
+// "kubernetes" Service (first IP of the service CIDR) with its address in
+// the Service's Endpoints and EndpointSlice.
+func TestKubernetesService(t *testing.T) {
+	cs, srv := clientset(t)
+	ctx := context.Background()
+	var svc *corev1.Service
+	var err error
+	for i := 0; i < 100; i++ {
+		if svc, err = cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != "10.43.0.1" || svc.Spec.Ports[0].Port != 443 {
+		t.Fatalf("kubernetes Service %+v", svc.Spec)
+	}
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || len(ep.Subsets) != 1 || ep.Subsets[0].Addresses[0].IP != "127.0.0.1" || fmt.Sprint(ep.Subsets[0].Ports[0].Port) != port {
+		t.Fatalf("kubernetes Endpoints %+v (%v), want 127.0.0.1:%s", ep, err, port)
+	}
+	slice, err := cs.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || slice.Endpoints[0].Addresses[0] != "127.0.0.1" {
+		t.Fatalf("kubernetes EndpointSlice %+v (%v)", slice, err)
+	}
+	// A user Service never gets the reserved IP.
+	if _, err := cs.CoreV1().Services("default").Create(ctx, service("taken", "ClusterIP", "10.43.0.1"), metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("a Service asking for the kubernetes Service's IP: %v, want Invalid", err)
 	}
 }
