@@ -177,3 +177,15 @@ func TestResourceQuotaAdmission(t *testing.T) {
 	_, err = cs.CoreV1().Pods("q").Create(ctx, testPod("nolimits"), metav1.CreateOptions{})
 	forbiddenWith(t, err, "failed quota: compute: must specify limits.cpu for: c")
 }
+
+// TestSystemNamespacesCannotBeDeleted, as NamespaceLifecycle guarantees.
+func TestSystemNamespacesCannotBeDeleted(t *testing.T) {
+	cs, _ := clientset(t)
+	for _, name := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		err := cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+		forbiddenWith(t, err, `namespaces "`+name+`" is forbidden: this namespace may not be deleted`)
+	}
+	if _, err := cs.CoreV1().Pods("nowhere").Create(context.Background(), testPod("p"), metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("create in a missing namespace: %v, want NotFound", err)
+	}
+}

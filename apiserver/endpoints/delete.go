@@ -4,6 +4,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,12 +83,19 @@ func (h *Handler) delete(req *request) error {
 // a node get a grace period, objects with finalizers (including the
 // propagation finalizers orphan/foregroundDeletion) get a deletionTimestamp
 // and stay until the finalizers are removed.
+// ImmortalNamespaces exist in every cluster and cannot be deleted, as
+// Kubernetes' NamespaceLifecycle admission guarantees.
+var ImmortalNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
 func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, error) {
 	res := req.res
 	if !res.Namespaced {
 		ns = ""
 	}
 	key := res.Key(ns, name)
+	if res.Group == "" && res.Name == "namespaces" && slices.Contains(ImmortalNamespaces, name) {
+		return nil, errors.NewForbidden(res.GroupResource(), name, fmt.Errorf("this namespace may not be deleted"))
+	}
 	for attempt := 0; ; attempt++ {
 		obj, kv, err := h.load(req, ns, name)
 		if err != nil {
