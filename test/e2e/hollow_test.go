@@ -11,7 +11,7 @@ import (
 
 // startHollowNodes runs `skiff agent --runtime fake` against s until the test
 // ends.
-func startHollowNodes(t *testing.T, s *server, args ...string) {
+func startHollowNodes(t testing.TB, s *server, args ...string) {
 	t.Helper()
 	var log bytes.Buffer
 	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--kubeconfig", s.kubeconfig}, args...)...)

@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 
 // needOrSkip skips a test whose prerequisite is missing, except in CI
 // (CI=true), where nothing may skip.
-func needOrSkip(t *testing.T, format string, args ...any) {
+func needOrSkip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if os.Getenv("CI") == "true" {
@@ -59,7 +59,7 @@ type server struct {
 	log        *bytes.Buffer
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func freePort(t *testing.T) int {
 }
 
 // startServer runs the skiff binary on a fresh data dir until the test ends.
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)

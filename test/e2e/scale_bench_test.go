@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// The cluster-scale benchmarks of issue 5. Each runs its workload once
+// whatever b.N is (run them with -benchtime=1x) against a real `skiff
+// server` and hollow nodes (`skiff agent --runtime fake --count N`), and
+// reports its figures as benchmark metrics:
+//
+//	go test ./test/e2e -run '^$' -bench 'Scheduling|PodStartup' -benchtime=1x -timeout 30m
+//
+// Targets on a 2-core machine: scheduling at least 1,000 pods/s; pod
+// startup p99 at most 2 s; server RSS under 500 MB with 1,000 nodes and
+// 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count.
+
+// BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
+// N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
+// create to the last binding observed by a watch. It also reports the
+// server's resident memory idle (before any node) and at the end.
+func BenchmarkSchedulingThroughput(b *testing.B) {
+	for _, nodes := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			pods := benchPods(b, 10000)
+			s := startServer(b)
+			idle := rssMB(b, s)
+			cs := benchClient(b, s)
+			startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
+			waitNodesReady(b, cs, nodes)
+			tr := trackPods(b, cs, "bench")
+			start := time.Now()
+			createPods(b, cs, "bench", pods)
+			bound := tr.waitAll(b, pods, func(p podTimes) time.Time { return p.bound })
+			secs := bound.Sub(start).Seconds()
+			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
+			b.ReportMetric(float64(pods)/secs, "pods/s")
+			b.ReportMetric(idle, "idle-rss-MB")
+			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
+			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
+				nodes, pods, secs, float64(pods)/secs, idle, rssMB(b, s))
+		})
+	}
+}
+
+// BenchmarkPodStartup is the pod startup latency of a 1,000-replica
+// Deployment on 100 hollow nodes: for each pod, from its creation to
+// Running, both observed by a watch.
+func BenchmarkPodStartup(b *testing.B) {
+	replicas := benchPods(b, 1000)
+	s := startServer(b)
+	cs := benchClient(b, s)
+	startHollowNodes(b, s, "--count", "100", "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
+	waitNodesReady(b, cs, 100)
+	tr := trackPods(b, cs, "bench")
+	n := int32(replicas)
+	labels := map[string]string{"app": "startup"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "startup"}, Spec: appsv1.DeploymentSpec{
+		Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: benchPodSpec()},
+	}}
+	if _, err := cs.AppsV1().Deployments("bench").Create(context.Background(), dep, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	tr.waitAll(b, replicas, func(p podTimes) time.Time { return p.running })
+	var lat []time.Duration
+	for _, p := range tr.snapshot() {
+		lat = append(lat, p.running.Sub(p.added))
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	b.ReportMetric(p50.Seconds()*1000, "p50-ms")
+	b.ReportMetric(p99.Seconds()*1000, "p99-ms")
+	b.Logf("%d replicas on 100 nodes: create -> Running p50 %v, p99 %v (target p99 <= 2s)", replicas, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+}
+
+func benchPods(b *testing.B, def int) int {
+	if v := os.Getenv("SKIFF_BENCH_PODS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("SKIFF_BENCH_PODS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return def
+}
+
+func benchClient(b *testing.B, s *server) kubernetes.Interface {
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 10000, 20000
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+func benchPodSpec() corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/pause:1",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}}}}}
+}
+
+// rssMB is the server process's resident memory.
+func rssMB(b *testing.B, s *server) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmRSS in /proc status")
+	return 0
+}
+
+func waitNodesReady(b *testing.B, cs kubernetes.Interface, n int) {
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, node := range nodes.Items {
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && node.Spec.PodCIDR != "" {
+					ready++
+				}
+			}
+		}
+		return ready == n, nil
+	})
+	if err != nil {
+		b.Fatalf("%d hollow nodes not ready: %v", n, err)
+	}
+}
+
+// createPods creates n pods with 32 concurrent clients.
+func createPods(b *testing.B, cs kubernetes.Interface, ns string, n int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for w := 0; w < 32; w++ {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i)}, Spec: benchPodSpec()}
+				if _, err := cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// podTimes are when a watch saw a pod added, bound and running.
+type podTimes struct{ added, bound, running time.Time }
+
+type podTracker struct {
+	mu   sync.Mutex
+	pods map[string]*podTimes
+}
+
+// trackPods records, through an informer, when each pod of ns is first
+// seen, bound to a node and Running.
+func trackPods(b *testing.B, cs kubernetes.Interface, ns string) *podTracker {
+	tr := &podTracker{pods: map[string]*podTimes{}}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	see := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		t := tr.pods[pod.Name]
+		if t == nil {
+			t = &podTimes{added: now}
+			tr.pods[pod.Name] = t
+		}
+		if t.bound.IsZero() && pod.Spec.NodeName != "" {
+			t.bound = now
+		}
+		if t.running.IsZero() && pod.Status.Phase == corev1.PodRunning {
+			t.running = now
+		}
+	}
+	inf := f.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, cur any) { see(cur) }}); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return tr
+}
+
+func (tr *podTracker) snapshot() []podTimes {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := make([]podTimes, 0, len(tr.pods))
+	for _, p := range tr.pods {
+		out = append(out, *p)
+	}
+	return out
+}
+
+// waitAll waits until n pods have the time at set and returns the latest.
+func (tr *podTracker) waitAll(b *testing.B, n int, at func(podTimes) time.Time) time.Time {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var last time.Time
+		done := 0
+		for _, p := range tr.snapshot() {
+			if t := at(p); !t.IsZero() {
+				done++
+				if t.After(last) {
+					last = t
+				}
+			}
+		}
+		if done >= n {
+			return last
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d pods got there in 10 minutes", done, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
