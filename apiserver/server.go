@@ -239,6 +239,8 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))
+	e.GET("/debug/pprof/*name", s.profiling)
+	e.POST("/debug/pprof/*name", s.profiling) // symbol lookups
 	e.NoRoute(s.api)
 	return e
 }

@@ -348,7 +348,7 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyClusterCIDR, kind: kindString, def: DefaultClusterCIDR,
 			usage: "IPv4 range split into one /24 pod CIDR per node",
 			apply: func(s *Server, v any) error {
-				p, err := parseCIDR(v.(string), 16, 24)
+				p, err := parseCIDR(v.(string), 8, 24)
 				s.ClusterCIDR = p
 				return err
 			}},

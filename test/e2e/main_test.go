@@ -68,14 +68,16 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer runs the skiff binary on a fresh data dir until the test ends.
-func startServer(t testing.TB) *server {
+// startServer runs the skiff binary on a fresh data dir until the test ends;
+// extra are more `skiff server` flags.
+func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
 	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
 	s.cmd = exec.Command(skiffBin, "server", "--data-dir", dir, "--bind-address", "127.0.0.1",
 		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig, "--disable-agent")
+	s.cmd.Args = append(s.cmd.Args, extra...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting skiff: %v", err)

@@ -42,7 +42,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	for _, nodes := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			pods := benchPods(b, 10000)
-			s := startServer(b)
+			// /24 per node: 5,000 nodes need more than the default /16.
+			s := startServer(b, "--cluster-cidr", "10.0.0.0/8")
 			idle := rssMB(b, s)
 			cs := benchClient(b, s)
 			startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
