@@ -101,7 +101,7 @@ func (s *Server) ServeOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		writeJSON(w, map[string]any{"paths": root})
+		writeJSON(w, r, map[string]any{"paths": root})
 		return
 	}
 	var group, version string
