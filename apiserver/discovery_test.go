@@ -41,7 +41,7 @@ func createGadgetCRD(t *testing.T, srv *apiservertest.Running) {
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
 				"subresources": map[string]any{"status": map[string]any{}, "scale": map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
 			}},
 		},
 	}
