@@ -134,6 +134,14 @@ func newKubectl(t *testing.T, s *server, minor int) *kubectl {
 	return &kubectl{t: t, bin: bin, kc: s.kubeconfig, cacheDir: t.TempDir()}
 }
 
+// withFreshCache is the same kubectl with an empty discovery cache, so its
+// next command reads discovery from the server.
+func (k *kubectl) withFreshCache() *kubectl {
+	c := *k
+	c.cacheDir = k.t.TempDir()
+	return &c
+}
+
 // run returns combined output and whether kubectl succeeded.
 func (k *kubectl) run(stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
