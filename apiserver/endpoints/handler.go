@@ -54,6 +54,7 @@ type Handler struct {
 	log             *slog.Logger
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
+	events          *eventCache
 }
 
 // New returns a handler. Store and Registry are required.
@@ -70,7 +71,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), events: newEventCache()}, nil
 }
 
 // request is one resource request in flight.

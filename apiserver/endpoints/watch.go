@@ -61,31 +61,57 @@ func (s *watchStream) send(typ string, obj runtime.Object) error {
 
 // write encodes one event and flushes it.
 func (s *watchStream) write(typ string, obj runtime.Object) error {
-	var frame []byte
+	frame, err := s.frame(typ, obj)
+	if err != nil {
+		return err
+	}
+	return s.flush(frame)
+}
+
+// sendShared sends a store event's object that other watchers receive too:
+// plain objects reuse the frame the first of them encoded; Tables and
+// metadata depend on the request, so those are built per watcher from a
+// copy.
+func (s *watchStream) sendShared(typ string, e *sharedEvent) error {
+	if s.kind != outObject {
+		return s.send(typ, e.obj.DeepCopyObject())
+	}
+	frame, err := e.frame(typ, s.enc, func() ([]byte, error) { return s.frame(typ, e.obj) })
+	if err != nil {
+		return err
+	}
+	return s.flush(frame)
+}
+
+// frame encodes one event in the stream's encoding.
+func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	if s.enc == encProtobuf {
 		data, err := encodeProtobuf(obj)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
 		body, err := ev.Marshal()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		frame = binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
-		frame = append(frame, body...)
-	} else {
-		data, err := encodeObject(obj)
-		if err != nil {
-			return err
-		}
-		frame = make([]byte, 0, len(data)+32)
-		frame = append(frame, `{"type":"`...)
-		frame = append(frame, typ...)
-		frame = append(frame, `","object":`...)
-		frame = append(frame, data...)
-		frame = append(frame, "}\n"...)
+		frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+		return append(frame, body...), nil
 	}
+	data, err := encodeObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, 0, len(data)+32)
+	frame = append(frame, `{"type":"`...)
+	frame = append(frame, typ...)
+	frame = append(frame, `","object":`...)
+	frame = append(frame, data...)
+	return append(frame, "}\n"...), nil
+}
+
+// flush writes one frame and flushes it to the client.
+func (s *watchStream) flush(frame []byte) error {
 	if _, err := s.w.Write(frame); err != nil {
 		return err
 	}
@@ -243,44 +269,44 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		}
 		return nil
 	case storage.Created:
-		obj, err := decodeKV(res, ev.KV)
-		if err != nil {
+		e := h.events.get(res, ev.KV, ev.KV.Value, ev.KV.ModRevision)
+		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, obj) {
-			return s.send(evAdded, obj)
+		if sel.matches(res, e.obj) {
+			return s.sendShared(evAdded, e)
 		}
 	case storage.Updated:
-		obj, err := decodeKV(res, ev.KV)
-		if err != nil {
+		e := h.events.get(res, ev.KV, ev.KV.Value, ev.KV.ModRevision)
+		if e.err != nil {
 			return nil
 		}
-		now := sel.matches(res, obj)
+		now := sel.matches(res, e.obj)
 		before := now
 		if !sel.everything() && ev.PrevKV != nil {
-			if old, err := decodeKV(res, ev.PrevKV); err == nil {
-				before = sel.matches(res, old)
+			if old := h.events.get(res, ev.PrevKV, ev.PrevKV.Value, ev.PrevKV.ModRevision); old.err == nil {
+				before = sel.matches(res, old.obj)
 			}
 		}
 		switch {
 		case now && before:
-			return s.send(evModified, obj)
+			return s.sendShared(evModified, e)
 		case now:
-			return s.send(evAdded, obj)
+			return s.sendShared(evAdded, e)
 		case before:
-			return s.send(evDeleted, obj)
+			return s.sendShared(evDeleted, e)
 		}
 	case storage.Deleted:
 		value := ev.KV.Value
 		if len(value) == 0 && ev.PrevKV != nil {
 			value = ev.PrevKV.Value
 		}
-		obj, err := decodeStored(res, value, ev.Revision)
-		if err != nil {
+		e := h.events.get(res, ev.KV, value, ev.Revision)
+		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, obj) {
-			return s.send(evDeleted, obj)
+		if sel.matches(res, e.obj) {
+			return s.sendShared(evDeleted, e)
 		}
 	}
 	return nil
