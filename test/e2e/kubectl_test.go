@@ -153,6 +153,17 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	out = k.ok("get", "all", "-n", "shop")
 	contains(t, "get all", out, "deployment.apps/web", "service/web")
 
+	// get -w: the listing, then changes as one-row Tables.
+	w := k.start("get", "cm", "-n", "shop", "-w")
+	w.waitFor("settings")
+	k.ok("create", "configmap", "watched", "-n", "shop", "--from-literal=a=b")
+	w.waitFor("watched")
+	k.ok("delete", "configmap", "watched", "-n", "shop")
+	w.stop()
+	if !strings.Contains(w.out.String(), "NAME") || !strings.Contains(w.out.String(), "DATA") {
+		t.Errorf("get -w printed no table header:\n%s", w.out.String())
+	}
+
 	// Mutations.
 	contains(t, "label", k.ok("label", "deploy", "web", "-n", "shop", "tier=front"), "deployment.apps/web labeled")
 	// kubectl 1.27 prints "annotate", later releases "annotated".
