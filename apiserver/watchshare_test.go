@@ -39,8 +39,8 @@ func TestWatchersShareEvents(t *testing.T) {
 
 	type stream struct {
 		name, query, accept string
-		want               []string
-		got                []string
+		want                []string
+		got                 []string
 	}
 	streams := []*stream{
 		{name: "json", accept: "application/json", want: []string{"ADDED s1 v1", "MODIFIED s1 v2", "MODIFIED s1 v3", "DELETED s1 v3"}},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,10 +24,27 @@ var groupOrder = []string{
 // Server serves discovery documents from a registry.
 type Server struct {
 	reg *registry.Registry
+	// openapi caches the OpenAPI v3 document of each group/version (they
+	// carry full schemas, so building them is not free); any change to the
+	// registry drops the cache.
+	openapi sync.Map // gvPath → []byte
+	// mu and gen keep a document built before a registry change from
+	// being cached after it.
+	mu  sync.Mutex
+	gen uint64
 }
 
 // New returns a discovery server for reg.
-func New(reg *registry.Registry) *Server { return &Server{reg: reg} }
+func New(reg *registry.Registry) *Server {
+	s := &Server{reg: reg}
+	reg.OnChange(func() {
+		s.mu.Lock()
+		s.gen++
+		s.openapi.Clear()
+		s.mu.Unlock()
+	})
+	return s
+}
 
 // groups returns the served groups in Kubernetes' order, then custom groups
 // alphabetically.

@@ -198,6 +198,15 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	out = fresh.ok("api-resources", "--api-group=example.com", "-o", "wide")
 	contains(t, "api-resources wide", out, "widgets", "wg", "example.com/v1", "true", "Widget", "create,delete,deletecollection,get,list,patch,update,watch")
 
+	// explain reads the schemas served in OpenAPI v3: built-in kinds with
+	// Kubernetes' descriptions, custom resources from their CRD.
+	out = k.ok("explain", "pods.spec.containers.image")
+	contains(t, "explain pod field", out, "KIND:", "Pod", "FIELD:", "image", "<string>", "Container image name")
+	out = k.ok("explain", "deployments.spec")
+	contains(t, "explain deployment spec", out, "Deployment", "replicas", "<integer>", "selector", "<LabelSelector>", "template", "<PodTemplateSpec> -required-")
+	out = k.ok("explain", "widgets.spec")
+	contains(t, "explain widget", out, "Widget", "size", "<integer> -required-", "color", "<string>")
+
 	// Errors, as Kubernetes prints them.
 	badPod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: shop\nspec:\n  containers:\n  - name: c\n"
 	out = k.fails(badPod, "apply", "-f", "-")
