@@ -126,22 +126,23 @@ func (s *Server) ensureServiceObject(ctx context.Context, st *storage.Store) err
 		},
 	}
 	svc.Labels = map[string]string{"component": "apiserver", "provider": "kubernetes"}
-	undo, err := s.services.BeforeCreate(ctx, svc)
+	alloc, err := s.services.BeforeCreate(ctx, svc)
 	if err != nil {
 		return fmt.Errorf("allocating %s for the kubernetes Service: %w", first, err)
 	}
 	data, err := json.Marshal(svc)
 	if err != nil {
-		undo()
+		alloc.Abort()
 		return err
 	}
 	if _, err := st.Create(ctx, key, data, 0); err != nil {
-		undo()
+		alloc.Abort()
 		if errors.Is(err, storage.ErrKeyExists) {
 			return nil
 		}
 		return err
 	}
+	alloc.Commit()
 	return nil
 }
 

@@ -100,3 +100,81 @@ func TestKubernetesService(t *testing.T) {
 		t.Fatalf("a Service asking for the kubernetes Service's IP: %v, want Invalid", err)
 	}
 }
+
+// TestServiceUpdateKeepsAllocationsUntilCommit: an update that validation
+// rejects, or a dry run, must not free the cluster IP and node port the
+// stored Service still holds; a valid update frees what it gives up only
+// once it is stored.
+func TestServiceUpdateKeepsAllocationsUntilCommit(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	np, err := svcs.Create(ctx, service("np", "NodePort", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, port := np.Spec.ClusterIP, np.Spec.Ports[0].NodePort
+	freePort := port + 1
+	if freePort > 32767 {
+		freePort = port - 1
+	}
+
+	// Invalid: the cluster IP is immutable. The same update asks for another
+	// node port, which must not be taken either.
+	bad := np.DeepCopy()
+	bad.Spec.ClusterIP, bad.Spec.ClusterIPs = "10.43.200.200", []string{"10.43.200.200"}
+	bad.Spec.Ports[0].NodePort = freePort
+	if _, err := svcs.Update(ctx, bad, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("update changing the cluster IP: %v, want Invalid", err)
+	}
+	// A dry run that moves the node port frees nothing either.
+	dry := np.DeepCopy()
+	dry.Spec.Ports[0].NodePort = freePort
+	if _, err := svcs.Update(ctx, dry, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("dry-run update: %v", err)
+	}
+	stealIP := service("steal-ip", "ClusterIP", ip)
+	if _, err := svcs.Create(ctx, stealIP, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("creating a Service with np's cluster IP %s: %v, want Invalid (still allocated)", ip, err)
+	}
+	stealPort := service("steal-port", "NodePort", "")
+	stealPort.Spec.Ports[0].NodePort = port
+	if _, err := svcs.Create(ctx, stealPort, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("creating a Service with np's node port %d: %v, want Invalid (still allocated)", port, err)
+	}
+	for _, name := range []string{"steal-ip", "steal-port"} {
+		_ = svcs.Delete(ctx, name, metav1.DeleteOptions{})
+	}
+
+	// Neither the rejected update nor the dry run kept 10.43.200.200 or
+	// freePort: both can be taken now.
+	probe := service("probe", "NodePort", "10.43.200.200")
+	probe.Spec.Ports[0].NodePort = freePort
+	if _, err := svcs.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the rejected update leaked its allocations: %v", err)
+	}
+	if err := svcs.Delete(ctx, "probe", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A valid update moving the node port frees the old one once stored.
+	cur, err := svcs.Get(ctx, "np", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Ports[0].NodePort = freePort
+	up, err := svcs.Update(ctx, cur, metav1.UpdateOptions{})
+	if err != nil || up.Spec.Ports[0].NodePort != freePort || up.Spec.ClusterIP != ip {
+		t.Fatalf("valid update: %v %+v", err, up)
+	}
+	again := service("again", "NodePort", "")
+	again.Spec.Ports[0].NodePort = port
+	if _, err := svcs.Create(ctx, again, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the old node port %d was not released by the stored update: %v", port, err)
+	}
+	taken := service("taken", "NodePort", "")
+	taken.Spec.Ports[0].NodePort = freePort
+	if _, err := svcs.Create(ctx, taken, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("node port %d held by np after the update: %v, want Invalid", freePort, err)
+	}
+}

@@ -9,6 +9,10 @@
 # use another server instead. Running it again is safe.
 #
 # Extra arguments go to every `go test`, e.g. hack/test.sh -race -run Watch.
+#
+# Afterwards the request-decoding fuzz targets run briefly (SKIFF_FUZZTIME
+# each, default 20s; 0 skips them): their seeds already ran as unit tests,
+# this looks a little further for panics and 5xx answers to bad bodies.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -138,6 +142,14 @@ go test -count=1 -timeout 45m "$@" ./... || status=1
 if [ -f bench/go.mod ]; then
 	say "go test ./... in bench/"
 	(cd bench && go test -count=1 -timeout 45m "$@" ./...) || status=1
+fi
+FUZZTIME=${SKIFF_FUZZTIME:-20s}
+if [ "$FUZZTIME" != 0 ]; then
+	for target in FuzzDecodeWrite FuzzDecodePatch; do
+		say "fuzzing $target for $FUZZTIME"
+		# One target per run is all go test -fuzz allows.
+		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./apiserver/endpoints || status=1
+	done
 fi
 if [ "$status" -ne 0 ]; then
 	say "FAIL"

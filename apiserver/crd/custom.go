@@ -85,6 +85,10 @@ func (s *customStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList
 	return append(s.DefaultStrategy.ValidateUpdate(obj, old), validateObject(obj, s.schema)...)
 }
 
+// OpenAPIV3Schema is the version's schema, which discovery serves in the
+// OpenAPI v3 document for kubectl explain.
+func (s *customStrategy) OpenAPIV3Schema() *apiextensionsv1.JSONSchemaProps { return s.schema }
+
 // PruneUnknown implements registry.UnknownFieldPruner.
 func (s *customStrategy) PruneUnknown(obj runtime.Object) []string {
 	return pruneObject(obj, s.schema)

@@ -1,11 +1,11 @@
 package discovery
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,10 +24,27 @@ var groupOrder = []string{
 // Server serves discovery documents from a registry.
 type Server struct {
 	reg *registry.Registry
+	// openapi caches the OpenAPI v3 document of each group/version (they
+	// carry full schemas, so building them is not free); any change to the
+	// registry drops the cache.
+	openapi sync.Map // gvPath → []byte
+	// mu and gen keep a document built before a registry change from
+	// being cached after it.
+	mu  sync.Mutex
+	gen uint64
 }
 
 // New returns a discovery server for reg.
-func New(reg *registry.Registry) *Server { return &Server{reg: reg} }
+func New(reg *registry.Registry) *Server {
+	s := &Server{reg: reg}
+	reg.OnChange(func() {
+		s.mu.Lock()
+		s.gen++
+		s.openapi.Clear()
+		s.mu.Unlock()
+	})
+	return s
+}
 
 // groups returns the served groups in Kubernetes' order, then custom groups
 // alphabetically.
@@ -96,13 +113,18 @@ func versionRank(v string) int {
 	return base + n*10
 }
 
-// ServeAPIVersions serves /api.
+// ServeAPIVersions serves /api: the aggregated core group when the Accept
+// header asks for it, else the legacy APIVersions.
 func (s *Server) ServeAPIVersions(w http.ResponseWriter, r *http.Request) {
+	if v := aggregatedVersion(r.Header.Get("Accept")); v != "" {
+		s.serveAggregated(w, r, true, v)
+		return
+	}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil && h == "" {
 		host = r.Host
 	}
-	writeJSON(w, &metav1.APIVersions{
+	writeJSON(w, r, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
@@ -111,8 +133,14 @@ func (s *Server) ServeAPIVersions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// ServeAPIGroupList serves /apis.
-func (s *Server) ServeAPIGroupList(w http.ResponseWriter, _ *http.Request) {
+// ServeAPIGroupList serves /apis: every non-core group with its resources
+// when the Accept header asks for aggregated discovery, else the legacy
+// APIGroupList.
+func (s *Server) ServeAPIGroupList(w http.ResponseWriter, r *http.Request) {
+	if v := aggregatedVersion(r.Header.Get("Accept")); v != "" {
+		s.serveAggregated(w, r, false, v)
+		return
+	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
 	for _, g := range s.groups() {
 		if g == "" {
@@ -122,16 +150,16 @@ func (s *Server) ServeAPIGroupList(w http.ResponseWriter, _ *http.Request) {
 			list.Groups = append(list.Groups, grp)
 		}
 	}
-	writeJSON(w, list)
+	writeJSON(w, r, list)
 }
 
 // ServeAPIGroup serves /apis/<group>; ok is false for an unknown group.
-func (s *Server) ServeAPIGroup(w http.ResponseWriter, _ *http.Request, group string) bool {
+func (s *Server) ServeAPIGroup(w http.ResponseWriter, r *http.Request, group string) bool {
 	grp, ok := s.apiGroup(group)
 	if !ok || group == "" {
 		return false
 	}
-	writeJSON(w, &grp)
+	writeJSON(w, r, &grp)
 	return true
 }
 
@@ -152,25 +180,14 @@ func (s *Server) ResourceList(group, version string) (*metav1.APIResourceList, b
 			Name: r.Name, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: r.ResourceVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 		})
-		sub := func(name, kind, grp, ver string, verbs ...string) {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: r.Name + "/" + name, Namespaced: r.Namespaced, Kind: kind, Group: grp, Version: ver, Verbs: verbs,
-			})
-		}
-		if r.Subresources.Status {
-			sub("status", r.Kind, "", "", "get", "patch", "update")
-		}
-		if r.Subresources.Scale != nil {
-			sub("scale", "Scale", "autoscaling", "v1", "get", "patch", "update")
-		}
-		if r.Subresources.Finalize {
-			sub("finalize", r.Kind, "", "", "update")
-		}
-		if r.Subresources.Binding {
-			sub("binding", "Binding", "", "", "create")
-		}
-		if r.Subresources.Eviction {
-			sub("eviction", "Eviction", "policy", "v1", "create")
+		for _, sub := range subresourcesOf(r) {
+			e := metav1.APIResource{Name: r.Name + "/" + sub.name, Namespaced: r.Namespaced, Kind: sub.kind.Kind, Verbs: sub.verbs}
+			// Legacy discovery names the group/version only where it
+			// differs from the parent's (deployments/scale → autoscaling/v1).
+			if sub.kind.Group != r.Group || sub.kind.Version != r.Version {
+				e.Group, e.Version = sub.kind.Group, sub.kind.Version
+			}
+			list.APIResources = append(list.APIResources, e)
 		}
 	}
 	return list, found
@@ -178,23 +195,15 @@ func (s *Server) ResourceList(group, version string) (*metav1.APIResourceList, b
 
 // ServeResourceList serves /api/v1 or /apis/<group>/<version>; ok is false
 // for a group/version that is not served.
-func (s *Server) ServeResourceList(w http.ResponseWriter, _ *http.Request, group, version string) bool {
+func (s *Server) ServeResourceList(w http.ResponseWriter, r *http.Request, group, version string) bool {
 	list, ok := s.ResourceList(group, version)
 	if !ok {
 		return false
 	}
-	writeJSON(w, list)
+	writeJSON(w, r, list)
 	return true
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	writeDocument(w, r, "application/json", v)
 }

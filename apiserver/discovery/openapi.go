@@ -14,8 +14,10 @@ import (
 // document with, per kind, the object path whose PATCH operation names the
 // kind (x-kubernetes-group-version-kind) and accepts fieldValidation. That
 // is what kubectl checks before relying on server-side field validation.
-// No schemas are served, so strategic merge patch is not advertised and
-// kubectl computes patches from its compiled-in types.
+// Component schemas of the built-in kinds are served for kubectl explain
+// (schemas.go), but strategic merge patch is still not advertised: the
+// schemas lack list-type markers, so kubectl keeps computing patches from
+// its compiled-in types.
 
 // gvPath is the key of a group/version in the OpenAPI v3 root ("api/v1",
 // "apis/apps/v1").
@@ -26,8 +28,28 @@ func gvPath(group, version string) string {
 	return "apis/" + group + "/" + version
 }
 
-// document builds one group/version's OpenAPI v3 document.
+// document returns one group/version's OpenAPI v3 document.
 func (s *Server) document(group, version string) ([]byte, bool) {
+	key := gvPath(group, version)
+	if data, ok := s.openapi.Load(key); ok {
+		return data.([]byte), true
+	}
+	s.mu.Lock()
+	gen := s.gen
+	s.mu.Unlock()
+	data, ok := s.buildDocument(group, version)
+	if ok {
+		s.mu.Lock()
+		if s.gen == gen {
+			s.openapi.Store(key, data)
+		}
+		s.mu.Unlock()
+	}
+	return data, ok
+}
+
+// buildDocument builds one group/version's OpenAPI v3 document.
+func (s *Server) buildDocument(group, version string) ([]byte, bool) {
 	paths := map[string]any{}
 	found := false
 	for _, r := range s.reg.All() {
@@ -77,10 +99,40 @@ func (s *Server) document(group, version string) ([]byte, bool) {
 		"openapi":    "3.0.0",
 		"info":       map[string]any{"title": "skiff", "version": version},
 		"paths":      paths,
-		"components": map[string]any{"schemas": map[string]any{}},
+		"components": map[string]any{"schemas": s.schemas(group, version)},
 	}
 	data, err := json.Marshal(doc)
 	return data, err == nil
+}
+
+// schemas are the component schemas of a group/version's built-in kinds
+// and everything they refer to, each kind marked with
+// x-kubernetes-group-version-kind (how kubectl explain finds it).
+func (s *Server) schemas(group, version string) map[string]any {
+	out := map[string]any{}
+	for _, r := range s.reg.All() {
+		if r.Group != group || r.Version != version {
+			continue
+		}
+		if r.Unstructured() {
+			addCustomSchema(out, r)
+			continue
+		}
+		top, ms := modelsFor(r.New())
+		for name, m := range ms {
+			if _, ok := out[name]; !ok {
+				out[name] = m
+			}
+		}
+		// The cached models are shared: mark a copy.
+		marked := map[string]any{}
+		for k, v := range ms[top] {
+			marked[k] = v
+		}
+		marked["x-kubernetes-group-version-kind"] = []any{map[string]string{"group": group, "version": version, "kind": r.Kind}}
+		out[top] = marked
+	}
+	return out
 }
 
 func hashOf(data []byte) string {
@@ -101,7 +153,7 @@ func (s *Server) ServeOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		writeJSON(w, map[string]any{"paths": root})
+		writeJSON(w, r, map[string]any{"paths": root})
 		return
 	}
 	var group, version string

@@ -236,3 +236,17 @@ func encodeObject(obj runtime.Object) ([]byte, error) {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
+
+// encodeProtobuf renders an object in Kubernetes' protobuf envelope
+// ("k8s\x00" + runtime.Unknown), with apiVersion and kind from the object.
+// It fails for objects without a protobuf form (unstructured ones).
+func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return nil, fmt.Errorf("%T has no protobuf form", obj)
+	}
+	var buf bytes.Buffer
+	if err := protoCodec.Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -65,6 +65,7 @@ type Handler struct {
 	log             *slog.Logger
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
+	events          *eventCache
 }
 
 // New returns a handler. Store and Registry are required.
@@ -81,7 +82,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), events: newEventCache()}, nil
 }
 
 // request is one resource request in flight.
@@ -125,7 +126,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res, ok := h.reg.Get(schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource})
 	if !ok {
-		writeError(w, errors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil)
+		writeErrorAs(w, errors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil, statusEncoding(r.Header.Get("Accept")))
 		return
 	}
 	user, _ := authn.UserFrom(r.Context())
@@ -134,7 +135,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.ctx = storage.WithActor(req.ctx, user.Name)
 	}
 	if err := h.authorize(req); err != nil {
-		writeError(w, err, nil)
+		req.fail(err)
 		return
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
@@ -158,7 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = errors.NewNotFound(res.GroupResource(), info.Name)
 	}
 	if err != nil {
-		writeError(w, err, req.warnings)
+		req.fail(err)
 	}
 }
 
@@ -257,6 +258,19 @@ func readBody(req *request) ([]byte, error) {
 
 // writeObject sends an object as JSON with the given status code.
 func writeObject(w http.ResponseWriter, code int, obj runtime.Object, warnings []string) {
+	writeEncoded(w, code, obj, warnings, encJSON)
+}
+
+// writeEncoded sends an object in the given encoding. An object without a
+// protobuf form goes out as JSON, which every client decodes by the reply's
+// Content-Type.
+func writeEncoded(w http.ResponseWriter, code int, obj runtime.Object, warnings []string, enc encoding) {
+	if enc == encProtobuf {
+		if data, err := encodeProtobuf(obj); err == nil {
+			writeRaw(w, code, mediaProtobuf, data, warnings)
+			return
+		}
+	}
 	data, err := encodeObject(obj)
 	if err != nil {
 		writeError(w, errors.NewInternalError(err), warnings)
@@ -281,8 +295,13 @@ func setWarnings(w http.ResponseWriter, warnings []string) {
 
 // writeError sends an error as a metav1.Status with its code.
 func writeError(w http.ResponseWriter, err error, warnings []string) {
+	writeErrorAs(w, err, warnings, encJSON)
+}
+
+// writeErrorAs is writeError in a chosen encoding.
+func writeErrorAs(w http.ResponseWriter, err error, warnings []string, enc encoding) {
 	st := asStatus(err)
-	writeObject(w, int(st.Code), &st, warnings)
+	writeEncoded(w, int(st.Code), &st, warnings, enc)
 }
 
 // WriteError is writeError for callers outside the package (authn failures).

@@ -24,46 +24,85 @@ const (
 	outPartial // PartialObjectMetadata(List)
 )
 
-// negotiate picks the reply form from the Accept header, honouring order.
-func negotiate(accept string) (outputKind, error) {
+// encoding is the wire format of a reply.
+type encoding int
+
+const (
+	encJSON encoding = iota
+	encProtobuf
+)
+
+// negotiate picks the reply form and encoding from the Accept header,
+// trying media ranges in order as Kubernetes does. typed says whether the
+// resource's objects have a protobuf form (built-in kinds; custom resources
+// do not). Like Kubernetes: Tables are JSON only; PartialObjectMetadata has
+// a protobuf form for every resource; a custom resource asked for in
+// protobuf alone is 406 Not Acceptable.
+func negotiate(accept string, typed bool) (outputKind, encoding, error) {
 	if strings.TrimSpace(accept) == "" {
-		return outObject, nil
+		return outObject, encJSON, nil
 	}
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
+		enc := encJSON
 		switch mt {
-		case mediaJSON, mediaProtobuf, mediaYAML, "*/*", "application/*":
+		case mediaJSON, mediaYAML, "*/*", "application/*":
+		case mediaProtobuf:
+			enc = encProtobuf
 		default:
 			continue
 		}
-		as, g := params["as"], params["g"]
+		as, g, v := params["as"], params["g"], params["v"]
+		metaV := g == "meta.k8s.io" && (v == "v1" || v == "v1beta1")
 		switch {
 		case as == "":
-			if mt == mediaProtobuf || mt == mediaYAML {
-				// We reply JSON; clients that name protobuf also take JSON.
+			if mt == mediaYAML || (enc == encProtobuf && !typed) {
+				// We reply YAML requests in JSON below, only when
+				// nothing better is listed.
 				continue
 			}
-			return outObject, nil
-		case g == "meta.k8s.io" && as == "Table" && (params["v"] == "v1" || params["v"] == "v1beta1"):
-			return outTable, nil
-		case g == "meta.k8s.io" && (as == "PartialObjectMetadata" || as == "PartialObjectMetadataList") && (params["v"] == "v1" || params["v"] == "v1beta1"):
-			return outPartial, nil
+			return outObject, enc, nil
+		case metaV && as == "Table":
+			if enc == encProtobuf {
+				continue
+			}
+			return outTable, encJSON, nil
+		case metaV && (as == "PartialObjectMetadata" || as == "PartialObjectMetadataList"):
+			return outPartial, enc, nil
 		}
 	}
-	// A client that listed only protobuf gets JSON, which client-go decodes
-	// by the reply's Content-Type.
-	if strings.Contains(accept, mediaProtobuf) || strings.Contains(accept, mediaYAML) {
-		return outObject, nil
+	// A client that listed only YAML gets JSON, which is YAML too.
+	if strings.Contains(accept, mediaYAML) {
+		return outObject, encJSON, nil
 	}
-	return outObject, notAcceptable(accept)
+	return outObject, encJSON, notAcceptable(accept)
+}
+
+// statusEncoding is the encoding of replies that are not the resource's
+// objects (Status, Scale): the first of JSON or protobuf the Accept header
+// lists, as Kubernetes negotiates errors.
+func statusEncoding(accept string) encoding {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case mediaProtobuf:
+			return encProtobuf
+		case mediaJSON, mediaYAML, "*/*", "application/*":
+			return encJSON
+		}
+	}
+	return encJSON
 }
 
 // respond sends a single object or list in the negotiated form.
 func (h *Handler) respond(req *request, code int, obj runtime.Object) error {
-	kind, err := negotiate(req.r.Header.Get("Accept"))
+	kind, enc, err := negotiate(req.r.Header.Get("Accept"), !req.res.Unstructured())
 	if err != nil {
 		return err
 	}
@@ -71,8 +110,19 @@ func (h *Handler) respond(req *request, code int, obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	writeObject(req.w, code, out, req.warnings)
+	writeEncoded(req.w, code, out, req.warnings, enc)
 	return nil
+}
+
+// reply sends an object that is not the resource's own (Scale, a success
+// Status) in JSON or protobuf as the client prefers.
+func (req *request) reply(code int, obj runtime.Object) {
+	writeEncoded(req.w, code, obj, req.warnings, statusEncoding(req.r.Header.Get("Accept")))
+}
+
+// fail sends an error Status in JSON or protobuf as the client prefers.
+func (req *request) fail(err error) {
+	writeErrorAs(req.w, err, req.warnings, statusEncoding(req.r.Header.Get("Accept")))
 }
 
 // transform converts obj to the negotiated form.

@@ -37,24 +37,35 @@ func TestParseRequestInfo(t *testing.T) {
 func TestNegotiate(t *testing.T) {
 	cases := []struct {
 		accept string
+		typed  bool
 		want   outputKind
+		enc    encoding
 		err    bool
 	}{
-		{"", outObject, false},
-		{"application/json", outObject, false},
-		{"*/*", outObject, false},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", outTable, false},
-		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", outTable, false},
-		{"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json", outPartial, false},
-		{"application/vnd.kubernetes.protobuf,application/json", outObject, false},
-		{"application/vnd.kubernetes.protobuf", outObject, false},
-		{"application/json;as=Table;v=v9;g=meta.k8s.io,application/json", outObject, false},
-		{"text/html", outObject, true},
+		{"", true, outObject, encJSON, false},
+		{"application/json", true, outObject, encJSON, false},
+		{"*/*", true, outObject, encJSON, false},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", true, outTable, encJSON, false},
+		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", true, outTable, encJSON, false},
+		{"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json", true, outPartial, encJSON, false},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json", false, outPartial, encProtobuf, false},
+		{"application/vnd.kubernetes.protobuf,application/json", true, outObject, encProtobuf, false},
+		{"application/vnd.kubernetes.protobuf", true, outObject, encProtobuf, false},
+		{"application/json, application/vnd.kubernetes.protobuf", true, outObject, encJSON, false},
+		// Custom resources have no protobuf form: JSON when listed, else 406.
+		{"application/vnd.kubernetes.protobuf,application/json", false, outObject, encJSON, false},
+		{"application/vnd.kubernetes.protobuf", false, outObject, encJSON, true},
+		// Tables are JSON only.
+		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json", true, outObject, encJSON, false},
+		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", true, outObject, encJSON, true},
+		{"application/json;as=Table;v=v9;g=meta.k8s.io,application/json", true, outObject, encJSON, false},
+		{"application/yaml", true, outObject, encJSON, false},
+		{"text/html", true, outObject, encJSON, true},
 	}
 	for _, tc := range cases {
-		got, err := negotiate(tc.accept)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("negotiate(%q) = %v, %v; want %v, err=%v", tc.accept, got, err, tc.want, tc.err)
+		got, enc, err := negotiate(tc.accept, tc.typed)
+		if (err != nil) != tc.err || got != tc.want || enc != tc.enc {
+			t.Errorf("negotiate(%q, typed=%v) = %v, %v, %v; want %v, %v, err=%v", tc.accept, tc.typed, got, enc, err, tc.want, tc.enc, tc.err)
 		}
 	}
 }

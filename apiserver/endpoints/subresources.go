@@ -38,7 +38,7 @@ func (h *Handler) serveScale(req *request) error {
 		if err != nil {
 			return err
 		}
-		writeObject(req.w, http.StatusOK, sc, req.warnings)
+		req.reply(http.StatusOK, sc)
 		return nil
 	case "update", "patch":
 	default:
@@ -106,7 +106,7 @@ func (h *Handler) serveScale(req *request) error {
 	if err != nil {
 		return err
 	}
-	writeObject(req.w, http.StatusOK, sc, req.warnings)
+	req.reply(http.StatusOK, sc)
 	return nil
 }
 
@@ -271,7 +271,7 @@ func (h *Handler) serveBinding(req *request) error {
 	if err != nil {
 		return err
 	}
-	writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
+	req.reply(http.StatusCreated, statusSuccess(http.StatusCreated))
 	return nil
 }
 
@@ -316,6 +316,6 @@ func (h *Handler) serveEviction(req *request) error {
 	if _, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry || len(opts.DryRun) > 0); err != nil {
 		return err
 	}
-	writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
+	req.reply(http.StatusCreated, statusSuccess(http.StatusCreated))
 	return nil
 }

@@ -1,8 +1,8 @@
 package endpoints
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	stderrors "errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/storage"
@@ -30,13 +31,24 @@ const (
 // events of a streaming list.
 const initialEventsEnd = "k8s.io/initial-events-end"
 
-// watchStream writes watch events as newline-separated JSON, one flush per event.
+// watchStream writes watch events, one flush per event: newline-separated
+// JSON {"type","object"} lines, or for protobuf clients length-prefixed
+// metav1.WatchEvent frames whose object is in the protobuf envelope.
 type watchStream struct {
 	h    *Handler
 	req  *request
 	kind outputKind
+	enc  encoding
 	w    http.ResponseWriter
 	fl   http.Flusher
+}
+
+// contentType is the reply's Content-Type for the stream's encoding.
+func (s *watchStream) contentType() string {
+	if s.enc == encProtobuf {
+		return mediaProtobuf + ";stream=watch"
+	}
+	return mediaJSON
 }
 
 func (s *watchStream) send(typ string, obj runtime.Object) error {
@@ -44,18 +56,63 @@ func (s *watchStream) send(typ string, obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	data, err := encodeObject(out)
+	return s.write(typ, out)
+}
+
+// write encodes one event and flushes it.
+func (s *watchStream) write(typ string, obj runtime.Object) error {
+	frame, err := s.frame(typ, obj)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(data) + 32)
-	buf.WriteString(`{"type":"`)
-	buf.WriteString(typ)
-	buf.WriteString(`","object":`)
-	buf.Write(data)
-	buf.WriteString("}\n")
-	if _, err := s.w.Write(buf.Bytes()); err != nil {
+	return s.flush(frame)
+}
+
+// sendShared sends a store event's object that other watchers receive too:
+// plain objects reuse the frame the first of them encoded; Tables and
+// metadata depend on the request, so those are built per watcher from a
+// copy.
+func (s *watchStream) sendShared(typ string, e *sharedEvent) error {
+	if s.kind != outObject {
+		return s.send(typ, e.obj.DeepCopyObject())
+	}
+	frame, err := e.frame(typ, s.enc, func() ([]byte, error) { return s.frame(typ, e.obj) })
+	if err != nil {
+		return err
+	}
+	return s.flush(frame)
+}
+
+// frame encodes one event in the stream's encoding.
+func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
+	if s.enc == encProtobuf {
+		data, err := encodeProtobuf(obj)
+		if err != nil {
+			return nil, err
+		}
+		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
+		body, err := ev.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+		return append(frame, body...), nil
+	}
+	data, err := encodeObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, 0, len(data)+32)
+	frame = append(frame, `{"type":"`...)
+	frame = append(frame, typ...)
+	frame = append(frame, `","object":`...)
+	frame = append(frame, data...)
+	return append(frame, "}\n"...), nil
+}
+
+// flush writes one frame and flushes it to the client.
+func (s *watchStream) flush(frame []byte) error {
+	if _, err := s.w.Write(frame); err != nil {
 		return err
 	}
 	if s.fl != nil {
@@ -74,30 +131,12 @@ func (s *watchStream) bookmark(rev int64, initialEnd bool) error {
 		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
 	}
 	// Bookmarks are always sent as the object kind, never as a Table row.
-	data, err := encodeObject(obj)
-	if err != nil {
-		return err
-	}
-	line := append(append([]byte(`{"type":"BOOKMARK","object":`), data...), "}\n"...)
-	if _, err := s.w.Write(line); err != nil {
-		return err
-	}
-	if s.fl != nil {
-		s.fl.Flush()
-	}
-	return nil
+	return s.write(evBookmark, obj)
 }
 
 func (s *watchStream) sendError(err error) {
 	st := asStatus(err)
-	data, e := encodeObject(&st)
-	if e != nil {
-		return
-	}
-	_, _ = s.w.Write(append(append([]byte(`{"type":"ERROR","object":`), data...), "}\n"...))
-	if s.fl != nil {
-		s.fl.Flush()
-	}
+	_ = s.write(evError, &st)
 }
 
 // watch serves ?watch=true: optional initial events, then every change.
@@ -106,7 +145,7 @@ func (h *Handler) watch(req *request) error {
 	if err != nil {
 		return err
 	}
-	kind, err := negotiate(req.r.Header.Get("Accept"))
+	kind, enc, err := negotiate(req.r.Header.Get("Accept"), !req.res.Unstructured())
 	if err != nil {
 		return err
 	}
@@ -176,15 +215,15 @@ func (h *Handler) watch(req *request) error {
 	}
 	defer w.Stop()
 
+	fl, _ := req.w.(http.Flusher)
+	s := &watchStream{h: h, req: req, kind: kind, enc: enc, w: req.w, fl: fl}
 	setWarnings(req.w, req.warnings)
-	req.w.Header().Set("Content-Type", mediaJSON)
+	req.w.Header().Set("Content-Type", s.contentType())
 	req.w.Header().Set("Cache-Control", "no-cache, private")
 	req.w.WriteHeader(http.StatusOK)
-	fl, _ := req.w.(http.Flusher)
 	if fl != nil {
 		fl.Flush()
 	}
-	s := &watchStream{h: h, req: req, kind: kind, w: req.w, fl: fl}
 	if initial != nil {
 		for _, obj := range initial.items {
 			if err := s.send(evAdded, obj); err != nil {
@@ -230,44 +269,44 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		}
 		return nil
 	case storage.Created:
-		obj, err := decodeKV(res, ev.KV)
-		if err != nil {
+		e := h.events.get(res, ev.KV, ev.KV.Value, ev.KV.ModRevision)
+		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, obj) {
-			return s.send(evAdded, obj)
+		if sel.matches(res, e.obj) {
+			return s.sendShared(evAdded, e)
 		}
 	case storage.Updated:
-		obj, err := decodeKV(res, ev.KV)
-		if err != nil {
+		e := h.events.get(res, ev.KV, ev.KV.Value, ev.KV.ModRevision)
+		if e.err != nil {
 			return nil
 		}
-		now := sel.matches(res, obj)
+		now := sel.matches(res, e.obj)
 		before := now
 		if !sel.everything() && ev.PrevKV != nil {
-			if old, err := decodeKV(res, ev.PrevKV); err == nil {
-				before = sel.matches(res, old)
+			if old := h.events.get(res, ev.PrevKV, ev.PrevKV.Value, ev.PrevKV.ModRevision); old.err == nil {
+				before = sel.matches(res, old.obj)
 			}
 		}
 		switch {
 		case now && before:
-			return s.send(evModified, obj)
+			return s.sendShared(evModified, e)
 		case now:
-			return s.send(evAdded, obj)
+			return s.sendShared(evAdded, e)
 		case before:
-			return s.send(evDeleted, obj)
+			return s.sendShared(evDeleted, e)
 		}
 	case storage.Deleted:
 		value := ev.KV.Value
 		if len(value) == 0 && ev.PrevKV != nil {
 			value = ev.PrevKV.Value
 		}
-		obj, err := decodeStored(res, value, ev.Revision)
-		if err != nil {
+		e := h.events.get(res, ev.KV, value, ev.Revision)
+		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, obj) {
-			return s.send(evDeleted, obj)
+		if sel.matches(res, e.obj) {
+			return s.sendShared(evDeleted, e)
 		}
 	}
 	return nil

@@ -169,25 +169,28 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 	if dry {
 		return obj, nil
 	}
+	alloc := registry.Allocation(noAllocation{})
 	if res.Lifecycle != nil {
-		u, err := res.Lifecycle.BeforeCreate(req.ctx, obj)
+		a, err := res.Lifecycle.BeforeCreate(req.ctx, obj)
 		if err != nil {
 			undo()
 			return nil, err
 		}
-		admitted := undo
-		undo = func() { u(); admitted() }
+		alloc = a
 	}
 	data, err := encodeStored(obj)
 	if err != nil {
+		alloc.Abort()
 		undo()
 		return nil, errors.NewInternalError(err)
 	}
 	kv, err := h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
 	if err != nil {
+		alloc.Abort()
 		undo()
 		return nil, storeError(err, res.GroupResource(), m.GetName())
 	}
+	alloc.Commit()
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	return obj, nil
 }
@@ -322,42 +325,47 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		m.SetResourceVersion(currentRV)
 		st.PrepareForUpdate(obj, old)
 		finishing := om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj)
-		undo := func() {}
 		if res.Lifecycle != nil && !finishing {
-			// Allocation fills what clients may omit (a Service's cluster
-			// IP) before validation compares with the old object.
-			u, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
-			if err != nil {
-				return nil, err
-			}
-			undo = u
+			// What clients may omit (a Service's cluster IP) is carried
+			// over before validation compares with the old object.
+			res.Lifecycle.PrepareUpdate(obj, old)
 		}
 		if errs := st.ValidateUpdate(obj, old); len(errs) > 0 {
-			undo()
 			return nil, errors.NewInvalid(res.GVK().GroupKind(), name, errs)
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)
 			if err != nil {
-				undo()
 				return nil, err
 			}
 			m = accessor(obj)
 		}
+		// Only a valid, real write allocates; Commit releases what the old
+		// object gave up once the write is stored, Abort gives back what
+		// was taken when it is not.
+		alloc := registry.Allocation(noAllocation{})
+		if res.Lifecycle != nil && !finishing && !dry {
+			a, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
+			if err != nil {
+				return nil, err
+			}
+			alloc = a
+		}
 		newData, err := encodeStored(obj)
 		if err != nil {
+			alloc.Abort()
 			return nil, errors.NewInternalError(err)
 		}
 		oldData, err := encodeStored(old)
 		if err != nil {
+			alloc.Abort()
 			return nil, errors.NewInternalError(err)
 		}
 		if bytes.Equal(newData, oldData) {
-			undo()
+			alloc.Abort()
 			return &updateResult{obj: old}, nil // a no-op write changes nothing, not even resourceVersion
 		}
 		if dry {
-			undo()
 			return &updateResult{obj: obj}, nil
 		}
 		if finishing {
@@ -377,12 +385,13 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		}
 		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
 		if err != nil {
-			undo()
+			alloc.Abort()
 			if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
 				continue
 			}
 			return nil, storeError(err, res.GroupResource(), name)
 		}
+		alloc.Commit()
 		m.SetResourceVersion(strconv.FormatInt(nkv.ModRevision, 10))
 		return &updateResult{obj: obj}, nil
 	}
@@ -414,3 +423,9 @@ func namespaceHoldsFinalizers(obj runtime.Object) bool {
 }
 
 func uuidNew() typesUID { return typesUID(uuid.NewString()) }
+
+// noAllocation is the Allocation of resources without a Lifecycle.
+type noAllocation struct{}
+
+func (noAllocation) Commit() {}
+func (noAllocation) Abort()  {}

@@ -250,11 +250,27 @@ func (g *Registry) GroupVersions() map[string][]string {
 }
 
 // Lifecycle is implemented by resources that hold resources outside their
-// object (a Service's cluster IP and node ports). The handler calls it
-// around the store write; undo releases what BeforeCreate/BeforeUpdate took
-// when the write then fails.
+// object (a Service's cluster IP and node ports). Allocation happens only for
+// writes that passed validation, and what an update gives up is released only
+// once the write is stored, so a rejected, dry-run, no-op or conflicting
+// write never frees what the stored object still holds.
 type Lifecycle interface {
-	BeforeCreate(ctx context.Context, obj runtime.Object) (undo func(), err error)
-	BeforeUpdate(ctx context.Context, obj, old runtime.Object) (undo func(), err error)
+	// BeforeCreate allocates what a validated new object needs.
+	BeforeCreate(ctx context.Context, obj runtime.Object) (Allocation, error)
+	// PrepareUpdate fills what an update may omit but the object keeps
+	// (a Service's cluster IP, the node ports of unchanged ports) from old.
+	// It allocates nothing and runs before validation.
+	PrepareUpdate(obj, old runtime.Object)
+	// BeforeUpdate allocates what a validated update newly needs.
+	BeforeUpdate(ctx context.Context, obj, old runtime.Object) (Allocation, error)
 	AfterDelete(ctx context.Context, obj runtime.Object)
+}
+
+// Allocation is what a Lifecycle took for one write. The handler calls
+// exactly one of its methods: Commit once the write is stored (releasing
+// what the old object held and the new one does not), Abort when it is not
+// (giving back what was taken).
+type Allocation interface {
+	Commit()
+	Abort()
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
 )
 
 // IPAllocator hands out cluster IPs (allocator.IPs).
@@ -38,7 +40,7 @@ func invalid(svc *corev1.Service, p *field.Path, v any, msg string) error {
 	return errors.NewInvalid(serviceKind, svc.Name, field.ErrorList{field.Invalid(p, v, msg)})
 }
 
-// undoList collects releases to run if the write fails.
+// undoList collects releases to run later, newest first.
 type undoList []func()
 
 func (u undoList) run() {
@@ -46,6 +48,16 @@ func (u undoList) run() {
 		u[i]()
 	}
 }
+
+// allocation is one write's registry.Allocation: taken is given back when
+// the write does not happen, released is freed once it is stored.
+type allocation struct {
+	taken    undoList
+	released undoList
+}
+
+func (a *allocation) Abort()  { a.taken.run() }
+func (a *allocation) Commit() { a.released.run() }
 
 func needsNodePorts(svc *corev1.Service) bool {
 	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
@@ -57,25 +69,25 @@ func needsClusterIP(svc *corev1.Service) bool {
 
 // BeforeCreate allocates the cluster IP (a requested one, or any free) and
 // the node ports of NodePort and LoadBalancer services.
-func (l *Lifecycle) BeforeCreate(ctx context.Context, obj runtime.Object) (func(), error) {
+func (l *Lifecycle) BeforeCreate(ctx context.Context, obj runtime.Object) (registry.Allocation, error) {
+	a := &allocation{}
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
-		return func() {}, nil
+		return a, nil
 	}
-	var undo undoList
 	if needsClusterIP(svc) {
-		if err := l.takeIP(ctx, svc, &undo); err != nil {
-			undo.run()
+		if err := l.takeIP(ctx, svc, &a.taken); err != nil {
+			a.Abort()
 			return nil, err
 		}
 	}
 	if needsNodePorts(svc) {
-		if err := l.takePorts(ctx, svc, nil, &undo); err != nil {
-			undo.run()
+		if err := l.takePorts(ctx, svc, nil, &a.taken); err != nil {
+			a.Abort()
 			return nil, err
 		}
 	}
-	return undo.run, nil
+	return a, nil
 }
 
 func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoList) error {
@@ -114,8 +126,8 @@ func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoL
 	return nil
 }
 
-// takePorts fills node ports: kept from old where the port is unchanged,
-// the requested one, or any free one.
+// takePorts fills node ports: those old already holds stay, others are the
+// requested port or any free one.
 func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, undo *undoList) error {
 	held := map[int32]bool{}
 	if old != nil && needsNodePorts(old) {
@@ -128,13 +140,6 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 	for i := range svc.Spec.Ports {
 		port := &svc.Spec.Ports[i]
 		p := field.NewPath("spec", "ports").Index(i).Child("nodePort")
-		if port.NodePort == 0 && old != nil {
-			for _, op := range old.Spec.Ports {
-				if op.NodePort != 0 && op.Port == port.Port && op.Protocol == port.Protocol {
-					port.NodePort = op.NodePort
-				}
-			}
-		}
 		switch {
 		case port.NodePort != 0 && held[port.NodePort]:
 			continue
@@ -155,51 +160,81 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 	return nil
 }
 
-// BeforeUpdate keeps the cluster IP (clients may omit it), allocates node
-// ports a change of type or ports needs, and releases those no longer used.
-func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object) (func(), error) {
+// PrepareUpdate keeps the cluster IP and the node ports of unchanged ports
+// when an update omits them, as clients replacing a Service often do.
+func (l *Lifecycle) PrepareUpdate(obj, oldObj runtime.Object) {
 	svc, ok1 := obj.(*corev1.Service)
 	old, ok2 := oldObj.(*corev1.Service)
 	if !ok1 || !ok2 {
-		return func() {}, nil
+		return
 	}
-	var undo undoList
-	if needsClusterIP(svc) {
-		if svc.Spec.ClusterIP == "" && old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone {
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
-		} else if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != old.Spec.ClusterIP {
-			if err := l.takeIP(ctx, svc, &undo); err != nil {
-				undo.run()
-				return nil, err
+	if needsClusterIP(svc) && svc.Spec.ClusterIP == "" && old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone {
+		switch {
+		case len(svc.Spec.ClusterIPs) == 0:
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+			svc.Spec.ClusterIPs = append([]string(nil), old.Spec.ClusterIPs...)
+		case svc.Spec.ClusterIPs[0] == old.Spec.ClusterIP:
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+	}
+	if needsNodePorts(svc) && needsNodePorts(old) {
+		for i := range svc.Spec.Ports {
+			port := &svc.Spec.Ports[i]
+			if port.NodePort != 0 {
+				continue
+			}
+			for _, op := range old.Spec.Ports {
+				if op.NodePort != 0 && op.Port == port.Port && op.Protocol == port.Protocol {
+					port.NodePort = op.NodePort
+				}
 			}
 		}
 	}
-	if needsNodePorts(svc) {
-		if err := l.takePorts(ctx, svc, old, &undo); err != nil {
-			undo.run()
+}
+
+// BeforeUpdate allocates the cluster IP and node ports a validated update
+// newly needs (a change of type or of ports). What the old object held and
+// the new one does not is released by Commit, after the write is stored.
+func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object) (registry.Allocation, error) {
+	a := &allocation{}
+	svc, ok1 := obj.(*corev1.Service)
+	old, ok2 := oldObj.(*corev1.Service)
+	if !ok1 || !ok2 {
+		return a, nil
+	}
+	if needsClusterIP(svc) && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != old.Spec.ClusterIP) {
+		if err := l.takeIP(ctx, svc, &a.taken); err != nil {
+			a.Abort()
 			return nil, err
 		}
 	}
-	// Release what the old object held and the new one does not.
+	if needsNodePorts(svc) {
+		if err := l.takePorts(ctx, svc, old, &a.taken); err != nil {
+			a.Abort()
+			return nil, err
+		}
+	}
 	used := map[int32]bool{}
 	if needsNodePorts(svc) {
 		for _, p := range svc.Spec.Ports {
 			used[p.NodePort] = true
 		}
 	}
+	rctx := context.WithoutCancel(ctx)
 	if needsNodePorts(old) {
 		for _, p := range old.Spec.Ports {
 			if p.NodePort != 0 && !used[p.NodePort] {
-				_ = l.Ports.Release(ctx, int(p.NodePort))
+				np := int(p.NodePort)
+				a.released = append(a.released, func() { _ = l.Ports.Release(rctx, np) })
 			}
 		}
 	}
 	if old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone && old.Spec.ClusterIP != svc.Spec.ClusterIP {
 		if ip, err := netip.ParseAddr(old.Spec.ClusterIP); err == nil {
-			_ = l.IPs.Release(ctx, ip)
+			a.released = append(a.released, func() { _ = l.IPs.Release(rctx, ip) })
 		}
 	}
-	return undo.run, nil
+	return a, nil
 }
 
 // AfterDelete releases the service's cluster IPs and node ports.

@@ -31,7 +31,11 @@ func (r *recorder) add(kind string, obj any) {
 	case metav1.Object:
 		name = o.GetName()
 	case cache.DeletedFinalStateUnknown:
+		// A delete the informer learnt of by relisting.
 		name = o.Key
+		if m, ok := o.Obj.(metav1.Object); ok {
+			name = m.GetName()
+		}
 	}
 	r.mu.Lock()
 	r.events = append(r.events, kind+" "+name)
@@ -44,6 +48,20 @@ func (r *recorder) handler() cache.ResourceEventHandlerFuncs {
 		UpdateFunc: func(_, o any) { r.add("update", o) },
 		DeleteFunc: func(o any) { r.add("delete", o) },
 	}
+}
+
+// count is the number of notifications so far.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// since returns the notifications after the first n.
+func (r *recorder) since(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events[n:]...)
 }
 
 func (r *recorder) waitFor(t *testing.T, want string) {

@@ -96,10 +96,14 @@ spec:
   size: 3
 `
 
+// kubectlMinors are the kubectl releases on the machine (1.27 … 1.33).
+var kubectlMinors = []int{27, 28, 29, 30, 31, 32, 33}
+
 // TestKubectlSession runs a realistic kubectl session against a fresh
-// server with each kubectl release under test.
+// server with each kubectl release under test. A session takes a few
+// seconds, so every release runs the whole of it.
 func TestKubectlSession(t *testing.T) {
-	for _, minor := range []int{27, 33} {
+	for _, minor := range kubectlMinors {
 		t.Run(fmt.Sprintf("kubectl-1.%d", minor), func(t *testing.T) {
 			s := startServer(t)
 			k := newKubectl(t, s, minor)
@@ -149,6 +153,17 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	out = k.ok("get", "all", "-n", "shop")
 	contains(t, "get all", out, "deployment.apps/web", "service/web")
 
+	// get -w: the listing, then changes as one-row Tables.
+	w := k.start("get", "cm", "-n", "shop", "-w")
+	w.waitFor("settings")
+	k.ok("create", "configmap", "watched", "-n", "shop", "--from-literal=a=b")
+	w.waitFor("watched")
+	k.ok("delete", "configmap", "watched", "-n", "shop")
+	w.stop()
+	if !strings.Contains(w.out.String(), "NAME") || !strings.Contains(w.out.String(), "DATA") {
+		t.Errorf("get -w printed no table header:\n%s", w.out.String())
+	}
+
 	// Mutations.
 	contains(t, "label", k.ok("label", "deploy", "web", "-n", "shop", "tier=front"), "deployment.apps/web labeled")
 	// kubectl 1.27 prints "annotate", later releases "annotated".
@@ -167,9 +182,30 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	out = k.okIn(appManifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
 	contains(t, "server-side apply", out, "deployment.apps/web serverside-applied")
 
-	// Discovery.
-	out = k.ok("api-resources")
-	contains(t, "api-resources", out, "deployments", "deploy", "apps/v1", "widgets", "wg", "example.com/v1", "customresourcedefinitions")
+	// Discovery: every release reads the aggregated document (v2beta1 up to
+	// 1.29, v2 later) and so never asks for a group/version's resource list.
+	fresh := k.withFreshCache()
+	out = fresh.ok("api-resources", "-v=6")
+	contains(t, "api-resources", out, "deployments", "deploy", "apps/v1", "widgets", "wg", "example.com/v1", "customresourcedefinitions",
+		"daemonsets", "ds")
+	// -v=6 logs each request's URL (the log format differs between releases).
+	contains(t, "api-resources requests", out, "/api?timeout=", "/apis?timeout=")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "/apis/apps/v1?") || strings.Contains(line, "/api/v1?") {
+			t.Errorf("kubectl fell back to legacy discovery: %s", line)
+		}
+	}
+	out = fresh.ok("api-resources", "--api-group=example.com", "-o", "wide")
+	contains(t, "api-resources wide", out, "widgets", "wg", "example.com/v1", "true", "Widget", "create,delete,deletecollection,get,list,patch,update,watch")
+
+	// explain reads the schemas served in OpenAPI v3: built-in kinds with
+	// Kubernetes' descriptions, custom resources from their CRD.
+	out = k.ok("explain", "pods.spec.containers.image")
+	contains(t, "explain pod field", out, "KIND:", "Pod", "FIELD:", "image", "<string>", "Container image name")
+	out = k.ok("explain", "deployments.spec")
+	contains(t, "explain deployment spec", out, "Deployment", "replicas", "<integer>", "selector", "<LabelSelector>", "template", "<PodTemplateSpec> -required-")
+	out = k.ok("explain", "widgets.spec")
+	contains(t, "explain widget", out, "Widget", "size", "<integer> -required-", "color", "<string>")
 
 	// Errors, as Kubernetes prints them.
 	badPod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: shop\nspec:\n  containers:\n  - name: c\n"

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -136,6 +137,14 @@ func newKubectl(t *testing.T, s *server, minor int) *kubectl {
 	return &kubectl{t: t, bin: bin, kc: s.kubeconfig, cacheDir: t.TempDir()}
 }
 
+// withFreshCache is the same kubectl with an empty discovery cache, so its
+// next command reads discovery from the server.
+func (k *kubectl) withFreshCache() *kubectl {
+	c := *k
+	c.cacheDir = k.t.TempDir()
+	return &c
+}
+
 // run returns combined output and whether kubectl succeeded.
 func (k *kubectl) run(stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -185,5 +194,80 @@ func contains(t *testing.T, what, out string, wants ...string) {
 		if !strings.Contains(out, w) {
 			t.Errorf("%s: output lacks %q:\n%s", what, w, out)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// background is a kubectl command that runs until stopped (get -w).
+type background struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+// start runs kubectl in the background; the test's end stops it.
+func (k *kubectl) start(args ...string) *background {
+	k.t.Helper()
+	full := append([]string{"--kubeconfig", k.kc, "--cache-dir", k.cacheDir}, args...)
+	b := &background{t: k.t, cmd: exec.Command(k.bin, full...), out: &syncBuffer{}, done: make(chan struct{})}
+	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	if err := b.cmd.Start(); err != nil {
+		k.t.Fatalf("starting kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	go func() { _ = b.cmd.Wait(); close(b.done) }()
+	k.t.Cleanup(b.stop)
+	return b
+}
+
+// waitFor waits until the output holds want, failing after 15s or when
+// kubectl exits first.
+func (b *background) waitFor(want string) {
+	b.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(b.out.String(), want) {
+		select {
+		case <-b.done:
+			if strings.Contains(b.out.String(), want) {
+				return
+			}
+			b.t.Fatalf("kubectl %s exited before printing %q:\n%s", strings.Join(b.cmd.Args[1:], " "), want, b.out.String())
+		case <-deadline:
+			b.t.Fatalf("kubectl %s did not print %q within 15s:\n%s", strings.Join(b.cmd.Args[1:], " "), want, b.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stop ends the command.
+func (b *background) stop() {
+	select {
+	case <-b.done:
+		return
+	default:
+	}
+	_ = b.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-b.done:
+	case <-time.After(5 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
 	}
 }
