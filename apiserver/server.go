@@ -15,11 +15,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
+	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/apiserver/authz/rbac"
 	"github.com/skiffkube/skiff/apiserver/crd"
 	"github.com/skiffkube/skiff/apiserver/discovery"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
@@ -45,8 +47,8 @@ type Config struct {
 	ClientCA *x509.CertPool
 	// Tokens maps static bearer tokens to users (the admin token).
 	Tokens map[string]authn.User
-	// Authorizer decides each resource request; nil allows every
-	// authenticated user (RBAC comes later).
+	// Authorizer decides each request; nil takes the default chain:
+	// system:masters, then RBAC over the stored roles and bindings.
 	Authorizer authz.Authorizer
 	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
 	BindAddress string
@@ -80,6 +82,9 @@ type Server struct {
 	authn    authn.Authenticator
 	crds     *crd.Controller
 	ready    chan struct{}
+
+	rbac       *rbac.Cache
+	aggregator *rbac.Aggregator
 }
 
 // New builds the server and opens its listener, so Addr is known at once.
@@ -124,6 +129,11 @@ func New(cfg Config) (*Server, error) {
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))
+	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
+	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = authz.Union{authz.Masters, rbac.NewAuthorizer(rbacCache)}
+	}
 	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -135,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
 		crds:    crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		ready:   make(chan struct{}),
+		rbac:    rbacCache, aggregator: aggregator,
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -177,6 +188,16 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
 	}
+	if err := bootstrap.Reconcile(ctx, s.cfg.Store); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: reconciling the default RBAC policy: %w", err)
+	}
+	if err := s.rbac.Start(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: %w", err)
+	}
+	go s.aggregator.Run(ctx)
+	s.aggregator.Kick()
 	if err := s.crds.Start(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)
@@ -218,7 +239,7 @@ func (s *Server) routes() *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = false
-	e.Use(s.recovery, s.observe, s.authenticate)
+	e.Use(s.recovery, s.observe, s.authenticate, s.authorizePath)
 
 	health := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
 	e.GET("/livez", health)
@@ -331,4 +352,40 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-var _ = metav1.Now
+// authorizePath asks the authorizer about requests for paths that name no
+// resource (discovery, OpenAPI, /metrics, health), as Kubernetes does with
+// nonResourceURLs rules. Resource requests are authorized by the resource
+// handler, which knows their attributes. Unauthenticated requests reach
+// this point only for the anonymous paths.
+func (s *Server) authorizePath(c *gin.Context) {
+	u, ok := authn.UserFrom(c.Request.Context())
+	if !ok {
+		c.Next()
+		return
+	}
+	r := c.Request
+	if info, ok := endpoints.ParseRequestInfo(r.Method, r.URL.Path, false); ok && info.IsResourceRequest {
+		c.Next()
+		return
+	}
+	verb := strings.ToLower(r.Method)
+	if r.Method == http.MethodHead {
+		verb = "get"
+	}
+	allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), authz.Attributes{User: u, Verb: verb, Path: r.URL.Path})
+	if err != nil {
+		endpoints.WriteError(c.Writer, apierrors.NewInternalError(err))
+		c.Abort()
+		return
+	}
+	if !allowed {
+		msg := fmt.Sprintf("User %q cannot %s path %q", u.Name, verb, r.URL.Path)
+		if reason != "" {
+			msg += ": " + reason
+		}
+		endpoints.WriteError(c.Writer, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New(msg)))
+		c.Abort()
+		return
+	}
+	c.Next()
+}

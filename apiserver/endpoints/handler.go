@@ -201,6 +201,11 @@ func (h *Handler) authorize(req *request) error {
 		Resource: req.info.Resource, Subresource: req.info.Subresource,
 		Namespace: req.info.Namespace, Name: req.info.Name, ResourceRequest: true, Path: req.r.URL.Path,
 	}
+	if attrs.APIGroup == "" && attrs.Resource == "namespaces" && attrs.Name != "" {
+		// A namespace is inside itself for authorization, as in
+		// Kubernetes: a RoleBinding in "dev" may grant get on namespace dev.
+		attrs.Namespace = attrs.Name
+	}
 	ok, reason, err := h.authz.Authorize(req.ctx, attrs)
 	if err != nil {
 		return errors.NewInternalError(err)
@@ -216,10 +221,12 @@ func (h *Handler) authorize(req *request) error {
 	if req.info.Subresource != "" {
 		res += "/" + req.info.Subresource
 	}
+	// Kubernetes' wording: every request without a namespace, cluster-scoped
+	// resources included, is "at the cluster scope".
 	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, req.info.Verb, res, req.info.Group)
-	if req.info.Namespace != "" {
-		msg += fmt.Sprintf(" in the namespace %q", req.info.Namespace)
-	} else if req.res.Namespaced {
+	if attrs.Namespace != "" {
+		msg += fmt.Sprintf(" in the namespace %q", attrs.Namespace)
+	} else {
 		msg += " at the cluster scope"
 	}
 	if reason != "" {
