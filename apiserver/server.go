@@ -25,8 +25,10 @@ import (
 	"github.com/skiffkube/skiff/apiserver/crd"
 	"github.com/skiffkube/skiff/apiserver/discovery"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/apiserver/impersonate"
 	"github.com/skiffkube/skiff/apiserver/metrics"
 	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/apiserver/reviews"
 )
 
 // KubernetesVersion is the Kubernetes release whose API this server speaks.
@@ -131,8 +133,13 @@ func New(cfg Config) (*Server, error) {
 	reg.Add(crd.Resource(cfg.Table))
 	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
 	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
+	rbacAuthorizer := rbac.NewAuthorizer(rbacCache)
 	if cfg.Authorizer == nil {
-		cfg.Authorizer = authz.Union{authz.Masters, rbac.NewAuthorizer(rbacCache)}
+		cfg.Authorizer = authz.Union{authz.Masters, rbacAuthorizer}
+	}
+	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
+	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
+		reg.Add(r)
 	}
 	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger})
 	if err != nil {
@@ -142,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
 		disc:    discovery.New(reg),
 		metrics: metrics.New(),
-		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
+		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, tokens},
 		crds:    crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		ready:   make(chan struct{}),
 		rbac:    rbacCache, aggregator: aggregator,
@@ -344,9 +351,25 @@ func (s *Server) authenticate(c *gin.Context) {
 			c.Next()
 			return
 		}
-		endpoints.WriteError(c.Writer, apierrors.NewUnauthorized("Unauthorized"))
+		msg := "Unauthorized"
+		if err != nil {
+			// Say which credential failed and why (expired, wrong CA,
+			// unknown token); it names nothing secret.
+			msg = "Unauthorized: " + strings.TrimPrefix(err.Error(), authn.ErrInvalidCredential.Error()+": ")
+		}
+		endpoints.WriteError(c.Writer, apierrors.NewUnauthorized(msg))
 		c.Abort()
 		return
+	}
+	if impersonate.Requested(c.Request.Header) {
+		as, err := impersonate.Resolve(c.Request.Context(), c.Request.Header, u, s.cfg.Authorizer)
+		if err != nil {
+			endpoints.WriteError(c.Writer, err)
+			c.Abort()
+			return
+		}
+		impersonate.Strip(c.Request.Header)
+		u = as
 	}
 	c.Request = c.Request.WithContext(authn.WithUser(c.Request.Context(), u))
 	c.Next()

@@ -75,3 +75,18 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	cfg.QPS, cfg.Burst = 1000, 1000
 	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: cfg, Kubeconfig: kc}
 }
+
+// UserConfig is a client configuration for user in groups, with a client
+// certificate from the test cluster's CA (how non-admin identities are
+// made in tests).
+func (r *Running) UserConfig(t testing.TB, user string, groups ...string) *rest.Config {
+	t.Helper()
+	certPEM, keyPEM, err := r.Bundle.IssueClientCert(user, groups, time.Hour)
+	if err != nil {
+		t.Fatalf("IssueClientCert: %v", err)
+	}
+	cfg := rest.AnonymousClientConfig(r.Config)
+	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = certPEM, keyPEM
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return cfg
+}

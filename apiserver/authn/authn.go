@@ -24,7 +24,63 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is additional information an authenticator or impersonation
+	// attached (a service account token's pod name, for instance).
+	Extra map[string][]string
 }
+
+// TokenAuthenticator checks a bearer token alone (TokenReview uses it).
+// ok is false when the token is not one this authenticator issues; err is
+// set when it is one but invalid (expired, revoked, wrong audience).
+type TokenAuthenticator interface {
+	AuthenticateToken(ctx context.Context, token string) (u *User, ok bool, err error)
+}
+
+// BearerToken returns the request's bearer token, if any.
+func BearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, tok, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// BearerTokens authenticates requests by their bearer token with a list of
+// token authenticators; the first that recognises the token decides. A
+// token nobody recognises is an invalid credential (401), not anonymous.
+type BearerTokens []TokenAuthenticator
+
+// Authenticate implements Authenticator.
+func (b BearerTokens) Authenticate(r *http.Request) (*User, bool, error) {
+	tok, ok := BearerToken(r)
+	if !ok {
+		return nil, false, nil
+	}
+	return b.AuthenticateToken(r.Context(), tok)
+}
+
+// AuthenticateToken implements TokenAuthenticator.
+func (b BearerTokens) AuthenticateToken(ctx context.Context, tok string) (*User, bool, error) {
+	if len(tok) > MaxTokenBytes {
+		return nil, false, fmt.Errorf("%w: bearer token is longer than %d bytes", ErrInvalidCredential, MaxTokenBytes)
+	}
+	for _, a := range b {
+		u, ok, err := a.AuthenticateToken(ctx, tok)
+		if err != nil || ok {
+			return u, ok, err
+		}
+	}
+	return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+}
+
+// MaxTokenBytes bounds the bearer tokens looked at: no real token comes
+// near it, and an oversized one is refused before any parsing or hashing.
+const MaxTokenBytes = 16 << 10
 
 // Authenticator finds the user of a request. ok is false when the request
 // carries no credential this authenticator understands; err is set when it
@@ -111,18 +167,9 @@ func NewTokens(tokens map[string]User) *Tokens {
 	return t
 }
 
-// Authenticate implements Authenticator. Tokens are compared by hash in
-// constant time so that timing reveals nothing about a valid token.
-func (t *Tokens) Authenticate(r *http.Request) (*User, bool, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return nil, false, nil
-	}
-	scheme, tok, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "bearer") {
-		return nil, false, nil
-	}
-	tok = strings.TrimSpace(tok)
+// AuthenticateToken implements TokenAuthenticator. Tokens are compared by
+// hash in constant time so that timing reveals nothing about a valid token.
+func (t *Tokens) AuthenticateToken(_ context.Context, tok string) (*User, bool, error) {
 	sum := sha256.Sum256([]byte(tok))
 	var match *User
 	for k, u := range t.byHash {
@@ -131,7 +178,7 @@ func (t *Tokens) Authenticate(r *http.Request) (*User, bool, error) {
 		}
 	}
 	if match == nil {
-		return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+		return nil, false, nil
 	}
 	return match, true, nil
 }
@@ -143,4 +190,21 @@ func withAuthenticated(groups []string) []string {
 		}
 	}
 	return append(groups, GroupAuthenticated)
+}
+
+type audiencesKey struct{}
+
+// WithAudiences records the audiences a token must be valid for (a
+// TokenReview's spec.audiences); without it, the API server's own.
+func WithAudiences(ctx context.Context, aud []string) context.Context {
+	if len(aud) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, audiencesKey{}, aud)
+}
+
+// AudiencesFrom returns the audiences recorded by WithAudiences.
+func AudiencesFrom(ctx context.Context) []string {
+	a, _ := ctx.Value(audiencesKey{}).([]string)
+	return a
 }

@@ -130,18 +130,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
 	var err error
-	switch info.Subresource {
-	case "":
+	switch {
+	case res.Virtual != nil:
+		err = h.serveVirtual(req)
+	case info.Subresource == "":
 		err = h.serveMain(req)
-	case "status":
+	case info.Subresource == "status":
 		err = h.serveStatus(req)
-	case "scale":
+	case info.Subresource == "scale":
 		err = h.serveScale(req)
-	case "finalize":
+	case info.Subresource == "finalize":
 		err = h.serveFinalize(req)
-	case "binding":
+	case info.Subresource == "binding":
 		err = h.serveBinding(req)
-	case "eviction":
+	case info.Subresource == "eviction":
 		err = h.serveEviction(req)
 	default:
 		err = errors.NewNotFound(res.GroupResource(), info.Name)
@@ -174,6 +176,24 @@ func (h *Handler) serveMain(req *request) error {
 		return h.deleteCollection(req)
 	}
 	return errors.NewMethodNotSupported(req.res.GroupResource(), req.info.Verb)
+}
+
+// serveVirtual serves a create-only resource whose objects are computed,
+// not stored (the review APIs).
+func (h *Handler) serveVirtual(req *request) error {
+	if req.info.Verb != "create" || req.info.Subresource != "" || req.info.Name != "" {
+		return errors.NewMethodNotSupported(req.res.GroupResource(), req.info.Verb)
+	}
+	in, _, err := h.decodeWrite(req)
+	if err != nil {
+		return err
+	}
+	out, err := req.res.Virtual(req.ctx, req.info.Namespace, in)
+	if err != nil {
+		return err
+	}
+	out.GetObjectKind().SetGroupVersionKind(req.res.GVK())
+	return h.respond(req, http.StatusCreated, out)
 }
 
 func (h *Handler) serveStatus(req *request) error {

@@ -52,7 +52,16 @@ type Resource struct {
 	// Lifecycle, when set, allocates and releases what objects hold
 	// outside the store's object (service IPs and ports).
 	Lifecycle Lifecycle
+	// Virtual, when set, makes the resource create-only and unstored, like
+	// Kubernetes' review APIs (SubjectAccessReview, TokenReview): a POST is
+	// decoded, handed to Virtual, and its result returned with 201.
+	Virtual VirtualCreate
 }
+
+// VirtualCreate answers a POST of a virtual resource. namespace is the
+// request's namespace for namespaced resources. Errors should be API
+// errors (k8s.io/apimachinery/pkg/api/errors).
+type VirtualCreate func(ctx context.Context, namespace string, obj runtime.Object) (runtime.Object, error)
 
 // Subresources says which subresources an object of a resource has.
 type Subresources struct {
