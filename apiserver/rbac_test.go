@@ -156,7 +156,10 @@ func TestViewInOneNamespace(t *testing.T) {
 			`nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope`},
 		{"list pods across namespaces", func() error { _, err := alice.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); return err },
 			`pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster scope`},
-		{"read a role binding", func() error { _, err := alice.RbacV1().RoleBindings("dev").Get(ctx, "alice-view", metav1.GetOptions{}); return err },
+		{"read a role binding", func() error {
+			_, err := alice.RbacV1().RoleBindings("dev").Get(ctx, "alice-view", metav1.GetOptions{})
+			return err
+		},
 			`rolebindings.rbac.authorization.k8s.io "alice-view" is forbidden: User "alice" cannot get resource "rolebindings" in API group "rbac.authorization.k8s.io" in the namespace "dev"`},
 	}
 	for _, tt := range forbidden {
