@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -29,6 +30,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/metrics"
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/apiserver/reviews"
+	"github.com/skiffkube/skiff/apiserver/serviceaccount"
 )
 
 // KubernetesVersion is the Kubernetes release whose API this server speaks.
@@ -52,6 +54,11 @@ type Config struct {
 	// Authorizer decides each request; nil takes the default chain:
 	// system:masters, then RBAC over the stored roles and bindings.
 	Authorizer authz.Authorizer
+	// ServiceAccountKey, when set, signs and verifies service account
+	// tokens and enables serviceaccounts/token. ServiceAccountIssuer is
+	// their iss claim and the API's audience; "" takes Kubernetes' default.
+	ServiceAccountKey    *ecdsa.PrivateKey
+	ServiceAccountIssuer string
 	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
 	BindAddress string
 	// Listener, when set, is used instead of listening on BindAddress.
@@ -123,10 +130,21 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
+	var saTokens *serviceaccount.Tokens
+	if cfg.ServiceAccountKey != nil {
+		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store); err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, saTokens)
+	}
 	reg := registry.New()
 	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
 		if r.Group == "" && r.Name == "services" && lifecycle != nil {
 			r.Lifecycle = lifecycle
+		}
+		if r.Group == "" && r.Name == "serviceaccounts" && saTokens != nil {
+			r.Subresources.Actions = map[string]*registry.Action{"token": saTokens.TokenRequestAction()}
 		}
 		reg.Add(r)
 	}
@@ -137,7 +155,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = authz.Union{authz.Masters, rbacAuthorizer}
 	}
-	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
 	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
 		reg.Add(r)
 	}

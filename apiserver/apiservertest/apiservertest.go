@@ -45,8 +45,8 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	srv, err := apiserver.New(apiserver.Config{
 		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
-		BindAddress: "127.0.0.1:0",
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("apiserver.New: %v", err)

@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -207,4 +210,53 @@ func WithAudiences(ctx context.Context, aud []string) context.Context {
 func AudiencesFrom(ctx context.Context) []string {
 	a, _ := ctx.Value(audiencesKey{}).([]string)
 	return a
+}
+
+// ReadTokenFile parses a Kubernetes static token file: CSV lines of
+// token,user,uid[,"group1,group2"]. Blank lines and lines starting with #
+// are skipped; a duplicate token, an empty token or user, or a malformed
+// line is an error naming the line.
+func ReadTokenFile(path string) (map[string]User, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	r.Comment = '#'
+	out := map[string]User{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("%s line %d: want token,user,uid[,groups], got %d fields", path, line, len(rec))
+		}
+		tok, name := strings.TrimSpace(rec[0]), strings.TrimSpace(rec[1])
+		if tok == "" || name == "" {
+			return nil, fmt.Errorf("%s line %d: token and user must not be empty", path, line)
+		}
+		if len(tok) > MaxTokenBytes {
+			return nil, fmt.Errorf("%s line %d: token is longer than %d bytes", path, line, MaxTokenBytes)
+		}
+		if _, dup := out[tok]; dup {
+			return nil, fmt.Errorf("%s line %d: duplicate token", path, line)
+		}
+		u := User{Name: name, UID: strings.TrimSpace(rec[2])}
+		if len(rec) > 3 {
+			for _, g := range strings.Split(rec[3], ",") {
+				if g = strings.TrimSpace(g); g != "" {
+					u.Groups = append(u.Groups, g)
+				}
+			}
+		}
+		out[tok] = u
+	}
 }

@@ -145,6 +145,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.serveBinding(req)
 	case info.Subresource == "eviction":
 		err = h.serveEviction(req)
+	case res.Subresources.Actions[info.Subresource] != nil:
+		err = h.serveAction(req, res.Subresources.Actions[info.Subresource])
 	default:
 		err = errors.NewNotFound(res.GroupResource(), info.Name)
 	}
@@ -194,6 +196,34 @@ func (h *Handler) serveVirtual(req *request) error {
 	}
 	out.GetObjectKind().SetGroupVersionKind(req.res.GVK())
 	return h.respond(req, http.StatusCreated, out)
+}
+
+// serveAction serves a create-only subresource such as serviceaccounts/token.
+func (h *Handler) serveAction(req *request, act *registry.Action) error {
+	if req.info.Verb != "create" || req.info.Name == "" {
+		return errors.NewMethodNotSupported(schema.GroupResource{Group: req.res.Group, Resource: req.res.Name + "/" + req.info.Subresource}, req.info.Verb)
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return err
+	}
+	validation, err := req.fieldValidation()
+	if err != nil {
+		return err
+	}
+	shape := &registry.Resource{Group: act.GVK.Group, Version: act.GVK.Version, Kind: act.GVK.Kind, New: act.New}
+	d, err := decodeObject(shape, act.GVK, contentType(req.r.Header.Get("Content-Type")), body, validation)
+	if err != nil {
+		return err
+	}
+	req.warnings = append(req.warnings, d.warnings...)
+	out, err := act.Create(req.ctx, req.info.Namespace, req.info.Name, d.obj)
+	if err != nil {
+		return err
+	}
+	out.GetObjectKind().SetGroupVersionKind(act.GVK)
+	writeObject(req.w, http.StatusCreated, out, req.warnings)
+	return nil
 }
 
 func (h *Handler) serveStatus(req *request) error {

@@ -73,6 +73,18 @@ type Subresources struct {
 	// Binding and Eviction are the pod subresources that act on the parent.
 	Binding  bool
 	Eviction bool
+	// Actions are create-only subresources answered by a function of the
+	// parent, with their own kind (serviceaccounts/token → TokenRequest).
+	Actions map[string]*Action
+}
+
+// Action is a create-only subresource: a POST of GVK to
+// <parent>/<name>/<subresource> is decoded into New() and answered by
+// Create, which returns the reply object (of GVK) or an API error.
+type Action struct {
+	GVK    schema.GroupVersionKind
+	New    func() runtime.Object
+	Create func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
 }
 
 // ScalePaths are the dotted JSON paths the Scale subresource maps.

@@ -3,23 +3,19 @@ package rbac
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/skiffkube/skiff/apiserver/authz/follow"
 	"github.com/skiffkube/skiff/storage"
 )
 
 // Store is the part of the revisioned store the cache reads.
-type Store interface {
-	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
-	Watch(ctx context.Context, opts storage.WatchOptions) (storage.Watch, error)
-}
+type Store = follow.Store
 
 // Prefix is where the four RBAC resources are stored; one watch on it
 // follows them all.
@@ -88,38 +84,14 @@ func NewCache(store Store, log *slog.Logger) *Cache {
 // returns once the initial load is complete, so no request is decided on a
 // partial view.
 func (c *Cache) Start(ctx context.Context) error {
-	rev, err := c.load(ctx)
-	if err != nil {
-		return fmt.Errorf("rbac: loading roles and bindings: %w", err)
+	if err := follow.Start(ctx, c.store, Prefix, c, c.log); err != nil {
+		return fmt.Errorf("rbac: %w", err)
 	}
-	// The first watch opens before Start returns: AfterRevision 0 (an
-	// empty store) means "from now", and now must not be later than the
-	// caller's next write.
-	w, err := c.store.Watch(ctx, storage.WatchOptions{Prefix: Prefix, AfterRevision: rev})
-	if err != nil {
-		return fmt.Errorf("rbac: watching roles and bindings: %w", err)
-	}
-	go c.follow(ctx, rev, w)
 	return nil
 }
 
-// load replaces the cache's content with a fresh list.
-func (c *Cache) load(ctx context.Context) (int64, error) {
-	var kvs []*storage.KeyValue
-	var rev int64
-	start := ""
-	for {
-		page, err := c.store.List(ctx, storage.ListOptions{Prefix: Prefix, StartAfter: start, Revision: rev, Limit: 1000})
-		if err != nil {
-			return 0, err
-		}
-		rev = page.Revision
-		kvs = append(kvs, page.KVs...)
-		if !page.More || len(page.KVs) == 0 {
-			break
-		}
-		start = page.KVs[len(page.KVs)-1].Key
-	}
+// Reset implements follow.Handler: the cache's content becomes kvs.
+func (c *Cache) Reset(kvs []*storage.KeyValue) {
 	c.mu.Lock()
 	c.clusterRoles = map[string]*rbacv1.ClusterRole{}
 	c.roles = map[string]*rbacv1.Role{}
@@ -131,54 +103,19 @@ func (c *Cache) load(ctx context.Context) (int64, error) {
 	}
 	c.mu.Unlock()
 	c.notifyClusterRoles()
-	return rev, nil
 }
 
-// follow watches the RBAC prefix, relisting after a compaction gap.
-func (c *Cache) follow(ctx context.Context, rev int64, w storage.Watch) {
-	for ctx.Err() == nil {
-		var err error
-		if w == nil {
-			w, err = c.store.Watch(ctx, storage.WatchOptions{Prefix: Prefix, AfterRevision: rev})
-		}
-		if err != nil {
-			if errors.Is(err, storage.ErrCompacted) {
-				if r, err := c.load(ctx); err == nil {
-					rev = r
-					continue
-				}
-			}
-			c.log.Warn("rbac: watch failed; retrying", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		for ev := range w.Events() {
-			if ev.Type == storage.Progress {
-				continue
-			}
-			rev = ev.Revision
-			c.mu.Lock()
-			if ev.Type == storage.Deleted {
-				c.removeLocked(ev.KV.Key)
-			} else {
-				c.applyLocked(ev.KV)
-			}
-			c.mu.Unlock()
-			if strings.HasPrefix(ev.KV.Key, Prefix+clusterRoleKind+"/") {
-				c.notifyClusterRoles()
-			}
-		}
-		if err := w.Err(); errors.Is(err, storage.ErrCompacted) {
-			if r, err := c.load(ctx); err == nil {
-				rev = r
-			}
-		}
-		w.Stop()
-		w = nil
+// Apply implements follow.Handler.
+func (c *Cache) Apply(ev storage.Event) {
+	c.mu.Lock()
+	if ev.Type == storage.Deleted {
+		c.removeLocked(ev.KV.Key)
+	} else {
+		c.applyLocked(ev.KV)
+	}
+	c.mu.Unlock()
+	if strings.HasPrefix(ev.KV.Key, Prefix+clusterRoleKind+"/") {
+		c.notifyClusterRoles()
 	}
 }
 
