@@ -22,6 +22,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/apiserver/authz/node"
 	"github.com/skiffkube/skiff/apiserver/authz/rbac"
 	"github.com/skiffkube/skiff/apiserver/crd"
 	"github.com/skiffkube/skiff/apiserver/discovery"
@@ -94,6 +95,7 @@ type Server struct {
 
 	rbac       *rbac.Cache
 	aggregator *rbac.Aggregator
+	nodeGraph  *node.Graph
 }
 
 // New builds the server and opens its listener, so Addr is known at once.
@@ -152,8 +154,11 @@ func New(cfg Config) (*Server, error) {
 	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
 	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
 	rbacAuthorizer := rbac.NewAuthorizer(rbacCache)
+	nodeGraph := node.NewGraph(cfg.Logger)
 	if cfg.Authorizer == nil {
-		cfg.Authorizer = authz.Union{authz.Masters, rbacAuthorizer}
+		// Kubernetes' order: superusers, then the node authorizer (which
+		// decides only node agents' requests), then RBAC.
+		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph), rbacAuthorizer}
 	}
 	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
 		reg.Add(r)
@@ -169,7 +174,7 @@ func New(cfg Config) (*Server, error) {
 		authn:   authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, tokens},
 		crds:    crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		ready:   make(chan struct{}),
-		rbac:    rbacCache, aggregator: aggregator,
+		rbac:    rbacCache, aggregator: aggregator, nodeGraph: nodeGraph,
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -219,6 +224,10 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.rbac.Start(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
+	}
+	if err := s.nodeGraph.Start(ctx, s.cfg.Store); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: node authorizer: %w", err)
 	}
 	go s.aggregator.Run(ctx)
 	s.aggregator.Kick()

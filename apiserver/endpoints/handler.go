@@ -250,6 +250,7 @@ func (h *Handler) authorize(req *request) error {
 		User: req.user, Verb: req.info.Verb, APIGroup: req.info.Group, APIVersion: req.info.Version,
 		Resource: req.info.Resource, Subresource: req.info.Subresource,
 		Namespace: req.info.Namespace, Name: req.info.Name, ResourceRequest: true, Path: req.r.URL.Path,
+		FieldSelector: req.query("fieldSelector"),
 	}
 	if attrs.APIGroup == "" && attrs.Resource == "namespaces" && attrs.Name != "" {
 		// A namespace is inside itself for authorization, as in

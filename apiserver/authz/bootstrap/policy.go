@@ -130,22 +130,7 @@ func ClusterRoles() []rbacv1.ClusterRole {
 		clusterRole("system:monitoring", nil,
 			nonResource(verbs("get"), "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/readyz", "/readyz/*")),
 
-		// skiff's node agent. The node authorizer narrows these to the
-		// node's own objects; this role says which kinds a node may touch.
-		clusterRole("system:node", nil,
-			rule(verbs("create", "get", "list", "watch", "patch", "update", "delete"), groups(legacyGroup), "nodes"),
-			rule(verbs("patch", "update"), groups(legacyGroup), "nodes/status"),
-			rule(verbs("get", "list", "watch", "create", "delete"), groups(legacyGroup), "pods"),
-			rule(verbs("patch", "update"), groups(legacyGroup), "pods/status"),
-			rule(verbs("create"), groups(legacyGroup), "pods/eviction"),
-			rule(readVerbs, groups(legacyGroup), "services", "endpoints"),
-			rule(readVerbs, groups("discovery.k8s.io"), "endpointslices"),
-			rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
-			rule(verbs("get"), groups(legacyGroup), "secrets", "configmaps", "persistentvolumeclaims", "persistentvolumes"),
-			rule(verbs("get", "create", "update", "patch", "delete"), groups("coordination.k8s.io"), "leases"),
-			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
-			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
-			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews", "localsubjectaccessreviews")),
+		clusterRole("system:node", nil, NodeRules()...),
 
 		clusterRole("system:kube-scheduler", nil,
 			rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
@@ -206,5 +191,26 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
+	}
+}
+
+// NodeRules are what a node agent may do, by kind: the system:node role.
+// The node authorizer grants them to each node for its own objects only
+// (its Node and Lease, the pods bound to it, what those pods reference).
+func NodeRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		rule(verbs("create", "get", "list", "watch", "patch", "update", "delete"), groups(legacyGroup), "nodes"),
+		rule(verbs("patch", "update"), groups(legacyGroup), "nodes/status"),
+		rule(verbs("get", "list", "watch", "delete"), groups(legacyGroup), "pods"),
+		rule(verbs("patch", "update"), groups(legacyGroup), "pods/status"),
+		rule(verbs("create"), groups(legacyGroup), "pods/eviction"),
+		rule(readVerbs, groups(legacyGroup), "services", "endpoints"),
+		rule(readVerbs, groups("discovery.k8s.io"), "endpointslices"),
+		rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
+		rule(verbs("get", "list", "watch"), groups(legacyGroup), "secrets", "configmaps", "persistentvolumeclaims"),
+		rule(verbs("get", "create", "update", "patch", "delete"), groups("coordination.k8s.io"), "leases"),
+		rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
+		rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
+		rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews", "localsubjectaccessreviews"),
 	}
 }
