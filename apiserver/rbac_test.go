@@ -20,7 +20,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
 
-func clientsetFor(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+func clientsetFor(t testing.TB, cfg *rest.Config) *kubernetes.Clientset {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
