@@ -104,13 +104,6 @@ func TestDefaultPolicyIsCreatedAndAggregated(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Reconciliation at the next start leaves an opted-out role alone.
-	view, _ := admin.RbacV1().ClusterRoles().Get(ctx, "system:basic-user", metav1.GetOptions{})
-	view.Annotations[rbacv1.AutoUpdateAnnotationKey] = "false"
-	view.Rules = nil
-	if _, err := admin.RbacV1().ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestViewInOneNamespace(t *testing.T) {
