@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/skiffkube/skiff/apiserver/pki"
+)
+
+// nodeKubeconfig writes a kubeconfig for system:node:<name>, with a client
+// certificate from the server's own CA (what node join will hand out).
+func nodeKubeconfig(t *testing.T, s *server, name string) string {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(s.dataDir, "tls", pki.CACertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := pki.Ensure(filepath.Join(s.dataDir, "tls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := bundle.IssueClientCert("system:node:"+name, []string{"system:nodes"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["skiff"] = &clientcmdapi.Cluster{Server: s.url, CertificateAuthorityData: caPEM}
+	kc.AuthInfos["node"] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	kc.Contexts["skiff"] = &clientcmdapi.Context{Cluster: "skiff", AuthInfo: "node"}
+	kc.CurrentContext = "skiff"
+	path := filepath.Join(t.TempDir(), "node.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A node agent running with its own node credential (not the admin's)
+// registers, heartbeats, runs and finalizes its pods under the node
+// authorizer, and that credential cannot reach beyond its own objects.
+func TestNodeAgentWithItsOwnIdentity(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 33)
+	nodeKC := nodeKubeconfig(t, s, "solo")
+	asNode := *s
+	asNode.kubeconfig = nodeKC
+	startHollowNodes(t, &asNode, "--node-name", "solo")
+	eventually(t, k, []string{"solo", " Ready "}, "get", "nodes")
+	eventually(t, k, []string{"solo"}, "get", "leases", "-n", "kube-node-lease")
+
+	k.ok("create", "secret", "generic", "other", "--from-literal=a=b")
+	k.ok("run", "web", "--image=example.com/web:1")
+	eventually(t, k, []string{"Running"}, "get", "pod", "web")
+	k.ok("delete", "pod", "web", "--wait", "--timeout=60s")
+
+	node := &kubectl{t: t, bin: k.bin, kc: nodeKC, cacheDir: t.TempDir()}
+	contains(t, "node reads its own node", node.ok("get", "node", "solo", "-o", "name"), "node/solo")
+	contains(t, "node reads an unrelated secret", node.fails("", "get", "secret", "other"),
+		`secrets "other" is forbidden: User "system:node:solo" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'solo' and this object`)
+	contains(t, "node lists all nodes", node.fails("", "get", "nodes"), "Forbidden")
+	contains(t, "node creates a deployment", node.fails("", "create", "deployment", "x", "--image=x"), `deployments.apps is forbidden: User "system:node:solo" cannot create resource "deployments"`)
+}
