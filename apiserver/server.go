@@ -29,6 +29,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/apiserver/impersonate"
 	"github.com/skiffkube/skiff/apiserver/metrics"
+	"github.com/skiffkube/skiff/apiserver/nodejoin"
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/apiserver/reviews"
 	"github.com/skiffkube/skiff/apiserver/serviceaccount"
@@ -60,6 +61,12 @@ type Config struct {
 	// their iss claim and the API's audience; "" takes Kubernetes' default.
 	ServiceAccountKey    *ecdsa.PrivateKey
 	ServiceAccountIssuer string
+	// NodeSigner, when set, serves nodejoin.Path: node agents get their
+	// client certificates signed by it (pki.Bundle), valid NodeCertTTL
+	// (0 takes nodejoin.DefaultTTL). CAPEM is handed out with them.
+	NodeSigner  nodejoin.Signer
+	CAPEM       []byte
+	NodeCertTTL time.Duration
 	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
 	BindAddress string
 	// Listener, when set, is used instead of listening on BindAddress.
@@ -280,6 +287,9 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/healthz", health)
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	if s.cfg.NodeSigner != nil {
+		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, TTL: s.cfg.NodeCertTTL}))
+	}
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))

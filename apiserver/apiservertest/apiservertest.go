@@ -46,6 +46,7 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
+		NodeSigner: bundle, CAPEM: bundle.CAPEM,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

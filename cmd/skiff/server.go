@@ -152,6 +152,8 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		ClientCA:          bundle.CAPool(),
 		Tokens:            tokens,
 		ServiceAccountKey: bundle.ServiceAccountKey,
+		NodeSigner:        bundle,
+		CAPEM:             bundle.CAPEM,
 		BindAddress:       cfg.ListenAddress(),
 		ServiceCIDR:       cfg.ServiceCIDR,
 		GitCommit:         commit(),

@@ -23,6 +23,10 @@ import (
 // LeaseNamespace holds the nodes' heartbeat Leases.
 const LeaseNamespace = "kube-node-lease"
 
+// CredentialsPath is where a node renews its client certificate (see
+// apiserver/nodejoin); a node may POST there, for its own name only.
+const CredentialsPath = "/skiff/v1/nodecredentials"
+
 // Authorizer decides node agents' requests; it has no opinion on anyone
 // else's.
 type Authorizer struct {
@@ -52,8 +56,12 @@ func NodeName(u *authn.User) (string, bool) {
 // Authorize implements authz.Authorizer.
 func (a *Authorizer) Authorize(_ context.Context, attrs authz.Attributes) (bool, string, error) {
 	node, ok := NodeName(attrs.User)
-	if !ok || !attrs.ResourceRequest {
+	if !ok {
 		return false, "", nil
+	}
+	if !attrs.ResourceRequest {
+		// The credentials handler checks that the name is the node's own.
+		return attrs.Path == CredentialsPath && attrs.Verb == "post", "", nil
 	}
 	req := rbac.Request{Verb: attrs.Verb, ResourceRequest: true, APIGroup: attrs.APIGroup,
 		Resource: attrs.Resource, Subresource: attrs.Subresource, Name: attrs.Name}
