@@ -1,8 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,4 +70,49 @@ func TestNodeAgentWithItsOwnIdentity(t *testing.T) {
 		`secrets "other" is forbidden: User "system:node:solo" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'solo' and this object`)
 	contains(t, "node lists all nodes", node.fails("", "get", "nodes"), "Forbidden")
 	contains(t, "node creates a deployment", node.fails("", "create", "deployment", "x", "--image=x"), `deployments.apps is forbidden: User "system:node:solo" cannot create resource "deployments"`)
+}
+
+// `skiff agent --server --token` joins once with the cluster token, gets
+// its own node certificate (key generated on the agent), and runs as
+// system:node:<name>; restarted without the token it reuses the
+// certificate.
+func TestAgentJoinsWithTheToken(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 33)
+	token, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(s.dataDir, "tls", pki.CACertFile)
+	certDir := t.TempDir()
+	run := func(args ...string) {
+		var log bytes.Buffer
+		cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--server", s.url, "--certificate-authority", ca,
+			"--node-name", "joined", "--cert-dir", certDir}, args...)...)
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("agent log:\n%s", log.String())
+			}
+		}()
+		eventually(t, k, []string{"joined", " Ready "}, "get", "nodes")
+		k.ok("run", "p"+strconv.Itoa(len(args)), "--image=example.com/web:1", "--overrides", `{"spec":{"nodeName":"joined"}}`)
+		eventually(t, k, []string{"Running"}, "get", "pod", "p"+strconv.Itoa(len(args)))
+	}
+	run("--token", strings.TrimSpace(string(token)))
+	certPEM, err := os.ReadFile(filepath.Join(certDir, "node.crt"))
+	if err != nil {
+		t.Fatalf("no node certificate was stored: %v", err)
+	}
+	block, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil || cert.Subject.CommonName != "system:node:joined" || strings.Join(cert.Subject.Organization, ",") != "system:nodes" {
+		t.Fatalf("stored certificate: %+v %v", cert.Subject, err)
+	}
+	run() // no token: the stored certificate is enough
 }
