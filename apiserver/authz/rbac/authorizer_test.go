@@ -152,6 +152,15 @@ func TestBindingsBySubject(t *testing.T) {
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"secrets"}}}})
 		eventually(t, "the role", func() bool { return allowed(a, lena, "get", "", "secrets", "", "x", "s") })
 	})
+	t.Run("a deleted role stops granting, and a recreated one grants again", func(t *testing.T) {
+		if _, _, err := s.Delete(context.Background(), Prefix+"roles/dev/cm-writer", 0); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the role's deletion", func() bool { return !allowed(a, bob, "create", "", "configmaps", "", "dev", "") })
+		put(t, s, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "cm-writer", Namespace: "dev"},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"create", "delete"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}})
+		eventually(t, "the recreated role", func() bool { return allowed(a, bob, "delete", "", "configmaps", "", "dev", "c") })
+	})
 	t.Run("RulesFor lists the rules of cluster and namespace bindings", func(t *testing.T) {
 		if got := len(a.RulesFor(bob, "dev")); got != 1 {
 			t.Errorf("bob has %d rules in dev, want 1", got)

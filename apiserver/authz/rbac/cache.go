@@ -52,7 +52,22 @@ type binding struct {
 	namespace string // "" for a ClusterRoleBinding
 	roleRef   rbacv1.RoleRef
 	subjects  []indexKey
+	role      *ruleHolder // the rules of roleRef, resolved once; nil for a bad roleRef
 }
+
+// ruleHolder holds the current rules of one (Cluster)Role name, shared by
+// the role and every binding that names it, so a decision follows a
+// pointer instead of looking the role up, and a role that appears or
+// changes after its bindings is seen at once. It lives while the role
+// exists or a binding refers to it.
+type ruleHolder struct {
+	rules  []rbacv1.PolicyRule
+	exists bool
+	refs   int
+}
+
+// holderKey names a role: namespace "" for ClusterRoles.
+type holderKey struct{ namespace, name string }
 
 // Cache holds RBAC objects from the store, indexed for authorization. It is
 // safe for concurrent use; readers share a read lock.
@@ -65,6 +80,7 @@ type Cache struct {
 	roles        map[string]*rbacv1.Role        // by namespace/name
 	bindings     map[string]*binding            // by storage key
 	index        map[indexKey][]*binding
+	holders      map[holderKey]*ruleHolder
 	revisions    map[string]int64 // ClusterRole name → ModRevision, for aggregation writes
 
 	// onClusterRoles is called (outside the lock) after ClusterRoles change.
@@ -77,7 +93,7 @@ func NewCache(store Store, log *slog.Logger) *Cache {
 		log = slog.Default()
 	}
 	return &Cache{store: store, log: log, clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{},
-		bindings: map[string]*binding{}, index: map[indexKey][]*binding{}, revisions: map[string]int64{}}
+		bindings: map[string]*binding{}, index: map[indexKey][]*binding{}, holders: map[holderKey]*ruleHolder{}, revisions: map[string]int64{}}
 }
 
 // Start loads every RBAC object and then follows changes until ctx ends. It
@@ -97,6 +113,7 @@ func (c *Cache) Reset(kvs []*storage.KeyValue) {
 	c.roles = map[string]*rbacv1.Role{}
 	c.bindings = map[string]*binding{}
 	c.index = map[indexKey][]*binding{}
+	c.holders = map[holderKey]*ruleHolder{}
 	c.revisions = map[string]int64{}
 	for _, kv := range kvs {
 		c.applyLocked(kv)
@@ -141,11 +158,13 @@ func (c *Cache) applyLocked(kv *storage.KeyValue) {
 		if c.decode(kv, r) {
 			c.clusterRoles[r.Name] = r
 			c.revisions[r.Name] = kv.ModRevision
+			c.setRulesLocked(holderKey{name: r.Name}, r.Rules)
 		}
 	case roleKind:
 		r := &rbacv1.Role{}
 		if c.decode(kv, r) {
 			c.roles[r.Namespace+"/"+r.Name] = r
+			c.setRulesLocked(holderKey{namespace: r.Namespace, name: r.Name}, r.Rules)
 		}
 	case clusterRoleBindingKind:
 		b := &rbacv1.ClusterRoleBinding{}
@@ -174,9 +193,15 @@ func (c *Cache) removeLocked(key string) {
 	kind, id, _ := strings.Cut(rest, "/")
 	switch kind {
 	case clusterRoleKind:
+		if _, ok := c.clusterRoles[id]; ok {
+			c.clearRulesLocked(holderKey{name: id})
+		}
 		delete(c.clusterRoles, id)
 		delete(c.revisions, id)
 	case roleKind:
+		if r, ok := c.roles[id]; ok {
+			c.clearRulesLocked(holderKey{namespace: r.Namespace, name: r.Name})
+		}
 		delete(c.roles, id)
 	case clusterRoleBindingKind, roleBindingKind:
 		b := c.bindings[key]
@@ -184,6 +209,10 @@ func (c *Cache) removeLocked(key string) {
 			return
 		}
 		delete(c.bindings, key)
+		if b.role != nil {
+			b.role.refs--
+			c.dropIfUnusedLocked(b.roleKey())
+		}
 		for _, k := range b.subjects {
 			list := c.index[k]
 			out := list[:0:0]
@@ -205,6 +234,10 @@ func (c *Cache) removeLocked(key string) {
 // of kinds RBAC does not know are ignored, as Kubernetes ignores them.
 func (c *Cache) addBindingLocked(key, namespace string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
 	b := &binding{key: key, namespace: namespace, roleRef: ref}
+	if hk, ok := b.resolvable(); ok {
+		b.role = c.holderLocked(hk)
+		b.role.refs++
+	}
 	seen := map[indexKey]bool{}
 	for _, s := range subjects {
 		k := indexKey{namespace: namespace}
@@ -240,21 +273,56 @@ func ServiceAccountUsername(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
 }
 
+// resolvable returns the role a binding names, if its roleRef can name one
+// (a RoleBinding may name a Role in its namespace or a ClusterRole; a
+// ClusterRoleBinding only a ClusterRole).
+func (b *binding) resolvable() (holderKey, bool) {
+	switch {
+	case b.roleRef.Kind == "ClusterRole":
+		return holderKey{name: b.roleRef.Name}, true
+	case b.roleRef.Kind == "Role" && b.namespace != "":
+		return holderKey{namespace: b.namespace, name: b.roleRef.Name}, true
+	}
+	return holderKey{}, false
+}
+
+func (b *binding) roleKey() holderKey {
+	k, _ := b.resolvable()
+	return k
+}
+
+func (c *Cache) holderLocked(k holderKey) *ruleHolder {
+	h := c.holders[k]
+	if h == nil {
+		h = &ruleHolder{}
+		c.holders[k] = h
+	}
+	return h
+}
+
+func (c *Cache) setRulesLocked(k holderKey, rules []rbacv1.PolicyRule) {
+	h := c.holderLocked(k)
+	h.rules, h.exists = rules, true
+}
+
+func (c *Cache) clearRulesLocked(k holderKey) {
+	if h := c.holders[k]; h != nil {
+		h.rules, h.exists = nil, false
+		c.dropIfUnusedLocked(k)
+	}
+}
+
+func (c *Cache) dropIfUnusedLocked(k holderKey) {
+	if h := c.holders[k]; h != nil && !h.exists && h.refs <= 0 {
+		delete(c.holders, k)
+	}
+}
+
 // rulesOfLocked returns the rules a binding grants; nil when the role it
 // names does not exist (yet).
 func (c *Cache) rulesOfLocked(b *binding) []rbacv1.PolicyRule {
-	switch b.roleRef.Kind {
-	case "ClusterRole":
-		if r := c.clusterRoles[b.roleRef.Name]; r != nil {
-			return r.Rules
-		}
-	case "Role":
-		if b.namespace == "" {
-			return nil
-		}
-		if r := c.roles[b.namespace+"/"+b.roleRef.Name]; r != nil {
-			return r.Rules
-		}
+	if b.role == nil {
+		return nil
 	}
-	return nil
+	return b.role.rules
 }
