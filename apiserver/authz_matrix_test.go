@@ -280,11 +280,33 @@ func TestSecurityRegressions(t *testing.T) {
 		cfg := rest.AnonymousClientConfig(srv.Config)
 		cfg.CertData, cfg.KeyData = certPEM, keyPEM
 		resp, err := httpsClient(t, cfg).Get(srv.URL + "/api/v1/namespaces/other/secrets")
-		if err == nil {
-			defer resp.Body.Close()
-			if resp.StatusCode != 401 {
-				t.Errorf("foreign certificate: %d, want refused", resp.StatusCode)
-			}
+		if err != nil {
+			t.Fatalf("foreign certificate: %v; want the handshake to succeed and a 401", err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 401 || !bytes.Contains(body, []byte("certificate signed by unknown authority")) {
+			t.Errorf("foreign certificate: %d %s, want 401 naming the unknown authority", resp.StatusCode, body)
+		}
+	})
+	t.Run("expired certificate", func(t *testing.T) {
+		// Valid for a second (the CA backdates by an hour of skew grace, so
+		// wait past the end).
+		certPEM, keyPEM, err := srv.Bundle.IssueClientCert("late", nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1100 * time.Millisecond)
+		cfg := rest.AnonymousClientConfig(srv.Config)
+		cfg.CertData, cfg.KeyData = certPEM, keyPEM
+		resp, err := httpsClient(t, cfg).Get(srv.URL + "/api/v1/namespaces/team/pods")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 401 || !bytes.Contains(body, []byte("expired")) {
+			t.Errorf("expired certificate: %d %s, want 401 saying it expired", resp.StatusCode, body)
 		}
 	})
 	t.Run("token of a deleted service account", func(t *testing.T) {

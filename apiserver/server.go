@@ -243,6 +243,13 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)
 	}
 	tlsCfg := s.cfg.TLS.Clone()
+	if tlsCfg.ClientAuth == tls.VerifyClientCertIfGiven {
+		// Take any offered certificate at the handshake and let the
+		// authenticator verify it against ClientCA, as Kubernetes does: a
+		// certificate from another CA, or expired, then gets a 401 saying
+		// so instead of a bare TLS alert.
+		tlsCfg.ClientAuth = tls.RequestClientCert
+	}
 	if len(tlsCfg.NextProtos) == 0 {
 		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	}
