@@ -298,3 +298,37 @@ func withNegotiated(cfg *rest.Config) *rest.Config {
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	return cfg
 }
+
+// TestReviewBadInput: the review APIs answer malformed requests with a 4xx
+// Status and serve nothing but create.
+func TestReviewBadInput(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	cases := []struct {
+		method, path, body string
+		code               int
+	}{
+		{"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{}}`, 422},
+		{"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}`, 422},
+		{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"resourceAttributes":{"verb":"get"}}}`, 422},
+		{"POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","spec":{"user":"u","resourceAttributes":{"verb":"get","namespace":"other"}}}`, 400},
+		{"POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{}}`, 400},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{}}`, 422},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"Pod"}`, 400},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{not json`, 400},
+		{"GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "", 405},
+		{"GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/x", "", 405},
+		{"DELETE", "/apis/authentication.k8s.io/v1/tokenreviews/x", "", 405},
+		{"GET", "/api/v1/namespaces/default/serviceaccounts/default/token", "", 405},
+	}
+	for _, tc := range cases {
+		var body []byte
+		if tc.body != "" {
+			body = []byte(tc.body)
+		}
+		resp, data := c.do(tc.method, tc.path, "application/json", body)
+		if resp.StatusCode != tc.code || status(t, data).Code != int32(tc.code) {
+			t.Errorf("%s %s %s = %d %s, want %d", tc.method, tc.path, tc.body, resp.StatusCode, data, tc.code)
+		}
+	}
+}
