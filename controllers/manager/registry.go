@@ -17,6 +17,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
+	"github.com/skiffkube/skiff/controllers/tokensecret"
 )
 
 // Runnable is what every controller provides.
@@ -74,6 +75,10 @@ var Registry = map[string]Constructor{
 	serviceaccount.Name: func(b BuildContext) (Runnable, error) {
 		return serviceaccount.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(serviceaccount.Name), serviceaccount.Options{Logger: b.Options.Logger})
+	},
+	tokensecret.Name: func(b BuildContext) (Runnable, error) {
+		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
+			b.Recorder(tokensecret.Name), tokensecret.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),
