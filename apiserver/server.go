@@ -54,7 +54,8 @@ type Config struct {
 	// Tokens maps static bearer tokens to users (the admin token).
 	Tokens map[string]authn.User
 	// Authorizer decides each request; nil takes the default chain:
-	// system:masters, then RBAC over the stored roles and bindings.
+	// system:masters, the node authorizer, then RBAC over the stored roles
+	// and bindings (kept current by watches started in Run).
 	Authorizer authz.Authorizer
 	// ServiceAccountKey, when set, signs and verifies service account
 	// tokens and enables serviceaccounts/token. ServiceAccountIssuer is
