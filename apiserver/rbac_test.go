@@ -332,3 +332,70 @@ func TestReviewBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPrivilegeEscalation: a namespace admin may hand out what it holds,
+// not more, unless granted "bind" or "escalate".
+func TestNoPrivilegeEscalation(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := func(name, kind, role, user string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: user}}}
+	}
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, binding("dana-admin", "ClusterRole", "admin", "dana"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
+	waitAllowed(t, "dana's admin binding", func() error {
+		_, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{})
+		return err
+	})
+	role := func(name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
+		return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+	}
+	podsGet := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}
+	nodesList := rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"nodes"}}
+
+	if _, err := dana.RbacV1().Roles("proj").Create(ctx, role("pod-reader", podsGet), metav1.CreateOptions{}); err != nil {
+		t.Errorf("a role within dana's rights: %v", err)
+	}
+	if _, err := dana.RbacV1().RoleBindings("proj").Create(ctx, binding("erin-edit", "ClusterRole", "edit", "erin"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("binding edit, which admin covers: %v", err)
+	}
+	_, err := dana.RbacV1().Roles("proj").Create(ctx, role("node-lister", nodesList), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `user "dana" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:`) ||
+		!strings.Contains(err.Error(), `Resources:["nodes"]`) {
+		t.Errorf("a role with rights dana lacks: %v", err)
+	}
+	_, err = dana.RbacV1().RoleBindings("proj").Create(ctx, binding("dana-root", "ClusterRole", "cluster-admin", "dana"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not currently held") {
+		t.Errorf("binding cluster-admin: %v", err)
+	}
+	// Updating an allowed role into an escalated one is refused too.
+	r, err := dana.RbacV1().Roles("proj").Get(ctx, "pod-reader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Rules = append(r.Rules, nodesList)
+	if _, err := dana.RbacV1().Roles("proj").Update(ctx, r, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("escalating update: %v", err)
+	}
+
+	// With "bind" on cluster-admin, dana may bind it (in her namespace).
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "bind-cluster-admin"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"bind"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, ResourceNames: []string{"cluster-admin"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, binding("dana-bind", "ClusterRole", "bind-cluster-admin", "dana"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAllowed(t, "dana binds cluster-admin with the bind verb", func() error {
+		_, err := dana.RbacV1().RoleBindings("proj").Create(ctx, binding("dana-root", "ClusterRole", "cluster-admin", "frank"), metav1.CreateOptions{})
+		return err
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -148,17 +149,6 @@ func New(cfg Config) (*Server, error) {
 		}
 		tokens = append(tokens, saTokens)
 	}
-	reg := registry.New()
-	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
-		if r.Group == "" && r.Name == "services" && lifecycle != nil {
-			r.Lifecycle = lifecycle
-		}
-		if r.Group == "" && r.Name == "serviceaccounts" && saTokens != nil {
-			r.Subresources.Actions = map[string]*registry.Action{"token": saTokens.TokenRequestAction()}
-		}
-		reg.Add(r)
-	}
-	reg.Add(crd.Resource(cfg.Table))
 	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
 	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
 	rbacAuthorizer := rbac.NewAuthorizer(rbacCache)
@@ -168,6 +158,21 @@ func New(cfg Config) (*Server, error) {
 		// decides only node agents' requests), then RBAC.
 		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph), rbacAuthorizer}
 	}
+	escalation := &rbac.Escalation{Decide: cfg.Authorizer, Rules: rbacAuthorizer, Superusers: authz.Masters}
+	reg := registry.New()
+	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
+		if r.Group == "" && r.Name == "services" && lifecycle != nil {
+			r.Lifecycle = lifecycle
+		}
+		if r.Group == rbacv1.GroupName {
+			r.WriteGuard = escalation.Guard // no privilege escalation through roles and bindings
+		}
+		if r.Group == "" && r.Name == "serviceaccounts" && saTokens != nil {
+			r.Subresources.Actions = map[string]*registry.Action{"token": saTokens.TokenRequestAction()}
+		}
+		reg.Add(r)
+	}
+	reg.Add(crd.Resource(cfg.Table))
 	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
 		reg.Add(r)
 	}
