@@ -187,6 +187,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"get another node", "GET", "/api/v1/nodes/n2", nil, nil, [5]int{401, 200, 403, 403, 403}},
 		{"patch another node's status", "PATCH", "/api/v1/nodes/n2/status", func(string) []byte { return []byte(`{}`) }, nil, [5]int{401, 200, 403, 403, 403}},
 		{"list nodes", "GET", "/api/v1/nodes", nil, nil, [5]int{401, 200, 403, 403, 403}},
+		{"register another node", "POST", "/api/v1/nodes", func(id string) []byte {
+			return []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"by-` + id + `"}}`)
+		}, nil, [5]int{401, 201, 403, 403, 403}},
 		{"get own lease", "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1", nil, nil, [5]int{401, 200, 403, 403, 200}},
 		{"update another node's lease", "PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n2", func(string) []byte { return []byte(`{}`) }, nil, [5]int{401, 200, 403, 403, 403}},
 		{"token for the service account of a pod on n1", "POST", "/api/v1/namespaces/team/serviceaccounts/robot/token",

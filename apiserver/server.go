@@ -164,6 +164,9 @@ func New(cfg Config) (*Server, error) {
 		if r.Group == "" && r.Name == "services" && lifecycle != nil {
 			r.Lifecycle = lifecycle
 		}
+		if r.Group == "" && r.Name == "nodes" {
+			r.WriteGuard = node.GuardNode // a node registers only itself
+		}
 		if r.Group == rbacv1.GroupName {
 			r.WriteGuard = escalation.Guard // no privilege escalation through roles and bindings
 		}
