@@ -116,3 +116,19 @@ func TestAgentJoinsWithTheToken(t *testing.T) {
 	}
 	run() // no token: the stored certificate is enough
 }
+
+// The controller manager runs with its own role, not the admin's: deleting a
+// namespace (which needs it to list and delete every kind of object in it)
+// still completes.
+func TestNamespaceDeletionUnderTheControllerManagersRole(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 33)
+	k.ok("create", "namespace", "doomed")
+	k.ok("create", "configmap", "c", "-n", "doomed", "--from-literal=a=b")
+	k.ok("create", "deployment", "d", "-n", "doomed", "--image=example.com/x:1")
+	k.ok("create", "secret", "generic", "s", "-n", "doomed", "--from-literal=a=b")
+	eventually(t, k, []string{"d-"}, "get", "replicasets", "-n", "doomed")
+	k.ok("delete", "namespace", "doomed", "--wait", "--timeout=60s")
+	out, _ := k.run("", "get", "namespace", "doomed")
+	contains(t, "namespace after delete", out, "NotFound")
+}

@@ -148,12 +148,22 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
 			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
 
-		// The in-process controller manager runs the garbage collector and
-		// the namespace controller, which must read and delete objects of
-		// every resource (custom ones included), so its resource rule is
-		// wide; it gets no impersonate, bind or escalate, and no paths.
+		// The in-process controller manager. The namespace controller reads
+		// and deletes objects of every resource (custom ones included) in a
+		// terminating namespace, so reads and deletes are wide; it writes
+		// only what its controllers own, and gets no escalate, bind or
+		// impersonate, and no paths.
 		clusterRole("system:kube-controller-manager", nil,
-			rule(allVerbs, groups("*"), "*"),
+			rule(verbs("get", "list", "watch", "delete", "deletecollection"), groups("*"), "*"),
+			rule(verbs("create", "update", "patch"), groups(legacyGroup),
+				"pods", "pods/status", "nodes", "nodes/status", "endpoints", "serviceaccounts", "secrets",
+				"events", "namespaces/finalize", "namespaces/status"),
+			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token", "pods/eviction"),
+			rule(verbs("create", "update", "patch"), groups(appsGroup),
+				"replicasets", "replicasets/status", "deployments", "deployments/status"),
+			rule(verbs("create", "update", "patch"), groups("discovery.k8s.io"), "endpointslices"),
+			rule(verbs("create", "update", "patch"), groups("coordination.k8s.io"), "leases"),
+			rule(verbs("create", "update", "patch"), groups("events.k8s.io"), "events"),
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
 			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
 	}
