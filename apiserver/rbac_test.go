@@ -351,8 +351,13 @@ func TestNoPrivilegeEscalation(t *testing.T) {
 		t.Fatal(err)
 	}
 	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
+	// admin's rules arrive through view → edit → admin aggregation; wait
+	// for the end of the chain (view's pods) as well as admin's own rules.
 	waitAllowed(t, "dana's admin binding", func() error {
-		_, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{})
+		if _, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{}); err != nil {
+			return err
+		}
+		_, err := dana.CoreV1().Pods("proj").List(ctx, metav1.ListOptions{})
 		return err
 	})
 	role := func(name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
