@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -16,17 +17,25 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
+	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/apiserver/authz/node"
+	"github.com/skiffkube/skiff/apiserver/authz/rbac"
 	"github.com/skiffkube/skiff/apiserver/crd"
 	"github.com/skiffkube/skiff/apiserver/discovery"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/apiserver/impersonate"
 	"github.com/skiffkube/skiff/apiserver/metrics"
+	"github.com/skiffkube/skiff/apiserver/nodejoin"
 	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/apiserver/reviews"
+	"github.com/skiffkube/skiff/apiserver/serviceaccount"
 )
 
 // KubernetesVersion is the Kubernetes release whose API this server speaks.
@@ -47,9 +56,21 @@ type Config struct {
 	ClientCA *x509.CertPool
 	// Tokens maps static bearer tokens to users (the admin token).
 	Tokens map[string]authn.User
-	// Authorizer decides each resource request; nil allows every
-	// authenticated user (RBAC comes later).
+	// Authorizer decides each request; nil takes the default chain:
+	// system:masters, the node authorizer, then RBAC over the stored roles
+	// and bindings (kept current by watches started in Run).
 	Authorizer authz.Authorizer
+	// ServiceAccountKey, when set, signs and verifies service account
+	// tokens and enables serviceaccounts/token. ServiceAccountIssuer is
+	// their iss claim and the API's audience; "" takes Kubernetes' default.
+	ServiceAccountKey    *ecdsa.PrivateKey
+	ServiceAccountIssuer string
+	// NodeSigner, when set, serves nodejoin.Path: node agents get their
+	// client certificates signed by it (pki.Bundle), valid NodeCertTTL
+	// (0 takes nodejoin.DefaultTTL). CAPEM is handed out with them.
+	NodeSigner  nodejoin.Signer
+	CAPEM       []byte
+	NodeCertTTL time.Duration
 	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
 	BindAddress string
 	// Listener, when set, is used instead of listening on BindAddress.
@@ -83,6 +104,10 @@ type Server struct {
 	crds     *crd.Controller
 	services *services.Lifecycle // nil without allocation
 	ready    chan struct{}
+
+	rbac       *rbac.Cache
+	aggregator *rbac.Aggregator
+	nodeGraph  *node.Graph
 }
 
 // New builds the server and opens its listener, so Addr is known at once.
@@ -119,14 +144,44 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
+	var saTokens *serviceaccount.Tokens
+	if cfg.ServiceAccountKey != nil {
+		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store); err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, saTokens)
+	}
+	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
+	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
+	rbacAuthorizer := rbac.NewAuthorizer(rbacCache)
+	nodeGraph := node.NewGraph(cfg.Logger)
+	if cfg.Authorizer == nil {
+		// Kubernetes' order: superusers, then the node authorizer (which
+		// decides only node agents' requests), then RBAC.
+		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph), rbacAuthorizer}
+	}
+	escalation := &rbac.Escalation{Decide: cfg.Authorizer, Rules: rbacAuthorizer, Superusers: authz.Masters}
 	reg := registry.New()
 	for _, r := range registry.Builtins(cfg.Hooks, cfg.Table) {
 		if r.Group == "" && r.Name == "services" && lifecycle != nil {
 			r.Lifecycle = lifecycle
 		}
+		if r.Group == "" && r.Name == "nodes" {
+			r.WriteGuard = node.GuardNode // a node registers only itself
+		}
+		if r.Group == rbacv1.GroupName {
+			r.WriteGuard = escalation.Guard // no privilege escalation through roles and bindings
+		}
+		if r.Group == "" && r.Name == "serviceaccounts" && saTokens != nil {
+			r.Subresources.Actions = map[string]*registry.Action{"token": saTokens.TokenRequestAction()}
+		}
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))
+	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
+		reg.Add(r)
+	}
 	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer,
 		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger})
 	if err != nil {
@@ -136,10 +191,11 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
 		disc:     discovery.New(reg),
 		metrics:  metrics.New(),
-		authn:    authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, authn.NewTokens(cfg.Tokens)},
+		authn:    authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, tokens},
 		crds:     crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		services: lifecycle,
 		ready:    make(chan struct{}),
+		rbac:     rbacCache, aggregator: aggregator, nodeGraph: nodeGraph,
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -186,12 +242,33 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
 	}
+	if err := bootstrap.Reconcile(ctx, s.cfg.Store); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: reconciling the default RBAC policy: %w", err)
+	}
+	if err := s.rbac.Start(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: %w", err)
+	}
+	if err := s.nodeGraph.Start(ctx, s.cfg.Store); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: node authorizer: %w", err)
+	}
+	go s.aggregator.Run(ctx)
+	s.aggregator.Kick()
 	go s.keepKubernetesService(ctx)
 	if err := s.crds.Start(ctx); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)
 	}
 	tlsCfg := s.cfg.TLS.Clone()
+	if tlsCfg.ClientAuth == tls.VerifyClientCertIfGiven {
+		// Take any offered certificate at the handshake and let the
+		// authenticator verify it against ClientCA, as Kubernetes does: a
+		// certificate from another CA, or expired, then gets a 401 saying
+		// so instead of a bare TLS alert.
+		tlsCfg.ClientAuth = tls.RequestClientCert
+	}
 	if len(tlsCfg.NextProtos) == 0 {
 		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	}
@@ -228,7 +305,7 @@ func (s *Server) routes() *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = false
-	e.Use(s.recovery, s.observe, s.authenticate)
+	e.Use(s.recovery, s.observe, s.authenticate, s.authorizePath)
 
 	health := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
 	e.GET("/livez", health)
@@ -236,6 +313,9 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/healthz", health)
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	if s.cfg.NodeSigner != nil {
+		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, TTL: s.cfg.NodeCertTTL}))
+	}
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))
@@ -335,12 +415,64 @@ func (s *Server) authenticate(c *gin.Context) {
 			c.Next()
 			return
 		}
-		endpoints.WriteError(c.Writer, apierrors.NewUnauthorized("Unauthorized"))
+		msg := "Unauthorized"
+		if err != nil {
+			// Say which credential failed and why (expired, wrong CA,
+			// unknown token); it names nothing secret.
+			msg = "Unauthorized: " + strings.TrimPrefix(err.Error(), authn.ErrInvalidCredential.Error()+": ")
+		}
+		endpoints.WriteError(c.Writer, apierrors.NewUnauthorized(msg))
 		c.Abort()
 		return
+	}
+	if impersonate.Requested(c.Request.Header) {
+		as, err := impersonate.Resolve(c.Request.Context(), c.Request.Header, u, s.cfg.Authorizer)
+		if err != nil {
+			endpoints.WriteError(c.Writer, err)
+			c.Abort()
+			return
+		}
+		impersonate.Strip(c.Request.Header)
+		u = as
 	}
 	c.Request = c.Request.WithContext(authn.WithUser(c.Request.Context(), u))
 	c.Next()
 }
 
-var _ = metav1.Now
+// authorizePath asks the authorizer about requests for paths that name no
+// resource (discovery, OpenAPI, /metrics, health), as Kubernetes does with
+// nonResourceURLs rules. Resource requests are authorized by the resource
+// handler, which knows their attributes. Unauthenticated requests reach
+// this point only for the anonymous paths.
+func (s *Server) authorizePath(c *gin.Context) {
+	u, ok := authn.UserFrom(c.Request.Context())
+	if !ok {
+		c.Next()
+		return
+	}
+	r := c.Request
+	if info, ok := endpoints.ParseRequestInfo(r.Method, r.URL.Path, false); ok && info.IsResourceRequest {
+		c.Next()
+		return
+	}
+	verb := strings.ToLower(r.Method)
+	if r.Method == http.MethodHead {
+		verb = "get"
+	}
+	allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), authz.Attributes{User: u, Verb: verb, Path: r.URL.Path})
+	if err != nil {
+		endpoints.WriteError(c.Writer, apierrors.NewInternalError(err))
+		c.Abort()
+		return
+	}
+	if !allowed {
+		msg := fmt.Sprintf("User %q cannot %s path %q", u.Name, verb, r.URL.Path)
+		if reason != "" {
+			msg += ": " + reason
+		}
+		endpoints.WriteError(c.Writer, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New(msg)))
+		c.Abort()
+		return
+	}
+	c.Next()
+}

@@ -38,6 +38,9 @@ type Server struct {
 	Token string
 	// TLSSANs are extra names and IPs for the serving certificate.
 	TLSSANs []string
+	// TokenAuthFile is a Kubernetes static token file (CSV: token, user,
+	// uid, "group1,group2"); "" for none.
+	TokenAuthFile string
 	// EncryptionKeyFile holds the 32-byte AES-256 key for secrets at rest.
 	EncryptionKeyFile string
 	// DatastorePollInterval is the watch poller's fallback interval.
@@ -86,6 +89,7 @@ const (
 	keyWriteKubeconfig       = "write-kubeconfig"
 	keyToken                 = "token"
 	keyTLSSAN                = "tls-san"
+	keyTokenAuthFile         = "token-auth-file"
 	keyEncryptionKeyFile     = "encryption-key-file"
 	keyDatastorePollInterval = "datastore-poll-interval"
 	keyDatastoreMaxConns     = "datastore-max-conns"
@@ -248,6 +252,20 @@ func serverSettings(defaultDataDir string) []setting {
 					return fmt.Errorf("%q is neither an IP address nor a lower-case DNS name", san)
 				}
 				s.TLSSANs = v.([]string)
+				return nil
+			}},
+		{name: keyTokenAuthFile, kind: kindString,
+			usage: "static token file in Kubernetes' CSV format: token,user,uid,\"group1,group2\" per line",
+			apply: func(s *Server, v any) error {
+				path, err := optionalPath(v.(string))
+				if err != nil || path == "" {
+					s.TokenAuthFile = path
+					return err
+				}
+				if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+					return fmt.Errorf("must be a readable file")
+				}
+				s.TokenAuthFile = path
 				return nil
 			}},
 		{name: keyEncryptionKeyFile, kind: kindString,

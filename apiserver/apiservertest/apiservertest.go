@@ -45,8 +45,9 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	srv, err := apiserver.New(apiserver.Config{
 		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
-		BindAddress: "127.0.0.1:0",
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
+		NodeSigner: bundle, CAPEM: bundle.CAPEM,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("apiserver.New: %v", err)
@@ -74,4 +75,19 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	cfg := bundle.AdminRESTConfig(srv.URL())
 	cfg.QPS, cfg.Burst = 1000, 1000
 	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: cfg, Kubeconfig: kc}
+}
+
+// UserConfig is a client configuration for user in groups, with a client
+// certificate from the test cluster's CA (how non-admin identities are
+// made in tests).
+func (r *Running) UserConfig(t testing.TB, user string, groups ...string) *rest.Config {
+	t.Helper()
+	certPEM, keyPEM, err := r.Bundle.IssueClientCert(user, groups, time.Hour)
+	if err != nil {
+		t.Fatalf("IssueClientCert: %v", err)
+	}
+	cfg := rest.AnonymousClientConfig(r.Config)
+	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = certPEM, keyPEM
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return cfg
 }

@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -24,7 +27,63 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is additional information an authenticator or impersonation
+	// attached (a service account token's pod name, for instance).
+	Extra map[string][]string
 }
+
+// TokenAuthenticator checks a bearer token alone (TokenReview uses it).
+// ok is false when the token is not one this authenticator issues; err is
+// set when it is one but invalid (expired, revoked, wrong audience).
+type TokenAuthenticator interface {
+	AuthenticateToken(ctx context.Context, token string) (u *User, ok bool, err error)
+}
+
+// BearerToken returns the request's bearer token, if any.
+func BearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, tok, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// BearerTokens authenticates requests by their bearer token with a list of
+// token authenticators; the first that recognises the token decides. A
+// token nobody recognises is an invalid credential (401), not anonymous.
+type BearerTokens []TokenAuthenticator
+
+// Authenticate implements Authenticator.
+func (b BearerTokens) Authenticate(r *http.Request) (*User, bool, error) {
+	tok, ok := BearerToken(r)
+	if !ok {
+		return nil, false, nil
+	}
+	return b.AuthenticateToken(r.Context(), tok)
+}
+
+// AuthenticateToken implements TokenAuthenticator.
+func (b BearerTokens) AuthenticateToken(ctx context.Context, tok string) (*User, bool, error) {
+	if len(tok) > MaxTokenBytes {
+		return nil, false, fmt.Errorf("%w: bearer token is longer than %d bytes", ErrInvalidCredential, MaxTokenBytes)
+	}
+	for _, a := range b {
+		u, ok, err := a.AuthenticateToken(ctx, tok)
+		if err != nil || ok {
+			return u, ok, err
+		}
+	}
+	return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+}
+
+// MaxTokenBytes bounds the bearer tokens looked at: no real token comes
+// near it, and an oversized one is refused before any parsing or hashing.
+const MaxTokenBytes = 16 << 10
 
 // Authenticator finds the user of a request. ok is false when the request
 // carries no credential this authenticator understands; err is set when it
@@ -111,18 +170,9 @@ func NewTokens(tokens map[string]User) *Tokens {
 	return t
 }
 
-// Authenticate implements Authenticator. Tokens are compared by hash in
-// constant time so that timing reveals nothing about a valid token.
-func (t *Tokens) Authenticate(r *http.Request) (*User, bool, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return nil, false, nil
-	}
-	scheme, tok, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "bearer") {
-		return nil, false, nil
-	}
-	tok = strings.TrimSpace(tok)
+// AuthenticateToken implements TokenAuthenticator. Tokens are compared by
+// hash in constant time so that timing reveals nothing about a valid token.
+func (t *Tokens) AuthenticateToken(_ context.Context, tok string) (*User, bool, error) {
 	sum := sha256.Sum256([]byte(tok))
 	var match *User
 	for k, u := range t.byHash {
@@ -131,7 +181,7 @@ func (t *Tokens) Authenticate(r *http.Request) (*User, bool, error) {
 		}
 	}
 	if match == nil {
-		return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+		return nil, false, nil
 	}
 	return match, true, nil
 }
@@ -143,4 +193,70 @@ func withAuthenticated(groups []string) []string {
 		}
 	}
 	return append(groups, GroupAuthenticated)
+}
+
+type audiencesKey struct{}
+
+// WithAudiences records the audiences a token must be valid for (a
+// TokenReview's spec.audiences); without it, the API server's own.
+func WithAudiences(ctx context.Context, aud []string) context.Context {
+	if len(aud) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, audiencesKey{}, aud)
+}
+
+// AudiencesFrom returns the audiences recorded by WithAudiences.
+func AudiencesFrom(ctx context.Context) []string {
+	a, _ := ctx.Value(audiencesKey{}).([]string)
+	return a
+}
+
+// ReadTokenFile parses a Kubernetes static token file: CSV lines of
+// token,user,uid[,"group1,group2"]. Blank lines and lines starting with #
+// are skipped; a duplicate token, an empty token or user, or a malformed
+// line is an error naming the line.
+func ReadTokenFile(path string) (map[string]User, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	r.Comment = '#'
+	out := map[string]User{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("%s line %d: want token,user,uid[,groups], got %d fields", path, line, len(rec))
+		}
+		tok, name := strings.TrimSpace(rec[0]), strings.TrimSpace(rec[1])
+		if tok == "" || name == "" {
+			return nil, fmt.Errorf("%s line %d: token and user must not be empty", path, line)
+		}
+		if len(tok) > MaxTokenBytes {
+			return nil, fmt.Errorf("%s line %d: token is longer than %d bytes", path, line, MaxTokenBytes)
+		}
+		if _, dup := out[tok]; dup {
+			return nil, fmt.Errorf("%s line %d: duplicate token", path, line)
+		}
+		u := User{Name: name, UID: strings.TrimSpace(rec[2])}
+		if len(rec) > 3 {
+			for _, g := range strings.Split(rec[3], ",") {
+				if g = strings.TrimSpace(g); g != "" {
+					u.Groups = append(u.Groups, g)
+				}
+			}
+		}
+		out[tok] = u
+	}
 }

@@ -18,6 +18,10 @@ type Attributes struct {
 	Name            string
 	ResourceRequest bool
 	Path            string
+	// FieldSelector is a list or watch's fieldSelector, as sent; the node
+	// authorizer lets a node list only its own pods
+	// (spec.nodeName=<node>).
+	FieldSelector string
 }
 
 // Authorizer decides whether a request may proceed. reason explains a denial.

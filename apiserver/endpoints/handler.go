@@ -142,19 +142,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	}
 	var err error
-	switch info.Subresource {
-	case "":
+	switch {
+	case res.Virtual != nil:
+		err = h.serveVirtual(req)
+	case info.Subresource == "":
 		err = h.serveMain(req)
-	case "status":
+	case info.Subresource == "status":
 		err = h.serveStatus(req)
-	case "scale":
+	case info.Subresource == "scale":
 		err = h.serveScale(req)
-	case "finalize":
+	case info.Subresource == "finalize":
 		err = h.serveFinalize(req)
-	case "binding":
+	case info.Subresource == "binding":
 		err = h.serveBinding(req)
-	case "eviction":
+	case info.Subresource == "eviction":
 		err = h.serveEviction(req)
+	case res.Subresources.Actions[info.Subresource] != nil:
+		err = h.serveAction(req, res.Subresources.Actions[info.Subresource])
 	default:
 		err = errors.NewNotFound(res.GroupResource(), info.Name)
 	}
@@ -188,6 +192,52 @@ func (h *Handler) serveMain(req *request) error {
 	return errors.NewMethodNotSupported(req.res.GroupResource(), req.info.Verb)
 }
 
+// serveVirtual serves a create-only resource whose objects are computed,
+// not stored (the review APIs).
+func (h *Handler) serveVirtual(req *request) error {
+	if req.info.Verb != "create" || req.info.Subresource != "" || req.info.Name != "" {
+		return errors.NewMethodNotSupported(req.res.GroupResource(), req.info.Verb)
+	}
+	in, _, err := h.decodeWrite(req)
+	if err != nil {
+		return err
+	}
+	out, err := req.res.Virtual(req.ctx, req.info.Namespace, in)
+	if err != nil {
+		return err
+	}
+	out.GetObjectKind().SetGroupVersionKind(req.res.GVK())
+	return h.respond(req, http.StatusCreated, out)
+}
+
+// serveAction serves a create-only subresource such as serviceaccounts/token.
+func (h *Handler) serveAction(req *request, act *registry.Action) error {
+	if req.info.Verb != "create" || req.info.Name == "" {
+		return errors.NewMethodNotSupported(schema.GroupResource{Group: req.res.Group, Resource: req.res.Name + "/" + req.info.Subresource}, req.info.Verb)
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return err
+	}
+	validation, err := req.fieldValidation()
+	if err != nil {
+		return err
+	}
+	shape := &registry.Resource{Group: act.GVK.Group, Version: act.GVK.Version, Kind: act.GVK.Kind, New: act.New}
+	d, err := decodeObject(shape, act.GVK, contentType(req.r.Header.Get("Content-Type")), body, validation)
+	if err != nil {
+		return err
+	}
+	req.warnings = append(req.warnings, d.warnings...)
+	out, err := act.Create(req.ctx, req.info.Namespace, req.info.Name, d.obj)
+	if err != nil {
+		return err
+	}
+	out.GetObjectKind().SetGroupVersionKind(act.GVK)
+	writeObject(req.w, http.StatusCreated, out, req.warnings)
+	return nil
+}
+
 func (h *Handler) serveStatus(req *request) error {
 	if !req.res.Subresources.Status {
 		return errors.NewNotFound(req.res.GroupResource(), req.info.Name)
@@ -212,6 +262,12 @@ func (h *Handler) authorize(req *request) error {
 		User: req.user, Verb: req.info.Verb, APIGroup: req.info.Group, APIVersion: req.info.Version,
 		Resource: req.info.Resource, Subresource: req.info.Subresource,
 		Namespace: req.info.Namespace, Name: req.info.Name, ResourceRequest: true, Path: req.r.URL.Path,
+		FieldSelector: req.query("fieldSelector"),
+	}
+	if attrs.APIGroup == "" && attrs.Resource == "namespaces" && attrs.Name != "" {
+		// A namespace is inside itself for authorization, as in
+		// Kubernetes: a RoleBinding in "dev" may grant get on namespace dev.
+		attrs.Namespace = attrs.Name
 	}
 	ok, reason, err := h.authz.Authorize(req.ctx, attrs)
 	if err != nil {
@@ -228,10 +284,12 @@ func (h *Handler) authorize(req *request) error {
 	if req.info.Subresource != "" {
 		res += "/" + req.info.Subresource
 	}
+	// Kubernetes' wording: every request without a namespace, cluster-scoped
+	// resources included, is "at the cluster scope".
 	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, req.info.Verb, res, req.info.Group)
-	if req.info.Namespace != "" {
-		msg += fmt.Sprintf(" in the namespace %q", req.info.Namespace)
-	} else if req.res.Namespaced {
+	if attrs.Namespace != "" {
+		msg += fmt.Sprintf(" in the namespace %q", attrs.Namespace)
+	} else {
 		msg += " at the cluster scope"
 	}
 	if reason != "" {

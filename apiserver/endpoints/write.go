@@ -141,6 +141,11 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 	if errs := res.Strategy.Validate(obj); len(errs) > 0 {
 		return nil, errors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
+	if res.WriteGuard != nil {
+		if err := res.WriteGuard(req.ctx, obj); err != nil {
+			return nil, err
+		}
+	}
 	if applied == nil {
 		tracked, err := h.trackFields(req, newObject(res), obj, nil)
 		if err != nil {
@@ -332,6 +337,11 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		}
 		if errs := st.ValidateUpdate(obj, old); len(errs) > 0 {
 			return nil, errors.NewInvalid(res.GVK().GroupKind(), name, errs)
+		}
+		if res.WriteGuard != nil && !finishing {
+			if err := res.WriteGuard(req.ctx, obj); err != nil {
+				return nil, err
+			}
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)

@@ -80,19 +80,28 @@ func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte,
 // issue signs a new leaf certificate with the bundle's CA and returns it and
 // its fresh key as PEM. The leaf never outlives the CA.
 func (b *Bundle) issue(spec leafSpec, now time.Time) (certPEM, keyPEM []byte, err error) {
-	if b.CACert == nil || b.CAKey == nil {
-		return nil, nil, errors.New("pki: bundle has no CA")
-	}
-	if spec.validity <= 0 {
-		return nil, nil, fmt.Errorf("pki: validity must be positive, got %s", spec.validity)
-	}
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, err
 	}
-	serial, err := serialNumber()
+	certPEM, err = b.sign(spec, &key.PublicKey, now)
 	if err != nil {
 		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+// sign certifies pub for spec with the bundle's CA.
+func (b *Bundle) sign(spec leafSpec, pub any, now time.Time) ([]byte, error) {
+	if b.CACert == nil || b.CAKey == nil {
+		return nil, errors.New("pki: bundle has no CA")
+	}
+	if spec.validity <= 0 {
+		return nil, fmt.Errorf("pki: validity must be positive, got %s", spec.validity)
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, err
 	}
 	notAfter := now.Add(spec.validity)
 	if notAfter.After(b.CACert.NotAfter) {
@@ -114,11 +123,11 @@ func (b *Bundle) issue(spec leafSpec, now time.Time) (certPEM, keyPEM []byte, er
 	if spec.clientAuth {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.CACert, &key.PublicKey, b.CAKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.CACert, pub, b.CAKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pki: sign certificate for %q: %w", spec.commonName, err)
+		return nil, fmt.Errorf("pki: sign certificate for %q: %w", spec.commonName, err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 // readCert reads the first certificate of a PEM file.

@@ -20,6 +20,9 @@ const (
 	ServerKeyFile  = "server.key"
 	AdminCertFile  = "admin.crt"
 	AdminKeyFile   = "admin.key"
+	// ServiceAccountKeyFile signs service account tokens (JWTs). It is
+	// not a certificate: tokens are verified with its public half.
+	ServiceAccountKeyFile = "sa.key"
 )
 
 // Identity of the admin client certificate. system:masters is the group the
@@ -52,6 +55,8 @@ type Bundle struct {
 	// AdminCertPEM and AdminKeyPEM are the admin client credential.
 	AdminCertPEM []byte
 	AdminKeyPEM  []byte
+	// ServiceAccountKey signs service account tokens.
+	ServiceAccountKey *ecdsa.PrivateKey
 }
 
 // Ensure loads the PKI in dir, creating whatever is missing, and re-issues
@@ -82,6 +87,9 @@ func ensure(dir string, want sanSet, now time.Time) (*Bundle, error) {
 		return nil, err
 	}
 	if err := b.ensureAdmin(now); err != nil {
+		return nil, err
+	}
+	if err := b.ensureServiceAccountKey(); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -230,6 +238,33 @@ func (b *Bundle) loadLeaf(certPath, keyPath string, now time.Time) (*x509.Certif
 		return nil, nil, nil, nil
 	}
 	return cert, certPEM, keyPEM, nil
+}
+
+// ensureServiceAccountKey loads sa.key or creates it. Replacing it would
+// invalidate every token issued, so a corrupt file is an error.
+func (b *Bundle) ensureServiceAccountKey() error {
+	path := b.path(ServiceAccountKeyFile)
+	ok, err := exists(path)
+	if err != nil {
+		return err
+	}
+	if ok {
+		key, _, err := readKey(path)
+		if err != nil {
+			return err
+		}
+		b.ServiceAccountKey = key
+		return nil
+	}
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, keyPEM, 0o600); err != nil {
+		return err
+	}
+	b.ServiceAccountKey = key
+	return nil
 }
 
 func writePair(certPath, keyPath string, certPEM, keyPEM []byte) error {

@@ -52,7 +52,21 @@ type Resource struct {
 	// Lifecycle, when set, allocates and releases what objects hold
 	// outside the store's object (service IPs and ports).
 	Lifecycle Lifecycle
+	// WriteGuard, when set, is asked after validation on every create and
+	// update (patch and apply included) whether the requesting user (in
+	// ctx) may write obj; an error (an API error, usually Forbidden) stops
+	// the write. RBAC uses it to refuse privilege escalation.
+	WriteGuard func(ctx context.Context, obj runtime.Object) error
+	// Virtual, when set, makes the resource create-only and unstored, like
+	// Kubernetes' review APIs (SubjectAccessReview, TokenReview): a POST is
+	// decoded, handed to Virtual, and its result returned with 201.
+	Virtual VirtualCreate
 }
+
+// VirtualCreate answers a POST of a virtual resource. namespace is the
+// request's namespace for namespaced resources. Errors should be API
+// errors (k8s.io/apimachinery/pkg/api/errors).
+type VirtualCreate func(ctx context.Context, namespace string, obj runtime.Object) (runtime.Object, error)
 
 // Subresources says which subresources an object of a resource has.
 type Subresources struct {
@@ -64,6 +78,18 @@ type Subresources struct {
 	// Binding and Eviction are the pod subresources that act on the parent.
 	Binding  bool
 	Eviction bool
+	// Actions are create-only subresources answered by a function of the
+	// parent, with their own kind (serviceaccounts/token → TokenRequest).
+	Actions map[string]*Action
+}
+
+// Action is a create-only subresource: a POST of GVK to
+// <parent>/<name>/<subresource> is decoded into New() and answered by
+// Create, which returns the reply object (of GVK) or an API error.
+type Action struct {
+	GVK    schema.GroupVersionKind
+	New    func() runtime.Object
+	Create func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
 }
 
 // ScalePaths are the dotted JSON paths the Scale subresource maps.

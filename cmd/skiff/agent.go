@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -33,6 +34,7 @@ type agentOptions struct {
 	server     string
 	token      string
 	caFile     string
+	certDir    string
 	nodeName   string
 	runtime    string
 	count      int
@@ -65,7 +67,8 @@ containers. --count N runs N hollow nodes in one process, named
 	host, _ := os.Hostname()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file with the API server and credentials")
 	f.StringVar(&o.server, "server", "", "API server URL (with --token and --certificate-authority, instead of --kubeconfig)")
-	f.StringVar(&o.token, "token", "", "bearer token for --server")
+	f.StringVar(&o.token, "token", "", "cluster token for --server: a single node joins with it once and then uses its own certificate (kept in --cert-dir)")
+	f.StringVar(&o.certDir, "cert-dir", "", "where a joined node keeps its certificate (default <data dir>/agent/<node-name>: /var/lib/skiff as root, ~/.skiff otherwise)")
 	f.StringVar(&o.caFile, "certificate-authority", "", "CA certificate file that signed --server's certificate")
 	f.StringVar(&o.nodeName, "node-name", strings.ToLower(host), "node name (with --count, the prefix of the names)")
 	f.StringVar(&o.runtime, "runtime", "fake", "container runtime: fake (hollow node)")
@@ -98,6 +101,40 @@ func (o *agentOptions) restConfig() (*rest.Config, error) {
 		return &rest.Config{Host: o.server, BearerToken: o.token, TLSClientConfig: rest.TLSClientConfig{CAFile: o.caFile}}, nil
 	}
 	return nil, fmt.Errorf("invalid flags: --kubeconfig or --server is required")
+}
+
+// joinedConfig gives a single node its own identity: it joins with the
+// token (or reuses its stored certificate) and keeps the certificate
+// renewed for as long as ctx lives.
+func (o *agentOptions) joinedConfig(ctx context.Context, log *slog.Logger) (*rest.Config, error) {
+	if o.kubeconfig != "" {
+		return nil, fmt.Errorf("invalid flags: give either --kubeconfig or --server, not both")
+	}
+	if o.caFile == "" {
+		return nil, fmt.Errorf("invalid flags: --server needs --certificate-authority")
+	}
+	caPEM, err := os.ReadFile(o.caFile)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --certificate-authority %q: %w", o.caFile, err)
+	}
+	dir := o.certDir
+	if dir == "" {
+		base := "/var/lib/skiff"
+		if os.Geteuid() != 0 {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("invalid --cert-dir: required when there is no home directory")
+			}
+			base = filepath.Join(home, ".skiff")
+		}
+		dir = filepath.Join(base, "agent", o.nodeName)
+	}
+	creds := &nodeCredentials{dir: dir, server: o.server, nodeName: o.nodeName, caPEM: caPEM, log: log}
+	if err := creds.ensure(ctx, o.token); err != nil {
+		return nil, err
+	}
+	go creds.renewLoop(ctx)
+	return creds.restConfig(), nil
 }
 
 func parseCapacity(s string) (corev1.ResourceList, error) {
@@ -156,9 +193,18 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	rc, err := o.restConfig()
-	if err != nil {
-		return err
+	var rc *rest.Config
+	if o.server != "" && o.count == 1 {
+		if rc, err = o.joinedConfig(ctx, log); err != nil {
+			return err
+		}
+	} else {
+		if rc, err = o.restConfig(); err != nil {
+			return err
+		}
+		if o.server != "" {
+			log.Warn("a group of hollow nodes shares one client, so it acts with the --token's identity, not per-node certificates", "nodes", o.count)
+		}
 	}
 	// Hollow nodes share one client; raise client-go's default 5 QPS so a
 	// thousand heartbeating nodes are not throttled into looking dead.

@@ -50,7 +50,7 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 		return err
 	}
 	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()},
-		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta})
+		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData})
 	if err != nil {
 		return err
 	}

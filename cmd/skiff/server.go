@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/storage"
@@ -84,14 +85,14 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		return err
 	}
 	// The control plane talks to the API server like any client, over
-	// loopback. (Least-privilege identities per loop come with RBAC.)
+	// loopback, each loop with its own least-privilege identity.
 	var loops sync.WaitGroup
 	if !cfg.DisableControllerManager {
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.rest, cfg.ClusterCIDR, log)
+				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, log)
 			})
 		}()
 	}
@@ -99,7 +100,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
-			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.rest, log) })
+			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.scheduler, log) })
 		}()
 	}
 	defer loops.Wait()
@@ -119,9 +120,12 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 
 // runningAPI is the API server started by startAPIServer.
 type runningAPI struct {
-	url  string
-	rest *rest.Config // admin client configuration for in-process components
-	done chan error   // receives Run's result once it returns
+	url string
+	// controllerManager and scheduler are the in-process loops' client
+	// configurations, each with a client certificate of its own identity
+	// (bound to its system:* role by the default RBAC policy).
+	controllerManager, scheduler *rest.Config
+	done                         chan error // receives Run's result once it returns
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -132,20 +136,39 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	if err != nil {
 		return nil, fmt.Errorf("preparing the cluster certificates: %w", err)
 	}
+	tokens := map[string]authn.User{}
+	if cfg.TokenAuthFile != "" {
+		if tokens, err = authn.ReadTokenFile(cfg.TokenAuthFile); err != nil {
+			return nil, fmt.Errorf("invalid --token-auth-file: %w", err)
+		}
+	}
+	if _, clash := tokens[cfg.Token]; clash {
+		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
+	}
+	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
 	srv, err := apiserver.New(apiserver.Config{
-		Store:       store,
-		TLS:         bundle.ServerTLSConfig(),
-		ClientCA:    bundle.CAPool(),
-		Tokens:      map[string]authn.User{cfg.Token: {Name: "admin", Groups: []string{authn.GroupMasters}}},
-		BindAddress: cfg.ListenAddress(),
-		ServiceCIDR: cfg.ServiceCIDR,
-		GitCommit:   commit(),
-		Logger:      log,
+		Store:             store,
+		TLS:               bundle.ServerTLSConfig(),
+		ClientCA:          bundle.CAPool(),
+		Tokens:            tokens,
+		ServiceAccountKey: bundle.ServiceAccountKey,
+		NodeSigner:        bundle,
+		CAPEM:             bundle.CAPEM,
+		BindAddress:       cfg.ListenAddress(),
+		ServiceCIDR:       cfg.ServiceCIDR,
+		GitCommit:         commit(),
+		Logger:            log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), rest: bundle.AdminRESTConfig(srv.URL()), done: make(chan error, 1)}
+	api := &runningAPI{url: srv.URL(), done: make(chan error, 1)}
+	if api.controllerManager, err = componentConfig(bundle, srv.URL(), bootstrap.ControllerManagerUser); err != nil {
+		return nil, err
+	}
+	if api.scheduler, err = componentConfig(bundle, srv.URL(), bootstrap.SchedulerUser); err != nil {
+		return nil, err
+	}
 	go func() { api.done <- srv.Run(ctx) }()
 	select {
 	case <-srv.Ready():
@@ -157,4 +180,17 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	}
 	log.Info("admin kubeconfig written", "path", cfg.WriteKubeconfig)
 	return api, nil
+}
+
+// componentConfig is a client configuration for one of the server's own
+// loops: a client certificate for user, minted from the cluster CA at every
+// start (it is never written to disk, so nothing needs rotating on disk).
+func componentConfig(bundle *pki.Bundle, url, user string) (*rest.Config, error) {
+	certPEM, keyPEM, err := bundle.IssueClientCert(user, nil, pki.LeafValidity)
+	if err != nil {
+		return nil, fmt.Errorf("issuing the %s certificate: %w", user, err)
+	}
+	rc := bundle.AdminRESTConfig(url)
+	rc.TLSClientConfig.CertData, rc.TLSClientConfig.KeyData = certPEM, keyPEM
+	return rc, nil
 }

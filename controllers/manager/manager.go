@@ -68,6 +68,8 @@ type Options struct {
 	// rest.Config as the clientset with metadata.NewForConfig. Without it the namespace controller is
 	// not run.
 	Metadata metadata.Interface
+	// RootCA is the cluster CA (PEM) that service account token Secrets carry as ca.crt.
+	RootCA []byte
 }
 
 // Manager owns the informers and controllers of one controller-manager instance.

@@ -18,6 +18,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
+	"github.com/skiffkube/skiff/controllers/tokensecret"
 )
 
 // Runnable is what every controller provides.
@@ -82,6 +83,10 @@ var Registry = map[string]Constructor{
 			Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
 			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(),
 		}, resourcequota.Options{Logger: b.Options.Logger})
+	},
+	tokensecret.Name: func(b BuildContext) (Runnable, error) {
+		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
+			b.Recorder(tokensecret.Name), tokensecret.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),

@@ -1,0 +1,226 @@
+package bootstrap
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Well-known identities of skiff's own components. Their client
+// certificates carry these names (CN) and groups (O).
+const (
+	ControllerManagerUser = "system:kube-controller-manager"
+	SchedulerUser         = "system:kube-scheduler"
+	NodesGroup            = "system:nodes"
+	NodeUserPrefix        = "system:node:"
+	AuthenticatedGroup    = "system:authenticated"
+	UnauthenticatedGroup  = "system:unauthenticated"
+	MastersGroup          = "system:masters"
+)
+
+// Aggregation labels: a ClusterRole carrying one has its rules folded into
+// admin, edit or view.
+const (
+	AggregateToAdmin = "rbac.authorization.k8s.io/aggregate-to-admin"
+	AggregateToEdit  = "rbac.authorization.k8s.io/aggregate-to-edit"
+	AggregateToView  = "rbac.authorization.k8s.io/aggregate-to-view"
+)
+
+const (
+	legacyGroup = ""
+	appsGroup   = "apps"
+	batchGroup  = "batch"
+	rbacGroup   = "rbac.authorization.k8s.io"
+)
+
+var (
+	readVerbs  = []string{"get", "list", "watch"}
+	writeVerbs = []string{"create", "delete", "deletecollection", "patch", "update"}
+	allVerbs   = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+)
+
+// rule builds a resource rule: verbs on resources of groups.
+func rule(verbs []string, groups []string, resources ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: verbs, APIGroups: groups, Resources: resources}
+}
+
+func groups(g ...string) []string { return g }
+func verbs(v ...string) []string  { return v }
+func nonResource(verbs []string, urls ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: verbs, NonResourceURLs: urls}
+}
+
+func clusterRole(name string, labels map[string]string, rules ...rbacv1.PolicyRule) rbacv1.ClusterRole {
+	l := map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return rbacv1.ClusterRole{
+		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l,
+			Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
+		Rules: rules,
+	}
+}
+
+func aggregated(name string, labels map[string]string, selectLabel string) rbacv1.ClusterRole {
+	r := clusterRole(name, labels)
+	r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+		{MatchLabels: map[string]string{selectLabel: "true"}},
+	}}
+	return r
+}
+
+// ClusterRoles is the default set of cluster roles.
+func ClusterRoles() []rbacv1.ClusterRole {
+	return []rbacv1.ClusterRole{
+		clusterRole("cluster-admin", nil,
+			rule(verbs("*"), groups("*"), "*"),
+			nonResource(verbs("*"), "*")),
+
+		// The user-facing roles are filled by aggregation; the
+		// system:aggregate-to-* roles carry the actual rules, so that a
+		// CRD's author can extend them with one labelled ClusterRole.
+		aggregated("admin", nil, AggregateToAdmin),
+		aggregated("edit", map[string]string{AggregateToAdmin: "true"}, AggregateToEdit),
+		aggregated("view", map[string]string{AggregateToEdit: "true"}, AggregateToView),
+
+		clusterRole("system:aggregate-to-admin", map[string]string{AggregateToAdmin: "true"},
+			rule(allVerbs, groups(rbacGroup), "roles", "rolebindings"),
+			rule(verbs("create"), groups("authorization.k8s.io"), "localsubjectaccessreviews")),
+		clusterRole("system:aggregate-to-edit", map[string]string{AggregateToEdit: "true"},
+			rule(verbs("impersonate"), groups(legacyGroup), "serviceaccounts"),
+			rule(writeVerbs, groups(legacyGroup), "pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"),
+			rule(verbs("create"), groups(legacyGroup), "pods/eviction"),
+			rule(writeVerbs, groups(legacyGroup), "configmaps", "events", "persistentvolumeclaims",
+				"replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts",
+				"services", "services/proxy", "endpoints"),
+			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
+			rule(writeVerbs, groups(appsGroup), "daemonsets", "deployments", "deployments/rollback", "deployments/scale",
+				"replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"),
+			rule(writeVerbs, groups("autoscaling"), "horizontalpodautoscalers"),
+			rule(writeVerbs, groups(batchGroup), "cronjobs", "jobs"),
+			rule(writeVerbs, groups("networking.k8s.io"), "ingresses", "networkpolicies"),
+			rule(writeVerbs, groups("policy"), "poddisruptionbudgets"),
+			rule(writeVerbs, groups("discovery.k8s.io"), "endpointslices"),
+			rule(readVerbs, groups(legacyGroup), "secrets", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy",
+				"services/proxy", "serviceaccounts")),
+		clusterRole("system:aggregate-to-view", map[string]string{AggregateToView: "true"},
+			rule(readVerbs, groups(legacyGroup), "pods", "pods/log", "pods/status", "configmaps", "endpoints",
+				"persistentvolumeclaims", "persistentvolumeclaims/status", "replicationcontrollers",
+				"replicationcontrollers/scale", "replicationcontrollers/status", "serviceaccounts", "services",
+				"services/status", "bindings", "events", "limitranges", "namespaces", "namespaces/status",
+				"resourcequotas", "resourcequotas/status"),
+			rule(readVerbs, groups(appsGroup), "controllerrevisions", "daemonsets", "daemonsets/status",
+				"deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
+				"replicasets/status", "statefulsets", "statefulsets/scale", "statefulsets/status"),
+			rule(readVerbs, groups("autoscaling"), "horizontalpodautoscalers", "horizontalpodautoscalers/status"),
+			rule(readVerbs, groups(batchGroup), "cronjobs", "cronjobs/status", "jobs", "jobs/status"),
+			rule(readVerbs, groups("networking.k8s.io"), "ingresses", "ingresses/status", "networkpolicies"),
+			rule(readVerbs, groups("policy"), "poddisruptionbudgets", "poddisruptionbudgets/status"),
+			rule(readVerbs, groups("discovery.k8s.io"), "endpointslices")),
+
+		clusterRole("system:basic-user", nil,
+			rule(verbs("create"), groups("authorization.k8s.io"), "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+			rule(verbs("create"), groups("authentication.k8s.io"), "selfsubjectreviews")),
+		clusterRole("system:discovery", nil,
+			nonResource(verbs("get"), "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+				"/openapi/*", "/readyz", "/version", "/version/")),
+		clusterRole("system:public-info-viewer", nil,
+			nonResource(verbs("get"), "/healthz", "/livez", "/readyz", "/version", "/version/")),
+		clusterRole("system:monitoring", nil,
+			nonResource(verbs("get"), "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/readyz", "/readyz/*")),
+
+		clusterRole("system:node", nil, NodeRules()...),
+
+		clusterRole("system:kube-scheduler", nil,
+			rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
+			rule(verbs("create"), groups("coordination.k8s.io"), "leases"),
+			rule(verbs("get", "update"), groups("coordination.k8s.io"), "leases"),
+			rule(readVerbs, groups(legacyGroup), "nodes", "namespaces", "services", "replicationcontrollers",
+				"persistentvolumeclaims", "persistentvolumes"),
+			rule(verbs("get", "list", "watch", "delete"), groups(legacyGroup), "pods"),
+			rule(verbs("create"), groups(legacyGroup), "bindings", "pods/binding"),
+			rule(verbs("patch", "update"), groups(legacyGroup), "pods/status"),
+			rule(readVerbs, groups(appsGroup), "replicasets", "statefulsets"),
+			rule(readVerbs, groups("policy"), "poddisruptionbudgets"),
+			rule(readVerbs, groups("storage.k8s.io"), "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"),
+			rule(readVerbs, groups("scheduling.k8s.io"), "priorityclasses"),
+			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
+			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
+
+		// The in-process controller manager. The namespace controller reads
+		// and deletes objects of every resource (custom ones included) in a
+		// terminating namespace, so reads and deletes are wide; it writes
+		// only what its controllers own, and gets no escalate, bind or
+		// impersonate, and no paths.
+		clusterRole("system:kube-controller-manager", nil,
+			rule(verbs("get", "list", "watch", "delete", "deletecollection"), groups("*"), "*"),
+			rule(verbs("create", "update", "patch"), groups(legacyGroup),
+				"pods", "pods/status", "nodes", "nodes/status", "endpoints", "serviceaccounts", "secrets",
+				"events", "namespaces/finalize", "namespaces/status", "resourcequotas/status"),
+			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token", "pods/eviction"),
+			rule(verbs("create", "update", "patch"), groups(appsGroup),
+				"replicasets", "replicasets/status", "deployments", "deployments/status"),
+			rule(verbs("create", "update", "patch"), groups("discovery.k8s.io"), "endpointslices"),
+			rule(verbs("create", "update", "patch"), groups("coordination.k8s.io"), "leases"),
+			rule(verbs("create", "update", "patch"), groups("events.k8s.io"), "events"),
+			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
+			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
+	}
+}
+
+func clusterRoleBinding(name, role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
+	return rbacv1.ClusterRoleBinding{
+		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:      map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"},
+			Annotations: map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacGroup, Kind: "ClusterRole", Name: role},
+		Subjects: subjects,
+	}
+}
+
+func group(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacGroup, Name: name}
+}
+
+func user(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacGroup, Name: name}
+}
+
+// ClusterRoleBindings is the default set of cluster role bindings. As in
+// Kubernetes, system:node is not bound to anyone: the node authorizer
+// grants nodes what the role lists, for their own objects only.
+func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
+	return []rbacv1.ClusterRoleBinding{
+		clusterRoleBinding("cluster-admin", "cluster-admin", group(MastersGroup)),
+		clusterRoleBinding("system:basic-user", "system:basic-user", group(AuthenticatedGroup)),
+		clusterRoleBinding("system:discovery", "system:discovery", group(AuthenticatedGroup)),
+		clusterRoleBinding("system:public-info-viewer", "system:public-info-viewer",
+			group(AuthenticatedGroup), group(UnauthenticatedGroup)),
+		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
+		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
+		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
+	}
+}
+
+// NodeRules are what a node agent may do, by kind: the system:node role.
+// The node authorizer grants them to each node for its own objects only
+// (its Node and Lease, the pods bound to it, what those pods reference).
+func NodeRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		rule(verbs("create", "get", "list", "watch", "patch", "update", "delete"), groups(legacyGroup), "nodes"),
+		rule(verbs("patch", "update"), groups(legacyGroup), "nodes/status"),
+		rule(verbs("get", "list", "watch", "delete"), groups(legacyGroup), "pods"),
+		rule(verbs("patch", "update"), groups(legacyGroup), "pods/status"),
+		rule(verbs("create"), groups(legacyGroup), "pods/eviction"),
+		rule(readVerbs, groups(legacyGroup), "services", "endpoints"),
+		rule(readVerbs, groups("discovery.k8s.io"), "endpointslices"),
+		rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
+		rule(verbs("get", "list", "watch"), groups(legacyGroup), "secrets", "configmaps", "persistentvolumeclaims"),
+		rule(verbs("get", "create", "update", "patch", "delete"), groups("coordination.k8s.io"), "leases"),
+		rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
+		rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
+		rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews", "localsubjectaccessreviews"),
+	}
+}

@@ -1,0 +1,207 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/apiserver/authz/follow"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// PodPrefix is where pods are stored.
+const PodPrefix = "/registry/pods/"
+
+// refKind is a kind of object a pod references.
+type refKind uint8
+
+const (
+	refSecret refKind = iota + 1
+	refConfigMap
+	refPVC
+	refServiceAccount
+)
+
+type ref struct {
+	kind            refKind
+	namespace, name string
+}
+
+// pod is what the graph keeps of one pod.
+type pod struct {
+	node string
+	refs []ref
+}
+
+// Graph knows, from a watch of the pods, which pods are bound to which node
+// and which secrets, config maps, claims and service accounts those pods
+// reference: the relationships the node authorizer allows along.
+type Graph struct {
+	log *slog.Logger
+
+	mu    sync.RWMutex
+	pods  map[string]*pod        // storage key → pod
+	nodes map[string]map[ref]int // node → referenced object → number of pods referencing it
+}
+
+// NewGraph returns an empty graph; Start fills it.
+func NewGraph(log *slog.Logger) *Graph {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Graph{log: log, pods: map[string]*pod{}, nodes: map[string]map[ref]int{}}
+}
+
+// Start loads the pods and follows them until ctx ends.
+func (g *Graph) Start(ctx context.Context, store follow.Store) error {
+	return follow.Start(ctx, store, PodPrefix, g, g.log)
+}
+
+// Reset implements follow.Handler.
+func (g *Graph) Reset(kvs []*storage.KeyValue) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pods, g.nodes = map[string]*pod{}, map[string]map[ref]int{}
+	for _, kv := range kvs {
+		g.setLocked(kv.Key, kv.Value)
+	}
+}
+
+// Apply implements follow.Handler.
+func (g *Graph) Apply(ev storage.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev.Type == storage.Deleted {
+		g.removeLocked(ev.KV.Key)
+		return
+	}
+	g.setLocked(ev.KV.Key, ev.KV.Value)
+}
+
+func (g *Graph) setLocked(key string, value []byte) {
+	g.removeLocked(key)
+	p := &corev1.Pod{}
+	if err := json.Unmarshal(value, p); err != nil {
+		g.log.Error("node graph: skipping undecodable pod", "key", key, "err", err)
+		return
+	}
+	if p.Spec.NodeName == "" {
+		return
+	}
+	e := &pod{node: p.Spec.NodeName, refs: references(p)}
+	g.pods[key] = e
+	m := g.nodes[e.node]
+	if m == nil {
+		m = map[ref]int{}
+		g.nodes[e.node] = m
+	}
+	for _, r := range e.refs {
+		m[r]++
+	}
+}
+
+func (g *Graph) removeLocked(key string) {
+	e := g.pods[key]
+	if e == nil {
+		return
+	}
+	delete(g.pods, key)
+	m := g.nodes[e.node]
+	for _, r := range e.refs {
+		if m[r]--; m[r] <= 0 {
+			delete(m, r)
+		}
+	}
+	if len(m) == 0 {
+		delete(g.nodes, e.node)
+	}
+}
+
+// podNode returns the node a pod is bound to ("" if none or unknown).
+func (g *Graph) podNode(namespace, name string) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if e := g.pods[PodPrefix+namespace+"/"+name]; e != nil {
+		return e.node
+	}
+	return ""
+}
+
+// references reports whether a pod bound to node references the object.
+func (g *Graph) references(node string, r ref) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.nodes[node][r] > 0
+}
+
+// references lists the objects a pod needs to run: secrets and config maps
+// from volumes (projected ones too), env and envFrom; image pull secrets;
+// persistent volume claims; its service account.
+func references(p *corev1.Pod) []ref {
+	ns := p.Namespace
+	seen := map[ref]bool{}
+	var out []ref
+	add := func(k refKind, name string) {
+		r := ref{kind: k, namespace: ns, name: name}
+		if name != "" && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	sa := p.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	add(refServiceAccount, sa)
+	for _, s := range p.Spec.ImagePullSecrets {
+		add(refSecret, s.Name)
+	}
+	for _, v := range p.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			add(refSecret, v.Secret.SecretName)
+		case v.ConfigMap != nil:
+			add(refConfigMap, v.ConfigMap.Name)
+		case v.PersistentVolumeClaim != nil:
+			add(refPVC, v.PersistentVolumeClaim.ClaimName)
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					add(refSecret, src.Secret.Name)
+				}
+				if src.ConfigMap != nil {
+					add(refConfigMap, src.ConfigMap.Name)
+				}
+			}
+		}
+	}
+	containers := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
+	for _, c := range p.Spec.EphemeralContainers {
+		containers = append(containers, corev1.Container{Env: c.Env, EnvFrom: c.EnvFrom})
+	}
+	for _, c := range containers {
+		for _, e := range c.EnvFrom {
+			if e.SecretRef != nil {
+				add(refSecret, e.SecretRef.Name)
+			}
+			if e.ConfigMapRef != nil {
+				add(refConfigMap, e.ConfigMapRef.Name)
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if e.ValueFrom.SecretKeyRef != nil {
+				add(refSecret, e.ValueFrom.SecretKeyRef.Name)
+			}
+			if e.ValueFrom.ConfigMapKeyRef != nil {
+				add(refConfigMap, e.ValueFrom.ConfigMapKeyRef.Name)
+			}
+		}
+	}
+	return out
+}

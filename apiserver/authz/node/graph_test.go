@@ -1,0 +1,75 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz"
+	"github.com/skiffkube/skiff/storage"
+)
+
+func TestGraphFollowsEveryKindOfReference(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{
+		NodeName: "n1", ServiceAccountName: "sa",
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}},
+		Volumes: []corev1.Volume{
+			{Name: "a", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "vol-secret"}}},
+			{Name: "b", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "vol-cm"}}}},
+			{Name: "c", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}},
+			{Name: "d", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "proj-secret"}}},
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "proj-cm"}}},
+			}}}},
+		},
+		InitContainers: []corev1.Container{{Name: "i", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "init-secret"}}}}}},
+		Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{
+			{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "env-secret"}, Key: "k"}}},
+			{Name: "B", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "env-cm"}, Key: "k"}}},
+		}}},
+	}}
+	data, _ := json.Marshal(p)
+	g := NewGraph(nil)
+	g.Reset([]*storage.KeyValue{{Key: PodPrefix + "ns/p", Value: data}})
+	a := NewAuthorizer(g)
+	n1 := &authn.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
+	n2 := &authn.User{Name: "system:node:n2", Groups: []string{"system:nodes", "system:authenticated"}}
+	get := func(u *authn.User, resource, name string) bool {
+		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: u, Verb: "get", Resource: resource, Namespace: "ns", Name: name, ResourceRequest: true})
+		return ok
+	}
+	for _, c := range []struct{ resource, name string }{
+		{"secrets", "pull"}, {"secrets", "vol-secret"}, {"secrets", "proj-secret"}, {"secrets", "init-secret"}, {"secrets", "env-secret"},
+		{"configmaps", "vol-cm"}, {"configmaps", "proj-cm"}, {"configmaps", "env-cm"}, {"persistentvolumeclaims", "claim"}, {"pods", "p"},
+	} {
+		if !get(n1, c.resource, c.name) {
+			t.Errorf("n1 may not get %s %s its pod uses", c.resource, c.name)
+		}
+		if get(n2, c.resource, c.name) {
+			t.Errorf("n2 may get %s %s of n1's pod", c.resource, c.name)
+		}
+	}
+	if get(n1, "secrets", "unrelated") || get(n1, "configmaps", "pull") {
+		t.Error("n1 may get objects its pod does not reference (or of another kind)")
+	}
+	tok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: n1, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Namespace: "ns", Name: "sa", ResourceRequest: true})
+	if !tok {
+		t.Error("n1 may not request a token for its pod's service account")
+	}
+	// The pod moves away (rebinding is not possible in Kubernetes, but a
+	// delete and recreate on another node is): n1 loses everything.
+	p.Spec.NodeName = "n2"
+	data, _ = json.Marshal(p)
+	g.Apply(storage.Event{Type: storage.Updated, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
+	if get(n1, "secrets", "vol-secret") || !get(n2, "secrets", "vol-secret") {
+		t.Error("the graph did not follow the pod to n2")
+	}
+	g.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
+	if get(n2, "secrets", "vol-secret") || len(g.nodes) != 0 || len(g.pods) != 0 {
+		t.Errorf("the graph kept a deleted pod: %v %v", g.nodes, g.pods)
+	}
+}

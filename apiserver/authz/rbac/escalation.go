@@ -1,0 +1,146 @@
+package rbac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-helpers/auth/rbac/validation"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz"
+)
+
+// Escalation refuses writes of roles and bindings that would grant more
+// than the writer holds, as Kubernetes' RBAC storage does: a Role or
+// ClusterRole may be written only by someone whose own rules cover it (or
+// who may "escalate" it), a binding only by someone whose rules cover the
+// role it names (or who may "bind" it). Superusers (system:masters) pass.
+type Escalation struct {
+	// Decide answers the escalate/bind checks (the server's whole chain).
+	Decide authz.Authorizer
+	// Rules lists what a user holds (RBAC).
+	Rules *Authorizer
+	// Superusers skip the checks.
+	Superusers authz.PrivilegedGroups
+}
+
+var fullAuthority = []rbacv1.PolicyRule{
+	{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+	{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+}
+
+// Guard is a registry WriteGuard for the four RBAC resources.
+func (e *Escalation) Guard(ctx context.Context, obj runtime.Object) error {
+	u, ok := authn.UserFrom(ctx)
+	if !ok {
+		return apierrors.NewUnauthorized("no user")
+	}
+	if allowed, _, _ := e.Superusers.Authorize(ctx, authz.Attributes{User: u}); allowed {
+		return nil
+	}
+	switch o := obj.(type) {
+	case *rbacv1.Role:
+		return e.role(ctx, u, "roles", o.Namespace, o.Name, o.Rules, false)
+	case *rbacv1.ClusterRole:
+		return e.role(ctx, u, "clusterroles", "", o.Name, o.Rules, o.AggregationRule != nil)
+	case *rbacv1.RoleBinding:
+		return e.binding(ctx, u, "rolebindings", o.Namespace, o.Name, o.RoleRef)
+	case *rbacv1.ClusterRoleBinding:
+		return e.binding(ctx, u, "clusterrolebindings", "", o.Name, o.RoleRef)
+	}
+	return nil
+}
+
+func (e *Escalation) may(ctx context.Context, u *authn.User, verb, resource, namespace, name string) bool {
+	ok, _, err := e.Decide.Authorize(ctx, authz.Attributes{User: u, Verb: verb, APIGroup: rbacv1.GroupName,
+		Resource: resource, Namespace: namespace, Name: name, ResourceRequest: true})
+	return ok && err == nil
+}
+
+func (e *Escalation) role(ctx context.Context, u *authn.User, resource, namespace, name string, rules []rbacv1.PolicyRule, aggregated bool) error {
+	if e.may(ctx, u, "escalate", resource, namespace, name) {
+		return nil
+	}
+	gr := schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}
+	held := e.Rules.RulesFor(u, namespace)
+	if aggregated {
+		// An aggregated role takes in any labelled role's rules.
+		if ok, _ := validation.Covers(held, fullAuthority); !ok {
+			return apierrors.NewForbidden(gr, name, fmt.Errorf("must have cluster-admin privileges to use the aggregationRule"))
+		}
+	}
+	if ok, missing := validation.Covers(held, rules); !ok {
+		return apierrors.NewForbidden(gr, name, notHeld(u, missing))
+	}
+	return nil
+}
+
+func (e *Escalation) binding(ctx context.Context, u *authn.User, resource, namespace, name string, ref rbacv1.RoleRef) error {
+	gr := schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}
+	refResource := "clusterroles"
+	if ref.Kind == "Role" {
+		refResource = "roles"
+	}
+	// As in Kubernetes, "bind" is asked in the binding's namespace, so a
+	// RoleBinding may grant it for one namespace.
+	if e.may(ctx, u, "bind", refResource, namespace, ref.Name) {
+		return nil
+	}
+	rules, ok := e.Rules.cache.roleRules(ref, namespace)
+	if !ok {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("%s %q not found, and user %q may not bind it", strings.ToLower(ref.Kind), ref.Name, u.Name))
+	}
+	if ok, missing := validation.Covers(e.Rules.RulesFor(u, namespace), rules); !ok {
+		return apierrors.NewForbidden(gr, name, notHeld(u, missing))
+	}
+	return nil
+}
+
+// notHeld words the refusal as Kubernetes does.
+func notHeld(u *authn.User, missing []rbacv1.PolicyRule) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "user %q (groups=%q) is attempting to grant RBAC permissions not currently held:", u.Name, u.Groups)
+	for _, r := range missing {
+		b.WriteString("\n")
+		b.WriteString(compact(r))
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+func compact(r rbacv1.PolicyRule) string {
+	var parts []string
+	add := func(k string, v []string) {
+		if len(v) > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%q", k, v))
+		}
+	}
+	add("APIGroups", r.APIGroups)
+	add("Resources", r.Resources)
+	add("ResourceNames", r.ResourceNames)
+	add("NonResourceURLs", r.NonResourceURLs)
+	add("Verbs", r.Verbs)
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// roleRules returns the rules of the role a roleRef names from within
+// namespace ("" for ClusterRoleBindings).
+func (c *Cache) roleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	switch ref.Kind {
+	case "ClusterRole":
+		if r := c.clusterRoles[ref.Name]; r != nil {
+			return r.Rules, true
+		}
+	case "Role":
+		if r := c.roles[namespace+"/"+ref.Name]; r != nil {
+			return r.Rules, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,124 @@
+package serviceaccount
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Token lifetimes a TokenRequest may ask for, as Kubernetes bounds them.
+const (
+	DefaultTTL = time.Hour
+	MinTTL     = 10 * time.Minute
+	MaxTTL     = (1 << 32) * time.Second
+)
+
+var tokenRequestGK = schema.GroupKind{Group: "authentication.k8s.io", Kind: "TokenRequest"}
+
+// TokenRequestAction is the serviceaccounts/token subresource.
+func (t *Tokens) TokenRequestAction() *registry.Action {
+	return &registry.Action{
+		GVK:    authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"),
+		New:    func() runtime.Object { return &authenticationv1.TokenRequest{} },
+		Create: t.createToken,
+	}
+}
+
+func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error) {
+	tr, ok := obj.(*authenticationv1.TokenRequest)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected a TokenRequest, got %T", obj))
+	}
+	sa := &corev1.ServiceAccount{}
+	if err := t.load(ctx, "serviceaccounts", namespace, name, sa); err != nil {
+		return nil, err
+	}
+	ttl := DefaultTTL
+	if tr.Spec.ExpirationSeconds != nil {
+		ttl = time.Duration(*tr.Spec.ExpirationSeconds) * time.Second
+	}
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	switch {
+	case ttl < MinTTL:
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), int64(ttl/time.Second), "may not specify a duration less than 10 minutes"))
+	case ttl > MaxTTL:
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), int64(ttl/time.Second), "may not specify a duration larger than 2^32 seconds"))
+	}
+	b := Binding{ServiceAccount: sa, Audiences: tr.Spec.Audiences, TTL: ttl}
+	if r := tr.Spec.BoundObjectRef; r != nil {
+		refPath := spec.Child("boundObjectRef")
+		if r.APIVersion != "" && r.APIVersion != "v1" {
+			errs = append(errs, field.NotSupported(refPath.Child("apiVersion"), r.APIVersion, []string{"v1"}))
+		}
+		if r.Name == "" {
+			errs = append(errs, field.Required(refPath.Child("name"), ""))
+		}
+		if len(errs) == 0 {
+			switch r.Kind {
+			case "Pod":
+				b.Pod = &corev1.Pod{}
+				if err := t.load(ctx, "pods", namespace, r.Name, b.Pod); err != nil {
+					return nil, err
+				}
+				if r.UID != "" && r.UID != b.Pod.UID {
+					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Pod.UID))
+				}
+			case "Secret":
+				b.Secret = &corev1.Secret{}
+				if err := t.load(ctx, "secrets", namespace, r.Name, b.Secret); err != nil {
+					return nil, err
+				}
+				if r.UID != "" && r.UID != b.Secret.UID {
+					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Secret.UID))
+				}
+			default:
+				errs = append(errs, field.NotSupported(refPath.Child("kind"), r.Kind, []string{"Pod", "Secret"}))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(tokenRequestGK, name, errs)
+	}
+	tok, exp, err := t.Issue(b)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	secs := int64(ttl / time.Second)
+	tr.Spec.ExpirationSeconds = &secs
+	if len(tr.Spec.Audiences) == 0 {
+		tr.Spec.Audiences = t.audiences
+	}
+	tr.Name, tr.Namespace = name, namespace
+	tr.CreationTimestamp = metav1.NewTime(t.now().UTC().Truncate(time.Second))
+	tr.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
+	return tr, nil
+}
+
+// load reads one object, answering NotFound as the API would.
+func (t *Tokens) load(ctx context.Context, resource, namespace, name string, into any) error {
+	kv, err := t.store.Get(ctx, "/registry/"+resource+"/"+namespace+"/"+name, 0)
+	if errors.Is(err, storage.ErrNotFound) {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
+	}
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if err := json.Unmarshal(kv.Value, into); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package serviceaccount
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// DefaultIssuer is Kubernetes' default --service-account-issuer; the API
+// server's own audience is the issuer, as in Kubernetes.
+const DefaultIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// Groups every service account is in.
+const (
+	AllServiceAccountsGroup = "system:serviceaccounts"
+	namespaceGroupPrefix    = "system:serviceaccounts:"
+	userPrefix              = "system:serviceaccount:"
+)
+
+// Extra keys Kubernetes attaches to a service account user.
+const (
+	ExtraPodName      = "authentication.kubernetes.io/pod-name"
+	ExtraPodUID       = "authentication.kubernetes.io/pod-uid"
+	ExtraCredentialID = "authentication.kubernetes.io/credential-id"
+)
+
+// Store is the part of the store tokens are checked against.
+type Store interface {
+	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
+}
+
+// ref names one object a token refers to.
+type ref struct {
+	Name string    `json:"name"`
+	UID  types.UID `json:"uid"`
+}
+
+// k8sClaims is the private "kubernetes.io" claim.
+type k8sClaims struct {
+	Namespace      string `json:"namespace"`
+	ServiceAccount ref    `json:"serviceaccount"`
+	Pod            *ref   `json:"pod,omitempty"`
+	Secret         *ref   `json:"secret,omitempty"`
+}
+
+type claims struct {
+	jwt.RegisteredClaims
+	Kubernetes k8sClaims `json:"kubernetes.io"`
+}
+
+// Tokens issues and authenticates service account tokens.
+type Tokens struct {
+	key       *ecdsa.PrivateKey
+	issuer    string
+	audiences []string // what the API server accepts by default
+	store     Store
+	now       func() time.Time
+}
+
+// New returns a token issuer/authenticator. issuer "" takes DefaultIssuer;
+// the API server accepts tokens for its issuer as audience.
+func New(key *ecdsa.PrivateKey, issuer string, store Store) (*Tokens, error) {
+	if key == nil || store == nil {
+		return nil, errors.New("serviceaccount: a signing key and a store are required")
+	}
+	if issuer == "" {
+		issuer = DefaultIssuer
+	}
+	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now}, nil
+}
+
+// APIAudiences are the audiences the API server itself accepts.
+func (t *Tokens) APIAudiences() []string { return t.audiences }
+
+// Binding is what a token is issued for.
+type Binding struct {
+	ServiceAccount *corev1.ServiceAccount
+	Pod            *corev1.Pod    // optional
+	Secret         *corev1.Secret // optional
+	Audiences      []string       // empty: the API server's
+	TTL            time.Duration
+}
+
+// Issue signs a token and returns it with its expiry.
+func (t *Tokens) Issue(b Binding) (string, time.Time, error) {
+	sa := b.ServiceAccount
+	now := t.now().UTC().Truncate(time.Second)
+	exp := now.Add(b.TTL)
+	aud := b.Audiences
+	if len(aud) == 0 {
+		aud = t.audiences
+	}
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: t.issuer, Subject: userPrefix + sa.Namespace + ":" + sa.Name, Audience: aud,
+			ExpiresAt: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
+			ID: uuid.NewString(),
+		},
+		Kubernetes: k8sClaims{Namespace: sa.Namespace, ServiceAccount: ref{Name: sa.Name, UID: sa.UID}},
+	}
+	if b.Pod != nil {
+		c.Kubernetes.Pod = &ref{Name: b.Pod.Name, UID: b.Pod.UID}
+	}
+	if b.Secret != nil {
+		c.Kubernetes.Secret = &ref{Name: b.Secret.Name, UID: b.Secret.UID}
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, c).SignedString(t.key)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("serviceaccount: signing token: %w", err)
+	}
+	return tok, exp, nil
+}
+
+// AuthenticateToken implements authn.TokenAuthenticator. Tokens that are
+// not JWTs from this issuer are left to other authenticators; a token from
+// this issuer that is expired, for another audience, or whose service
+// account or bound object is gone is an invalid credential.
+func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User, bool, error) {
+	if strings.Count(tok, ".") != 2 {
+		return nil, false, nil
+	}
+	// Peek at the issuer without trusting anything, to decide whether
+	// this token is ours at all.
+	var peek jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, &peek); err != nil || peek.Issuer != t.issuer {
+		return nil, false, nil
+	}
+	wantAud := authn.AudiencesFrom(ctx)
+	if len(wantAud) == 0 {
+		wantAud = t.audiences
+	}
+	c := &claims{}
+	_, err := jwt.ParseWithClaims(tok, c, func(*jwt.Token) (any, error) { return &t.key.PublicKey, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithIssuer(t.issuer),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(t.now), jwt.WithLeeway(0))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: service account token: %v", authn.ErrInvalidCredential, err)
+	}
+	if !intersects(c.Audience, wantAud) {
+		return nil, false, fmt.Errorf("%w: service account token: audience %v is not one of %v", authn.ErrInvalidCredential, []string(c.Audience), wantAud)
+	}
+	k := c.Kubernetes
+	if c.Subject != userPrefix+k.Namespace+":"+k.ServiceAccount.Name {
+		return nil, false, fmt.Errorf("%w: service account token: subject does not match its claims", authn.ErrInvalidCredential)
+	}
+	if err := t.stillExists(ctx, "serviceaccounts", k.Namespace, k.ServiceAccount); err != nil {
+		return nil, false, err
+	}
+	u := &authn.User{
+		Name: c.Subject, UID: string(k.ServiceAccount.UID),
+		Groups: []string{AllServiceAccountsGroup, namespaceGroupPrefix + k.Namespace, authn.GroupAuthenticated},
+		Extra:  map[string][]string{ExtraCredentialID: {"JTI=" + c.ID}},
+	}
+	if k.Pod != nil {
+		if err := t.stillExists(ctx, "pods", k.Namespace, *k.Pod); err != nil {
+			return nil, false, err
+		}
+		u.Extra[ExtraPodName] = []string{k.Pod.Name}
+		u.Extra[ExtraPodUID] = []string{string(k.Pod.UID)}
+	}
+	if k.Secret != nil {
+		if err := t.stillExists(ctx, "secrets", k.Namespace, *k.Secret); err != nil {
+			return nil, false, err
+		}
+	}
+	return u, true, nil
+}
+
+// stillExists checks that the object a token names exists with its UID: a
+// deleted and recreated service account does not inherit old tokens.
+func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r ref) error {
+	kv, err := t.store.Get(ctx, "/registry/"+resource+"/"+namespace+"/"+r.Name, 0)
+	if errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("%w: service account token: %s %s/%s no longer exists", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+	}
+	if err != nil {
+		return err
+	}
+	var m struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(kv.Value, &m); err != nil {
+		return err
+	}
+	if m.Metadata.UID != r.UID {
+		return fmt.Errorf("%w: service account token: %s %s/%s was deleted and recreated", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+	}
+	return nil
+}
+
+func intersects(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
