@@ -12,6 +12,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/deployment"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -66,6 +67,13 @@ var Registry = map[string]Constructor{
 		}
 		return namespace.New(b.Client, b.Options.Metadata, b.Informers.Core().V1().Namespaces(), b.Recorder(namespace.Name),
 			namespace.Options{Logger: b.Options.Logger})
+	},
+	garbagecollector.Name: func(b BuildContext) (Runnable, error) {
+		if b.Options.Metadata == nil {
+			return nil, fmt.Errorf("%w: the garbage collector needs Options.Metadata (metadata.NewForConfig)", ErrUnavailable)
+		}
+		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name),
+			garbagecollector.Options{Logger: b.Options.Logger})
 	},
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
 		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
