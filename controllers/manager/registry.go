@@ -13,6 +13,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
+	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -74,6 +75,10 @@ var Registry = map[string]Constructor{
 		}
 		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name),
 			garbagecollector.Options{Logger: b.Options.Logger})
+	},
+	job.Name: func(b BuildContext) (Runnable, error) {
+		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
+			job.Options{Logger: b.Options.Logger})
 	},
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
 		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),

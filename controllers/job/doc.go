@@ -1,0 +1,11 @@
+// Package job runs batch/v1 Jobs to completion: it keeps up to spec.parallelism pods running until
+// spec.completions pods have succeeded (or, without completions, until one has and the rest are
+// done), gives each pod of an Indexed Job its completion index, replaces failed pods after an
+// exponential back-off, and fails the Job when failures exceed spec.backoffLimit or it has run past
+// spec.activeDeadlineSeconds. A finished Job is deleted spec.ttlSecondsAfterFinished later.
+//
+// Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
+// batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in
+// status.uncountedTerminatedPods, then its finalizer is removed, and only then is it moved into
+// status.succeeded or status.failed. A pod whose Job is gone loses the finalizer at once.
+package job
