@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/daemonset"
 	"github.com/skiffkube/skiff/controllers/deployment"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
@@ -75,6 +76,11 @@ var Registry = map[string]Constructor{
 		}
 		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name),
 			garbagecollector.Options{Logger: b.Options.Logger})
+	},
+	daemonset.Name: func(b BuildContext) (Runnable, error) {
+		return daemonset.New(b.Client, b.Informers.Apps().V1().DaemonSets(), b.Informers.Apps().V1().ControllerRevisions(),
+			b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(daemonset.Name),
+			daemonset.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
