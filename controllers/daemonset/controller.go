@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/revision"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -40,7 +41,7 @@ type Controller struct {
 	dsLister   appslisters.DaemonSetLister
 	podLister  corelisters.PodLister
 	nodeLister corelisters.NodeLister
-	revLister  appslisters.ControllerRevisionLister
+	history    *revision.History
 	synced     []cache.InformerSynced
 	queue      runner.Queue
 	exp        *expectations.Store
@@ -57,7 +58,9 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	}
 	c := &Controller{
 		client: client, dsLister: dsInformer.Lister(), podLister: podInformer.Lister(),
-		nodeLister: nodeInformer.Lister(), revLister: revInformer.Lister(),
+		nodeLister: nodeInformer.Lister(),
+		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
+			HashLabel: appsv1.DefaultDaemonSetUniqueLabelKey},
 		synced: []cache.InformerSynced{dsInformer.Informer().HasSynced, revInformer.Informer().HasSynced,
 			podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced},
 		queue:    runner.NewQueue(Name),

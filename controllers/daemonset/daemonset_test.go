@@ -296,7 +296,7 @@ func TestRevisionsNumberedAndPruned(t *testing.T) {
 	yes := true
 	rev := func(name string, n int64) *appsv1.ControllerRevision {
 		return &appsv1.ControllerRevision{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: name},
+			ObjectMeta: metav1.ObjectMeta{Name: "agent-" + name, Namespace: "ns", Labels: map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: name},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-agent", Controller: &yes}}},
 			Revision: n,
 		}
@@ -311,7 +311,7 @@ func TestRevisionsNumberedAndPruned(t *testing.T) {
 	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
 		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
 	}
-	if !slices.Equal(deleted, []string{"r1", "r2"}) {
+	if !slices.Equal(deleted, []string{"agent-r1", "agent-r2"}) {
 		t.Fatalf("pruned %v, want the two oldest beyond the limit of 1", deleted)
 	}
 }
