@@ -20,6 +20,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
+	"github.com/skiffkube/skiff/controllers/statefulset"
 )
 
 // Runnable is what every controller provides.
@@ -81,6 +82,10 @@ var Registry = map[string]Constructor{
 		return daemonset.New(b.Client, b.Informers.Apps().V1().DaemonSets(), b.Informers.Apps().V1().ControllerRevisions(),
 			b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(daemonset.Name),
 			daemonset.Options{Logger: b.Options.Logger})
+	},
+	statefulset.Name: func(b BuildContext) (Runnable, error) {
+		return statefulset.New(b.Client, b.Informers.Apps().V1().StatefulSets(), b.Informers.Apps().V1().ControllerRevisions(),
+			b.Informers.Core().V1().Pods(), b.Recorder(statefulset.Name), statefulset.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
