@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/daemonset"
 	"github.com/skiffkube/skiff/controllers/deployment"
 	"github.com/skiffkube/skiff/controllers/endpoints"
@@ -86,6 +87,10 @@ var Registry = map[string]Constructor{
 	statefulset.Name: func(b BuildContext) (Runnable, error) {
 		return statefulset.New(b.Client, b.Informers.Apps().V1().StatefulSets(), b.Informers.Apps().V1().ControllerRevisions(),
 			b.Informers.Core().V1().Pods(), b.Recorder(statefulset.Name), statefulset.Options{Logger: b.Options.Logger})
+	},
+	cronjob.Name: func(b BuildContext) (Runnable, error) {
+		return cronjob.New(b.Client, b.Informers.Batch().V1().CronJobs(), b.Informers.Batch().V1().Jobs(), b.Recorder(cronjob.Name),
+			cronjob.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
