@@ -12,6 +12,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/daemonset"
 	"github.com/skiffkube/skiff/controllers/deployment"
+	"github.com/skiffkube/skiff/controllers/disruption"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
@@ -91,6 +92,13 @@ var Registry = map[string]Constructor{
 	cronjob.Name: func(b BuildContext) (Runnable, error) {
 		return cronjob.New(b.Client, b.Informers.Batch().V1().CronJobs(), b.Informers.Batch().V1().Jobs(), b.Recorder(cronjob.Name),
 			cronjob.Options{Logger: b.Options.Logger})
+	},
+	disruption.Name: func(b BuildContext) (Runnable, error) {
+		return disruption.New(b.Client, disruption.Informers{
+			PDBs: b.Informers.Policy().V1().PodDisruptionBudgets(), Pods: b.Informers.Core().V1().Pods(),
+			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
+			StatefulSets: b.Informers.Apps().V1().StatefulSets(),
+		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
