@@ -20,6 +20,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
@@ -99,6 +100,10 @@ var Registry = map[string]Constructor{
 			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
 			StatefulSets: b.Informers.Apps().V1().StatefulSets(),
 		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger})
+	},
+	podgc.Name: func(b BuildContext) (Runnable, error) {
+		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
+			podgc.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
