@@ -38,9 +38,10 @@ func TestConfigValidation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// Without a metadata client every controller but namespace runs.
-				if len(m.Controllers()) != len(Registry)-1 || slices.Contains(m.Controllers(), "namespace-controller") {
-					t.Errorf("controllers = %v, want all of the registry but the namespace controller", m.Controllers())
+				// Without a metadata client every controller but namespace and the garbage collector runs.
+				if len(m.Controllers()) != len(Registry)-2 || slices.Contains(m.Controllers(), "namespace-controller") ||
+					slices.Contains(m.Controllers(), "garbage-collector-controller") {
+					t.Errorf("controllers = %v, want all of the registry but the namespace controller and the garbage collector", m.Controllers())
 				}
 				return
 			}
