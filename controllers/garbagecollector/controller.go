@@ -196,6 +196,10 @@ func hasVerbs(have metav1.Verbs, want ...string) bool {
 func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 	inf := metadatainformer.NewFilteredMetadataInformer(c.md, m.gvr, metav1.NamespaceAll, c.opts.Resync,
 		cache.Indexers{ownerIndex: indexByOwner}, nil).Informer()
+	// Keep only what garbage collection reads: the caches hold every object of the cluster.
+	if err := inf.SetTransform(trim); err != nil {
+		return err
+	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onAdd(m, obj) },
 		UpdateFunc: func(old, cur any) { c.onUpdate(m, old, cur) },
@@ -207,6 +211,14 @@ func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 	m.informer, m.stop = inf, cancel
 	go inf.Run(mctx.Done())
 	return nil
+}
+
+// trim drops managed fields, labels and annotations from cached metadata.
+func trim(obj any) (any, error) {
+	if p, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		p.ManagedFields, p.Labels, p.Annotations = nil, nil, nil
+	}
+	return obj, nil
 }
 
 func indexByOwner(obj any) ([]string, error) {
