@@ -22,6 +22,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 )
@@ -104,6 +105,14 @@ var Registry = map[string]Constructor{
 	podgc.Name: func(b BuildContext) (Runnable, error) {
 		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
 			podgc.Options{Logger: b.Options.Logger})
+	},
+	resourcequota.Name: func(b BuildContext) (Runnable, error) {
+		if b.Options.Metadata == nil {
+			return nil, fmt.Errorf("%w: the resource quota controller needs Options.Metadata (metadata.NewForConfig)", ErrUnavailable)
+		}
+		return resourcequota.New(b.Client, b.Client.Discovery(), b.Options.Metadata, b.Informers.Core().V1().ResourceQuotas(),
+			b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Services(), b.Recorder(resourcequota.Name),
+			resourcequota.Options{Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
