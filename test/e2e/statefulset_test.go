@@ -57,6 +57,16 @@ func TestStatefulSetOnHollowNodes(t *testing.T) {
 		contains(t, pod, k.ok("get", "pod", pod, "-o", "jsonpath={.spec.containers[0].image}"), image)
 	}
 
+	// History and undo go through the ControllerRevisions; lifting the partition rolls web-0..1 too.
+	contains(t, "history", k.ok("rollout", "history", "sts/web"), "1 ", "2 ", "3 ")
+	k.ok("patch", "sts/web", "-p", `{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`)
+	k.ok("rollout", "undo", "sts/web")
+	k.ok("rollout", "status", "sts/web", "--timeout=90s")
+	images = k.ok("get", "pods", "-l", "app=web-sts", "-o", "jsonpath={.items[*].spec.containers[0].image}")
+	if strings.Count(images, "example.com/web:2") != 3 {
+		t.Fatalf("after undo: %q", images)
+	}
+
 	k.ok("scale", "sts/web", "--replicas=1")
 	eventually(t, k, []string{"1/1"}, "get", "sts", "web")
 	waitCount(t, "pods after scale-down", 1, func() int { return podCountSel(k, "app=web-sts") })
