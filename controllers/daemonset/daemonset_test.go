@@ -317,3 +317,43 @@ func TestRevisionsNumberedAndPruned(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRollingUpdateWithSurge(t *testing.T) {
+	surge := func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	}
+	ds := newDS(surge)
+	nodes := []runtime.Object{ds, newNode("n1"), newNode("n2"), newNode("n3")}
+	with := func(pods ...runtime.Object) []runtime.Object {
+		return append(append([]runtime.Object{}, nodes...), pods...)
+	}
+
+	// All old and available: one surge pod, nothing deleted.
+	fx := newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision))...)
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) || len(fx.deleted()) != 0 {
+		t.Fatalf("first step: created on %v, deleted %v", got, fx.deleted())
+	}
+	// The surge pod on n1 is not available yet: wait, keep the old one.
+	fx = newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", notReady, newer),
+		daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision))...)
+	fx.sync(t)
+	if len(fx.createdOn()) != 0 || len(fx.deleted()) != 0 {
+		t.Fatalf("surge in flight: created on %v, deleted %v", fx.createdOn(), fx.deleted())
+	}
+	st := fx.status(t)
+	if st.NumberAvailable != 3 || st.UpdatedNumberScheduled != 0 {
+		t.Errorf("status during the surge: %+v", st)
+	}
+	// Available: the old pod on n1 goes and n2 surges; an unavailable old pod is replaced at once.
+	fx = newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", newer),
+		daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision, notReady))...)
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"o1"}) {
+		t.Fatalf("deleted %v, want the replaced old pod", got)
+	}
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n2", "n3"}) {
+		t.Fatalf("created on %v", got)
+	}
+}

@@ -90,6 +90,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		switch {
 		case shouldRun && len(running) == 0:
 			create = append(create, node.Name)
+		case keep && len(running) > 1 && surging(ds, running, hash):
+			// A surge replacement runs beside the old pod: the old one goes once the new is available.
+			if c.currentAvailable(ds, running, hash) {
+				for _, p := range running {
+					if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash {
+						remove = append(remove, p)
+					}
+				}
+			}
 		case keep && len(running) > 1:
 			// Keep the oldest (preferring the current revision); delete the rest.
 			sort.SliceStable(running, func(i, j int) bool {
@@ -112,7 +121,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var manageErr error
 	if satisfied {
-		if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
+		switch {
+		case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
+		case maxSurge(ds, len(nodes)) > 0:
+			create = append(create, c.surgeNodes(ds, nodes, byNode, hash)...)
+		default:
 			remove = append(remove, c.rollingUpdateVictims(ds, nodes, byNode, hash, remove)...)
 		}
 		manageErr = c.manage(ctx, key, ds, create, remove, hash)
@@ -164,6 +177,88 @@ func maxUnavailable(ds *appsv1.DaemonSet, desired int) int {
 		return 1
 	}
 	return n
+}
+
+// maxSurge resolves rollingUpdate.maxSurge against the number of nodes (percentages round up);
+// 0 means updates delete before they create.
+func maxSurge(ds *appsv1.DaemonSet, nodes int) int {
+	ru := ds.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil || ru.MaxSurge == nil {
+		return 0
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, nodes, true)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// surging: a node runs exactly one current-revision pod beside old ones, as a surge update leaves it.
+func surging(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType || maxSurge(ds, 1) == 0 {
+		return false
+	}
+	current := 0
+	for _, p := range running {
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			current++
+		}
+	}
+	return current == 1 && len(running) > 1
+}
+
+func (c *Controller) currentAvailable(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
+	for _, p := range running {
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			return podstate.IsAvailable(p, ds.Spec.MinReadySeconds, c.now())
+		}
+	}
+	return false
+}
+
+// surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose
+// old pod is not available (nothing to protect), then others while fewer than maxSurge surge pods
+// are not yet available.
+func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []string {
+	now := c.now()
+	budget := maxSurge(ds, len(nodes))
+	var candidates, out []string
+	for _, node := range nodes {
+		if shouldRun, _ := placement(ds, node); !shouldRun {
+			continue
+		}
+		var current, old []*corev1.Pod
+		for _, p := range byNode[node.Name] {
+			if p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+				current = append(current, p)
+			} else {
+				old = append(old, p)
+			}
+		}
+		switch {
+		case len(old) == 0:
+		case len(current) > 0:
+			if !podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
+				budget-- // a surge in flight
+			}
+		case !podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now):
+			out = append(out, node.Name)
+		default:
+			candidates = append(candidates, node.Name)
+		}
+	}
+	sort.Strings(candidates)
+	for _, n := range candidates {
+		if budget <= 0 {
+			break
+		}
+		out = append(out, n)
+		budget--
+	}
+	return out
 }
 
 // rollingUpdateVictims picks old-revision pods to delete now: every one that is not available (that
@@ -289,21 +384,24 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 			continue
 		}
 		current++
-		// The pod that stays on the node: the current revision's if there is one.
-		p := ps[0]
-		for _, q := range ps {
-			if q.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
-				p = q
-				break
+		// A node is ready/available when one of its daemon pods is (during a surge the old pod
+		// serves until the new one is available), and updated when only current pods are left, so
+		// kubectl rollout status does not finish before the surge pods are.
+		isReady, isAvailable, allCurrent := false, false, true
+		for _, p := range ps {
+			if podstate.IsReady(p) {
+				isReady = true
+				isAvailable = isAvailable || podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
 			}
+			allCurrent = allCurrent && p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash
 		}
-		if podstate.IsReady(p) {
+		if isReady {
 			ready++
-			if podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now) {
-				available++
-			}
 		}
-		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+		if isAvailable {
+			available++
+		}
+		if allCurrent {
 			updated++
 		}
 	}

@@ -51,6 +51,12 @@ func TestDaemonSetOnMatchingNodes(t *testing.T) {
 	k.ok("rollout", "status", "ds/edge-agent", "--timeout=90s")
 	contains(t, "image after undo", k.ok("get", "ds", "edge-agent", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), "example.com/agent:1")
 
+	// A surge update: new pods start beside the old ones, which go once they are replaced.
+	k.ok("patch", "ds/edge-agent", "--type=merge", "-p", `{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}`)
+	k.ok("set", "image", "ds/edge-agent", "agent=example.com/agent:3")
+	k.ok("rollout", "status", "ds/edge-agent", "--timeout=90s")
+	eventually(t, k, []string{"example.com/agent:3 example.com/agent:3"}, "get", "pods", "-l", "app=edge-agent", "-o", "jsonpath={.items[*].spec.containers[0].image}")
+
 	// A node that starts matching gets a pod.
 	k.ok("label", "node", "core", "role=edge")
 	eventually(t, k, []string{" core "}, "get", "pods", "-l", "app=edge-agent", "-o", "wide")
