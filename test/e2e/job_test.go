@@ -58,4 +58,11 @@ func TestJobsOnHollowNodes(t *testing.T) {
 		t.Errorf("want 3 attempts, found %d pods", n)
 	}
 	contains(t, "describe job", k.ok("describe", "job", "fails"), "BackoffLimitExceeded", "SuccessfulCreate")
+
+	// Deleting a running Job takes its pods along: the garbage collector deletes them and the Job
+	// controller releases their tracking finalizers once the Job is gone.
+	k.okIn(strings.Replace(jobManifest("long", "  parallelism: 2\n  completions: 4", "0"), "exit-after: 1s", "exit-after: 1h", 1), "apply", "-f", "-")
+	eventually(t, k, []string{"2"}, "get", "job", "long", "-o", "jsonpath={.status.active}")
+	k.ok("delete", "job", "long", "--timeout=60s")
+	waitCount(t, "pods of the deleted job", 0, func() int { return podCountSel(k, "batch.kubernetes.io/job-name=long") })
 }
