@@ -386,3 +386,60 @@ func TestIndexesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func exitCode(code int32) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(now.Add(-time.Second))},
+		}}}
+	}
+}
+
+func failurePolicy(rules ...batchv1.PodFailurePolicyRule) jobOpt {
+	return func(j *batchv1.Job) { j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: rules} }
+}
+
+func TestPodFailurePolicy(t *testing.T) {
+	policy := failurePolicy(
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}},
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}},
+	)
+
+	// Exit code 42: the Job fails at once, whatever the backoff limit.
+	fx := newFixture(t, newJob(policy, parallel(2), completions(4)), newPod("bad", corev1.PodFailed, exitCode(42)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	c := condition(&j.Status, batchv1.JobFailed)
+	if c == nil || c.Reason != batchv1.JobReasonPodFailurePolicy || !strings.Contains(c.Message, "exit code 42 matching FailJob rule at index 0") {
+		t.Fatalf("failed condition: %+v", c)
+	}
+	if !slices.Equal(fx.deleted(), []string{"run"}) {
+		t.Errorf("deleted %v", fx.deleted())
+	}
+
+	// A disrupted pod is ignored: not counted, replaced at once without back-off.
+	disrupted := newPod("evicted", corev1.PodFailed, exitCode(137), func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
+	})
+	fx = newFixture(t, newJob(policy), disrupted)
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 0 || finished(j) {
+		t.Fatalf("ignored failure counted: %+v", j.Status)
+	}
+	if n := len(fx.created(t)); n != 1 {
+		t.Fatalf("created %d replacements, want 1 without back-off", n)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "evicted", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Error("ignored pod keeps its tracking finalizer")
+	}
+
+	// Any other failure counts as usual.
+	fx = newFixture(t, newJob(policy), newPod("plain", corev1.PodFailed, exitCode(1)))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 1 || finished(j) {
+		t.Fatalf("plain failure: %+v", j.Status)
+	}
+}

@@ -53,7 +53,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		return 0, nil
 	}
 	if failed > 0 {
-		if next := newestFailure(all).Add(backoffDelay(c.backoff, failed)); c.now().Before(next) {
+		if next := newestFailure(job, all).Add(backoffDelay(c.backoff, failed)); c.now().Before(next) {
 			return next.Sub(c.now()), nil
 		}
 	}

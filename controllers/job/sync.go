@@ -94,7 +94,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 
 	// 3. Has the Job failed or completed?
 	var failReason, failMessage string
+	for _, p := range pods {
+		if m, ok := matchFailurePolicy(job, p); ok && m.action == batchv1.PodFailurePolicyActionFailJob {
+			failReason, failMessage = batchv1.JobReasonPodFailurePolicy, m.message
+			break
+		}
+	}
 	switch {
+	case failReason != "":
 	case failed > backoffLimit(job):
 		failReason, failMessage = ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil &&
@@ -373,11 +380,12 @@ func isFailed(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodFailed || (pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
 }
 
-// newestFailure is the latest failure time among the Job's failed pods still around.
-func newestFailure(pods []*corev1.Pod) time.Time {
+// newestFailure is the latest failure time among the Job's failed pods still around (failures
+// the pod failure policy ignores do not delay replacements).
+func newestFailure(job *batchv1.Job, pods []*corev1.Pod) time.Time {
 	var t time.Time
 	for _, p := range pods {
-		if isFailed(p) {
+		if isFailed(p) && !ignoredFailure(job, p) {
 			if ft := failureTime(p); ft.After(t) {
 				t = ft
 			}

@@ -50,6 +50,9 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			}
 			recorded = true
 			release = append(release, p)
+		case p.Status.Phase == corev1.PodFailed && ignoredFailure(job, p):
+			// The pod failure policy says this failure does not count.
+			release = append(release, p)
 		case p.Status.Phase == corev1.PodFailed:
 			fail.Insert(p.UID)
 			recorded = true
@@ -128,6 +131,11 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		return job, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
 	}
 	return job, nil
+}
+
+func ignoredFailure(job *batchv1.Job, pod *corev1.Pod) bool {
+	m, ok := matchFailurePolicy(job, pod)
+	return ok && m.action == batchv1.PodFailurePolicyActionIgnore
 }
 
 // writeStatus writes st and returns the updated Job; nil (no error) when the Job is gone.
