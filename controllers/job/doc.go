@@ -3,8 +3,9 @@
 // done), gives each pod of an Indexed Job its completion index, replaces failed pods after an
 // exponential back-off, and fails the Job when failures exceed spec.backoffLimit or it has run past
 // spec.activeDeadlineSeconds. spec.podFailurePolicy rules (exit codes, pod conditions) can fail the
-// Job at once (FailJob) or leave a failure uncounted (Ignore). A finished Job is deleted
-// spec.ttlSecondsAfterFinished later. (backoffLimitPerIndex and successPolicy are not implemented.)
+// Job at once (FailJob) or leave a failure uncounted (Ignore); spec.successPolicy can declare an
+// Indexed Job complete before every index has. A finished Job is deleted
+// spec.ttlSecondsAfterFinished later. (backoffLimitPerIndex is not implemented.)
 //
 // Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
 // batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in

@@ -443,3 +443,44 @@ func TestPodFailurePolicy(t *testing.T) {
 		t.Fatalf("plain failure: %+v", j.Status)
 	}
 }
+
+func TestSuccessPolicyCompletesEarly(t *testing.T) {
+	leaderOnly := "0"
+	two := int32(2)
+	policy := func(j *batchv1.Job) {
+		j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
+			{SucceededIndexes: &leaderOnly},
+			{SucceededCount: &two},
+		}}
+	}
+	// Index 0 succeeded: rule 0 is met; the still running workers go.
+	fx := newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy),
+		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if c := condition(&j.Status, batchv1.JobComplete); c == nil || c.Reason != batchv1.JobReasonSuccessPolicy || c.Message != "Matched rules at index 0" {
+		t.Fatalf("complete condition: %+v", c)
+	}
+	if len(fx.created(t)) != 0 {
+		t.Error("a job that met its success policy created pods")
+	}
+	fx = newFixture(t, j, newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if !slices.Equal(fx.deleted(), []string{"w1"}) {
+		t.Fatalf("lingering pods deleted: %v", fx.deleted())
+	}
+
+	// Indexes 2 and 3 succeeded: rule 1 (any two) is met.
+	fx = newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy),
+		newPod("w2", corev1.PodSucceeded, index("2")), newPod("w3", corev1.PodSucceeded, index("3")))
+	fx.sync(t, "ns/work")
+	if c := condition(&fx.job(t).Status, batchv1.JobComplete); c == nil || c.Message != "Matched rules at index 1" {
+		t.Fatalf("complete condition: %+v", c)
+	}
+	// One worker only: not yet.
+	fx = newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy), newPod("w2", corev1.PodSucceeded, index("2")))
+	fx.sync(t, "ns/work")
+	if finished(fx.job(t)) {
+		t.Fatal("completed with one of two required indexes")
+	}
+}

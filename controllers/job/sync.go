@@ -108,7 +108,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
 		failReason, failMessage = ReasonDeadlineExceeded, "Job was active longer than specified deadline"
 	}
+	completeReason, completeMessage := batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"
 	complete := failReason == "" && isComplete(job, st, succeeded, len(active))
+	if failReason == "" && !complete {
+		if i, ok := successPolicyMet(job, st); ok {
+			complete = true
+			completeReason, completeMessage = batchv1.JobReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i)
+		}
+	}
 
 	var manageErr error
 	switch {
@@ -120,8 +127,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	case complete:
 		t := metav1.NewTime(now)
 		st.CompletionTime = &t
-		setCondition(st, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
-		setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
+		// The pods still running (a success policy met early) are deleted once the Job is finished.
+		setCondition(st, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, completeReason, completeMessage, now)
+		setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now)
 		c.recorder.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
 	case suspended:
 		if satisfied {
@@ -194,6 +202,33 @@ func isComplete(job *batchv1.Job, st *batchv1.JobStatus, succeeded int32, active
 		return int32(parseIndexes(st.CompletedIndexes, *job.Spec.Completions).Len()) >= *job.Spec.Completions
 	}
 	return succeeded >= *job.Spec.Completions
+}
+
+// successPolicyMet evaluates spec.successPolicy of an Indexed Job: the index of the first rule whose
+// succeededIndexes (all of them, or succeededCount of them) or succeededCount of any indexes have
+// completed.
+func successPolicyMet(job *batchv1.Job, st *batchv1.JobStatus) (int, bool) {
+	if job.Spec.SuccessPolicy == nil || !indexed(job) || job.Spec.Completions == nil {
+		return 0, false
+	}
+	done := parseIndexes(st.CompletedIndexes, *job.Spec.Completions)
+	for i, rule := range job.Spec.SuccessPolicy.Rules {
+		var have, want int
+		switch {
+		case rule.SucceededIndexes != nil:
+			set := parseIndexes(*rule.SucceededIndexes, *job.Spec.Completions)
+			have, want = done.Intersection(set).Len(), set.Len()
+		default:
+			have = done.Len()
+		}
+		if rule.SucceededCount != nil {
+			want = int(*rule.SucceededCount)
+		}
+		if want > 0 && have >= want {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // finished: a Complete or Failed condition is true.
