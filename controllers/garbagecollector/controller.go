@@ -75,7 +75,13 @@ type monitor struct {
 	namespaced bool
 	informer   cache.SharedIndexInformer
 	stop       context.CancelFunc
+	started    time.Time
 }
+
+// syncGrace is how long a monitor may take to list before orphaning and foreground deletion stop
+// waiting for it (as Kubernetes' garbage collector, which proceeds after a sync timeout): one
+// resource that cannot be listed must not block every deletion.
+const syncGrace = 30 * time.Second
 
 // New wires the garbage collector. disc lists the served resources; md reads, patches and deletes
 // objects of any resource.
@@ -208,7 +214,7 @@ func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 		return err
 	}
 	mctx, cancel := context.WithCancel(ctx)
-	m.informer, m.stop = inf, cancel
+	m.informer, m.stop, m.started = inf, cancel, time.Now()
 	go inf.Run(mctx.Done())
 	return nil
 }
@@ -237,8 +243,9 @@ func indexByOwner(obj any) ([]string, error) {
 	return out, nil
 }
 
-// synced reports whether every monitor has listed its resource: only then is the set of an owner's
-// dependents complete enough to finish orphaning or foreground deletion.
+// synced reports whether every monitor has listed its resource (or had syncGrace to do so): only
+// then is the set of an owner's dependents complete enough to finish orphaning or foreground
+// deletion.
 func (c *Controller) synced() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -246,7 +253,7 @@ func (c *Controller) synced() bool {
 		return false
 	}
 	for _, m := range c.monitors {
-		if !m.informer.HasSynced() {
+		if !m.informer.HasSynced() && time.Since(m.started) < syncGrace {
 			return false
 		}
 	}
