@@ -484,3 +484,62 @@ func TestSuccessPolicyCompletesEarly(t *testing.T) {
 		t.Fatal("completed with one of two required indexes")
 	}
 }
+
+func priorFailures(n string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations[batchv1.JobIndexFailureCountAnnotation] = n }
+}
+
+func perIndexLimit(limit int32) jobOpt {
+	return func(j *batchv1.Job) {
+		indexedMode(j)
+		j.Spec.BackoffLimitPerIndex = &limit
+		j.Spec.BackoffLimit = ptrTo(int32(1 << 30))
+	}
+}
+
+func TestBackoffLimitPerIndex(t *testing.T) {
+	// Index 0 failed once (limit 1): replaced, carrying the count. Index 1 failed a second time:
+	// the index fails, no more pods for it. Index 2 runs.
+	fx := newFixture(t, newJob(perIndexLimit(1), completions(3), parallel(3)),
+		newPod("w0", corev1.PodFailed, index("0"), priorFailures("0"), finishedAgo(time.Hour)),
+		newPod("w1", corev1.PodFailed, index("1"), priorFailures("1"), finishedAgo(time.Hour)),
+		newPod("w2", corev1.PodRunning, index("2")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.FailedIndexes == nil || *j.Status.FailedIndexes != "1" || finished(j) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	pods := fx.created(t)
+	if len(pods) != 1 || pods[0].Annotations[batchv1.JobCompletionIndexAnnotation] != "0" || pods[0].Annotations[batchv1.JobIndexFailureCountAnnotation] != "1" {
+		t.Fatalf("replacements: %+v", pods)
+	}
+
+	// Index 0 failed a second ago: it backs off; index 2 has never failed and starts.
+	fx = newFixture(t, newJob(perIndexLimit(1), completions(3), parallel(3)),
+		newPod("w0", corev1.PodFailed, index("0"), priorFailures("0"), finishedAgo(time.Second)),
+		newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if pods := fx.created(t); len(pods) != 1 || pods[0].Annotations[batchv1.JobCompletionIndexAnnotation] != "2" {
+		t.Fatalf("created %+v, want only index 2", pods)
+	}
+
+	// Every index done, one of them failed: the Job fails with FailedIndexes.
+	done := newJob(perIndexLimit(0), completions(3), parallel(3))
+	done.Status.CompletedIndexes, done.Status.Succeeded = "0,2", 2
+	fx = newFixture(t, done, newPod("w1", corev1.PodFailed, index("1"), priorFailures("0"), finishedAgo(time.Hour)))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, batchv1.JobReasonFailedIndexes) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+
+	// maxFailedIndexes 0: the first failed index fails the Job at once.
+	strict := newJob(perIndexLimit(0), completions(3), parallel(3), func(j *batchv1.Job) { j.Spec.MaxFailedIndexes = ptrTo(int32(0)) })
+	fx = newFixture(t, strict, newPod("w1", corev1.PodFailed, index("1"), priorFailures("0"), finishedAgo(time.Hour)), newPod("w0", corev1.PodRunning, index("0")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, batchv1.JobReasonMaxFailedIndexesExceeded) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if !slices.Equal(fx.deleted(), []string{"w0"}) {
+		t.Errorf("deleted %v", fx.deleted())
+	}
+}

@@ -24,11 +24,11 @@ const maxCreatesPerSync = 500
 // managePods creates or deletes pods so that the right number run. It returns how long to wait
 // before creating more when a back-off is in force.
 func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Job, st *batchv1.JobStatus,
-	active, all []*corev1.Pod, succeeded, failed int32) (time.Duration, error) {
+	active, all []*corev1.Pod, succeeded, failed int32, pi *perIndexState) (time.Duration, error) {
 	var excess []*corev1.Pod
 	var toCreate []*int // nil entries: non-indexed pods
 	if indexed(job) {
-		excess, toCreate = planIndexed(job, st, active)
+		excess, toCreate = planIndexed(job, st, active, pi)
 	} else {
 		want := parallelism(job)
 		switch {
@@ -52,7 +52,27 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 	if len(toCreate) == 0 {
 		return 0, nil
 	}
-	if failed > 0 {
+	var wait time.Duration
+	switch {
+	case pi != nil:
+		// Each index backs off on its own failures.
+		var ready []*int
+		for _, i := range toCreate {
+			f := pi.failures[*i]
+			if f == nil {
+				ready = append(ready, i)
+				continue
+			}
+			if next := f.newest.Add(backoffDelay(c.backoff, f.count)); c.now().Before(next) {
+				if d := next.Sub(c.now()); wait == 0 || d < wait {
+					wait = d
+				}
+				continue
+			}
+			ready = append(ready, i)
+		}
+		toCreate = ready
+	case failed > 0:
 		if next := newestFailure(job, all).Add(backoffDelay(c.backoff, failed)); c.now().Before(next) {
 			return next.Sub(c.now()), nil
 		}
@@ -64,21 +84,28 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 	var wg sync.WaitGroup
 	errs := make([]error, len(toCreate))
 	for i, idx := range toCreate {
+		var priorFailures int32
+		if pi != nil && pi.failures[*idx] != nil {
+			priorFailures = pi.failures[*idx].count
+		}
 		wg.Go(func() {
-			if errs[i] = c.createPod(ctx, job, idx); errs[i] != nil {
+			if errs[i] = c.createPod(ctx, job, idx, priorFailures); errs[i] != nil {
 				c.exp.CreationObserved(key) // never to be observed
 			}
 		})
 	}
 	wg.Wait()
-	return 0, errors.Join(errs...)
+	return wait, errors.Join(errs...)
 }
 
 // planIndexed returns the active pods to delete (no valid index, a duplicate of another active pod,
-// or an index already completed) and the indexes to start, lowest first, within parallelism.
-func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active []*corev1.Pod) (excess []*corev1.Pod, start []*int) {
+// or an index already completed or failed) and the indexes to start, lowest first, within parallelism.
+func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active []*corev1.Pod, pi *perIndexState) (excess []*corev1.Pod, start []*int) {
 	completions := *job.Spec.Completions
 	done := parseIndexes(st.CompletedIndexes, completions)
+	if pi != nil {
+		done = done.Union(pi.failed) // a failed index is finished too: no pods for it
+	}
 	running := map[int]bool{}
 	// Keep the oldest pod of each index.
 	sorted := append([]*corev1.Pod(nil), active...)
@@ -122,7 +149,7 @@ func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
 
 // podFor builds a Job's pod from its template: the tracking finalizer, a controller reference and,
 // for an Indexed Job, the completion index as annotation and label and a stable hostname.
-func podFor(job *batchv1.Job, index *int) *corev1.Pod {
+func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
 	t := job.Spec.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -145,6 +172,9 @@ func podFor(job *batchv1.Job, index *int) *corev1.Pod {
 			pod.Labels = map[string]string{}
 		}
 		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = s
+		if perIndex(job) {
+			pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(priorFailures))
+		}
 		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
 		if pod.Spec.Hostname == "" {
 			pod.Spec.Hostname = job.Name + "-" + s
@@ -153,8 +183,8 @@ func podFor(job *batchv1.Job, index *int) *corev1.Pod {
 	return pod
 }
 
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int) error {
-	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index), metav1.CreateOptions{})
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int, priorFailures int32) error {
+	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index, priorFailures), metav1.CreateOptions{})
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil

@@ -94,7 +94,17 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 
 	// 3. Has the Job failed or completed?
 	var failReason, failMessage string
+	var pi *perIndexState
+	if perIndex(job) {
+		pi = &perIndexState{failures: failuresByIndex(job, pods)}
+		pi.failed = failedIndexes(job, st, pi.failures)
+		st.FailedIndexes = ptrTo(formatIndexes(pi.failed))
+		failReason, failMessage = perIndexOutcome(job, st, pi.failed)
+	}
 	for _, p := range pods {
+		if failReason != "" {
+			break
+		}
 		if m, ok := matchFailurePolicy(job, p); ok && m.action == batchv1.PodFailurePolicyActionFailJob {
 			failReason, failMessage = batchv1.JobReasonPodFailurePolicy, m.message
 			break
@@ -137,7 +147,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		}
 	case satisfied && job.DeletionTimestamp == nil:
 		var wait time.Duration
-		wait, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed)
+		wait, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed, pi)
 		if wait > 0 {
 			c.queue.AddAfter(key, wait)
 		}
