@@ -380,7 +380,7 @@ func TestOrphanPodLosesTrackingFinalizer(t *testing.T) {
 }
 
 func TestIndexesRoundTrip(t *testing.T) {
-	for in, want := range map[string]string{"": "", "0": "0", "0,1,2,5,7-9": "0-2,5,7-9", "3-1,x,4": "4", "8-12": "8-9"} {
+	for in, want := range map[string]string{"": "", "0": "0", "0,1,2,5,7-9": "0-2,5,7-9", "3-1,x,4": "4", "8-12": "8,9", "0-1,3": "0,1,3"} {
 		if got := formatIndexes(parseIndexes(in, 10)); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}

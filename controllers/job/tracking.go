@@ -208,7 +208,8 @@ func parseIndexes(s string, completions int32) sets.Set[int] {
 	return out
 }
 
-// formatIndexes writes indexes in the compressed form Kubernetes uses: ascending, runs as "a-b".
+// formatIndexes writes indexes in the compressed form Kubernetes uses: ascending, runs of three or
+// more as "a-b" ("1,3-5,7"; 0 and 1 stay "0,1").
 func formatIndexes(s sets.Set[int]) string {
 	idx := s.UnsortedList()
 	sort.Ints(idx)
@@ -218,9 +219,12 @@ func formatIndexes(s sets.Set[int]) string {
 		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
 			j++
 		}
-		if j == i {
+		switch j - i {
+		case 0:
 			parts = append(parts, strconv.Itoa(idx[i]))
-		} else {
+		case 1: // only three or more consecutive indexes are compressed
+			parts = append(parts, strconv.Itoa(idx[i]), strconv.Itoa(idx[j]))
+		default:
 			parts = append(parts, strconv.Itoa(idx[i])+"-"+strconv.Itoa(idx[j]))
 		}
 		i = j + 1

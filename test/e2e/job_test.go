@@ -48,6 +48,13 @@ func TestJobsOnHollowNodes(t *testing.T) {
 
 	k.ok("wait", "--for=delete", "job/shortlived", "--timeout=60s")
 
+	// Per-index backoff limit 0: both indexes fail once and the Job fails with FailedIndexes.
+	k.okIn(jobManifest("perindex", "  completions: 2\n  parallelism: 2\n  completionMode: Indexed\n  backoffLimitPerIndex: 0", "1"), "apply", "-f", "-")
+	k.ok("wait", "--for=condition=failed", "job/perindex", "--timeout=60s")
+	if out := k.ok("get", "job", "perindex", "-o", "jsonpath={.status.failedIndexes} {.status.conditions[?(@.type=='Failed')].reason}"); strings.TrimSpace(out) != "0,1 FailedIndexes" {
+		t.Errorf("per-index job status: %q", out)
+	}
+
 	// 3 attempts (1 + backoffLimit 2) with 10s and 20s back-off in between.
 	k.ok("wait", "--for=condition=failed", "job/fails", "--timeout=120s")
 	// status.active is omitted when 0, as in Kubernetes.
