@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/skiffkube/skiff/storage"
@@ -64,10 +65,29 @@ func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), er
 			if len(relevant) == 0 {
 				continue
 			}
-			if sq.q.Status.Used == nil {
-				return nil, forbidden(a, "status unknown for quota: %s, resources: %s", sq.q.Name, strings.Join(relevant, ","))
-			}
 			used := sq.q.Status.Used.DeepCopy()
+			if used == nil {
+				used = corev1.ResourceList{}
+			}
+			var unknown []string
+			for _, name := range relevant {
+				if _, ok := used[corev1.ResourceName(name)]; !ok {
+					unknown = append(unknown, name)
+				}
+			}
+			if len(unknown) > 0 {
+				// The quota controller has not counted these yet (a quota
+				// created a moment ago): count them now rather than refuse
+				// with Kubernetes' "status unknown for quota".
+				now, err := c.usageNow(ctx, a.Namespace, sq.q, unknown)
+				if err != nil {
+					return nil, err
+				}
+				for name, v := range now {
+					used[name] = v
+				}
+			}
+			sq.q.Status.Used = used.DeepCopy()
 			var exceeded []string
 			for _, name := range relevant {
 				rn := corev1.ResourceName(name)
@@ -297,4 +317,73 @@ func isBestEffort(pod *corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// usageNow counts, from the store, what the namespace's objects use of the
+// named quota resources.
+func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.ResourceQuota, names []string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, name := range names {
+		out[corev1.ResourceName(name)] = *resource.NewQuantity(0, resource.DecimalSI)
+	}
+	sum := func(gr schema.GroupResource, obj runtime.Object) {
+		if !QuotaMatches(q, obj) {
+			return
+		}
+		for n, v := range Usage(gr, obj) {
+			if cur, ok := out[n]; ok {
+				cur.Add(v)
+				out[n] = cur
+			}
+		}
+	}
+	pods, _, err := listInto[corev1.Pod](ctx, c.store, "/registry/pods/"+namespace+"/")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			sum(podsResource, p)
+		}
+	}
+	services, _, err := listInto[corev1.Service](ctx, c.store, "/registry/services/"+namespace+"/")
+	if err != nil {
+		return nil, err
+	}
+	for _, svc := range services {
+		sum(schema.GroupResource{Resource: "services"}, svc)
+	}
+	// Other object counts: the number of keys under the resource's prefix.
+	for _, name := range names {
+		gr, ok := countedName(corev1.ResourceName(name))
+		if !ok || gr.Resource == "pods" || gr.Resource == "services" {
+			continue
+		}
+		prefix := "/registry/" + gr.Resource + "/" + namespace + "/"
+		if gr.Group != "" {
+			prefix = "/registry/" + gr.Group + "/" + gr.Resource + "/" + namespace + "/"
+		}
+		l, err := c.store.List(ctx, storage.ListOptions{Prefix: prefix})
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out[corev1.ResourceName(name)] = *resource.NewQuantity(int64(len(l.KVs)), resource.DecimalSI)
+	}
+	return out, nil
+}
+
+// countedName maps an object-count quota name — count/<resource>[.<group>]
+// or a legacy one such as "configmaps" — to its group/resource.
+func countedName(name corev1.ResourceName) (schema.GroupResource, bool) {
+	switch name {
+	case corev1.ResourceConfigMaps, corev1.ResourceSecrets, corev1.ResourceReplicationControllers,
+		corev1.ResourceQuotas, corev1.ResourcePersistentVolumeClaims:
+		return schema.GroupResource{Resource: string(name)}, true
+	}
+	s, ok := strings.CutPrefix(string(name), "count/")
+	if !ok || s == "" {
+		return schema.GroupResource{}, false
+	}
+	r, g, _ := strings.Cut(s, ".")
+	return schema.GroupResource{Group: g, Resource: r}, true
 }

@@ -8,7 +8,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -285,37 +284,4 @@ func setPodScheduled(pod *corev1.Pod) {
 		}
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
-}
-
-// serveEviction serves POST pods/<name>/eviction: deletes the pod with the
-// eviction's options. (PodDisruptionBudget checks come with the controllers
-// that keep PDB status.)
-func (h *Handler) serveEviction(req *request) error {
-	if !req.res.Subresources.Eviction || req.info.Verb != "create" {
-		return errors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/eviction"}, req.info.Verb)
-	}
-	body, err := readBody(req)
-	if err != nil {
-		return err
-	}
-	ev := &policyv1.Eviction{}
-	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, ev); err != nil {
-		return err
-	}
-	if ev.Name != "" && ev.Name != req.info.Name {
-		return errors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object: %s != %s", req.info.Name, ev.Name))
-	}
-	opts := ev.DeleteOptions
-	if opts == nil {
-		opts = &metav1.DeleteOptions{}
-	}
-	dry, err := req.dryRun()
-	if err != nil {
-		return err
-	}
-	if _, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry || len(opts.DryRun) > 0); err != nil {
-		return err
-	}
-	req.reply(http.StatusCreated, statusSuccess(http.StatusCreated))
-	return nil
 }

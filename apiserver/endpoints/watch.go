@@ -125,12 +125,16 @@ func (s *watchStream) flush(frame []byte) error {
 // (plus the initial-events-end annotation when ending a streaming list).
 func (s *watchStream) bookmark(rev int64, initialEnd bool) error {
 	obj := newObject(s.req.res)
+	if s.kind == outPartial {
+		// A metadata client (as=PartialObjectMetadata) decodes only that kind, bookmarks included.
+		obj = &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"}}
+	}
 	m := accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	if initialEnd {
 		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
 	}
-	// Bookmarks are always sent as the object kind, never as a Table row.
+	// Bookmarks are sent as the object kind (or PartialObjectMetadata), never as a Table row.
 	return s.write(evBookmark, obj)
 }
 

@@ -9,15 +9,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/cronjob"
+	"github.com/skiffkube/skiff/controllers/daemonset"
 	"github.com/skiffkube/skiff/controllers/deployment"
+	"github.com/skiffkube/skiff/controllers/disruption"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/garbagecollector"
+	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
+	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/tokensecret"
 )
 
@@ -69,6 +76,41 @@ var Registry = map[string]Constructor{
 		return namespace.New(b.Client, b.Options.Metadata, b.Informers.Core().V1().Namespaces(), b.Recorder(namespace.Name),
 			namespace.Options{Logger: b.Options.Logger})
 	},
+	garbagecollector.Name: func(b BuildContext) (Runnable, error) {
+		if b.Options.Metadata == nil {
+			return nil, fmt.Errorf("%w: the garbage collector needs Options.Metadata (metadata.NewForConfig)", ErrUnavailable)
+		}
+		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name),
+			garbagecollector.Options{Logger: b.Options.Logger})
+	},
+	daemonset.Name: func(b BuildContext) (Runnable, error) {
+		return daemonset.New(b.Client, b.Informers.Apps().V1().DaemonSets(), b.Informers.Apps().V1().ControllerRevisions(),
+			b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(daemonset.Name),
+			daemonset.Options{Logger: b.Options.Logger})
+	},
+	statefulset.Name: func(b BuildContext) (Runnable, error) {
+		return statefulset.New(b.Client, b.Informers.Apps().V1().StatefulSets(), b.Informers.Apps().V1().ControllerRevisions(),
+			b.Informers.Core().V1().Pods(), b.Recorder(statefulset.Name), statefulset.Options{Logger: b.Options.Logger})
+	},
+	cronjob.Name: func(b BuildContext) (Runnable, error) {
+		return cronjob.New(b.Client, b.Informers.Batch().V1().CronJobs(), b.Informers.Batch().V1().Jobs(), b.Recorder(cronjob.Name),
+			cronjob.Options{Logger: b.Options.Logger})
+	},
+	disruption.Name: func(b BuildContext) (Runnable, error) {
+		return disruption.New(b.Client, disruption.Informers{
+			PDBs: b.Informers.Policy().V1().PodDisruptionBudgets(), Pods: b.Informers.Core().V1().Pods(),
+			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
+			StatefulSets: b.Informers.Apps().V1().StatefulSets(),
+		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger})
+	},
+	podgc.Name: func(b BuildContext) (Runnable, error) {
+		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
+			podgc.Options{Logger: b.Options.Logger})
+	},
+	job.Name: func(b BuildContext) (Runnable, error) {
+		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
+			job.Options{Logger: b.Options.Logger})
+	},
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
 		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
 			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, Logger: b.Options.Logger})
@@ -82,7 +124,7 @@ var Registry = map[string]Constructor{
 		return resourcequota.New(b.Client, resourcequota.Informers{
 			Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
 			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(),
-		}, resourcequota.Options{Logger: b.Options.Logger})
+		}, resourcequota.Options{Logger: b.Options.Logger, Metadata: b.Options.Metadata, Discovery: b.Client.Discovery()})
 	},
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {
 		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,9 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -32,6 +37,12 @@ const resync = 30 * time.Second
 // Options tune the controller.
 type Options struct {
 	Logger *slog.Logger
+	// Metadata and Discovery, when set, let the controller count objects of
+	// any resource (count/<resource>.<group> quotas, custom resources too)
+	// by listing their metadata; without them such counts keep what
+	// admission charged.
+	Metadata  metadata.Interface
+	Discovery discovery.DiscoveryInterface
 }
 
 // Informers are the kinds whose objects the controller counts.
@@ -48,6 +59,8 @@ type Controller struct {
 	client   kubernetes.Interface
 	quotas   corelisters.ResourceQuotaLister
 	counters map[schema.GroupResource]func(namespace string) ([]runtime.Object, error)
+	md       metadata.Interface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	synced   []cache.InformerSynced
 	queue    runner.Queue
 	log      *slog.Logger
@@ -59,6 +72,9 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		return nil, fmt.Errorf("resourcequota: client and informers are required")
 	}
 	c := &Controller{client: client, quotas: inf.Quotas.Lister(), queue: runner.NewQueue(Name), log: opts.Logger}
+	if opts.Metadata != nil && opts.Discovery != nil {
+		c.md, c.mapper = opts.Metadata, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Discovery))
+	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -98,7 +114,7 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	// its spec changed, plus a periodic resync. Creates are charged by
 	// admission; recalculating on them would race with a charge whose object
 	// this controller's informers have not seen yet, and undo it.
-	if _, err := inf.Quotas.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
+	if _, err := inf.Quotas.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueQuota,
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*corev1.ResourceQuota)
@@ -108,7 +124,7 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 			}
 		},
 		DeleteFunc: c.enqueueNamespaceOf, // the count of quotas dropped
-	}, resync); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	c.synced = append(c.synced, inf.Quotas.Informer().HasSynced)
@@ -150,8 +166,27 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 	return out
 }
 
-// Run processes quotas until ctx ends.
+// Run processes quotas until ctx ends, recalculating every quota each
+// resync period besides the events.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	go func() {
+		t := time.NewTicker(resync)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				quotas, err := c.quotas.List(labels.Everything())
+				if err != nil {
+					continue
+				}
+				for _, q := range quotas {
+					c.queue.Add(q.Namespace + "/" + q.Name)
+				}
+			}
+		}
+	}()
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
@@ -184,14 +219,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	q, err := c.quotas.ResourceQuotas(ns).Get(name)
+	if _, err := c.quotas.ResourceQuotas(ns).Get(name); apierrors.IsNotFound(err) {
+		return nil
+	}
+	// The quota itself is read live: the informer's copy may not have
+	// admission's latest charge yet, and comparing with it could skip a
+	// correction that is due.
+	q, err := c.client.CoreV1().ResourceQuotas(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	used, err := c.usage(q)
+	used, err := c.usage(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -211,7 +252,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // usage sums what the namespace's objects use of each resource in the
 // quota's spec.hard. Resources it does not count (counts of kinds it has no
 // informer for) keep the used value admission charged.
-func (c *Controller) usage(q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
 		if v, ok := q.Status.Used[name]; ok {
@@ -244,7 +285,56 @@ func (c *Controller) usage(q *corev1.ResourceQuota) (corev1.ResourceList, error)
 			}
 		}
 	}
+	if c.md != nil {
+		for name := range q.Spec.Hard {
+			gr, ok := countedResource(name)
+			if !ok || c.counted(gr, name) {
+				continue
+			}
+			n, err := c.count(ctx, q.Namespace, gr)
+			if err != nil {
+				return nil, err
+			}
+			used[name] = *resource.NewQuantity(n, resource.DecimalSI)
+		}
+	}
 	return used, nil
+}
+
+// counted tells whether an informer-backed counter already measures name.
+func (c *Controller) counted(gr schema.GroupResource, name corev1.ResourceName) bool {
+	for known := range c.counters {
+		if counts(known, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// countedResource maps an object-count quota name (count/<resource>[.<group>])
+// to its group/resource.
+func countedResource(name corev1.ResourceName) (schema.GroupResource, bool) {
+	s, ok := strings.CutPrefix(string(name), "count/")
+	if !ok || s == "" {
+		return schema.GroupResource{}, false
+	}
+	r, g, _ := strings.Cut(s, ".")
+	return schema.GroupResource{Group: g, Resource: r}, true
+}
+
+// count lists a resource's objects in a namespace through the metadata
+// client.
+func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResource) (int64, error) {
+	gvr, err := c.mapper.ResourceFor(gr.WithVersion(""))
+	if err != nil {
+		c.mapper.Reset() // a new CRD discovery has not seen yet
+		return 0, err
+	}
+	list, err := c.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(list.Items)), nil
 }
 
 // counts tells whether objects of gr are what quota resource name measures.

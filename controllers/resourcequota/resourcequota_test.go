@@ -86,7 +86,9 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		t.Fatalf("count/configmaps never reached %d", want)
+		q, _ := cs.CoreV1().ResourceQuotas("default").Get(context.Background(), "q", metav1.GetOptions{})
+		cms, _ := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
+		t.Fatalf("count/configmaps never reached %d: used %v, %d configmaps", want, q.Status.Used, len(cms.Items))
 	}
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -273,6 +273,15 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if _, periodic := a.runtime.(interface{ NeedsResync() bool }); periodic {
 		return 2 * time.Second, nil
 	}
+	// A runtime that knows when a pod's containers will change (the hollow
+	// runtime's scripted exits) asks to be looked at again then.
+	if r, ok := a.runtime.(interface {
+		ResyncAfter(*corev1.Pod) time.Duration
+	}); ok {
+		if d := r.ResyncAfter(pod); d > 0 {
+			return d, nil
+		}
+	}
 	return 0, nil
 }
 

@@ -8,6 +8,7 @@ package fakeruntime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,8 +39,59 @@ var _ agent.Runtime = (*Runtime)(nil)
 func (r *Runtime) Name() string                            { return "fake" }
 func (r *Runtime) Version(context.Context) (string, error) { return "1.0.0", nil }
 
+// Annotations that script a hollow pod's app containers, so controllers that
+// wait for pods to finish (Job, CronJob) can be exercised on hollow nodes.
+// Without ExitAfterAnnotation containers run until the pod is deleted.
+const (
+	// ExitAfterAnnotation is a Go duration ("2s"): the app containers exit
+	// that long after the pod started.
+	ExitAfterAnnotation = "hollow.skiff.dev/exit-after"
+	// ExitCodeAnnotation is their exit code (default 0).
+	ExitCodeAnnotation = "hollow.skiff.dev/exit-code"
+)
+
+// script reads a pod's scripted exit; ok is false when it has none or it
+// does not parse.
+func script(pod *corev1.Pod) (after time.Duration, code int32, ok bool) {
+	s, found := pod.Annotations[ExitAfterAnnotation]
+	if !found {
+		return 0, 0, false
+	}
+	after, err := time.ParseDuration(s)
+	if err != nil || after < 0 {
+		return 0, 0, false
+	}
+	if c, found := pod.Annotations[ExitCodeAnnotation]; found {
+		n, err := strconv.ParseInt(c, 10, 32)
+		if err != nil {
+			return 0, 0, false
+		}
+		code = int32(n)
+	}
+	return after, code, true
+}
+
+// ResyncAfter tells the agent when a scripted pod's containers will exit, so
+// it looks again then; 0 for pods that run until deleted.
+func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
+	after, _, ok := script(pod)
+	if !ok {
+		return 0
+	}
+	r.mu.Lock()
+	at, seen := r.started[pod.UID]
+	r.mu.Unlock()
+	if !seen {
+		return 0
+	}
+	if left := time.Until(at.Add(after)); left > 0 {
+		return left
+	}
+	return 0
+}
+
 // SyncPod reports init containers completed and app containers running and
-// ready since the pod was first seen.
+// ready since the pod was first seen (or exited, when scripted so).
 func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.PodState, error) {
 	r.mu.Lock()
 	at, ok := r.started[pod.UID]
@@ -63,10 +115,21 @@ func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.P
 		}
 		st.InitContainers = append(st.InitContainers, s)
 	}
+	after, code, scripted := script(pod)
+	exited := scripted && !time.Now().Before(at.Add(after))
 	for _, c := range pod.Spec.Containers {
 		s := status(pod, c)
-		s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
-		s.Ready, s.Started = true, ptrTrue()
+		if exited {
+			reason := "Completed"
+			if code != 0 {
+				reason = "Error"
+			}
+			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: started,
+				FinishedAt: metav1.NewTime(at.Add(after)), ContainerID: s.ContainerID}
+		} else {
+			s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+			s.Ready, s.Started = true, ptrTrue()
+		}
 		st.Containers = append(st.Containers, s)
 	}
 	return st, nil

@@ -160,7 +160,14 @@ func ClusterRoles() []rbacv1.ClusterRole {
 				"events", "namespaces/finalize", "namespaces/status", "resourcequotas/status"),
 			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token", "pods/eviction"),
 			rule(verbs("create", "update", "patch"), groups(appsGroup),
-				"replicasets", "replicasets/status", "deployments", "deployments/status"),
+				"replicasets", "replicasets/status", "deployments", "deployments/status",
+				"daemonsets", "daemonsets/status", "statefulsets", "statefulsets/status", "controllerrevisions"),
+			rule(verbs("create", "update", "patch"), groups(batchGroup), "jobs", "jobs/status", "jobs/finalizers",
+				"cronjobs", "cronjobs/status"),
+			rule(verbs("update", "patch"), groups("policy"), "poddisruptionbudgets/status"),
+			// The garbage collector removes ownerReferences and finalizers
+			// from objects of every kind, as Kubernetes' generic-garbage-collector.
+			rule(verbs("update", "patch"), groups("*"), "*"),
 			rule(verbs("create", "update", "patch"), groups("discovery.k8s.io"), "endpointslices"),
 			rule(verbs("create", "update", "patch"), groups("coordination.k8s.io"), "leases"),
 			rule(verbs("create", "update", "patch"), groups("events.k8s.io"), "events"),

@@ -1,0 +1,195 @@
+package endpoints
+
+import (
+	stderrors "errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffkube/skiff/storage"
+)
+
+// Messages of Kubernetes' eviction REST, which kubectl drain shows and retries on.
+const (
+	msgViolatesBudget = "Cannot evict pod as it would violate the pod's disruption budget."
+	msgManyBudgets    = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+	// maxDisruptedPods bounds status.disruptedPods, as Kubernetes does.
+	maxDisruptedPods = 2000
+)
+
+var pdbGVR = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+
+// serveEviction serves POST pods/<name>/eviction: it deletes the pod unless that would take the
+// pods of its PodDisruptionBudget below the budget (429, retried by kubectl drain). An allowed
+// eviction first spends one disruption from the budget's status (recording the pod in
+// status.disruptedPods, so the disruption controller does not hand it out again before the pod is
+// gone), then deletes the pod with the eviction's options.
+func (h *Handler) serveEviction(req *request) error {
+	if !req.res.Subresources.Eviction || req.info.Verb != "create" {
+		return errors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/eviction"}, req.info.Verb)
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return err
+	}
+	ev := &policyv1.Eviction{}
+	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, ev); err != nil {
+		return err
+	}
+	if ev.Name != "" && ev.Name != req.info.Name {
+		return errors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object: %s != %s", req.info.Name, ev.Name))
+	}
+	opts := ev.DeleteOptions
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	dry, err := req.dryRun()
+	if err != nil {
+		return err
+	}
+	dry = dry || len(opts.DryRun) > 0
+	if err := h.spendDisruption(req, dry); err != nil {
+		return err
+	}
+	if _, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry); err != nil {
+		return err
+	}
+	writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
+	return nil
+}
+
+// spendDisruption checks the pod's budget and takes one disruption from it; nil means the pod may go.
+func (h *Handler) spendDisruption(req *request, dry bool) error {
+	pdbRes, ok := h.reg.Get(pdbGVR)
+	if !ok {
+		return nil // no budgets served, nothing to honour
+	}
+	for attempt := 0; ; attempt++ {
+		obj, _, err := h.load(req, req.info.Namespace, req.info.Name)
+		if err != nil {
+			return err
+		}
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return errors.NewInternalError(fmt.Errorf("pods/eviction on %T", obj))
+		}
+		// Pods that are not running (or already going) cost no availability.
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded ||
+			pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodPending {
+			return nil
+		}
+		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: pdbRes.KeyPrefix() + pod.Namespace + "/"})
+		if err != nil {
+			return storeError(err, pdbRes.GroupResource(), "")
+		}
+		var pdb *policyv1.PodDisruptionBudget
+		var pdbKV *storage.KeyValue
+		for _, kv := range page.KVs {
+			o, err := decodeKV(pdbRes, kv)
+			if err != nil {
+				return errors.NewInternalError(err)
+			}
+			b, ok := o.(*policyv1.PodDisruptionBudget)
+			if !ok || b.Spec.Selector == nil {
+				continue // a nil selector selects nothing
+			}
+			sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+			if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			if pdb != nil {
+				return errors.NewInternalError(stderrors.New(msgManyBudgets))
+			}
+			pdb, pdbKV = b, kv
+		}
+		if pdb == nil {
+			return nil
+		}
+		if !podReady(pod) {
+			// An unhealthy pod may go when the budget allows it (AlwaysAllow) or the application
+			// is not disrupted anyway (IfHealthyBudget, the default).
+			p := pdb.Spec.UnhealthyPodEvictionPolicy
+			if (p != nil && *p == policyv1.AlwaysAllow) || pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
+				return nil
+			}
+		}
+		if pdb.Status.ObservedGeneration < pdb.Generation {
+			return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+		}
+		if pdb.Status.DisruptionsAllowed < 0 {
+			return errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("pdb disruptions allowed is negative"))
+		}
+		if len(pdb.Status.DisruptedPods) > maxDisruptedPods {
+			return errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+		}
+		if pdb.Status.DisruptionsAllowed == 0 {
+			return tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
+				pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
+		}
+		if dry {
+			return nil
+		}
+		pdb.Status.DisruptionsAllowed--
+		if pdb.Status.DisruptedPods == nil {
+			pdb.Status.DisruptedPods = map[string]metav1.Time{}
+		}
+		pdb.Status.DisruptedPods[pod.Name] = metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+		if pdb.Status.DisruptionsAllowed == 0 {
+			setDisruptionAllowed(pdb, metav1.ConditionFalse, policyv1.InsufficientPodsReason)
+		}
+		value, err := encodeStored(pdb)
+		if err != nil {
+			return errors.NewInternalError(err)
+		}
+		if _, err := h.store.Update(req.ctx, pdbKV.Key, value, pdbKV.ModRevision, pdbRes.TTL); err != nil {
+			if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
+				continue // another eviction spent from the same budget: look again
+			}
+			if stderrors.Is(err, storage.ErrConflict) {
+				return tooManyRequests("The disruption budget " + pdb.Name + " is being updated concurrently; try again")
+			}
+			return storeError(err, pdbRes.GroupResource(), pdb.Name)
+		}
+		return nil
+	}
+}
+
+// tooManyRequests is the 429 kubectl drain waits on, with the budget's reason as a cause.
+func tooManyRequests(cause string) error {
+	err := errors.NewTooManyRequests(msgViolatesBudget, 0)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: cause})
+	return err
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func setDisruptionAllowed(pdb *policyv1.PodDisruptionBudget, status metav1.ConditionStatus, reason string) {
+	for i := range pdb.Status.Conditions {
+		c := &pdb.Status.Conditions[i]
+		if c.Type == policyv1.DisruptionAllowedCondition {
+			if c.Status != status {
+				c.LastTransitionTime = metav1.Now()
+			}
+			c.Status, c.Reason, c.ObservedGeneration = status, reason, pdb.Status.ObservedGeneration
+			return
+		}
+	}
+	pdb.Status.Conditions = append(pdb.Status.Conditions, metav1.Condition{
+		Type: policyv1.DisruptionAllowedCondition, Status: status, Reason: reason,
+		ObservedGeneration: pdb.Status.ObservedGeneration, LastTransitionTime: metav1.Now(),
+	})
+}

@@ -1,0 +1,103 @@
+package cronjob
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "cronjob-controller"
+
+var controllerKind = batchv1.SchemeGroupVersion.WithKind("CronJob")
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Controller reconciles CronJobs.
+type Controller struct {
+	client    kubernetes.Interface
+	cjLister  batchlisters.CronJobLister
+	jobLister batchlisters.JobLister
+	synced    []cache.InformerSynced
+	queue     runner.Queue
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New wires the controller to the informers. Call it before the informer factory is started.
+func New(client kubernetes.Interface, cjInformer batchinformers.CronJobInformer, jobInformer batchinformers.JobInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || cjInformer == nil || jobInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("cronjob: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client: client, cjLister: cjInformer.Lister(), jobLister: jobInformer.Lister(),
+		synced:   []cache.InformerSynced{cjInformer.Informer().HasSynced, jobInformer.Informer().HasSynced},
+		queue:    runner.NewQueue(Name),
+		recorder: recorder, log: opts.Logger, now: opts.Now,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if _, err := cjInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.jobChanged,
+		UpdateFunc: func(_, cur any) { c.jobChanged(cur) },
+		DeleteFunc: c.jobChanged,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes CronJobs with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) jobChanged(obj any) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if job, ok = tomb.Obj.(*batchv1.Job); !ok {
+			return
+		}
+	}
+	ref := metav1.GetControllerOf(job)
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return
+	}
+	c.queue.Add(job.Namespace + "/" + ref.Name)
+}

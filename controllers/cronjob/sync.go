@@ -1,0 +1,359 @@
+package cronjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+)
+
+// Event reasons, as Kubernetes'.
+const (
+	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	ReasonFailedCreate       = "FailedCreate"
+	ReasonSuccessfulDelete   = "SuccessfulDelete"
+	ReasonSawCompletedJob    = "SawCompletedJob"
+	ReasonMissSchedule       = "MissSchedule"
+	ReasonTooManyMissedTimes = "TooManyMissedTimes"
+	ReasonJobAlreadyActive   = "JobAlreadyActive"
+	ReasonUnparseableSched   = "UnparseableSchedule"
+	ReasonUnknownTimeZone    = "UnknownTimeZone"
+)
+
+// Default history limits of batch/v1.
+const (
+	defaultSuccessfulHistory = 3
+	defaultFailedHistory     = 1
+	// tooManyMissed is when Kubernetes warns that start times were missed (controller down,
+	// clock jump) and only the latest is run.
+	tooManyMissed = 100
+)
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.cjLister.CronJobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cj := cached.DeepCopy()
+	now := c.now()
+	jobs, err := c.ownedJobs(cj)
+	if err != nil {
+		return err
+	}
+	st := cj.Status.DeepCopy()
+	c.reconcileActive(cj, st, jobs)
+	if err := c.cleanupHistory(ctx, cj, jobs); err != nil {
+		return err
+	}
+	var next time.Time
+	var runErr error
+	if cj.DeletionTimestamp == nil {
+		next, runErr = c.schedule(ctx, cj, st, jobs, now)
+	}
+	if err := c.updateStatus(ctx, cj, st); err != nil {
+		return err
+	}
+	if !next.IsZero() {
+		// A little after the schedule time, so the clock has surely passed it.
+		c.queue.AddAfter(key, next.Sub(now)+100*time.Millisecond)
+	}
+	return runErr
+}
+
+func (c *Controller) ownedJobs(cj *batchv1.CronJob) ([]*batchv1.Job, error) {
+	all, err := c.jobLister.Jobs(cj.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out []*batchv1.Job
+	for _, j := range all {
+		if ref := metav1.GetControllerOf(j); ref != nil && ref.UID == cj.UID {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// finished returns whether a Job has a true Complete or Failed condition, and which.
+func finished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true, c.Type
+		}
+	}
+	return false, ""
+}
+
+// reconcileActive makes status.active the owned Jobs still running; completions update
+// lastSuccessfulTime.
+func (c *Controller) reconcileActive(cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job) {
+	byUID := map[string]*batchv1.Job{}
+	for _, j := range jobs {
+		byUID[string(j.UID)] = j
+	}
+	var active []corev1.ObjectReference
+	for _, ref := range st.Active {
+		j, ok := byUID[string(ref.UID)]
+		if !ok {
+			continue // deleted by someone
+		}
+		if done, how := finished(j); done {
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.Name, how)
+			continue
+		}
+		active = append(active, ref)
+	}
+	// Running Jobs we own but did not list (a lost status write) are active too.
+	for _, j := range jobs {
+		if done, _ := finished(j); done || j.DeletionTimestamp != nil {
+			continue
+		}
+		found := false
+		for _, ref := range active {
+			found = found || ref.UID == j.UID
+		}
+		if !found {
+			active = append(active, jobRef(j))
+		}
+	}
+	sort.Slice(active, func(i, k int) bool { return active[i].Name < active[k].Name })
+	st.Active = active
+	for _, j := range jobs {
+		if j.Status.CompletionTime != nil {
+			if done, how := finished(j); done && how == batchv1.JobComplete &&
+				(st.LastSuccessfulTime == nil || st.LastSuccessfulTime.Before(j.Status.CompletionTime)) {
+				t := *j.Status.CompletionTime
+				st.LastSuccessfulTime = &t
+			}
+		}
+	}
+}
+
+func jobRef(j *batchv1.Job) corev1.ObjectReference {
+	return corev1.ObjectReference{
+		APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion,
+	}
+}
+
+// cleanupHistory deletes the oldest finished Jobs beyond the history limits.
+func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) error {
+	var succeeded, failed []*batchv1.Job
+	for _, j := range jobs {
+		if j.DeletionTimestamp != nil {
+			continue
+		}
+		switch done, how := finished(j); {
+		case done && how == batchv1.JobComplete:
+			succeeded = append(succeeded, j)
+		case done:
+			failed = append(failed, j)
+		}
+	}
+	limit := func(p *int32, def int32) int {
+		if p == nil {
+			return int(def)
+		}
+		return int(*p)
+	}
+	var errs []error
+	for _, group := range []struct {
+		jobs  []*batchv1.Job
+		limit int
+	}{{succeeded, limit(cj.Spec.SuccessfulJobsHistoryLimit, defaultSuccessfulHistory)}, {failed, limit(cj.Spec.FailedJobsHistoryLimit, defaultFailedHistory)}} {
+		if len(group.jobs) <= group.limit {
+			continue
+		}
+		sort.Slice(group.jobs, func(i, k int) bool {
+			a, b := group.jobs[i], group.jobs[k]
+			if a.Status.StartTime == nil || b.Status.StartTime == nil {
+				return a.CreationTimestamp.Before(&b.CreationTimestamp)
+			}
+			return a.Status.StartTime.Before(b.Status.StartTime)
+		})
+		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
+			errs = append(errs, c.deleteJob(ctx, cj, j))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, j *batchv1.Job) error {
+	policy := metav1.DeletePropagationBackground
+	uid := j.UID
+	err := c.client.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete job %s/%s: %w", j.Namespace, j.Name, err)
+	}
+	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", j.Name)
+	return nil
+}
+
+// parseSchedule reads spec.schedule in spec.timeZone.
+func parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
+	spec := cj.Spec.Schedule
+	if cj.Spec.TimeZone != nil {
+		if _, err := time.LoadLocation(*cj.Spec.TimeZone); err != nil {
+			return nil, fmt.Errorf("%w: %v", errTimeZone, err)
+		}
+		spec = "TZ=" + *cj.Spec.TimeZone + " " + spec
+	}
+	return cron.ParseStandard(spec)
+}
+
+var errTimeZone = errors.New("unknown time zone")
+
+// schedule starts the Job of the most recent schedule time that is due, if the policies allow, and
+// returns the next schedule time.
+func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, now time.Time) (time.Time, error) {
+	sched, err := parseSchedule(cj)
+	if err != nil {
+		reason := ReasonUnparseableSched
+		if errors.Is(err, errTimeZone) {
+			reason = ReasonUnknownTimeZone
+		}
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, reason, "invalid schedule %q: %v", cj.Spec.Schedule, err)
+		return time.Time{}, nil // an edit of the CronJob wakes us
+	}
+	next := sched.Next(now) // zero for a schedule that never fires: then no wake-up
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		return time.Time{}, nil
+	}
+	earliest := cj.CreationTimestamp.Time
+	if st.LastScheduleTime != nil {
+		earliest = st.LastScheduleTime.Time
+	}
+	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
+		if w := now.Add(-time.Duration(*d) * time.Second); w.After(earliest) {
+			earliest = w
+		}
+	}
+	var due time.Time
+	missed := 0
+	// Next returns the zero time for a schedule that never fires (30 February).
+	for t := sched.Next(earliest); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+		due = t
+		missed++
+	}
+	if due.IsZero() {
+		return next, nil
+	}
+	if missed > tooManyMissed {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
+			"too many missed start times: %d. Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed)
+	}
+	if d := cj.Spec.StartingDeadlineSeconds; d != nil && due.Add(time.Duration(*d)*time.Second).Before(now) {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule, "Missed scheduled time to start a job: %s", due.UTC().Format(time.RFC1123Z))
+		return next, nil
+	}
+	switch {
+	case cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(st.Active) > 0:
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid")
+		return next, nil
+	case cj.Spec.ConcurrencyPolicy == batchv1.ReplaceConcurrent:
+		for _, ref := range st.Active {
+			for _, j := range jobs {
+				if j.UID == ref.UID {
+					if err := c.deleteJob(ctx, cj, j); err != nil {
+						return next, err
+					}
+				}
+			}
+		}
+		st.Active = nil
+	}
+	job, err := c.createJob(ctx, cj, due)
+	if err != nil || job == nil {
+		return next, err
+	}
+	found := false
+	for _, ref := range st.Active {
+		found = found || ref.UID == job.UID
+	}
+	if !found {
+		st.Active = append(st.Active, jobRef(job))
+	}
+	t := metav1.NewTime(due)
+	st.LastScheduleTime = &t
+	return next, nil
+}
+
+// jobName is <cronjob>-<minutes since the epoch of the schedule time>, as Kubernetes names them.
+func jobName(cj *batchv1.CronJob, at time.Time) string {
+	return fmt.Sprintf("%s-%d", cj.Name, at.Unix()/60)
+}
+
+func (c *Controller) createJob(ctx context.Context, cj *batchv1.CronJob, at time.Time) (*batchv1.Job, error) {
+	tmpl := cj.Spec.JobTemplate.DeepCopy()
+	annotations := map[string]string{}
+	for k, v := range tmpl.Annotations {
+		annotations[k] = v
+	}
+	annotations[batchv1.CronJobScheduledTimestampAnnotation] = at.In(time.UTC).Format(time.RFC3339)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: jobName(cj, at), Namespace: cj.Namespace,
+			Labels: tmpl.Labels, Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(cj, controllerKind)},
+		},
+		Spec: tmpl.Spec,
+	}
+	created, err := c.client.BatchV1().Jobs(cj.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// Created by an earlier sync whose status write was lost: the schedule time has run.
+		existing, gerr := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return nil, gerr
+		}
+		if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != cj.UID {
+			return nil, fmt.Errorf("job %s/%s exists and is not owned by cronjob %s", existing.Namespace, existing.Name, cj.Name)
+		}
+		return existing, nil
+	}
+	if err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil, nil
+		}
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job: %v", err)
+		return nil, fmt.Errorf("create job for cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
+	}
+	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
+	return created, nil
+}
+
+func (c *Controller) updateStatus(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus) error {
+	if apiequality.Semantic.DeepEqual(&cj.Status, st) {
+		return nil
+	}
+	next := cj.DeepCopy()
+	next.Status = *st
+	_, err := c.client.BatchV1().CronJobs(cj.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
+	}
+	return nil
+}

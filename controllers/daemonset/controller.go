@@ -1,0 +1,172 @@
+package daemonset
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/revision"
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "daemonset-controller"
+
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("DaemonSet")
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Controller reconciles DaemonSets.
+type Controller struct {
+	client     kubernetes.Interface
+	dsLister   appslisters.DaemonSetLister
+	podLister  corelisters.PodLister
+	nodeLister corelisters.NodeLister
+	history    *revision.History
+	synced     []cache.InformerSynced
+	queue      runner.Queue
+	exp        *expectations.Store
+	recorder   record.EventRecorder
+	log        *slog.Logger
+	now        func() time.Time
+}
+
+// New wires the controller to the informers. Call it before the informer factory is started.
+func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer, revInformer appsinformers.ControllerRevisionInformer,
+	podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || dsInformer == nil || revInformer == nil || podInformer == nil || nodeInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("daemonset: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client: client, dsLister: dsInformer.Lister(), podLister: podInformer.Lister(),
+		nodeLister: nodeInformer.Lister(),
+		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
+			HashLabel: appsv1.DefaultDaemonSetUniqueLabelKey},
+		synced: []cache.InformerSynced{dsInformer.Informer().HasSynced, revInformer.Informer().HasSynced,
+			podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced},
+		queue:    runner.NewQueue(Name),
+		exp:      expectations.New(0, opts.Now),
+		recorder: recorder, log: opts.Logger, now: opts.Now,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if _, err := dsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: func(obj any) {
+			if key, ok := runner.KeyOf(obj); ok {
+				c.exp.Forget(key)
+				c.queue.Add(key)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
+		UpdateFunc: func(_, cur any) { c.podChanged(cur, false, false) },
+		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.enqueueAll() },
+		UpdateFunc: func(old, cur any) {
+			o, n := old.(*corev1.Node), cur.(*corev1.Node)
+			if !labels.Equals(o.Labels, n.Labels) || !apiequality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
+				o.Spec.Unschedulable != n.Spec.Unschedulable {
+				c.enqueueAll()
+			}
+		},
+		DeleteFunc: func(any) { c.enqueueAll() },
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes DaemonSets with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) enqueueAll() {
+	all, err := c.dsLister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, ds := range all {
+		c.enqueue(ds)
+	}
+}
+
+// dsOf returns the DaemonSet controlling pod, if it is in the cache with the same uid.
+func (c *Controller) dsOf(pod *corev1.Pod) *appsv1.DaemonSet {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return nil
+	}
+	ds, err := c.dsLister.DaemonSets(pod.Namespace).Get(ref.Name)
+	if err != nil || ds.UID != ref.UID {
+		return nil
+	}
+	return ds
+}
+
+func (c *Controller) podChanged(obj any, added, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	ds := c.dsOf(pod)
+	if ds == nil {
+		return
+	}
+	key := ds.Namespace + "/" + ds.Name
+	switch {
+	case deleted || pod.DeletionTimestamp != nil:
+		c.exp.DeletionObserved(key, pod.Namespace+"/"+pod.Name)
+	case added:
+		c.exp.CreationObserved(key)
+	}
+	c.queue.Add(key)
+	// A pod that just became ready turns available minReadySeconds later; nothing else will wake us.
+	if ds.Spec.MinReadySeconds > 0 {
+		c.queue.AddAfter(key, time.Duration(ds.Spec.MinReadySeconds)*time.Second+time.Second)
+	}
+}

@@ -1,0 +1,359 @@
+package daemonset
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/deployment"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	client *fake.Clientset
+	c      *Controller
+	rec    *record.FakeRecorder
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	rec := record.NewFakeRecorder(1000)
+	c, err := New(client, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(), f.Core().V1().Nodes(),
+		rec, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		switch o.(type) {
+		case *appsv1.DaemonSet:
+			controllertest.Load(t, f.Apps().V1().DaemonSets().Informer(), o)
+		case *appsv1.ControllerRevision:
+			controllertest.Load(t, f.Apps().V1().ControllerRevisions().Informer(), o)
+		case *corev1.Pod:
+			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		case *corev1.Node:
+			controllertest.Load(t, f.Core().V1().Nodes().Informer(), o)
+		}
+	}
+	client.ClearActions()
+	return &fixture{client: client, c: c, rec: rec}
+}
+
+func (fx *fixture) sync(t *testing.T) {
+	t.Helper()
+	if err := fx.c.sync(context.Background(), "ns/agent"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+}
+
+// createdOn lists the nodes pods were created for, sorted.
+func (fx *fixture) createdOn() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "create", "pods") {
+		out = append(out, targetNode(a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (fx *fixture) deleted() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "pods") {
+		out = append(out, a.(k8stesting.DeleteAction).GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (fx *fixture) status(t *testing.T) appsv1.DaemonSetStatus {
+	t.Helper()
+	ds, err := fx.client.AppsV1().DaemonSets("ns").Get(context.Background(), "agent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds.Status
+}
+
+type dsOpt func(*appsv1.DaemonSet)
+
+func newDS(opts ...dsOpt) *appsv1.DaemonSet {
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "ns", UID: "uid-agent", Generation: 3, ResourceVersion: "1"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "agent:1"}}},
+			},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
+		},
+	}
+	for _, o := range opts {
+		o(ds)
+	}
+	return ds
+}
+
+func selecting(k, v string) dsOpt {
+	return func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.NodeSelector = map[string]string{k: v} }
+}
+func tolerating(key string) dsOpt {
+	return func(ds *appsv1.DaemonSet) {
+		ds.Spec.Template.Spec.Tolerations = append(ds.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists})
+	}
+}
+func maxUnavail(v intstr.IntOrString) dsOpt {
+	return func(ds *appsv1.DaemonSet) {
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &v}
+	}
+}
+
+type nodeOpt func(*corev1.Node)
+
+func newNode(name string, opts ...nodeOpt) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
+	for _, o := range opts {
+		o(n)
+	}
+	return n
+}
+
+func label(k, v string) nodeOpt { return func(n *corev1.Node) { n.Labels[k] = v } }
+func taint(key string, effect corev1.TaintEffect) nodeOpt {
+	return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Effect: effect}) }
+}
+
+type podOpt func(*corev1.Pod)
+
+// daemonPod is a pod of ds on node, of the template's current revision unless changed by opts.
+func daemonPod(ds *appsv1.DaemonSet, name, node string, opts ...podOpt) *corev1.Pod {
+	yes := true
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "1",
+			Labels:            map[string]string{"app": "agent", appsv1.DefaultDaemonSetUniqueLabelKey: deployment.ComputeHash(&ds.Spec.Template, nil)},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: &yes}},
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
+		},
+		Spec: corev1.PodSpec{NodeName: node},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour)),
+		}}},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func oldRevision(p *corev1.Pod) { p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] = "old" }
+func notReady(p *corev1.Pod)    { p.Status.Conditions = nil }
+func newer(p *corev1.Pod)       { p.CreationTimestamp = metav1.NewTime(now) }
+func failed(p *corev1.Pod)      { p.Status.Phase = corev1.PodFailed }
+
+func TestOnePodPerMatchingNode(t *testing.T) {
+	ds := newDS(selecting("role", "edge"))
+	fx := newFixture(t, ds,
+		newNode("n1", label("role", "edge")),
+		newNode("n2", label("role", "edge"), taint("dedicated", corev1.TaintEffectNoSchedule)),
+		newNode("n3"),
+		newNode("n4", label("role", "edge"), taint("node.kubernetes.io/unschedulable", corev1.TaintEffectNoSchedule)),
+		newNode("n5", label("role", "edge"), taint("node.kubernetes.io/not-ready", corev1.TaintEffectNoExecute)))
+	fx.sync(t)
+	// n2's taint is not tolerated, n3 does not match; the default daemon tolerations admit n4 and n5.
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1", "n4", "n5"}) {
+		t.Fatalf("created on %v", got)
+	}
+	pod := controllertest.Filter(fx.client.Actions(), "create", "pods")[0].(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+	if pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == "" || metav1.GetControllerOf(pod) == nil || pod.Spec.NodeName != "" {
+		t.Errorf("pod: %+v", pod.ObjectMeta)
+	}
+	var keys []string
+	for _, tol := range pod.Spec.Tolerations {
+		keys = append(keys, tol.Key)
+	}
+	for _, want := range []string{taintNotReady, taintUnreachable, taintUnschedulable, taintDiskPressure} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("pod lacks toleration %s: %v", want, keys)
+		}
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions")); n != 1 {
+		t.Errorf("controller revisions created: %d", n)
+	}
+	if st := fx.status(t); st.DesiredNumberScheduled != 3 || st.ObservedGeneration != 3 || st.NumberUnavailable != 3 {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+func TestTolerationAdmitsTaintedNode(t *testing.T) {
+	fx := newFixture(t, newDS(tolerating("dedicated")), newNode("n1", taint("dedicated", corev1.TaintEffectNoSchedule)))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("created on %v", got)
+	}
+}
+
+func TestPodsLeaveNodesTheyNoLongerFit(t *testing.T) {
+	ds := newDS(selecting("role", "edge"))
+	fx := newFixture(t, ds,
+		newNode("unlabelled"),
+		newNode("noexec", label("role", "edge"), taint("evict", corev1.TaintEffectNoExecute)),
+		newNode("nosched", label("role", "edge"), taint("later", corev1.TaintEffectNoSchedule)),
+		daemonPod(ds, "p-unlabelled", "unlabelled"), daemonPod(ds, "p-noexec", "noexec"), daemonPod(ds, "p-nosched", "nosched"),
+		daemonPod(ds, "p-gone", "deleted-node"))
+	fx.sync(t)
+	// A NoSchedule taint added after the pod started does not evict it.
+	if got := fx.deleted(); !slices.Equal(got, []string{"p-gone", "p-noexec", "p-unlabelled"}) {
+		t.Fatalf("deleted %v", got)
+	}
+	// As in Kubernetes, a pod kept on a node it would no longer be placed on counts as
+	// misscheduled; p-gone's node is unknown and not counted.
+	if st := fx.status(t); st.NumberMisscheduled != 3 || st.DesiredNumberScheduled != 0 {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+func TestDuplicateAndFailedPodsAreDeleted(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"),
+		daemonPod(ds, "first", "n1"), daemonPod(ds, "second", "n1", newer),
+		daemonPod(ds, "broken", "n2", failed))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"broken", "second"}) {
+		t.Fatalf("deleted %v", got)
+	}
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n2"}) {
+		t.Fatalf("created on %v", got)
+	}
+}
+
+func TestRollingUpdateHonoursMaxUnavailable(t *testing.T) {
+	ds := newDS()
+	nodes := []runtime.Object{ds, newNode("n1"), newNode("n2"), newNode("n3"), newNode("n4")}
+	all := append(nodes, daemonPod(ds, "a", "n1", oldRevision), daemonPod(ds, "b", "n2", oldRevision),
+		daemonPod(ds, "c", "n3", oldRevision), daemonPod(ds, "d", "n4"))
+	fx := newFixture(t, all...)
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 1 {
+		t.Fatalf("maxUnavailable 1: deleted %v", got)
+	}
+	st := fx.status(t)
+	if st.UpdatedNumberScheduled != 1 || st.NumberAvailable != 4 || st.DesiredNumberScheduled != 4 {
+		t.Errorf("status: %+v", st)
+	}
+
+	// An old pod that is not available goes at once and uses up the budget.
+	all = append(nodes, daemonPod(ds, "a", "n1", oldRevision, notReady), daemonPod(ds, "b", "n2", oldRevision),
+		daemonPod(ds, "c", "n3", oldRevision), daemonPod(ds, "d", "n4"))
+	fx = newFixture(t, all...)
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("deleted %v, want only the unavailable old pod", got)
+	}
+
+	// 50% of 4 nodes: two at a time.
+	ds50 := newDS(maxUnavail(intstr.FromString("50%")))
+	all = []runtime.Object{ds50, newNode("n1"), newNode("n2"), newNode("n3"), newNode("n4"),
+		daemonPod(ds50, "a", "n1", oldRevision), daemonPod(ds50, "b", "n2", oldRevision),
+		daemonPod(ds50, "c", "n3", oldRevision), daemonPod(ds50, "d", "n4", oldRevision)}
+	fx = newFixture(t, all...)
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 2 {
+		t.Fatalf("maxUnavailable 50%%: deleted %v", got)
+	}
+}
+
+func TestOnDeleteKeepsOldPods(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) {
+		ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	})
+	fx := newFixture(t, ds, newNode("n1"), daemonPod(ds, "a", "n1", oldRevision))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v", got)
+	}
+}
+
+func TestRevisionsNumberedAndPruned(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(1)) })
+	yes := true
+	rev := func(name string, n int64) *appsv1.ControllerRevision {
+		return &appsv1.ControllerRevision{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent-" + name, Namespace: "ns", Labels: map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-agent", Controller: &yes}}},
+			Revision: n,
+		}
+	}
+	fx := newFixture(t, ds, rev("r1", 1), rev("r2", 2), rev("r3", 3))
+	fx.sync(t)
+	creates := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions")
+	if len(creates) != 1 || creates[0].(k8stesting.CreateAction).GetObject().(*appsv1.ControllerRevision).Revision != 4 {
+		t.Fatalf("want revision 4 created: %v", creates)
+	}
+	var deleted []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
+		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+	}
+	if !slices.Equal(deleted, []string{"agent-r1", "agent-r2"}) {
+		t.Fatalf("pruned %v, want the two oldest beyond the limit of 1", deleted)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestRollingUpdateWithSurge(t *testing.T) {
+	surge := func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	}
+	ds := newDS(surge)
+	nodes := []runtime.Object{ds, newNode("n1"), newNode("n2"), newNode("n3")}
+	with := func(pods ...runtime.Object) []runtime.Object {
+		return append(append([]runtime.Object{}, nodes...), pods...)
+	}
+
+	// All old and available: one surge pod, nothing deleted.
+	fx := newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision))...)
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) || len(fx.deleted()) != 0 {
+		t.Fatalf("first step: created on %v, deleted %v", got, fx.deleted())
+	}
+	// The surge pod on n1 is not available yet: wait, keep the old one.
+	fx = newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", notReady, newer),
+		daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision))...)
+	fx.sync(t)
+	if len(fx.createdOn()) != 0 || len(fx.deleted()) != 0 {
+		t.Fatalf("surge in flight: created on %v, deleted %v", fx.createdOn(), fx.deleted())
+	}
+	st := fx.status(t)
+	if st.NumberAvailable != 3 || st.UpdatedNumberScheduled != 0 {
+		t.Errorf("status during the surge: %+v", st)
+	}
+	// Available: the old pod on n1 goes and n2 surges; an unavailable old pod is replaced at once.
+	fx = newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", newer),
+		daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision, notReady))...)
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"o1"}) {
+		t.Fatalf("deleted %v, want the replaced old pod", got)
+	}
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n2", "n3"}) {
+		t.Fatalf("created on %v", got)
+	}
+}

@@ -1,0 +1,12 @@
+// Package daemonset runs one pod of each DaemonSet on every node it fits: the node matches the pod's
+// nodeSelector and required node affinity, and the pod tolerates the node's NoSchedule and NoExecute
+// taints (daemon pods also get Kubernetes' default daemon tolerations: not-ready, unreachable,
+// disk/memory/pid pressure, unschedulable, and network-unavailable for host-network pods).
+//
+// Pods are created with a required node affinity on metadata.name, so the scheduler binds them to
+// their node with every other scheduling rule applied, as in Kubernetes. A template change rolls out
+// node by node under RollingUpdate, never leaving more than maxUnavailable nodes without an available
+// pod — or, with maxSurge, starting up to maxSurge new pods beside old ones and removing each old pod
+// once its replacement is available; OnDelete leaves old pods until someone deletes them. Every template is kept as a
+// ControllerRevision (for kubectl rollout history/undo) and pods carry its controller-revision-hash.
+package daemonset

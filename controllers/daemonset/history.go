@@ -1,0 +1,46 @@
+package daemonset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/controllers/revision"
+)
+
+// syncHistory makes sure the current template has the newest ControllerRevision, prunes old unused
+// revisions beyond the history limit, and returns the current hash (the pods' controller-revision-hash).
+func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, pods []*corev1.Pod) (string, error) {
+	current, owned, err := c.history.Sync(ctx, ds, &ds.Spec.Template, ds.Status.CollisionCount)
+	if errors.Is(err, revision.ErrCollision) {
+		next := ds.DeepCopy()
+		cc := int32(1)
+		if ds.Status.CollisionCount != nil {
+			cc = *ds.Status.CollisionCount + 1
+		}
+		next.Status.CollisionCount = &cc
+		if _, uerr := c.client.AppsV1().DaemonSets(ds.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); uerr != nil {
+			return "", uerr
+		}
+		return "", fmt.Errorf("%w; collision count now %d", err, cc)
+	}
+	if err != nil {
+		return "", err
+	}
+	hash := current.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
+	inUse := map[string]bool{current.Name: true}
+	for _, p := range pods {
+		if h := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; h != "" {
+			inUse[ds.Name+"-"+h] = true
+		}
+	}
+	limit := int32(revision.DefaultHistoryLimit)
+	if ds.Spec.RevisionHistoryLimit != nil {
+		limit = *ds.Spec.RevisionHistoryLimit
+	}
+	return hash, c.history.Prune(ctx, owned, inUse, limit)
+}

@@ -1,0 +1,425 @@
+package daemonset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/podstate"
+)
+
+// Event reasons, as Kubernetes'.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonFailedDaemonPod  = "FailedDaemonPod"
+)
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.dsLister.DaemonSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.exp.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ds := cached.DeepCopy()
+	selector, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	if err != nil || selector.Empty() {
+		c.recorder.Eventf(ds, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
+		return nil
+	}
+	satisfied := c.exp.Satisfied(key)
+	nodes, err := c.nodeLister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	pods, err := c.claimPods(ctx, ds, selector)
+	if err != nil {
+		return err
+	}
+	if ds.DeletionTimestamp != nil {
+		return nil // the garbage collector removes the pods
+	}
+	hash, err := c.syncHistory(ctx, ds, pods)
+	if err != nil {
+		return err
+	}
+
+	byNode := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue // going away; a replacement may start beside it
+		}
+		byNode[targetNode(p)] = append(byNode[targetNode(p)], p)
+	}
+	var create []string
+	var remove []*corev1.Pod
+	known := map[string]bool{}
+	for _, node := range nodes {
+		known[node.Name] = true
+		shouldRun, keep := placement(ds, node)
+		var running []*corev1.Pod
+		for _, p := range byNode[node.Name] {
+			if p.Status.Phase == corev1.PodFailed {
+				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedDaemonPod, "Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node.Name)
+				remove = append(remove, p)
+				continue
+			}
+			running = append(running, p)
+		}
+		switch {
+		case shouldRun && len(running) == 0:
+			create = append(create, node.Name)
+		case keep && len(running) > 1 && surging(ds, running, hash):
+			// A surge replacement runs beside the old pod: the old one goes once the new is available.
+			if c.currentAvailable(ds, running, hash) {
+				for _, p := range running {
+					if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash {
+						remove = append(remove, p)
+					}
+				}
+			}
+		case keep && len(running) > 1:
+			// Keep the oldest (preferring the current revision); delete the rest.
+			sort.SliceStable(running, func(i, j int) bool {
+				a, b := running[i], running[j]
+				if (a.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash) != (b.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash) {
+					return a.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash
+				}
+				return a.CreationTimestamp.Before(&b.CreationTimestamp)
+			})
+			remove = append(remove, running[1:]...)
+		case !keep:
+			remove = append(remove, running...)
+		}
+	}
+	for n, ps := range byNode {
+		if !known[n] {
+			remove = append(remove, ps...) // meant for a node that no longer exists
+		}
+	}
+
+	var manageErr error
+	if satisfied {
+		switch {
+		case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
+		case maxSurge(ds, len(nodes)) > 0:
+			create = append(create, c.surgeNodes(ds, nodes, byNode, hash)...)
+		default:
+			remove = append(remove, c.rollingUpdateVictims(ds, nodes, byNode, hash, remove)...)
+		}
+		manageErr = c.manage(ctx, key, ds, create, remove, hash)
+	}
+	if err := c.updateStatus(ctx, ds, nodes, byNode, hash); err != nil {
+		return err
+	}
+	return manageErr
+}
+
+func (c *Controller) claimPods(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector) ([]*corev1.Pod, error) {
+	all, err := c.podLister.Pods(ds.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var objs []metav1.Object
+	for _, p := range all {
+		if !podstate.IsTerminal(p) || p.Status.Phase == corev1.PodFailed {
+			objs = append(objs, p)
+		}
+	}
+	cl := controllerref.Claimer{
+		Owner: ds, OwnerGVK: controllerKind, Selector: selector,
+		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
+			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		CanAdopt: controllerref.RecheckOwner(ds, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		}),
+	}
+	claimed, err := cl.Claim(ctx, objs)
+	out := make([]*corev1.Pod, len(claimed))
+	for i, o := range claimed {
+		out[i] = o.(*corev1.Pod)
+	}
+	return out, err
+}
+
+// maxUnavailable resolves spec.updateStrategy.rollingUpdate.maxUnavailable against the number of
+// nodes that should run the pod (percentages round up, as in Kubernetes); at least 1.
+func maxUnavailable(ds *appsv1.DaemonSet, desired int) int {
+	v := intstr.FromInt32(1)
+	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+		v = *ru.MaxUnavailable
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, desired, true)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// maxSurge resolves rollingUpdate.maxSurge against the number of nodes (percentages round up);
+// 0 means updates delete before they create.
+func maxSurge(ds *appsv1.DaemonSet, nodes int) int {
+	ru := ds.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil || ru.MaxSurge == nil {
+		return 0
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, nodes, true)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// surging: a node runs exactly one current-revision pod beside old ones, as a surge update leaves it.
+func surging(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType || maxSurge(ds, 1) == 0 {
+		return false
+	}
+	current := 0
+	for _, p := range running {
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			current++
+		}
+	}
+	return current == 1 && len(running) > 1
+}
+
+func (c *Controller) currentAvailable(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
+	for _, p := range running {
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			return podstate.IsAvailable(p, ds.Spec.MinReadySeconds, c.now())
+		}
+	}
+	return false
+}
+
+// surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose
+// old pod is not available (nothing to protect), then others while fewer than maxSurge surge pods
+// are not yet available.
+func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []string {
+	now := c.now()
+	budget := maxSurge(ds, len(nodes))
+	var candidates, out []string
+	for _, node := range nodes {
+		if shouldRun, _ := placement(ds, node); !shouldRun {
+			continue
+		}
+		var current, old []*corev1.Pod
+		for _, p := range byNode[node.Name] {
+			if p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+				current = append(current, p)
+			} else {
+				old = append(old, p)
+			}
+		}
+		switch {
+		case len(old) == 0:
+		case len(current) > 0:
+			if !podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
+				budget-- // a surge in flight
+			}
+		case !podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now):
+			out = append(out, node.Name)
+		default:
+			candidates = append(candidates, node.Name)
+		}
+	}
+	sort.Strings(candidates)
+	for _, n := range candidates {
+		if budget <= 0 {
+			break
+		}
+		out = append(out, n)
+		budget--
+	}
+	return out
+}
+
+// rollingUpdateVictims picks old-revision pods to delete now: every one that is not available (that
+// costs no availability), then available ones while fewer than maxUnavailable nodes lack an
+// available pod. Their replacements are created on the next sync.
+func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string, already []*corev1.Pod) []*corev1.Pod {
+	now := c.now()
+	doomed := map[types.UID]bool{}
+	for _, p := range already {
+		doomed[p.UID] = true
+	}
+	desired, unavailable := 0, 0
+	var oldAvailable, victims []*corev1.Pod
+	for _, node := range nodes {
+		if shouldRun, _ := placement(ds, node); !shouldRun {
+			continue
+		}
+		desired++
+		available := false
+		for _, p := range byNode[node.Name] {
+			if doomed[p.UID] || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			old := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash
+			ok := podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
+			switch {
+			case old && !ok:
+				victims = append(victims, p)
+			case old:
+				oldAvailable = append(oldAvailable, p)
+				available = true
+			case ok:
+				available = true
+			}
+		}
+		if !available {
+			unavailable++
+		}
+	}
+	budget := maxUnavailable(ds, desired) - unavailable
+	sort.SliceStable(oldAvailable, func(i, j int) bool { return targetNode(oldAvailable[i]) < targetNode(oldAvailable[j]) })
+	for _, p := range oldAvailable {
+		if budget <= 0 {
+			break
+		}
+		victims = append(victims, p)
+		budget--
+	}
+	return victims
+}
+
+func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSet, create []string, remove []*corev1.Pod, hash string) error {
+	seen := map[types.UID]bool{}
+	var del []*corev1.Pod
+	for _, p := range remove {
+		if !seen[p.UID] {
+			seen[p.UID] = true
+			del = append(del, p)
+		}
+	}
+	keys := make([]string, len(del))
+	for i, p := range del {
+		keys[i] = p.Namespace + "/" + p.Name
+	}
+	c.exp.ExpectCreations(key, len(create))
+	c.exp.ExpectDeletions(key, keys)
+	var wg sync.WaitGroup
+	errs := make([]error, len(create)+len(del))
+	for i, node := range create {
+		wg.Go(func() {
+			created, err := c.client.CoreV1().Pods(ds.Namespace).Create(ctx, podFor(ds, node, hash), metav1.CreateOptions{})
+			if err != nil {
+				c.exp.CreationObserved(key)
+				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+					return
+				}
+				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+				errs[i] = fmt.Errorf("create daemon pod for node %s: %w", node, err)
+				return
+			}
+			c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", created.Name)
+		})
+	}
+	for i, p := range del {
+		wg.Go(func() {
+			uid := p.UID
+			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			switch {
+			case err == nil:
+				c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", p.Name)
+			case apierrors.IsNotFound(err):
+				c.exp.DeletionObserved(key, keys[i])
+			default:
+				c.exp.DeletionObserved(key, keys[i])
+				errs[len(create)+i] = fmt.Errorf("delete daemon pod %s: %w", keys[i], err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) error {
+	now := c.now()
+	st := ds.Status.DeepCopy()
+	var desired, current, misscheduled, ready, available, updated int32
+	for _, node := range nodes {
+		shouldRun, _ := placement(ds, node)
+		var ps []*corev1.Pod
+		for _, p := range byNode[node.Name] {
+			if p.Status.Phase != corev1.PodFailed {
+				ps = append(ps, p)
+			}
+		}
+		if !shouldRun {
+			if len(ps) > 0 {
+				misscheduled++
+			}
+			continue
+		}
+		desired++
+		if len(ps) == 0 {
+			continue
+		}
+		current++
+		// A node is ready/available when one of its daemon pods is (during a surge the old pod
+		// serves until the new one is available), and updated when only current pods are left, so
+		// kubectl rollout status does not finish before the surge pods are.
+		isReady, isAvailable, allCurrent := false, false, true
+		for _, p := range ps {
+			if podstate.IsReady(p) {
+				isReady = true
+				isAvailable = isAvailable || podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
+			}
+			allCurrent = allCurrent && p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash
+		}
+		if isReady {
+			ready++
+		}
+		if isAvailable {
+			available++
+		}
+		if allCurrent {
+			updated++
+		}
+	}
+	st.DesiredNumberScheduled, st.CurrentNumberScheduled, st.NumberMisscheduled = desired, current, misscheduled
+	st.NumberReady, st.NumberAvailable, st.UpdatedNumberScheduled = ready, available, updated
+	st.NumberUnavailable = desired - available
+	st.ObservedGeneration = ds.Generation
+	if apiequality.Semantic.DeepEqual(&ds.Status, st) {
+		return nil
+	}
+	next := ds.DeepCopy()
+	next.Status = *st
+	_, err := c.client.AppsV1().DaemonSets(ds.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of daemonset %s/%s: %w", ds.Namespace, ds.Name, err)
+	}
+	return nil
+}

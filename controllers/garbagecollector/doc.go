@@ -1,0 +1,19 @@
+// Package garbagecollector deletes objects whose owners are gone, following metadata.ownerReferences
+// across every resource the API serves (custom resources included).
+//
+// It discovers resources periodically and keeps one metadata-only informer ("monitor") per resource,
+// each indexed by owner UID, so it can find any object's dependents without reading full objects.
+// Work items are single objects; processing one decides, from a live read, what it needs:
+//
+//   - an owner being deleted with the "orphan" finalizer: drop its ownerReference from every
+//     dependent, then remove the finalizer (kubectl delete --cascade=orphan);
+//   - an owner being deleted with the "foregroundDeletion" finalizer: delete every dependent, and
+//     remove the finalizer once no dependent with blockOwnerDeletion=true is left
+//     (kubectl delete --cascade=foreground);
+//   - a dependent: if every owner is gone (or waiting for its dependents) delete it, in the
+//     foreground when an owner is waiting and it has dependents of its own; if some owner is alive,
+//     only drop the references to owners that are gone (background deletion, the default).
+//
+// Owners are looked up in the monitors' caches first and confirmed with a live GET before anything
+// is deleted, so a cache that has not seen a new owner yet never causes a deletion.
+package garbagecollector

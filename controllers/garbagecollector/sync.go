@@ -1,0 +1,360 @@
+package garbagecollector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+)
+
+// Event reasons.
+const (
+	ReasonDeleted            = "GarbageCollected"
+	ReasonOrphaned           = "OrphanedDependents"
+	ReasonDependentsDeleted  = "DependentsDeleted"
+	ReasonOwnerRefsRemoved   = "OwnerRefsRemoved"
+	ReasonInvalidOwnerRefNS  = "OwnerRefInvalidNamespace"
+	messageDependentsDeleted = "All dependents blocking deletion are gone"
+)
+
+// target is an item resolved to its resource.
+type target struct {
+	item
+	gvr        schema.GroupVersionResource
+	namespaced bool
+}
+
+func (c *Controller) resolve(i item) (target, error) {
+	gv, err := schema.ParseGroupVersion(i.apiVersion)
+	if err != nil {
+		return target{}, fmt.Errorf("owner reference %s: %w", i, err)
+	}
+	mapping, err := c.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: i.kind}, gv.Version)
+	if err != nil {
+		return target{}, fmt.Errorf("map %s: %w", i, err)
+	}
+	t := target{item: i, gvr: mapping.Resource, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
+	if !t.namespaced {
+		t.namespace = ""
+	}
+	return t, nil
+}
+
+func (c *Controller) client(t target) metadata.ResourceInterface {
+	if t.namespaced {
+		return c.md.Resource(t.gvr).Namespace(t.namespace)
+	}
+	return c.md.Resource(t.gvr)
+}
+
+// cached returns the monitor's copy of t, or nil.
+func (c *Controller) cached(t target) *metav1.PartialObjectMetadata {
+	m := c.monitorFor(t.gvr.GroupResource())
+	if m == nil {
+		return nil
+	}
+	key := t.name
+	if t.namespaced {
+		key = t.namespace + "/" + t.name
+	}
+	obj, ok, err := m.informer.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return nil
+	}
+	p, _ := obj.(*metav1.PartialObjectMetadata)
+	if p == nil || p.UID != t.uid {
+		return nil
+	}
+	return p
+}
+
+// live reads t from the API server; nil when it is gone (or replaced by a namesake).
+func (c *Controller) live(ctx context.Context, t target) (*metav1.PartialObjectMetadata, error) {
+	o, err := c.client(t).Get(ctx, t.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.UID != t.uid {
+		return nil, nil
+	}
+	return o, nil
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	i, err := parseItem(key)
+	if err != nil {
+		return nil // nothing to retry
+	}
+	t, err := c.resolve(i)
+	if err != nil {
+		return err
+	}
+	// Most items are dependents whose owners are all alive: decide that from the caches alone.
+	if o := c.cached(t); o != nil && o.DeletionTimestamp == nil && c.allOwnersSolidInCache(t, o) {
+		return nil
+	}
+	obj, err := c.live(ctx, t)
+	if err != nil || obj == nil {
+		return err
+	}
+	if obj.DeletionTimestamp != nil {
+		switch {
+		case slices.Contains(obj.Finalizers, metav1.FinalizerOrphanDependents):
+			return c.orphanDependents(ctx, t, obj)
+		case slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents):
+			return c.deleteDependents(ctx, t, obj)
+		}
+		return nil // being deleted for other reasons; its dependents follow once it is gone
+	}
+	if len(obj.OwnerReferences) == 0 {
+		return nil
+	}
+	return c.collect(ctx, t, obj)
+}
+
+func (c *Controller) allOwnersSolidInCache(t target, o *metav1.PartialObjectMetadata) bool {
+	for _, r := range o.OwnerReferences {
+		ot, err := c.resolve(ownerItem(r, t.namespace))
+		if err != nil || (ot.namespaced && !t.namespaced) {
+			return false
+		}
+		owner := c.cached(ot)
+		if owner == nil || owner.DeletionTimestamp != nil {
+			return false
+		}
+	}
+	return true
+}
+
+type ownerState int
+
+const (
+	ownerSolid   ownerState = iota // exists and is not waiting for its dependents
+	ownerAbsent                    // gone, replaced, or not a valid owner for this object
+	ownerWaiting                   // being deleted in the foreground
+)
+
+func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.OwnerReference) (ownerState, error) {
+	ot, err := c.resolve(ownerItem(ref, dep.namespace))
+	if err != nil {
+		return ownerSolid, err
+	}
+	if ot.namespaced && !dep.namespaced {
+		// A cluster-scoped object cannot be owned by a namespaced one: treat the reference as dangling.
+		c.recorder.Eventf(objRef(dep), corev1.EventTypeWarning, ReasonInvalidOwnerRefNS,
+			"ownerRef %s/%s %s does not point to a cluster-scoped object", ref.APIVersion, ref.Kind, ref.Name)
+		return ownerAbsent, nil
+	}
+	owner := c.cached(ot)
+	if owner == nil {
+		// The cache may not have seen the owner yet: only a live read may call it gone.
+		if owner, err = c.live(ctx, ot); err != nil {
+			return ownerSolid, err
+		}
+	}
+	switch {
+	case owner == nil:
+		return ownerAbsent, nil
+	case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents):
+		return ownerWaiting, nil
+	}
+	return ownerSolid, nil
+}
+
+// collect handles a dependent that is not being deleted.
+func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialObjectMetadata) error {
+	var solid, gone []metav1.OwnerReference
+	waiting := 0
+	for _, r := range obj.OwnerReferences {
+		st, err := c.ownerState(ctx, t, r)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case ownerSolid:
+			solid = append(solid, r)
+		case ownerAbsent:
+			gone = append(gone, r)
+		case ownerWaiting:
+			waiting++
+			gone = append(gone, r)
+		}
+	}
+	if len(solid) > 0 {
+		if len(gone) == 0 {
+			return nil
+		}
+		// Keep the object for its live owners; forget the others.
+		if err := c.removeOwnerRefs(ctx, t, obj, gone); err != nil {
+			return err
+		}
+		c.recorder.Eventf(objRef(t), corev1.EventTypeNormal, ReasonOwnerRefsRemoved,
+			"Removed %d owner reference(s) to owners that are gone or being deleted", len(gone))
+		return nil
+	}
+	policy := metav1.DeletePropagationBackground
+	switch {
+	case slices.Contains(obj.Finalizers, metav1.FinalizerOrphanDependents):
+		policy = metav1.DeletePropagationOrphan
+	case slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents):
+		policy = metav1.DeletePropagationForeground
+	case waiting > 0 && len(c.dependentsOf(string(t.uid))) > 0:
+		// An owner waits for us: our own dependents must go before we do.
+		policy = metav1.DeletePropagationForeground
+	}
+	uid := t.uid
+	err := c.client(t).Delete(ctx, t.name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy,
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or a namesake
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", t.item, err)
+	}
+	c.recorder.Eventf(objRef(t), corev1.EventTypeNormal, ReasonDeleted,
+		"Deleted (propagation %s): every owner is gone or being deleted (%s)", policy, ownerList(obj.OwnerReferences))
+	return nil
+}
+
+// orphanDependents drops the owner's reference from every dependent, then the orphan finalizer.
+func (c *Controller) orphanDependents(ctx context.Context, owner target, obj *metav1.PartialObjectMetadata) error {
+	if !c.synced() {
+		c.queue.AddAfter(owner.key(), c.opts.Recheck/5)
+		return nil
+	}
+	deps := c.dependentsOf(string(owner.uid))
+	for _, d := range deps {
+		dt := target{item: itemOf(d.m, d.obj), gvr: d.m.gvr, namespaced: d.m.namespaced}
+		live, err := c.live(ctx, dt)
+		if err != nil {
+			return err
+		}
+		if live == nil {
+			continue
+		}
+		var refs []metav1.OwnerReference
+		for _, r := range live.OwnerReferences {
+			if r.UID == owner.uid {
+				refs = append(refs, r)
+			}
+		}
+		if err := c.removeOwnerRefs(ctx, dt, live, refs); err != nil {
+			return err
+		}
+	}
+	if err := c.removeFinalizer(ctx, owner, obj, metav1.FinalizerOrphanDependents); err != nil {
+		return err
+	}
+	c.recorder.Eventf(objRef(owner), corev1.EventTypeNormal, ReasonOrphaned, "Orphaned %d dependent(s)", len(deps))
+	return nil
+}
+
+// deleteDependents drives a foreground deletion: every dependent is queued (its own sync deletes
+// it, since this owner is waiting), and the finalizer goes once no blocking dependent is left.
+func (c *Controller) deleteDependents(ctx context.Context, owner target, obj *metav1.PartialObjectMetadata) error {
+	if !c.synced() {
+		c.queue.AddAfter(owner.key(), c.opts.Recheck/5)
+		return nil
+	}
+	blocking := 0
+	for _, d := range c.dependentsOf(string(owner.uid)) {
+		if d.obj.DeletionTimestamp == nil {
+			c.enqueue(itemOf(d.m, d.obj))
+		}
+		for _, r := range d.obj.OwnerReferences {
+			if r.UID == owner.uid && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion {
+				blocking++
+			}
+		}
+	}
+	if blocking > 0 {
+		// Deletion events of the dependents wake us; the recheck is a safety net.
+		c.queue.AddAfter(owner.key(), c.opts.Recheck)
+		return nil
+	}
+	if err := c.removeFinalizer(ctx, owner, obj, metav1.FinalizerDeleteDependents); err != nil {
+		return err
+	}
+	c.recorder.Event(objRef(owner), corev1.EventTypeNormal, ReasonDependentsDeleted, messageDependentsDeleted)
+	return nil
+}
+
+// jsonPatchOp is one RFC 6902 operation. Tests guard every removal by index so a concurrent change
+// makes the patch fail (and the item retry) instead of removing the wrong entry.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func (c *Controller) removeOwnerRefs(ctx context.Context, t target, obj *metav1.PartialObjectMetadata, drop []metav1.OwnerReference) error {
+	var ops []jsonPatchOp
+	ops = append(ops, jsonPatchOp{Op: "test", Path: "/metadata/uid", Value: string(obj.UID)})
+	for idx := len(obj.OwnerReferences) - 1; idx >= 0; idx-- {
+		r := obj.OwnerReferences[idx]
+		if !slices.ContainsFunc(drop, func(x metav1.OwnerReference) bool { return x.UID == r.UID }) {
+			continue
+		}
+		p := fmt.Sprintf("/metadata/ownerReferences/%d", idx)
+		ops = append(ops, jsonPatchOp{Op: "test", Path: p + "/uid", Value: string(r.UID)}, jsonPatchOp{Op: "remove", Path: p})
+	}
+	if len(ops) == 1 {
+		return nil
+	}
+	return c.patch(ctx, t, ops)
+}
+
+func (c *Controller) removeFinalizer(ctx context.Context, t target, obj *metav1.PartialObjectMetadata, fin string) error {
+	idx := slices.Index(obj.Finalizers, fin)
+	if idx < 0 {
+		return nil
+	}
+	p := fmt.Sprintf("/metadata/finalizers/%d", idx)
+	return c.patch(ctx, t, []jsonPatchOp{
+		{Op: "test", Path: "/metadata/uid", Value: string(obj.UID)},
+		{Op: "test", Path: p, Value: fin},
+		{Op: "remove", Path: p},
+	})
+}
+
+func (c *Controller) patch(ctx context.Context, t target, ops []jsonPatchOp) error {
+	body, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	_, err = c.client(t).Patch(ctx, t.name, types.JSONPatchType, body, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("patch %s: %w", t.item, err)
+	}
+	return nil
+}
+
+func objRef(t target) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: t.apiVersion, Kind: t.kind, Namespace: t.namespace, Name: t.name, UID: t.uid}
+}
+
+func ownerList(refs []metav1.OwnerReference) string {
+	s := ""
+	for i, r := range refs {
+		if i > 0 {
+			s += ", "
+		}
+		s += r.Kind + " " + r.Name
+	}
+	return s
+}

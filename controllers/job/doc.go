@@ -1,0 +1,17 @@
+// Package job runs batch/v1 Jobs to completion: it keeps up to spec.parallelism pods running until
+// spec.completions pods have succeeded (or, without completions, until one has and the rest are
+// done), gives each pod of an Indexed Job its completion index, replaces failed pods after an
+// exponential back-off, and fails the Job when failures exceed spec.backoffLimit or it has run past
+// spec.activeDeadlineSeconds. spec.podFailurePolicy rules (exit codes, pod conditions) can fail the
+// Job at once (FailJob) or leave a failure uncounted (Ignore); spec.successPolicy can declare an
+// Indexed Job complete before every index has; spec.backoffLimitPerIndex gives each index its own
+// failure budget and back-off (the count travels on the replacement pod's
+// batch.kubernetes.io/job-index-failure-count annotation), failed indexes are listed in
+// status.failedIndexes and bounded by spec.maxFailedIndexes. A finished Job is deleted
+// spec.ttlSecondsAfterFinished later.
+//
+// Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
+// batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in
+// status.uncountedTerminatedPods, then its finalizer is removed, and only then is it moved into
+// status.succeeded or status.failed. A pod whose Job is gone loses the finalizer at once.
+package job

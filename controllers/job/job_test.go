@@ -1,0 +1,545 @@
+package job
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	client *fake.Clientset
+	c      *Controller
+	rec    *record.FakeRecorder
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	rec := record.NewFakeRecorder(1000)
+	c, err := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), rec, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		switch o.(type) {
+		case *batchv1.Job:
+			controllertest.Load(t, f.Batch().V1().Jobs().Informer(), o)
+		case *corev1.Pod:
+			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		}
+	}
+	client.ClearActions()
+	return &fixture{client: client, c: c, rec: rec}
+}
+
+func (fx *fixture) sync(t *testing.T, key string) {
+	t.Helper()
+	if err := fx.c.sync(context.Background(), key); err != nil {
+		t.Fatalf("sync %s: %v", key, err)
+	}
+}
+
+func (fx *fixture) job(t *testing.T) *batchv1.Job {
+	t.Helper()
+	j, err := fx.client.BatchV1().Jobs("ns").Get(context.Background(), "work", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func (fx *fixture) created(t *testing.T) []*corev1.Pod {
+	t.Helper()
+	var out []*corev1.Pod
+	for _, a := range controllertest.Filter(fx.client.Actions(), "create", "pods") {
+		out = append(out, a.(k8stesting.CreateAction).GetObject().(*corev1.Pod))
+	}
+	return out
+}
+
+func (fx *fixture) deleted() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "pods") {
+		out = append(out, a.(k8stesting.DeleteAction).GetName())
+	}
+	return out
+}
+
+type jobOpt func(*batchv1.Job)
+
+func newJob(opts ...jobOpt) *batchv1.Job {
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "work", Namespace: "ns", UID: "uid-work", ResourceVersion: "1"},
+		Spec: batchv1.JobSpec{
+			Completions: ptrTo(int32(1)), Parallelism: ptrTo(int32(1)), BackoffLimit: ptrTo(int32(6)),
+			CompletionMode: ptrTo(batchv1.NonIndexedCompletion),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: "uid-work"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{batchv1.ControllerUidLabel: "uid-work"}},
+				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+		Status: batchv1.JobStatus{StartTime: &metav1.Time{Time: now.Add(-time.Minute)}},
+	}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
+}
+
+func completions(n int32) jobOpt { return func(j *batchv1.Job) { j.Spec.Completions = &n } }
+func parallel(n int32) jobOpt    { return func(j *batchv1.Job) { j.Spec.Parallelism = &n } }
+func backoffLim(n int32) jobOpt  { return func(j *batchv1.Job) { j.Spec.BackoffLimit = &n } }
+func indexedMode(j *batchv1.Job) { j.Spec.CompletionMode = ptrTo(batchv1.IndexedCompletion) }
+func suspend(j *batchv1.Job)     { j.Spec.Suspend = ptrTo(true) }
+func failedCount(n int32) jobOpt { return func(j *batchv1.Job) { j.Status.Failed = n } }
+func deadline(s int64) jobOpt    { return func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = &s } }
+func ttl(s int32) jobOpt         { return func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = &s } }
+func startedAgo(d time.Duration) jobOpt {
+	return func(j *batchv1.Job) { j.Status.StartTime = &metav1.Time{Time: now.Add(-d)} }
+}
+func completedAgo(d time.Duration) jobOpt {
+	return func(j *batchv1.Job) {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{
+			Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d)),
+		})
+	}
+}
+
+type podOpt func(*corev1.Pod)
+
+func newPod(name string, phase corev1.PodPhase, opts ...podOpt) *corev1.Pod {
+	yes := true
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "1",
+			Labels:            map[string]string{batchv1.ControllerUidLabel: "uid-work"},
+			Finalizers:        []string{batchv1.JobTrackingFinalizer},
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "work", UID: "uid-work", Controller: &yes}},
+		},
+		Spec:   corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func finishedAgo(d time.Duration) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(now.Add(-d))},
+		}}}
+	}
+}
+func index(i string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: i} }
+}
+func noOwner(p *corev1.Pod) { p.OwnerReferences = nil }
+
+func hasCondition(j *batchv1.Job, t batchv1.JobConditionType, reason string) bool {
+	c := condition(&j.Status, t)
+	return c != nil && c.Status == corev1.ConditionTrue && (reason == "" || c.Reason == reason)
+}
+
+func events(fx *fixture) string { return strings.Join(controllertest.Events(fx.rec.Events), "\n") }
+
+func TestCreatesUpToParallelismWithTrackingFinalizer(t *testing.T) {
+	fx := newFixture(t, newJob(completions(5), parallel(2)))
+	fx.sync(t, "ns/work")
+	pods := fx.created(t)
+	if len(pods) != 2 {
+		t.Fatalf("created %d pods, want 2", len(pods))
+	}
+	p := pods[0]
+	if !slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) || !strings.HasPrefix(p.GenerateName, "work-") {
+		t.Errorf("pod meta: %+v", p.ObjectMeta)
+	}
+	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != "uid-work" || ref.Kind != "Job" {
+		t.Errorf("controller ref: %+v", ref)
+	}
+	if !strings.Contains(events(fx), "SuccessfulCreate") {
+		t.Errorf("events: %s", events(fx))
+	}
+}
+
+func TestCountsTerminatedPodsThroughUncountedThenFinalizerRemoval(t *testing.T) {
+	fx := newFixture(t, newJob(completions(3), parallel(2)),
+		newPod("ok", corev1.PodSucceeded), newPod("bad", corev1.PodFailed, finishedAgo(time.Hour)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+
+	// First status write records the UIDs as uncounted, before any finalizer is removed.
+	var statusWrites []*batchv1.Job
+	var firstPatch = -1
+	for i, a := range fx.client.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			statusWrites = append(statusWrites, a.(k8stesting.UpdateAction).GetObject().(*batchv1.Job))
+		}
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "pods" && firstPatch < 0 {
+			firstPatch = i
+			if len(statusWrites) == 0 {
+				t.Fatal("a finalizer was removed before the pod was recorded in uncountedTerminatedPods")
+			}
+		}
+	}
+	u := statusWrites[0].Status.UncountedTerminatedPods
+	if u == nil || !slices.Equal(u.Succeeded, []types.UID{"uid-ok"}) || !slices.Equal(u.Failed, []types.UID{"uid-bad"}) {
+		t.Fatalf("first status write: %+v", u)
+	}
+	j := fx.job(t)
+	if j.Status.Succeeded != 1 || j.Status.Failed != 1 || len(j.Status.UncountedTerminatedPods.Succeeded)+len(j.Status.UncountedTerminatedPods.Failed) != 0 {
+		t.Fatalf("final counts: %+v", j.Status)
+	}
+	for _, name := range []string{"ok", "bad"} {
+		p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			t.Errorf("pod %s keeps its tracking finalizer", name)
+		}
+	}
+	// 3 completions - 1 succeeded = 2 wanted, 1 running: one more pod.
+	if n := len(fx.created(t)); n != 1 {
+		t.Errorf("created %d pods, want 1", n)
+	}
+	if j.Status.Active != 1 {
+		t.Errorf("active = %d", j.Status.Active)
+	}
+}
+
+func TestCompletesWhenCompletionsSucceeded(t *testing.T) {
+	fx := newFixture(t, newJob(completions(2), parallel(2)), newPod("a", corev1.PodSucceeded), newPod("b", corev1.PodSucceeded))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if !hasCondition(j, batchv1.JobComplete, "") || j.Status.CompletionTime == nil || j.Status.Succeeded != 2 {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if len(fx.created(t)) != 0 {
+		t.Error("a completed job created pods")
+	}
+	if !strings.Contains(events(fx), "Completed") {
+		t.Errorf("events: %s", events(fx))
+	}
+}
+
+func TestWorkQueueCompletesAfterOneSuccessAndTheRestFinish(t *testing.T) {
+	j := newJob(parallel(3))
+	j.Spec.Completions = nil
+	fx := newFixture(t, j, newPod("a", corev1.PodSucceeded), newPod("b", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	if len(fx.created(t)) != 0 || hasCondition(fx.job(t), batchv1.JobComplete, "") {
+		t.Fatalf("work queue with a success and a running pod: no new pods, not complete yet")
+	}
+}
+
+func TestBackoffLimitExceededFailsTheJob(t *testing.T) {
+	fx := newFixture(t, newJob(backoffLim(1), failedCount(1)),
+		newPod("bad", corev1.PodFailed, finishedAgo(time.Hour)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if !hasCondition(j, batchv1.JobFailed, ReasonBackoffLimitExceeded) || j.Status.Failed != 2 {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if !slices.Equal(fx.deleted(), []string{"run"}) {
+		t.Errorf("deleted %v, want the running pod", fx.deleted())
+	}
+	if len(fx.created(t)) != 0 {
+		t.Error("a failed job created pods")
+	}
+	if !strings.Contains(events(fx), "BackoffLimitExceeded") {
+		t.Errorf("events: %s", events(fx))
+	}
+}
+
+func TestFailedPodReplacedOnlyAfterBackoff(t *testing.T) {
+	// One failure: 10s back-off. Failed 1s ago: wait.
+	fx := newFixture(t, newJob(), newPod("bad", corev1.PodFailed, finishedAgo(time.Second)))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d pods inside the back-off", n)
+	}
+	// Failed 11s ago: replace.
+	fx = newFixture(t, newJob(), newPod("bad", corev1.PodFailed, finishedAgo(11*time.Second)))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 1 {
+		t.Fatalf("created %d pods after the back-off, want 1", n)
+	}
+	if d := backoffDelay(10*time.Second, 3); d != 40*time.Second {
+		t.Errorf("third back-off = %s, want 40s", d)
+	}
+	if d := backoffDelay(10*time.Second, 20); d != MaxBackoff {
+		t.Errorf("back-off cap = %s", d)
+	}
+}
+
+func TestActiveDeadlineFailsTheJob(t *testing.T) {
+	fx := newFixture(t, newJob(deadline(10), startedAgo(20*time.Second)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, ReasonDeadlineExceeded) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if !slices.Equal(fx.deleted(), []string{"run"}) {
+		t.Errorf("deleted %v", fx.deleted())
+	}
+}
+
+func TestIndexedJobStartsMissingIndexes(t *testing.T) {
+	fx := newFixture(t, newJob(indexedMode, completions(4), parallel(2)),
+		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")),
+		newPod("dup", corev1.PodRunning, index("1"), func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now) }))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.CompletedIndexes != "0" {
+		t.Errorf("completedIndexes = %q", j.Status.CompletedIndexes)
+	}
+	if !slices.Equal(fx.deleted(), []string{"dup"}) {
+		t.Errorf("deleted %v, want the newer duplicate of index 1", fx.deleted())
+	}
+	pods := fx.created(t)
+	if len(pods) != 1 {
+		t.Fatalf("created %d pods, want 1 (parallelism 2, index 1 running)", len(pods))
+	}
+	p := pods[0]
+	if p.Annotations[batchv1.JobCompletionIndexAnnotation] != "2" || p.Labels[batchv1.JobCompletionIndexAnnotation] != "2" ||
+		p.Spec.Hostname != "work-2" || p.GenerateName != "work-2-" {
+		t.Errorf("indexed pod: %+v %+v", p.ObjectMeta, p.Spec.Hostname)
+	}
+}
+
+func TestIndexedJobCompletesWhenEveryIndexSucceeded(t *testing.T) {
+	j := newJob(indexedMode, completions(3), parallel(3))
+	j.Status.CompletedIndexes = "0,2"
+	j.Status.Succeeded = 2
+	fx := newFixture(t, j, newPod("w1", corev1.PodSucceeded, index("1")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobComplete, "") || j.Status.CompletedIndexes != "0-2" {
+		t.Fatalf("status: %+v", j.Status)
+	}
+}
+
+func TestSuspendDeletesPodsWithoutCountingFailures(t *testing.T) {
+	fx := newFixture(t, newJob(suspend), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	if !slices.Equal(fx.deleted(), []string{"run"}) {
+		t.Fatalf("deleted %v", fx.deleted())
+	}
+	if j := fx.job(t); !hasCondition(j, batchv1.JobSuspended, "") {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	// The deleted pod, terminating, is released without being counted as failed.
+	dying := newPod("run", corev1.PodRunning, func(p *corev1.Pod) { ts := metav1.NewTime(now); p.DeletionTimestamp = &ts })
+	fx = newFixture(t, newJob(suspend), dying)
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 0 {
+		t.Fatalf("failed = %d", j.Status.Failed)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "run", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatal("finalizer kept")
+	}
+}
+
+func TestTTLDeletesFinishedJob(t *testing.T) {
+	fx := newFixture(t, newJob(ttl(60), completedAgo(100*time.Second)))
+	fx.sync(t, "ns/work")
+	dels := controllertest.Filter(fx.client.Actions(), "delete", "jobs")
+	if len(dels) != 1 {
+		t.Fatalf("job deletes: %d", len(dels))
+	}
+	fx = newFixture(t, newJob(ttl(600), completedAgo(100*time.Second)))
+	fx.sync(t, "ns/work")
+	if n := len(controllertest.Filter(fx.client.Actions(), "delete", "jobs")); n != 0 {
+		t.Fatal("deleted before its TTL")
+	}
+}
+
+func TestOrphanPodLosesTrackingFinalizer(t *testing.T) {
+	fx := newFixture(t, newPod("lost", corev1.PodRunning, noOwner))
+	fx.sync(t, orphanPrefix+"ns/lost")
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "lost", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatal("orphan keeps the tracking finalizer")
+	}
+}
+
+func TestIndexesRoundTrip(t *testing.T) {
+	for in, want := range map[string]string{"": "", "0": "0", "0,1,2,5,7-9": "0-2,5,7-9", "3-1,x,4": "4", "8-12": "8,9", "0-1,3": "0,1,3"} {
+		if got := formatIndexes(parseIndexes(in, 10)); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+}
+
+func exitCode(code int32) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(now.Add(-time.Second))},
+		}}}
+	}
+}
+
+func failurePolicy(rules ...batchv1.PodFailurePolicyRule) jobOpt {
+	return func(j *batchv1.Job) { j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: rules} }
+}
+
+func TestPodFailurePolicy(t *testing.T) {
+	policy := failurePolicy(
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}},
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}},
+	)
+
+	// Exit code 42: the Job fails at once, whatever the backoff limit.
+	fx := newFixture(t, newJob(policy, parallel(2), completions(4)), newPod("bad", corev1.PodFailed, exitCode(42)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	c := condition(&j.Status, batchv1.JobFailed)
+	if c == nil || c.Reason != batchv1.JobReasonPodFailurePolicy || !strings.Contains(c.Message, "exit code 42 matching FailJob rule at index 0") {
+		t.Fatalf("failed condition: %+v", c)
+	}
+	if !slices.Equal(fx.deleted(), []string{"run"}) {
+		t.Errorf("deleted %v", fx.deleted())
+	}
+
+	// A disrupted pod is ignored: not counted, replaced at once without back-off.
+	disrupted := newPod("evicted", corev1.PodFailed, exitCode(137), func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
+	})
+	fx = newFixture(t, newJob(policy), disrupted)
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 0 || finished(j) {
+		t.Fatalf("ignored failure counted: %+v", j.Status)
+	}
+	if n := len(fx.created(t)); n != 1 {
+		t.Fatalf("created %d replacements, want 1 without back-off", n)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "evicted", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Error("ignored pod keeps its tracking finalizer")
+	}
+
+	// Any other failure counts as usual.
+	fx = newFixture(t, newJob(policy), newPod("plain", corev1.PodFailed, exitCode(1)))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 1 || finished(j) {
+		t.Fatalf("plain failure: %+v", j.Status)
+	}
+}
+
+func TestSuccessPolicyCompletesEarly(t *testing.T) {
+	leaderOnly := "0"
+	two := int32(2)
+	policy := func(j *batchv1.Job) {
+		j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
+			{SucceededIndexes: &leaderOnly},
+			{SucceededCount: &two},
+		}}
+	}
+	// Index 0 succeeded: rule 0 is met; the still running workers go.
+	fx := newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy),
+		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if c := condition(&j.Status, batchv1.JobComplete); c == nil || c.Reason != batchv1.JobReasonSuccessPolicy || c.Message != "Matched rules at index 0" {
+		t.Fatalf("complete condition: %+v", c)
+	}
+	if len(fx.created(t)) != 0 {
+		t.Error("a job that met its success policy created pods")
+	}
+	fx = newFixture(t, j, newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if !slices.Equal(fx.deleted(), []string{"w1"}) {
+		t.Fatalf("lingering pods deleted: %v", fx.deleted())
+	}
+
+	// Indexes 2 and 3 succeeded: rule 1 (any two) is met.
+	fx = newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy),
+		newPod("w2", corev1.PodSucceeded, index("2")), newPod("w3", corev1.PodSucceeded, index("3")))
+	fx.sync(t, "ns/work")
+	if c := condition(&fx.job(t).Status, batchv1.JobComplete); c == nil || c.Message != "Matched rules at index 1" {
+		t.Fatalf("complete condition: %+v", c)
+	}
+	// One worker only: not yet.
+	fx = newFixture(t, newJob(indexedMode, completions(4), parallel(4), policy), newPod("w2", corev1.PodSucceeded, index("2")))
+	fx.sync(t, "ns/work")
+	if finished(fx.job(t)) {
+		t.Fatal("completed with one of two required indexes")
+	}
+}
+
+func priorFailures(n string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations[batchv1.JobIndexFailureCountAnnotation] = n }
+}
+
+func perIndexLimit(limit int32) jobOpt {
+	return func(j *batchv1.Job) {
+		indexedMode(j)
+		j.Spec.BackoffLimitPerIndex = &limit
+		j.Spec.BackoffLimit = ptrTo(int32(1 << 30))
+	}
+}
+
+func TestBackoffLimitPerIndex(t *testing.T) {
+	// Index 0 failed once (limit 1): replaced, carrying the count. Index 1 failed a second time:
+	// the index fails, no more pods for it. Index 2 runs.
+	fx := newFixture(t, newJob(perIndexLimit(1), completions(3), parallel(3)),
+		newPod("w0", corev1.PodFailed, index("0"), priorFailures("0"), finishedAgo(time.Hour)),
+		newPod("w1", corev1.PodFailed, index("1"), priorFailures("1"), finishedAgo(time.Hour)),
+		newPod("w2", corev1.PodRunning, index("2")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.FailedIndexes == nil || *j.Status.FailedIndexes != "1" || finished(j) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	pods := fx.created(t)
+	if len(pods) != 1 || pods[0].Annotations[batchv1.JobCompletionIndexAnnotation] != "0" || pods[0].Annotations[batchv1.JobIndexFailureCountAnnotation] != "1" {
+		t.Fatalf("replacements: %+v", pods)
+	}
+
+	// Index 0 failed a second ago: it backs off; index 2 has never failed and starts.
+	fx = newFixture(t, newJob(perIndexLimit(1), completions(3), parallel(3)),
+		newPod("w0", corev1.PodFailed, index("0"), priorFailures("0"), finishedAgo(time.Second)),
+		newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if pods := fx.created(t); len(pods) != 1 || pods[0].Annotations[batchv1.JobCompletionIndexAnnotation] != "2" {
+		t.Fatalf("created %+v, want only index 2", pods)
+	}
+
+	// Every index done, one of them failed: the Job fails with FailedIndexes.
+	done := newJob(perIndexLimit(0), completions(3), parallel(3))
+	done.Status.CompletedIndexes, done.Status.Succeeded = "0,2", 2
+	fx = newFixture(t, done, newPod("w1", corev1.PodFailed, index("1"), priorFailures("0"), finishedAgo(time.Hour)))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, batchv1.JobReasonFailedIndexes) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+
+	// maxFailedIndexes 0: the first failed index fails the Job at once.
+	strict := newJob(perIndexLimit(0), completions(3), parallel(3), func(j *batchv1.Job) { j.Spec.MaxFailedIndexes = ptrTo(int32(0)) })
+	fx = newFixture(t, strict, newPod("w1", corev1.PodFailed, index("1"), priorFailures("0"), finishedAgo(time.Hour)), newPod("w0", corev1.PodRunning, index("0")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, batchv1.JobReasonMaxFailedIndexesExceeded) {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if !slices.Equal(fx.deleted(), []string{"w0"}) {
+		t.Errorf("deleted %v", fx.deleted())
+	}
+}

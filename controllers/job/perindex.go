@@ -1,0 +1,84 @@
+package job
+
+import (
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// perIndex reports whether the Job limits failures per index (spec.backoffLimitPerIndex).
+func perIndex(job *batchv1.Job) bool {
+	return indexed(job) && job.Spec.BackoffLimitPerIndex != nil && job.Spec.Completions != nil
+}
+
+// indexFailures is what the pods of one index tell about its failures.
+type indexFailures struct {
+	count  int32     // failures so far (a pod carries the count before it in an annotation)
+	newest time.Time // when the latest failure happened, for the back-off
+	failed bool      // a FailIndex rule of the pod failure policy matched
+}
+
+// failuresByIndex counts each index's failures from its pods: a failed pod's annotation plus one
+// (pods of an index are created one after another, so the highest count is the index's).
+func failuresByIndex(job *batchv1.Job, pods []*corev1.Pod) map[int]*indexFailures {
+	out := map[int]*indexFailures{}
+	completions := *job.Spec.Completions
+	for _, p := range pods {
+		i, ok := completionIndex(p, completions)
+		if !ok || !isFailed(p) || ignoredFailure(job, p) {
+			continue
+		}
+		f := out[i]
+		if f == nil {
+			f = &indexFailures{}
+			out[i] = f
+		}
+		prior, _ := strconv.Atoi(p.Annotations[batchv1.JobIndexFailureCountAnnotation])
+		f.count = max(f.count, int32(prior)+1)
+		if t := failureTime(p); t.After(f.newest) {
+			f.newest = t
+		}
+		if m, ok := matchFailurePolicy(job, p); ok && m.action == batchv1.PodFailurePolicyActionFailIndex {
+			f.failed = true
+		}
+	}
+	return out
+}
+
+// failedIndexes adds to status.failedIndexes every index over its backoff limit (or failed by a
+// FailIndex rule); an index once failed stays failed.
+func failedIndexes(job *batchv1.Job, st *batchv1.JobStatus, failures map[int]*indexFailures) sets.Set[int] {
+	failed := sets.New[int]()
+	if st.FailedIndexes != nil {
+		failed = parseIndexes(*st.FailedIndexes, *job.Spec.Completions)
+	}
+	done := parseIndexes(st.CompletedIndexes, *job.Spec.Completions)
+	for i, f := range failures {
+		if !done.Has(i) && (f.failed || f.count > *job.Spec.BackoffLimitPerIndex) {
+			failed.Insert(i)
+		}
+	}
+	return failed
+}
+
+// perIndexOutcome decides a per-index Job's failure: too many failed indexes, or every index done
+// with some failed.
+func perIndexOutcome(job *batchv1.Job, st *batchv1.JobStatus, failed sets.Set[int]) (reason, message string) {
+	if m := job.Spec.MaxFailedIndexes; m != nil && int32(failed.Len()) > *m {
+		return batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
+	}
+	done := parseIndexes(st.CompletedIndexes, *job.Spec.Completions)
+	if failed.Len() > 0 && int32(done.Union(failed).Len()) >= *job.Spec.Completions {
+		return batchv1.JobReasonFailedIndexes, "Job has failed indexes"
+	}
+	return "", ""
+}
+
+// perIndexState is a per-index Job's view of its indexes during one sync.
+type perIndexState struct {
+	failures map[int]*indexFailures
+	failed   sets.Set[int]
+}

@@ -1,0 +1,227 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/podstate"
+)
+
+// maxCreatesPerSync bounds one sync's creates, as the ReplicaSet controller's burst.
+const maxCreatesPerSync = 500
+
+// managePods creates or deletes pods so that the right number run. It returns how long to wait
+// before creating more when a back-off is in force.
+func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Job, st *batchv1.JobStatus,
+	active, all []*corev1.Pod, succeeded, failed int32, pi *perIndexState) (time.Duration, error) {
+	var excess []*corev1.Pod
+	var toCreate []*int // nil entries: non-indexed pods
+	if indexed(job) {
+		excess, toCreate = planIndexed(job, st, active, pi)
+	} else {
+		want := parallelism(job)
+		switch {
+		case job.Spec.Completions != nil:
+			want = min(want, max(*job.Spec.Completions-succeeded, 0))
+		case succeeded > 0:
+			want = int32(len(active)) // a work queue that has a success: let the rest finish
+		}
+		if d := len(active) - int(want); d > 0 {
+			excess = pickExcess(active, d)
+		}
+		for i := len(active); i < int(want); i++ {
+			toCreate = append(toCreate, nil)
+		}
+	}
+	if len(excess) > 0 {
+		if err := c.deletePods(ctx, key, job, excess); err != nil {
+			return 0, err
+		}
+	}
+	if len(toCreate) == 0 {
+		return 0, nil
+	}
+	var wait time.Duration
+	switch {
+	case pi != nil:
+		// Each index backs off on its own failures.
+		var ready []*int
+		for _, i := range toCreate {
+			f := pi.failures[*i]
+			if f == nil {
+				ready = append(ready, i)
+				continue
+			}
+			if next := f.newest.Add(backoffDelay(c.backoff, f.count)); c.now().Before(next) {
+				if d := next.Sub(c.now()); wait == 0 || d < wait {
+					wait = d
+				}
+				continue
+			}
+			ready = append(ready, i)
+		}
+		toCreate = ready
+	case failed > 0:
+		if next := newestFailure(job, all).Add(backoffDelay(c.backoff, failed)); c.now().Before(next) {
+			return next.Sub(c.now()), nil
+		}
+	}
+	if len(toCreate) > maxCreatesPerSync {
+		toCreate = toCreate[:maxCreatesPerSync]
+	}
+	c.exp.ExpectCreations(key, len(toCreate))
+	var wg sync.WaitGroup
+	errs := make([]error, len(toCreate))
+	for i, idx := range toCreate {
+		var priorFailures int32
+		if pi != nil && pi.failures[*idx] != nil {
+			priorFailures = pi.failures[*idx].count
+		}
+		wg.Go(func() {
+			if errs[i] = c.createPod(ctx, job, idx, priorFailures); errs[i] != nil {
+				c.exp.CreationObserved(key) // never to be observed
+			}
+		})
+	}
+	wg.Wait()
+	return wait, errors.Join(errs...)
+}
+
+// planIndexed returns the active pods to delete (no valid index, a duplicate of another active pod,
+// or an index already completed or failed) and the indexes to start, lowest first, within parallelism.
+func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active []*corev1.Pod, pi *perIndexState) (excess []*corev1.Pod, start []*int) {
+	completions := *job.Spec.Completions
+	done := parseIndexes(st.CompletedIndexes, completions)
+	if pi != nil {
+		done = done.Union(pi.failed) // a failed index is finished too: no pods for it
+	}
+	running := map[int]bool{}
+	// Keep the oldest pod of each index.
+	sorted := append([]*corev1.Pod(nil), active...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
+	})
+	kept := 0
+	for _, p := range sorted {
+		i, ok := completionIndex(p, completions)
+		if !ok || running[i] || done.Has(i) {
+			excess = append(excess, p)
+			continue
+		}
+		running[i] = true
+		kept++
+	}
+	room := int(parallelism(job)) - kept
+	for i := 0; i < int(completions) && len(start) < room; i++ {
+		if !running[i] && !done.Has(i) {
+			start = append(start, ptrTo(i))
+		}
+	}
+	return excess, start
+}
+
+// pickExcess chooses n pods to delete: not yet scheduled or not ready first, then the newest.
+func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
+	sorted := append([]*corev1.Pod(nil), pods...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
+			return a.Spec.NodeName == ""
+		}
+		if podstate.IsReady(a) != podstate.IsReady(b) {
+			return !podstate.IsReady(a)
+		}
+		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+	})
+	return sorted[:n]
+}
+
+// podFor builds a Job's pod from its template: the tracking finalizer, a controller reference and,
+// for an Indexed Job, the completion index as annotation and label and a stable hostname.
+func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
+	t := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    job.Name + "-",
+			Namespace:       job.Namespace,
+			Labels:          t.Labels,
+			Annotations:     t.Annotations,
+			Finalizers:      append(t.Finalizers, batchv1.JobTrackingFinalizer),
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(job, controllerKind)},
+		},
+		Spec: t.Spec,
+	}
+	if index != nil {
+		s := strconv.Itoa(*index)
+		pod.GenerateName = job.Name + "-" + s + "-"
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = s
+		if perIndex(job) {
+			pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(priorFailures))
+		}
+		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
+		if pod.Spec.Hostname == "" {
+			pod.Spec.Hostname = job.Name + "-" + s
+		}
+	}
+	return pod
+}
+
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int, priorFailures int32) error {
+	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index, priorFailures), metav1.CreateOptions{})
+	if err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil
+		}
+		c.recorder.Eventf(job, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		return fmt.Errorf("create pod for job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	c.recorder.Eventf(job, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", created.Name)
+	return nil
+}
+
+func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
+	if len(pods) == 0 {
+		return nil
+	}
+	keys := make([]string, len(pods))
+	for i, p := range pods {
+		keys[i] = p.Namespace + "/" + p.Name
+	}
+	c.exp.ExpectDeletions(key, keys)
+	var wg sync.WaitGroup
+	errs := make([]error, len(pods))
+	for i, p := range pods {
+		wg.Go(func() {
+			uid := p.UID
+			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			switch {
+			case err == nil:
+				c.recorder.Eventf(job, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", p.Name)
+			case apierrors.IsNotFound(err):
+				c.exp.DeletionObserved(key, keys[i]) // its deletion may have been observed already
+			default:
+				c.exp.DeletionObserved(key, keys[i])
+				errs[i] = fmt.Errorf("delete pod %s: %w", keys[i], err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

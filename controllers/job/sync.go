@@ -1,0 +1,440 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/podstate"
+)
+
+// Event reasons and condition reasons, as Kubernetes'.
+const (
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonCompleted            = "Completed"
+	ReasonSuspended            = "Suspended"
+	ReasonResumed              = "Resumed"
+	ReasonSuccessfulCreate     = "SuccessfulCreate"
+	ReasonSuccessfulDelete     = "SuccessfulDelete"
+	ReasonFailedCreate         = "FailedCreate"
+)
+
+func (c *Controller) syncJob(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.jobLister.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.exp.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	job := cached.DeepCopy()
+	selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil || selector.Empty() {
+		c.recorder.Eventf(job, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
+		return nil
+	}
+	satisfied := c.exp.Satisfied(key)
+	pods, err := c.claimPods(ctx, job, selector)
+	if err != nil {
+		return err
+	}
+
+	// 1. Count terminated pods without losing any (see the package doc).
+	job, err = c.trackTerminated(ctx, job, pods)
+	if err != nil {
+		return err
+	}
+	if finished(job) {
+		return c.afterFinished(ctx, key, job, pods)
+	}
+
+	now := c.now()
+	st := job.Status.DeepCopy()
+	active := activePods(pods)
+	succeeded, failed := st.Succeeded, st.Failed
+	if u := st.UncountedTerminatedPods; u != nil {
+		succeeded += int32(len(u.Succeeded))
+		failed += int32(len(u.Failed))
+	}
+	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
+
+	// 2. Suspension.
+	if suspended {
+		if setCondition(st, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now) {
+			c.recorder.Event(job, corev1.EventTypeNormal, ReasonSuspended, "Job suspended")
+		}
+	} else {
+		if cond := condition(st, batchv1.JobSuspended); cond != nil && cond.Status == corev1.ConditionTrue {
+			setCondition(st, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
+			c.recorder.Event(job, corev1.EventTypeNormal, ReasonResumed, "Job resumed")
+			st.StartTime = nil // the active deadline counts from the resumption
+		}
+		if st.StartTime == nil {
+			t := metav1.NewTime(now)
+			st.StartTime = &t
+		}
+	}
+
+	// 3. Has the Job failed or completed?
+	var failReason, failMessage string
+	var pi *perIndexState
+	if perIndex(job) {
+		pi = &perIndexState{failures: failuresByIndex(job, pods)}
+		pi.failed = failedIndexes(job, st, pi.failures)
+		st.FailedIndexes = ptrTo(formatIndexes(pi.failed))
+		failReason, failMessage = perIndexOutcome(job, st, pi.failed)
+	}
+	for _, p := range pods {
+		if failReason != "" {
+			break
+		}
+		if m, ok := matchFailurePolicy(job, p); ok && m.action == batchv1.PodFailurePolicyActionFailJob {
+			failReason, failMessage = batchv1.JobReasonPodFailurePolicy, m.message
+			break
+		}
+	}
+	switch {
+	case failReason != "":
+	case failed > backoffLimit(job):
+		failReason, failMessage = ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
+	case !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil &&
+		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
+		failReason, failMessage = ReasonDeadlineExceeded, "Job was active longer than specified deadline"
+	}
+	completeReason, completeMessage := batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"
+	complete := failReason == "" && isComplete(job, st, succeeded, len(active))
+	if failReason == "" && !complete {
+		if i, ok := successPolicyMet(job, st); ok {
+			complete = true
+			completeReason, completeMessage = batchv1.JobReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i)
+		}
+	}
+
+	var manageErr error
+	switch {
+	case failReason != "":
+		manageErr = c.deletePods(ctx, key, job, active)
+		setCondition(st, batchv1.JobFailureTarget, corev1.ConditionTrue, failReason, failMessage, now)
+		setCondition(st, batchv1.JobFailed, corev1.ConditionTrue, failReason, failMessage, now)
+		c.recorder.Event(job, corev1.EventTypeWarning, failReason, failMessage)
+	case complete:
+		t := metav1.NewTime(now)
+		st.CompletionTime = &t
+		// The pods still running (a success policy met early) are deleted once the Job is finished.
+		setCondition(st, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, completeReason, completeMessage, now)
+		setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now)
+		c.recorder.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
+	case suspended:
+		if satisfied {
+			manageErr = c.deletePods(ctx, key, job, active)
+		}
+	case satisfied && job.DeletionTimestamp == nil:
+		var wait time.Duration
+		wait, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed, pi)
+		if wait > 0 {
+			c.queue.AddAfter(key, wait)
+		}
+	}
+
+	// 4. Status.
+	st.Active = int32(len(active))
+	ready := int32(0)
+	terminating := int32(0)
+	for _, p := range pods {
+		if podstate.IsActive(p) && podstate.IsReady(p) {
+			ready++
+		}
+		if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) {
+			terminating++
+		}
+	}
+	st.Ready = &ready
+	st.Terminating = &terminating
+	if failReason != "" || complete {
+		st.Active, st.Ready = 0, ptrTo(int32(0))
+	}
+	if err := c.updateStatus(ctx, job, st); err != nil {
+		return err
+	}
+	if manageErr != nil {
+		return manageErr
+	}
+	// Wake up at the active deadline.
+	if failReason == "" && !complete && !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil {
+		c.queue.AddAfter(key, time.Until(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second))+100*time.Millisecond)
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func backoffLimit(job *batchv1.Job) int32 {
+	if job.Spec.BackoffLimit == nil {
+		return 6
+	}
+	return *job.Spec.BackoffLimit
+}
+
+func parallelism(job *batchv1.Job) int32 {
+	if job.Spec.Parallelism == nil {
+		return 1
+	}
+	return *job.Spec.Parallelism
+}
+
+func indexed(job *batchv1.Job) bool {
+	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
+}
+
+func isComplete(job *batchv1.Job, st *batchv1.JobStatus, succeeded int32, active int) bool {
+	switch {
+	case job.Spec.Completions == nil:
+		// A work queue: done once some pod succeeded and the others have finished.
+		return succeeded > 0 && active == 0
+	case indexed(job):
+		return int32(parseIndexes(st.CompletedIndexes, *job.Spec.Completions).Len()) >= *job.Spec.Completions
+	}
+	return succeeded >= *job.Spec.Completions
+}
+
+// successPolicyMet evaluates spec.successPolicy of an Indexed Job: the index of the first rule whose
+// succeededIndexes (all of them, or succeededCount of them) or succeededCount of any indexes have
+// completed.
+func successPolicyMet(job *batchv1.Job, st *batchv1.JobStatus) (int, bool) {
+	if job.Spec.SuccessPolicy == nil || !indexed(job) || job.Spec.Completions == nil {
+		return 0, false
+	}
+	done := parseIndexes(st.CompletedIndexes, *job.Spec.Completions)
+	for i, rule := range job.Spec.SuccessPolicy.Rules {
+		var have, want int
+		switch {
+		case rule.SucceededIndexes != nil:
+			set := parseIndexes(*rule.SucceededIndexes, *job.Spec.Completions)
+			have, want = done.Intersection(set).Len(), set.Len()
+		default:
+			have = done.Len()
+		}
+		if rule.SucceededCount != nil {
+			want = int(*rule.SucceededCount)
+		}
+		if want > 0 && have >= want {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// finished: a Complete or Failed condition is true.
+func finished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func finishedAt(job *batchv1.Job) time.Time {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// afterFinished deletes a finished Job's pods that still run, and the Job itself once its
+// ttlSecondsAfterFinished have passed.
+func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
+	if err := c.deletePods(ctx, key, job, activePods(pods)); err != nil {
+		return err
+	}
+	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
+		return nil
+	}
+	expire := finishedAt(job).Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	if left := expire.Sub(c.now()); left > 0 {
+		c.queue.AddAfter(key, left)
+		return nil
+	}
+	// Foreground, as Kubernetes' TTL controller: the pods go first, then the Job.
+	policy := metav1.DeletePropagationForeground
+	uid := job.UID
+	err := c.client.BatchV1().Jobs(job.Namespace).Delete(ctx, job.Name, metav1.DeleteOptions{
+		PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete expired job %s: %w", key, err)
+	}
+	c.log.Info("deleted finished job after its TTL", "job", key)
+	return nil
+}
+
+func activePods(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if podstate.IsActive(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// claimPods lists the pods the Job selects (terminated ones included) and adopts or releases them.
+func (c *Controller) claimPods(ctx context.Context, job *batchv1.Job, selector labels.Selector) ([]*corev1.Pod, error) {
+	all, err := c.podLister.Pods(job.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]metav1.Object, len(all))
+	for i, p := range all {
+		objs[i] = p
+	}
+	cl := controllerref.Claimer{
+		Owner: job, OwnerGVK: controllerKind, Selector: selector,
+		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
+			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		CanAdopt: controllerref.RecheckOwner(job, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+		}),
+	}
+	claimed, err := cl.Claim(ctx, objs)
+	out := make([]*corev1.Pod, len(claimed))
+	for i, o := range claimed {
+		out[i] = o.(*corev1.Pod)
+	}
+	return out, err
+}
+
+func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job, st *batchv1.JobStatus) error {
+	if statusEqual(&job.Status, st) {
+		return nil
+	}
+	next := job.DeepCopy()
+	next.Status = *st
+	_, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	return nil
+}
+
+func statusEqual(a, b *batchv1.JobStatus) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func condition(st *batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets a condition, reporting whether its status changed.
+func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) bool {
+	ts := metav1.NewTime(now)
+	if cur := condition(st, t); cur != nil {
+		if cur.Status == status && cur.Reason == reason && cur.Message == message {
+			return false
+		}
+		changed := cur.Status != status
+		if changed {
+			cur.LastTransitionTime = ts
+		}
+		cur.Status, cur.Reason, cur.Message, cur.LastProbeTime = status, reason, message, ts
+		return changed
+	}
+	if status != corev1.ConditionTrue {
+		return false // an absent condition already reads as not true
+	}
+	st.Conditions = append(st.Conditions, batchv1.JobCondition{
+		Type: t, Status: status, Reason: reason, Message: message, LastProbeTime: ts, LastTransitionTime: ts,
+	})
+	return true
+}
+
+// completionIndex reads a pod's completion index; ok is false when it has none or it is out of range.
+func completionIndex(pod *corev1.Pod, completions int32) (int, bool) {
+	s, found := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+	if !found {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || int32(i) >= completions {
+		return 0, false
+	}
+	return i, true
+}
+
+// failureTime is when a failed pod finished (the latest container termination), for back-off.
+func failureTime(pod *corev1.Pod) time.Time {
+	var t time.Time
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Terminated != nil && s.State.Terminated.FinishedAt.After(t) {
+			t = s.State.Terminated.FinishedAt.Time
+		}
+	}
+	if t.IsZero() && pod.DeletionTimestamp != nil {
+		t = pod.DeletionTimestamp.Time
+	}
+	if t.IsZero() {
+		t = pod.CreationTimestamp.Time
+	}
+	return t
+}
+
+// backoffDelay is the pause after the n-th failure before a replacement pod is created.
+func backoffDelay(base time.Duration, n int32) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := base
+	for i := int32(1); i < n && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoff)
+}
+
+func isFailed(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodFailed || (pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
+}
+
+// newestFailure is the latest failure time among the Job's failed pods still around (failures
+// the pod failure policy ignores do not delay replacements).
+func newestFailure(job *batchv1.Job, pods []*corev1.Pod) time.Time {
+	var t time.Time
+	for _, p := range pods {
+		if isFailed(p) && !ignoredFailure(job, p) {
+			if ft := failureTime(p); ft.After(t) {
+				t = ft
+			}
+		}
+	}
+	return t
+}

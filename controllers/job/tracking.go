@@ -1,0 +1,233 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// trackTerminated records newly terminated pods in status.uncountedTerminatedPods, removes their
+// tracking finalizers, and moves the pods whose finalizer is gone into the counters. Each step is
+// persisted before the next, so a crash in between never loses or double-counts a pod.
+func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (*batchv1.Job, error) {
+	st := job.Status.DeepCopy()
+	if st.UncountedTerminatedPods == nil {
+		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	u := st.UncountedTerminatedPods
+	succ, fail := sets.New(u.Succeeded...), sets.New(u.Failed...)
+	stopping := finished(job) || (job.Spec.Suspend != nil && *job.Spec.Suspend)
+	var completions int32
+	if job.Spec.Completions != nil {
+		completions = *job.Spec.Completions
+	}
+	completed := parseIndexes(st.CompletedIndexes, completions)
+
+	var release []*corev1.Pod // pods whose finalizer can go now
+	recorded := false
+	for _, p := range pods {
+		if !hasTrackingFinalizer(p) {
+			continue
+		}
+		switch {
+		case succ.Has(p.UID) || fail.Has(p.UID):
+			release = append(release, p)
+		case p.Status.Phase == corev1.PodSucceeded:
+			succ.Insert(p.UID)
+			if i, ok := completionIndex(p, completions); ok && indexed(job) {
+				completed.Insert(i)
+			}
+			recorded = true
+			release = append(release, p)
+		case p.Status.Phase == corev1.PodFailed && ignoredFailure(job, p):
+			// The pod failure policy says this failure does not count.
+			release = append(release, p)
+		case p.Status.Phase == corev1.PodFailed:
+			fail.Insert(p.UID)
+			recorded = true
+			release = append(release, p)
+		case p.DeletionTimestamp != nil && stopping:
+			// Deleted because the Job finished or was suspended: not a failure of the pod.
+			release = append(release, p)
+		case p.DeletionTimestamp != nil:
+			fail.Insert(p.UID)
+			recorded = true
+			release = append(release, p)
+		}
+	}
+	if recorded {
+		u.Succeeded, u.Failed = sortedUIDs(succ), sortedUIDs(fail)
+		if indexed(job) {
+			st.CompletedIndexes = formatIndexes(completed)
+		}
+		updated, err := c.writeStatus(ctx, job, st)
+		if err != nil || updated == nil {
+			return job, err
+		}
+		job = updated
+	}
+
+	var errs []string
+	stillHeld := sets.New[types.UID]()
+	for _, p := range pods {
+		if hasTrackingFinalizer(p) {
+			stillHeld.Insert(p.UID)
+		}
+	}
+	for _, p := range release {
+		if err := c.removeTrackingFinalizer(ctx, p); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		stillHeld.Delete(p.UID)
+	}
+
+	// Count every recorded pod that no longer holds a finalizer (released now, or gone).
+	st = job.Status.DeepCopy()
+	if st.UncountedTerminatedPods == nil {
+		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	u = st.UncountedTerminatedPods
+	moved := false
+	keepS, keepF := u.Succeeded[:0:0], u.Failed[:0:0]
+	for _, uid := range u.Succeeded {
+		if stillHeld.Has(uid) {
+			keepS = append(keepS, uid)
+			continue
+		}
+		st.Succeeded++
+		moved = true
+	}
+	for _, uid := range u.Failed {
+		if stillHeld.Has(uid) {
+			keepF = append(keepF, uid)
+			continue
+		}
+		st.Failed++
+		moved = true
+	}
+	if moved {
+		u.Succeeded, u.Failed = keepS, keepF
+		updated, err := c.writeStatus(ctx, job, st)
+		if err != nil {
+			return job, err
+		}
+		if updated != nil {
+			job = updated
+		}
+	}
+	if len(errs) > 0 {
+		return job, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
+	}
+	return job, nil
+}
+
+func ignoredFailure(job *batchv1.Job, pod *corev1.Pod) bool {
+	m, ok := matchFailurePolicy(job, pod)
+	return ok && m.action == batchv1.PodFailurePolicyActionIgnore
+}
+
+// writeStatus writes st and returns the updated Job; nil (no error) when the Job is gone.
+func (c *Controller) writeStatus(ctx context.Context, job *batchv1.Job, st *batchv1.JobStatus) (*batchv1.Job, error) {
+	next := job.DeepCopy()
+	next.Status = *st
+	updated, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	return updated, nil
+}
+
+func sortedUIDs(s sets.Set[types.UID]) []types.UID {
+	out := s.UnsortedList()
+	slices.Sort(out)
+	return out
+}
+
+// removeTrackingFinalizer drops the finalizer with a JSON patch guarded by tests, so a concurrent
+// change to the pod's finalizers makes it fail rather than remove the wrong one.
+func (c *Controller) removeTrackingFinalizer(ctx context.Context, pod *corev1.Pod) error {
+	idx := slices.Index(pod.Finalizers, batchv1.JobTrackingFinalizer)
+	if idx < 0 {
+		return nil
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", idx)
+	body, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": string(pod.UID)},
+		{"op": "test", "path": path, "value": batchv1.JobTrackingFinalizer},
+		{"op": "remove", "path": path},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, body, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// parseIndexes reads status.completedIndexes ("1,3-5,7"), keeping indexes below completions.
+func parseIndexes(s string, completions int32) sets.Set[int] {
+	out := sets.New[int]()
+	if s == "" {
+		return out
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for i := a; i <= b && int32(i) < completions; i++ {
+			if i >= 0 {
+				out.Insert(i)
+			}
+		}
+	}
+	return out
+}
+
+// formatIndexes writes indexes in the compressed form Kubernetes uses: ascending, runs of three or
+// more as "a-b" ("1,3-5,7"; 0 and 1 stay "0,1").
+func formatIndexes(s sets.Set[int]) string {
+	idx := s.UnsortedList()
+	sort.Ints(idx)
+	var parts []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		switch j - i {
+		case 0:
+			parts = append(parts, strconv.Itoa(idx[i]))
+		case 1: // only three or more consecutive indexes are compressed
+			parts = append(parts, strconv.Itoa(idx[i]), strconv.Itoa(idx[j]))
+		default:
+			parts = append(parts, strconv.Itoa(idx[i])+"-"+strconv.Itoa(idx[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,118 @@
+package podgc
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	client *fake.Clientset
+	c      *Controller
+	now    time.Time
+}
+
+// newFixture loads cached objects into the informers; live objects exist only in the API.
+func newFixture(t *testing.T, threshold int, cached []runtime.Object, live ...runtime.Object) *fixture {
+	t.Helper()
+	client := controllertest.NewClient(append(append([]runtime.Object{}, cached...), live...)...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	fx := &fixture{client: client, now: base}
+	c, err := New(client, f.Core().V1().Pods(), f.Core().V1().Nodes(), record.NewFakeRecorder(100),
+		Options{Threshold: threshold, Now: func() time.Time { return fx.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range cached {
+		switch o.(type) {
+		case *corev1.Pod:
+			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		case *corev1.Node:
+			controllertest.Load(t, f.Core().V1().Nodes().Informer(), o)
+		}
+	}
+	client.ClearActions()
+	fx.c = c
+	return fx
+}
+
+// deleted lists deleted pods as name or name! when forced (grace 0).
+func (fx *fixture) deleted() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "pods") {
+		d := a.(k8stesting.DeleteActionImpl)
+		name := d.GetName()
+		if g := d.DeleteOptions.GracePeriodSeconds; g != nil && *g == 0 {
+			name += "!"
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pod(name, node string, phase corev1.PodPhase, age time.Duration) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(base.Add(-age))},
+		Spec:       corev1.PodSpec{NodeName: node},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+}
+
+func node(name string) *corev1.Node { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+
+func TestTerminatedPodsBeyondThresholdOldestFirst(t *testing.T) {
+	fx := newFixture(t, 2, []runtime.Object{node("n1"),
+		pod("old", "n1", corev1.PodSucceeded, 4*time.Hour), pod("older", "n1", corev1.PodFailed, 5*time.Hour),
+		pod("new", "n1", corev1.PodSucceeded, time.Hour), pod("newer", "n1", corev1.PodFailed, time.Minute),
+		pod("running", "n1", corev1.PodRunning, 9*time.Hour)})
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"old", "older"}) {
+		t.Fatalf("deleted %v", got)
+	}
+}
+
+func TestPodsOfGoneNodesAfterQuarantine(t *testing.T) {
+	fx := newFixture(t, -1,
+		[]runtime.Object{node("n1"), pod("alive", "n1", corev1.PodRunning, time.Hour),
+			pod("stranded", "gone", corev1.PodRunning, time.Hour), pod("late", "registering", corev1.PodRunning, time.Hour)},
+		node("registering")) // in the API, not yet in the cache
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v before the quarantine ended", got)
+	}
+	fx.now = base.Add(DefaultQuarantine + time.Second)
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"stranded!"}) {
+		t.Fatalf("deleted %v, want only the pod of the gone node, forced", got)
+	}
+}
+
+func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
+	p := pod("stuck", "", corev1.PodPending, time.Hour)
+	ts := metav1.NewTime(base)
+	p.DeletionTimestamp = &ts
+	held := pod("held", "", corev1.PodPending, time.Hour)
+	held.DeletionTimestamp = &ts
+	held.Finalizers = []string{"example.com/hold"}
+	fx := newFixture(t, -1, []runtime.Object{p, held})
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"stuck!"}) {
+		t.Fatalf("deleted %v", got)
+	}
+}

@@ -1,0 +1,6 @@
+// Package revision keeps the ControllerRevisions of a workload that rolls pods out by template
+// (DaemonSet, StatefulSet): one revision per distinct pod template, named <owner>-<hash>, numbered so
+// the newest template has the highest revision, pruned beyond the owner's history limit when no pod
+// runs it. A revision's data is the template as a strategic merge patch that replaces it, which is
+// what `kubectl rollout undo` applies back to the owner.
+package revision

@@ -1,0 +1,191 @@
+package revision
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/deployment"
+)
+
+// DefaultHistoryLimit is apps/v1's default revisionHistoryLimit.
+const DefaultHistoryLimit = 10
+
+// ErrCollision means a revision with the template's name holds another template: the owner's
+// status.collisionCount must be bumped so the next hash differs.
+var ErrCollision = errors.New("revision: hash collision")
+
+// Data is a template as revision data: {"spec":{"template":{...,"$patch":"replace"}}}.
+func Data(template *corev1.PodTemplateSpec) ([]byte, error) {
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(template)
+	if err != nil {
+		return nil, err
+	}
+	tmpl["$patch"] = "replace"
+	return json.Marshal(map[string]any{"spec": map[string]any{"template": tmpl}})
+}
+
+// Template reads the pod template back from a revision.
+func Template(rev *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
+	var d struct {
+		Spec struct {
+			Template map[string]any `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(rev.Data.Raw, &d); err != nil {
+		return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
+	}
+	delete(d.Spec.Template, "$patch")
+	t := &corev1.PodTemplateSpec{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Spec.Template, t); err != nil {
+		return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
+	}
+	return t, nil
+}
+
+// Hash is the template's hash (as the Deployment controller's pod-template-hash).
+func Hash(template *corev1.PodTemplateSpec, collisionCount *int32) string {
+	return deployment.ComputeHash(template, collisionCount)
+}
+
+// History manages one owner kind's revisions.
+type History struct {
+	Client   kubernetes.Interface
+	Lister   appslisters.ControllerRevisionLister
+	OwnerGVK schema.GroupVersionKind
+	// HashLabel is set on each revision to its hash (controller-revision-hash).
+	HashLabel string
+}
+
+// Owned lists the revisions controlled by owner, oldest revision first.
+func (h *History) Owned(owner metav1.Object) ([]*appsv1.ControllerRevision, error) {
+	all, err := h.Lister.ControllerRevisions(owner.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out []*appsv1.ControllerRevision
+	for _, r := range all {
+		if ref := metav1.GetControllerOf(r); ref != nil && ref.UID == owner.GetUID() {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	return out, nil
+}
+
+// Sync makes sure template has a revision with the highest number and returns it with all owned
+// revisions (oldest first). ErrCollision asks the caller to bump the collision count.
+func (h *History) Sync(ctx context.Context, owner metav1.Object, template *corev1.PodTemplateSpec, collisionCount *int32) (*appsv1.ControllerRevision, []*appsv1.ControllerRevision, error) {
+	owned, err := h.Owned(owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	var maxRev int64
+	for _, r := range owned {
+		maxRev = max(maxRev, r.Revision)
+	}
+	data, err := Data(template)
+	if err != nil {
+		return nil, nil, err
+	}
+	hash := Hash(template, collisionCount)
+	name := owner.GetName() + "-" + hash
+	var current *appsv1.ControllerRevision
+	for _, r := range owned {
+		if r.Name == name {
+			current = r
+		}
+	}
+	switch {
+	case current != nil && !sameJSON(current.Data.Raw, data):
+		return nil, nil, fmt.Errorf("%w: controller revision %s holds another template", ErrCollision, name)
+	case current != nil && current.Revision < maxRev:
+		// Rolled back to an older template: it becomes the newest revision.
+		next := current.DeepCopy()
+		next.Revision = maxRev + 1
+		updated, err := h.Client.AppsV1().ControllerRevisions(owner.GetNamespace()).Update(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("renumber controller revision %s: %w", name, err)
+		}
+		for i, r := range owned {
+			if r.Name == name {
+				owned[i] = updated
+			}
+		}
+		current = updated
+	case current == nil:
+		lbls := map[string]string{}
+		for k, v := range template.Labels {
+			lbls[k] = v
+		}
+		lbls[h.HashLabel] = hash
+		rev := &appsv1.ControllerRevision{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: owner.GetNamespace(), Labels: lbls,
+				OwnerReferences: []metav1.OwnerReference{controllerref.New(owner, h.OwnerGVK)},
+			},
+			Data:     runtime.RawExtension{Raw: data},
+			Revision: maxRev + 1,
+		}
+		created, err := h.Client.AppsV1().ControllerRevisions(owner.GetNamespace()).Create(ctx, rev, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("controller revision %s exists but is not in the cache yet", name)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("create controller revision %s: %w", name, err)
+		}
+		owned = append(owned, created)
+		current = created
+	}
+	sort.Slice(owned, func(i, j int) bool { return owned[i].Revision < owned[j].Revision })
+	return current, owned, nil
+}
+
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// Prune deletes the oldest revisions not in inUse (by name) beyond limit.
+func (h *History) Prune(ctx context.Context, owned []*appsv1.ControllerRevision, inUse map[string]bool, limit int32) error {
+	var unused []*appsv1.ControllerRevision
+	for _, r := range owned {
+		if !inUse[r.Name] {
+			unused = append(unused, r)
+		}
+	}
+	excess := len(unused) - int(limit)
+	if excess <= 0 {
+		return nil
+	}
+	sort.Slice(unused, func(i, j int) bool { return unused[i].Revision < unused[j].Revision })
+	for _, r := range unused[:excess] {
+		err := h.Client.AppsV1().ControllerRevisions(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete old controller revision %s: %w", r.Name, err)
+		}
+	}
+	return nil
+}

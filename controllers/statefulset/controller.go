@@ -1,0 +1,142 @@
+package statefulset
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/revision"
+	"github.com/skiffkube/skiff/controllers/runner"
+)
+
+// Name is the controller's name in logs, events and the manager.
+const Name = "statefulset-controller"
+
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+
+// Options tune the controller; zero values mean the defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Controller reconciles StatefulSets.
+type Controller struct {
+	client    kubernetes.Interface
+	setLister appslisters.StatefulSetLister
+	podLister corelisters.PodLister
+	history   *revision.History
+	synced    []cache.InformerSynced
+	queue     runner.Queue
+	exp       *expectations.Store
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New wires the controller to the informers. Call it before the informer factory is started.
+func New(client kubernetes.Interface, setInformer appsinformers.StatefulSetInformer, revInformer appsinformers.ControllerRevisionInformer,
+	podInformer coreinformers.PodInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || setInformer == nil || revInformer == nil || podInformer == nil || recorder == nil {
+		return nil, fmt.Errorf("statefulset: client, informers and recorder are required")
+	}
+	c := &Controller{
+		client: client, setLister: setInformer.Lister(), podLister: podInformer.Lister(),
+		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
+			HashLabel: appsv1.ControllerRevisionHashLabelKey},
+		synced:   []cache.InformerSynced{setInformer.Informer().HasSynced, revInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		queue:    runner.NewQueue(Name),
+		exp:      expectations.New(0, opts.Now),
+		recorder: recorder, log: opts.Logger, now: opts.Now,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if _, err := setInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: func(obj any) {
+			if key, ok := runner.KeyOf(obj); ok {
+				c.exp.Forget(key)
+				c.queue.Add(key)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
+		UpdateFunc: func(_, cur any) { c.podChanged(cur, false, false) },
+		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run processes StatefulSets with the given number of workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, ok := runner.KeyOf(obj); ok {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) setOf(pod *corev1.Pod) *appsv1.StatefulSet {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return nil
+	}
+	set, err := c.setLister.StatefulSets(pod.Namespace).Get(ref.Name)
+	if err != nil || set.UID != ref.UID {
+		return nil
+	}
+	return set
+}
+
+func (c *Controller) podChanged(obj any, added, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	set := c.setOf(pod)
+	if set == nil {
+		return
+	}
+	key := set.Namespace + "/" + set.Name
+	switch {
+	case deleted || pod.DeletionTimestamp != nil:
+		c.exp.DeletionObserved(key, pod.Namespace+"/"+pod.Name)
+	case added:
+		c.exp.CreationObserved(key)
+	}
+	c.queue.Add(key)
+	if set.Spec.MinReadySeconds > 0 {
+		c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second+time.Second)
+	}
+}

@@ -1,0 +1,373 @@
+package statefulset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/revision"
+)
+
+// Event reasons, as Kubernetes'.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonClaimsNotServed  = "VolumeClaimTemplatesNotSupported"
+)
+
+// Pod labels Kubernetes puts on StatefulSet pods.
+const (
+	podNameLabel  = appsv1.StatefulSetPodNameLabel // statefulset.kubernetes.io/pod-name
+	podIndexLabel = appsv1.PodIndexLabel           // apps.kubernetes.io/pod-index
+)
+
+// revisions is what a sync knows about templates.
+type revisions struct {
+	current, update                 *appsv1.ControllerRevision
+	currentTemplate, updateTemplate *corev1.PodTemplateSpec
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.setLister.StatefulSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.exp.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	set := cached.DeepCopy()
+	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil || selector.Empty() {
+		c.recorder.Eventf(set, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
+		return nil
+	}
+	satisfied := c.exp.Satisfied(key)
+	pods, err := c.claimPods(ctx, set, selector)
+	if err != nil {
+		return err
+	}
+	if set.DeletionTimestamp != nil {
+		return nil // the garbage collector removes the pods
+	}
+	revs, err := c.syncRevisions(ctx, set, pods)
+	if err != nil {
+		return err
+	}
+	byOrdinal := map[int]*corev1.Pod{}
+	for _, p := range pods {
+		if i, ok := ordinalOf(set, p); ok {
+			byOrdinal[i] = p
+		}
+	}
+	var manageErr error
+	if satisfied {
+		manageErr = c.manage(ctx, key, set, revs, byOrdinal)
+	}
+	if err := c.updateStatus(ctx, set, revs, byOrdinal); err != nil {
+		return err
+	}
+	return manageErr
+}
+
+// ordinalOf parses <set>-<ordinal> from a pod's name.
+func ordinalOf(set *appsv1.StatefulSet, pod *corev1.Pod) (int, bool) {
+	s, ok := strings.CutPrefix(pod.Name, set.Name+"-")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || strconv.Itoa(i) != s {
+		return 0, false
+	}
+	return i, true
+}
+
+func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) ([]*corev1.Pod, error) {
+	all, err := c.podLister.Pods(set.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]metav1.Object, len(all))
+	for i, p := range all {
+		objs[i] = p
+	}
+	cl := controllerref.Claimer{
+		Owner: set, OwnerGVK: controllerKind, Selector: selector,
+		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
+			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		CanAdopt: controllerref.RecheckOwner(set, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
+		}),
+	}
+	claimed, err := cl.Claim(ctx, objs)
+	out := make([]*corev1.Pod, len(claimed))
+	for i, o := range claimed {
+		out[i] = o.(*corev1.Pod)
+	}
+	return out, err
+}
+
+// syncRevisions records the template as the update revision and finds the current one.
+func (c *Controller) syncRevisions(ctx context.Context, set *appsv1.StatefulSet, pods []*corev1.Pod) (revisions, error) {
+	update, owned, err := c.history.Sync(ctx, set, &set.Spec.Template, set.Status.CollisionCount)
+	if errors.Is(err, revision.ErrCollision) {
+		next := set.DeepCopy()
+		cc := int32(1)
+		if set.Status.CollisionCount != nil {
+			cc = *set.Status.CollisionCount + 1
+		}
+		next.Status.CollisionCount = &cc
+		if _, uerr := c.client.AppsV1().StatefulSets(set.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); uerr != nil {
+			return revisions{}, uerr
+		}
+		return revisions{}, fmt.Errorf("%w; collision count now %d", err, cc)
+	}
+	if err != nil {
+		return revisions{}, err
+	}
+	r := revisions{update: update, current: update, updateTemplate: &set.Spec.Template, currentTemplate: &set.Spec.Template}
+	for _, rev := range owned {
+		if rev.Name == set.Status.CurrentRevision && rev.Name != update.Name {
+			t, err := revision.Template(rev)
+			if err != nil {
+				return revisions{}, err
+			}
+			r.current, r.currentTemplate = rev, t
+		}
+	}
+	inUse := map[string]bool{r.current.Name: true, r.update.Name: true}
+	for _, p := range pods {
+		inUse[p.Labels[appsv1.ControllerRevisionHashLabelKey]] = true
+	}
+	limit := int32(revision.DefaultHistoryLimit)
+	if set.Spec.RevisionHistoryLimit != nil {
+		limit = *set.Spec.RevisionHistoryLimit
+	}
+	return r, c.history.Prune(ctx, owned, inUse, limit)
+}
+
+func replicasOf(set *appsv1.StatefulSet) int {
+	if set.Spec.Replicas == nil {
+		return 1
+	}
+	return int(*set.Spec.Replicas)
+}
+
+func partitionOf(set *appsv1.StatefulSet) int {
+	ru := set.Spec.UpdateStrategy.RollingUpdate
+	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil || ru.Partition == nil {
+		return 0
+	}
+	return int(*ru.Partition)
+}
+
+func (c *Controller) healthy(set *appsv1.StatefulSet, p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning &&
+		podstate.IsAvailable(p, set.Spec.MinReadySeconds, c.now())
+}
+
+func revisionOf(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisionHashLabelKey] }
+
+// manage takes the next steps towards the declared state: create missing and replace failed pods,
+// remove pods beyond replicas, then roll pods at or above the partition to the update revision. Under
+// OrderedReady it takes one step and waits for the set to be healthy before the next.
+func (c *Controller) manage(ctx context.Context, key string, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) error {
+	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	replicas, partition := replicasOf(set), partitionOf(set)
+
+	var errs []error
+	// 1. Ordinals below replicas: create what is missing, replace failed pods.
+	for i := 0; i < replicas; i++ {
+		p := byOrdinal[i]
+		switch {
+		case p == nil:
+			rev, tmpl := revs.update, revs.updateTemplate
+			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && i < partition {
+				rev, tmpl = revs.current, revs.currentTemplate
+			}
+			if err := c.createPod(ctx, key, set, i, rev, tmpl); err != nil || ordered {
+				return err
+			}
+		case p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil:
+			if err := c.deletePod(ctx, key, set, p); err != nil || ordered {
+				return err
+			}
+		case ordered && !c.healthy(set, p):
+			return nil // wait for this pod before touching the next
+		}
+	}
+	// 2. Ordinals at or above replicas go, highest first.
+	var condemned []*corev1.Pod
+	for i, p := range byOrdinal {
+		if i >= replicas {
+			condemned = append(condemned, p)
+		}
+	}
+	sort.Slice(condemned, func(a, b int) bool { return condOrd(set, condemned[a]) > condOrd(set, condemned[b]) })
+	for _, p := range condemned {
+		if p.DeletionTimestamp != nil {
+			if ordered {
+				return nil // one at a time: wait for it to be gone
+			}
+			continue
+		}
+		if err := c.deletePod(ctx, key, set, p); err != nil {
+			errs = append(errs, err)
+		}
+		if ordered {
+			return errors.Join(errs...)
+		}
+	}
+	if len(errs) > 0 || len(condemned) > 0 {
+		return errors.Join(errs...)
+	}
+	// 3. Rolling update, highest ordinal first, one pod at a time and only while the set is healthy.
+	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return nil
+	}
+	for i := 0; i < replicas; i++ {
+		if p := byOrdinal[i]; p == nil || !c.healthy(set, p) {
+			return nil
+		}
+	}
+	for i := replicas - 1; i >= partition; i-- {
+		if p := byOrdinal[i]; revisionOf(p) != revs.update.Name {
+			return c.deletePod(ctx, key, set, p) // recreated at the update revision by step 1
+		}
+	}
+	return nil
+}
+
+func condOrd(set *appsv1.StatefulSet, p *corev1.Pod) int {
+	i, _ := ordinalOf(set, p)
+	return i
+}
+
+// podFor builds pod <set>-<ordinal> from a revision's template.
+func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) *corev1.Pod {
+	t := tmpl.DeepCopy()
+	name := fmt.Sprintf("%s-%d", set.Name, ordinal)
+	lbls := map[string]string{}
+	for k, v := range t.Labels {
+		lbls[k] = v
+	}
+	lbls[appsv1.ControllerRevisionHashLabelKey] = rev.Name
+	lbls[podNameLabel] = name
+	lbls[podIndexLabel] = strconv.Itoa(ordinal)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: set.Namespace, Labels: lbls, Annotations: t.Annotations, Finalizers: t.Finalizers,
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(set, controllerKind)},
+		},
+		Spec: t.Spec,
+	}
+	pod.Spec.Hostname = name
+	if set.Spec.ServiceName != "" {
+		pod.Spec.Subdomain = set.Spec.ServiceName
+	}
+	return pod
+}
+
+func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) error {
+	pod := podFor(set, ordinal, rev, tmpl)
+	if len(set.Spec.VolumeClaimTemplates) > 0 {
+		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonClaimsNotServed,
+			"volumeClaimTemplates ignored for Pod %s: this server does not serve persistentvolumeclaims", pod.Name)
+	}
+	c.exp.ExpectCreations(key, 1)
+	_, err := c.client.CoreV1().Pods(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		c.exp.CreationObserved(key)
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil
+		}
+		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		return fmt.Errorf("create pod %s/%s: %w", set.Namespace, pod.Name, err)
+	}
+	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Pod %s in StatefulSet %s successful", pod.Name, set.Name)
+	return nil
+}
+
+func (c *Controller) deletePod(ctx context.Context, key string, set *appsv1.StatefulSet, pod *corev1.Pod) error {
+	podKey := pod.Namespace + "/" + pod.Name
+	c.exp.ExpectDeletions(key, []string{podKey})
+	uid := pod.UID
+	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil {
+		c.exp.DeletionObserved(key, podKey)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("delete pod %s: %w", podKey, err)
+	}
+	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulDelete, "delete Pod %s in StatefulSet %s successful", pod.Name, set.Name)
+	return nil
+}
+
+func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) error {
+	now := c.now()
+	st := set.Status.DeepCopy()
+	var replicas, ready, available, current, updated int32
+	for _, p := range byOrdinal {
+		replicas++
+		if p.Status.Phase == corev1.PodRunning && podstate.IsReady(p) {
+			ready++
+			if podstate.IsAvailable(p, set.Spec.MinReadySeconds, now) {
+				available++
+			}
+		}
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if revisionOf(p) == revs.current.Name {
+			current++
+		}
+		if revisionOf(p) == revs.update.Name {
+			updated++
+		}
+	}
+	st.Replicas, st.ReadyReplicas, st.AvailableReplicas = replicas, ready, available
+	st.CurrentReplicas, st.UpdatedReplicas = current, updated
+	st.CurrentRevision, st.UpdateRevision = revs.current.Name, revs.update.Name
+	st.ObservedGeneration = set.Generation
+	// A finished rolling update makes the update revision current.
+	want := int32(replicasOf(set))
+	if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && updated == want && ready == want && replicas == want {
+		st.CurrentRevision, st.CurrentReplicas = st.UpdateRevision, updated
+	}
+	if apiequality.Semantic.DeepEqual(&set.Status, st) {
+		return nil
+	}
+	next := set.DeepCopy()
+	next.Status = *st
+	_, err := c.client.AppsV1().StatefulSets(set.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of statefulset %s/%s: %w", set.Namespace, set.Name, err)
+	}
+	return nil
+}

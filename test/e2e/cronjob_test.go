@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const everyMinute = `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick, namespace: default}
+spec:
+  schedule: "* * * * *"
+  timeZone: Europe/Berlin
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    spec:
+      template:
+        metadata:
+          annotations: {hollow.skiff.dev/exit-after: 1s}
+        spec:
+          restartPolicy: Never
+          containers: [{name: tick, image: example.com/tick:1}]
+`
+
+// A CronJob on hollow nodes: within a minute its schedule creates a Job,
+// whose pod completes; the CronJob's status follows.
+func TestCronJobSchedulesJobs(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 33)
+	startHollowNodes(t, s, "--count", "1", "--node-name", "hollow")
+	eventually(t, k, []string{"hollow"}, "get", "nodes")
+
+	k.okIn(everyMinute, "apply", "-f", "-")
+	deadline := time.Now().Add(90 * time.Second)
+	var job string
+	for job == "" {
+		out, _ := k.run("", "get", "jobs", "-o", "jsonpath={.items[*].metadata.name}")
+		if f := strings.Fields(out); len(f) > 0 {
+			job = f[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no job scheduled within 90s")
+		}
+		time.Sleep(time.Second)
+	}
+	if !strings.HasPrefix(job, "tick-") {
+		t.Fatalf("job name %q", job)
+	}
+	k.ok("wait", "--for=condition=complete", "job/"+job, "--timeout=60s")
+	eventually(t, k, []string{"T"}, "get", "cronjob", "tick", "-o", "jsonpath={.status.lastSuccessfulTime}")
+	contains(t, "cronjob status", k.ok("get", "cronjob", "tick", "-o", "jsonpath={.status.lastScheduleTime}"), "T")
+	contains(t, "events", k.ok("describe", "cronjob", "tick"), "SuccessfulCreate", "SawCompletedJob")
+}
