@@ -24,6 +24,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/discovery"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/apiserver/metrics"
+	"github.com/skiffkube/skiff/apiserver/nodeproxy"
 	"github.com/skiffkube/skiff/apiserver/registry"
 )
 
@@ -62,6 +63,11 @@ type Config struct {
 	// ServiceCIDR and NodePortRange are the ranges Services get their
 	// cluster IPs and node ports from; empty takes allocator's defaults.
 	ServiceCIDR, NodePortRange string
+	// NodeClientTLS is how the API server reaches node APIs for pods/log,
+	// exec, attach and portforward: its client certificate (the one nodes
+	// admit) and the CA that signed the nodes' serving certificates. nil
+	// answers those subresources with 503.
+	NodeClientTLS *tls.Config
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger
@@ -124,7 +130,15 @@ func New(cfg Config) (*Server, error) {
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))
-	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger})
+	var nodes endpoints.NodeProxy
+	if cfg.NodeClientTLS != nil {
+		p, err := nodeproxy.New(cfg.NodeClientTLS, endpoints.WriteError)
+		if err != nil {
+			return nil, err
+		}
+		nodes = p
+	}
+	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NodeProxy: nodes})
 	if err != nil {
 		return nil, err
 	}

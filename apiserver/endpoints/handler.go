@@ -41,6 +41,9 @@ type Config struct {
 	Registry   *registry.Registry
 	Authorizer authz.Authorizer
 	Logger     *slog.Logger
+	// NodeProxy serves pods/log, exec, attach and portforward from the
+	// pod's node; nil answers them with 503.
+	NodeProxy NodeProxy
 	// MaxWatchTimeout caps (and, when the client gives none, picks a random
 	// value below) a watch's duration; 0 means 30 minutes.
 	MaxWatchTimeout time.Duration
@@ -54,6 +57,7 @@ type Handler struct {
 	log             *slog.Logger
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
+	nodes           NodeProxy
 }
 
 // New returns a handler. Store and Registry are required.
@@ -70,7 +74,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers()}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), nodes: cfg.NodeProxy}, nil
 }
 
 // request is one resource request in flight.
@@ -124,6 +128,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.authorize(req); err != nil {
 		writeError(w, err, nil)
+		return
+	}
+	if _, onNode := nodeSubresources[info.Subresource]; onNode {
+		// Streams are hijacked and proxied whole: no body limit.
+		if err := h.serveNodeSubresource(req); err != nil {
+			writeError(w, err, req.warnings)
+		}
 		return
 	}
 	if r.Body != nil && r.Method != http.MethodGet {

@@ -95,6 +95,15 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 			})
 		}()
 	}
+	if !cfg.DisableAgent {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			supervise(ctx, "agent", log, func(ctx context.Context) error {
+				return runEmbeddedAgent(ctx, cfg, api.rest, api.bundle, log)
+			})
+		}()
+	}
 	if !cfg.DisableScheduler {
 		loops.Add(1)
 		go func() {
@@ -119,9 +128,10 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 
 // runningAPI is the API server started by startAPIServer.
 type runningAPI struct {
-	url  string
-	rest *rest.Config // admin client configuration for in-process components
-	done chan error   // receives Run's result once it returns
+	url    string
+	rest   *rest.Config // admin client configuration for in-process components
+	bundle *pki.Bundle  // the cluster PKI (the embedded agent's certificate)
+	done   chan error   // receives Run's result once it returns
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -132,20 +142,25 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	if err != nil {
 		return nil, fmt.Errorf("preparing the cluster certificates: %w", err)
 	}
+	nodeTLS, err := nodeAPIClientTLS(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the node API client certificate: %w", err)
+	}
 	srv, err := apiserver.New(apiserver.Config{
-		Store:       store,
-		TLS:         bundle.ServerTLSConfig(),
-		ClientCA:    bundle.CAPool(),
-		Tokens:      map[string]authn.User{cfg.Token: {Name: "admin", Groups: []string{authn.GroupMasters}}},
-		BindAddress: cfg.ListenAddress(),
-		ServiceCIDR: cfg.ServiceCIDR,
-		GitCommit:   commit(),
-		Logger:      log,
+		NodeClientTLS: nodeTLS,
+		Store:         store,
+		TLS:           bundle.ServerTLSConfig(),
+		ClientCA:      bundle.CAPool(),
+		Tokens:        map[string]authn.User{cfg.Token: {Name: "admin", Groups: []string{authn.GroupMasters}}},
+		BindAddress:   cfg.ListenAddress(),
+		ServiceCIDR:   cfg.ServiceCIDR,
+		GitCommit:     commit(),
+		Logger:        log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), rest: bundle.AdminRESTConfig(srv.URL()), done: make(chan error, 1)}
+	api := &runningAPI{url: srv.URL(), rest: bundle.AdminRESTConfig(srv.URL()), bundle: bundle, done: make(chan error, 1)}
 	go func() { api.done <- srv.Run(ctx) }()
 	select {
 	case <-srv.Ready():
