@@ -68,14 +68,22 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer runs the skiff binary on a fresh data dir until the test ends.
+// startServer runs the skiff binary on a fresh data dir until the test ends,
+// without a node agent.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	dir := t.TempDir()
+	return startServerIn(t, t.TempDir(), "--disable-agent")
+}
+
+// startServerIn runs the skiff binary on dir with extra flags until the
+// test ends.
+func startServerIn(t *testing.T, dir string, extra ...string) *server {
+	t.Helper()
 	port := freePort(t)
 	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
-	s.cmd = exec.Command(skiffBin, "server", "--data-dir", dir, "--bind-address", "127.0.0.1",
-		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig, "--disable-agent")
+	args := append([]string{"server", "--data-dir", dir, "--bind-address", "127.0.0.1",
+		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig}, extra...)
+	s.cmd = exec.Command(skiffBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting skiff: %v", err)
@@ -86,7 +94,7 @@ func startServer(t *testing.T) *server {
 		_ = s.cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(20 * time.Second):
 			_ = s.cmd.Process.Kill()
 			<-exited
 		}

@@ -1,0 +1,299 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiffkube/skiff/kubelet/nodetest"
+	"github.com/skiffkube/skiff/kubelet/testimage"
+)
+
+const nodeName = "e2e-node"
+
+// startNodeServer runs `skiff server` with its embedded agent on real
+// containerd, with the test image in <data-dir>/agent/images, and waits for
+// the node to be Ready.
+func startNodeServer(t *testing.T) (*server, *kubectl) {
+	t.Helper()
+	nodetest.RequireContainerd(t)
+	dir := t.TempDir()
+	images := filepath.Join(dir, "agent", "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testimage.Build(t, images)
+	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)))
+	k := newKubectl(t, s, 33)
+	// Runs before the server stops: pods go through the agent, so a failed
+	// test leaves no containers running on this machine.
+	t.Cleanup(func() {
+		for _, args := range [][]string{
+			{"delete", "deployments,replicasets", "--all", "--timeout=30s"},
+			{"delete", "pods", "--all", "--grace-period=1", "--timeout=60s"},
+		} {
+			if out, err := k.run("", args...); err != nil {
+				t.Logf("cleaning up: kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
+	waitFor(t, k, 60*time.Second, "node Ready", func(out string) bool { return out == "True" },
+		"get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	return s, k
+}
+
+// waitFor retries a kubectl command until ok accepts its output.
+func waitFor(t *testing.T, k *kubectl, timeout time.Duration, what string, ok func(string) bool, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := k.run("", args...)
+		out = strings.TrimSpace(out)
+		if err == nil && ok(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v; last output of kubectl %s:\n%s", what, timeout, strings.Join(args, " "), out)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func podManifest(name, spec string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+%s`, name, spec)
+}
+
+// Real pods through the embedded agent, driven by kubectl 1.33: a
+// deployment that serves on its pod IP, logs (also of the previous
+// container after a liveness restart), exec with exit codes, port-forward,
+// CrashLoopBackOff, OOMKilled, a missing image, graceful deletion, and
+// nothing left behind.
+func TestRealPodsWithEmbeddedAgent(t *testing.T) {
+	s, k := startNodeServer(t)
+
+	k.okIn(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: app
+        image: `+testimage.Ref+`
+        args: ["serve", ":8080"]
+        ports: [{containerPort: 8080}]
+        readinessProbe:
+          httpGet: {path: /healthz, port: 8080}
+          periodSeconds: 1
+`, "apply", "-f", "-")
+	k.ok("rollout", "status", "deployment/web", "--timeout=90s")
+	pod := k.ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
+	ip := k.ok("get", "pod", pod, "-o", "jsonpath={.status.podIP}")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz")
+	if err != nil {
+		t.Fatalf("GET the pod on its IP %s: %v", ip, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "ok" {
+		t.Errorf("pod answered %q", body)
+	}
+
+	t.Run("logs", func(t *testing.T) {
+		contains(t, "kubectl logs", k.ok("logs", pod), "serving on :8080")
+		contains(t, "kubectl logs deployment", k.ok("logs", "deployment/web", "--timestamps"), "Z serving on :8080")
+		out, _ := k.run("", "logs", pod, "--previous")
+		contains(t, "kubectl logs --previous without a restart", out, "previous terminated container")
+	})
+
+	t.Run("exec", func(t *testing.T) {
+		contains(t, "kubectl exec", k.ok("exec", pod, "--", "/app", "echo", "hello", "from", "exec"), "hello from exec")
+		out, err := k.run("", "exec", pod, "--", "/app", "crash", "3")
+		var exit *exec.ExitError
+		if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Errorf("exec of a command exiting 3: err %v, output:\n%s", err, out)
+		}
+		contains(t, "kubectl exec stdin", k.okIn("piped through\n", "exec", "-i", pod, "--", "/app", "cat"), "piped through")
+		// kubectl 1.33 speaks WebSocket v5 (translated to SPDY for the
+		// node); 1.27 speaks SPDY, passed straight through.
+		old := newKubectl(t, s, 27)
+		contains(t, "kubectl 1.27 exec", old.ok("exec", pod, "--", "/app", "echo", "over", "spdy"), "over spdy")
+		out, err = old.run("", "exec", pod, "--", "/app", "crash", "4")
+		if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 4 {
+			t.Errorf("kubectl 1.27 exec of a command exiting 4: err %v, output:\n%s", err, out)
+		}
+	})
+
+	t.Run("port-forward", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "port-forward", "pod/"+pod, ":8080")
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = cmd.Wait() }()
+		re := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+)`)
+		sc := bufio.NewScanner(stdout)
+		port := ""
+		for port == "" && sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				port = m[1]
+			}
+		}
+		if port == "" {
+			t.Fatal("kubectl port-forward never said where it listens")
+		}
+		go io.Copy(io.Discard, stdout)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://127.0.0.1:" + port + "/healthz")
+		if err != nil {
+			t.Fatalf("through port-forward: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.TrimSpace(string(body)) != "ok" {
+			t.Errorf("through port-forward: %q", body)
+		}
+	})
+
+	// Pods that go wrong in the ways a node must report.
+	k.okIn(podManifest("liveness", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+    livenessProbe:
+      httpGet: {path: /healthz, port: 9999}
+      periodSeconds: 1
+      failureThreshold: 2
+`), "apply", "-f", "-")
+	k.okIn(podManifest("crasher", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["crash", "1"]
+`), "apply", "-f", "-")
+	k.okIn(podManifest("hog", `  restartPolicy: Never
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["hog"]
+    resources:
+      limits: {memory: 32Mi}
+`), "apply", "-f", "-")
+	k.okIn(podManifest("missing-image", `  containers:
+  - name: app
+    image: skiff.test/does-not-exist:v1
+`), "apply", "-f", "-")
+
+	t.Run("liveness restart and logs --previous", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "a liveness restart", func(out string) bool { return out != "" && out != "0" },
+			"get", "pod", "liveness", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+		contains(t, "kubectl logs --previous", k.ok("logs", "liveness", "--previous"), "serving on :8080")
+	})
+	t.Run("CrashLoopBackOff", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "CrashLoopBackOff", func(out string) bool { return out == "CrashLoopBackOff" },
+			"get", "pod", "crasher", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+		contains(t, "crasher's last state", k.ok("get", "pod", "crasher", "-o", "jsonpath={.status.containerStatuses[0].lastState.terminated.reason} {.status.containerStatuses[0].lastState.terminated.exitCode}"), "Error 1")
+	})
+	t.Run("OOMKilled", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "OOMKilled", func(out string) bool { return out == "OOMKilled" },
+			"get", "pod", "hog", "-o", "jsonpath={.status.containerStatuses[0].state.terminated.reason}")
+	})
+	t.Run("missing image", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "ErrImagePull or ImagePullBackOff", func(out string) bool { return out == "ErrImagePull" || out == "ImagePullBackOff" },
+			"get", "pod", "missing-image", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+	})
+
+	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
+		// serve exits on SIGTERM: deleting it with a long grace period
+		// returns long before the period. block ignores SIGTERM: it goes
+		// only when the grace period ends with SIGKILL.
+		k.okIn(podManifest("term", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+		k.okIn(podManifest("stubborn", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["block"]
+`), "apply", "-f", "-")
+		for _, p := range []string{"term", "stubborn"} {
+			waitFor(t, k, 60*time.Second, p+" running", func(out string) bool { return out == "Running" }, "get", "pod", p, "-o", "jsonpath={.status.phase}")
+		}
+		start := time.Now()
+		k.ok("delete", "pod", "term", "--grace-period=30", "--timeout=60s")
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("deleting a pod that exits on SIGTERM took %v of its 30s grace period", d)
+		}
+		start = time.Now()
+		k.ok("delete", "pod", "stubborn", "--grace-period=3", "--timeout=60s")
+		if d := time.Since(start); d < 3*time.Second {
+			t.Errorf("a pod ignoring SIGTERM went in %v, before its 3s grace period ended", d)
+		}
+	})
+
+	t.Run("nothing left after deleting everything", func(t *testing.T) {
+		// skiff has no garbage collector yet: scale to zero, then the
+		// deployment and its ReplicaSet go explicitly.
+		k.ok("scale", "deployment", "web", "--replicas=0")
+		k.ok("delete", "deployment", "web", "--timeout=30s")
+		k.ok("delete", "replicasets", "-l", "app=web", "--timeout=30s")
+		k.ok("delete", "pods", "--all", "--grace-period=1", "--timeout=90s")
+		waitFor(t, k, 60*time.Second, "no pods", func(out string) bool { return out == "" }, "get", "pods", "-o", "name")
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			left := leftovers(t)
+			if left == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind after every pod is gone:\n%s", left)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+}
+
+// leftovers lists skiff's network namespaces and containerd containers.
+func leftovers(t *testing.T) string {
+	t.Helper()
+	var left []string
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "skiff-") {
+			left = append(left, "netns "+e.Name())
+		}
+	}
+	out, err := exec.Command("ctr", "--namespace", "skiff", "containers", "list", "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ctr containers list: %v\n%s", err, out)
+	}
+	for _, id := range strings.Fields(string(out)) {
+		left = append(left, "container "+id)
+	}
+	return strings.Join(left, "\n")
+}
