@@ -126,6 +126,16 @@ spec:
 		contains(t, "kubectl logs deployment", k.ok("logs", "deployment/web", "--timestamps"), "Z serving on :8080")
 		out, _ := k.run("", "logs", pod, "--previous")
 		contains(t, "kubectl logs --previous without a restart", out, "previous terminated container")
+		// -f streams until stopped: what came so far arrives at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		follow, _ := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "logs", "-f", pod).Output()
+		if ctx.Err() == nil {
+			t.Errorf("kubectl logs -f of a running container ended by itself: %q", follow)
+		}
+		contains(t, "kubectl logs -f", string(follow), "serving on :8080")
+		contains(t, "kubectl logs --tail", k.ok("logs", pod, "--tail=1", "--since=1h"), "serving on :8080")
+		contains(t, "kubectl logs of a bad container", k.fails("", "logs", pod, "-c", "nope"), "container nope is not valid for pod "+pod)
 	})
 
 	t.Run("exec", func(t *testing.T) {
@@ -296,4 +306,15 @@ func leftovers(t *testing.T) string {
 		left = append(left, "container "+id)
 	}
 	return strings.Join(left, "\n")
+}
+
+// Without containerd the embedded agent's node registers but is NotReady
+// and says why; the rest of the server works.
+func TestNodeNotReadyWithoutContainerd(t *testing.T) {
+	s := startServerIn(t, t.TempDir(), "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)),
+		"--containerd-socket", "/nonexistent/containerd.sock")
+	k := newKubectl(t, s, 33)
+	waitFor(t, k, 60*time.Second, "NotReady with the reason", func(out string) bool {
+		return strings.HasPrefix(out, "False ") && strings.Contains(out, "containerd socket /nonexistent/containerd.sock not found")
+	}, "get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
 }
