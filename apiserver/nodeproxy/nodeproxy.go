@@ -226,6 +226,11 @@ type responder struct {
 }
 
 func (rs responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		rs.write(w, err) // e.g. "Upgrade request required"
+		return
+	}
 	rs.write(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error proxying to the node API: %v", err)))
 }
 
