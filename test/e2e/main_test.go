@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 
 // needOrSkip skips a test whose prerequisite is missing, except in CI
 // (CI=true), where nothing may skip.
-func needOrSkip(t *testing.T, format string, args ...any) {
+func needOrSkip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if os.Getenv("CI") == "true" {
@@ -59,7 +59,7 @@ type server struct {
 	log        *bytes.Buffer
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func startServer(t *testing.T) *server {
 
 // startServerIn runs the skiff binary on dir with extra flags until the
 // test ends.
-func startServerIn(t *testing.T, dir string, extra ...string) *server {
+func startServerIn(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
 	port := freePort(t)
 	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
@@ -127,13 +127,13 @@ func startServerIn(t *testing.T, dir string, extra ...string) *server {
 
 // kubectl runs one kubectl release against a server with its own cache dir.
 type kubectl struct {
-	t        *testing.T
+	t        testing.TB
 	bin      string
 	kc       string
 	cacheDir string
 }
 
-func newKubectl(t *testing.T, s *server, minor int) *kubectl {
+func newKubectl(t testing.TB, s *server, minor int) *kubectl {
 	t.Helper()
 	bin := fmt.Sprintf("/usr/lib/google-cloud-sdk/bin/kubectl.1.%d", minor)
 	if _, err := os.Stat(bin); err != nil {

@@ -24,7 +24,7 @@ const nodeName = "e2e-node"
 // startNodeServer runs `skiff server` with its embedded agent on real
 // containerd, with the test image in <data-dir>/agent/images, and waits for
 // the node to be Ready.
-func startNodeServer(t *testing.T) (*server, *kubectl) {
+func startNodeServer(t testing.TB) (*server, *kubectl) {
 	t.Helper()
 	nodetest.RequireContainerd(t)
 	dir := t.TempDir()
@@ -53,7 +53,7 @@ func startNodeServer(t *testing.T) (*server, *kubectl) {
 }
 
 // waitFor retries a kubectl command until ok accepts its output.
-func waitFor(t *testing.T, k *kubectl, timeout time.Duration, what string, ok func(string) bool, args ...string) string {
+func waitFor(t testing.TB, k *kubectl, timeout time.Duration, what string, ok func(string) bool, args ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -289,7 +289,7 @@ spec:
 }
 
 // leftovers lists skiff's network namespaces and containerd containers.
-func leftovers(t *testing.T) string {
+func leftovers(t testing.TB) string {
 	t.Helper()
 	var left []string
 	entries, _ := os.ReadDir("/var/run/netns")
