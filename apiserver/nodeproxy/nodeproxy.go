@@ -249,11 +249,12 @@ func boolParam(q url.Values, name string) (bool, error) {
 // serveStream proxies exec and attach: SPDY straight through, WebSocket
 // v5 translated into SPDY towards the node.
 func (p *Proxy) serveStream(w http.ResponseWriter, r *http.Request, base *url.URL, pod *corev1.Pod, kind string, q url.Values) error {
-	if kind == "attach" {
-		return apierrors.NewBadRequest("attaching to a container is not supported by skiff's node agent yet (its output is in kubectl logs -f; use kubectl exec for a shell)")
-	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return apierrors.NewBadRequest(fmt.Sprintf("cannot exec into a container in a completed pod; current phase is %s", pod.Status.Phase))
+		verb := "exec into"
+		if kind == "attach" {
+			verb = "attach to"
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot %s a container in a completed pod; current phase is %s", verb, pod.Status.Phase))
 	}
 	name, err := container(pod, q.Get("container"))
 	if err != nil {
@@ -279,11 +280,14 @@ func (p *Proxy) serveStream(w http.ResponseWriter, r *http.Request, base *url.UR
 	if !opts.Stdin && !opts.Stdout && !opts.Stderr {
 		return apierrors.NewBadRequest("you must specify at least 1 of stdin, stdout, stderr")
 	}
-	cmd := q["command"]
-	if len(cmd) == 0 {
-		return apierrors.NewBadRequest("you must specify at least one command for the container")
+	out := url.Values{}
+	if kind == "exec" {
+		cmd := q["command"]
+		if len(cmd) == 0 {
+			return apierrors.NewBadRequest("you must specify at least one command for the container")
+		}
+		out["command"] = cmd
 	}
-	out := url.Values{"command": cmd}
 	for param, on := range map[string]bool{"input": opts.Stdin, "output": opts.Stdout, "error": opts.Stderr, "tty": opts.Tty} {
 		if on {
 			out.Set(param, "1")

@@ -24,6 +24,9 @@ type Options struct {
 	Running func() bool
 	// PollInterval is how often a followed file is checked (default 200ms).
 	PollInterval time.Duration
+	// Stream, when "stdout" or "stderr", keeps only that stream's records
+	// (lines in no known format count as stdout); "" keeps both.
+	Stream string
 }
 
 // record is one parsed line.
@@ -115,6 +118,9 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer) error {
 var errLimit = errors.New("limit reached")
 
 func emit(w *limitWriter, r record, opts Options) error {
+	if opts.Stream != "" && ((r.raw && opts.Stream != "stdout") || (!r.raw && r.stream != opts.Stream)) {
+		return nil
+	}
 	if !opts.SinceTime.IsZero() && !r.raw && r.ts.Before(opts.SinceTime) {
 		return nil
 	}

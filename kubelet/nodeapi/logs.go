@@ -24,9 +24,9 @@ type Pods interface {
 	PortForwarder
 }
 
-// NewHandler serves the node API: container logs, exec and port-forward
-// (SPDY streams, as the kubelet's /exec and /portForward endpoints; POST and
-// GET, as clients use).
+// NewHandler serves the node API: container logs, exec, attach (output
+// only) and port-forward (SPDY streams, as the kubelet's /exec, /attach and
+// /portForward endpoints; POST and GET, as clients use).
 func NewHandler(pods Pods) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", func(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +35,9 @@ func NewHandler(pods Pods) http.Handler {
 	exec := func(w http.ResponseWriter, r *http.Request) { serveExec(w, r, pods) }
 	mux.HandleFunc("POST /exec/{namespace}/{pod}/{container}", exec)
 	mux.HandleFunc("GET /exec/{namespace}/{pod}/{container}", exec)
+	attach := func(w http.ResponseWriter, r *http.Request) { serveAttach(w, r, pods) }
+	mux.HandleFunc("POST /attach/{namespace}/{pod}/{container}", attach)
+	mux.HandleFunc("GET /attach/{namespace}/{pod}/{container}", attach)
 	pf := func(w http.ResponseWriter, r *http.Request) { servePortForward(w, r, pods) }
 	mux.HandleFunc("POST /portForward/{namespace}/{pod}", pf)
 	mux.HandleFunc("GET /portForward/{namespace}/{pod}", pf)
