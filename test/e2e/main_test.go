@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -57,6 +58,10 @@ type server struct {
 	url        string
 	cmd        *exec.Cmd
 	log        *bytes.Buffer
+	// stop interrupts the server and waits for it to exit (at most once).
+	stop func()
+	// exited is closed once the process has exited.
+	exited <-chan struct{}
 }
 
 func freePort(t testing.TB) int {
@@ -90,14 +95,21 @@ func startServerIn(t testing.TB, dir string, extra ...string) *server {
 	}
 	exited := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(exited) }()
+	s.exited = exited
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			_ = s.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				_ = s.cmd.Process.Kill()
+				<-exited
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-exited
-		}
+		s.stop()
 		if t.Failed() {
 			t.Logf("skiff server log:\n%s", s.log.String())
 		}

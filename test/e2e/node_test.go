@@ -33,11 +33,22 @@ func startNodeServer(t testing.TB) (*server, *kubectl) {
 		t.Fatal(err)
 	}
 	testimage.Build(t, images)
-	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)))
+	return startNodeServerIn(t, dir, freePort(t))
+}
+
+// startNodeServerIn starts (or restarts) a node server on dir.
+func startNodeServerIn(t testing.TB, dir string, nodeAPIPort int) (*server, *kubectl) {
+	t.Helper()
+	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(nodeAPIPort))
 	k := newKubectl(t, s, 33)
 	// Runs before the server stops: pods go through the agent, so a failed
 	// test leaves no containers running on this machine.
 	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+			return // stopped already (restarted): its successor cleans up
+		default:
+		}
 		for _, args := range [][]string{
 			{"delete", "deployments,replicasets", "--all", "--timeout=30s"},
 			{"delete", "pods", "--all", "--grace-period=1", "--timeout=60s"},
@@ -119,6 +130,24 @@ spec:
 	resp.Body.Close()
 	if strings.TrimSpace(string(body)) != "ok" {
 		t.Errorf("pod answered %q", body)
+	}
+
+	// Restart safety: a new server process (and agent) on the same data
+	// directory adopts the running container instead of restarting it.
+	// (Not a subtest: the new server must outlive it.)
+	id := k.ok("get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	port := nodeAPIPort(t, k)
+	s.stop()
+	s, k = startNodeServerIn(t, s.dataDir, port)
+	waitFor(t, k, 30*time.Second, "the pod reported again after a server restart", func(out string) bool { return out == id+" 0 true" },
+		"get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}")
+	if got := k.ok("get", "pod", pod, "-o", "jsonpath={.status.podIP}"); got != ip {
+		t.Errorf("pod IP %s after the restart, was %s", got, ip)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz"); err != nil {
+		t.Errorf("the pod stopped answering across the restart: %v", err)
+	} else {
+		resp.Body.Close()
 	}
 
 	t.Run("logs", func(t *testing.T) {
@@ -317,4 +346,15 @@ func TestNodeNotReadyWithoutContainerd(t *testing.T) {
 	waitFor(t, k, 60*time.Second, "NotReady with the reason", func(out string) bool {
 		return strings.HasPrefix(out, "False ") && strings.Contains(out, "containerd socket /nonexistent/containerd.sock not found")
 	}, "get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+}
+
+// nodeAPIPort is the port the node reports for its API.
+func nodeAPIPort(t testing.TB, k *kubectl) int {
+	t.Helper()
+	out := k.ok("get", "node", nodeName, "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")
+	var port int
+	if _, err := fmt.Sscan(out, &port); err != nil {
+		t.Fatalf("node API port %q: %v", out, err)
+	}
+	return port
 }
