@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,4 +358,90 @@ func nodeAPIPort(t testing.TB, k *kubectl) int {
 		t.Fatalf("node API port %q: %v", out, err)
 	}
 	return port
+}
+
+// `skiff agent --runtime containerd` is the same node agent against a
+// server started without one: it registers, waits for its pod CIDR, runs a
+// pod that answers on its IP, and goes away leaving nothing behind.
+func TestStandaloneContainerdAgent(t *testing.T) {
+	nodetest.RequireContainerd(t)
+	s := startServer(t) // --disable-agent
+	k := newKubectl(t, s, 33)
+	dir := t.TempDir()
+	images := filepath.Join(dir, "agent", "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testimage.Build(t, images)
+	var log strings.Builder
+	cmd := exec.Command(skiffBin, "agent", "--runtime", "containerd", "--kubeconfig", s.kubeconfig, "--node-name", "standalone",
+		"--data-dir", dir, "--node-ip", "127.0.0.1", "--node-api-address", "127.0.0.1", "--node-api-port", fmt.Sprint(freePort(t)))
+	out := &lockedWriter{w: &log}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("skiff agent log:\n%s", out.String())
+		}
+	})
+	t.Cleanup(func() {
+		if out, err := k.run("", "delete", "pods", "--all", "--grace-period=1", "--timeout=60s"); err != nil {
+			t.Logf("cleaning up: %v\n%s", err, out)
+		}
+	})
+	waitFor(t, k, 60*time.Second, "standalone node Ready", func(out string) bool { return out == "True" },
+		"get", "node", "standalone", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	k.okIn(podManifest("solo", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+	ip := waitFor(t, k, 60*time.Second, "solo running", func(out string) bool { return strings.HasPrefix(out, "Running ") },
+		"get", "pod", "solo", "-o", "jsonpath={.status.phase} {.status.podIP}")
+	ip = strings.TrimPrefix(ip, "Running ")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz")
+	if err != nil {
+		t.Fatalf("GET the pod on %s: %v", ip, err)
+	}
+	resp.Body.Close()
+	// Its node API serves a self-signed certificate (no --tls-cert-file):
+	// the API server refuses to trust it, and says so.
+	contains(t, "logs from an untrusted node", k.fails("", "logs", "solo"), "certificate")
+	k.ok("delete", "pod", "solo", "--grace-period=1", "--timeout=60s")
+	deadline := time.Now().Add(30 * time.Second)
+	for left := leftovers(t); left != ""; left = leftovers(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind:\n%s", left)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// lockedWriter collects a child's output for the failure log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
