@@ -66,16 +66,22 @@ func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container strin
 	for _, s := range list {
 		if s.PodNamespace == namespace && s.PodName == pod && s.Name == container && s.State == krt.StateRunning {
 			var sizes chan krt.TerminalSize
+			done := make(chan struct{})
 			if resize != nil {
 				sizes = make(chan krt.TerminalSize)
 				go func() {
 					defer close(sizes)
 					for sz := range resize {
-						sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}
+						select {
+						case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
+						case <-done: // the exec is over: drop it, keep draining
+						}
 					}
 				}()
 			}
-			return r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: sizes})
+			code, err := r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: sizes})
+			close(done)
+			return code, err
 		}
 	}
 	return 0, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
