@@ -140,6 +140,11 @@ func (p *Proxy) serveLog(w http.ResponseWriter, r *http.Request, base *url.URL, 
 	if err := validateLogOptions(q); err != nil {
 		return err
 	}
+	if previous, _ := strconv.ParseBool(q.Get("previous")); !previous {
+		if err := waitingToStart(pod, name); err != nil {
+			return err
+		}
+	}
 	out := url.Values{}
 	for _, k := range logParams {
 		if v := q.Get(k); v != "" {
@@ -188,6 +193,20 @@ func (p *Proxy) serveLog(w http.ResponseWriter, r *http.Request, base *url.URL, 
 			return nil // the status line is out: nothing more can be said
 		}
 	}
+}
+
+// waitingToStart is Kubernetes' answer for the log of a container that has
+// not run yet.
+func waitingToStart(pod *corev1.Pod, name string) error {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, st := range list {
+			if st.Name != name || st.State.Waiting == nil || st.LastTerminationState.Terminated != nil || st.ContainerID != "" {
+				continue
+			}
+			return apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", name, pod.Name, st.State.Waiting.Reason))
+		}
+	}
+	return nil
 }
 
 func validateLogOptions(q url.Values) error {

@@ -129,7 +129,9 @@ func webPod(containers ...string) *corev1.Pod {
 }
 
 func TestLogs(t *testing.T) {
-	base := setup(t, webPod("app", "side"))
+	pod := webPod("app", "side")
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "side", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}
+	base := setup(t, pod)
 	cases := []struct {
 		name, query string
 		code        int
@@ -142,6 +144,7 @@ func TestLogs(t *testing.T) {
 		{"previous missing", "container=app&previous=true", 400, `previous terminated container \"app\" in pod \"web\" not found`},
 		{"bad tail", "container=app&tailLines=x", 400, "tailLines"},
 		{"both sinces", "container=app&sinceSeconds=1&sinceTime=2026-11-30T05:00:02Z", 400, "at most one"},
+		{"waiting container", "container=side", 400, `container \"side\" in pod \"web\" is waiting to start: ImagePullBackOff`},
 		{"hollow node", "container=app&hollow=1", 503, `node \"hollow\" serves no node API`},
 	}
 	for _, tc := range cases {

@@ -265,6 +265,7 @@ spec:
 	t.Run("missing image", func(t *testing.T) {
 		waitFor(t, k, 60*time.Second, "ErrImagePull or ImagePullBackOff", func(out string) bool { return out == "ErrImagePull" || out == "ImagePullBackOff" },
 			"get", "pod", "missing-image", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+		contains(t, "kubectl logs of a container that never started", k.fails("", "logs", "missing-image"), `container "app" in pod "missing-image" is waiting to start`)
 	})
 
 	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
