@@ -319,7 +319,8 @@ spec:
 	})
 }
 
-// leftovers lists skiff's network namespaces and containerd containers.
+// leftovers lists skiff's network namespaces, containerd containers and
+// containerd shims.
 func leftovers(t testing.TB) string {
 	t.Helper()
 	var left []string
@@ -335,6 +336,18 @@ func leftovers(t testing.TB) string {
 	}
 	for _, id := range strings.Fields(string(out)) {
 		left = append(left, "container "+id)
+	}
+	// A shim outliving its task serves nothing and would run forever.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 2 && strings.HasSuffix(args[0], "containerd-shim-runc-v2") && args[1] == "-namespace" && args[2] == "skiff" {
+			left = append(left, "shim "+strings.Join(args, " "))
+		}
 	}
 	return strings.Join(left, "\n")
 }
