@@ -285,11 +285,25 @@ spec:
 		for _, p := range []string{"term", "stubborn"} {
 			waitFor(t, k, 60*time.Second, p+" running", func(out string) bool { return out == "Running" }, "get", "pod", p, "-o", "jsonpath={.status.phase}")
 		}
+		// kubectl attach (WebSocket v5, translated) shows what the
+		// container says from now on: here, that SIGTERM came.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		attach := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "attach", "term")
+		var attached lockedWriter
+		attached.w = &strings.Builder{}
+		attach.Stdout, attach.Stderr = &attached, &attached
+		if err := attach.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // attached
 		start := time.Now()
 		k.ok("delete", "pod", "term", "--grace-period=30", "--timeout=60s")
 		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("deleting a pod that exits on SIGTERM took %v of its 30s grace period", d)
 		}
+		_ = attach.Wait()
+		contains(t, "kubectl attach", attached.String(), "got terminated, shutting down")
 		start = time.Now()
 		k.ok("delete", "pod", "stubborn", "--grace-period=3", "--timeout=60s")
 		if d := time.Since(start); d < 3*time.Second {
