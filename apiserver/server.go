@@ -33,6 +33,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/impersonate"
 	"github.com/skiffkube/skiff/apiserver/metrics"
 	"github.com/skiffkube/skiff/apiserver/nodejoin"
+	"github.com/skiffkube/skiff/apiserver/nodeproxy"
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/apiserver/reviews"
 	"github.com/skiffkube/skiff/apiserver/serviceaccount"
@@ -85,6 +86,11 @@ type Config struct {
 	// ServiceCIDR and NodePortRange are the ranges Services get their
 	// cluster IPs and node ports from; empty takes allocator's defaults.
 	ServiceCIDR, NodePortRange string
+	// NodeClientTLS is how the API server reaches node APIs for pods/log,
+	// exec, attach and portforward: its client certificate (the one nodes
+	// admit) and the CA that signed the nodes' serving certificates. nil
+	// answers those subresources with 503.
+	NodeClientTLS *tls.Config
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger
@@ -182,8 +188,16 @@ func New(cfg Config) (*Server, error) {
 	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
 		reg.Add(r)
 	}
+	var nodes endpoints.NodeProxy
+	if cfg.NodeClientTLS != nil {
+		p, err := nodeproxy.New(cfg.NodeClientTLS, endpoints.WriteError)
+		if err != nil {
+			return nil, err
+		}
+		nodes = p
+	}
 	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer,
-		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger})
+		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger, NodeProxy: nodes})
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,15 @@ type Server struct {
 	LogFormat string
 	// DisableAgent keeps the server from running a node agent in its process.
 	DisableAgent bool
+	// NodeName is the embedded agent's node ("" = the host name).
+	NodeName string
+	// NodeIP is the embedded agent's InternalIP ("" = the bind address
+	// when it is a single address, else the first non-loopback address).
+	NodeIP string
+	// NodeAPIPort is the embedded agent's node API port.
+	NodeAPIPort int
+	// ContainerdSocket is where the embedded agent reaches containerd.
+	ContainerdSocket string
 	// DisableControllerManager and DisableScheduler keep the server from
 	// running those loops (run them with their own commands instead).
 	DisableControllerManager bool
@@ -99,6 +108,10 @@ const (
 	keyLogLevel              = "log-level"
 	keyLogFormat             = "log-format"
 	keyDisableAgent          = "disable-agent"
+	keyNodeName              = "node-name"
+	keyNodeIP                = "node-ip"
+	keyNodeAPIPort           = "node-api-port"
+	keyContainerdSocket      = "containerd-socket"
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
 	keyClusterCIDR           = "cluster-cidr"
@@ -128,6 +141,8 @@ const (
 	DefaultLogFormat             = "text"
 	DefaultClusterCIDR           = "10.42.0.0/16"
 	DefaultServiceCIDR           = "10.43.0.0/16"
+	DefaultNodeAPIPort           = 10250
+	DefaultContainerdSocket      = "/run/containerd/containerd.sock"
 )
 
 // Files inside the data directory.
@@ -349,6 +364,50 @@ func serverSettings(defaultDataDir string) []setting {
 			usage: "do not run a node agent in the server process",
 			apply: func(s *Server, v any) error {
 				s.DisableAgent = v.(bool)
+				return nil
+			}},
+		{name: keyNodeName, kind: kindString,
+			usage: "the embedded agent's node name (default: the host name, lower case)",
+			apply: func(s *Server, v any) error {
+				name := strings.TrimSpace(v.(string))
+				if name != "" && len(validation.IsDNS1123Subdomain(name)) > 0 {
+					return fmt.Errorf("must be a lower-case DNS name such as node-1")
+				}
+				s.NodeName = name
+				return nil
+			}},
+		{name: keyNodeIP, kind: kindString,
+			usage: "the embedded agent's node address, where the API server reaches its node API (default: --bind-address when it is one address, else the first non-loopback address)",
+			apply: func(s *Server, v any) error {
+				ip := strings.TrimSpace(v.(string))
+				if ip != "" {
+					addr, err := netip.ParseAddr(ip)
+					if err != nil || addr.IsUnspecified() || addr.Zone() != "" {
+						return fmt.Errorf("must be an IP address of this host such as 192.168.1.10")
+					}
+					ip = addr.String()
+				}
+				s.NodeIP = ip
+				return nil
+			}},
+		{name: keyNodeAPIPort, kind: kindInt, def: fmt.Sprint(DefaultNodeAPIPort),
+			usage: "TCP port of the embedded agent's node API (logs, exec, port-forward; only the API server may call it)",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 1 || n > 65535 {
+					return fmt.Errorf("must be 1-65535")
+				}
+				s.NodeAPIPort = int(n)
+				return nil
+			}},
+		{name: keyContainerdSocket, kind: kindString, def: DefaultContainerdSocket,
+			usage: "containerd's socket, for the embedded agent",
+			apply: func(s *Server, v any) error {
+				p := strings.TrimSpace(v.(string))
+				if !filepath.IsAbs(p) {
+					return fmt.Errorf("must be an absolute path such as %s", DefaultContainerdSocket)
+				}
+				s.ContainerdSocket = p
 				return nil
 			}},
 		{name: keyDisableCM, kind: kindBool, def: "false",

@@ -42,8 +42,18 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	if err != nil {
 		t.Fatalf("pki.Ensure: %v", err)
 	}
+	// Node APIs are reached with a client certificate of the same CA, as
+	// skiff server does it.
+	certPEM, keyPEM, err := bundle.IssueClientCert("skiff-apiserver-kubelet-client", nil, pki.LeafValidity)
+	if err != nil {
+		t.Fatalf("node client certificate: %v", err)
+	}
+	nodeTLS, err := bundle.ClientTLSConfig(certPEM, keyPEM)
+	if err != nil {
+		t.Fatalf("node client TLS: %v", err)
+	}
 	srv, err := apiserver.New(apiserver.Config{
-		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
+		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
 		NodeSigner: bundle, CAPEM: bundle.CAPEM,

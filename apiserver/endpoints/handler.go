@@ -51,6 +51,9 @@ type Config struct {
 	// Admission, when set, may change and refuse objects being created.
 	Admission Admission
 	Logger    *slog.Logger
+	// NodeProxy serves pods/log, exec, attach and portforward from the
+	// pod's node; nil answers them with 503.
+	NodeProxy NodeProxy
 	// MaxWatchTimeout caps (and, when the client gives none, picks a random
 	// value below) a watch's duration; 0 means 30 minutes.
 	MaxWatchTimeout time.Duration
@@ -66,6 +69,7 @@ type Handler struct {
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
 	events          *eventCache
+	nodes           NodeProxy
 }
 
 // New returns a handler. Store and Registry are required.
@@ -82,7 +86,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), events: newEventCache()}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), events: newEventCache(), nodes: cfg.NodeProxy}, nil
 }
 
 // request is one resource request in flight.
@@ -136,6 +140,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.authorize(req); err != nil {
 		req.fail(err)
+		return
+	}
+	if _, onNode := nodeSubresources[info.Subresource]; onNode {
+		// Streams are hijacked and proxied whole: no body limit.
+		if err := h.serveNodeSubresource(req); err != nil {
+			writeError(w, err, req.warnings)
+		}
 		return
 	}
 	if r.Body != nil && r.Method != http.MethodGet {

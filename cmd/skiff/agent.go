@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
 )
@@ -43,6 +44,13 @@ type agentOptions struct {
 	stopDelay  time.Duration
 	nodeIP     string
 	workers    int
+
+	capacitySet      bool
+	dataDir          string
+	containerdSocket string
+	nodeAPIAddress   string
+	nodeAPIPort      int
+	tlsCert, tlsKey  string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -52,6 +60,12 @@ func newAgentCommand() *cobra.Command {
 		Short: "Run a node agent: register a node and run the pods bound to it",
 		Long: `Run a node agent against a skiff (or any Kubernetes) API server.
 
+With --runtime containerd (the default) it is a real node: once node IPAM
+has given it a pod CIDR it runs its pods' containers on containerd, each pod
+in its own network namespace on the node bridge, and serves the node API
+(logs, exec, port-forward) that only the API server's client certificate
+may call. Until containerd answers the node reports Ready=False and why.
+
 With --runtime fake it is a hollow node, as Kubernetes' kubemark: the node
 registers, heartbeats and reports its pods Running and Ready without running
 containers. --count N runs N hollow nodes in one process, named
@@ -60,6 +74,7 @@ containers. --count N runs N hollow nodes in one process, named
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			o.capacitySet = cmd.Flags().Changed("capacity")
 			return runAgent(ctx, o, slog.Default())
 		},
 	}
@@ -71,13 +86,19 @@ containers. --count N runs N hollow nodes in one process, named
 	f.StringVar(&o.certDir, "cert-dir", "", "where a joined node keeps its certificate (default <data dir>/agent/<node-name>: /var/lib/skiff as root, ~/.skiff otherwise)")
 	f.StringVar(&o.caFile, "certificate-authority", "", "CA certificate file that signed --server's certificate")
 	f.StringVar(&o.nodeName, "node-name", strings.ToLower(host), "node name (with --count, the prefix of the names)")
-	f.StringVar(&o.runtime, "runtime", "fake", "container runtime: fake (hollow node)")
+	f.StringVar(&o.runtime, "runtime", "containerd", "container runtime: containerd (a real node) or fake (hollow node)")
 	f.IntVar(&o.count, "count", 1, "number of hollow nodes to run (--runtime fake only)")
 	f.StringArrayVar(&o.labels, "node-label", nil, "label key=value for the node(s); repeatable")
-	f.StringVar(&o.capacity, "capacity", "cpu=4,memory=8Gi,pods=110,ephemeral-storage=100Gi", "node capacity as name=quantity pairs")
+	f.StringVar(&o.capacity, "capacity", "cpu=4,memory=8Gi,pods=110,ephemeral-storage=100Gi", "node capacity as name=quantity pairs (containerd nodes detect theirs unless this is given)")
 	f.DurationVar(&o.stopDelay, "fake-stop-delay", 0, "how long hollow containers take to stop (capped by the pod's grace period)")
 	f.StringVar(&o.nodeIP, "node-ip", "", "node InternalIP to report (default: the first non-loopback address)")
 	f.IntVar(&o.workers, "workers", 2, "pod sync workers per node")
+	f.StringVar(&o.dataDir, "data-dir", "", "directory for the agent's state (<data-dir>/agent) and image archives (<data-dir>/agent/images); default /var/lib/skiff as root")
+	f.StringVar(&o.containerdSocket, "containerd-socket", config.DefaultContainerdSocket, "containerd's socket (--runtime containerd)")
+	f.StringVar(&o.nodeAPIAddress, "node-api-address", "0.0.0.0", "IP address the node API listens on (--runtime containerd)")
+	f.IntVar(&o.nodeAPIPort, "node-api-port", config.DefaultNodeAPIPort, "TCP port of the node API (--runtime containerd)")
+	f.StringVar(&o.tlsCert, "tls-cert-file", "", "node API serving certificate signed by the cluster CA (default: self-signed, which the API server does not trust)")
+	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	return cmd
 }
 
@@ -176,8 +197,8 @@ func defaultNodeIP() string {
 }
 
 func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
-	if o.runtime != "fake" {
-		return fmt.Errorf("invalid --runtime %q: this build's agent command runs hollow nodes only (--runtime fake); the containerd runtime is not wired in yet", o.runtime)
+	if o.runtime != "fake" && o.runtime != "containerd" {
+		return fmt.Errorf("invalid --runtime %q: must be containerd or fake", o.runtime)
 	}
 	if o.count < 1 {
 		return fmt.Errorf("invalid --count %d: must be at least 1", o.count)
@@ -205,6 +226,9 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 		if o.server != "" {
 			log.Warn("a group of hollow nodes shares one client, so it acts with the --token's identity, not per-node certificates", "nodes", o.count)
 		}
+	}
+	if o.runtime == "containerd" {
+		return runContainerdAgent(ctx, o, rc, log)
 	}
 	// Hollow nodes share one client; raise client-go's default 5 QPS so a
 	// thousand heartbeating nodes are not throttled into looking dead.

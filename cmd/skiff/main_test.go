@@ -207,7 +207,9 @@ func TestServerOnPostgresStartsAndStopsCleanly(t *testing.T) {
 // closed the store and exited with 0. It returns the readiness log record.
 func runUntilReady(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	args = append([]string{"server", "--bind-address", "127.0.0.1", "--https-listen-port", freePort(t), "--log-format", "json"}, args...)
+	// No node agent: these tests are about the server's life cycle, and an
+	// agent would touch containerd and the host network.
+	args = append([]string{"server", "--bind-address", "127.0.0.1", "--https-listen-port", freePort(t), "--log-format", "json", "--disable-agent"}, args...)
 	cmd := exec.Command(skiffBin, args...)
 	cmd.Env = skiffEnv()
 	stderr, err := cmd.StderrPipe()

@@ -18,7 +18,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newAgentCommand(), newControllerManagerCommand(), newSchedulerCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newAgentCommand(), newControllerManagerCommand(), newSchedulerCommand(), newLogDriverCommand())
 	// Subcommands inherit this: flag mistakes get a pointer to --help.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	return root

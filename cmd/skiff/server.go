@@ -96,6 +96,15 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 			})
 		}()
 	}
+	if !cfg.DisableAgent {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			supervise(ctx, "agent", log, func(ctx context.Context) error {
+				return runEmbeddedAgent(ctx, cfg, api.url, api.bundle, log)
+			})
+		}()
+	}
 	if !cfg.DisableScheduler {
 		loops.Add(1)
 		go func() {
@@ -125,7 +134,8 @@ type runningAPI struct {
 	// configurations, each with a client certificate of its own identity
 	// (bound to its system:* role by the default RBAC policy).
 	controllerManager, scheduler *rest.Config
-	done                         chan error // receives Run's result once it returns
+	bundle                       *pki.Bundle // the cluster PKI (the embedded agent's certificates)
+	done                         chan error  // receives Run's result once it returns
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -135,6 +145,10 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	bundle, err := pki.Ensure(filepath.Join(cfg.DataDir, "tls"), cfg.TLSSANs)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the cluster certificates: %w", err)
+	}
+	nodeTLS, err := nodeAPIClientTLS(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the node API client certificate: %w", err)
 	}
 	tokens := map[string]authn.User{}
 	if cfg.TokenAuthFile != "" {
@@ -147,6 +161,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	}
 	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
 	srv, err := apiserver.New(apiserver.Config{
+		NodeClientTLS:     nodeTLS,
 		Store:             store,
 		TLS:               bundle.ServerTLSConfig(),
 		ClientCA:          bundle.CAPool(),
@@ -162,7 +177,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), done: make(chan error, 1)}
+	api := &runningAPI{url: srv.URL(), bundle: bundle, done: make(chan error, 1)}
 	if api.controllerManager, err = componentConfig(bundle, srv.URL(), bootstrap.ControllerManagerUser); err != nil {
 		return nil, err
 	}

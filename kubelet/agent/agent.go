@@ -118,6 +118,9 @@ func RunGroup(ctx context.Context, client kubernetes.Interface, factory informer
 			}
 			a.setPodCIDR(registered)
 			go a.node.heartbeat(ctx, registered)
+			if d, ok := a.runtime.(*DeferredRuntime); ok {
+				go a.openDeferred(ctx, d, registered, a.cfg.RuntimeRetry)
+			}
 		}()
 	}
 	wg.Wait()

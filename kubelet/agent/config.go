@@ -29,7 +29,14 @@ type Config struct {
 	// StatusUpdateInterval is how often the Ready condition's heartbeat is
 	// refreshed when nothing changed. Default 1m.
 	StatusUpdateInterval time.Duration
-	Logger               *slog.Logger
+	// DaemonPort is the node API's port, reported in node status
+	// (daemonEndpoints.kubeletEndpoint) for the API server to proxy logs
+	// and exec to; 0 when the node serves no API (hollow nodes).
+	DaemonPort int32
+	// RuntimeRetry is how often a DeferredRuntime that failed to open is
+	// tried again. Default 5s.
+	RuntimeRetry time.Duration
+	Logger       *slog.Logger
 }
 
 // DefaultCapacity is a modest node: 4 CPUs, 8 GiB, 110 pods.
@@ -57,6 +64,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StatusUpdateInterval == 0 {
 		c.StatusUpdateInterval = time.Minute
+	}
+	if c.RuntimeRetry == 0 {
+		c.RuntimeRetry = 5 * time.Second
+	}
+	if c.DaemonPort < 0 || c.DaemonPort > 65535 {
+		return c, fmt.Errorf("agent: DaemonPort %d out of range", c.DaemonPort)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -105,6 +105,7 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 		st.Capacity, st.Allocatable = n.cfg.Capacity, n.cfg.Allocatable
 		st.Addresses = n.cfg.Addresses
 		st.NodeInfo = n.cfg.NodeInfo
+		st.DaemonEndpoints.KubeletEndpoint.Port = n.cfg.DaemonPort
 		if version != "" {
 			st.NodeInfo.ContainerRuntimeVersion = n.runtime.Name() + "://" + version
 		}

@@ -24,6 +24,9 @@ type Options struct {
 	Running func() bool
 	// PollInterval is how often a followed file is checked (default 200ms).
 	PollInterval time.Duration
+	// Stream, when "stdout" or "stderr", keeps only that stream's records
+	// (lines in no known format count as stdout); "" keeps both.
+	Stream string
 }
 
 // record is one parsed line.
@@ -72,6 +75,7 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer) error {
 	}
 	br := bufio.NewReader(f)
 	var pending []byte // a line read without its newline yet (followed file)
+	lastPass := false
 	for {
 		chunk, err := br.ReadBytes('\n')
 		pending = append(pending, chunk...)
@@ -90,12 +94,11 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer) error {
 			return fmt.Errorf("logs: %w", err)
 		}
 		if !opts.Follow || opts.Running == nil || !opts.Running() {
-			// One last look: the writer may have finished a line meanwhile.
-			if opts.Follow && len(pending) > 0 {
-				if rest, _ := io.ReadAll(br); len(rest) > 0 {
-					pending = append(pending, rest...)
-					continue
-				}
+			// One last pass: the container may have written more between
+			// this end of file and its stop.
+			if opts.Follow && !lastPass {
+				lastPass = true
+				continue
 			}
 			if len(pending) > 0 {
 				if werr := emit(w, parse(pending), opts); werr != nil && !errors.Is(werr, errLimit) {
@@ -115,6 +118,9 @@ func Read(ctx context.Context, path string, opts Options, out io.Writer) error {
 var errLimit = errors.New("limit reached")
 
 func emit(w *limitWriter, r record, opts Options) error {
+	if opts.Stream != "" && ((r.raw && opts.Stream != "stdout") || (!r.raw && r.stream != opts.Stream)) {
+		return nil
+	}
 	if !opts.SinceTime.IsZero() && !r.raw && r.ts.Before(opts.SinceTime) {
 		return nil
 	}

@@ -121,6 +121,9 @@ func hostVethName(podID string) string {
 
 func (s settings) netnsName(podID string) string { return s.netnsPrefix + podID }
 
+// NetnsPath is where the pod's network namespace is (or would be) mounted.
+func (m *Manager) NetnsPath(podID string) string { return m.s.netnsPath(podID) }
+
 func (s settings) netnsPath(podID string) string {
 	return filepath.Join(netnsDir, s.netnsName(podID))
 }

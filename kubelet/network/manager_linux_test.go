@@ -88,7 +88,7 @@ func roundTrip(conn net.Conn) error {
 func newTestManager(t *testing.T, bridge, cidr string) *Manager {
 	t.Helper()
 	nodetest.RequireRoot(t)
-	m, err := New(Config{PodCIDR: cidr, StateDir: t.TempDir(), Bridge: bridge, NetnsPrefix: "skifftest-"})
+	m, err := New(Config{PodCIDR: cidr, StateDir: t.TempDir(), Bridge: bridge, NetnsPrefix: "sknettest-"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestSetUpRecoversFromALostNamespace(t *testing.T) {
 	t.Cleanup(func() { m.TearDown(context.Background(), "pod-r") })
 	// Simulate a crash that lost the namespace but kept the host veth
 	// record and address: delete the namespace only.
-	if err := netns.DeleteNamed("skifftest-pod-r"); err != nil {
+	if err := netns.DeleteNamed("sknettest-pod-r"); err != nil {
 		t.Fatal(err)
 	}
 	p2, err := m.SetUp(ctx, "pod-r")
@@ -291,7 +291,7 @@ func TestSetUpWithIPUsesTheChosenAddress(t *testing.T) {
 		t.Errorf("second pod on the same address: %v, want ErrAddressInUse", err)
 	}
 	// The refused pod left nothing, and the first pod still answers.
-	if _, err := os.Stat("/var/run/netns/skifftest-pod-other"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat("/var/run/netns/sknettest-pod-other"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("refused pod has a namespace (stat err %v)", err)
 	}
 	echoListener(t, p.NetnsPath)

@@ -22,10 +22,16 @@ const (
 var ErrContainerNotFound = errors.New("nodeapi: container not found or not running")
 
 // Execer runs a command in a pod's running container and returns its exit
-// code (podruntime.Runtime implements it).
+// code (podruntime.Runtime implements it). resize, for a TTY, carries the
+// client's terminal size changes and is closed when the stream ends.
 type Execer interface {
 	ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
-		stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
+		stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan TerminalSize) (int, error)
+}
+
+// TerminalSize is a terminal's width and height in characters.
+type TerminalSize struct {
+	Width, Height uint16
 }
 
 // execAdapter fits an Execer to the streaming library's executor, turning
@@ -34,11 +40,27 @@ type execAdapter struct{ e Execer }
 
 func (a execAdapter) ExecInContainer(ctx context.Context, name, _ string, container string, cmd []string,
 	in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	var sizes chan TerminalSize
 	if resize != nil {
-		// Terminal resizing is not supported by the runtime yet; drain the
-		// channel so the stream does not block on it.
+		sizes = make(chan TerminalSize, 1)
+		stop := make(chan struct{})
+		defer close(stop)
 		go func() {
-			for range resize {
+			defer close(sizes)
+			for {
+				select {
+				case sz, ok := <-resize:
+					if !ok {
+						return
+					}
+					select {
+					case sizes <- TerminalSize{Width: sz.Width, Height: sz.Height}:
+					case <-stop:
+						return
+					}
+				case <-stop:
+					return
+				}
 			}
 		}()
 	}
@@ -50,7 +72,7 @@ func (a execAdapter) ExecInContainer(ctx context.Context, name, _ string, contai
 	if errw != nil {
 		stderr = errw
 	}
-	code, err := a.e.ExecInPod(ctx, ns, pod, container, cmd, in, stdout, stderr, tty)
+	code, err := a.e.ExecInPod(ctx, ns, pod, container, cmd, in, stdout, stderr, tty, sizes)
 	if err != nil {
 		return err
 	}

@@ -59,3 +59,30 @@ func TestExecOverSPDY(t *testing.T) {
 		t.Errorf("unknown container: %v", err)
 	}
 }
+
+// oneSize sends one terminal size, then none.
+type oneSize struct{ sent bool }
+
+func (o *oneSize) Next() *remotecommand.TerminalSize {
+	if o.sent {
+		return nil
+	}
+	o.sent = true
+	return &remotecommand.TerminalSize{Width: 132, Height: 43}
+}
+
+// A TTY exec hears the client's terminal size.
+func TestExecTTYResize(t *testing.T) {
+	srv := httptest.NewServer(NewHandler(dirFinder(t.TempDir())))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL + "/exec/default/web/app?" + url.Values{"command": {"size"}, "output": {"1"}, "tty": {"1"}}.Encode())
+	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: srv.URL}, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out, Tty: true, TerminalSizeQueue: &oneSize{}})
+	if err != nil || !strings.Contains(out.String(), "132x43") {
+		t.Errorf("tty size: %q (%v)", out.String(), err)
+	}
+}

@@ -21,10 +21,12 @@ type LogFinder interface {
 type Pods interface {
 	LogFinder
 	Execer
+	PortForwarder
 }
 
-// NewHandler serves the node API: container logs and exec (SPDY streams,
-// as the kubelet's /exec endpoint; POST and GET, as kubectl versions use).
+// NewHandler serves the node API: container logs, exec, attach (output
+// only) and port-forward (SPDY streams, as the kubelet's /exec, /attach and
+// /portForward endpoints; POST and GET, as clients use).
 func NewHandler(pods Pods) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", func(w http.ResponseWriter, r *http.Request) {
@@ -33,6 +35,12 @@ func NewHandler(pods Pods) http.Handler {
 	exec := func(w http.ResponseWriter, r *http.Request) { serveExec(w, r, pods) }
 	mux.HandleFunc("POST /exec/{namespace}/{pod}/{container}", exec)
 	mux.HandleFunc("GET /exec/{namespace}/{pod}/{container}", exec)
+	attach := func(w http.ResponseWriter, r *http.Request) { serveAttach(w, r, pods) }
+	mux.HandleFunc("POST /attach/{namespace}/{pod}/{container}", attach)
+	mux.HandleFunc("GET /attach/{namespace}/{pod}/{container}", attach)
+	pf := func(w http.ResponseWriter, r *http.Request) { servePortForward(w, r, pods) }
+	mux.HandleFunc("POST /portForward/{namespace}/{pod}", pf)
+	mux.HandleFunc("GET /portForward/{namespace}/{pod}", pf)
 	return mux
 }
 

@@ -34,7 +34,7 @@ func (d dirFinder) ContainerLog(_ context.Context, ns, pod, container string, pr
 // ExecInPod answers exec requests for tests: "echo" writes its arguments,
 // "cat" copies stdin, "exit N" returns N, other commands fail.
 func (d dirFinder) ExecInPod(_ context.Context, ns, pod, container string, cmd []string,
-	stdin io.Reader, stdout, stderr io.Writer, _ bool) (int, error) {
+	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan TerminalSize) (int, error) {
 	if ns != "default" || pod != "web" || container != "app" {
 		return 0, ErrContainerNotFound
 	}
@@ -49,8 +49,37 @@ func (d dirFinder) ExecInPod(_ context.Context, ns, pod, container string, cmd [
 	case "exit":
 		n, err := strconv.Atoi(cmd[1])
 		return n, err
+	case "size":
+		// The first terminal size the client sends.
+		if !tty || resize == nil {
+			return 1, nil
+		}
+		sz := <-resize
+		fmt.Fprintf(stdout, "%dx%d\n", sz.Width, sz.Height)
+		return 0, nil
 	}
 	return 0, errors.New("no such command")
+}
+
+// PortForward echoes what it reads, upper-cased for port 7007; other ports
+// are closed.
+func (d dirFinder) PortForward(_ context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error {
+	defer stream.Close()
+	if ns != "default" || pod != "web" || port != 7007 {
+		return ErrContainerNotFound
+	}
+	buf := make([]byte, 512)
+	for {
+		n, err := stream.Read(buf)
+		if n > 0 {
+			if _, werr := stream.Write([]byte(strings.ToUpper(string(buf[:n])))); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
 }
 
 func TestContainerLogs(t *testing.T) {

@@ -58,14 +58,30 @@ func newer(a, b krt.ContainerStatus) bool {
 
 // ExecInPod runs cmd in the pod's running container (the node API's exec).
 func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
-	stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error) {
+	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) (int, error) {
 	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
 	if err != nil {
 		return 0, err
 	}
 	for _, s := range list {
 		if s.PodNamespace == namespace && s.PodName == pod && s.Name == container && s.State == krt.StateRunning {
-			return r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty})
+			var sizes chan krt.TerminalSize
+			done := make(chan struct{})
+			if resize != nil {
+				sizes = make(chan krt.TerminalSize)
+				go func() {
+					defer close(sizes)
+					for sz := range resize {
+						select {
+						case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
+						case <-done: // the exec is over: drop it, keep draining
+						}
+					}
+				}()
+			}
+			code, err := r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: sizes})
+			close(done)
+			return code, err
 		}
 	}
 	return 0, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)

@@ -34,10 +34,12 @@ type NodeOptions struct {
 	// Objects reads ConfigMaps and Secrets for env and volumes (the agent's
 	// listers or clientset).
 	Objects ObjectGetter
-	// Bridge defaults to skiff0; LogDir to /var/log/pods.
-	Bridge string
-	LogDir string
-	Logger *slog.Logger
+	// Bridge defaults to skiff0; LogDir to /var/log/pods; NetnsPrefix
+	// (the pod network namespaces' name prefix) to network's default.
+	Bridge      string
+	NetnsPrefix string
+	LogDir      string
+	Logger      *slog.Logger
 }
 
 // Node is the real runtime with what it was built from, for Close.
@@ -86,7 +88,7 @@ func OpenNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		o.Logger.Warn("importing images", "err", err)
 	}
 	nets, err := network.New(network.Config{
-		PodCIDR: o.PodCIDR, StateDir: filepath.Join(agentDir, "network"), Bridge: o.Bridge, Logger: o.Logger,
+		PodCIDR: o.PodCIDR, StateDir: filepath.Join(agentDir, "network"), Bridge: o.Bridge, NetnsPrefix: o.NetnsPrefix, Logger: o.Logger,
 	})
 	if err != nil {
 		ctr.Close()

@@ -355,6 +355,9 @@ func TestOpenNodeImportsAgentImagesAndRunsAPod(t *testing.T) {
 	n, err := OpenNode(ctx, NodeOptions{
 		DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: socket,
 		ContainerdNamespace: "skiff-test-node", CgroupRoot: "/skiff-test-node", Bridge: "sktnode0", LogDir: t.TempDir(),
+		// Not the default prefix: a real node agent on this machine (the
+		// e2e tests) cleans up "skiff-" namespaces it does not know.
+		NetnsPrefix: "skifftest-",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -145,6 +145,14 @@ type ExecOptions struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	TTY     bool
+	// Resize, with TTY, carries the client's terminal size changes; the
+	// runtime reads it until the caller closes it.
+	Resize <-chan TerminalSize
+}
+
+// TerminalSize is a terminal's width and height in characters.
+type TerminalSize struct {
+	Width, Height uint16
 }
 
 // Runtime runs a node's containers. Every method is safe for concurrent use.

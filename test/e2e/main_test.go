@@ -58,6 +58,10 @@ type server struct {
 	url        string
 	cmd        *exec.Cmd
 	log        *bytes.Buffer
+	// stop interrupts the server and waits for it to exit (at most once).
+	stop func()
+	// exited is closed once the process has exited.
+	exited <-chan struct{}
 }
 
 func freePort(t testing.TB) int {
@@ -69,30 +73,43 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer runs the skiff binary on a fresh data dir until the test ends;
-// extra are more `skiff server` flags.
+// startServer runs the skiff binary on a fresh data dir until the test ends,
+// without a node agent; extra are more `skiff server` flags.
 func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
-	dir := t.TempDir()
+	return startServerIn(t, t.TempDir(), append([]string{"--disable-agent"}, extra...)...)
+}
+
+// startServerIn runs the skiff binary on dir with extra flags until the
+// test ends.
+func startServerIn(t testing.TB, dir string, extra ...string) *server {
+	t.Helper()
 	port := freePort(t)
 	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
-	s.cmd = exec.Command(skiffBin, "server", "--data-dir", dir, "--bind-address", "127.0.0.1",
-		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig, "--disable-agent")
-	s.cmd.Args = append(s.cmd.Args, extra...)
+	args := append([]string{"server", "--data-dir", dir, "--bind-address", "127.0.0.1",
+		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig}, extra...)
+	s.cmd = exec.Command(skiffBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting skiff: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(exited) }()
+	s.exited = exited
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			_ = s.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				_ = s.cmd.Process.Kill()
+				<-exited
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-exited
-		}
+		s.stop()
 		if t.Failed() {
 			t.Logf("skiff server log:\n%s", s.log.String())
 		}
@@ -122,13 +139,13 @@ func startServer(t testing.TB, extra ...string) *server {
 
 // kubectl runs one kubectl release against a server with its own cache dir.
 type kubectl struct {
-	t        *testing.T
+	t        testing.TB
 	bin      string
 	kc       string
 	cacheDir string
 }
 
-func newKubectl(t *testing.T, s *server, minor int) *kubectl {
+func newKubectl(t testing.TB, s *server, minor int) *kubectl {
 	t.Helper()
 	bin := fmt.Sprintf("/usr/lib/google-cloud-sdk/bin/kubectl.1.%d", minor)
 	if _, err := os.Stat(bin); err != nil {
@@ -217,7 +234,7 @@ func (b *syncBuffer) String() string {
 
 // background is a kubectl command that runs until stopped (get -w).
 type background struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}

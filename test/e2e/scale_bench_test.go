@@ -41,7 +41,7 @@ import (
 func BenchmarkSchedulingThroughput(b *testing.B) {
 	for _, nodes := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			pods := benchPods(b, 10000)
+			pods := scaleBenchPods(b, 10000)
 			// /24 per node: 5,000 nodes need more than the default /16.
 			s := startServer(b, "--cluster-cidr", "10.0.0.0/8")
 			idle := rssMB(b, s)
@@ -69,7 +69,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 // Deployment on 100 hollow nodes: for each pod, from its creation to
 // Running, both observed by a watch.
 func BenchmarkPodStartup(b *testing.B) {
-	replicas := benchPods(b, 1000)
+	replicas := scaleBenchPods(b, 1000)
 	s := startServer(b)
 	cs := benchClient(b, s)
 	startHollowNodes(b, s, "--count", "100", "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
@@ -96,7 +96,7 @@ func BenchmarkPodStartup(b *testing.B) {
 	b.Logf("%d replicas on 100 nodes: create -> Running p50 %v, p99 %v (target p99 <= 2s)", replicas, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
 }
 
-func benchPods(b *testing.B, def int) int {
+func scaleBenchPods(b *testing.B, def int) int {
 	if v := os.Getenv("SKIFF_BENCH_PODS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -24,8 +24,12 @@ import (
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
 )
 
-// killWait bounds how long a SIGKILLed container may take to be reaped.
-const killWait = time.Minute
+// killWait bounds how long a SIGKILLed container may take to be reaped;
+// deleteTimeout how long a task or container deletion may take once begun.
+const (
+	killWait      = time.Minute
+	deleteTimeout = 30 * time.Second
+)
 
 // containerID is stable for (pod, container, attempt), so a create retried
 // after a crash finds the container it already made. It stays within
@@ -184,7 +188,9 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	// start must not come out later than its finish.
 	startedAt := time.Now().UTC()
 	if err := task.Start(ctx); err != nil {
-		if _, derr := task.Delete(ctx, client.WithProcessKill); derr != nil && !errdefs.IsNotFound(derr) {
+		dctx, cancel := detached(ctx)
+		defer cancel()
+		if _, derr := task.Delete(dctx, client.WithProcessKill); derr != nil && !errdefs.IsNotFound(derr) {
 			r.log.Warn("delete task after failed start", "container", id, "err", derr)
 		}
 		return fmt.Errorf("start container %s: %w", id, err)
@@ -287,7 +293,9 @@ func (r *Runtime) finish(ctx context.Context, c client.Container, task client.Ta
 	}); err != nil {
 		return fmt.Errorf("container %s: record exit: %w", c.ID(), err)
 	}
-	if _, err := task.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	if _, err := task.Delete(dctx); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("container %s: delete task: %w", c.ID(), err)
 	}
 	return nil
@@ -444,15 +452,27 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 				return fmt.Errorf("remove container %s: %w", id, ctx.Err())
 			}
 		}
-		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+		dctx, cancel := detached(ctx)
+		defer cancel()
+		if _, err := task.Delete(dctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("remove container %s: delete task: %w", id, err)
 		}
 	}
-	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	if err := c.Delete(dctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	r.forget(id)
 	return nil
+}
+
+// detached is for the steps that must not stop halfway when the caller
+// gives up (an agent shutting down): deleting a task, which also shuts its
+// shim down, and a container with its snapshot. A delete cancelled midway
+// leaves a shim running with nothing left to serve.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
 }
 
 // RemovePod removes the pod's cgroup parent. It fails while a process of

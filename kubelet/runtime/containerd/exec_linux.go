@@ -99,6 +99,17 @@ func (r *Runtime) Exec(ctx context.Context, id string, opts krt.ExecOptions) (in
 	if err := p.Start(bg); err != nil {
 		return 0, fmt.Errorf("exec in %s: %w", id, err)
 	}
+	if opts.TTY && opts.Resize != nil {
+		// Drained until the caller closes it, so its sender never blocks;
+		// sizes arriving after the exit fail quietly.
+		go func() {
+			for sz := range opts.Resize {
+				if err := p.Resize(bg, uint32(sz.Width), uint32(sz.Height)); err != nil {
+					r.log.Debug("resize exec terminal", "container", id, "err", err)
+				}
+			}
+		}()
+	}
 	if stdin != nil {
 		go func() {
 			select {

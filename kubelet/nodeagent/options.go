@@ -1,0 +1,93 @@
+package nodeagent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Options describe the node.
+type Options struct {
+	Client   kubernetes.Interface
+	NodeName string
+	// NodeIP is the InternalIP reported in node status; the API server
+	// reaches the node API there.
+	NodeIP string
+	// DataDir is skiff's data directory (absolute); the agent keeps its
+	// state in <DataDir>/agent and imports the images in
+	// <DataDir>/agent/images.
+	DataDir string
+	// ContainerdSocket defaults to /run/containerd/containerd.sock.
+	ContainerdSocket string
+	// LogDriver is the executable the containerd shim runs as
+	// `<LogDriver> log-driver <path>` to write container logs: the skiff
+	// binary itself.
+	LogDriver string
+	// LogDir defaults to /var/log/pods.
+	LogDir string
+	// APIAddress is host:port the node API listens on (port 0 picks one).
+	APIAddress string
+	// Serving is the node API's certificate; ClientCA verifies callers,
+	// of which only APIClientUsers (common names) are admitted.
+	Serving        tls.Certificate
+	ClientCA       *x509.CertPool
+	APIClientUsers []string
+	// Capacity overrides what is detected (CPUs, memory, the data
+	// directory's disk, 110 pods).
+	Capacity corev1.ResourceList
+	Labels   map[string]string
+	// KubeletVersion is reported in node info.
+	KubeletVersion string
+	Workers        int
+	Logger         *slog.Logger
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.Client == nil {
+		errs = append(errs, errors.New("a client is required"))
+	}
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("the node name is empty"))
+	}
+	if o.NodeIP == "" {
+		errs = append(errs, errors.New("the node IP is empty"))
+	}
+	if !filepath.IsAbs(o.DataDir) {
+		errs = append(errs, fmt.Errorf("data directory %q must be an absolute path", o.DataDir))
+	}
+	if o.ClientCA == nil || len(o.APIClientUsers) == 0 {
+		errs = append(errs, errors.New("the node API needs a client CA and the API server's client user"))
+	}
+	if len(o.Serving.Certificate) == 0 {
+		errs = append(errs, errors.New("the node API needs a serving certificate"))
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("nodeagent: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// clientObjects reads ConfigMaps and Secrets for pods through the API.
+type clientObjects struct{ c kubernetes.Interface }
+
+func (o clientObjects) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	return o.c.CoreV1().ConfigMaps(ns).Get(ctx, name, getOptions)
+}
+
+func (o clientObjects) GetSecret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	return o.c.CoreV1().Secrets(ns).Get(ctx, name, getOptions)
+}

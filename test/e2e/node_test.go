@@ -1,0 +1,475 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffkube/skiff/kubelet/nodetest"
+	"github.com/skiffkube/skiff/kubelet/testimage"
+)
+
+const nodeName = "e2e-node"
+
+// startNodeServer runs `skiff server` with its embedded agent on real
+// containerd, with the test image in <data-dir>/agent/images, and waits for
+// the node to be Ready.
+func startNodeServer(t testing.TB) (*server, *kubectl) {
+	t.Helper()
+	nodetest.RequireContainerd(t)
+	dir := t.TempDir()
+	images := filepath.Join(dir, "agent", "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testimage.Build(t, images)
+	return startNodeServerIn(t, dir, freePort(t))
+}
+
+// startNodeServerIn starts (or restarts) a node server on dir.
+func startNodeServerIn(t testing.TB, dir string, nodeAPIPort int) (*server, *kubectl) {
+	t.Helper()
+	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(nodeAPIPort))
+	k := newKubectl(t, s, 33)
+	// Runs before the server stops: pods go through the agent, so a failed
+	// test leaves no containers running on this machine.
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+			return // stopped already (restarted): its successor cleans up
+		default:
+		}
+		for _, args := range [][]string{
+			{"delete", "deployments,replicasets", "--all", "--timeout=30s"},
+			{"delete", "pods", "--all", "--grace-period=1", "--timeout=60s"},
+		} {
+			if out, err := k.run("", args...); err != nil {
+				t.Logf("cleaning up: kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
+	waitFor(t, k, 60*time.Second, "node Ready", func(out string) bool { return out == "True" },
+		"get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	return s, k
+}
+
+// waitFor retries a kubectl command until ok accepts its output.
+func waitFor(t testing.TB, k *kubectl, timeout time.Duration, what string, ok func(string) bool, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := k.run("", args...)
+		out = strings.TrimSpace(out)
+		if err == nil && ok(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v; last output of kubectl %s:\n%s", what, timeout, strings.Join(args, " "), out)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func podManifest(name, spec string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+%s`, name, spec)
+}
+
+// Real pods through the embedded agent, driven by kubectl 1.33: a
+// deployment that serves on its pod IP, logs (also of the previous
+// container after a liveness restart), exec with exit codes, port-forward,
+// CrashLoopBackOff, OOMKilled, a missing image, graceful deletion, and
+// nothing left behind.
+func TestRealPodsWithEmbeddedAgent(t *testing.T) {
+	s, k := startNodeServer(t)
+
+	k.okIn(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: app
+        image: `+testimage.Ref+`
+        args: ["serve", ":8080"]
+        ports: [{containerPort: 8080}]
+        readinessProbe:
+          httpGet: {path: /healthz, port: 8080}
+          periodSeconds: 1
+`, "apply", "-f", "-")
+	k.ok("rollout", "status", "deployment/web", "--timeout=90s")
+	pod := k.ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
+	ip := k.ok("get", "pod", pod, "-o", "jsonpath={.status.podIP}")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz")
+	if err != nil {
+		t.Fatalf("GET the pod on its IP %s: %v", ip, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "ok" {
+		t.Errorf("pod answered %q", body)
+	}
+
+	// Restart safety: a new server process (and agent) on the same data
+	// directory adopts the running container instead of restarting it.
+	// (Not a subtest: the new server must outlive it.)
+	id := k.ok("get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	port := nodeAPIPort(t, k)
+	s.stop()
+	s, k = startNodeServerIn(t, s.dataDir, port)
+	waitFor(t, k, 30*time.Second, "the pod reported again after a server restart", func(out string) bool { return out == id+" 0 true" },
+		"get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}")
+	if got := k.ok("get", "pod", pod, "-o", "jsonpath={.status.podIP}"); got != ip {
+		t.Errorf("pod IP %s after the restart, was %s", got, ip)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz"); err != nil {
+		t.Errorf("the pod stopped answering across the restart: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+
+	t.Run("logs", func(t *testing.T) {
+		contains(t, "kubectl logs", k.ok("logs", pod), "serving on :8080")
+		contains(t, "kubectl logs deployment", k.ok("logs", "deployment/web", "--timestamps"), "Z serving on :8080")
+		out, _ := k.run("", "logs", pod, "--previous")
+		contains(t, "kubectl logs --previous without a restart", out, "previous terminated container")
+		// -f streams until stopped: what came so far arrives at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		follow, _ := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "logs", "-f", pod).Output()
+		if ctx.Err() == nil {
+			t.Errorf("kubectl logs -f of a running container ended by itself: %q", follow)
+		}
+		contains(t, "kubectl logs -f", string(follow), "serving on :8080")
+		contains(t, "kubectl logs --tail", k.ok("logs", pod, "--tail=1", "--since=1h"), "serving on :8080")
+		contains(t, "kubectl logs of a bad container", k.fails("", "logs", pod, "-c", "nope"), "container nope is not valid for pod "+pod)
+	})
+
+	t.Run("exec", func(t *testing.T) {
+		contains(t, "kubectl exec", k.ok("exec", pod, "--", "/app", "echo", "hello", "from", "exec"), "hello from exec")
+		out, err := k.run("", "exec", pod, "--", "/app", "crash", "3")
+		var exit *exec.ExitError
+		if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Errorf("exec of a command exiting 3: err %v, output:\n%s", err, out)
+		}
+		contains(t, "kubectl exec stdin", k.okIn("piped through\n", "exec", "-i", pod, "--", "/app", "cat"), "piped through")
+		// kubectl 1.33 speaks WebSocket v5 (translated to SPDY for the
+		// node); 1.27 speaks SPDY, passed straight through.
+		old := newKubectl(t, s, 27)
+		contains(t, "kubectl 1.27 exec", old.ok("exec", pod, "--", "/app", "echo", "over", "spdy"), "over spdy")
+		out, err = old.run("", "exec", pod, "--", "/app", "crash", "4")
+		if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 4 {
+			t.Errorf("kubectl 1.27 exec of a command exiting 4: err %v, output:\n%s", err, out)
+		}
+	})
+
+	t.Run("port-forward", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "port-forward", "pod/"+pod, ":8080")
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = cmd.Wait() }()
+		re := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+)`)
+		sc := bufio.NewScanner(stdout)
+		port := ""
+		for port == "" && sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				port = m[1]
+			}
+		}
+		if port == "" {
+			t.Fatal("kubectl port-forward never said where it listens")
+		}
+		go io.Copy(io.Discard, stdout)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://127.0.0.1:" + port + "/healthz")
+		if err != nil {
+			t.Fatalf("through port-forward: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.TrimSpace(string(body)) != "ok" {
+			t.Errorf("through port-forward: %q", body)
+		}
+	})
+
+	// Pods that go wrong in the ways a node must report.
+	k.okIn(podManifest("liveness", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+    livenessProbe:
+      httpGet: {path: /healthz, port: 9999}
+      periodSeconds: 1
+      failureThreshold: 2
+`), "apply", "-f", "-")
+	k.okIn(podManifest("crasher", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["crash", "1"]
+`), "apply", "-f", "-")
+	k.okIn(podManifest("hog", `  restartPolicy: Never
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["hog"]
+    resources:
+      limits: {memory: 32Mi}
+`), "apply", "-f", "-")
+	k.okIn(podManifest("missing-image", `  containers:
+  - name: app
+    image: skiff.test/does-not-exist:v1
+`), "apply", "-f", "-")
+
+	t.Run("liveness restart and logs --previous", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "a liveness restart", func(out string) bool { return out != "" && out != "0" },
+			"get", "pod", "liveness", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+		contains(t, "kubectl logs --previous", k.ok("logs", "liveness", "--previous"), "serving on :8080")
+	})
+	t.Run("CrashLoopBackOff", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "CrashLoopBackOff", func(out string) bool { return out == "CrashLoopBackOff" },
+			"get", "pod", "crasher", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+		contains(t, "crasher's last state", k.ok("get", "pod", "crasher", "-o", "jsonpath={.status.containerStatuses[0].lastState.terminated.reason} {.status.containerStatuses[0].lastState.terminated.exitCode}"), "Error 1")
+	})
+	t.Run("OOMKilled", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "OOMKilled", func(out string) bool { return out == "OOMKilled" },
+			"get", "pod", "hog", "-o", "jsonpath={.status.containerStatuses[0].state.terminated.reason}")
+	})
+	t.Run("missing image", func(t *testing.T) {
+		waitFor(t, k, 60*time.Second, "ErrImagePull or ImagePullBackOff", func(out string) bool { return out == "ErrImagePull" || out == "ImagePullBackOff" },
+			"get", "pod", "missing-image", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+		contains(t, "kubectl logs of a container that never started", k.fails("", "logs", "missing-image"), `container "app" in pod "missing-image" is waiting to start`)
+	})
+
+	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
+		// serve exits on SIGTERM: deleting it with a long grace period
+		// returns long before the period. block ignores SIGTERM: it goes
+		// only when the grace period ends with SIGKILL.
+		k.okIn(podManifest("term", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+		k.okIn(podManifest("stubborn", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["block"]
+`), "apply", "-f", "-")
+		for _, p := range []string{"term", "stubborn"} {
+			waitFor(t, k, 60*time.Second, p+" running", func(out string) bool { return out == "Running" }, "get", "pod", p, "-o", "jsonpath={.status.phase}")
+		}
+		// kubectl attach (WebSocket v5, translated) shows what the
+		// container says from now on: here, that SIGTERM came.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		attach := exec.CommandContext(ctx, k.bin, "--kubeconfig", k.kc, "--cache-dir", k.cacheDir, "attach", "term")
+		var attached lockedWriter
+		attached.w = &strings.Builder{}
+		attach.Stdout, attach.Stderr = &attached, &attached
+		if err := attach.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // attached
+		start := time.Now()
+		k.ok("delete", "pod", "term", "--grace-period=30", "--timeout=60s")
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("deleting a pod that exits on SIGTERM took %v of its 30s grace period", d)
+		}
+		_ = attach.Wait()
+		contains(t, "kubectl attach", attached.String(), "got terminated, shutting down")
+		start = time.Now()
+		k.ok("delete", "pod", "stubborn", "--grace-period=3", "--timeout=60s")
+		if d := time.Since(start); d < 3*time.Second {
+			t.Errorf("a pod ignoring SIGTERM went in %v, before its 3s grace period ended", d)
+		}
+	})
+
+	t.Run("nothing left after deleting everything", func(t *testing.T) {
+		// skiff has no garbage collector yet: scale to zero, then the
+		// deployment and its ReplicaSet go explicitly.
+		k.ok("scale", "deployment", "web", "--replicas=0")
+		k.ok("delete", "deployment", "web", "--timeout=30s")
+		k.ok("delete", "replicasets", "-l", "app=web", "--timeout=30s")
+		k.ok("delete", "pods", "--all", "--grace-period=1", "--timeout=90s")
+		waitFor(t, k, 60*time.Second, "no pods", func(out string) bool { return out == "" }, "get", "pods", "-o", "name")
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			left := leftovers(t)
+			if left == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind after every pod is gone:\n%s", left)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+}
+
+// leftovers lists skiff's network namespaces, containerd containers and
+// containerd shims.
+func leftovers(t testing.TB) string {
+	t.Helper()
+	var left []string
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "skiff-") {
+			left = append(left, "netns "+e.Name())
+		}
+	}
+	out, err := exec.Command("ctr", "--namespace", "skiff", "containers", "list", "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ctr containers list: %v\n%s", err, out)
+	}
+	for _, id := range strings.Fields(string(out)) {
+		left = append(left, "container "+id)
+	}
+	// A shim outliving its task serves nothing and would run forever.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 2 && strings.HasSuffix(args[0], "containerd-shim-runc-v2") && args[1] == "-namespace" && args[2] == "skiff" {
+			left = append(left, "shim "+strings.Join(args, " "))
+		}
+	}
+	return strings.Join(left, "\n")
+}
+
+// Without containerd the embedded agent's node registers but is NotReady
+// and says why; the rest of the server works.
+func TestNodeNotReadyWithoutContainerd(t *testing.T) {
+	s := startServerIn(t, t.TempDir(), "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)),
+		"--containerd-socket", "/nonexistent/containerd.sock")
+	k := newKubectl(t, s, 33)
+	waitFor(t, k, 60*time.Second, "NotReady with the reason", func(out string) bool {
+		return strings.HasPrefix(out, "False ") && strings.Contains(out, "containerd socket /nonexistent/containerd.sock not found")
+	}, "get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+}
+
+// nodeAPIPort is the port the node reports for its API.
+func nodeAPIPort(t testing.TB, k *kubectl) int {
+	t.Helper()
+	out := k.ok("get", "node", nodeName, "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")
+	var port int
+	if _, err := fmt.Sscan(out, &port); err != nil {
+		t.Fatalf("node API port %q: %v", out, err)
+	}
+	return port
+}
+
+// `skiff agent --runtime containerd` is the same node agent against a
+// server started without one: it registers, waits for its pod CIDR, runs a
+// pod that answers on its IP, and goes away leaving nothing behind.
+func TestStandaloneContainerdAgent(t *testing.T) {
+	nodetest.RequireContainerd(t)
+	s := startServer(t) // --disable-agent
+	k := newKubectl(t, s, 33)
+	dir := t.TempDir()
+	images := filepath.Join(dir, "agent", "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testimage.Build(t, images)
+	var log strings.Builder
+	cmd := exec.Command(skiffBin, "agent", "--runtime", "containerd", "--kubeconfig", s.kubeconfig, "--node-name", "standalone",
+		"--data-dir", dir, "--node-ip", "127.0.0.1", "--node-api-address", "127.0.0.1", "--node-api-port", fmt.Sprint(freePort(t)))
+	out := &lockedWriter{w: &log}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("skiff agent log:\n%s", out.String())
+		}
+	})
+	t.Cleanup(func() {
+		if out, err := k.run("", "delete", "pods", "--all", "--grace-period=1", "--timeout=60s"); err != nil {
+			t.Logf("cleaning up: %v\n%s", err, out)
+		}
+	})
+	waitFor(t, k, 60*time.Second, "standalone node Ready", func(out string) bool { return out == "True" },
+		"get", "node", "standalone", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	k.okIn(podManifest("solo", `  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+	ip := waitFor(t, k, 60*time.Second, "solo running", func(out string) bool { return strings.HasPrefix(out, "Running ") },
+		"get", "pod", "solo", "-o", "jsonpath={.status.phase} {.status.podIP}")
+	ip = strings.TrimPrefix(ip, "Running ")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + ip + ":8080/healthz")
+	if err != nil {
+		t.Fatalf("GET the pod on %s: %v", ip, err)
+	}
+	resp.Body.Close()
+	// Its node API serves a self-signed certificate (no --tls-cert-file):
+	// the API server refuses to trust it, and says so.
+	contains(t, "logs from an untrusted node", k.fails("", "logs", "solo"), "certificate")
+	k.ok("delete", "pod", "solo", "--grace-period=1", "--timeout=60s")
+	deadline := time.Now().Add(30 * time.Second)
+	for left := leftovers(t); left != ""; left = leftovers(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind:\n%s", left)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// lockedWriter collects a child's output for the failure log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
