@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -148,64 +147,32 @@ func (s *Server) ensureServiceObject(ctx context.Context, st *storage.Store) err
 
 // ensureEndpoints adds this server to the kubernetes Endpoints.
 func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, addr string, port int32) error {
-	key := "/registry/endpoints/default/kubernetes"
-	for attempt := 0; attempt < 5; attempt++ {
-		ep := &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"}, ObjectMeta: objectMeta("kubernetes")}
-		var rev int64
-		kv, err := st.Get(ctx, key, 0)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(kv.Value, ep); err != nil {
-				return err
-			}
-			rev = kv.ModRevision
-		case !errors.Is(err, storage.ErrNotFound):
-			return err
-		}
+	fresh := func() *corev1.Endpoints {
+		return &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"}, ObjectMeta: objectMeta("kubernetes")}
+	}
+	return casUpdate(ctx, st, "/registry/endpoints/default/kubernetes", fresh, func(ep *corev1.Endpoints) bool {
 		if len(ep.Subsets) == 1 && slices.ContainsFunc(ep.Subsets[0].Addresses, func(a corev1.EndpointAddress) bool { return a.IP == addr }) &&
 			len(ep.Subsets[0].Ports) == 1 && ep.Subsets[0].Ports[0].Port == port {
-			return nil
+			return false
 		}
 		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Ports) != 1 || ep.Subsets[0].Ports[0].Port != port {
 			ep.Subsets = []corev1.EndpointSubset{{Ports: []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}}}}
 		}
 		ep.Subsets[0].Addresses = append(ep.Subsets[0].Addresses, corev1.EndpointAddress{IP: addr})
 		ep.ResourceVersion = ""
-		data, err := json.Marshal(ep)
-		if err != nil {
-			return err
-		}
-		if rev == 0 {
-			_, err = st.Create(ctx, key, data, 0)
-		} else {
-			_, err = st.Update(ctx, key, data, rev, 0)
-		}
-		if err == nil || (!errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrKeyExists)) {
-			return err
-		}
-	}
-	return fmt.Errorf("the kubernetes Endpoints kept changing")
+		return true
+	})
 }
 
 // ensureEndpointSlice adds this server to the kubernetes EndpointSlice.
 func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, addr string, port int32) error {
-	key := "/registry/discovery.k8s.io/endpointslices/default/kubernetes"
-	for attempt := 0; attempt < 5; attempt++ {
-		slice := &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1"}, ObjectMeta: objectMeta("kubernetes")}
-		var rev int64
-		kv, err := st.Get(ctx, key, 0)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(kv.Value, slice); err != nil {
-				return err
-			}
-			rev = kv.ModRevision
-		case !errors.Is(err, storage.ErrNotFound):
-			return err
-		}
+	fresh := func() *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1"}, ObjectMeta: objectMeta("kubernetes")}
+	}
+	return casUpdate(ctx, st, "/registry/discovery.k8s.io/endpointslices/default/kubernetes", fresh, func(slice *discoveryv1.EndpointSlice) bool {
 		if slices.ContainsFunc(slice.Endpoints, func(e discoveryv1.Endpoint) bool { return slices.Contains(e.Addresses, addr) }) &&
 			len(slice.Ports) == 1 && slice.Ports[0].Port != nil && *slice.Ports[0].Port == port {
-			return nil
+			return false
 		}
 		name, proto, ready := "https", corev1.ProtocolTCP, true
 		slice.AddressType = discoveryv1.AddressTypeIPv4
@@ -216,7 +183,31 @@ func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, add
 		slice.Ports = []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}
 		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
 		slice.ResourceVersion = ""
-		data, err := json.Marshal(slice)
+		return true
+	})
+}
+
+// casUpdate reads key into an object (fresh() when the key is missing),
+// lets change modify it (false: nothing to do) and stores it with a
+// compare-and-swap, retrying a few times when another server wrote first.
+func casUpdate[T any](ctx context.Context, st *storage.Store, key string, fresh func() *T, change func(*T) bool) error {
+	for attempt := 0; attempt < 5; attempt++ {
+		obj := fresh()
+		var rev int64
+		kv, err := st.Get(ctx, key, 0)
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(kv.Value, obj); err != nil {
+				return err
+			}
+			rev = kv.ModRevision
+		case !errors.Is(err, storage.ErrNotFound):
+			return err
+		}
+		if !change(obj) {
+			return nil
+		}
+		data, err := json.Marshal(obj)
 		if err != nil {
 			return err
 		}
@@ -229,5 +220,5 @@ func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, add
 			return err
 		}
 	}
-	return fmt.Errorf("the kubernetes EndpointSlice kept changing: %s", strconv.Quote(key))
+	return fmt.Errorf("%s kept changing", key)
 }
