@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -49,6 +51,12 @@ func Main(args []string) error {
 		return fmt.Errorf("logdriver: %w", err)
 	}
 	defer f.Close()
+	// The shim closes the container's pipes and then sends SIGTERM "so the
+	// logger has a chance to flush" (it kills it 12s later). Dying at once
+	// would lose what is still in the pipes: a crashed container's last
+	// lines, the ones `kubectl logs --previous` is read for. So SIGTERM is
+	// taken as "finish": the copy goes on until both pipes end.
+	signal.Ignore(syscall.SIGTERM)
 	if err := ready.Close(); err != nil {
 		return fmt.Errorf("logdriver: signal ready: %w", err)
 	}

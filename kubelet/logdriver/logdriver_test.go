@@ -2,7 +2,13 @@ package logdriver
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,5 +57,53 @@ func TestURI(t *testing.T) {
 func TestMainRejectsBadArguments(t *testing.T) {
 	if err := Main([]string{"something-else"}); err == nil {
 		t.Error("bad arguments accepted")
+	}
+}
+
+// TestDriverDrainsAfterSIGTERM runs the driver as the shim does and, like
+// the shim, closes the pipes and sends SIGTERM at once: every line still in
+// the pipes must reach the log file.
+func TestDriverDrainsAfterSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "driver")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skiffkube/skiff/kubelet/logdriver/testdriver").CombinedOutput(); err != nil {
+		t.Fatalf("building the test driver: %v\n%s", err, out)
+	}
+	outR, outW, _ := os.Pipe()
+	errR, errW, _ := os.Pipe()
+	readyR, readyW, _ := os.Pipe()
+	logPath := filepath.Join(dir, "0.log")
+	cmd := exec.Command(bin, Command, logPath)
+	cmd.ExtraFiles = []*os.File{outR, errR, readyW}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outR.Close()
+	errR.Close()
+	readyW.Close()
+	if _, err := io.ReadAll(readyR); err != nil { // closed once the log file is open
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&want, "line %d of the container's last words\n", i)
+	}
+	if _, err := outW.WriteString(want.String()); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("driver after SIGTERM: %v", err)
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), " stdout F line "); n != 2000 {
+		t.Fatalf("%d of 2000 lines reached the log", n)
 	}
 }
