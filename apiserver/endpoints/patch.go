@@ -85,7 +85,10 @@ func applyPatch(res *registry.Resource, media string, cur, patch []byte) ([]byte
 		if err != nil {
 			return nil, errors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
-		out, err := p.Apply(cur)
+		if err := checkJSONPatch(p); err != nil {
+			return nil, err
+		}
+		out, err := applyJSONPatch(p, cur)
 		if err != nil {
 			return nil, errPatch(res, err)
 		}
@@ -172,4 +175,34 @@ func applyError(err error) error {
 		return err
 	}
 	return errors.NewBadRequest(err.Error())
+}
+
+// checkJSONPatch refuses operations that need a value and have none: the
+// json-patch library dereferences the missing value (found by
+// FuzzDecodePatch: [{"op":"replace","path":""}]).
+func checkJSONPatch(p jsonpatch.Patch) error {
+	for i, op := range p {
+		switch kind := op.Kind(); kind {
+		case "add", "replace", "test":
+			v, ok := op["value"]
+			path, _ := op.Path()
+			// "value": null is a value (JSON null), except for the whole
+			// document, which must stay an object.
+			if !ok || (v == nil && path == "") {
+				return errors.NewBadRequest(fmt.Sprintf("error decoding patch: operation %d (%s) has no value", i, kind))
+			}
+		}
+	}
+	return nil
+}
+
+// applyJSONPatch applies p, turning a panic inside the library into an
+// error: a request must never take the handler down.
+func applyJSONPatch(p jsonpatch.Patch, cur []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the patch could not be applied: %v", r)
+		}
+	}()
+	return p.Apply(cur)
 }
