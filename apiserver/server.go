@@ -205,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
 		disc:     discovery.New(reg),
 		metrics:  metrics.New(),
-		authn:    authn.Union{authn.ClientCert{Roots: cfg.ClientCA}, tokens},
+		authn:    authn.Union{authn.NewClientCert(cfg.ClientCA), tokens},
 		crds:     crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		services: lifecycle,
 		ready:    make(chan struct{}),

@@ -1,6 +1,8 @@
 package authn
 
 import (
+	"time"
+
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/utils/lru"
 	"net/http"
 	"os"
 	"strings"
@@ -126,6 +129,22 @@ func (us Union) Authenticate(r *http.Request) (*User, bool, error) {
 // ClientCert authenticates TLS client certificates that chain to Roots.
 type ClientCert struct {
 	Roots *x509.CertPool
+	// verified remembers chains that verified, so that a client sending
+	// many requests pays for the signature checks once (they were most of
+	// a busy server's authentication time). Nil verifies every time.
+	verified *lru.Cache
+}
+
+// verifiedChain is a cached successful verification.
+type verifiedChain struct {
+	user  *User
+	until time.Time // the chain's earliest expiry: verify again after it
+}
+
+// NewClientCert returns a client certificate authenticator for roots that
+// caches up to 4096 verified chains.
+func NewClientCert(roots *x509.CertPool) ClientCert {
+	return ClientCert{Roots: roots, verified: lru.New(4096)}
 }
 
 // Authenticate implements Authenticator.
@@ -133,22 +152,53 @@ func (c ClientCert) Authenticate(r *http.Request) (*User, bool, error) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || c.Roots == nil {
 		return nil, false, nil
 	}
+	var key [32]byte
+	if c.verified != nil {
+		h := sha256.New()
+		for _, cert := range r.TLS.PeerCertificates {
+			h.Write(cert.Raw)
+		}
+		h.Sum(key[:0])
+		if v, ok := c.verified.Get(key); ok {
+			if vc := v.(verifiedChain); time.Now().Before(vc.until) {
+				u := *vc.user // each request gets its own copy to change
+				u.Groups = append([]string{}, vc.user.Groups...)
+				return &u, true, nil
+			}
+			c.verified.Remove(key)
+		}
+	}
 	leaf := r.TLS.PeerCertificates[0]
 	inter := x509.NewCertPool()
 	for _, ic := range r.TLS.PeerCertificates[1:] {
 		inter.AddCert(ic)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{
+	chains, err := leaf.Verify(x509.VerifyOptions{
 		Roots: c.Roots, Intermediates: inter,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, false, fmt.Errorf("%w: client certificate: %v", ErrInvalidCredential, err)
 	}
 	if leaf.Subject.CommonName == "" {
 		return nil, false, fmt.Errorf("%w: client certificate has no common name", ErrInvalidCredential)
 	}
 	groups := append([]string{}, leaf.Subject.Organization...)
-	return &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(groups)}, true, nil
+	u := &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(groups)}
+	if c.verified != nil {
+		until := leaf.NotAfter
+		for _, chain := range chains {
+			for _, cert := range chain {
+				if cert.NotAfter.Before(until) {
+					until = cert.NotAfter
+				}
+			}
+		}
+		cached := *u
+		cached.Groups = append([]string{}, u.Groups...)
+		c.verified.Add(key, verifiedChain{user: &cached, until: until})
+	}
+	return u, true, nil
 }
 
 // Tokens authenticates static bearer tokens.
