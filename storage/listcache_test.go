@@ -55,6 +55,17 @@ func TestListCacheMatchesDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameKVs(t, prefix, cached.KVs, db.KVs)
+			// AnyRevision (resourceVersion=0) is the cache as it is: still
+			// exactly the database's state at the revision it reports.
+			anyRev, err := s.List(ctx, storage.ListOptions{Prefix: prefix, AnyRevision: true})
+			if err != nil || anyRev.Revision < cached.Revision {
+				t.Fatalf("AnyRevision list: revision %v (%v), want at least %d", anyRev, err, cached.Revision)
+			}
+			atAny, err := s.ListFromDatabase(ctx, storage.ListOptions{Prefix: prefix, Revision: anyRev.Revision})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameKVs(t, prefix+" AnyRevision", anyRev.KVs, atAny.KVs)
 			// Pages (limit + continue at the first page's revision) add up
 			// to the same keys.
 			var paged []*storage.KeyValue

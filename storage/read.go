@@ -101,7 +101,7 @@ func (s *Store) listFromCache(ctx context.Context, opts ListOptions) (*ListResul
 		return nil, false
 	}
 	lo, hi := prefixRange(opts.Prefix)
-	if opts.Revision == 0 {
+	if opts.Revision == 0 && !opts.AnyRevision {
 		newest, err := s.Revision(ctx)
 		if err != nil || !s.cache.waitFor(ctx, newest, s.hub.wakeUp, cacheWait) {
 			return nil, false

@@ -69,6 +69,10 @@ type ListOptions struct {
 	// StartAfter continues a paginated list: only keys strictly greater are
 	// returned. Pass the last key of the previous page.
 	StartAfter string
+	// AnyRevision (with Revision 0) accepts whatever state the list cache
+	// holds, which may be a little behind the database — Kubernetes'
+	// resourceVersion="0" — and saves the read of the newest revision.
+	AnyRevision bool
 	// Revision pins the list to an older revision; 0 means the newest.
 	// A paginated list passes the Revision of its first page to every page.
 	Revision int64

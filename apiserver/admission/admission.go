@@ -104,9 +104,12 @@ func forbidden(a *Attributes, format string, args ...any) error {
 	return apierrors.NewForbidden(a.Resource, a.Name, fmt.Errorf(format, args...))
 }
 
-// listInto decodes every object under prefix into a new T each.
-func listInto[T any](ctx context.Context, s Store, prefix string) ([]*T, int64, error) {
-	l, err := s.List(ctx, storage.ListOptions{Prefix: prefix})
+// listInto decodes every object under prefix into a new T each. Reads of
+// policy objects (priority classes, limit ranges) may be served from the
+// list cache as it is, like the informer caches Kubernetes' admission
+// plugins read; counting for quota reads the newest state.
+func listInto[T any](ctx context.Context, s Store, prefix string, newest bool) ([]*T, int64, error) {
+	l, err := s.List(ctx, storage.ListOptions{Prefix: prefix, AnyRevision: !newest})
 	if err != nil {
 		return nil, 0, apierrors.NewInternalError(err)
 	}

@@ -14,7 +14,7 @@ import (
 // item defaults applied (default limit from max, default request from
 // default limit or min).
 func (c *Chain) limitRanges(ctx context.Context, namespace string) ([]corev1.LimitRangeItem, error) {
-	ranges, _, err := listInto[corev1.LimitRange](ctx, c.store, "/registry/limitranges/"+namespace+"/")
+	ranges, _, err := listInto[corev1.LimitRange](ctx, c.store, "/registry/limitranges/"+namespace+"/", false)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (c *Chain) priority(ctx context.Context, a *Attributes) error {
 	pod := a.Object.(*corev1.Pod)
 	var class *schedulingv1.PriorityClass
 	if pod.Spec.PriorityClassName == "" {
-		classes, _, err := listInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix)
+		classes, _, err := listInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix, false)
 		if err != nil {
 			return err
 		}

@@ -337,7 +337,7 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 			}
 		}
 	}
-	pods, _, err := listInto[corev1.Pod](ctx, c.store, "/registry/pods/"+namespace+"/")
+	pods, _, err := listInto[corev1.Pod](ctx, c.store, "/registry/pods/"+namespace+"/", true)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 			sum(podsResource, p)
 		}
 	}
-	services, _, err := listInto[corev1.Service](ctx, c.store, "/registry/services/"+namespace+"/")
+	services, _, err := listInto[corev1.Service](ctx, c.store, "/registry/services/"+namespace+"/", true)
 	if err != nil {
 		return nil, err
 	}

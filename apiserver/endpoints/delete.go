@@ -231,7 +231,7 @@ func (h *Handler) deleteCollection(req *request) error {
 	if err != nil {
 		return err
 	}
-	got, err := h.collect(req, listPrefix(req.res, req.info.Namespace, sel), sel, 0, "", 0)
+	got, err := h.collect(req, listPrefix(req.res, req.info.Namespace, sel), sel, 0, false, "", 0)
 	if err != nil {
 		return storeError(err, req.res.GroupResource(), "")
 	}

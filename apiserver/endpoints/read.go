@@ -130,16 +130,18 @@ type listed struct {
 	cont     string
 }
 
-// collect reads matching objects under prefix at revision (0 = newest),
+// collect reads matching objects under prefix at revision (0 = newest, or
+// with anyRevision whatever the store's cache holds: resourceVersion=0),
 // starting after startAfter, until limit items (0 = all) are found.
-func (h *Handler) collect(req *request, prefix string, sel *selection, revision int64, startAfter string, limit int64) (*listed, error) {
+func (h *Handler) collect(req *request, prefix string, sel *selection, revision int64, anyRevision bool, startAfter string, limit int64) (*listed, error) {
 	out := &listed{revision: revision}
 	for {
 		want := 0
 		if limit > 0 {
 			want = int(limit) - len(out.items)
 		}
-		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: prefix, StartAfter: startAfter, Revision: out.revision, Limit: want})
+		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: prefix, StartAfter: startAfter, Revision: out.revision, Limit: want,
+			AnyRevision: anyRevision && out.revision == 0})
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +209,10 @@ func (h *Handler) list(req *request) error {
 		return errors.NewBadRequest(fmt.Sprintf("invalid resourceVersionMatch %q: supported values are Exact and NotOlderThan", match))
 	}
 	prefix := listPrefix(req.res, req.info.Namespace, sel)
-	got, err := h.collect(req, prefix, sel, revision, startAfter, limit)
+	// resourceVersion=0 means any recent state will do (Kubernetes serves it
+	// from its watch cache); skiff serves it from the store's list cache.
+	anyRevision := rvParam == "0" && match != "Exact" && req.query("continue") == ""
+	got, err := h.collect(req, prefix, sel, revision, anyRevision, startAfter, limit)
 	if err != nil {
 		if stderrors.Is(err, storage.ErrCompacted) && req.query("continue") != "" {
 			return errors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")

@@ -196,7 +196,7 @@ func (h *Handler) watch(req *request) error {
 	start := rv
 	var initial *listed
 	if sendInitial {
-		initial, err = h.collect(req, prefix, sel, 0, "", 0)
+		initial, err = h.collect(req, prefix, sel, 0, false, "", 0)
 		if err != nil {
 			return storeError(err, req.res.GroupResource(), "")
 		}
