@@ -17,7 +17,7 @@ func (s *Store) Get(ctx context.Context, key string, revision int64) (*KeyValue,
 		return nil, err
 	}
 	if revision == 0 {
-		kv, err := scanKV(s.d.readDB().QueryRowContext(ctx, s.q.getCurrent, key))
+		kv, err := scanKV(s.getStmt.QueryRowContext(ctx, key))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, key)
 		}

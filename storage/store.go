@@ -25,6 +25,9 @@ type Store struct {
 	writes chan *writeOp
 	hub    *hub
 	cache  *listCache
+	// getStmt and metaStmt are getCurrent and selectMeta prepared on the
+	// read pool.
+	getStmt, metaStmt *sql.Stmt
 	refill chan struct{} // asks refillLoop to rebuild an invalidated cache
 
 	ctx    context.Context // cancelled by Close: stops the background loops
@@ -76,6 +79,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		expired:    d.rebind(expiredKeys),
 		selectMeta: selectMeta,
 	}
+	// The two hottest reads (every Get, and every list's revision check)
+	// are prepared once per connection instead of parsed on every call.
+	if s.getStmt, err = d.readDB().PrepareContext(ctx, s.q.getCurrent); err == nil {
+		s.metaStmt, err = d.readDB().PrepareContext(ctx, s.q.selectMeta)
+	}
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("storage: preparing reads: %w", d.translate(err))
+	}
 	rev, _, err := s.meta(ctx, d.readDB())
 	if err != nil {
 		d.close()
@@ -119,6 +131,8 @@ func (s *Store) Close() error {
 		s.cancel()
 		s.wg.Wait()
 		s.hub.closeAll(ErrClosed)
+		s.getStmt.Close()
+		s.metaStmt.Close()
 		s.closeErr = s.d.close()
 	})
 	return s.closeErr
@@ -143,7 +157,8 @@ func (s *Store) meta(ctx context.Context, q querier) (rev, compact int64, err er
 
 // Revision returns the newest committed revision.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
-	rev, _, err := s.meta(ctx, s.d.readDB())
+	var rev, compact int64
+	err := s.metaStmt.QueryRowContext(ctx).Scan(&rev, &compact)
 	return rev, s.wrap("read revision", err)
 }
 
