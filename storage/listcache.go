@@ -212,3 +212,14 @@ func (c *listCache) list(lo, hi, startAfter string, limit int, exactly int64) (k
 	})
 	return kvs, c.rev, more, true
 }
+
+// get returns key's cached state; ok is false when the cache cannot answer.
+func (c *listCache) get(key string) (kv *KeyValue, found, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.loaded {
+		return nil, false, false
+	}
+	kv, found = c.tree.Get(&KeyValue{Key: key})
+	return kv, found, true
+}

@@ -44,6 +44,15 @@ func (s *Store) Get(ctx context.Context, key string, revision int64) (*KeyValue,
 	return out, err
 }
 
+// GetCached returns a key's state from the list cache, which may be a
+// little behind the database (found is false for a key it does not hold);
+// ok is false when the cache cannot answer. It is for optimistic
+// read-modify-write: the write's compare-and-swap catches a stale read, and
+// the caller then reads with Get.
+func (s *Store) GetCached(key string) (kv *KeyValue, found, ok bool) {
+	return s.cache.get(key)
+}
+
 // List returns one page of the keys under a prefix, in key order, all as of
 // one revision.
 func (s *Store) List(ctx context.Context, opts ListOptions) (*ListResult, error) {

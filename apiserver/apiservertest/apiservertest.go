@@ -2,6 +2,7 @@ package apiservertest
 
 import (
 	"context"
+	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -36,8 +37,19 @@ type Running struct {
 // configuration (for compaction tests).
 func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	t.Helper()
+	return StartWrapped(t, nil, mutate...)
+}
+
+// StartWrapped is Start with the API server's store wrapped by wrap (nil:
+// not wrapped), for tests that change what the store answers.
+func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, mutate ...func(*storage.Config)) *Running {
+	t.Helper()
 	dir := t.TempDir()
 	store := storagetest.Open(t, storagetest.SQLiteEndpoint(t), mutate...)
+	var served endpoints.Store = store
+	if wrap != nil {
+		served = wrap(store)
+	}
 	bundle, err := pki.Ensure(filepath.Join(dir, "tls"), nil)
 	if err != nil {
 		t.Fatalf("pki.Ensure: %v", err)
@@ -53,7 +65,7 @@ func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 		t.Fatalf("node client TLS: %v", err)
 	}
 	srv, err := apiserver.New(apiserver.Config{
-		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
+		Store: served, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
 		NodeSigner: bundle, CAPEM: bundle.CAPEM,

@@ -29,18 +29,40 @@ func (h *Handler) get(req *request) error {
 
 // load reads one object at the newest revision.
 func (h *Handler) load(req *request, ns, name string) (runtime.Object, *storage.KeyValue, error) {
+	obj, kv, _, err := h.loadMaybeCached(req, ns, name, false)
+	return obj, kv, err
+}
+
+// cachedGetter is a Store that can answer reads from its cache (storage's
+// list cache), possibly a little behind.
+type cachedGetter interface {
+	GetCached(key string) (kv *storage.KeyValue, found, ok bool)
+}
+
+// loadMaybeCached is load that, with cached set, first tries the store's
+// cache; fromCache tells whether the answer came from there (then it may
+// be stale, and only a compare-and-swap write may rely on it). Misses read
+// the database.
+func (h *Handler) loadMaybeCached(req *request, ns, name string, cached bool) (obj runtime.Object, kv *storage.KeyValue, fromCache bool, err error) {
 	if req.res.Namespaced && ns == "" {
-		return nil, nil, errors.NewNotFound(req.res.GroupResource(), name)
+		return nil, nil, false, errors.NewNotFound(req.res.GroupResource(), name)
 	}
-	kv, err := h.store.Get(req.ctx, req.res.Key(ns, name), 0)
+	key := req.res.Key(ns, name)
+	if cg, ok := h.store.(cachedGetter); ok && cached {
+		if ckv, found, ok := cg.GetCached(key); ok && found {
+			kv, fromCache = ckv, true
+		}
+	}
+	if kv == nil {
+		if kv, err = h.store.Get(req.ctx, key, 0); err != nil {
+			return nil, nil, false, storeError(err, req.res.GroupResource(), name)
+		}
+	}
+	obj, err = decodeKV(req.res, kv)
 	if err != nil {
-		return nil, nil, storeError(err, req.res.GroupResource(), name)
+		return nil, nil, false, errors.NewInternalError(err)
 	}
-	obj, err := decodeKV(req.res, kv)
-	if err != nil {
-		return nil, nil, errors.NewInternalError(err)
-	}
-	return obj, kv, nil
+	return obj, kv, fromCache, nil
 }
 
 // selection is a parsed label and field selector pair.

@@ -279,6 +279,24 @@ type updateResult struct {
 // object named the resourceVersion it expects (then 409). A nil current
 // (not found) is passed to mutate only when createIfMissing.
 func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error)) (*updateResult, error) {
+	// The first try reads the object from the store's cache, as Kubernetes'
+	// guaranteedUpdate reads its watch cache: the write is a compare-and-
+	// swap, so a stale read costs a retry, never a lost update. A refusal
+	// decided on a cached read (a conflict with the client's
+	// resourceVersion, a validation against a stale old object) is decided
+	// again on a fresh read, and so are no-ops; dry runs read fresh.
+	var cached bool
+	out, err := h.updateLoop(req, st, name, dry, mutate, createIfMissing, !dry, &cached)
+	if err != nil && cached {
+		out, err = h.updateLoop(req, st, name, dry, mutate, createIfMissing, false, &cached)
+	}
+	return out, err
+}
+
+// updateLoop is guaranteedUpdate's read-modify-CAS loop; only its first read
+// may come from the cache (cacheFirst). *cached reports whether the attempt
+// that returned read from the cache.
+func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error), cacheFirst bool, cached *bool) (*updateResult, error) {
 	res := req.res
 	ns := req.info.Namespace
 	if !res.Namespaced {
@@ -286,7 +304,8 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 	}
 	key := res.Key(ns, name)
 	for attempt := 0; ; attempt++ {
-		old, kv, err := h.load(req, ns, name)
+		old, kv, fromCache, err := h.loadMaybeCached(req, ns, name, cacheFirst && attempt == 0)
+		*cached = fromCache
 		if err != nil {
 			if errors.IsNotFound(err) && createIfMissing != nil {
 				obj, applied, err := createIfMissing()
@@ -312,6 +331,9 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		currentRV := strconv.FormatInt(kv.ModRevision, 10)
 		preconditioned := m.GetResourceVersion() != ""
 		if preconditioned && m.GetResourceVersion() != currentRV {
+			if fromCache {
+				continue
+			}
 			return nil, errors.NewConflict(res.GroupResource(), name, stderrors.New(registryOptimisticLock))
 		}
 		if m.GetName() != name {
@@ -373,6 +395,9 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		}
 		if bytes.Equal(newData, oldData) {
 			alloc.Abort()
+			if fromCache {
+				continue
+			}
 			return &updateResult{obj: old}, nil // a no-op write changes nothing, not even resourceVersion
 		}
 		if dry {
@@ -382,7 +407,7 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 			// The last finalizer is gone: the object's deletion completes now.
 			_, rev, err := h.store.Delete(req.ctx, key, kv.ModRevision)
 			if err != nil {
-				if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
+				if stderrors.Is(err, storage.ErrConflict) && (!preconditioned || fromCache) && attempt < maxUpdateRetries {
 					continue
 				}
 				return nil, storeError(err, res.GroupResource(), name)
@@ -396,7 +421,7 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
 		if err != nil {
 			alloc.Abort()
-			if stderrors.Is(err, storage.ErrConflict) && !preconditioned && attempt < maxUpdateRetries {
+			if stderrors.Is(err, storage.ErrConflict) && (!preconditioned || fromCache) && attempt < maxUpdateRetries {
 				continue
 			}
 			return nil, storeError(err, res.GroupResource(), name)
