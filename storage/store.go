@@ -28,7 +28,7 @@ type Store struct {
 	// getStmt and metaStmt are getCurrent and selectMeta prepared on the
 	// read pool.
 	getStmt, metaStmt *sql.Stmt
-	refill chan struct{} // asks refillLoop to rebuild an invalidated cache
+	refill            chan struct{} // asks refillLoop to rebuild an invalidated cache
 
 	ctx    context.Context // cancelled by Close: stops the background loops
 	cancel context.CancelFunc
