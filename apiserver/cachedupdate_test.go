@@ -38,7 +38,7 @@ func (s *staleCache) GetCached(key string) (*storage.KeyValue, bool, bool) {
 // object, real conflicts still 409).
 func TestUpdatesFromAStaleCache(t *testing.T) {
 	sc := &staleCache{stale: map[string]*storage.KeyValue{}}
-	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { sc.Store = st; return sc })
+	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { sc.Store = st; return sc }, nil)
 	cs := clientsetFor(t, srv.Config)
 	ctx := context.Background()
 	cms := cs.CoreV1().ConfigMaps("default")

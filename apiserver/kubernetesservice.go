@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -21,30 +23,89 @@ import (
 	"github.com/skiffkube/skiff/storage"
 )
 
-// kubernetesServiceInterval is how often a server re-checks that the
-// kubernetes Service and its endpoints list it.
-const kubernetesServiceInterval = 10 * time.Second
+// masterLeasePrefix holds one TTL key per live API server, named by its
+// advertised address (Kubernetes' lease endpoint reconciler keeps the same
+// under /registry/masterleases/). The kubernetes Endpoints list exactly the
+// servers whose key has not expired.
+const masterLeasePrefix = "/registry/masterleases/"
 
 // keepKubernetesService makes sure the "kubernetes" Service in "default"
 // exists with the first IP of the service CIDR, port 443, and that its
-// Endpoints and EndpointSlice name this server, until ctx ends. Pods reach
-// the API through it, as on Kubernetes.
+// Endpoints and EndpointSlice name the live API servers, until ctx ends;
+// then it withdraws this server. Pods reach the API through it, as on
+// Kubernetes.
 func (s *Server) keepKubernetesService(ctx context.Context) {
-	t := time.NewTicker(kubernetesServiceInterval)
+	interval := s.cfg.EndpointReconcileInterval
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := s.ensureKubernetesService(ctx); err != nil && ctx.Err() == nil {
+		if err := s.ensureKubernetesService(ctx, 3*interval/2); err != nil && ctx.Err() == nil {
 			s.log.Warn("keeping the kubernetes Service", "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			s.withdraw()
 			return
 		case <-t.C:
 		}
 	}
 }
 
-func (s *Server) ensureKubernetesService(ctx context.Context) error {
+// withdraw removes this server from the kubernetes endpoints at shutdown,
+// so clients stop being sent to it before its lease would expire.
+func (s *Server) withdraw() {
+	st, ok := s.cfg.Store.(*storage.Store)
+	if !ok || s.services == nil {
+		return
+	}
+	addr, port, err := s.advertised()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(storage.WithActor(context.Background(), bootstrapActor), 2*time.Second)
+	defer cancel()
+	if _, _, err := st.Delete(ctx, masterLeasePrefix+addr, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return
+	}
+	if err := s.ensureEndpoints(ctx, st, port); err == nil {
+		_ = s.ensureEndpointSlice(ctx, st, port)
+	}
+}
+
+// renewLease writes this server's master lease with a TTL.
+func renewLease(ctx context.Context, st *storage.Store, addr string, port int32, ttl time.Duration) error {
+	key := masterLeasePrefix + addr
+	data, err := json.Marshal(map[string]any{"ip": addr, "port": port})
+	if err != nil {
+		return err
+	}
+	_, err = st.Update(ctx, key, data, 0, ttl)
+	if errors.Is(err, storage.ErrNotFound) {
+		if _, err = st.Create(ctx, key, data, ttl); errors.Is(err, storage.ErrKeyExists) {
+			err = nil // another renewal got there first
+		}
+	}
+	return err
+}
+
+// liveServers are the addresses of the API servers whose lease is current.
+func liveServers(ctx context.Context, st *storage.Store) ([]string, error) {
+	l, err := st.List(ctx, storage.ListOptions{Prefix: masterLeasePrefix})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, kv := range l.KVs {
+		out = append(out, strings.TrimPrefix(kv.Key, masterLeasePrefix))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *Server) ensureKubernetesService(ctx context.Context, leaseTTL time.Duration) error {
 	st, ok := s.cfg.Store.(*storage.Store)
 	if !ok || s.services == nil {
 		return nil
@@ -57,10 +118,13 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 	if err := s.ensureServiceObject(ctx, st); err != nil {
 		return err
 	}
-	if err := s.ensureEndpoints(ctx, st, addr, port); err != nil {
+	if err := renewLease(ctx, st, addr, port, leaseTTL); err != nil {
 		return err
 	}
-	return s.ensureEndpointSlice(ctx, st, addr, port)
+	if err := s.ensureEndpoints(ctx, st, port); err != nil {
+		return err
+	}
+	return s.ensureEndpointSlice(ctx, st, port)
 }
 
 // advertised is the address and port other machines reach this server at:
@@ -145,43 +209,59 @@ func (s *Server) ensureServiceObject(ctx context.Context, st *storage.Store) err
 	return nil
 }
 
-// ensureEndpoints adds this server to the kubernetes Endpoints.
-func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, addr string, port int32) error {
+// ensureEndpoints makes the kubernetes Endpoints list the live servers.
+func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, port int32) error {
+	live, err := liveServers(ctx, st)
+	if err != nil {
+		return err
+	}
 	fresh := func() *corev1.Endpoints {
 		return &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"}, ObjectMeta: objectMeta("kubernetes")}
 	}
+	want := []corev1.EndpointSubset{{Ports: []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}}}}
+	for _, ip := range live {
+		want[0].Addresses = append(want[0].Addresses, corev1.EndpointAddress{IP: ip})
+	}
+	if len(live) == 0 {
+		want = nil
+	}
 	return casUpdate(ctx, st, "/registry/endpoints/default/kubernetes", fresh, func(ep *corev1.Endpoints) bool {
-		if len(ep.Subsets) == 1 && slices.ContainsFunc(ep.Subsets[0].Addresses, func(a corev1.EndpointAddress) bool { return a.IP == addr }) &&
-			len(ep.Subsets[0].Ports) == 1 && ep.Subsets[0].Ports[0].Port == port {
+		if equality.Semantic.DeepEqual(ep.Subsets, want) {
 			return false
 		}
-		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Ports) != 1 || ep.Subsets[0].Ports[0].Port != port {
-			ep.Subsets = []corev1.EndpointSubset{{Ports: []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}}}}
-		}
-		ep.Subsets[0].Addresses = append(ep.Subsets[0].Addresses, corev1.EndpointAddress{IP: addr})
+		ep.Subsets = want
 		ep.ResourceVersion = ""
 		return true
 	})
 }
 
-// ensureEndpointSlice adds this server to the kubernetes EndpointSlice.
-func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, addr string, port int32) error {
+// ensureEndpointSlice makes the kubernetes EndpointSlice list the live
+// servers.
+func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, port int32) error {
+	live, err := liveServers(ctx, st)
+	if err != nil {
+		return err
+	}
 	fresh := func() *discoveryv1.EndpointSlice {
 		return &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1"}, ObjectMeta: objectMeta("kubernetes")}
 	}
+	name, proto, ready := "https", corev1.ProtocolTCP, true
+	var endpoints []discoveryv1.Endpoint
+	addressType := discoveryv1.AddressTypeIPv4
+	for _, ip := range live {
+		endpoints = append(endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
+		if netip.MustParseAddr(ip).Is6() {
+			addressType = discoveryv1.AddressTypeIPv6
+		}
+	}
+	ports := []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}
+	labels := map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "skiff-apiserver"}
 	return casUpdate(ctx, st, "/registry/discovery.k8s.io/endpointslices/default/kubernetes", fresh, func(slice *discoveryv1.EndpointSlice) bool {
-		if slices.ContainsFunc(slice.Endpoints, func(e discoveryv1.Endpoint) bool { return slices.Contains(e.Addresses, addr) }) &&
-			len(slice.Ports) == 1 && slice.Ports[0].Port != nil && *slice.Ports[0].Port == port {
+		if equality.Semantic.DeepEqual(slice.Endpoints, endpoints) && equality.Semantic.DeepEqual(slice.Ports, ports) &&
+			slice.AddressType == addressType && equality.Semantic.DeepEqual(slice.Labels, labels) {
 			return false
 		}
-		name, proto, ready := "https", corev1.ProtocolTCP, true
-		slice.AddressType = discoveryv1.AddressTypeIPv4
-		if netip.MustParseAddr(addr).Is6() {
-			slice.AddressType = discoveryv1.AddressTypeIPv6
-		}
-		slice.Labels = map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "skiff-apiserver"}
-		slice.Ports = []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
+		slice.AddressType, slice.Labels, slice.Ports, slice.Endpoints = addressType, labels, ports, endpoints
 		slice.ResourceVersion = ""
 		return true
 	})

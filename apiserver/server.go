@@ -7,8 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/skiffkube/skiff/apiserver/admission"
-	"github.com/skiffkube/skiff/apiserver/services"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
@@ -37,6 +36,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/apiserver/reviews"
 	"github.com/skiffkube/skiff/apiserver/serviceaccount"
+	"github.com/skiffkube/skiff/apiserver/services"
 )
 
 // KubernetesVersion is the Kubernetes release whose API this server speaks.
@@ -91,6 +91,10 @@ type Config struct {
 	// admit) and the CA that signed the nodes' serving certificates. nil
 	// answers those subresources with 503.
 	NodeClientTLS *tls.Config
+	// EndpointReconcileInterval is how often the server renews its entry
+	// in the kubernetes Service's endpoints (the entry expires after 1.5
+	// intervals); 0 means 10s.
+	EndpointReconcileInterval time.Duration
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger

@@ -11,6 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/storage"
 )
 
 func service(name, typ, ip string) *corev1.Service {
@@ -177,4 +181,41 @@ func TestServiceUpdateKeepsAllocationsUntilCommit(t *testing.T) {
 	if _, err := svcs.Create(ctx, taken, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("node port %d held by np after the update: %v, want Invalid", freePort, err)
 	}
+}
+
+// TestKubernetesEndpointsFollowLiveServers: the kubernetes Endpoints list
+// the API servers whose lease is current; a server that stopped renewing
+// (here a lease written for 10.9.9.9 that expires) drops out.
+func TestKubernetesEndpointsFollowLiveServers(t *testing.T) {
+	srv := apiservertest.StartWrapped(t, nil, func(c *apiserver.Config) { c.EndpointReconcileInterval = 200 * time.Millisecond },
+		func(c *storage.Config) { c.TTLSweepInterval = 100 * time.Millisecond })
+	cs := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	ips := func() []string {
+		ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil || len(ep.Subsets) == 0 {
+			return nil
+		}
+		var out []string
+		for _, a := range ep.Subsets[0].Addresses {
+			out = append(out, a.IP)
+		}
+		return out
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		for i := 0; i < 150; i++ {
+			if strings.Join(ips(), ",") == want {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("kubernetes Endpoints %v, want %s", ips(), want)
+	}
+	waitFor("127.0.0.1")
+	if _, err := srv.Store.Create(ctx, "/registry/masterleases/10.9.9.9", []byte(`{"ip":"10.9.9.9"}`), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("10.9.9.9,127.0.0.1")
+	waitFor("127.0.0.1") // its lease expired
 }

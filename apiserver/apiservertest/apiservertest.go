@@ -2,7 +2,6 @@ package apiservertest
 
 import (
 	"context"
-	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/storage"
 	"github.com/skiffkube/skiff/storage/storagetest"
@@ -37,12 +37,13 @@ type Running struct {
 // configuration (for compaction tests).
 func Start(t testing.TB, mutate ...func(*storage.Config)) *Running {
 	t.Helper()
-	return StartWrapped(t, nil, mutate...)
+	return StartWrapped(t, nil, nil, mutate...)
 }
 
 // StartWrapped is Start with the API server's store wrapped by wrap (nil:
-// not wrapped), for tests that change what the store answers.
-func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, mutate ...func(*storage.Config)) *Running {
+// not wrapped), for tests that change what the store answers, and its
+// configuration adjusted by configure (nil: as Start).
+func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, configure func(*apiserver.Config), mutate ...func(*storage.Config)) *Running {
 	t.Helper()
 	dir := t.TempDir()
 	store := storagetest.Open(t, storagetest.SQLiteEndpoint(t), mutate...)
@@ -64,13 +65,17 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, mutat
 	if err != nil {
 		t.Fatalf("node client TLS: %v", err)
 	}
-	srv, err := apiserver.New(apiserver.Config{
+	cfg := apiserver.Config{
 		Store: served, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
 		NodeSigner: bundle, CAPEM: bundle.CAPEM,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv, err := apiserver.New(cfg)
 	if err != nil {
 		t.Fatalf("apiserver.New: %v", err)
 	}
@@ -94,9 +99,9 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, mutat
 	if err := pki.WriteKubeconfig(kc, srv.URL(), bundle); err != nil {
 		t.Fatalf("WriteKubeconfig: %v", err)
 	}
-	cfg := bundle.AdminRESTConfig(srv.URL())
-	cfg.QPS, cfg.Burst = 1000, 1000
-	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: cfg, Kubeconfig: kc}
+	rc := bundle.AdminRESTConfig(srv.URL())
+	rc.QPS, rc.Burst = 1000, 1000
+	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: rc, Kubeconfig: kc}
 }
 
 // UserConfig is a client configuration for user in groups, with a client

@@ -4,7 +4,6 @@ import (
 	"context"
 	stderrors "errors"
 	"fmt"
-	"github.com/skiffkube/skiff/apiserver/admission"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
 	"github.com/skiffkube/skiff/apiserver/registry"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	stderrors "errors"
 	"fmt"
-	"github.com/skiffkube/skiff/apiserver/admission"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
 )
