@@ -260,6 +260,9 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, err
 	}
 	status := computeStatus(pod, state, podIP, a.hostIP, time.Now())
+	if a.cfg.Recorder != nil {
+		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status)
+	}
 	if !statusEqual(&pod.Status, status) {
 		upd := pod.DeepCopy()
 		upd.Status = *status
@@ -297,6 +300,13 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	}
 	if pod.DeletionGracePeriodSeconds != nil {
 		grace = *pod.DeletionGracePeriodSeconds
+	}
+	if a.cfg.Recorder != nil {
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.State.Running != nil {
+				a.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+			}
+		}
 	}
 	if err := a.runtime.KillPod(ctx, pod, time.Duration(grace)*time.Second); err != nil {
 		return fmt.Errorf("stopping containers of %s: %w", key, err)

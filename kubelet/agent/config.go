@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/record"
 )
 
 // Config describes one node.
@@ -36,7 +37,11 @@ type Config struct {
 	// RuntimeRetry is how often a DeferredRuntime that failed to open is
 	// tried again. Default 5s.
 	RuntimeRetry time.Duration
-	Logger       *slog.Logger
+	// Recorder, when set, receives the pod Events a kubelet records (a
+	// container started, an image pull failing, a back-off, a stop), so
+	// that kubectl describe tells the story; nil records none.
+	Recorder record.EventRecorder
+	Logger   *slog.Logger
 }
 
 // DefaultCapacity is a modest node: 4 CPUs, 8 GiB, 110 pods.

@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+func TestRecordTransitions(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}
+	status := func(cs ...corev1.ContainerStatus) *corev1.PodStatus { return &corev1.PodStatus{ContainerStatuses: cs} }
+	running := func(id string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "c", Image: "img", ContainerID: id, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	}
+	waiting := func(reason string, restarts int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "c", Image: "img", RestartCount: restarts,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "m"}}}
+	}
+	tests := []struct {
+		name     string
+		old, cur *corev1.PodStatus
+		want     []string
+	}{
+		{"a container starts", status(), status(running("a")), []string{"Normal Created Created container c", "Normal Started Started container c"}},
+		{"still running: nothing new", status(running("a")), status(running("a")), nil},
+		{"a restart is a new start", status(running("a")), status(running("b")), []string{"Normal Created Created container c", "Normal Started Started container c"}},
+		{"image pull fails", status(waiting("ContainerCreating", 0)), status(waiting("ErrImagePull", 0)),
+			[]string{`Warning Failed Failed to pull image "img": m`, "Warning Failed Error: ErrImagePull"}},
+		{"then backs off", status(waiting("ErrImagePull", 0)), status(waiting("ImagePullBackOff", 0)),
+			[]string{`Normal BackOff Back-off pulling image "img"`, "Warning Failed Error: ImagePullBackOff"}},
+		{"the same back-off is not repeated", status(waiting("ImagePullBackOff", 0)), status(waiting("ImagePullBackOff", 0)), nil},
+		{"each crash-loop back-off is recorded", status(waiting("CrashLoopBackOff", 1)), status(waiting("CrashLoopBackOff", 2)),
+			[]string{"Warning BackOff Back-off restarting failed container c in pod web_default(u1)"}},
+		{"bad configuration", status(), status(waiting("CreateContainerConfigError", 0)), []string{"Warning Failed Error: m"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := record.NewFakeRecorder(10)
+			recordTransitions(rec, pod, tc.old, tc.cur)
+			close(rec.Events)
+			var got []string
+			for e := range rec.Events {
+				got = append(got, e)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
