@@ -83,3 +83,31 @@ func TestClaimRefusesAdoptionWhenRecheckFails(t *testing.T) {
 		t.Errorf("claimed %d, patched %d, err %v; want nothing and an error", len(claimed), patched, err)
 	}
 }
+
+func TestControllerOf(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "u1"}
+	get := func(ns, name string) (*metav1.ObjectMeta, error) {
+		if ns == "ns" && name == "rs" {
+			return owner, nil
+		}
+		return nil, errors.New("not found")
+	}
+	ref := New(owner, gvk)
+	child := &metav1.ObjectMeta{Namespace: "ns", OwnerReferences: []metav1.OwnerReference{ref}}
+	if got, ok := ControllerOf(child, gvk, get); !ok || got != owner {
+		t.Fatalf("controller not found: %v %v", got, ok)
+	}
+	other := gvk
+	other.Kind = "StatefulSet"
+	if _, ok := ControllerOf(child, other, get); ok {
+		t.Fatal("a controller of another kind was returned")
+	}
+	ref.UID = "u0" // an earlier incarnation of the same name
+	stale := &metav1.ObjectMeta{Namespace: "ns", OwnerReferences: []metav1.OwnerReference{ref}}
+	if _, ok := ControllerOf(stale, gvk, get); ok {
+		t.Fatal("an owner with another UID was returned")
+	}
+	if _, ok := ControllerOf(&metav1.ObjectMeta{Namespace: "ns"}, gvk, get); ok {
+		t.Fatal("an object without a controller has one")
+	}
+}

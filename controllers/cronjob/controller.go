@@ -85,15 +85,9 @@ func (c *Controller) enqueue(obj any) {
 }
 
 func (c *Controller) jobChanged(obj any) {
-	job, ok := obj.(*batchv1.Job)
+	job, ok := runner.Object[*batchv1.Job](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if job, ok = tomb.Obj.(*batchv1.Job); !ok {
-			return
-		}
+		return
 	}
 	ref := metav1.GetControllerOf(job)
 	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {

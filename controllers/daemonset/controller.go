@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
 	"github.com/skiffkube/skiff/controllers/revision"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -131,27 +131,16 @@ func (c *Controller) enqueueAll() {
 
 // dsOf returns the DaemonSet controlling pod, if it is in the cache with the same uid.
 func (c *Controller) dsOf(pod *corev1.Pod) *appsv1.DaemonSet {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
-		return nil
-	}
-	ds, err := c.dsLister.DaemonSets(pod.Namespace).Get(ref.Name)
-	if err != nil || ds.UID != ref.UID {
-		return nil
-	}
+	ds, _ := controllerref.ControllerOf(pod, controllerKind, func(ns, name string) (*appsv1.DaemonSet, error) {
+		return c.dsLister.DaemonSets(ns).Get(name)
+	})
 	return ds
 }
 
 func (c *Controller) podChanged(obj any, added, deleted bool) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	ds := c.dsOf(pod)
 	if ds == nil {

@@ -10,7 +10,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -115,27 +115,16 @@ func (c *Controller) enqueue(obj any) {
 
 // jobOf returns the Job controlling pod, if it is in the cache with the same uid.
 func (c *Controller) jobOf(pod *corev1.Pod) *batchv1.Job {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
-		return nil
-	}
-	j, err := c.jobLister.Jobs(pod.Namespace).Get(ref.Name)
-	if err != nil || j.UID != ref.UID {
-		return nil
-	}
+	j, _ := controllerref.ControllerOf(pod, controllerKind, func(ns, name string) (*batchv1.Job, error) {
+		return c.jobLister.Jobs(ns).Get(name)
+	})
 	return j
 }
 
 func (c *Controller) podChanged(obj any, added, deleted bool) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	j := c.jobOf(pod)
 	if j == nil {

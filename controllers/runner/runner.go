@@ -84,3 +84,13 @@ func KeyOf(obj any) (string, bool) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	return key, err == nil
 }
+
+// Object returns an informer event's object as a T, looking inside the
+// tombstone (cache.DeletedFinalStateUnknown) a delete may deliver instead.
+func Object[T any](obj any) (T, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	t, ok := obj.(T)
+	return t, ok
+}

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
 	"github.com/skiffkube/skiff/controllers/revision"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -102,27 +102,16 @@ func (c *Controller) enqueue(obj any) {
 }
 
 func (c *Controller) setOf(pod *corev1.Pod) *appsv1.StatefulSet {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
-		return nil
-	}
-	set, err := c.setLister.StatefulSets(pod.Namespace).Get(ref.Name)
-	if err != nil || set.UID != ref.UID {
-		return nil
-	}
+	set, _ := controllerref.ControllerOf(pod, controllerKind, func(ns, name string) (*appsv1.StatefulSet, error) {
+		return c.setLister.StatefulSets(ns).Get(name)
+	})
 	return set
 }
 
 func (c *Controller) podChanged(obj any, added, deleted bool) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	set := c.setOf(pod)
 	if set == nil {
