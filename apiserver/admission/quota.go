@@ -355,7 +355,7 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 	}
 	// Other object counts: the number of keys under the resource's prefix.
 	for _, name := range names {
-		gr, ok := countedName(corev1.ResourceName(name))
+		gr, ok := CountedName(corev1.ResourceName(name))
 		if !ok || gr.Resource == "pods" || gr.Resource == "services" {
 			continue
 		}
@@ -372,9 +372,9 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 	return out, nil
 }
 
-// countedName maps an object-count quota name — count/<resource>[.<group>]
+// CountedName maps an object-count quota name — count/<resource>[.<group>]
 // or a legacy one such as "configmaps" — to its group/resource.
-func countedName(name corev1.ResourceName) (schema.GroupResource, bool) {
+func CountedName(name corev1.ResourceName) (schema.GroupResource, bool) {
 	switch name {
 	case corev1.ResourceConfigMaps, corev1.ResourceSecrets, corev1.ResourceReplicationControllers,
 		corev1.ResourceQuotas, corev1.ResourcePersistentVolumeClaims:

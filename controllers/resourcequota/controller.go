@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -287,7 +286,7 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 	}
 	if c.md != nil {
 		for name := range q.Spec.Hard {
-			gr, ok := countedResource(name)
+			gr, ok := admission.CountedName(name)
 			if !ok || c.counted(gr, name) {
 				continue
 			}
@@ -309,17 +308,6 @@ func (c *Controller) counted(gr schema.GroupResource, name corev1.ResourceName) 
 		}
 	}
 	return false
-}
-
-// countedResource maps an object-count quota name (count/<resource>[.<group>])
-// to its group/resource.
-func countedResource(name corev1.ResourceName) (schema.GroupResource, bool) {
-	s, ok := strings.CutPrefix(string(name), "count/")
-	if !ok || s == "" {
-		return schema.GroupResource{}, false
-	}
-	r, g, _ := strings.Cut(s, ".")
-	return schema.GroupResource{Group: g, Resource: r}, true
 }
 
 // count lists a resource's objects in a namespace through the metadata
