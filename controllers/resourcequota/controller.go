@@ -189,11 +189,20 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
+// enqueueQuota recalculates a new or changed quota now and once more a
+// moment later: objects created just before the quota may not have reached
+// this controller's (separate) informers yet, and their creation does not
+// wake it again.
 func (c *Controller) enqueueQuota(obj any) {
 	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
 		c.queue.Add(key)
+		c.queue.AddAfter(key, recheckAfter)
 	}
 }
+
+// recheckAfter is how long after a quota appears or changes it is counted
+// again.
+const recheckAfter = time.Second
 
 // enqueueNamespaceOf queues every quota of the object's namespace.
 func (c *Controller) enqueueNamespaceOf(obj any) {
