@@ -78,11 +78,16 @@ func TestKubernetesService(t *testing.T) {
 	ctx := context.Background()
 	var svc *corev1.Service
 	var err error
+	// The server writes the Service, then its Endpoints and EndpointSlice:
+	// wait for the last of them.
 	for i := 0; i < 100; i++ {
-		if svc, err = cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{}); err == nil {
+		if _, err = cs.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{}); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if err == nil {
+		svc, err = cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	}
 	if err != nil {
 		t.Fatal(err)
