@@ -61,13 +61,14 @@ var (
 	podsResource = schema.GroupResource{Resource: "pods"}
 )
 
-// Mutate applies defaults: the pod's service account, its priority and the
-// namespace's LimitRange defaults.
+// Mutate applies defaults: the pod's service account, its priority, the
+// namespace's LimitRange defaults and the default not-ready/unreachable
+// tolerations.
 func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	if a.Resource != podsResource {
 		return nil
 	}
-	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults} {
+	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults, c.defaultTolerations} {
 		if err := f(ctx, a); err != nil {
 			return err
 		}

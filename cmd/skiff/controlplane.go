@@ -64,7 +64,7 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(manager.TrimManagedFields))
 	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler")})
 	if err != nil {
 		return err
