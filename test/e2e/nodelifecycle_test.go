@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStoppedNodesPodsMove: a hollow node whose process dies (no graceful
+// cordon, its Lease simply stops) is marked Ready=Unknown and tainted
+// unreachable by the node lifecycle controller after the 40 s grace
+// period; its pods, which tolerate that taint for 5 s, are then evicted,
+// and their Deployment's replacements run on the nodes that are left.
+func TestStoppedNodesPodsMove(t *testing.T) {
+	s := startServer(t)
+	k := newKubectl(t, s, 31)
+	doomed := startKillableHollowNodes(t, s, "--count", "1", "--node-name", "doomed")
+	eventually(t, k, []string{"doomed"}, "get", "nodes")
+
+	k.okIn(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mover, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: mover}}
+  template:
+    metadata: {labels: {app: mover}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      tolerations:
+      - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      containers: [{name: app, image: example.com/web:1}]
+`, "apply", "-f", "-")
+	k.ok("rollout", "status", "deploy/mover", "--timeout=90s")
+	contains(t, "pods on the only node", k.ok("get", "pods", "-l", "app=mover", "-o", "jsonpath={.items[*].spec.nodeName}"),
+		"doomed doomed doomed")
+
+	startHollowNodes(t, s, "--count", "2", "--node-name", "spare")
+	eventually(t, k, []string{"spare-0", "spare-1"}, "get", "nodes")
+
+	if err := doomed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, k, 90*time.Second, "doomed Ready=Unknown and tainted unreachable", func(out string) bool {
+		return out == "Unknown node.kubernetes.io/unreachable"
+	}, "get", "node", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[?(@.effect=="NoExecute")].key}`)
+
+	waitFor(t, k, 90*time.Second, "three Running replicas on the spare nodes", func(out string) bool {
+		fields := strings.Fields(out)
+		if len(fields) != 3 {
+			return false
+		}
+		for _, f := range fields {
+			if !strings.HasPrefix(f, "spare-") || !strings.HasSuffix(f, "/Running") {
+				return false
+			}
+		}
+		return true
+	}, "get", "pods", "-l", "app=mover", "--field-selector", "status.phase=Running", "-o",
+		`go-template={{range .items}}{{if not .metadata.deletionTimestamp}}{{.spec.nodeName}}/{{.status.phase}} {{end}}{{end}}`)
+	contains(t, "eviction events", k.ok("get", "events", "--field-selector", "reason=TaintManagerEviction"), "Marking for deletion Pod default/mover-")
+}
+
+// startKillableHollowNodes is startHollowNodes for a test that kills the
+// agent itself (SIGKILL: no cordon, no goodbye).
+func startKillableHollowNodes(t *testing.T, s *server, args ...string) *exec.Cmd {
+	t.Helper()
+	var log bytes.Buffer
+	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--kubeconfig", s.kubeconfig}, args...)...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("skiff agent log:\n%s", log.String())
+		}
+	})
+	return cmd
+}
