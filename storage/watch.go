@@ -129,10 +129,8 @@ func (h *hub) dispatch(evs []Event) {
 			if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 				continue
 			}
-			select {
-			case w.live <- ev:
-			default:
-				h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, cap(w.live)))
+			if !w.enqueue(ev, h.s.cfg.WatchBuffer) {
+				h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, h.s.cfg.WatchBuffer))
 			}
 		}
 	}
@@ -180,15 +178,22 @@ func (h *hub) closeAll(err error) {
 	}
 }
 
-// watcher is one Watch. Events flow: hub → live (buffered) → run goroutine →
-// out (unbuffered, to the caller).
+// watcher is one Watch. Events flow: hub → queue → run goroutine → out
+// (unbuffered, to the caller).
 type watcher struct {
 	h        *hub
 	prefix   string
 	after    int64 // live events at or below this come from the catch-up instead
 	progress bool
-	live     chan Event
 	out      chan Event
+
+	// queue holds live events not yet taken by run, up to the store's
+	// WatchBuffer. It grows with the backlog instead of being allocated at
+	// its bound: a server has a watcher per informer and per node agent,
+	// and nearly all of them are idle or nearly so.
+	qmu    sync.Mutex
+	queue  []Event
+	notify chan struct{} // capacity 1: "queue is not empty"
 
 	once    sync.Once
 	stopped chan struct{}
@@ -197,6 +202,39 @@ type watcher struct {
 }
 
 func (w *watcher) Events() <-chan Event { return w.out }
+
+// enqueue adds a live event for run; false means the queue is full (the
+// watcher is too slow and must be dropped).
+func (w *watcher) enqueue(ev Event, limit int) bool {
+	w.qmu.Lock()
+	if len(w.queue) >= limit {
+		w.qmu.Unlock()
+		return false
+	}
+	w.queue = append(w.queue, ev)
+	w.qmu.Unlock()
+	select {
+	case w.notify <- struct{}{}:
+	default: // run has been told already
+	}
+	return true
+}
+
+// take returns every queued event, leaving the queue empty.
+func (w *watcher) take() []Event {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	evs := w.queue
+	w.queue = nil
+	return evs
+}
+
+// queued reports whether events are waiting for run.
+func (w *watcher) queued() bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return len(w.queue) > 0
+}
 
 func (w *watcher) Err() error {
 	w.mu.Lock()
@@ -239,7 +277,7 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 	}
 	h := s.hub
 	w := &watcher{h: h, prefix: opts.Prefix, progress: opts.ProgressNotify,
-		live: make(chan Event, s.cfg.WatchBuffer), out: make(chan Event), stopped: make(chan struct{})}
+		notify: make(chan struct{}, 1), out: make(chan Event), stopped: make(chan struct{})}
 
 	h.mu.Lock()
 	if h.closed {
@@ -283,7 +321,7 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 		return false
 	}
 	if !fromRing {
-		// Page through history; the live channel buffers meanwhile.
+		// Page through history; the queue buffers live events meanwhile.
 		for from := start; from < upTo; {
 			evs, err := w.h.s.readEvents(ctx, from, upTo, w.prefix, pollPage)
 			if err != nil {
@@ -315,9 +353,11 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 	sent := false
 	for {
 		select {
-		case ev := <-w.live:
-			if !send(ev) {
-				return
+		case <-w.notify:
+			for _, ev := range w.take() {
+				if !send(ev) {
+					return
+				}
 			}
 			sent = true
 		case <-tick:
@@ -326,9 +366,9 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 				continue
 			}
 			// Idle: if nothing is queued, everything up to the hub's revision
-			// has been delivered (dispatch fills live under the same lock).
+			// has been delivered (dispatch fills the queue under the same lock).
 			w.h.mu.Lock()
-			rev, idle := w.h.rev, len(w.live) == 0
+			rev, idle := w.h.rev, !w.queued()
 			w.h.mu.Unlock()
 			if idle && !send(Event{Type: Progress, Revision: rev}) {
 				return
