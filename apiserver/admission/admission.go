@@ -87,8 +87,8 @@ func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-// Validate checks the (defaulted and validated) object: Pod Security,
-// LimitRange bounds, then quota, which it charges last so that nothing is
+// Validate checks the (defaulted and validated) object being created:
+// LimitRange bounds, Pod Security, then quota, which it charges last so that nothing is
 // charged for a request another plugin refuses.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 	var res Result
