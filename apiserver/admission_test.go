@@ -114,6 +114,78 @@ func TestPodSecurityAdmission(t *testing.T) {
 	}
 }
 
+// TestPodSecurityNamespaceLabels: bad pod-security labels are refused as
+// Kubernetes refuses them (422), on create and on update, and raising a
+// namespace's enforce level warns about the pods already there.
+func TestPodSecurityNamespaceLabels(t *testing.T) {
+	cs, srv := clientset(t)
+	ctx := context.Background()
+	invalid := func(err error, want string) {
+		t.Helper()
+		if !apierrors.IsInvalid(err) || err.Error() != want {
+			t.Fatalf("got %v, want 422 Invalid %q", err, want)
+		}
+	}
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bad",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "strict"}}}, metav1.CreateOptions{})
+	invalid(err, `Namespace "bad" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strict": must be one of privileged, baseline, restricted`)
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bad",
+		Labels: map[string]string{"pod-security.kubernetes.io/warn-version": "1.30"}}}, metav1.CreateOptions{})
+	invalid(err, `Namespace "bad" is invalid: metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: "1.30": must be "latest" or "v1.x"`)
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a refused namespace was stored: %v", err)
+	}
+
+	namespace(t, cs, "open", nil)
+	host := testPod("host")
+	host.Spec.HostNetwork = true
+	if _, err := cs.CoreV1().Pods("open").Create(ctx, host, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("open").Create(ctx, testPod("plain"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
+	wcs := kubernetes.NewForConfigOrDie(cfg)
+	relabel := func(labels map[string]string) error {
+		ns, err := wcs.CoreV1().Namespaces().Get(ctx, "open", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Labels = labels
+		_, err = wcs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		return err
+	}
+	err = relabel(map[string]string{"pod-security.kubernetes.io/enforce": "base"})
+	invalid(err, `Namespace "open" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "base": must be one of privileged, baseline, restricted`)
+
+	warnings = nil
+	if err := relabel(map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}); err != nil {
+		t.Fatalf("raising the enforce level: %v", err)
+	}
+	want := []string{
+		`existing pods in namespace "open" violate the new PodSecurity enforce level "baseline:latest"`,
+		`host: host namespaces`, // the reason only, as Kubernetes words it
+	}
+	if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings %q, want %q", warnings, want)
+	}
+	// Unchanged enforce level: nothing to say; the pods stay.
+	warnings = nil
+	if err := relabel(map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "team": "a"}); err != nil || len(warnings) != 0 {
+		t.Fatalf("relabelling without changing enforce: err %v, warnings %q", err, warnings)
+	}
+	if _, err := cs.CoreV1().Pods("open").Get(ctx, "host", metav1.GetOptions{}); err != nil {
+		t.Fatalf("an existing pod is left alone: %v", err)
+	}
+	// New pods now meet the level.
+	host.Name = "host2"
+	_, err = cs.CoreV1().Pods("open").Create(ctx, host, metav1.CreateOptions{})
+	forbiddenWith(t, err, `violates PodSecurity "baseline:latest"`)
+}
+
 type warningFunc func(string)
 
 func (f warningFunc) HandleWarningHeader(_ int, _ string, msg string) { f(msg) }

@@ -196,7 +196,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"update another node's lease", "PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n2", func(string) []byte { return []byte(`{}`) }, nil, [5]int{401, 200, 403, 403, 403}},
 		{"token for the service account of a pod on n1", "POST", "/api/v1/namespaces/team/serviceaccounts/robot/token",
 			func(string) []byte { return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest"}`) }, nil, [5]int{401, 201, 403, 201, 201}},
-		{"token for another service account", "POST", "/api/v1/namespaces/team/serviceaccounts/default/token",
+		{"token for a service account that does not exist", "POST", "/api/v1/namespaces/team/serviceaccounts/ghost/token",
 			func(string) []byte { return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest"}`) }, nil, [5]int{401, 404, 403, 404, 403}},
 		{"read role bindings", "GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings", nil, nil, [5]int{401, 200, 403, 403, 403}},
 		{"create a cluster role binding", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", func(id string) []byte {

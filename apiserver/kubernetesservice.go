@@ -31,7 +31,8 @@ const masterLeasePrefix = "/registry/masterleases/"
 
 // keepKubernetesService makes sure the "kubernetes" Service in "default"
 // exists with the first IP of the service CIDR, port 443, and that its
-// Endpoints and EndpointSlice name the live API servers, until ctx ends;
+// Endpoints and EndpointSlices name the live API servers, each at the port
+// its lease records, until ctx ends;
 // then it withdraws this server. Pods reach the API through it, as on
 // Kubernetes.
 func (s *Server) keepKubernetesService(ctx context.Context) {
@@ -91,18 +92,54 @@ func renewLease(ctx context.Context, st *storage.Store, addr string, port int32,
 	return err
 }
 
-// liveServers are the addresses of the API servers whose lease is current.
-func liveServers(ctx context.Context, st *storage.Store) ([]string, error) {
+// apiEndpoint is one live API server: its address and the port it serves
+// on, as its master lease records them.
+type apiEndpoint struct {
+	ip   string
+	port int32
+}
+
+// liveServers are the API servers whose lease is current, sorted by
+// address. A lease without a port (written by an older skiff) is taken to
+// serve on defaultPort, this server's port.
+func liveServers(ctx context.Context, st *storage.Store, defaultPort int32) ([]apiEndpoint, error) {
 	l, err := st.List(ctx, storage.ListOptions{Prefix: masterLeasePrefix})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []apiEndpoint
 	for _, kv := range l.KVs {
-		out = append(out, strings.TrimPrefix(kv.Key, masterLeasePrefix))
+		e := apiEndpoint{ip: strings.TrimPrefix(kv.Key, masterLeasePrefix), port: defaultPort}
+		var lease struct {
+			Port int32 `json:"port"`
+		}
+		if json.Unmarshal(kv.Value, &lease) == nil && lease.Port > 0 {
+			e.port = lease.Port
+		}
+		out = append(out, e)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b apiEndpoint) int { return strings.Compare(a.ip, b.ip) })
 	return out, nil
+}
+
+// byPort groups live servers by port: the port most servers use first
+// (the lower on a tie), so every server computes the same grouping.
+func byPort(live []apiEndpoint) [][]apiEndpoint {
+	groups := map[int32][]apiEndpoint{}
+	for _, e := range live {
+		groups[e.port] = append(groups[e.port], e)
+	}
+	out := make([][]apiEndpoint, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b []apiEndpoint) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return int(a[0].port) - int(b[0].port)
+	})
+	return out
 }
 
 func (s *Server) ensureKubernetesService(ctx context.Context, leaseTTL time.Duration) error {
@@ -209,21 +246,23 @@ func (s *Server) ensureServiceObject(ctx context.Context, st *storage.Store) err
 	return nil
 }
 
-// ensureEndpoints makes the kubernetes Endpoints list the live servers.
+// ensureEndpoints makes the kubernetes Endpoints list the live servers,
+// one subset per port.
 func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, port int32) error {
-	live, err := liveServers(ctx, st)
+	live, err := liveServers(ctx, st, port)
 	if err != nil {
 		return err
 	}
 	fresh := func() *corev1.Endpoints {
 		return &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"}, ObjectMeta: objectMeta("kubernetes")}
 	}
-	want := []corev1.EndpointSubset{{Ports: []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}}}}
-	for _, ip := range live {
-		want[0].Addresses = append(want[0].Addresses, corev1.EndpointAddress{IP: ip})
-	}
-	if len(live) == 0 {
-		want = nil
+	var want []corev1.EndpointSubset
+	for _, group := range byPort(live) {
+		sub := corev1.EndpointSubset{Ports: []corev1.EndpointPort{{Name: "https", Port: group[0].port, Protocol: corev1.ProtocolTCP}}}
+		for _, e := range group {
+			sub.Addresses = append(sub.Addresses, corev1.EndpointAddress{IP: e.ip})
+		}
+		want = append(want, sub)
 	}
 	return casUpdate(ctx, st, "/registry/endpoints/default/kubernetes", fresh, func(ep *corev1.Endpoints) bool {
 		if equality.Semantic.DeepEqual(ep.Subsets, want) {
@@ -235,28 +274,69 @@ func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, port in
 	})
 }
 
-// ensureEndpointSlice makes the kubernetes EndpointSlice list the live
-// servers.
+const endpointSlicePrefix = "/registry/discovery.k8s.io/endpointslices/default/"
+
+// ensureEndpointSlice makes the kubernetes EndpointSlices list the live
+// servers. A slice has one port list, so servers on another port than the
+// most common one get a slice of their own, "kubernetes-<port>"; such a
+// slice goes when no live server uses its port any more.
 func (s *Server) ensureEndpointSlice(ctx context.Context, st *storage.Store, port int32) error {
-	live, err := liveServers(ctx, st)
+	live, err := liveServers(ctx, st, port)
 	if err != nil {
 		return err
 	}
-	fresh := func() *discoveryv1.EndpointSlice {
-		return &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1"}, ObjectMeta: objectMeta("kubernetes")}
+	groups := byPort(live)
+	if len(groups) == 0 {
+		groups = [][]apiEndpoint{{{port: port}}} // an empty slice: no ready server
 	}
-	name, proto, ready := "https", corev1.ProtocolTCP, true
+	labels := map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "skiff-apiserver"}
+	wanted := map[string]bool{}
+	for i, group := range groups {
+		name := "kubernetes"
+		if i > 0 {
+			name = fmt.Sprintf("kubernetes-%d", group[0].port)
+		}
+		wanted[name] = true
+		if err := ensureSlice(ctx, st, name, group, labels); err != nil {
+			return err
+		}
+	}
+	l, err := st.List(ctx, storage.ListOptions{Prefix: endpointSlicePrefix + "kubernetes-"})
+	if err != nil {
+		return err
+	}
+	for _, kv := range l.KVs {
+		var slice discoveryv1.EndpointSlice
+		if json.Unmarshal(kv.Value, &slice) != nil || wanted[slice.Name] || !equality.Semantic.DeepEqual(slice.Labels, labels) {
+			continue
+		}
+		if _, _, err := st.Delete(ctx, kv.Key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureSlice makes one kubernetes EndpointSlice list group (servers with
+// an empty ip are left out: they only carry the port).
+func ensureSlice(ctx context.Context, st *storage.Store, name string, group []apiEndpoint, labels map[string]string) error {
+	fresh := func() *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1"}, ObjectMeta: objectMeta(name)}
+	}
+	portName, proto, ready, port := "https", corev1.ProtocolTCP, true, group[0].port
 	var endpoints []discoveryv1.Endpoint
 	addressType := discoveryv1.AddressTypeIPv4
-	for _, ip := range live {
-		endpoints = append(endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
-		if netip.MustParseAddr(ip).Is6() {
+	for _, e := range group {
+		if e.ip == "" {
+			continue
+		}
+		endpoints = append(endpoints, discoveryv1.Endpoint{Addresses: []string{e.ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
+		if ip, err := netip.ParseAddr(e.ip); err == nil && ip.Is6() {
 			addressType = discoveryv1.AddressTypeIPv6
 		}
 	}
-	ports := []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}
-	labels := map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "skiff-apiserver"}
-	return casUpdate(ctx, st, "/registry/discovery.k8s.io/endpointslices/default/kubernetes", fresh, func(slice *discoveryv1.EndpointSlice) bool {
+	ports := []discoveryv1.EndpointPort{{Name: &portName, Protocol: &proto, Port: &port}}
+	return casUpdate(ctx, st, endpointSlicePrefix+name, fresh, func(slice *discoveryv1.EndpointSlice) bool {
 		if equality.Semantic.DeepEqual(slice.Endpoints, endpoints) && equality.Semantic.DeepEqual(slice.Ports, ports) &&
 			slice.AddressType == addressType && equality.Semantic.DeepEqual(slice.Labels, labels) {
 			return false

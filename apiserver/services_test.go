@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -188,39 +189,68 @@ func TestServiceUpdateKeepsAllocationsUntilCommit(t *testing.T) {
 	}
 }
 
-// TestKubernetesEndpointsFollowLiveServers: the kubernetes Endpoints list
-// the API servers whose lease is current; a server that stopped renewing
-// (here a lease written for 10.9.9.9 that expires) drops out.
+// TestKubernetesEndpointsFollowLiveServers: the kubernetes Endpoints and
+// EndpointSlices list the API servers whose lease is current, each at the
+// port its lease records; a server that stopped renewing (here leases
+// written for 10.9.9.9 and 10.9.9.8 that expire) drops out, and so does the
+// slice of a port no server uses any more.
 func TestKubernetesEndpointsFollowLiveServers(t *testing.T) {
 	srv := apiservertest.StartWrapped(t, nil, func(c *apiserver.Config) { c.EndpointReconcileInterval = 200 * time.Millisecond },
 		func(c *storage.Config) { c.TTLSweepInterval = 100 * time.Millisecond })
 	cs := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	ips := func() []string {
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	// "ip:port ip:port" over every subset, and "slice=ip:port …" over the slices.
+	endpoints := func() string {
 		ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil || len(ep.Subsets) == 0 {
-			return nil
+		if err != nil {
+			return err.Error()
 		}
 		var out []string
-		for _, a := range ep.Subsets[0].Addresses {
-			out = append(out, a.IP)
+		for _, sub := range ep.Subsets {
+			for _, a := range sub.Addresses {
+				out = append(out, fmt.Sprintf("%s:%d", a.IP, sub.Ports[0].Port))
+			}
 		}
-		return out
+		sort.Strings(out)
+		return strings.Join(out, " ")
 	}
-	waitFor := func(want string) {
+	endpointSlices := func() string {
+		l, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})
+		if err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, s := range l.Items {
+			for _, e := range s.Endpoints {
+				out = append(out, fmt.Sprintf("%s=%s:%d", s.Name, e.Addresses[0], *s.Ports[0].Port))
+			}
+		}
+		sort.Strings(out)
+		return strings.Join(out, " ")
+	}
+	waitFor := func(wantEndpoints, wantSlices string) {
 		t.Helper()
 		for i := 0; i < 150; i++ {
-			if strings.Join(ips(), ",") == want {
+			if endpoints() == wantEndpoints && endpointSlices() == wantSlices {
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		t.Fatalf("kubernetes Endpoints %v, want %s", ips(), want)
+		t.Fatalf("kubernetes Endpoints %q, want %q; EndpointSlices %q, want %q", endpoints(), wantEndpoints, endpointSlices(), wantSlices)
 	}
-	waitFor("127.0.0.1")
+	self := "127.0.0.1:" + port
+	waitFor(self, "kubernetes="+self)
+	// A lease of an older skiff carries no port: it serves on ours.
 	if _, err := srv.Store.Create(ctx, "/registry/masterleases/10.9.9.9", []byte(`{"ip":"10.9.9.9"}`), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("10.9.9.9,127.0.0.1")
-	waitFor("127.0.0.1") // its lease expired
+	waitFor("10.9.9.9:"+port+" "+self, "kubernetes=10.9.9.9:"+port+" kubernetes="+self)
+	waitFor(self, "kubernetes="+self) // its lease expired
+	if _, err := srv.Store.Create(ctx, "/registry/masterleases/10.9.9.8", []byte(`{"ip":"10.9.9.8","port":7443}`), 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// One server on each port: the lower port's slice is "kubernetes".
+	waitFor("10.9.9.8:7443 "+self, "kubernetes-"+port+"="+self+" kubernetes=10.9.9.8:7443")
+	waitFor(self, "kubernetes="+self)
 }

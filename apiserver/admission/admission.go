@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	psadmission "k8s.io/pod-security-admission/admission"
 
 	"github.com/skiffkube/skiff/storage"
 )
@@ -22,7 +23,7 @@ type Store interface {
 	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
 }
 
-// Attributes describe an object about to be created.
+// Attributes describe an object about to be created or updated.
 type Attributes struct {
 	Resource  schema.GroupResource
 	Namespace string
@@ -30,6 +31,8 @@ type Attributes struct {
 	// Object is the typed object (custom resources are *unstructured); the
 	// mutating plugins change it in place.
 	Object runtime.Object
+	// Subresource of the request ("status", …), empty for the object itself.
+	Subresource string
 	// DryRun: check, but charge nothing.
 	DryRun bool
 }
@@ -47,6 +50,10 @@ type Result struct {
 type Chain struct {
 	store Store
 	log   *slog.Logger
+	// psa is Kubernetes' Pod Security Admission; psaErr, when it could not
+	// be built, refuses what it would check (500) rather than admit it.
+	psa    *psadmission.Admission
+	psaErr error
 }
 
 // New returns the admission chain over store.
@@ -54,7 +61,12 @@ func New(store Store, log *slog.Logger) *Chain {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Chain{store: store, log: log}
+	c := &Chain{store: store, log: log}
+	c.psa, c.psaErr = newPodSecurity(store)
+	if c.psaErr != nil {
+		log.Error("pod security admission unavailable; pods and namespaces will be refused", "err", c.psaErr)
+	}
+	return c
 }
 
 var (
@@ -76,8 +88,8 @@ func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-// Validate checks the (defaulted and validated) object: Pod Security,
-// LimitRange bounds, then quota, which it charges last so that nothing is
+// Validate checks the (defaulted and validated) object being created:
+// LimitRange bounds, Pod Security, then quota, which it charges last so that nothing is
 // charged for a request another plugin refuses.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 	var res Result
@@ -86,7 +98,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 			return res, err
 		}
 	}
-	warnings, err := c.podSecurity(ctx, a)
+	warnings, err := c.podSecurity(ctx, a, nil)
 	if err != nil {
 		return res, err
 	}
@@ -97,6 +109,14 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 	}
 	res.Undo = undo
 	return res, nil
+}
+
+// ValidateUpdate checks an update of a stored object (old) to a.Object:
+// Pod Security Admission (namespace labels, pod images). It charges
+// nothing.
+func (c *Chain) ValidateUpdate(ctx context.Context, a *Attributes, old runtime.Object) (Result, error) {
+	warnings, err := c.podSecurity(ctx, a, old)
+	return Result{Warnings: warnings}, err
 }
 
 // forbidden is Kubernetes' admission refusal: 403 with

@@ -1,8 +1,11 @@
 // Package admission is the stage between authorization and storage: it may
 // change an object about to be created (defaults from LimitRanges, the pod's
-// service account, its priority) and may refuse it (Pod Security levels,
-// LimitRange bounds, ResourceQuota). Refusals are Kubernetes' 403 Forbidden
-// messages. As the seeds put it: if the quota is exceeded, the admission
+// service account, its priority) and may refuse it (a missing service
+// account, Pod Security levels, LimitRange bounds, ResourceQuota); updates
+// pass Pod Security (namespace labels, pod images). Refusals are
+// Kubernetes' messages: 403 Forbidden, or 422 for bad pod-security labels
+// on a Namespace. Pod Security is k8s.io/pod-security-admission's own
+// Admission. As the seeds put it: if the quota is exceeded, the admission
 // stage stops the request and nothing reaches storage.
 //
 // Plugins read the objects they need (namespaces, quotas, limit ranges,

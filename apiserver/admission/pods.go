@@ -2,15 +2,28 @@ package admission
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Retries of a missing "default" ServiceAccount, as Kubernetes' ServiceAccount
+// admission plugin: the service account controller creates it moments after
+// its namespace, so the first pods of a new namespace wait up to about a
+// second or two for it rather than fail.
+const (
+	defaultSALookups       = 10
+	defaultSARetryInterval = 100 * time.Millisecond
 )
 
 // serviceAccount defaults a pod's service account to "default" and refuses
-// one that does not exist. A missing "default" is let through: the service
-// account controller creates it moments after its namespace, and refusing
-// would only make the first pods of a new namespace fail at random.
+// one that does not exist, with Kubernetes' message: `pods "x" is forbidden:
+// error looking up service account ns/sa: serviceaccount "sa" not found`.
 func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 	pod := a.Object.(*corev1.Pod)
 	name := pod.Spec.ServiceAccountName
@@ -22,17 +35,31 @@ func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 	}
 	pod.Spec.ServiceAccountName = name
 	pod.Spec.DeprecatedServiceAccount = name
+	lookups := 1
 	if name == "default" {
-		return nil
+		lookups = defaultSALookups
 	}
-	_, _, found, err := getInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
-	if err != nil {
-		return err
+	// A random 100–200ms between lookups, so that many pods waiting for
+	// one namespace's account do not look in step.
+	interval := defaultSARetryInterval + time.Duration(rand.Int64N(int64(defaultSARetryInterval)))
+	for i := 0; i < lookups; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return apierrors.NewTimeoutError(fmt.Sprintf("waiting for service account %s/%s", a.Namespace, name), 1)
+			case <-time.After(interval):
+			}
+		}
+		_, _, found, err := getInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
+		if err != nil {
+			return err
+		}
+		if found {
+			return nil
+		}
 	}
-	if !found {
-		return forbidden(a, "error looking up service account %s/%s: serviceaccount %q not found", a.Namespace, name, name)
-	}
-	return nil
+	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "serviceaccount"}, name)
+	return forbidden(a, "error looking up service account %s/%s: %w", a.Namespace, name, notFound)
 }
 
 // priorityClassPrefix is where PriorityClasses are stored.

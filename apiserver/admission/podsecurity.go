@@ -2,103 +2,149 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	psadmission "k8s.io/pod-security-admission/admission"
+	psadmissionapi "k8s.io/pod-security-admission/admission/api"
+	"k8s.io/pod-security-admission/admission/api/load"
 	psaapi "k8s.io/pod-security-admission/api"
+	psametrics "k8s.io/pod-security-admission/metrics"
 	"k8s.io/pod-security-admission/policy"
 )
 
-// The Pod Security Standards checks, from Kubernetes' own library.
+// Pod Security Admission is Kubernetes' own (k8s.io/pod-security-admission's
+// Admission) over the store: the namespace's pod-security.kubernetes.io
+// labels decide, with the default configuration (everything privileged
+// where a namespace sets nothing, no exemptions).
+//
+//   - pods: refused when they break the enforce level, warned about for the
+//     warn level; updates are checked only when an image changes.
+//   - workloads with a pod template: warned about for the warn level.
+//   - namespaces: labels with an unknown level or a bad version are 422
+//     Invalid; raising the enforce level answers with warnings naming the
+//     existing pods that would break it.
 var (
-	evaluatorOnce sync.Once
-	evaluator     policy.Evaluator
-	evaluatorErr  error
+	psaOnce sync.Once
+	psaDeps struct {
+		config    *psadmissionapi.PodSecurityConfiguration
+		evaluator policy.Evaluator
+		err       error
+	}
 )
 
-func podSecurityEvaluator() (policy.Evaluator, error) {
-	evaluatorOnce.Do(func() { evaluator, evaluatorErr = policy.NewEvaluator(policy.DefaultChecks(), nil) })
-	return evaluator, evaluatorErr
+// newPodSecurity builds the library's Admission with store-backed getters.
+// The configuration and checks are built once per process (they are
+// immutable); each Chain gets its own Admission around its store.
+func newPodSecurity(store Store) (*psadmission.Admission, error) {
+	psaOnce.Do(func() {
+		cfg, err := load.LoadFromData(nil)
+		if err != nil {
+			psaDeps.err = fmt.Errorf("pod security configuration: %w", err)
+			return
+		}
+		ev, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+		if err != nil {
+			psaDeps.err = fmt.Errorf("pod security checks: %w", err)
+			return
+		}
+		psaDeps.config = cfg
+		psaDeps.evaluator = ev
+	})
+	if psaDeps.err != nil {
+		return nil, psaDeps.err
+	}
+	a := &psadmission.Admission{
+		Configuration:   psaDeps.config,
+		Evaluator:       psaDeps.evaluator,
+		Metrics:         noMetrics{},
+		NamespaceGetter: storeNamespaces{store},
+		PodLister:       storeNamespaces{store},
+	}
+	if err := a.CompleteConfiguration(); err != nil {
+		return nil, err
+	}
+	if err := a.ValidateConfiguration(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
-// podSecurity applies the namespace's pod-security.kubernetes.io labels:
-// a pod that breaks the enforce level is refused, one that breaks the warn
-// level is admitted with a warning. Workload objects (their pod templates)
-// are only warned about, for either level, as in Kubernetes.
-func (c *Chain) podSecurity(ctx context.Context, a *Attributes) ([]string, error) {
-	meta, spec := podTemplate(a)
-	if spec == nil {
+var (
+	namespacesResource = schema.GroupResource{Resource: "namespaces"}
+	podSpecExtractor   psadmission.DefaultPodSpecExtractor
+)
+
+// podSecurity runs Pod Security Admission for a create (old == nil) or an
+// update of a namespace, a pod or a workload with a pod template.
+func (c *Chain) podSecurity(ctx context.Context, a *Attributes, old runtime.Object) ([]string, error) {
+	if a.Resource != namespacesResource && a.Resource != podsResource && !podSpecExtractor.HasPodSpec(a.Resource) {
 		return nil, nil
 	}
-	ns, _, found, err := getInto[corev1.Namespace](ctx, c.store, "/registry/namespaces/"+a.Namespace)
-	if err != nil || !found {
-		return nil, err // a missing namespace is refused before admission
+	if c.psaErr != nil {
+		return nil, apierrors.NewInternalError(c.psaErr)
 	}
-	pol, errs := psaapi.PolicyToEvaluate(ns.Labels, psaapi.Policy{
-		Enforce: psaapi.LevelVersion{Level: psaapi.LevelPrivileged, Version: psaapi.LatestVersion()},
-		Warn:    psaapi.LevelVersion{Level: psaapi.LevelPrivileged, Version: psaapi.LatestVersion()},
-		Audit:   psaapi.LevelVersion{Level: psaapi.LevelPrivileged, Version: psaapi.LatestVersion()},
+	op := admissionv1.Create
+	if old != nil {
+		op = admissionv1.Update
+	}
+	gvk := a.Object.GetObjectKind().GroupVersionKind()
+	if a.Resource == namespacesResource {
+		gvk = corev1.SchemeGroupVersion.WithKind("Namespace") // named in the 422 for bad labels
+	}
+	ns := a.Namespace
+	if a.Resource == namespacesResource {
+		ns = a.Name // as Kubernetes fills a namespace's own attributes
+	}
+	resp := c.psa.Validate(ctx, &psaapi.AttributesRecord{
+		Name: a.Name, Namespace: ns, Kind: gvk, Resource: a.Resource.WithVersion(""),
+		Subresource: a.Subresource, Operation: op, Object: a.Object, OldObject: old,
 	})
-	// Invalid labels (errs) come back as restricted:latest, which is what
-	// Kubernetes evaluates them as.
-	_ = errs
-	ev, err := podSecurityEvaluator()
-	if err != nil {
-		return nil, fmt.Errorf("pod security checks: %w", err)
-	}
-	_, isPod := a.Object.(*corev1.Pod)
-	var warnings []string
-	check := func(lv psaapi.LevelVersion) *policy.AggregateCheckResult {
-		if lv.Level == psaapi.LevelPrivileged {
-			return nil
+	if !resp.Allowed {
+		if resp.Result == nil {
+			return nil, forbidden(a, "denied by PodSecurity")
 		}
-		res := policy.AggregateCheckResults(ev.EvaluatePod(lv, meta, spec))
-		if res.Allowed {
-			return nil
-		}
-		return &res
+		return nil, &apierrors.StatusError{ErrStatus: *resp.Result}
 	}
-	if res := check(pol.Enforce); res != nil {
-		if isPod {
-			return nil, forbidden(a, "violates PodSecurity %q: %s", pol.Enforce.String(), res.ForbiddenDetail())
-		}
-		warnings = append(warnings, fmt.Sprintf("would violate PodSecurity %q: %s", pol.Enforce.String(), res.ForbiddenDetail()))
-	}
-	if !pol.Warn.Equivalent(&pol.Enforce) {
-		if res := check(pol.Warn); res != nil {
-			warnings = append(warnings, fmt.Sprintf("would violate PodSecurity %q: %s", pol.Warn.String(), res.ForbiddenDetail()))
-		}
-	}
-	return warnings, nil
+	return resp.Warnings, nil
 }
 
-// podTemplate returns the pod metadata and spec an object creates pods from.
-func podTemplate(a *Attributes) (*metav1.ObjectMeta, *corev1.PodSpec) {
-	switch o := a.Object.(type) {
-	case *corev1.Pod:
-		return &o.ObjectMeta, &o.Spec
-	case *appsv1.Deployment:
-		return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-	case *appsv1.ReplicaSet:
-		return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-	case *appsv1.StatefulSet:
-		return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-	case *appsv1.DaemonSet:
-		return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-	case *batchv1.Job:
-		return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-	case *batchv1.CronJob:
-		return &o.Spec.JobTemplate.Spec.Template.ObjectMeta, &o.Spec.JobTemplate.Spec.Template.Spec
-	case *corev1.ReplicationController:
-		if o.Spec.Template != nil {
-			return &o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec
-		}
-	case *corev1.PodTemplate:
-		return &o.Template.ObjectMeta, &o.Template.Spec
+// storeNamespaces reads namespaces and pods for the library from the store.
+type storeNamespaces struct{ store Store }
+
+func (s storeNamespaces) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	ns, _, found, err := getInto[corev1.Namespace](ctx, s.store, "/registry/namespaces/"+name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
+	if !found {
+		return nil, apierrors.NewNotFound(namespacesResource, name)
+	}
+	return ns, nil
 }
+
+// ListPods reads the namespace's pods from the list cache, as the library's
+// informer-backed lister would.
+func (s storeNamespaces) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
+	if namespace == "" || strings.Contains(namespace, "/") {
+		return nil, errors.New("listing pods: no namespace")
+	}
+	pods, _, err := listInto[corev1.Pod](ctx, s.store, "/registry/pods/"+namespace+"/", false)
+	return pods, err
+}
+
+// noMetrics drops the library's evaluation counts; skiff's request metrics
+// already count the requests.
+type noMetrics struct{}
+
+func (noMetrics) RecordEvaluation(psametrics.Decision, psaapi.LevelVersion, psametrics.Mode, psaapi.Attributes) {
+}
+func (noMetrics) RecordExemption(psaapi.Attributes)       {}
+func (noMetrics) RecordError(_ bool, _ psaapi.Attributes) {}

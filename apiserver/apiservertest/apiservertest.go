@@ -8,12 +8,18 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/apiserver/pki"
+	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/storage"
 	"github.com/skiffkube/skiff/storage/storagetest"
 )
@@ -101,6 +107,7 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 	}
 	rc := bundle.AdminRESTConfig(srv.URL())
 	rc.QPS, rc.Burst = 1000, 1000
+	runServiceAccountController(t, rc)
 	return &Running{Server: srv, Store: store, Bundle: bundle, URL: srv.URL(), Config: rc, Kubeconfig: kc}
 }
 
@@ -117,4 +124,38 @@ func (r *Running) UserConfig(t testing.TB, user string, groups ...string) *rest.
 	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = certPEM, keyPEM
 	cfg.QPS, cfg.Burst = 1000, 1000
 	return cfg
+}
+
+// runServiceAccountController runs the real service account controller
+// against the test server until the test ends, as the controller manager
+// does in a cluster: pods are admitted only with an existing service
+// account, and a new namespace's "default" one comes from this controller.
+func runServiceAccountController(t testing.TB, rc *rest.Config) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatalf("clientset: %v", err)
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	broadcaster := record.NewBroadcaster()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: serviceaccount.Name})
+	c, err := serviceaccount.New(cs, factory.Core().V1().Namespaces(), factory.Core().V1().ServiceAccounts(), recorder,
+		serviceaccount.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("service account controller: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, 1)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		factory.Shutdown()
+		broadcaster.Shutdown()
+	})
 }

@@ -33,11 +33,13 @@ type Store interface {
 	Revision(ctx context.Context) (int64, error)
 }
 
-// Admission is the stage between authorization and storage for creates
-// (admission.Chain): Mutate runs before validation, Validate after it.
+// Admission is the stage between authorization and storage
+// (admission.Chain): for creates Mutate runs before validation, Validate
+// after it; updates pass ValidateUpdate after validation.
 type Admission interface {
 	Mutate(ctx context.Context, a *admission.Attributes) error
 	Validate(ctx context.Context, a *admission.Attributes) (admission.Result, error)
+	ValidateUpdate(ctx context.Context, a *admission.Attributes, old runtime.Object) (admission.Result, error)
 }
 
 // MaxBodyBytes is the largest request body accepted, as in Kubernetes.

@@ -132,7 +132,15 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		m.SetNamespace("")
 	}
 	res.Strategy.PrepareForCreate(obj)
-	attrs := &admission.Attributes{Resource: res.GroupResource(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, DryRun: dry}
+	// Namespace lifecycle comes first among the admission plugins, as in
+	// Kubernetes: a missing namespace is a 404 whatever the others think.
+	if res.Namespaced {
+		if err := h.namespaceAcceptsContent(req, m.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	attrs := &admission.Attributes{Resource: res.GroupResource(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj,
+		Subresource: req.info.Subresource, DryRun: dry}
 	if h.admission != nil {
 		if err := h.admission.Mutate(req.ctx, attrs); err != nil {
 			return nil, err
@@ -153,11 +161,6 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		}
 		obj = tracked
 		m = accessor(obj)
-	}
-	if res.Namespaced {
-		if err := h.namespaceAcceptsContent(req, m.GetNamespace()); err != nil {
-			return nil, err
-		}
 	}
 	undo := func() {}
 	if h.admission != nil {
@@ -296,7 +299,13 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 // updateLoop is guaranteedUpdate's read-modify-CAS loop; only its first read
 // may come from the cache (cacheFirst). *cached reports whether the attempt
 // that returned read from the cache.
-func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error), cacheFirst bool, cached *bool) (*updateResult, error) {
+func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error), cacheFirst bool, cached *bool) (out *updateResult, err error) {
+	var admitWarnings []string
+	defer func() {
+		if err == nil && (out == nil || !out.created) {
+			req.warnings = append(req.warnings, admitWarnings...)
+		}
+	}()
 	res := req.res
 	ns := req.info.Namespace
 	if !res.Namespaced {
@@ -364,6 +373,14 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			if err := res.WriteGuard(req.ctx, obj); err != nil {
 				return nil, err
 			}
+		}
+		if h.admission != nil && !finishing {
+			ar, err := h.admission.ValidateUpdate(req.ctx, &admission.Attributes{Resource: res.GroupResource(), Namespace: ns,
+				Name: name, Object: obj, Subresource: req.info.Subresource, DryRun: dry}, old)
+			if err != nil {
+				return nil, err
+			}
+			admitWarnings = ar.Warnings // this attempt's; an earlier one's are stale
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)

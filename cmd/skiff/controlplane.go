@@ -39,7 +39,10 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 }
 
 // runControllerManager runs every controller while this process holds the
-// controller-manager Lease.
+// controller-manager Lease. rc is the manager's own identity (shared
+// informers, the Lease, Events, minting tokens); each controller acts as
+// its own kube-system service account with tokens from the TokenRequest
+// API, as kube-controller-manager --use-service-account-credentials.
 func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
@@ -50,7 +53,8 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 		return err
 	}
 	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()},
-		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData})
+		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
+			ControllerCredentials: manager.ServiceAccountCredentials(client, rc)})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -71,6 +72,11 @@ type Options struct {
 	Metadata metadata.Interface
 	// RootCA is the cluster CA (PEM) that service account token Secrets carry as ca.crt.
 	RootCA []byte
+	// ControllerCredentials, when set, gives each controller listed in ServiceAccounts its own
+	// client: the rest.Config acting as that kube-system ServiceAccount (ServiceAccountCredentials).
+	// The shared informers, leader election and Events keep the manager's client. Nil: every
+	// controller uses the manager's client.
+	ControllerCredentials func(account string) (*rest.Config, error)
 }
 
 // Manager owns the informers and controllers of one controller-manager instance.
@@ -112,6 +118,10 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 		},
 	}
 	for _, name := range cfg.Controllers {
+		b, err := m.asController(b, name)
+		if err != nil {
+			return nil, err
+		}
 		c, err := Registry[name](b)
 		if errors.Is(err, ErrUnavailable) && !explicit {
 			opts.Logger.Info("controller not started", "controller", name, "reason", err)
@@ -124,6 +134,28 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 		m.names = append(m.names, name)
 	}
 	return m, nil
+}
+
+// asController returns b with the clients of the controller's own service
+// account, when Options.ControllerCredentials gives one.
+func (m *Manager) asController(b BuildContext, name string) (BuildContext, error) {
+	account, ok := ServiceAccounts[name]
+	if m.opts.ControllerCredentials == nil || !ok {
+		return b, nil
+	}
+	rc, err := m.opts.ControllerCredentials(account)
+	if err != nil {
+		return b, fmt.Errorf("manager: credentials of %s (%s/%s): %w", name, ControllerNamespace, account, err)
+	}
+	if b.Client, err = kubernetes.NewForConfig(rc); err != nil {
+		return b, fmt.Errorf("manager: client of %s: %w", name, err)
+	}
+	if b.Options.Metadata != nil {
+		if b.Options.Metadata, err = metadata.NewForConfig(rc); err != nil {
+			return b, fmt.Errorf("manager: metadata client of %s: %w", name, err)
+		}
+	}
+	return b, nil
 }
 
 func (c *Config) defaults() error {

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "modernc.org/sqlite"
 )
 
 // A Deployment on hollow nodes, driven by the real kubectl: the controllers
@@ -38,4 +42,43 @@ func TestDeploymentLifecycleOnHollowNodes(t *testing.T) {
 	k.ok("scale", "deploy/web", "--replicas=2")
 	eventually(t, k, []string{"2/2"}, "get", "deploy", "web")
 	contains(t, "events", k.ok("get", "events"), "Scheduled", "ScalingReplicaSet")
+
+	// Each controller wrote as its own service account, which the store's
+	// history records as the actor of every change.
+	db, err := sql.Open("sqlite", filepath.Join(s.dataDir, "db", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	actors := func(key string) string {
+		rows, err := db.Query(`SELECT DISTINCT actor FROM history WHERE op = 'create' AND key LIKE ? ORDER BY actor`, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var a string
+			if err := rows.Scan(&a); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, a)
+		}
+		return strings.Join(out, ",")
+	}
+	for key, want := range map[string]string{
+		"/registry/pods/default/web-%":                       "system:serviceaccount:kube-system:replicaset-controller",
+		"/registry/apps/replicasets/default/web-%":           "system:serviceaccount:kube-system:deployment-controller",
+		"/registry/serviceaccounts/kube-system/%-controller": "system:kube-controller-manager",
+	} {
+		if got := actors(key); got != want {
+			t.Errorf("created %s by %q, want %q", key, got, want)
+		}
+	}
+	contains(t, "controllers' service accounts", k.ok("get", "serviceaccounts", "-n", "kube-system"),
+		"replicaset-controller", "deployment-controller", "node-controller")
+	// The answer is the last word (kubectl may print a warning first).
+	if out, _ := k.run("", "auth", "can-i", "delete", "nodes", "--as=system:serviceaccount:kube-system:replicaset-controller"); !strings.HasSuffix(" "+strings.Join(strings.Fields(out), " "), " no") {
+		t.Errorf("the replicaset controller may delete nodes: %q", out)
+	}
 }

@@ -17,6 +17,10 @@ const (
 	MastersGroup          = "system:masters"
 )
 
+// ControllerManagerLease is the Lease (kube-system) the controller manager
+// is elected with, the only one its identity may update.
+const ControllerManagerLease = "skiff-controller-manager"
+
 // Aggregation labels: a ClusterRole carrying one has its rules folded into
 // admin, edit or view.
 const (
@@ -72,7 +76,7 @@ func aggregated(name string, labels map[string]string, selectLabel string) rbacv
 
 // ClusterRoles is the default set of cluster roles.
 func ClusterRoles() []rbacv1.ClusterRole {
-	return []rbacv1.ClusterRole{
+	return append([]rbacv1.ClusterRole{
 		clusterRole("cluster-admin", nil,
 			rule(verbs("*"), groups("*"), "*"),
 			nonResource(verbs("*"), "*")),
@@ -148,32 +152,26 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
 			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
 
-		// The in-process controller manager. The namespace controller reads
-		// and deletes objects of every resource (custom ones included) in a
-		// terminating namespace, so reads and deletes are wide; it writes
-		// only what its controllers own, and gets no escalate, bind or
-		// impersonate, and no paths.
+		// The controller manager's own identity, as Kubernetes'
+		// system:kube-controller-manager: its shared informers list and
+		// watch everything, it holds the leader Lease, records Events, and
+		// creates the controllers' service accounts and their tokens; the
+		// token Secret controller runs as it. Each other controller acts
+		// as its own kube-system service account (system:controller:*).
 		clusterRole("system:kube-controller-manager", nil,
-			rule(verbs("get", "list", "watch", "delete", "deletecollection"), groups("*"), "*"),
-			rule(verbs("create", "update", "patch"), groups(legacyGroup),
-				"pods", "pods/status", "nodes", "nodes/status", "endpoints", "serviceaccounts", "secrets",
-				"events", "namespaces/finalize", "namespaces/status", "resourcequotas/status"),
-			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token", "pods/eviction"),
-			rule(verbs("create", "update", "patch"), groups(appsGroup),
-				"replicasets", "replicasets/status", "deployments", "deployments/status",
-				"daemonsets", "daemonsets/status", "statefulsets", "statefulsets/status", "controllerrevisions"),
-			rule(verbs("create", "update", "patch"), groups(batchGroup), "jobs", "jobs/status", "jobs/finalizers",
-				"cronjobs", "cronjobs/status"),
-			rule(verbs("update", "patch"), groups("policy"), "poddisruptionbudgets/status"),
-			// The garbage collector removes ownerReferences and finalizers
-			// from objects of every kind, as Kubernetes' generic-garbage-collector.
-			rule(verbs("update", "patch"), groups("*"), "*"),
-			rule(verbs("create", "update", "patch"), groups("discovery.k8s.io"), "endpointslices"),
-			rule(verbs("create", "update", "patch"), groups("coordination.k8s.io"), "leases"),
-			rule(verbs("create", "update", "patch"), groups("events.k8s.io"), "events"),
+			eventsRule(),
+			rule(verbs("create"), groups("coordination.k8s.io"), "leases"),
+			rbacv1.PolicyRule{Verbs: verbs("get", "update"), APIGroups: groups("coordination.k8s.io"), Resources: []string{"leases"},
+				ResourceNames: []string{ControllerManagerLease}},
+			rule(verbs("create"), groups(legacyGroup), "secrets", "serviceaccounts"),
+			rule(verbs("delete"), groups(legacyGroup), "secrets"),
+			rule(verbs("get"), groups(legacyGroup), "configmaps", "namespaces", "secrets", "serviceaccounts"),
+			rule(verbs("update"), groups(legacyGroup), "secrets", "serviceaccounts"),
+			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
-			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
-	}
+			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews"),
+			rule(verbs("list", "watch"), groups("*"), "*")),
+	}, controllerClusterRoles()...)
 }
 
 func clusterRoleBinding(name, role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
@@ -199,7 +197,7 @@ func user(name string) rbacv1.Subject {
 // Kubernetes, system:node is not bound to anyone: the node authorizer
 // grants nodes what the role lists, for their own objects only.
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	return []rbacv1.ClusterRoleBinding{
+	return append([]rbacv1.ClusterRoleBinding{
 		clusterRoleBinding("cluster-admin", "cluster-admin", group(MastersGroup)),
 		clusterRoleBinding("system:basic-user", "system:basic-user", group(AuthenticatedGroup)),
 		clusterRoleBinding("system:discovery", "system:discovery", group(AuthenticatedGroup)),
@@ -208,7 +206,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
-	}
+	}, controllerClusterRoleBindings()...)
 }
 
 // NodeRules are what a node agent may do, by kind: the system:node role.
