@@ -304,7 +304,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	if a.cfg.Recorder != nil {
 		for _, c := range pod.Status.ContainerStatuses {
 			if c.State.Running != nil {
-				a.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+				a.cfg.Recorder.Eventf(ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
 			}
 		}
 	}

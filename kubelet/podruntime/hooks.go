@@ -29,9 +29,7 @@ func (r *Runtime) runHook(ctx context.Context, h *corev1.LifecycleHandler, c *co
 		timeout = int32(time.Until(dl)/time.Second) + 1
 	}
 	p := &corev1.Probe{TimeoutSeconds: timeout, ProbeHandler: corev1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}}
-	res, reason := prober.Once(ctx, p, prober.Target{PodIP: podIP, Container: c, Exec: func(ctx context.Context, cmd []string) (int, error) {
-		return r.c.Exec(ctx, id, krt.ExecOptions{Command: cmd})
-	}})
+	res, reason := prober.Once(ctx, p, prober.Target{PodIP: podIP, Container: c, Exec: r.execFunc(id)})
 	if res != prober.Success {
 		return fmt.Errorf("%s", reason)
 	}

@@ -247,6 +247,15 @@ spec:
   - name: app
     image: skiff.test/does-not-exist:v1
 `), "apply", "-f", "-")
+	k.okIn(podManifest("unready", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+    readinessProbe:
+      exec: {command: ["/app", "not-ready"]}
+      periodSeconds: 1
+`), "apply", "-f", "-")
 
 	t.Run("liveness restart and logs --previous", func(t *testing.T) {
 		waitFor(t, k, 60*time.Second, "a liveness restart", func(out string) bool { return out != "" && out != "0" },
@@ -266,6 +275,38 @@ spec:
 		waitFor(t, k, 60*time.Second, "ErrImagePull or ImagePullBackOff", func(out string) bool { return out == "ErrImagePull" || out == "ImagePullBackOff" },
 			"get", "pod", "missing-image", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
 		contains(t, "kubectl logs of a container that never started", k.fails("", "logs", "missing-image"), `container "app" in pod "missing-image" is waiting to start`)
+	})
+
+	// The Events `kubectl describe pod` shows on Kubernetes, with the
+	// kubelet's reasons and message shapes, read back through the API.
+	t.Run("events", func(t *testing.T) {
+		want := map[string][]string{
+			pod: {`Normal Pulled spec.containers{app} Container image "` + testimage.Ref + `" already present on machine`,
+				"Normal Created spec.containers{app} Created container app", "Normal Started spec.containers{app} Started container app"},
+			"liveness": {"Warning Unhealthy spec.containers{app} Liveness probe failed: Get \"http://",
+				"Normal Killing spec.containers{app} Container app failed liveness probe, will be restarted"},
+			"unready": {`Warning Unhealthy spec.containers{app} Readiness probe failed: unknown mode "not-ready"`},
+			"hog":     {"Warning OOMKilled spec.containers{app} Container app was OOMKilled (exit code 137): it used more than its memory limit of 32Mi"},
+			"crasher": {"Warning BackOff spec.containers{app} Back-off restarting failed container app in pod crasher_default("},
+			"missing-image": {`Warning Failed spec.containers{app} Failed to pull image "skiff.test/does-not-exist:v1": `,
+				`Normal BackOff spec.containers{app} Back-off pulling image "skiff.test/does-not-exist:v1"`},
+		}
+		for p, lines := range want {
+			waitFor(t, k, 60*time.Second, "events of "+p, func(out string) bool {
+				for _, l := range lines {
+					if !strings.Contains(out, l) {
+						return false
+					}
+				}
+				return true
+			}, "get", "events", "--field-selector", "involvedObject.name="+p, "-o",
+				`jsonpath={range .items[*]}{.type} {.reason} {.involvedObject.fieldPath} {.message}{"\n"}{end}`)
+		}
+		// What a user reads: describe lists them with the kubelet as source.
+		desc := k.ok("describe", "pod", "liveness")
+		for _, w := range []string{"Liveness probe failed:", "Container app failed liveness probe, will be restarted", "kubelet"} {
+			contains(t, "kubectl describe pod liveness", desc, w)
+		}
 	})
 
 	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
