@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -416,6 +417,36 @@ func TestNodeNotReadyWithoutContainerd(t *testing.T) {
 	waitFor(t, k, 60*time.Second, "NotReady with the reason", func(out string) bool {
 		return strings.HasPrefix(out, "False ") && strings.Contains(out, "containerd socket /nonexistent/containerd.sock not found")
 	}, "get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+}
+
+// A server stopped with SIGTERM cordons its embedded agent's node before
+// its API server goes away: started again without an agent (which would
+// lift its own shutdown cordon), the stored Node is unschedulable and marked
+// as cordoned by the agent. No containerd is needed for this.
+func TestServerShutdownCordonsItsNode(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)),
+		"--containerd-socket", "/nonexistent/containerd.sock")
+	k := newKubectl(t, s, 33)
+	waitFor(t, k, 60*time.Second, "the node registered and schedulable", func(out string) bool { return out == nodeName },
+		"get", "node", nodeName, "-o", `jsonpath={.metadata.name} {.spec.unschedulable}`)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server did not exit within 30s of SIGTERM:\n%s", s.log.String())
+	}
+	if log := s.log.String(); strings.Contains(log, "marking node unschedulable at shutdown failed") {
+		t.Errorf("the agent could not cordon its node at shutdown:\n%s", log)
+	}
+	s2 := startServerIn(t, dir, "--disable-agent")
+	k2 := newKubectl(t, s2, 33)
+	got := k2.ok("get", "node", nodeName, "-o", `jsonpath={.spec.unschedulable} {.metadata.annotations.skiff\.io/cordoned-at-shutdown}`)
+	if got != "true true" {
+		t.Errorf("after a SIGTERM shutdown the node reads unschedulable/annotation %q, want \"true true\"", got)
+	}
 }
 
 // nodeAPIPort is the port the node reports for its API.
