@@ -85,6 +85,36 @@ func TestPriorityAdmission(t *testing.T) {
 	forbiddenWith(t, err, `error looking up service account default/robot: serviceaccount "robot" not found`)
 }
 
+// TestDefaultTolerationSeconds: a pod gets Kubernetes' 300 s not-ready and
+// unreachable tolerations unless it tolerates those taints itself.
+func TestDefaultTolerationSeconds(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	got, err := cs.CoreV1().Pods("default").Create(ctx, testPod("tolerant"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{corev1.TaintNodeNotReady: true, corev1.TaintNodeUnreachable: true}
+	for _, tol := range got.Spec.Tolerations {
+		if want[tol.Key] && tol.Operator == corev1.TolerationOpExists && tol.Effect == corev1.TaintEffectNoExecute &&
+			tol.TolerationSeconds != nil && *tol.TolerationSeconds == 300 {
+			delete(want, tol.Key)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("tolerations %+v lack the defaults for %v", got.Spec.Tolerations, want)
+	}
+	own := testPod("own")
+	own.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+	got, err = cs.CoreV1().Pods("default").Create(ctx, own, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got.Spec.Tolerations); n != 2 || got.Spec.Tolerations[0].TolerationSeconds != nil {
+		t.Errorf("a pod tolerating not-ready forever got tolerations %+v, want its own plus unreachable's default", got.Spec.Tolerations)
+	}
+}
+
 // TestPodSecurityAdmission: the namespace's enforce level refuses, its
 // warn level warns, and workloads are only warned about.
 func TestPodSecurityAdmission(t *testing.T) {

@@ -61,13 +61,14 @@ var (
 	podsResource = schema.GroupResource{Resource: "pods"}
 )
 
-// Mutate applies defaults: the pod's service account, its priority and the
+// Mutate applies defaults: the pod's service account, its priority, the
+// default not-ready/unreachable tolerations and the
 // namespace's LimitRange defaults.
 func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	if a.Resource != podsResource {
 		return nil
 	}
-	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults} {
+	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.defaultTolerations, c.limitRangeDefaults} {
 		if err := f(ctx, a); err != nil {
 			return err
 		}
