@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,18 @@ func Run(ctx context.Context, o Options) error {
 	tlsCfg, err := nodeapi.TLSConfig(o.Serving, o.ClientCA, o.APIClientUsers...)
 	if err != nil {
 		return err
+	}
+	if get := o.GetServing; get != nil {
+		fallback := o.Serving
+		// GetCertificate is consulted without SNI (callers dial the node's
+		// IP) only when Certificates is empty.
+		tlsCfg.Certificates = nil
+		tlsCfg.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := get(); c != nil {
+				return c, nil
+			}
+			return &fallback, nil
+		}
 	}
 	l, err := net.Listen("tcp", o.APIAddress)
 	if err != nil {
