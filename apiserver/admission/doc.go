@@ -1,6 +1,7 @@
 // Package admission is the stage between authorization and storage: it may
 // change an object about to be created (defaults from LimitRanges, the pod's
-// service account, its priority) and may refuse it (Pod Security levels,
+// service account, its priority, the default 300 s not-ready/unreachable
+// tolerations) and may refuse it (Pod Security levels,
 // LimitRange bounds, ResourceQuota). Refusals are Kubernetes' 403 Forbidden
 // messages. As the seeds put it: if the quota is exceeded, the admission
 // stage stops the request and nothing reaches storage.
