@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/skiffkube/skiff/kubelet/nodetest"
 	"github.com/skiffkube/skiff/kubelet/testimage"
@@ -248,6 +252,14 @@ spec:
   - name: app
     image: skiff.test/does-not-exist:v1
 `), "apply", "-f", "-")
+	pullRef := serveTestImage(t)
+	k.okIn(podManifest("pulled", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+pullRef+`
+    imagePullPolicy: IfNotPresent
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
 	k.okIn(podManifest("unready", `  terminationGracePeriodSeconds: 1
   containers:
   - name: app
@@ -287,6 +299,8 @@ spec:
 			"liveness": {"Warning Unhealthy spec.containers{app} Liveness probe failed: Get \"http://",
 				"Normal Killing spec.containers{app} Container app failed liveness probe, will be restarted"},
 			"unready": {`Warning Unhealthy spec.containers{app} Readiness probe failed: unknown mode "not-ready"`},
+			"pulled": {`Normal Pulling spec.containers{app} Pulling image "` + pullRef + `"`,
+				`Normal Pulled spec.containers{app} Successfully pulled image "` + pullRef + `" in `},
 			"hog":     {"Warning OOMKilled spec.containers{app} Container app was OOMKilled (exit code 137): it used more than its memory limit of 32Mi"},
 			"crasher": {"Warning BackOff spec.containers{app} Back-off restarting failed container app in pod crasher_default("},
 			"missing-image": {`Warning Failed spec.containers{app} Failed to pull image "skiff.test/does-not-exist:v1": `,
@@ -373,6 +387,34 @@ spec:
 			time.Sleep(500 * time.Millisecond)
 		}
 	})
+}
+
+// serveTestImage serves the test image from a registry on 127.0.0.1 (an
+// in-memory OCI distribution registry; containerd speaks plain HTTP to
+// localhost) and returns its reference there, which containerd does not
+// have under that name: a pod using it makes the agent pull. The image
+// must be in containerd already (the agent imported it).
+func serveTestImage(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	ref := l.Addr().String() + "/skiff/testapp:v1"
+	ctr := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ctr", append([]string{"--namespace", "skiff", "images"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ctr images %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	ctr("tag", "--force", testimage.Ref, ref)
+	ctr("push", "--plain-http", ref)
+	ctr("rm", ref)
+	t.Cleanup(func() { _ = exec.Command("ctr", "--namespace", "skiff", "images", "rm", ref).Run() })
+	return ref
 }
 
 // leftovers lists skiff's network namespaces, containerd containers and
