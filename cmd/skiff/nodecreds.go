@@ -255,11 +255,11 @@ func (n *nodeCredentials) requestServing(ctx context.Context, hosts []string) (*
 // one while it is good, else a new one, renewed two thirds into its life,
 // until ctx ends. The server issues one only once the Node reports the
 // addresses, so a first request right after start may be refused; it is
-// retried every few seconds until it succeeds.
+// retried after 3 s, doubling to a minute.
 func (n *nodeCredentials) servingLoop(ctx context.Context, hosts []string, use func(*tls.Certificate)) {
 	failures := 0
 	for {
-		wait := 3 * time.Second
+		var wait time.Duration
 		cert, pair, ok := n.loadServing(hosts)
 		switch {
 		case ok && time.Now().Before(renewAt(cert)):
@@ -282,9 +282,8 @@ func (n *nodeCredentials) servingLoop(ctx context.Context, hosts []string, use f
 			if failures == 1 || failures%20 == 0 {
 				n.log.Info("no node API serving certificate yet; retrying", "err", err, "attempts", failures)
 			}
-			if ok {
-				wait = time.Minute
-			}
+			// 3 s doubling to a minute.
+			wait = min(3*time.Second<<min(failures-1, 5), time.Minute)
 		}
 		select {
 		case <-ctx.Done():
