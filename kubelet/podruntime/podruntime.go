@@ -355,6 +355,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 		cancel()
 		if err != nil {
 			r.log.Warn("postStart hook failed, killing the container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+			r.event(pod, c, corev1.EventTypeWarning, "FailedPostStartHook", "%s", hookFailure(pod, c, c.Lifecycle.PostStart, err))
 			if serr := r.c.StopContainer(ctx, id, terminationGrace(pod, nil)); serr != nil {
 				r.log.Warn("stop after failed postStart hook", "container", id, "err", serr)
 			}

@@ -628,6 +628,8 @@ func TestLifecycleHooks(t *testing.T) {
 	failing.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "1"}}}}
 	pod.Spec.Containers = []corev1.Container{c, failing}
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+	rec := record.NewFakeRecorder(100)
+	e.rt.rec = rec
 	const ip = "10.251.39.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
 	e.syncUntil(t, pod, ip, "main running, failing killed", func(s agent.PodState) bool {
@@ -636,6 +638,21 @@ func TestLifecycleHooks(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(hostDir, "post-start")); err != nil {
 		t.Errorf("postStart hook did not run: %v", err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	contains := func(want string) bool {
+		for _, e := range events {
+			if strings.Contains(e, want) {
+				return true
+			}
+		}
+		return false
+	}
+	if want := `Warning FailedPostStartHook Exec lifecycle hook ([/app crash 1]) for Container "failing" in Pod "hooked_`; !contains(want) {
+		t.Errorf("events lack %q:\n%s", want, strings.Join(events, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(hostDir, "pre-stop")); err == nil {
 		t.Error("preStop ran before the pod was stopped")
