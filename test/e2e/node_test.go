@@ -470,8 +470,9 @@ func TestServerShutdownCordonsItsNode(t *testing.T) {
 	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)),
 		"--containerd-socket", "/nonexistent/containerd.sock")
 	k := newKubectl(t, s, 33)
-	waitFor(t, k, 60*time.Second, "the node registered and schedulable", func(out string) bool { return out == nodeName },
-		"get", "node", nodeName, "-o", `jsonpath={.metadata.name} {.spec.unschedulable}`)
+	// Registered with its status (NotReady: no containerd) and schedulable.
+	waitFor(t, k, 60*time.Second, "the node registered and schedulable", func(out string) bool { return out == "False" },
+		"get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}{.spec.unschedulable}`)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
