@@ -332,7 +332,7 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {
-		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, TTL: s.cfg.NodeCertTTL}))
+		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode}))
 	}
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))

@@ -1,6 +1,7 @@
 // Package admission is the stage between authorization and storage: it may
 // change an object about to be created (defaults from LimitRanges, the pod's
-// service account, its priority) and may refuse it (a missing service
+// service account, its priority, the default 300 s not-ready/unreachable
+// tolerations) and may refuse it (a missing service
 // account, Pod Security levels, LimitRange bounds, ResourceQuota); updates
 // pass Pod Security (namespace labels, pod images). Refusals are
 // Kubernetes' messages: 403 Forbidden, or 422 for bad pod-security labels

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,9 +34,23 @@ const DefaultTTL = 30 * 24 * time.Hour
 type Request struct {
 	NodeName string `json:"nodeName"`
 	// CSR is a PEM CERTIFICATE REQUEST for CN=system:node:<nodeName>,
-	// O=system:nodes.
+	// O=system:nodes; a serving one also names the node's DNS names and
+	// IP addresses.
 	CSR []byte `json:"csr"`
+	// Usage is UsageClient (the default) or UsageServing.
+	Usage string `json:"usage,omitempty"`
 }
+
+// Certificate usages a Request may ask for.
+const (
+	// UsageClient: the node's client certificate, to talk to the API server.
+	UsageClient = "client"
+	// UsageServing: the node API's serving certificate, which the API
+	// server verifies when it proxies logs, exec, attach and port-forward.
+	// Only the node itself may ask (with its client certificate), and only
+	// for its name and the addresses its Node object reports.
+	UsageServing = "serving"
+)
 
 // Response carries the certificate and the CA that verifies the server.
 type Response struct {
@@ -46,7 +61,12 @@ type Response struct {
 // Signer certifies a certificate request (pki.Bundle).
 type Signer interface {
 	SignClientCSR(csrPEM []byte, user string, groups []string, ttl time.Duration) ([]byte, error)
+	SignServingCSR(csrPEM []byte, user string, groups, allowedHosts []string, ttl time.Duration) ([]byte, error)
 }
+
+// NodeGetter reads a Node object (from the API server's store); a node
+// that does not exist is a NotFound error.
+type NodeGetter func(ctx context.Context, name string) (*corev1.Node, error)
 
 // Handler serves Path. Callers get here only when the authorizer allowed
 // them the path: the cluster token's admin, or a node renewing.
@@ -54,6 +74,9 @@ type Handler struct {
 	Signer Signer
 	CA     []byte
 	TTL    time.Duration
+	// Nodes reads Node objects for serving certificates; without it they
+	// are not issued.
+	Nodes NodeGetter
 }
 
 const maxRequestBytes = 64 << 10
@@ -92,7 +115,18 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	cert, err := h.Signer.SignClientCSR(req.CSR, bootstrap.NodeUserPrefix+req.NodeName, []string{bootstrap.NodesGroup}, ttl)
+	var cert []byte
+	switch req.Usage {
+	case "", UsageClient:
+		cert, err = h.Signer.SignClientCSR(req.CSR, bootstrap.NodeUserPrefix+req.NodeName, []string{bootstrap.NodesGroup}, ttl)
+	case UsageServing:
+		cert, err = h.signServing(r.Context(), u, req, ttl)
+		if isStatus(err) {
+			return err
+		}
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid usage %q: want %q or %q", req.Usage, UsageClient, UsageServing))
+	}
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
@@ -106,6 +140,43 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func isStatus(err error) bool {
+	_, ok := err.(apierrors.APIStatus)
+	return ok
+}
+
+// signServing issues the node API's serving certificate to the node
+// itself, for names and addresses its Node reports: its name, its
+// Hostname/InternalDNS/ExternalDNS addresses, its InternalIP/ExternalIP
+// addresses.
+func (h *Handler) signServing(ctx context.Context, u *authn.User, req Request, ttl time.Duration) ([]byte, error) {
+	if self, isNode := node.NodeName(u); !isNode || self != req.NodeName {
+		return nil, apierrors.NewForbidden(gr, req.NodeName, fmt.Errorf("a serving certificate is issued only to node %q itself, authenticated by its client certificate", req.NodeName))
+	}
+	if h.Nodes == nil {
+		return nil, apierrors.NewServiceUnavailable("this API server does not issue node serving certificates")
+	}
+	n, err := h.Nodes(ctx, req.NodeName)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewForbidden(gr, req.NodeName, fmt.Errorf("node %q is not registered: a serving certificate names the addresses its Node reports", req.NodeName))
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	allowed := []string{n.Name}
+	for _, a := range n.Status.Addresses {
+		switch a.Type {
+		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS, corev1.NodeInternalIP, corev1.NodeExternalIP:
+			allowed = append(allowed, a.Address)
+		}
+	}
+	cert, err := h.Signer.SignServingCSR(req.CSR, bootstrap.NodeUserPrefix+req.NodeName, []string{bootstrap.NodesGroup}, allowed, ttl)
+	if err != nil {
+		return nil, apierrors.NewForbidden(gr, req.NodeName, err)
+	}
+	return cert, nil
+}
+
 // Client asks a server for node credentials, authenticated by a bearer
 // token (joining) or by the TLS configuration's client certificate
 // (renewing).
@@ -115,9 +186,14 @@ type Client struct {
 	Token  string
 }
 
-// Request sends the certificate request and returns the server's answer.
+// Request sends a client certificate request and returns the server's answer.
 func (c *Client) Request(ctx context.Context, nodeName string, csrPEM []byte) (*Response, error) {
-	body, err := json.Marshal(Request{NodeName: nodeName, CSR: csrPEM})
+	return c.Send(ctx, Request{NodeName: nodeName, CSR: csrPEM})
+}
+
+// Send sends any certificate request and returns the server's answer.
+func (c *Client) Send(ctx context.Context, r Request) (*Response, error) {
+	body, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,10 @@ type agentOptions struct {
 	nodeAPIAddress   string
 	nodeAPIPort      int
 	tlsCert, tlsKey  string
+
+	// creds is set once a single node has joined with --server/--token:
+	// its node API then gets a serving certificate the same way.
+	creds *nodeCredentials
 }
 
 func newAgentCommand() *cobra.Command {
@@ -97,7 +101,7 @@ containers. --count N runs N hollow nodes in one process, named
 	f.StringVar(&o.containerdSocket, "containerd-socket", config.DefaultContainerdSocket, "containerd's socket (--runtime containerd)")
 	f.StringVar(&o.nodeAPIAddress, "node-api-address", "0.0.0.0", "IP address the node API listens on (--runtime containerd)")
 	f.IntVar(&o.nodeAPIPort, "node-api-port", config.DefaultNodeAPIPort, "TCP port of the node API (--runtime containerd)")
-	f.StringVar(&o.tlsCert, "tls-cert-file", "", "node API serving certificate signed by the cluster CA (default: self-signed, which the API server does not trust)")
+	f.StringVar(&o.tlsCert, "tls-cert-file", "", "node API serving certificate signed by the cluster CA (default: a node joined with --server/--token obtains one from the API server and keeps it renewed in --cert-dir; with --kubeconfig, self-signed, which the API server does not trust)")
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	return cmd
 }
@@ -155,6 +159,7 @@ func (o *agentOptions) joinedConfig(ctx context.Context, log *slog.Logger) (*res
 		return nil, err
 	}
 	go creds.renewLoop(ctx)
+	o.creds = creds
 	return creds.restConfig(), nil
 }
 

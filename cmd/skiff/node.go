@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -136,6 +137,7 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 		ip = defaultNodeIP()
 	}
 	var serving tls.Certificate
+	var getServing func() *tls.Certificate
 	switch {
 	case o.tlsCert != "" && o.tlsKey != "":
 		if serving, err = tls.LoadX509KeyPair(o.tlsCert, o.tlsKey); err != nil {
@@ -143,6 +145,16 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 		}
 	case o.tlsCert != "" || o.tlsKey != "":
 		return fmt.Errorf("invalid flags: --tls-cert-file and --tls-private-key-file go together")
+	case o.creds != nil:
+		// A joined node asks the API server for a serving certificate for
+		// its name and address (issued once its Node reports them) and
+		// keeps it renewed; a self-signed one stands in until then.
+		if serving, err = selfSigned(o.nodeName, ip); err != nil {
+			return err
+		}
+		var current atomic.Pointer[tls.Certificate]
+		go o.creds.servingLoop(ctx, []string{o.nodeName, ip}, current.Store)
+		getServing = current.Load
 	default:
 		// The API server verifies node certificates against the cluster
 		// CA: a self-signed one keeps the node running but its logs and
@@ -179,7 +191,7 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 		Client: client, NodeName: o.nodeName, NodeIP: ip, DataDir: dataDir,
 		ContainerdSocket: o.containerdSocket, LogDriver: exe,
 		APIAddress: net.JoinHostPort(o.nodeAPIAddress, strconv.Itoa(o.nodeAPIPort)),
-		Serving:    serving, ClientCA: clientCA, APIClientUsers: []string{nodeapi.APIServerClientUser},
+		Serving:    serving, GetServing: getServing, ClientCA: clientCA, APIClientUsers: []string{nodeapi.APIServerClientUser},
 		Capacity: capacity, Labels: labels, Workers: o.workers,
 		KubeletVersion: apiserver.KubernetesVersion, Logger: log.With("component", "agent"),
 	})

@@ -180,3 +180,115 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// The node API's serving certificate, kept next to the client one. The
+// API server verifies it when it proxies logs, exec, attach and
+// port-forward, so it must chain to the cluster CA and name the address the
+// node reports; the server issues it only to the node itself and only for
+// its own name and addresses (nodejoin.UsageServing).
+const (
+	servingKeyFile  = "serving.key"
+	servingCertFile = "serving.crt"
+)
+
+// loadServing returns the stored serving certificate if it is this node's,
+// verifies against the CA as a server certificate for every host, and has
+// not expired.
+func (n *nodeCredentials) loadServing(hosts []string) (*x509.Certificate, *tls.Certificate, bool) {
+	pair, err := tls.LoadX509KeyPair(n.path(servingCertFile), n.path(servingKeyFile))
+	if err != nil {
+		return nil, nil, false
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil || cert.Subject.CommonName != bootstrap.NodeUserPrefix+n.nodeName {
+		return nil, nil, false
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(n.caPEM) {
+		return nil, nil, false
+	}
+	for _, h := range hosts {
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: h, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			return nil, nil, false
+		}
+	}
+	return cert, &pair, true
+}
+
+// requestServing obtains a serving certificate for hosts, authenticated by
+// the node's client certificate, and stores it with its key.
+func (n *nodeCredentials) requestServing(ctx context.Context, hosts []string) (*tls.Certificate, error) {
+	_, client, ok := n.load()
+	if !ok {
+		return nil, fmt.Errorf("no usable node client certificate in %s", n.dir)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(n.caPEM) {
+		return nil, errors.New("node credentials: the CA file holds no certificate")
+	}
+	csr, keyPEM, err := pki.NewServingCSR(bootstrap.NodeUserPrefix+n.nodeName, []string{bootstrap.NodesGroup}, hosts)
+	if err != nil {
+		return nil, err
+	}
+	tc := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{client}}
+	resp, err := (&nodejoin.Client{Server: n.server, TLS: tc}).Send(ctx, nodejoin.Request{NodeName: n.nodeName, CSR: csr, Usage: nodejoin.UsageServing})
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(resp.Certificate, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("node credentials: the server's serving certificate does not match our key: %w", err)
+	}
+	if err := writeAtomic(n.path(servingKeyFile), keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(n.path(servingCertFile), resp.Certificate, 0o644); err != nil {
+		return nil, err
+	}
+	if c, err := x509.ParseCertificate(pair.Certificate[0]); err == nil {
+		n.log.Info("node API serving certificate issued", "node", n.nodeName, "hosts", hosts, "expires", c.NotAfter)
+	}
+	return &pair, nil
+}
+
+// servingLoop keeps a serving certificate for hosts in use: the stored
+// one while it is good, else a new one, renewed two thirds into its life,
+// until ctx ends. The server issues one only once the Node reports the
+// addresses, so a first request right after start may be refused; it is
+// retried after 3 s, doubling to a minute.
+func (n *nodeCredentials) servingLoop(ctx context.Context, hosts []string, use func(*tls.Certificate)) {
+	failures := 0
+	for {
+		var wait time.Duration
+		cert, pair, ok := n.loadServing(hosts)
+		switch {
+		case ok && time.Now().Before(renewAt(cert)):
+			use(pair)
+			wait = time.Until(renewAt(cert))
+		default:
+			if ok {
+				use(pair) // still valid while its renewal is under way
+			}
+			fresh, err := n.requestServing(ctx, hosts)
+			if err == nil {
+				use(fresh)
+				failures = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			if failures == 1 || failures%20 == 0 {
+				n.log.Info("no node API serving certificate yet; retrying", "err", err, "attempts", failures)
+			}
+			// 3 s doubling to a minute.
+			wait = min(3*time.Second<<min(failures-1, 5), time.Minute)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}

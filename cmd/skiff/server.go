@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -80,13 +81,20 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err != nil {
 		return fmt.Errorf("reading the datastore's revision: %w", err)
 	}
-	api, err := startAPIServer(ctx, cfg, store, log)
+	// The API server outlives the loops at shutdown: they stop first (the
+	// agent cordons its node on the way out), then the API server does.
+	apiCtx, stopAPI := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAPI()
+	api, err := startAPIServer(apiCtx, cfg, store, log)
 	if err != nil {
 		return err
 	}
 	// The control plane talks to the API server like any client, over
 	// loopback, each loop with its own least-privilege identity.
 	var loops sync.WaitGroup
+	defer loops.Wait()
+	ctx, stopLoops := context.WithCancel(ctx)
+	defer stopLoops() // before loops.Wait: also when the API server fails
 	if !cfg.DisableControllerManager {
 		loops.Add(1)
 		go func() {
@@ -112,19 +120,37 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.scheduler, log) })
 		}()
 	}
-	defer loops.Wait()
 	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir, "api", api.url)
 
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "reason", context.Cause(ctx))
-		<-api.done
+		waitLoops(&loops, shutdownLoopsTimeout, log)
+		stopAPI()
+		if err := <-api.done; err != nil {
+			return err
+		}
 	case err := <-api.done:
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// shutdownLoopsTimeout bounds how long the API server waits at shutdown for
+// the loops that use it (the agent's cordon takes at most 10 s).
+const shutdownLoopsTimeout = 20 * time.Second
+
+// waitLoops waits for the loops to stop, at most d.
+func waitLoops(loops *sync.WaitGroup, d time.Duration, log *slog.Logger) {
+	done := make(chan struct{})
+	go func() { loops.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		log.Warn("control-plane loops still running at shutdown; stopping the API server anyway", "waited", d)
+	}
 }
 
 // runningAPI is the API server started by startAPIServer.

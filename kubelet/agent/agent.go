@@ -128,6 +128,17 @@ func RunGroup(ctx context.Context, client kubernetes.Interface, factory informer
 	if err := <-errs; err != nil {
 		return err
 	}
+	// Graceful shutdown, from here on however early it comes: no new pods
+	// for these nodes.
+	defer func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		for _, a := range agents {
+			if err := a.node.cordon(stop); err != nil {
+				a.cfg.Logger.Warn("marking node unschedulable at shutdown failed", "err", err)
+			}
+		}
+	}()
 	factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
 		return ctx.Err()
@@ -141,14 +152,6 @@ func RunGroup(ctx context.Context, client kubernetes.Interface, factory informer
 	<-ctx.Done()
 	for _, a := range agents {
 		a.queue.ShutDown()
-	}
-	// Graceful shutdown: no new pods for these nodes.
-	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	for _, a := range agents {
-		if err := a.node.cordon(stop); err != nil {
-			a.cfg.Logger.Warn("marking node unschedulable at shutdown failed", "err", err)
-		}
 	}
 	return nil
 }
@@ -304,7 +307,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	if a.cfg.Recorder != nil {
 		for _, c := range pod.Status.ContainerStatuses {
 			if c.State.Running != nil {
-				a.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+				a.cfg.Recorder.Eventf(ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
 			}
 		}
 	}

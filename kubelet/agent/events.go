@@ -31,11 +31,29 @@ func findStatus(list []corev1.ContainerStatus, name string) *corev1.ContainerSta
 	return nil
 }
 
+// ContainerRef is the kubelet's reference to one container of a pod in its
+// Events: the pod, with the container's field path (spec.containers{name}
+// or spec.initContainers{name}).
+func ContainerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
+	field := "spec.containers{" + name + "}"
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			field = "spec.initContainers{" + name + "}"
+		}
+	}
+	return &corev1.ObjectReference{
+		Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+		ResourceVersion: pod.ResourceVersion, FieldPath: field,
+	}
+}
+
 func recordContainer(rec record.EventRecorder, pod *corev1.Pod, old *corev1.ContainerStatus, cur corev1.ContainerStatus) {
+	ref := ContainerRef(pod, cur.Name)
+	recordOOM(rec, pod, ref, old, cur)
 	if r := cur.State.Running; r != nil {
 		if old == nil || old.State.Running == nil || old.ContainerID != cur.ContainerID {
-			rec.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", cur.Name)
-			rec.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", cur.Name)
+			rec.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container %s", cur.Name)
+			rec.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", cur.Name)
 		}
 		return
 	}
@@ -48,14 +66,53 @@ func recordContainer(rec record.EventRecorder, pod *corev1.Pod, old *corev1.Cont
 	}
 	switch w.Reason {
 	case "ErrImagePull", "InvalidImageName":
-		rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", cur.Image, w.Message)
-		rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", w.Reason)
+		rec.Eventf(ref, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", cur.Image, w.Message)
+		rec.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: %s", w.Reason)
+	case "ErrImageNeverPull":
+		rec.Eventf(ref, corev1.EventTypeWarning, "ErrImageNeverPull", "Container image %q is not present with pull policy of Never", cur.Image)
+		rec.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: ErrImageNeverPull")
 	case "ImagePullBackOff":
-		rec.Eventf(pod, corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", cur.Image)
-		rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
+		rec.Eventf(ref, corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", cur.Image)
+		rec.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
 	case "CrashLoopBackOff":
-		rec.Eventf(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", cur.Name, pod.Name, pod.Namespace, pod.UID)
+		rec.Eventf(ref, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", cur.Name, pod.Name, pod.Namespace, pod.UID)
 	case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
-		rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", w.Message)
+		rec.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: %s", w.Message)
 	}
+}
+
+// recordOOM records a Warning when a container incarnation is newly seen
+// OOM-killed, in its state or (once restarted or backing off) its last
+// state. Kubernetes shows OOMKilled only in the container's status; the
+// event puts it where `kubectl describe pod` and `kubectl get events`
+// readers look, with the limit that was exceeded.
+func recordOOM(rec record.EventRecorder, pod *corev1.Pod, ref *corev1.ObjectReference, old *corev1.ContainerStatus, cur corev1.ContainerStatus) {
+	for _, t := range []*corev1.ContainerStateTerminated{cur.State.Terminated, cur.LastTerminationState.Terminated} {
+		if t == nil || t.Reason != "OOMKilled" || (old != nil && seenOOM(old, t.ContainerID)) {
+			continue
+		}
+		limit := ""
+		for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+			for _, c := range list {
+				if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == cur.Name {
+					limit = q.String()
+				}
+			}
+		}
+		if limit != "" {
+			rec.Eventf(ref, corev1.EventTypeWarning, "OOMKilled", "Container %s was OOMKilled (exit code %d): it used more than its memory limit of %s", cur.Name, t.ExitCode, limit)
+		} else {
+			rec.Eventf(ref, corev1.EventTypeWarning, "OOMKilled", "Container %s was OOMKilled (exit code %d)", cur.Name, t.ExitCode)
+		}
+		return
+	}
+}
+
+func seenOOM(old *corev1.ContainerStatus, containerID string) bool {
+	for _, t := range []*corev1.ContainerStateTerminated{old.State.Terminated, old.LastTerminationState.Terminated} {
+		if t != nil && t.Reason == "OOMKilled" && t.ContainerID == containerID {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,18 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if get := o.GetServing; get != nil {
+		fallback := o.Serving
+		// GetCertificate is consulted without SNI (callers dial the node's
+		// IP) only when Certificates is empty.
+		tlsCfg.Certificates = nil
+		tlsCfg.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := get(); c != nil {
+				return c, nil
+			}
+			return &fallback, nil
+		}
+	}
 	l, err := net.Listen("tcp", o.APIAddress)
 	if err != nil {
 		return fmt.Errorf("node API: listen on %s: %w", o.APIAddress, err)
@@ -60,12 +73,21 @@ func Run(ctx context.Context, o Options) error {
 		capacity = detectCapacity(o.DataDir)
 	}
 
+	// Pod Events, as the kubelet records them (source "kubelet", this host).
+	broadcaster := record.NewBroadcaster()
+	stopEvents := broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: o.Client.CoreV1().Events("")})
+	defer func() {
+		stopEvents.Stop()
+		broadcaster.Shutdown()
+	}()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
+
 	var mu sync.Mutex
 	var opened *podruntime.Node
 	open := func(ctx context.Context, podCIDR string) (agent.Runtime, error) {
 		n, err := podruntime.OpenNode(ctx, podruntime.NodeOptions{
 			DataDir: o.DataDir, PodCIDR: podCIDR, ContainerdSocket: o.ContainerdSocket, LogDriver: o.LogDriver,
-			LogDir: o.LogDir, Objects: clientObjects{o.Client}, Logger: o.Logger,
+			LogDir: o.LogDir, Objects: clientObjects{o.Client}, Logger: o.Logger, Recorder: recorder,
 		})
 		if err != nil {
 			return nil, err
@@ -83,14 +105,6 @@ func Run(ctx context.Context, o Options) error {
 		mu.Unlock()
 		return n.Runtime, nil
 	}
-	// Pod Events, as the kubelet records them (source "kubelet", this host).
-	broadcaster := record.NewBroadcaster()
-	stopEvents := broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: o.Client.CoreV1().Events("")})
-	defer func() {
-		stopEvents.Stop()
-		broadcaster.Shutdown()
-	}()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
 	a, err := agent.New(o.Client, agent.NewDeferred(RuntimeName, open), agent.Config{
 		NodeName: o.NodeName, Capacity: capacity, Labels: o.Labels, DaemonPort: int32(port), Logger: o.Logger, Recorder: recorder,
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},

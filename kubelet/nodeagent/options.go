@@ -36,7 +36,11 @@ type Options struct {
 	APIAddress string
 	// Serving is the node API's certificate; ClientCA verifies callers,
 	// of which only APIClientUsers (common names) are admitted.
-	Serving        tls.Certificate
+	Serving tls.Certificate
+	// GetServing, when set, is asked for the serving certificate at every
+	// handshake (one renewed while the agent runs); Serving stands in
+	// while it returns nil.
+	GetServing     func() *tls.Certificate
 	ClientCA       *x509.CertPool
 	APIClientUsers []string
 	// Capacity overrides what is detected (CPUs, memory, the data

@@ -29,9 +29,7 @@ func (r *Runtime) runHook(ctx context.Context, h *corev1.LifecycleHandler, c *co
 		timeout = int32(time.Until(dl)/time.Second) + 1
 	}
 	p := &corev1.Probe{TimeoutSeconds: timeout, ProbeHandler: corev1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}}
-	res, reason := prober.Once(ctx, p, prober.Target{PodIP: podIP, Container: c, Exec: func(ctx context.Context, cmd []string) (int, error) {
-		return r.c.Exec(ctx, id, krt.ExecOptions{Command: cmd})
-	}})
+	res, reason := prober.Once(ctx, p, prober.Target{PodIP: podIP, Container: c, Exec: r.execFunc(id)})
 	if res != prober.Success {
 		return fmt.Errorf("%s", reason)
 	}
@@ -50,6 +48,7 @@ func (r *Runtime) preStop(ctx context.Context, pod *corev1.Pod, s krt.ContainerS
 	defer cancel()
 	if err := r.runHook(hctx, c.Lifecycle.PreStop, c, s.ID, pod.Status.PodIP); err != nil {
 		r.log.Warn("preStop hook failed", "pod", pod.Namespace+"/"+pod.Name, "container", s.Name, "err", err)
+		r.event(pod, c, corev1.EventTypeWarning, "FailedPreStopHook", "%s", hookFailure(pod, c, c.Lifecycle.PreStop, err))
 	}
 	left := grace - time.Since(start)
 	if left < 2*time.Second {
@@ -57,6 +56,18 @@ func (r *Runtime) preStop(ctx context.Context, pod *corev1.Pod, s krt.ContainerS
 		left = 2 * time.Second
 	}
 	return left
+}
+
+// hookFailure is the kubelet's message for a failed lifecycle hook.
+func hookFailure(pod *corev1.Pod, c *corev1.Container, h *corev1.LifecycleHandler, err error) string {
+	podName := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+	switch {
+	case h.Exec != nil:
+		return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v", h.Exec.Command, c.Name, podName, err)
+	case h.HTTPGet != nil:
+		return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podName, err)
+	}
+	return fmt.Sprintf("Lifecycle hook for Container %q in Pod %q failed - error: %v", c.Name, podName, err)
 }
 
 func findContainer(pod *corev1.Pod, name string) *corev1.Container {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/skiffkube/skiff/kubelet/network"
 	"github.com/skiffkube/skiff/kubelet/runtime/containerd"
 )
@@ -40,6 +42,8 @@ type NodeOptions struct {
 	NetnsPrefix string
 	LogDir      string
 	Logger      *slog.Logger
+	// Recorder receives the runtime's container Events (see Config).
+	Recorder record.EventRecorder
 }
 
 // Node is the real runtime with what it was built from, for Close.
@@ -100,7 +104,7 @@ func OpenNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	rt, err := New(Config{
 		Containers: ctr, Network: nets, PodDir: filepath.Join(agentDir, "pods"), LogDir: o.LogDir, Logger: o.Logger,
-		Objects: o.Objects,
+		Objects: o.Objects, Recorder: o.Recorder,
 	})
 	if err != nil {
 		ctr.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/network"
@@ -64,6 +66,10 @@ type Config struct {
 	// LogDir holds container logs (default /var/log/pods).
 	LogDir string
 	Logger *slog.Logger
+	// Recorder, when set, receives the container Events the kubelet
+	// records from its runtime side: Pulling/Pulled, Unhealthy (failed
+	// probes), Killing (a container restarted by its probes).
+	Recorder record.EventRecorder
 	// Now is the clock for back-off decisions (default time.Now).
 	Now func() time.Time
 }
@@ -75,6 +81,7 @@ type Runtime struct {
 	podDir string
 	logDir string
 	log    *slog.Logger
+	rec    record.EventRecorder
 	now    func() time.Time
 
 	objects ObjectGetter
@@ -122,7 +129,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runtime{
-		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, now: cfg.Now,
+		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, rec: cfg.Recorder, now: cfg.Now,
 		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
 	}, nil
 }
@@ -243,12 +250,23 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 	switch latest.State {
 	case krt.StateRunning:
 		r.ensureProbes(sc, c, latest.ID)
-		if res, reason := r.probes.Result(prober.Key{ContainerID: latest.ID, Kind: prober.Liveness}); res == prober.Failure {
-			grace := terminationGrace(sc.pod, c.LivenessProbe)
-			r.log.Info("container failed its liveness probe, restarting", "pod", sc.pod.Namespace+"/"+sc.pod.Name,
+		// A failed liveness probe, or a startup probe that ran out of
+		// attempts, restarts the container (restartPolicy decides what
+		// follows its exit).
+		for _, p := range []struct {
+			kind  prober.Kind
+			probe *corev1.Probe
+		}{{prober.Liveness, c.LivenessProbe}, {prober.Startup, c.StartupProbe}} {
+			res, reason := r.probes.Result(prober.Key{ContainerID: latest.ID, Kind: p.kind})
+			if res != prober.Failure {
+				continue
+			}
+			grace := terminationGrace(sc.pod, p.probe)
+			r.log.Info("container failed its "+string(p.kind)+" probe, restarting", "pod", sc.pod.Namespace+"/"+sc.pod.Name,
 				"container", c.Name, "reason", reason, "grace", grace)
+			r.event(sc.pod, c, corev1.EventTypeNormal, "Killing", "Container %s failed %s probe, will be restarted", c.Name, p.kind)
 			if err := r.c.StopContainer(ctx, latest.ID, grace); err != nil {
-				r.log.Warn("stop container after liveness failure", "container", latest.ID, "err", err)
+				r.log.Warn("stop container after "+string(p.kind)+" failure", "container", latest.ID, "err", err)
 			}
 			r.forgetProbes(latest.ID)
 			return r.reread(ctx, c, latest.ID, previous)
@@ -303,8 +321,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	if backingOff && r.now().Before(b.next) {
 		return withPrevious(waiting(c, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", c.Image, b.lastErr)), c, previous)
 	}
-	img, err := r.c.EnsureImage(ctx, c.Image, pullPolicy(c))
-	r.recordPull(c.Image, err)
+	img, err := r.ensureImage(ctx, pod, c)
 	switch {
 	case errors.Is(err, krt.ErrImageNeverPull):
 		return withPrevious(waiting(c, "ErrImageNeverPull", fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)), c, previous)
@@ -338,6 +355,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 		cancel()
 		if err != nil {
 			r.log.Warn("postStart hook failed, killing the container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+			r.event(pod, c, corev1.EventTypeWarning, "FailedPostStartHook", "%s", hookFailure(pod, c, c.Lifecycle.PostStart, err))
 			if serr := r.c.StopContainer(ctx, id, terminationGrace(pod, nil)); serr != nil {
 				r.log.Warn("stop after failed postStart hook", "container", id, "err", serr)
 			}
@@ -345,6 +363,35 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	}
 	r.log.Info("started container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "attempt", attempt)
 	return r.reread(ctx, c, id, previous)
+}
+
+// ensureImage makes the container's image ready and records the kubelet's
+// image Events: "Pulling" before a pull, then "Pulled" with how long it
+// took, or "Pulled" saying the image was already present. Failures are
+// recorded by the agent from the container's waiting reason.
+func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (krt.Image, error) {
+	policy := pullPolicy(c)
+	pulling := policy == krt.PullAlways
+	if policy == krt.PullIfNotPresent {
+		present, err := r.c.ImagePresent(ctx, c.Image)
+		pulling = err == nil && !present
+	}
+	if pulling {
+		r.event(pod, c, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	}
+	start := time.Now()
+	img, err := r.c.EnsureImage(ctx, c.Image, policy)
+	r.recordPull(c.Image, err)
+	switch {
+	case err != nil:
+	case img.Pulled:
+		took := time.Since(start)
+		r.event(pod, c, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.",
+			c.Image, took.Round(time.Millisecond), took.Round(time.Millisecond), img.Size)
+	default:
+		r.event(pod, c, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+	}
+	return img, err
 }
 
 // recordPull updates the image's pull back-off: 10s doubling to 5m after
@@ -375,8 +422,11 @@ func (r *Runtime) reread(ctx context.Context, c *corev1.Container, id string, pr
 // ensureProbes starts the container's probe workers; liveness and
 // readiness wait for the startup probe, as on Kubernetes.
 func (r *Runtime) ensureProbes(sc syncCtx, c *corev1.Container, id string) {
-	t := prober.Target{PodIP: sc.podIP, Container: c, Exec: func(ctx context.Context, cmd []string) (int, error) {
-		return r.c.Exec(ctx, id, krt.ExecOptions{Command: cmd})
+	pod := sc.pod
+	t := prober.Target{PodIP: sc.podIP, Container: c, Exec: r.execFunc(id), Failed: func(kind prober.Kind, output string) {
+		// As the kubelet: every failed run is an event; the recorder
+		// folds repeats into one with a count.
+		r.event(pod, c, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", probeName(kind), output)
 	}}
 	var gate func() bool
 	if c.StartupProbe != nil {
@@ -389,6 +439,13 @@ func (r *Runtime) ensureProbes(sc syncCtx, c *corev1.Container, id string) {
 	}
 	if c.ReadinessProbe != nil {
 		r.probes.Ensure(prober.Key{ContainerID: id, Kind: prober.Readiness}, c.ReadinessProbe, t, gate)
+	}
+}
+
+// execFunc runs probe and hook commands in container id, output to out.
+func (r *Runtime) execFunc(id string) prober.ExecFunc {
+	return func(ctx context.Context, cmd []string, out io.Writer) (int, error) {
+		return r.c.Exec(ctx, id, krt.ExecOptions{Command: cmd, Stdout: out, Stderr: out})
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
@@ -415,7 +416,13 @@ func TestProbesGateReadinessAndRestartOnLivenessFailure(t *testing.T) {
 	dying := appContainer("dying", "serve", ":9090")
 	dying.LivenessProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 2,
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(9091)}}}
-	pod.Spec.Containers = []corev1.Container{ready, never, dying}
+	// A startup probe that never succeeds restarts its container too.
+	late := appContainer("late", "serve", ":7070")
+	late.StartupProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 2,
+		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(7071)}}}
+	pod.Spec.Containers = []corev1.Container{ready, never, dying, late}
+	rec := record.NewFakeRecorder(1000)
+	e.rt.rec = rec
 	const ip = "10.251.35.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
 
@@ -440,6 +447,27 @@ func TestProbesGateReadinessAndRestartOnLivenessFailure(t *testing.T) {
 	}
 	if st.Containers[0].RestartCount != 0 || st.Containers[1].RestartCount != 0 {
 		t.Errorf("healthy containers restarted: %d, %d", st.Containers[0].RestartCount, st.Containers[1].RestartCount)
+	}
+	e.syncUntil(t, pod, ip, "late container killed by its startup probe", func(s agent.PodState) bool {
+		return s.Containers[3].LastTerminationState.Terminated != nil || s.Containers[3].State.Terminated != nil
+	})
+	// The kubelet's events for all of it.
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	all := strings.Join(events, "\n")
+	for _, want := range []string{
+		`Normal Pulled Container image "` + testimage.Ref + `" already present on machine`,
+		"Warning Unhealthy Readiness probe failed: ",
+		"Warning Unhealthy Liveness probe failed: Get \"http://" + ip + ":9091/healthz\"",
+		"Normal Killing Container dying failed liveness probe, will be restarted",
+		"Warning Unhealthy Startup probe failed: dial tcp " + ip + ":7071",
+		"Normal Killing Container late failed startup probe, will be restarted",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("events lack %q:\n%s", want, all)
+		}
 	}
 }
 
@@ -600,6 +628,8 @@ func TestLifecycleHooks(t *testing.T) {
 	failing.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "1"}}}}
 	pod.Spec.Containers = []corev1.Container{c, failing}
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+	rec := record.NewFakeRecorder(100)
+	e.rt.rec = rec
 	const ip = "10.251.39.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
 	e.syncUntil(t, pod, ip, "main running, failing killed", func(s agent.PodState) bool {
@@ -608,6 +638,21 @@ func TestLifecycleHooks(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(hostDir, "post-start")); err != nil {
 		t.Errorf("postStart hook did not run: %v", err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	contains := func(want string) bool {
+		for _, e := range events {
+			if strings.Contains(e, want) {
+				return true
+			}
+		}
+		return false
+	}
+	if want := `Warning FailedPostStartHook Exec lifecycle hook ([/app crash 1]) for Container "failing" in Pod "hooked_`; !contains(want) {
+		t.Errorf("events lack %q:\n%s", want, strings.Join(events, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(hostDir, "pre-stop")); err == nil {
 		t.Error("preStop ran before the pod was stopped")

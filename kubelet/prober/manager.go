@@ -140,6 +140,9 @@ func (w *worker) run(ctx context.Context, kind Kind, p *corev1.Probe, t Target, 
 			okRun, badRun = okRun+1, 0
 		} else {
 			okRun, badRun = 0, badRun+1
+			if t.Failed != nil {
+				t.Failed(kind, reason)
+			}
 		}
 		w.mu.Lock()
 		switch {

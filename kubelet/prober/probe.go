@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -37,15 +39,23 @@ func (r Result) String() string {
 	return "unknown"
 }
 
-// ExecFunc runs a command in the container and returns its exit code.
-type ExecFunc func(ctx context.Context, cmd []string) (int, error)
+// ExecFunc runs a command in the container, writing its stdout and stderr
+// to out, and returns its exit code.
+type ExecFunc func(ctx context.Context, cmd []string, out io.Writer) (int, error)
 
 // Target is what a probe acts on.
 type Target struct {
 	PodIP     string
 	Container *corev1.Container
 	Exec      ExecFunc
+	// Failed, if set, hears of every failed probe run with its output,
+	// before thresholds apply (the kubelet's Unhealthy events).
+	Failed func(kind Kind, output string)
 }
+
+// maxExecOutput caps what an exec probe's output contributes to its
+// failure reason, as the kubelet's 10 KiB.
+const maxExecOutput = 10 << 10
 
 // Once runs the probe a single time within its timeout and says why it failed.
 func Once(ctx context.Context, p *corev1.Probe, t Target) (Result, string) {
@@ -61,12 +71,21 @@ func Once(ctx context.Context, p *corev1.Probe, t Target) (Result, string) {
 		if t.Exec == nil {
 			return Failure, "exec probes are not available"
 		}
-		code, err := t.Exec(ctx, h.Exec.Command)
+		out := &limitedBuffer{max: maxExecOutput}
+		code, err := t.Exec(ctx, h.Exec.Command, out)
 		if err != nil {
-			return Failure, fmt.Sprintf("exec %v: %v", h.Exec.Command, err)
+			if ctx.Err() != nil {
+				return Failure, fmt.Sprintf("command %q timed out", strings.Join(h.Exec.Command, " "))
+			}
+			return Failure, err.Error()
 		}
 		if code != 0 {
-			return Failure, fmt.Sprintf("exec %v: exit code %d", h.Exec.Command, code)
+			// The kubelet reports the command's output; say at least
+			// how it ended when it printed nothing.
+			if o := out.String(); strings.TrimSpace(o) != "" {
+				return Failure, o
+			}
+			return Failure, fmt.Sprintf("command %q exited with %d", strings.Join(h.Exec.Command, " "), code)
 		}
 		return Success, ""
 	case h.HTTPGet != nil:
@@ -91,6 +110,28 @@ func Once(ctx context.Context, p *corev1.Probe, t Target) (Result, string) {
 		return grpcProbe(ctx, h.GRPC, t)
 	}
 	return Failure, "probe has no handler"
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.max - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
 }
 
 func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {

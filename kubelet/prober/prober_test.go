@@ -3,6 +3,8 @@ package prober
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,11 +45,12 @@ func TestOnceHandlers(t *testing.T) {
 	closedPort := closed.Addr().(*net.TCPAddr).Port
 	closed.Close()
 	container := &corev1.Container{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
-	exec := func(_ context.Context, cmd []string) (int, error) {
+	exec := func(_ context.Context, cmd []string, out io.Writer) (int, error) {
 		switch cmd[0] {
 		case "true":
 			return 0, nil
 		case "false":
+			fmt.Fprint(out, "not healthy\n")
 			return 1, nil
 		}
 		return 0, errors.New("no such command")
@@ -87,6 +90,19 @@ func TestOnceHandlers(t *testing.T) {
 			}
 		})
 	}
+	// The reasons read as the kubelet's, which become "<Kind> probe
+	// failed: <reason>" events.
+	for _, tc := range []struct {
+		handler corev1.ProbeHandler
+		want    string
+	}{
+		{corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}, "not healthy\n"},
+		{get("/broken", intstr.FromInt32(int32(port))), "HTTP probe failed with statuscode: 500"},
+	} {
+		if _, reason := Once(context.Background(), &corev1.Probe{ProbeHandler: tc.handler}, Target{PodIP: ip, Exec: exec}); reason != tc.want {
+			t.Errorf("failure reason %q, want %q", reason, tc.want)
+		}
+	}
 }
 
 // waitResult polls until the key's result is want.
@@ -111,7 +127,7 @@ func TestWorkersApplyThresholdsAndGates(t *testing.T) {
 	m := NewManager(ctx)
 	var healthy atomic.Bool
 	var calls atomic.Int32
-	exec := func(context.Context, []string) (int, error) {
+	exec := func(context.Context, []string, io.Writer) (int, error) {
 		calls.Add(1)
 		if healthy.Load() {
 			return 0, nil
@@ -120,7 +136,12 @@ func TestWorkersApplyThresholdsAndGates(t *testing.T) {
 	}
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"check"}}},
 		PeriodSeconds: 1, FailureThreshold: 2, SuccessThreshold: 1, TimeoutSeconds: 1}
-	target := Target{Exec: exec}
+	var failedRuns atomic.Int32
+	target := Target{Exec: exec, Failed: func(kind Kind, output string) {
+		if kind == Liveness && output != "" {
+			failedRuns.Add(1)
+		}
+	}}
 
 	ready := Key{ContainerID: "c1", Kind: Readiness}
 	live := Key{ContainerID: "c1", Kind: Liveness}
@@ -149,6 +170,11 @@ func TestWorkersApplyThresholdsAndGates(t *testing.T) {
 	if _, reason := m.Result(live); reason == "" {
 		t.Error("liveness failure has no reason")
 	}
+	// Every failed run is reported (FailureThreshold 2: at least two
+	// before the verdict), not only the verdict.
+	if n := failedRuns.Load(); n < 2 {
+		t.Errorf("Failed heard of %d failed liveness runs, want at least 2", n)
+	}
 
 	m.Ensure(ready, probe, target, nil) // already running: no second worker
 	if m.Len() != 2 {
@@ -166,7 +192,7 @@ func TestWorkersApplyThresholdsAndGates(t *testing.T) {
 func TestStartupProbeStopsOnceSucceeded(t *testing.T) {
 	m := NewManager(context.Background())
 	var calls atomic.Int32
-	exec := func(context.Context, []string) (int, error) { calls.Add(1); return 0, nil }
+	exec := func(context.Context, []string, io.Writer) (int, error) { calls.Add(1); return 0, nil }
 	key := Key{ContainerID: "c2", Kind: Startup}
 	if got, _ := m.Result(key); got != Unknown {
 		t.Fatal(got)

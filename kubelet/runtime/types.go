@@ -36,6 +36,9 @@ type Image struct {
 	Digest string
 	// Size is the content size in bytes (compressed layers and metadata).
 	Size int64
+	// Pulled says EnsureImage fetched it from a registry just now (false:
+	// it was already present).
+	Pulled bool
 }
 
 // Mount binds a host path into the container.
@@ -162,6 +165,9 @@ type Runtime interface {
 
 	// EnsureImage makes ref present and ready to run, honouring policy.
 	EnsureImage(ctx context.Context, ref string, policy PullPolicy) (Image, error)
+	// ImagePresent says whether ref is stored here (so EnsureImage with
+	// PullIfNotPresent would not pull); an invalid ref is ErrInvalidConfig.
+	ImagePresent(ctx context.Context, ref string) (bool, error)
 	// ImportImages loads the images of an OCI or Docker archive and returns their refs.
 	ImportImages(ctx context.Context, tarPath string) ([]string, error)
 	ListImages(ctx context.Context) ([]Image, error)

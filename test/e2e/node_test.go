@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,8 +15,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/skiffkube/skiff/kubelet/nodetest"
 	"github.com/skiffkube/skiff/kubelet/testimage"
@@ -247,6 +252,23 @@ spec:
   - name: app
     image: skiff.test/does-not-exist:v1
 `), "apply", "-f", "-")
+	pullRef := serveTestImage(t)
+	k.okIn(podManifest("pulled", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+pullRef+`
+    imagePullPolicy: IfNotPresent
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+	k.okIn(podManifest("unready", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+    readinessProbe:
+      exec: {command: ["/app", "not-ready"]}
+      periodSeconds: 1
+`), "apply", "-f", "-")
 
 	t.Run("liveness restart and logs --previous", func(t *testing.T) {
 		waitFor(t, k, 60*time.Second, "a liveness restart", func(out string) bool { return out != "" && out != "0" },
@@ -266,6 +288,40 @@ spec:
 		waitFor(t, k, 60*time.Second, "ErrImagePull or ImagePullBackOff", func(out string) bool { return out == "ErrImagePull" || out == "ImagePullBackOff" },
 			"get", "pod", "missing-image", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
 		contains(t, "kubectl logs of a container that never started", k.fails("", "logs", "missing-image"), `container "app" in pod "missing-image" is waiting to start`)
+	})
+
+	// The Events `kubectl describe pod` shows on Kubernetes, with the
+	// kubelet's reasons and message shapes, read back through the API.
+	t.Run("events", func(t *testing.T) {
+		want := map[string][]string{
+			pod: {`Normal Pulled spec.containers{app} Container image "` + testimage.Ref + `" already present on machine`,
+				"Normal Created spec.containers{app} Created container app", "Normal Started spec.containers{app} Started container app"},
+			"liveness": {"Warning Unhealthy spec.containers{app} Liveness probe failed: Get \"http://",
+				"Normal Killing spec.containers{app} Container app failed liveness probe, will be restarted"},
+			"unready": {`Warning Unhealthy spec.containers{app} Readiness probe failed: unknown mode "not-ready"`},
+			"pulled": {`Normal Pulling spec.containers{app} Pulling image "` + pullRef + `"`,
+				`Normal Pulled spec.containers{app} Successfully pulled image "` + pullRef + `" in `},
+			"hog":     {"Warning OOMKilled spec.containers{app} Container app was OOMKilled (exit code 137): it used more than its memory limit of 32Mi"},
+			"crasher": {"Warning BackOff spec.containers{app} Back-off restarting failed container app in pod crasher_default("},
+			"missing-image": {`Warning Failed spec.containers{app} Failed to pull image "skiff.test/does-not-exist:v1": `,
+				`Normal BackOff spec.containers{app} Back-off pulling image "skiff.test/does-not-exist:v1"`},
+		}
+		for p, lines := range want {
+			waitFor(t, k, 60*time.Second, "events of "+p, func(out string) bool {
+				for _, l := range lines {
+					if !strings.Contains(out, l) {
+						return false
+					}
+				}
+				return true
+			}, "get", "events", "--field-selector", "involvedObject.name="+p, "-o",
+				`jsonpath={range .items[*]}{.type} {.reason} {.involvedObject.fieldPath} {.message}{"\n"}{end}`)
+		}
+		// What a user reads: describe lists them with the kubelet as source.
+		desc := k.ok("describe", "pod", "liveness")
+		for _, w := range []string{"Liveness probe failed:", "Container app failed liveness probe, will be restarted", "kubelet"} {
+			contains(t, "kubectl describe pod liveness", desc, w)
+		}
 	})
 
 	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
@@ -333,6 +389,34 @@ spec:
 	})
 }
 
+// serveTestImage serves the test image from a registry on 127.0.0.1 (an
+// in-memory OCI distribution registry; containerd speaks plain HTTP to
+// localhost) and returns its reference there, which containerd does not
+// have under that name: a pod using it makes the agent pull. The image
+// must be in containerd already (the agent imported it).
+func serveTestImage(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	ref := l.Addr().String() + "/skiff/testapp:v1"
+	ctr := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ctr", append([]string{"--namespace", "skiff", "images"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ctr images %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	ctr("tag", "--force", testimage.Ref, ref)
+	ctr("push", "--plain-http", ref)
+	ctr("rm", ref)
+	t.Cleanup(func() { _ = exec.Command("ctr", "--namespace", "skiff", "images", "rm", ref).Run() })
+	return ref
+}
+
 // leftovers lists skiff's network namespaces, containerd containers and
 // containerd shims.
 func leftovers(t testing.TB) string {
@@ -375,6 +459,37 @@ func TestNodeNotReadyWithoutContainerd(t *testing.T) {
 	waitFor(t, k, 60*time.Second, "NotReady with the reason", func(out string) bool {
 		return strings.HasPrefix(out, "False ") && strings.Contains(out, "containerd socket /nonexistent/containerd.sock not found")
 	}, "get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+}
+
+// A server stopped with SIGTERM cordons its embedded agent's node before
+// its API server goes away: started again without an agent (which would
+// lift its own shutdown cordon), the stored Node is unschedulable and marked
+// as cordoned by the agent. No containerd is needed for this.
+func TestServerShutdownCordonsItsNode(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(freePort(t)),
+		"--containerd-socket", "/nonexistent/containerd.sock")
+	k := newKubectl(t, s, 33)
+	// Registered with its status (NotReady: no containerd) and schedulable.
+	waitFor(t, k, 60*time.Second, "the node registered and schedulable", func(out string) bool { return out == "False" },
+		"get", "node", nodeName, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}{.spec.unschedulable}`)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server did not exit within 30s of SIGTERM:\n%s", s.log.String())
+	}
+	if log := s.log.String(); strings.Contains(log, "marking node unschedulable at shutdown failed") {
+		t.Errorf("the agent could not cordon its node at shutdown:\n%s", log)
+	}
+	s2 := startServerIn(t, dir, "--disable-agent")
+	k2 := newKubectl(t, s2, 33)
+	got := k2.ok("get", "node", nodeName, "-o", `jsonpath={.spec.unschedulable} {.metadata.annotations.skiff\.io/cordoned-at-shutdown}`)
+	if got != "true true" {
+		t.Errorf("after a SIGTERM shutdown the node reads unschedulable/annotation %q, want \"true true\"", got)
+	}
 }
 
 // nodeAPIPort is the port the node reports for its API.

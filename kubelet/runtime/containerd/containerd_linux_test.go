@@ -611,8 +611,16 @@ func TestImagesFromADirectoryAndBadInput(t *testing.T) {
 	if !found {
 		t.Errorf("ListImages = %+v, want %s", imgs, testimage.Ref)
 	}
-	if _, err := r.EnsureImage(ctx, testimage.Ref, krt.PullNever); err != nil {
-		t.Errorf("EnsureImage of a present image with PullNever: %v", err)
+	if img, err := r.EnsureImage(ctx, testimage.Ref, krt.PullNever); err != nil || img.Pulled {
+		t.Errorf("EnsureImage of a present image with PullNever: %+v, %v; want it present, not pulled", img, err)
+	}
+	for ref, want := range map[string]bool{testimage.Ref: true, "skiff.test/absent:v1": false} {
+		if got, err := r.ImagePresent(ctx, ref); err != nil || got != want {
+			t.Errorf("ImagePresent(%s) = %v, %v; want %v", ref, got, err, want)
+		}
+	}
+	if _, err := r.ImagePresent(ctx, "Bad Ref!"); !errors.Is(err, krt.ErrInvalidConfig) {
+		t.Errorf("ImagePresent of a bad reference: %v, want ErrInvalidConfig", err)
 	}
 	if _, err := r.EnsureImage(ctx, "skiff.test/absent:v1", krt.PullNever); !errors.Is(err, krt.ErrImageNeverPull) {
 		t.Errorf("absent image with PullNever: %v, want ErrImageNeverPull", err)

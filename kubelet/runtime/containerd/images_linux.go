@@ -14,6 +14,7 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images"
+	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
@@ -53,7 +54,26 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPo
 		}
 		return krt.Image{}, fmt.Errorf("image %s: %w: %w", name, krt.ErrImagePull, err)
 	}
-	return r.ready(ctx, pulled)
+	out, err := r.ready(ctx, pulled)
+	out.Pulled = err == nil
+	return out, err
+}
+
+// ImagePresent says whether ref is stored in this runtime's namespace.
+func (r *Runtime) ImagePresent(ctx context.Context, ref string) (bool, error) {
+	ctx = r.ns(ctx)
+	name, err := normalizeRef(ref)
+	if err != nil {
+		return false, err
+	}
+	_, err = r.c.GetImage(ctx, name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errdefs.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("image %s: %w", name, err)
 }
 
 // ready unpacks img for the snapshotter if needed and describes it.
