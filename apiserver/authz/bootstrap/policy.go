@@ -148,6 +148,20 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
 			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
 
+		// Dynamic provisioning and delayed binding, as Kubernetes'
+		// bootstrap policy: the scheduler annotates claims with the node
+		// it picked (system:volume-scheduler); a provisioner creates and
+		// deletes volumes for claims.
+		clusterRole("system:volume-scheduler", nil,
+			rule(verbs("get", "list", "watch", "patch", "update"), groups(legacyGroup), "persistentvolumes"),
+			rule(readVerbs, groups("storage.k8s.io"), "storageclasses"),
+			rule(verbs("get", "list", "watch", "patch", "update"), groups(legacyGroup), "persistentvolumeclaims")),
+		clusterRole("system:persistent-volume-provisioner", nil,
+			rule(verbs("get", "list", "watch", "create", "delete"), groups(legacyGroup), "persistentvolumes"),
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "persistentvolumeclaims"),
+			rule(readVerbs, groups("storage.k8s.io"), "storageclasses"),
+			rule(verbs("watch", "create", "update", "patch"), groups(legacyGroup), "events")),
+
 		// The in-process controller manager. The namespace controller reads
 		// and deletes objects of every resource (custom ones included) in a
 		// terminating namespace, so reads and deletes are wide; it writes
@@ -157,7 +171,8 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule(verbs("get", "list", "watch", "delete", "deletecollection"), groups("*"), "*"),
 			rule(verbs("create", "update", "patch"), groups(legacyGroup),
 				"pods", "pods/status", "nodes", "nodes/status", "endpoints", "serviceaccounts", "secrets",
-				"events", "namespaces/finalize", "namespaces/status", "resourcequotas/status"),
+				"events", "namespaces/finalize", "namespaces/status", "resourcequotas/status",
+				"persistentvolumes", "persistentvolumes/status", "persistentvolumeclaims", "persistentvolumeclaims/status"),
 			rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token", "pods/eviction"),
 			rule(verbs("create", "update", "patch"), groups(appsGroup),
 				"replicasets", "replicasets/status", "deployments", "deployments/status",
@@ -207,6 +222,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 			group(AuthenticatedGroup), group(UnauthenticatedGroup)),
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
+		clusterRoleBinding("system:volume-scheduler", "system:volume-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
 	}
 }
@@ -225,6 +241,7 @@ func NodeRules() []rbacv1.PolicyRule {
 		rule(readVerbs, groups("discovery.k8s.io"), "endpointslices"),
 		rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
 		rule(verbs("get", "list", "watch"), groups(legacyGroup), "secrets", "configmaps", "persistentvolumeclaims"),
+		rule(verbs("get"), groups(legacyGroup), "persistentvolumes"),
 		rule(verbs("get", "create", "update", "patch", "delete"), groups("coordination.k8s.io"), "leases"),
 		rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
 		rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),

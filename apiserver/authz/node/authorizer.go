@@ -108,6 +108,8 @@ func (a *Authorizer) related(node string, attrs authz.Attributes) (bool, string)
 			name = exactly(attrs.FieldSelector, "metadata.name")
 		}
 		return name != "" && a.graph.references(node, ref{kind: kind, namespace: attrs.Namespace, name: name}), noRelation
+	case group == "" && res == "persistentvolumes":
+		return attrs.Name != "" && !isList && a.graph.usesVolume(node, attrs.Name), noRelation
 	case group == "" && res == "serviceaccounts" && attrs.Subresource == "token":
 		return a.graph.references(node, ref{kind: refServiceAccount, namespace: attrs.Namespace, name: attrs.Name}), noRelation
 	}
