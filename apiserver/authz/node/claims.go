@@ -66,3 +66,46 @@ func claimVolume(kv *storage.KeyValue) (string, string, bool) {
 	}
 	return strings.TrimPrefix(kv.Key, ClaimPrefix), pvc.Spec.VolumeName, true
 }
+
+// VolumePrefix is where persistent volumes are stored.
+const VolumePrefix = "/registry/persistentvolumes/"
+
+// volumes follows which persistent volumes exist (names only), so that a
+// node may learn that a volume it holds a directory for is gone: a get of a
+// volume that does not exist is allowed and answers 404.
+type volumes struct {
+	mu    sync.RWMutex
+	names map[string]bool
+}
+
+// Reset implements follow.Handler.
+func (v *volumes) Reset(kvs []*storage.KeyValue) {
+	m := make(map[string]bool, len(kvs))
+	for _, kv := range kvs {
+		m[strings.TrimPrefix(kv.Key, VolumePrefix)] = true
+	}
+	v.mu.Lock()
+	v.names = m
+	v.mu.Unlock()
+}
+
+// Apply implements follow.Handler.
+func (v *volumes) Apply(ev storage.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.names == nil {
+		v.names = map[string]bool{}
+	}
+	name := strings.TrimPrefix(ev.KV.Key, VolumePrefix)
+	if ev.Type == storage.Deleted {
+		delete(v.names, name)
+	} else {
+		v.names[name] = true
+	}
+}
+
+func (v *volumes) exists(name string) bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.names[name]
+}

@@ -46,7 +46,8 @@ type Graph struct {
 	pods  map[string]*pod        // storage key → pod
 	nodes map[string]map[ref]int // node → referenced object → number of pods referencing it
 
-	claims claims
+	claims  claims
+	volumes volumes
 }
 
 // NewGraph returns an empty graph; Start fills it.
@@ -57,9 +58,13 @@ func NewGraph(log *slog.Logger) *Graph {
 	return &Graph{log: log, pods: map[string]*pod{}, nodes: map[string]map[ref]int{}}
 }
 
-// Start loads the pods and the claims and follows them until ctx ends.
+// Start loads the pods, claims and volume names and follows them until ctx
+// ends.
 func (g *Graph) Start(ctx context.Context, store follow.Store) error {
 	if err := follow.Start(ctx, store, ClaimPrefix, &g.claims, g.log); err != nil {
+		return err
+	}
+	if err := follow.Start(ctx, store, VolumePrefix, &g.volumes, g.log); err != nil {
 		return err
 	}
 	return follow.Start(ctx, store, PodPrefix, g, g.log)

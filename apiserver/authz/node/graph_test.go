@@ -92,8 +92,12 @@ func TestNodeMayGetVolumesBehindItsPodsClaims(t *testing.T) {
 		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: u, Verb: verb, Resource: "persistentvolumes", Name: name, ResourceRequest: true})
 		return ok
 	}
+	g.volumes.Reset([]*storage.KeyValue{{Key: VolumePrefix + "pv1"}, {Key: VolumePrefix + "pv2"}})
 	if getPV("n1", "pv1", "get") {
 		t.Error("n1 may get a volume before its pod's claim is bound to it")
+	}
+	if !getPV("n1", "deleted", "get") {
+		t.Error("n1 may not ask for a volume that does not exist (to learn it is gone)")
 	}
 	g.claims.Apply(storage.Event{Type: storage.Updated, KV: &storage.KeyValue{Key: ClaimPrefix + "ns/claim", Value: claim("pv1")}})
 	if !getPV("n1", "pv1", "get") {
