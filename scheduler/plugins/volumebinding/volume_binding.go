@@ -98,8 +98,8 @@ func claimNames(pod *v1.Pod) []string {
 func (pl *VolumeBinding) PreFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	names := claimNames(pod)
 	if len(names) == 0 {
-		cs.Write(stateKey, &state{})
-		return nil, nil
+		// Nothing to check: Filter is skipped, PreBind finds no state.
+		return nil, framework.NewStatus(framework.Skip)
 	}
 	st := &state{}
 	for _, name := range names {
@@ -221,11 +221,8 @@ func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, node *v
 // the binder (with the provisioner) has bound them all.
 func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
 	st, err := readState(cs)
-	if err != nil {
-		return framework.AsStatus(err)
-	}
-	if len(st.delayed) == 0 {
-		return nil
+	if err != nil || len(st.delayed) == 0 {
+		return nil // no claims (PreFilter skipped) or none to bind
 	}
 	client := pl.handle.ClientSet()
 	for _, claim := range st.delayed {

@@ -176,3 +176,17 @@ func TestVolumeBindingPreBind(t *testing.T) {
 		})
 	}
 }
+
+func TestPodWithoutClaimsSkipsTheFilterAndPreBind(t *testing.T) {
+	p, cs := newPlugin(t, Args{})
+	state := framework.NewCycleState()
+	if _, st := p.PreFilter(context.Background(), state, podWithClaims(), nil); !st.IsSkip() {
+		t.Fatalf("PreFilter of a pod without claims: %v, want Skip", st)
+	}
+	if st := p.PreBind(context.Background(), state, podWithClaims(), "n1"); !st.IsSuccess() {
+		t.Fatalf("PreBind of a pod without claims: %v", st)
+	}
+	if len(cs.Actions()) != 0 {
+		t.Fatalf("API calls for a pod without claims: %v", cs.Actions())
+	}
+}
