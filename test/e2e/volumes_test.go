@@ -39,6 +39,22 @@ func TestPersistentVolumesOnHollowNodes(t *testing.T) {
 	startHollowNodes(t, s, "--count", "2", "--node-name", "vol")
 	eventually(t, k, []string{"vol-0", "vol-1"}, "get", "nodes")
 
+	contains(t, "api-resources", k.ok("api-resources"), "persistentvolumeclaims", "pvc", "PersistentVolumeClaim",
+		"persistentvolumes", "pv", "PersistentVolume", "storageclasses", "sc", "storage.k8s.io/v1", "StorageClass")
+	// Default policy: edit grants claims in its namespace; volumes and
+	// classes are cluster-level, as in Kubernetes.
+	k.ok("create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice")
+	for check, want := range map[string]string{
+		"create persistentvolumeclaims": "yes", "delete persistentvolumeclaims": "yes", "get persistentvolumeclaims/status": "yes",
+		"list persistentvolumes": "no", "create persistentvolumes": "no", "list storageclasses.storage.k8s.io": "no",
+	} {
+		out, _ := k.run("", append(append([]string{"auth", "can-i"}, strings.Fields(check)...), "--as=alice")...)
+		// The answer is the last line (a warning about scope may come first).
+		if f := strings.Fields(out); len(f) == 0 || f[len(f)-1] != want {
+			t.Errorf("alice (edit) can-i %s: %q, want %s", check, out, want)
+		}
+	}
+
 	contains(t, "default storage class", k.ok("get", "storageclass"),
 		"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "local-path (default)", "skiff.io/local-path", "Delete", "WaitForFirstConsumer")
 
