@@ -123,7 +123,9 @@ func TestClaimBinding(t *testing.T) {
 		}
 	}
 	selected := func(n string) func(*corev1.PersistentVolumeClaim) {
-		return func(c *corev1.PersistentVolumeClaim) { c.Annotations = map[string]string{"volume.kubernetes.io/selected-node": n} }
+		return func(c *corev1.PersistentVolumeClaim) {
+			c.Annotations = map[string]string{"volume.kubernetes.io/selected-node": n}
+		}
 	}
 	data := claim("data", "", "1Gi")
 	tests := []struct {
@@ -199,7 +201,9 @@ func TestClaimBinding(t *testing.T) {
 func TestVolumeReclaim(t *testing.T) {
 	gone := claim("gone", "", "1Gi")
 	data := claim("data", "", "1Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "pv"; c.Status.Phase = corev1.ClaimBound })
-	deletePolicy := func(v *corev1.PersistentVolume) { v.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete }
+	deletePolicy := func(v *corev1.PersistentVolume) {
+		v.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+	}
 	bound := func(v *corev1.PersistentVolume) { v.Status.Phase = corev1.VolumeBound }
 	tests := []struct {
 		name        string
