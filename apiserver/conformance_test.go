@@ -205,9 +205,10 @@ func conformance(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if kind == "Namespace" || kind == "CustomResourceDefinition" {
-		// Both finish deleting asynchronously: a namespace waits for its
-		// controller, a CRD for the cleanup of its objects.
+	if kind == "Namespace" || kind == "CustomResourceDefinition" || kind == "PersistentVolumeClaim" || kind == "PersistentVolume" {
+		// These finish deleting asynchronously: a namespace waits for its
+		// controller, a CRD for the cleanup of its objects, claims and
+		// volumes for the volume-protection controller.
 		expectEvents(t, w, watch.Added, watch.Modified, watch.Modified)
 		return
 	}

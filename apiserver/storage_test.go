@@ -22,7 +22,8 @@ func testClaim(name string, class *string) *corev1.PersistentVolumeClaim {
 
 // TestDefaultStorageClass: the server starts with the local-path class
 // marked default, and a claim naming no class gets the default one; "" means
-// "no class" and is kept; with two defaults the newer wins.
+// "no class" and is kept; with two defaults the newer wins. New claims and
+// volumes carry the in-use protection finalizers.
 func TestDefaultStorageClass(t *testing.T) {
 	cs, _ := clientset(t)
 	ctx := context.Background()
@@ -45,6 +46,20 @@ func TestDefaultStorageClass(t *testing.T) {
 	}
 	if c.Status.Phase != corev1.ClaimPending {
 		t.Errorf("new claim phase %q, want Pending", c.Status.Phase)
+	}
+	if len(c.Finalizers) != 1 || c.Finalizers[0] != "kubernetes.io/pvc-protection" {
+		t.Errorf("new claim finalizers %v, want kubernetes.io/pvc-protection", c.Finalizers)
+	}
+	pv, err := cs.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"},
+		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/pv1"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.Finalizers) != 1 || pv.Finalizers[0] != "kubernetes.io/pv-protection" || pv.Status.Phase != corev1.VolumePending ||
+		pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("new volume: finalizers %v, phase %s, reclaim %s; want pv-protection, Pending, Retain", pv.Finalizers, pv.Status.Phase, pv.Spec.PersistentVolumeReclaimPolicy)
 	}
 	empty := ""
 	c, err = cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, testClaim("no-class", &empty), metav1.CreateOptions{})

@@ -28,6 +28,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/tokensecret"
+	"github.com/skiffkube/skiff/controllers/volumeprotection"
 )
 
 // Runnable is what every controller provides.
@@ -139,6 +140,10 @@ var Registry = map[string]Constructor{
 	localpath.Name: func(b BuildContext) (Runnable, error) {
 		c := b.Informers.Core().V1()
 		return localpath.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), b.Informers.Storage().V1().StorageClasses(), c.Nodes(), b.Recorder(localpath.Name), localpath.Options{Logger: b.Options.Logger})
+	},
+	volumeprotection.Name: func(b BuildContext) (Runnable, error) {
+		c := b.Informers.Core().V1()
+		return volumeprotection.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), c.Pods(), volumeprotection.Options{Logger: b.Options.Logger})
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const dbStatefulSet = `apiVersion: apps/v1
@@ -128,4 +129,22 @@ spec:
 `, "apply", "-f", "-")
 	eventually(t, k, []string{"Running"}, "get", "pod", "orphan", "-o", "jsonpath={.status.phase}")
 	eventually(t, k, []string{"Bound"}, "get", "pvc", "nope", "-o", "jsonpath={.status.phase}")
+
+	// A claim in use is protected: deleting it waits for its pod.
+	pvNope := k.ok("get", "pvc", "nope", "-o", "jsonpath={.spec.volumeName}")
+	k.ok("delete", "pvc", "nope", "--wait=false")
+	time.Sleep(2 * time.Second)
+	if out := k.ok("get", "pvc", "nope", "-o", "jsonpath={.status.phase} {.metadata.finalizers}"); !strings.Contains(out, "kubernetes.io/pvc-protection") {
+		t.Fatalf("a claim in use was deleted (or lost its protection): %q", out)
+	}
+	contains(t, "terminating claim", k.ok("get", "pvc", "nope"), "Terminating")
+	k.ok("delete", "pod", "orphan")
+	waitCount(t, "claim after its pod is gone", 0, func() int {
+		out, _ := k.run("", "get", "pvc", "-o", "name")
+		return strings.Count(out, "persistentvolumeclaim/nope")
+	})
+	waitCount(t, "its volume", 0, func() int {
+		out, _ := k.run("", "get", "pv", "-o", "name")
+		return strings.Count(out, "persistentvolume/"+pvNope)
+	})
 }
