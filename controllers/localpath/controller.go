@@ -152,6 +152,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		return nil
 	}
+	if claim.Annotations[volumehelpers.AnnStorageProvisioner] != Provisioner && claim.Annotations[volumehelpers.AnnBetaStorageProvisioner] != Provisioner {
+		// The binder has not given up on existing volumes yet: it marks
+		// the claim for us when none fits (Kubernetes' protocol).
+		return nil
+	}
 	if _, err := c.volumes.Get(VolumeName(claim)); err == nil {
 		return nil // made already; the binder binds it
 	} else if !apierrors.IsNotFound(err) {

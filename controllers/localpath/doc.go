@@ -2,7 +2,9 @@
 // name skiff.io/local-path, the default StorageClass local-path), in the
 // manner of k3s' local-path-provisioner: for a claim of a class it serves,
 // once the scheduler has annotated the claim with the node its first pod
-// goes to (volume.kubernetes.io/selected-node), it creates a `local`
+// goes to (volume.kubernetes.io/selected-node) and the binder has found no
+// existing volume and marked it volume.kubernetes.io/storage-provisioner:
+// skiff.io/local-path, it creates a `local`
 // PersistentVolume named pvc-<claim uid> at <dir>/pvc-<claim uid> with a
 // required node affinity to that node, pre-bound to the claim; the binder
 // (controllers/persistentvolume) then binds the pair. <dir> is the node's

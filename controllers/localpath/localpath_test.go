@@ -36,8 +36,9 @@ func TestProvisioning(t *testing.T) {
 				StorageClassName: &class,
 			},
 		}
+		c.Annotations = map[string]string{"volume.kubernetes.io/storage-provisioner": Provisioner}
 		if node != "" {
-			c.Annotations = map[string]string{"volume.kubernetes.io/selected-node": node}
+			c.Annotations["volume.kubernetes.io/selected-node"] = node
 		}
 		for _, m := range modify {
 			m(c)
@@ -62,6 +63,9 @@ func TestProvisioning(t *testing.T) {
 			c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		}), wantEvent: "ProvisioningFailed"},
 		{name: "an Immediate class is refused with the reason", claim: claim("now", ""), wantEvent: "ProvisioningFailed"},
+		{name: "no volume while the binder may still find an existing one", claim: claim("local-path", "n1", func(c *corev1.PersistentVolumeClaim) {
+			delete(c.Annotations, "volume.kubernetes.io/storage-provisioner")
+		})},
 		{name: "a bound claim is left alone", claim: claim("local-path", "n1", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "pv-x" })},
 	}
 	for _, tc := range tests {

@@ -221,6 +221,11 @@ func TestVolumeReclaim(t *testing.T) {
 		{"a claim recreated with the same name is another claim", []runtime.Object{
 			claim("gone", "", "1Gi", func(c *corev1.PersistentVolumeClaim) { c.UID = "new" }), volume("pv", "", "1Gi", claimRef(gone), bound, deletePolicy)},
 			"", true},
+		{"Delete: a volume provisioned for a claim that went to another volume is deleted", []runtime.Object{
+			claim("data", "", "1Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "other"; c.Status.Phase = corev1.ClaimBound }),
+			volume("pv", "", "1Gi", claimRef(data), deletePolicy, func(v *corev1.PersistentVolume) {
+				v.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": "skiff.io/local-path"}
+			})}, "", true},
 		{"a volume pre-bound to a claim not made yet stays Available", []runtime.Object{volume("pv", "", "1Gi", func(v *corev1.PersistentVolume) {
 			v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "ns", Name: "later"}
 			v.Status.Phase = corev1.VolumePending
@@ -261,5 +266,21 @@ func TestBoundClaimLosesItsVolume(t *testing.T) {
 	}
 	if ev := strings.Join(controllertest.Events(f.events), "\n"); !strings.Contains(ev, "ClaimLost") {
 		t.Errorf("events %q, want ClaimLost", ev)
+	}
+}
+
+func TestVolumeTheBinderGaveToAClaimBoundElsewhereIsFreed(t *testing.T) {
+	data := claim("data", "", "1Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "other"; c.Status.Phase = corev1.ClaimBound })
+	pv := volume("pv", "", "1Gi", claimRef(data), func(v *corev1.PersistentVolume) {
+		v.Annotations = map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}
+		v.Status.Phase = corev1.VolumeBound
+	})
+	f := newFixture(t, data, pv)
+	if err := f.c.sync(context.Background(), volumeKeyPrefix+"pv"); err != nil {
+		t.Fatal(err)
+	}
+	got := f.volume(t, "pv")
+	if got == nil || got.Spec.ClaimRef != nil || got.Annotations["pv.kubernetes.io/bound-by-controller"] != "" {
+		t.Fatalf("volume %+v, want its claimRef and bound-by-controller removed", got)
 	}
 }

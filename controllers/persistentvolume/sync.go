@@ -243,21 +243,26 @@ func (c *Controller) syncVolume(ctx context.Context, name string) error {
 			return c.setVolumePhase(ctx, pv, corev1.VolumeBound, "")
 		}
 		// The claim went to another volume.
-		if pv.Annotations[volumehelpers.AnnBoundByController] != "" {
+		switch {
+		case pv.Annotations[volumehelpers.AnnDynamicallyProvisioned] != "":
+			// Made for this claim, which does not need it: reclaim it
+			// as if the claim were gone.
+		case pv.Annotations[volumehelpers.AnnBoundByController] != "":
 			// We set this claimRef: undo it, the volume is free again.
 			v := pv.DeepCopy()
 			v.Spec.ClaimRef = nil
 			delete(v.Annotations, volumehelpers.AnnBoundByController)
 			_, err := c.client.CoreV1().PersistentVolumes().Update(ctx, v, metav1.UpdateOptions{})
 			return ignoreGone(err)
+		default:
+			return c.setVolumePhase(ctx, pv, corev1.VolumeAvailable, "")
 		}
-		return c.setVolumePhase(ctx, pv, corev1.VolumeAvailable, "")
-	}
-	if ref.UID == "" {
+	} else if ref.UID == "" {
 		// Pre-bound to a claim that does not exist yet.
 		return c.setVolumePhase(ctx, pv, corev1.VolumeAvailable, "")
 	}
-	// The claim is gone: the volume is released and reclaimed.
+	// The claim is gone (or bound elsewhere): the volume is released and
+	// reclaimed.
 	if err := c.setVolumePhase(ctx, pv, corev1.VolumeReleased, ""); err != nil {
 		return err
 	}
