@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -80,6 +81,41 @@ func (s *Server) ensureSystemPriorityClasses(ctx context.Context) error {
 		if _, err := s.cfg.Store.Create(ctx, "/registry/scheduling.k8s.io/priorityclasses/"+c.name, data, 0); err != nil && !errors.Is(err, storage.ErrKeyExists) {
 			return fmt.Errorf("creating priority class %s: %w", c.name, err)
 		}
+	}
+	return nil
+}
+
+// Local-path storage: the default StorageClass, served by the controller
+// manager's local-path provisioner (controllers/localpath), which gives each
+// claim a directory on the node its first pod is scheduled to.
+const (
+	LocalPathClass       = "local-path"
+	LocalPathProvisioner = "skiff.io/local-path"
+)
+
+// ensureDefaultStorageClass creates the local-path class, marked default,
+// as k3s ships its local-path provisioner. An existing class of that name is
+// left alone (an operator may have unmarked it); a deleted one comes back at
+// the next start.
+func (s *Server) ensureDefaultStorageClass(ctx context.Context) error {
+	ctx = storage.WithActor(ctx, bootstrapActor)
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	binding := storagev1.VolumeBindingWaitForFirstConsumer
+	sc := &storagev1.StorageClass{
+		TypeMeta: metav1.TypeMeta{Kind: "StorageClass", APIVersion: "storage.k8s.io/v1"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: LocalPathClass, UID: types.UID(uuid.NewString()),
+			CreationTimestamp: metav1.NewTime(time.Now().UTC().Truncate(time.Second)),
+			Annotations:       map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+		},
+		Provisioner: LocalPathProvisioner, ReclaimPolicy: &reclaim, VolumeBindingMode: &binding,
+	}
+	data, err := json.Marshal(sc)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Store.Create(ctx, "/registry/storage.k8s.io/storageclasses/"+LocalPathClass, data, 0); err != nil && !errors.Is(err, storage.ErrKeyExists) {
+		return fmt.Errorf("creating storage class %s: %w", LocalPathClass, err)
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ var fixtures = map[string]string{
 		"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:00:00Z","count":1,"source":{"component":"test"}}`,
 	"v1/resourcequotas":                  `{"apiVersion":"v1","kind":"ResourceQuota","spec":{"hard":{"pods":"10"}}}`,
 	"v1/limitranges":                     `{"apiVersion":"v1","kind":"LimitRange","spec":{"limits":[{"type":"Container","default":{"cpu":"100m"}}]}}`,
+	"v1/persistentvolumes":               `{"apiVersion":"v1","kind":"PersistentVolume","spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/tmp/conf"}}}`,
+	"v1/persistentvolumeclaims":          `{"apiVersion":"v1","kind":"PersistentVolumeClaim","spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`,
+	"storage.k8s.io/v1/storageclasses":   `{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","provisioner":"example.com/conf"}`,
 	"apps/v1/deployments":                `{"apiVersion":"apps/v1","kind":"Deployment","spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 	"apps/v1/replicasets":                `{"apiVersion":"apps/v1","kind":"ReplicaSet","spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 	"apps/v1/statefulsets":               `{"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"serviceName":"s","selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
@@ -202,9 +205,10 @@ func conformance(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if kind == "Namespace" || kind == "CustomResourceDefinition" {
-		// Both finish deleting asynchronously: a namespace waits for its
-		// controller, a CRD for the cleanup of its objects.
+	if kind == "Namespace" || kind == "CustomResourceDefinition" || kind == "PersistentVolumeClaim" || kind == "PersistentVolume" {
+		// These finish deleting asynchronously: a namespace waits for its
+		// controller, a CRD for the cleanup of its objects, claims and
+		// volumes for the volume-protection controller.
 		expectEvents(t, w, watch.Added, watch.Modified, watch.Modified)
 		return
 	}

@@ -260,6 +260,10 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: %w", err)
 	}
+	if err := s.ensureDefaultStorageClass(ctx); err != nil {
+		_ = s.listener.Close()
+		return fmt.Errorf("apiserver: %w", err)
+	}
 	if err := bootstrap.Reconcile(ctx, s.cfg.Store); err != nil {
 		_ = s.listener.Close()
 		return fmt.Errorf("apiserver: reconciling the default RBAC policy: %w", err)

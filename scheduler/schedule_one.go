@@ -34,7 +34,8 @@ const (
 //  4. If none fit: PostFilter (preemption), then record the failure.
 //  5. PreScore and Score the feasible nodes; pick the best (ties at random).
 //  6. Assume the pod on that node in the cache and run Reserve.
-//  7. Bind asynchronously; on failure Unreserve, forget and requeue.
+//  7. PreBind (volumes) and Bind asynchronously; on failure Unreserve,
+//     forget and requeue.
 func (s *Scheduler) scheduleOne(ctx context.Context) {
 	qp, err := s.queue.Pop(ctx)
 	if err != nil {
@@ -88,7 +89,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 }
 
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, cycle int64, start time.Time) {
-	st := s.fwk.RunBindPlugins(ctx, state, assumed, host)
+	st := s.fwk.RunPreBindPlugins(ctx, state, assumed, host)
+	if st.IsSuccess() {
+		st = s.fwk.RunBindPlugins(ctx, state, assumed, host)
+	}
 	if !st.IsSuccess() {
 		s.fwk.RunUnreservePlugins(ctx, state, assumed, host)
 		if err := s.cache.ForgetPod(assumed); err != nil {

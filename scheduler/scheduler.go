@@ -91,6 +91,7 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	s.nsLister = nsInformer.Lister()
 	fwk, err := runtime.New(registry, profile, runtime.Options{
 		ClientSet:   clientset,
+		Informers:   factory,
 		Snapshot:    s.snapshot,
 		Namespaces:  namespaceLabels{s.nsLister},
 		Parallelism: cfg.Parallelism,
@@ -105,6 +106,9 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	s.broadcaster = record.NewBroadcaster()
 	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
+		return nil, err
+	}
+	if err := s.addVolumeEventHandlers(); err != nil {
 		return nil, err
 	}
 	s.synced = []cache.InformerSynced{podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced, nsInformer.Informer().HasSynced}
@@ -130,6 +134,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
 		return fmt.Errorf("scheduler: informer caches did not sync: %w", context.Cause(ctx))
+	}
+	for informer, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("scheduler: %v cache did not sync: %w", informer, context.Cause(ctx))
+		}
 	}
 	s.log.Info("scheduler started")
 

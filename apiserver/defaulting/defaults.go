@@ -9,6 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -43,6 +44,8 @@ func Default(obj runtime.Object) {
 		defaultResourceList(o.Spec.Hard)
 	case *corev1.PersistentVolumeClaim:
 		defaultPersistentVolumeClaim(o)
+	case *corev1.PersistentVolume:
+		defaultPersistentVolume(o)
 
 	// apps/v1
 	case *appsv1.Deployment:
@@ -71,6 +74,10 @@ func Default(obj runtime.Object) {
 	// scheduling.k8s.io/v1
 	case *schedulingv1.PriorityClass:
 		defaultPriorityClass(o)
+
+	// storage.k8s.io/v1
+	case *storagev1.StorageClass:
+		defaultStorageClass(o)
 
 	// discovery.k8s.io/v1
 	case *discoveryv1.EndpointSlice:

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,6 +72,12 @@ func builtinSpecs() []spec {
 			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }, status: true},
 		{group: "", version: "v1", name: "limitranges", kind: "LimitRange", namespaced: true, short: []string{"limits"},
 			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
+		{group: "", version: "v1", name: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"},
+			newObj: func() runtime.Object { return &corev1.PersistentVolume{} }, newList: func() runtime.Object { return &corev1.PersistentVolumeList{} },
+			status: true},
+		{group: "", version: "v1", name: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"},
+			newObj: func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, newList: func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+			status: true},
 		// apps/v1
 		{group: "apps", version: "v1", name: "deployments", kind: "Deployment", namespaced: true, short: []string{"deploy"}, categories: all,
 			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} },
@@ -121,6 +128,9 @@ func builtinSpecs() []spec {
 		// scheduling.k8s.io/v1
 		{group: "scheduling.k8s.io", version: "v1", name: "priorityclasses", kind: "PriorityClass", short: []string{"pc"},
 			newObj: func() runtime.Object { return &schedulingv1.PriorityClass{} }, newList: func() runtime.Object { return &schedulingv1.PriorityClassList{} }},
+		// storage.k8s.io/v1
+		{group: "storage.k8s.io", version: "v1", name: "storageclasses", kind: "StorageClass", short: []string{"sc"},
+			newObj: func() runtime.Object { return &storagev1.StorageClass{} }, newList: func() runtime.Object { return &storagev1.StorageClassList{} }},
 	}
 }
 

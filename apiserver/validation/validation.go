@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -160,6 +161,10 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		return kindRules("ResourceQuota", true, validateResourceQuota, nil), true
 	case *corev1.LimitRange:
 		return kindRules("LimitRange", true, validateLimitRange, nil), true
+	case *corev1.PersistentVolume:
+		return kindRules("PersistentVolume", false, validatePersistentVolume, validatePersistentVolumeUpdate), true
+	case *corev1.PersistentVolumeClaim:
+		return kindRules("PersistentVolumeClaim", true, validatePersistentVolumeClaim, validatePersistentVolumeClaimUpdate), true
 
 	// apps/v1
 	case *appsv1.Deployment:
@@ -196,6 +201,8 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		return kindRules("ClusterRoleBinding", false, validateClusterRoleBinding, validateClusterRoleBindingUpdate), true
 	case *schedulingv1.PriorityClass:
 		return kindRules("PriorityClass", false, validatePriorityClass, validatePriorityClassUpdate), true
+	case *storagev1.StorageClass:
+		return kindRules("StorageClass", false, validateStorageClass, validateStorageClassUpdate), true
 	}
 	return rules{}, false
 }

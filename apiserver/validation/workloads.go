@@ -289,7 +289,7 @@ func validateStatefulSet(ss *appsv1.StatefulSet) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateSelector(s.Selector, "statefulset", specPath.Child("selector"))...)
-	errs = append(errs, validateTemplateForSelector(s.Selector, &s.Template, specPath.Child("template"))...)
+	errs = append(errs, validateTemplateForSelector(s.Selector, withClaimVolumes(&s.Template, s.VolumeClaimTemplates), specPath.Child("template"))...)
 	errs = append(errs, requireAlwaysRestart(&s.Template, "StatefulSet", specPath.Child("template"))...)
 	for i, pvc := range s.VolumeClaimTemplates {
 		p := specPath.Child("volumeClaimTemplates").Index(i)
@@ -301,6 +301,29 @@ func validateStatefulSet(ss *appsv1.StatefulSet) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// withClaimVolumes returns the template as the controller makes its pods:
+// each volumeClaimTemplate is a persistentVolumeClaim volume of its name, so
+// containers may mount it.
+func withClaimVolumes(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim) *corev1.PodTemplateSpec {
+	if len(claims) == 0 {
+		return t
+	}
+	out := t.DeepCopy()
+	for _, c := range claims {
+		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}
+		replaced := false
+		for i := range out.Spec.Volumes {
+			if out.Spec.Volumes[i].Name == c.Name {
+				out.Spec.Volumes[i].VolumeSource, replaced = src, true
+			}
+		}
+		if !replaced {
+			out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: src})
+		}
+	}
+	return out
 }
 
 // validateStatefulSetUpdate: everything but these fields is fixed, because a

@@ -186,6 +186,14 @@ func TestValidateReplicaSetDaemonSetStatefulSet(t *testing.T) {
 		{name: "statefulset claim template needs access mode", obj: ss(func(s *appsv1.StatefulSet) {
 			s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
 		}), want: []want{{"spec.volumeClaimTemplates[0].spec.accessModes", required}}},
+		{name: "statefulset containers may mount claim templates", obj: ss(func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}}
+			s.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		})},
+		{name: "statefulset containers may not mount what is neither volume nor claim template", obj: ss(func(s *appsv1.StatefulSet) {
+			s.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		}), want: []want{{"spec.template.spec.containers[0].volumeMounts[0].name", notFound}}},
 	})
 }
 

@@ -22,14 +22,17 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/localpath"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/persistentvolume"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
+	"github.com/skiffkube/skiff/controllers/volumeprotection"
 )
 
 // ControllerNamespace holds the controllers' service accounts.
@@ -58,6 +61,9 @@ var ServiceAccounts = map[string]string{
 	resourcequota.Name:    "resourcequota-controller",
 	serviceaccount.Name:   "service-account-controller",
 	statefulset.Name:      "statefulset-controller",
+	persistentvolume.Name: "persistent-volume-binder",
+	localpath.Name:        "local-path-provisioner",
+	volumeprotection.Name: "volume-protection-controller",
 }
 
 // controllerTokenLifetime is how long a controller's token is asked for;

@@ -17,15 +17,18 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/localpath"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/persistentvolume"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/tokensecret"
+	"github.com/skiffkube/skiff/controllers/volumeprotection"
 )
 
 // Runnable is what every controller provides.
@@ -129,6 +132,18 @@ var Registry = map[string]Constructor{
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {
 		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(tokensecret.Name), tokensecret.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
+	},
+	persistentvolume.Name: func(b BuildContext) (Runnable, error) {
+		c := b.Informers.Core().V1()
+		return persistentvolume.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), b.Informers.Storage().V1().StorageClasses(), c.Nodes(), b.Recorder(persistentvolume.Name), persistentvolume.Options{Logger: b.Options.Logger})
+	},
+	localpath.Name: func(b BuildContext) (Runnable, error) {
+		c := b.Informers.Core().V1()
+		return localpath.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), b.Informers.Storage().V1().StorageClasses(), c.Nodes(), b.Recorder(localpath.Name), localpath.Options{Logger: b.Options.Logger})
+	},
+	volumeprotection.Name: func(b BuildContext) (Runnable, error) {
+		c := b.Informers.Core().V1()
+		return volumeprotection.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), c.Pods(), volumeprotection.Options{Logger: b.Options.Logger})
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),

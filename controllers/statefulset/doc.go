@@ -9,6 +9,10 @@
 // ordinals below the partition keep (and are recreated at) the current revision. OnDelete leaves
 // old pods until someone deletes them.
 //
-// volumeClaimTemplates are not acted on: this API server does not serve persistentvolumeclaims, so
-// the controller records a warning event instead of creating claims.
+// volumeClaimTemplates: before a pod is created, each template's claim <template>-<set>-<ordinal>
+// is created if missing (labelled with the selector) and the pod's volume of the template's name
+// points at it; a claim still being deleted makes the pod wait. persistentVolumeClaimRetentionPolicy:
+// whenDeleted Delete makes the set the claims' owner (the garbage collector removes them with the
+// set); whenScaled Delete makes a condemned pod (ordinal ≥ replicas) their owner before it is
+// deleted; Retain (the default) leaves claims to outlive pods and set.
 package statefulset

@@ -286,3 +286,112 @@ func TestFailedPodIsReplaced(t *testing.T) {
 		t.Fatalf("deleted %v", got)
 	}
 }
+
+func claimTemplates(s *appsv1.StatefulSet) {
+	s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"tier": "db"}},
+		Spec:       corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+	}}
+	// A template volume of the same name is replaced by the claim.
+	s.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+}
+
+func retention(whenDeleted, whenScaled appsv1.PersistentVolumeClaimRetentionPolicyType) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		s.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: whenDeleted, WhenScaled: whenScaled}
+	}
+}
+
+func TestVolumeClaimTemplates(t *testing.T) {
+	retain, del := appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	tests := []struct {
+		name      string
+		set       *appsv1.StatefulSet
+		wantOwner string // "" = no owner
+	}{
+		{"Retain: claims are created before pods and owned by nobody", newSet(2, parallel, claimTemplates), ""},
+		{"whenDeleted Delete: the set owns the claims", newSet(2, parallel, claimTemplates, retention(del, retain)), "StatefulSet/web"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, tc.set)
+			fx.sync(t)
+			var order []string
+			for _, a := range fx.client.Actions() {
+				if a.GetVerb() == "create" && (a.GetResource().Resource == "pods" || a.GetResource().Resource == "persistentvolumeclaims") {
+					m := a.(k8stesting.CreateAction).GetObject().(metav1.Object)
+					order = append(order, a.GetResource().Resource+"/"+m.GetName())
+				}
+			}
+			want := []string{"persistentvolumeclaims/data-web-0", "pods/web-0", "persistentvolumeclaims/data-web-1", "pods/web-1"}
+			if !slices.Equal(order, want) {
+				t.Fatalf("creates %v, want %v", order, want)
+			}
+			claim, err := fx.client.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), "data-web-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if claim.Labels["app"] != "web" || claim.Labels["tier"] != "db" {
+				t.Errorf("claim labels %v, want the template's and the selector's", claim.Labels)
+			}
+			owner := ""
+			for _, r := range claim.OwnerReferences {
+				owner = r.Kind + "/" + r.Name
+			}
+			if owner != tc.wantOwner {
+				t.Errorf("claim owner %q, want %q", owner, tc.wantOwner)
+			}
+			pod := fx.created()[1]
+			if len(pod.Spec.Volumes) != 1 || pod.Spec.Volumes[0].PersistentVolumeClaim == nil || pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data-web-1" {
+				t.Errorf("pod volumes %+v, want data → claim data-web-1", pod.Spec.Volumes)
+			}
+		})
+	}
+}
+
+func TestExistingClaimIsReusedAndATerminatingOneWaits(t *testing.T) {
+	set := newSet(1, claimTemplates)
+	existing := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns"}}
+	fx := newFixture(t, set, existing)
+	fx.sync(t)
+	if creates := controllertest.Filter(fx.client.Actions(), "create", "persistentvolumeclaims"); len(creates) != 0 || len(fx.created()) != 1 {
+		t.Fatalf("claim creates %d, pod creates %d; want the existing claim reused and the pod created", len(creates), len(fx.created()))
+	}
+
+	ts := metav1.NewTime(now)
+	terminating := existing.DeepCopy()
+	terminating.DeletionTimestamp, terminating.Finalizers = &ts, []string{"kubernetes.io/pvc-protection"}
+	fx = newFixture(t, set, terminating)
+	if err := fx.c.sync(context.Background(), "ns/web"); err == nil || len(fx.created()) != 0 {
+		t.Fatalf("sync err %v, pods %v: want the pod to wait for the old claim to go", err, names(fx.created()))
+	}
+}
+
+func TestScaleDownWhenScaledDeleteHandsClaimsToThePod(t *testing.T) {
+	retain, del := appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	for _, tc := range []struct {
+		name      string
+		policy    setOpt
+		wantOwned bool
+	}{
+		{"whenScaled Delete", retention(retain, del), true},
+		{"whenScaled Retain", retention(retain, retain), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := newSet(1, parallel, claimTemplates, tc.policy)
+			pod := podFor(set, 1, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, &set.Spec.Template)
+			pod.UID = "uid-web-1"
+			claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns"}}
+			fx := newFixture(t, set, pod, claim)
+			fx.sync(t)
+			if !slices.Contains(fx.deleted(), "web-1") {
+				t.Fatalf("deleted %v, want web-1", fx.deleted())
+			}
+			got, _ := fx.client.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), "data-web-1", metav1.GetOptions{})
+			owned := len(got.OwnerReferences) == 1 && got.OwnerReferences[0].UID == "uid-web-1"
+			if owned != tc.wantOwned {
+				t.Fatalf("claim owners %+v, want owned by the pod: %v", got.OwnerReferences, tc.wantOwned)
+			}
+		})
+	}
+}

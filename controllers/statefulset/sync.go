@@ -27,7 +27,6 @@ const (
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
-	ReasonClaimsNotServed  = "VolumeClaimTemplatesNotSupported"
 )
 
 // Pod labels Kubernetes puts on StatefulSet pods.
@@ -233,7 +232,9 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			}
 			continue
 		}
-		if err := c.deletePod(ctx, key, set, p); err != nil {
+		if err := c.releaseClaimsWithPod(ctx, set, p); err != nil {
+			errs = append(errs, err)
+		} else if err := c.deletePod(ctx, key, set, p); err != nil {
 			errs = append(errs, err)
 		}
 		if ordered {
@@ -284,6 +285,7 @@ func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision
 		Spec: t.Spec,
 	}
 	pod.Spec.Hostname = name
+	withClaimVolumes(set, pod, ordinal)
 	if set.Spec.ServiceName != "" {
 		pod.Spec.Subdomain = set.Spec.ServiceName
 	}
@@ -292,9 +294,8 @@ func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision
 
 func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) error {
 	pod := podFor(set, ordinal, rev, tmpl)
-	if len(set.Spec.VolumeClaimTemplates) > 0 {
-		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonClaimsNotServed,
-			"volumeClaimTemplates ignored for Pod %s: this server does not serve persistentvolumeclaims", pod.Name)
+	if err := c.ensureClaims(ctx, set, ordinal, pod.Name); err != nil {
+		return err
 	}
 	c.exp.ExpectCreations(key, 1)
 	_, err := c.client.CoreV1().Pods(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})

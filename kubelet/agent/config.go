@@ -18,6 +18,8 @@ type Config struct {
 	Capacity    corev1.ResourceList
 	Allocatable corev1.ResourceList
 	Labels      map[string]string
+	// Annotations the agent keeps on its Node (the local-path directory).
+	Annotations map[string]string
 	Taints      []corev1.Taint
 	// Addresses reported in node status (InternalIP, Hostname).
 	Addresses []corev1.NodeAddress

@@ -40,7 +40,7 @@ type node struct {
 // status up to date (a restarted agent keeps the user's labels).
 func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 	want := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: n.labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: n.labels(), Annotations: n.cfg.Annotations},
 		Spec:       corev1.NodeSpec{Taints: n.cfg.Taints},
 	}
 	_, err := n.client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
@@ -57,6 +57,9 @@ func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 			}
 			for k, v := range n.labels() {
 				cur.Labels[k] = v
+			}
+			for k, v := range n.cfg.Annotations {
+				metav1.SetMetaDataAnnotation(&cur.ObjectMeta, k, v)
 			}
 			if cur.Annotations[cordonedByAgent] == "true" {
 				// Undo our own shutdown cordon, never an administrator's.

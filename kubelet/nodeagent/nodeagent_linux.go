@@ -107,8 +107,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	a, err := agent.New(o.Client, agent.NewDeferred(RuntimeName, open), agent.Config{
 		NodeName: o.NodeName, Capacity: capacity, Labels: o.Labels, DaemonPort: int32(port), Logger: o.Logger, Recorder: recorder,
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},
-		NodeInfo:  nodeInfo(o.KubeletVersion),
+		Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},
+		NodeInfo:    nodeInfo(o.KubeletVersion),
+		Annotations: map[string]string{LocalPathDirAnnotation: localPathDir(o.DataDir)},
 	})
 	if err != nil {
 		l.Close()
@@ -127,6 +128,7 @@ func Run(ctx context.Context, o Options) error {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- nodeapi.Serve(ctx, l, tlsCfg, nodeapi.NewHandler(pods), o.Logger) }()
+	go sweepLocalPath(ctx, o.Client, localPathDir(o.DataDir), o.Logger)
 	o.Logger.Info("node agent starting", "node", o.NodeName, "nodeIP", o.NodeIP, "nodeAPI", l.Addr().String())
 	err = a.Run(ctx, o.Workers)
 	cancel()

@@ -190,7 +190,8 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 		h := history[name]
 		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
 	}
-	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: r.writeVolumes(ctx, pod, podIP)}
+	failed := r.writeVolumes(ctx, pod, podIP)
+	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: failed, claimPaths: r.claimVolumes(ctx, pod, failed)}
 
 	// Init containers run one at a time, each to success, in order.
 	initsDone := true
@@ -231,6 +232,7 @@ type syncCtx struct {
 	podIP         string
 	netnsPath     string
 	failedVolumes map[string]error
+	claimPaths    map[string]string // persistentVolumeClaim volume → host directory
 }
 
 // syncContainer starts, restarts or leaves one container and reports it.
@@ -495,7 +497,7 @@ func (r *Runtime) containerConfig(ctx context.Context, sc syncCtx, c *corev1.Con
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}
-	mounts, err := mountsFor(pod, c, r.podPath(pod.UID), sc.failedVolumes)
+	mounts, err := mountsFor(pod, c, r.podPath(pod.UID), sc.failedVolumes, sc.claimPaths)
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}

@@ -207,11 +207,12 @@ func securityFor(pod *corev1.Pod, c *corev1.Container) krt.Security {
 	return s
 }
 
-// mountsFor binds the pod's volumes: emptyDir and hostPath, and the
+// mountsFor binds the pod's volumes: emptyDir and hostPath, the
 // configMap, secret, downwardAPI and projected volumes written under the
-// pod directory (failed holds those that could not be written). Other
+// pod directory, and persistentVolumeClaim volumes at the directories in
+// claims (failed holds those that could not be written or resolved). Other
 // kinds are reported as unsupported rather than silently left out.
-func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[string]error) ([]krt.Mount, error) {
+func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[string]error, claims map[string]string) ([]krt.Mount, error) {
 	vols := map[string]*corev1.Volume{}
 	for i := range pod.Spec.Volumes {
 		vols[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -239,10 +240,21 @@ func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[s
 				return nil, fmt.Errorf("%w: volume %q: %w", errConfig, v.Name, err)
 			}
 			host = objectVolumePath(podDir, v.Name)
+		case v.PersistentVolumeClaim != nil:
+			if err := failed[v.Name]; err != nil {
+				if errors.Is(err, errConfig) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: volume %q: %w", errConfig, v.Name, err)
+			}
+			if host = claims[v.Name]; host == "" {
+				return nil, fmt.Errorf("%w: volume %q: persistentvolumeclaim %q not resolved", errConfig, v.Name, v.PersistentVolumeClaim.ClaimName)
+			}
 		default:
-			return nil, fmt.Errorf("%w: volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported by this agent yet", errConfig, v.Name)
+			return nil, fmt.Errorf("%w: volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes are supported by this agent yet", errConfig, v.Name)
 		}
-		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+		readOnly := vm.ReadOnly || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
+		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: readOnly})
 	}
 	return out, nil
 }

@@ -110,17 +110,25 @@ func TestMountsFor(t *testing.T) {
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}},
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+		{Name: "claim", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+		{Name: "ro-claim", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data", ReadOnly: true}}},
+		{Name: "lost", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "gone"}}},
 	}
+	claims := map[string]string{"claim": "/var/lib/skiff/agent/storage/pvc-1", "ro-claim": "/var/lib/skiff/agent/storage/pvc-1"}
 	got, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{
 		{Name: "scratch", MountPath: "/scratch"},
 		{Name: "host", MountPath: "/data", ReadOnly: true},
-	}}, "/pods/uid-1", nil)
+		{Name: "claim", MountPath: "/claim"},
+		{Name: "ro-claim", MountPath: "/ro"},
+	}}, "/pods/uid-1", nil, claims)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []krt.Mount{
 		{HostPath: "/pods/uid-1/volumes/empty-dir/scratch", ContainerPath: "/scratch"},
 		{HostPath: "/srv", ContainerPath: "/data", ReadOnly: true},
+		{HostPath: "/var/lib/skiff/agent/storage/pvc-1", ContainerPath: "/claim"},
+		{HostPath: "/var/lib/skiff/agent/storage/pvc-1", ContainerPath: "/ro", ReadOnly: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mounts = %+v", got)
@@ -129,8 +137,10 @@ func TestMountsFor(t *testing.T) {
 		"unknown volume":   {Name: "nope", MountPath: "/x"},
 		"unsupported kind": {Name: "cfg", MountPath: "/x"},
 		"subPath":          {Name: "scratch", MountPath: "/x", SubPath: "a"},
+		"unresolved claim": {Name: "lost", MountPath: "/x"},
 	} {
-		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1", map[string]error{"cfg": errors.New("configMap \"x\" not found")}); !errors.Is(err, errConfig) {
+		failed := map[string]error{"cfg": errors.New("configMap \"x\" not found"), "lost": errors.New("persistentvolumeclaim \"gone\" not found")}
+		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1", failed, claims); !errors.Is(err, errConfig) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -91,6 +92,14 @@ type ReservePlugin interface {
 	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
 }
 
+// PreBindPlugin prepares what the pod needs on the chosen node before it is
+// bound (volume binding: a claim provisioned there), in the binding cycle.
+// A failure unreserves and requeues the pod.
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
 // BindPlugin writes the decision to the API server. Returning Skip passes the
 // pod to the next bind plugin.
 type BindPlugin interface {
@@ -119,6 +128,10 @@ type NamespaceLabeler interface {
 type Handle interface {
 	// ClientSet is the API client (binding, preemption, status updates).
 	ClientSet() kubernetes.Interface
+	// SharedInformerFactory gives plugins listers of other kinds (claims,
+	// volumes, storage classes); informers asked for in a constructor are
+	// started and synced with the scheduler's own.
+	SharedInformerFactory() informers.SharedInformerFactory
 	// SnapshotLister reads the current attempt's snapshot.
 	SnapshotLister() NodeInfoLister
 	// Namespaces reads namespace labels; may return nil labels for unknown namespaces.

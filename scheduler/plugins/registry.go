@@ -14,6 +14,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/nodeunschedulable"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
+	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 )
 
 // Registry returns a fresh map of every in-tree plugin's constructor.
@@ -25,6 +26,7 @@ func Registry() runtime.Registry {
 		nodeaffinity.Name:       nodeaffinity.New,
 		nodeports.Name:          nodeports.New,
 		noderesourcesfit.Name:   noderesourcesfit.New,
+		volumebinding.Name:      volumebinding.New,
 		podtopologyspread.Name:  podtopologyspread.New,
 		interpodaffinity.Name:   interpodaffinity.New,
 		balancedallocation.Name: balancedallocation.New,
@@ -46,6 +48,7 @@ func DefaultProfile(strategy noderesourcesfit.ScoringStrategy) []runtime.PluginC
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesourcesfit.Name, Weight: 1, Args: noderesourcesfit.Args{ScoringStrategy: strategy}},
+		{Name: volumebinding.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: balancedallocation.Name, Weight: 1},

@@ -30,6 +30,11 @@ const (
 	ResourceQuotaController  = "resourcequota-controller"
 	ServiceAccountController = "service-account-controller"
 	StatefulSetController    = "statefulset-controller"
+	// skiff's volume loops: Kubernetes' binder account; the local-path
+	// provisioner and the claim/volume protection loop have their own.
+	PersistentVolumeBinder     = "persistent-volume-binder"
+	LocalPathProvisioner       = "local-path-provisioner"
+	VolumeProtectionController = "volume-protection-controller"
 )
 
 const policyGroup = "policy"
@@ -148,7 +153,30 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			rule(verbs("update"), groups(appsGroup), "statefulsets/finalizers"),
 			rule(verbs("get", "create", "delete", "update", "patch"), groups(legacyGroup), "pods"),
 			rule(verbs("get", "create", "delete", "update", "patch", "list", "watch"), groups(appsGroup), "controllerrevisions"),
-			rule(verbs("get", "create"), groups(legacyGroup), "persistentvolumeclaims"),
+			// update, patch and delete: claims' owners follow the set's
+			// persistentVolumeClaimRetentionPolicy, as in Kubernetes 1.27+.
+			rule(verbs("get", "create", "delete", "update", "patch"), groups(legacyGroup), "persistentvolumeclaims"),
+			eventsRule(),
+		},
+		PersistentVolumeBinder: {
+			rule(verbs("get", "list", "watch", "update", "create", "delete"), groups(legacyGroup), "persistentvolumes"),
+			rule(verbs("update"), groups(legacyGroup), "persistentvolumes/status"),
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "persistentvolumeclaims"),
+			rule(verbs("update"), groups(legacyGroup), "persistentvolumeclaims/status"),
+			rule(verbs("get", "list", "watch"), groups(legacyGroup), "nodes", "pods"),
+			rule(verbs("get", "list", "watch"), groups("storage.k8s.io"), "storageclasses"),
+			eventsRule(),
+		},
+		LocalPathProvisioner: {
+			rule(verbs("get", "list", "watch", "create", "update", "delete"), groups(legacyGroup), "persistentvolumes"),
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "persistentvolumeclaims"),
+			rule(verbs("get", "list", "watch"), groups(legacyGroup), "nodes"),
+			rule(verbs("get", "list", "watch"), groups("storage.k8s.io"), "storageclasses"),
+			eventsRule(),
+		},
+		VolumeProtectionController: {
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "persistentvolumeclaims", "persistentvolumes"),
+			rule(verbs("get", "list", "watch"), groups(legacyGroup), "pods"),
 			eventsRule(),
 		},
 	}

@@ -152,6 +152,20 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
 			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
 
+		// Dynamic provisioning and delayed binding, as Kubernetes'
+		// bootstrap policy: the scheduler annotates claims with the node
+		// it picked (system:volume-scheduler); a provisioner creates and
+		// deletes volumes for claims.
+		clusterRole("system:volume-scheduler", nil,
+			rule(verbs("get", "list", "watch", "patch", "update"), groups(legacyGroup), "persistentvolumes"),
+			rule(readVerbs, groups("storage.k8s.io"), "storageclasses"),
+			rule(verbs("get", "list", "watch", "patch", "update"), groups(legacyGroup), "persistentvolumeclaims")),
+		clusterRole("system:persistent-volume-provisioner", nil,
+			rule(verbs("get", "list", "watch", "create", "delete"), groups(legacyGroup), "persistentvolumes"),
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "persistentvolumeclaims"),
+			rule(readVerbs, groups("storage.k8s.io"), "storageclasses"),
+			rule(verbs("watch", "create", "update", "patch"), groups(legacyGroup), "events")),
+
 		// The controller manager's own identity, as Kubernetes'
 		// system:kube-controller-manager: its shared informers list and
 		// watch everything, it holds the leader Lease, records Events, and
@@ -205,6 +219,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 			group(AuthenticatedGroup), group(UnauthenticatedGroup)),
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
+		clusterRoleBinding("system:volume-scheduler", "system:volume-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
 	}, controllerClusterRoleBindings()...)
 }
@@ -223,6 +238,7 @@ func NodeRules() []rbacv1.PolicyRule {
 		rule(readVerbs, groups("discovery.k8s.io"), "endpointslices"),
 		rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
 		rule(verbs("get", "list", "watch"), groups(legacyGroup), "secrets", "configmaps", "persistentvolumeclaims"),
+		rule(verbs("get"), groups(legacyGroup), "persistentvolumes"),
 		rule(verbs("get", "create", "update", "patch", "delete"), groups("coordination.k8s.io"), "leases"),
 		rule(verbs("create"), groups(legacyGroup), "serviceaccounts/token"),
 		rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),

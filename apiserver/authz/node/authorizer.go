@@ -108,6 +108,11 @@ func (a *Authorizer) related(node string, attrs authz.Attributes) (bool, string)
 			name = exactly(attrs.FieldSelector, "metadata.name")
 		}
 		return name != "" && a.graph.references(node, ref{kind: kind, namespace: attrs.Namespace, name: name}), noRelation
+	case group == "" && res == "persistentvolumes":
+		// The volume behind a claim its pods use; or one that does not
+		// exist (the answer is 404), so that the agent can remove a
+		// deleted local volume's directory.
+		return attrs.Name != "" && !isList && (a.graph.usesVolume(node, attrs.Name) || !a.graph.volumes.exists(attrs.Name)), noRelation
 	case group == "" && res == "serviceaccounts" && attrs.Subresource == "token":
 		return a.graph.references(node, ref{kind: refServiceAccount, namespace: attrs.Namespace, name: attrs.Name}), noRelation
 	}

@@ -45,6 +45,9 @@ type Graph struct {
 	mu    sync.RWMutex
 	pods  map[string]*pod        // storage key → pod
 	nodes map[string]map[ref]int // node → referenced object → number of pods referencing it
+
+	claims  claims
+	volumes volumes
 }
 
 // NewGraph returns an empty graph; Start fills it.
@@ -55,8 +58,15 @@ func NewGraph(log *slog.Logger) *Graph {
 	return &Graph{log: log, pods: map[string]*pod{}, nodes: map[string]map[ref]int{}}
 }
 
-// Start loads the pods and follows them until ctx ends.
+// Start loads the pods, claims and volume names and follows them until ctx
+// ends.
 func (g *Graph) Start(ctx context.Context, store follow.Store) error {
+	if err := follow.Start(ctx, store, ClaimPrefix, &g.claims, g.log); err != nil {
+		return err
+	}
+	if err := follow.Start(ctx, store, VolumePrefix, &g.volumes, g.log); err != nil {
+		return err
+	}
 	return follow.Start(ctx, store, PodPrefix, g, g.log)
 }
 
@@ -135,6 +145,19 @@ func (g *Graph) references(node string, r ref) bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.nodes[node][r] > 0
+}
+
+// usesVolume reports whether a pod bound to node uses a claim bound to the
+// persistent volume pv.
+func (g *Graph) usesVolume(node, pv string) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for r := range g.nodes[node] {
+		if r.kind == refPVC && g.claims.volumeOf(r.namespace, r.name) == pv {
+			return true
+		}
+	}
+	return false
 }
 
 // references lists the objects a pod needs to run: secrets and config maps

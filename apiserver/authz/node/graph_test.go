@@ -73,3 +73,41 @@ func TestGraphFollowsEveryKindOfReference(t *testing.T) {
 		t.Errorf("the graph kept a deleted pod: %v %v", g.nodes, g.pods)
 	}
 }
+
+func TestNodeMayGetVolumesBehindItsPodsClaims(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1",
+		Volumes: []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}}}}}
+	podData, _ := json.Marshal(p)
+	claim := func(volume string) []byte {
+		data, _ := json.Marshal(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: "ns"},
+			Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume}})
+		return data
+	}
+	g := NewGraph(nil)
+	g.Reset([]*storage.KeyValue{{Key: PodPrefix + "ns/p", Value: podData}})
+	g.claims.Reset([]*storage.KeyValue{{Key: ClaimPrefix + "ns/claim", Value: claim("")}})
+	a := NewAuthorizer(g)
+	getPV := func(node, name, verb string) bool {
+		u := &authn.User{Name: "system:node:" + node, Groups: []string{"system:nodes"}}
+		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: u, Verb: verb, Resource: "persistentvolumes", Name: name, ResourceRequest: true})
+		return ok
+	}
+	g.volumes.Reset([]*storage.KeyValue{{Key: VolumePrefix + "pv1"}, {Key: VolumePrefix + "pv2"}})
+	if getPV("n1", "pv1", "get") {
+		t.Error("n1 may get a volume before its pod's claim is bound to it")
+	}
+	if !getPV("n1", "deleted", "get") {
+		t.Error("n1 may not ask for a volume that does not exist (to learn it is gone)")
+	}
+	g.claims.Apply(storage.Event{Type: storage.Updated, KV: &storage.KeyValue{Key: ClaimPrefix + "ns/claim", Value: claim("pv1")}})
+	if !getPV("n1", "pv1", "get") {
+		t.Error("n1 may not get the volume its pod's claim is bound to")
+	}
+	if getPV("n2", "pv1", "get") || getPV("n1", "pv2", "get") || getPV("n1", "pv1", "delete") || getPV("n1", "", "list") {
+		t.Error("a node may read other volumes, or write or list volumes")
+	}
+	g.claims.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: ClaimPrefix + "ns/claim"}})
+	if getPV("n1", "pv1", "get") {
+		t.Error("n1 may still get the volume after its claim is deleted")
+	}
+}

@@ -21,7 +21,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|block|cat|echo|id|caps|touch|env|pwd [args]")
+		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|block|cat|echo|id|caps|touch|write|read|env|pwd [args]")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -42,6 +42,28 @@ func main() {
 		os.Exit(caps())
 	case "touch":
 		os.Exit(touch(args))
+	case "write":
+		// write PATH TEXT...: the text, as a file (volume persistence tests).
+		if len(args) < 2 {
+			fmt.Fprintln(os.Stderr, "usage: app write PATH TEXT...")
+			os.Exit(2)
+		}
+		if err := os.WriteFile(args[0], []byte(strings.Join(args[1:], " ")+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	case "read":
+		// read PATH: the file's content on stdout.
+		if len(args) != 1 {
+			fmt.Fprintln(os.Stderr, "usage: app read PATH")
+			os.Exit(2)
+		}
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(b)
 	case "env":
 		for _, kv := range os.Environ() {
 			fmt.Println(kv)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -16,6 +17,9 @@ import (
 // Options are the Framework's dependencies.
 type Options struct {
 	ClientSet kubernetes.Interface
+	// Informers is the scheduler's informer factory; nil means a new one
+	// over ClientSet (tests fill its indexers directly).
+	Informers informers.SharedInformerFactory
 	// Snapshot is the lister plugins read; the scheduler refreshes it before each attempt.
 	Snapshot   framework.NodeInfoLister
 	Namespaces framework.NamespaceLabeler
@@ -34,6 +38,7 @@ type Framework struct {
 	score      []framework.ScorePlugin
 	weights    map[string]int64
 	reserve    []framework.ReservePlugin
+	preBind    []framework.PreBindPlugin
 	bind       []framework.BindPlugin
 	plugins    map[string]framework.Plugin
 
@@ -54,6 +59,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 	}
 	if opts.Snapshot == nil {
 		return nil, errors.New("scheduler framework: a snapshot lister is required")
+	}
+	if opts.Informers == nil && opts.ClientSet != nil {
+		opts.Informers = informers.NewSharedInformerFactory(opts.ClientSet, 0)
 	}
 	f := &Framework{opts: opts, weights: map[string]int64{}, plugins: map[string]framework.Plugin{}}
 	for _, pc := range plugins {
@@ -95,6 +103,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 		if x, ok := p.(framework.ReservePlugin); ok {
 			f.reserve = append(f.reserve, x)
 		}
+		if x, ok := p.(framework.PreBindPlugin); ok {
+			f.preBind = append(f.preBind, x)
+		}
 		if x, ok := p.(framework.BindPlugin); ok {
 			f.bind = append(f.bind, x)
 		}
@@ -106,12 +117,15 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 
 func (f *Framework) ClientSet() kubernetes.Interface          { return f.opts.ClientSet }
 func (f *Framework) SnapshotLister() framework.NodeInfoLister { return f.opts.Snapshot }
-func (f *Framework) Namespaces() framework.NamespaceLabeler   { return f.opts.Namespaces }
-func (f *Framework) Parallelism() int                         { return f.opts.Parallelism }
-func (f *Framework) Plugin(name string) framework.Plugin      { return f.plugins[name] }
-func (f *Framework) HasPostFilterPlugins() bool               { return len(f.postFilter) > 0 }
-func (f *Framework) HasScorePlugins() bool                    { return len(f.score) > 0 }
-func (f *Framework) HasBindPlugins() bool                     { return len(f.bind) > 0 }
+func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory {
+	return f.opts.Informers
+}
+func (f *Framework) Namespaces() framework.NamespaceLabeler { return f.opts.Namespaces }
+func (f *Framework) Parallelism() int                       { return f.opts.Parallelism }
+func (f *Framework) Plugin(name string) framework.Plugin    { return f.plugins[name] }
+func (f *Framework) HasPostFilterPlugins() bool             { return len(f.postFilter) > 0 }
+func (f *Framework) HasScorePlugins() bool                  { return len(f.score) > 0 }
+func (f *Framework) HasBindPlugins() bool                   { return len(f.bind) > 0 }
 
 // RunPreFilterPlugins runs PreFilter plugins in order; the first rejection or
 // error ends the attempt. Results narrowing the node set are intersected.
@@ -368,6 +382,17 @@ func (f *Framework) RunUnreservePlugins(ctx context.Context, state *framework.Cy
 	for i := len(f.reserve) - 1; i >= 0; i-- {
 		f.reserve[i].Unreserve(ctx, state, pod, nodeName)
 	}
+}
+
+// RunPreBindPlugins runs every PreBind plugin in order, stopping at the
+// first failure.
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, p := range f.preBind {
+		if s := p.PreBind(ctx, state, pod, nodeName); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
 }
 
 // RunBindPlugins asks bind plugins in order until one does not Skip.

@@ -1,0 +1,126 @@
+package statefulset
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/controllers/controllerref"
+)
+
+// ClaimName is the claim of template for ordinal: <template>-<set>-<ordinal>.
+func ClaimName(set *appsv1.StatefulSet, template string, ordinal int) string {
+	return fmt.Sprintf("%s-%s-%d", template, set.Name, ordinal)
+}
+
+// claimFor builds the claim of one volumeClaimTemplate for ordinal, labelled
+// with the set's selector as Kubernetes does. With whenDeleted: Delete the
+// set owns it (it goes with the set); by default (Retain) nothing does and it
+// outlives pods and set.
+func claimFor(set *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, ordinal int) *corev1.PersistentVolumeClaim {
+	claim := t.DeepCopy()
+	claim.ObjectMeta = metav1.ObjectMeta{
+		Name: ClaimName(set, t.Name, ordinal), Namespace: set.Namespace,
+		Labels: map[string]string{}, Annotations: t.Annotations,
+	}
+	for k, v := range t.Labels {
+		claim.Labels[k] = v
+	}
+	if set.Spec.Selector != nil {
+		for k, v := range set.Spec.Selector.MatchLabels {
+			claim.Labels[k] = v
+		}
+	}
+	claim.Status = corev1.PersistentVolumeClaimStatus{}
+	if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		claim.OwnerReferences = []metav1.OwnerReference{controllerref.New(set, controllerKind)}
+	}
+	return claim
+}
+
+// withClaimVolumes points the pod's volumes named after the claim templates
+// at the ordinal's claims (replacing a template volume of the same name).
+func withClaimVolumes(set *appsv1.StatefulSet, pod *corev1.Pod, ordinal int) {
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		vol := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ClaimName(set, t.Name, ordinal)}}}
+		replaced := false
+		for i := range pod.Spec.Volumes {
+			if pod.Spec.Volumes[i].Name == t.Name {
+				pod.Spec.Volumes[i], replaced = vol, true
+			}
+		}
+		if !replaced {
+			pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
+		}
+	}
+}
+
+// ensureClaims creates the ordinal's missing claims before its pod. A claim
+// still being deleted (its previous pod's, whenScaled: Delete) makes the pod
+// wait, as in Kubernetes.
+func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, ordinal int, podName string) error {
+	for i := range set.Spec.VolumeClaimTemplates {
+		want := claimFor(set, &set.Spec.VolumeClaimTemplates[i], ordinal)
+		cur, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			if cur.DeletionTimestamp != nil {
+				return fmt.Errorf("pod %s: persistentvolumeclaim %s is being deleted", podName, want.Name)
+			}
+			continue
+		case !apierrors.IsNotFound(err):
+			return err
+		}
+		if _, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
+			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)
+		}
+		c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Claim %s Pod %s in StatefulSet %s success", want.Name, podName, set.Name)
+	}
+	return nil
+}
+
+// releaseClaimsWithPod makes a condemned pod (scale-down, whenScaled:
+// Delete) the owner of its claims, so that the garbage collector removes
+// them once the pod is gone.
+func (c *Controller) releaseClaimsWithPod(ctx context.Context, set *appsv1.StatefulSet, pod *corev1.Pod) error {
+	p := set.Spec.PersistentVolumeClaimRetentionPolicy
+	if p == nil || p.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		return nil
+	}
+	ordinal, ok := ordinalOf(set, pod)
+	if !ok {
+		return nil
+	}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		name := ClaimName(set, t.Name, ordinal)
+		claim, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		owned := false
+		for _, ref := range claim.OwnerReferences {
+			if ref.UID == pod.UID {
+				owned = true
+			}
+		}
+		if owned {
+			continue
+		}
+		claim = claim.DeepCopy()
+		claim.OwnerReferences = append(claim.OwnerReferences, metav1.OwnerReference{
+			APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID})
+		if _, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Update(ctx, claim, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("claim %s/%s owner: %w", set.Namespace, name, err)
+		}
+	}
+	return nil
+}
