@@ -197,7 +197,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	}
 	task, err := c.NewTask(ctx, creator)
 	if err != nil && held != nil {
-		r.forgetIO(id)
+		r.dropIO(id, false)
 	}
 	if errdefs.IsAlreadyExists(err) {
 		if task, err = c.Task(ctx, nil); err == nil {

@@ -210,7 +210,11 @@ func (r *Runtime) stdioOf(id string) *stdio {
 
 // forgetIO waits (bounded) for a finished container's output to be copied,
 // then closes and removes its FIFOs. Call it once the task is deleted.
-func (r *Runtime) forgetIO(id string) {
+func (r *Runtime) forgetIO(id string) { r.dropIO(id, true) }
+
+// dropIO is forgetIO; without drain it does not wait (a task that was
+// never created never opened the FIFOs, so their output would not end).
+func (r *Runtime) dropIO(id string, drain bool) {
 	r.mu.Lock()
 	s := r.stdio[id]
 	delete(r.stdio, id)
@@ -219,10 +223,12 @@ func (r *Runtime) forgetIO(id string) {
 		os.RemoveAll(filepath.Join(r.ioDir, id)) // left by an earlier agent
 		return
 	}
-	select {
-	case <-s.done:
-	case <-time.After(drainWait):
-		r.log.Warn("container output still open after its task was deleted", "container", id)
+	if drain {
+		select {
+		case <-s.done:
+		case <-time.After(drainWait):
+			r.log.Warn("container output still open after its task was deleted", "container", id)
+		}
 	}
 	s.release()
 	s.dio.Close()
