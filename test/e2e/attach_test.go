@@ -47,8 +47,8 @@ func openPTY(t *testing.T, cols, rows uint16) (master, slave *os.File) {
 // container sees its input end with the session and exits), `kubectl attach
 // -it` from a terminal gets a TTY of the terminal's size, `kubectl attach
 // -i` (1.33 over WebSocket, 1.27 over SPDY) feeds a container's stdin
-// session after session, logs of these containers still work, and a
-// container without stdin refuses input.
+// session after session, also after a server restart, logs of these
+// containers still work, and a container without stdin refuses input.
 func TestAttachStdinAndTTY(t *testing.T) {
 	s, k := startNodeServer(t)
 
@@ -131,4 +131,16 @@ func TestAttachStdinAndTTY(t *testing.T) {
 		out := k.fails("x\n", "attach", "-i", "nostdin")
 		contains(t, "kubectl attach -i nostdin", out, "has no stdin")
 	})
+
+	// A new server (and agent) on the same data directory opens the
+	// container's FIFOs again: the same container takes input and logs its
+	// answer. (Not a subtest: the new server must outlive it.)
+	id := k.ok("get", "pod", "quiet", "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	port := nodeAPIPort(t, k)
+	s.stop()
+	s, k = startNodeServerIn(t, s.dataDir, port)
+	waitFor(t, k, 30*time.Second, "the pod reported again after a server restart", func(out string) bool { return out == id+" 0" },
+		"get", "pod", "quiet", "-o", "jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}")
+	k.okIn("after restart\n", "attach", "-i", "quiet")
+	waitFor(t, k, 30*time.Second, "an answer after the restart", func(out string) bool { return strings.Contains(out, "got after restart size=none") }, "logs", "quiet")
 }
