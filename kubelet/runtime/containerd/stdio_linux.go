@@ -262,7 +262,8 @@ func (r *Runtime) reopenIO(ctx context.Context) error {
 			continue
 		}
 		if _, err := r.openIO(c.ID(), labels[labelLogPath], tty, once, !closed); err != nil {
-			return err
+			// One container's trouble must not keep the node down.
+			r.log.Warn("reopening a container's FIFOs", "container", c.ID(), "err", err)
 		}
 	}
 	return nil
