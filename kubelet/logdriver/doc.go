@@ -9,5 +9,6 @@
 // 4, and waits until fd 5 is closed. Being a child of the shim rather than
 // of the agent, it keeps logging while the agent restarts. The skiff binary
 // runs Main from a hidden `skiff log-driver <path>` command; containerd
-// finds it through URI.
+// finds it through URI. Containers with stdin do not use it (the shim
+// connects stdin only for FIFO IO): the agent calls Copy itself for them.
 package logdriver

@@ -174,6 +174,15 @@ func (p lazyPods) ExecInPod(ctx context.Context, namespace, pod, container strin
 	return rt.ExecInPod(ctx, namespace, pod, container, cmd, stdin, stdout, stderr, tty, resize)
 }
 
+func (p lazyPods) AttachToPod(ctx context.Context, namespace, pod, container string,
+	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) error {
+	rt, err := p()
+	if err != nil {
+		return err
+	}
+	return rt.AttachToPod(ctx, namespace, pod, container, stdin, stdout, stderr, tty, resize)
+}
+
 func (p lazyPods) PortForward(ctx context.Context, namespace, pod string, port int32, stream io.ReadWriteCloser) error {
 	rt, err := p()
 	if err != nil {

@@ -14,28 +14,47 @@ import (
 	"github.com/skiffkube/skiff/kubelet/logs"
 )
 
-// errAttachStdin is what `kubectl attach -i` gets: containers' output goes
-// to the log driver and their stdin is not kept open, so there is nothing
-// to write to.
-var errAttachStdin = errors.New("attaching stdin is not supported: skiff's containers do not keep stdin open; use kubectl exec -i")
+// Attacher connects to the stdio of a pod's running container created
+// with stdin: true (podruntime.Runtime implements it). A container without
+// gives ErrNoStdio, and attach follows its log instead, output only.
+type Attacher interface {
+	AttachToPod(ctx context.Context, namespace, pod, container string,
+		stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan TerminalSize) error
+}
 
-// attachAdapter streams what a running container writes from now on, read
-// from its log as it grows: stdout and stderr apart, or merged for a TTY.
-type attachAdapter struct{ f LogFinder }
+// ErrNoStdio is what an Attacher returns for a container whose stdio the
+// node does not hold (its output goes straight to the log driver).
+var ErrNoStdio = errors.New("nodeapi: the container has no stdin (spec.containers[].stdin is false)")
+
+// attachAdapter connects a client to a container's stdio if the node holds
+// it, else streams what the container writes from now on, read from its
+// log as it grows: stdout and stderr apart, or merged for a TTY.
+type attachAdapter struct{ pods Pods }
 
 func (a attachAdapter) AttachContainer(ctx context.Context, name, _ string, container string,
 	in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
-	if in != nil {
-		return errAttachStdin
-	}
-	if resize != nil {
-		go func() {
-			for range resize { // nothing to resize without a terminal of our own
-			}
-		}()
-	}
 	ns, pod := splitPodName(name)
-	f, err := a.f.ContainerLog(ctx, ns, pod, container, false)
+	sizes, stop := forwardSizes(resize)
+	defer stop()
+	var stdout, stderr io.Writer
+	if out != nil {
+		stdout = out
+	}
+	if errw != nil {
+		stderr = errw
+	}
+	err := a.pods.AttachToPod(ctx, ns, pod, container, in, stdout, stderr, tty, sizes)
+	if !errors.Is(err, ErrNoStdio) {
+		return err
+	}
+	if in != nil {
+		return fmt.Errorf("attaching stdin to container %q in pod %s/%s: %w", container, ns, pod, err)
+	}
+	return a.followLog(ctx, ns, pod, container, out, errw, tty)
+}
+
+func (a attachAdapter) followLog(ctx context.Context, ns, pod, container string, out, errw io.WriteCloser, tty bool) error {
+	f, err := a.pods.ContainerLog(ctx, ns, pod, container, false)
 	if err != nil {
 		return err
 	}
@@ -65,13 +84,13 @@ func (a attachAdapter) AttachContainer(ctx context.Context, name, _ string, cont
 	return errors.Join(err, errOut)
 }
 
-func serveAttach(w http.ResponseWriter, r *http.Request, f LogFinder) {
+func serveAttach(w http.ResponseWriter, r *http.Request, pods Pods) {
 	opts, err := remotecommand.NewOptions(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	ns, pod, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
-	remotecommand.ServeAttach(w, r, attachAdapter{f}, ns+"/"+pod, "", container, opts,
+	remotecommand.ServeAttach(w, r, attachAdapter{pods}, ns+"/"+pod, "", container, opts,
 		streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }

@@ -49,7 +49,8 @@ func (s *syncBuffer) String() string {
 }
 
 // Attach streams what the container writes from now on, stdout and stderr
-// apart, and ends when the container does; stdin is refused.
+// apart, and ends when the container does, for a container whose stdio the
+// node does not hold; stdin is refused for it.
 func TestAttachFollowsNewOutput(t *testing.T) {
 	dir := t.TempDir()
 	g := &growingLog{dirFinder: dirFinder(dir), path: filepath.Join(dir, "app.log")}
@@ -99,7 +100,7 @@ func TestAttachFollowsNewOutput(t *testing.T) {
 		t.Errorf("stdout %q has old or stderr lines", out.String())
 	}
 	g.running.Store(true)
-	if err := attach(true, &syncBuffer{}, &syncBuffer{}); err == nil || !strings.Contains(err.Error(), "stdin is not supported") {
+	if err := attach(true, &syncBuffer{}, &syncBuffer{}); err == nil || !strings.Contains(err.Error(), "has no stdin") {
 		t.Errorf("attach with stdin: %v", err)
 	}
 }

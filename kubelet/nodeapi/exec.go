@@ -40,30 +40,8 @@ type execAdapter struct{ e Execer }
 
 func (a execAdapter) ExecInContainer(ctx context.Context, name, _ string, container string, cmd []string,
 	in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
-	var sizes chan TerminalSize
-	if resize != nil {
-		sizes = make(chan TerminalSize, 1)
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			defer close(sizes)
-			for {
-				select {
-				case sz, ok := <-resize:
-					if !ok {
-						return
-					}
-					select {
-					case sizes <- TerminalSize{Width: sz.Width, Height: sz.Height}:
-					case <-stop:
-						return
-					}
-				case <-stop:
-					return
-				}
-			}
-		}()
-	}
+	sizes, stop := forwardSizes(resize)
+	defer stop()
 	ns, pod := splitPodName(name)
 	var stdout, stderr io.Writer
 	if out != nil {
@@ -80,6 +58,35 @@ func (a execAdapter) ExecInContainer(ctx context.Context, name, _ string, contai
 		return utilexec.CodeExitError{Err: errors.New("command terminated with non-zero exit code"), Code: code}
 	}
 	return nil
+}
+
+// forwardSizes turns the streaming library's terminal sizes into the node
+// API's, until stop; the channel returned is closed then (nil for nil).
+func forwardSizes(resize <-chan remotecommand.TerminalSize) (sizes <-chan TerminalSize, stop func()) {
+	if resize == nil {
+		return nil, func() {}
+	}
+	ch := make(chan TerminalSize, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			select {
+			case sz, ok := <-resize:
+				if !ok {
+					return
+				}
+				select {
+				case ch <- TerminalSize{Width: sz.Width, Height: sz.Height}:
+				case <-done:
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ch, func() { close(done) }
 }
 
 func splitPodName(name string) (string, string) {

@@ -21,11 +21,12 @@ type LogFinder interface {
 type Pods interface {
 	LogFinder
 	Execer
+	Attacher
 	PortForwarder
 }
 
-// NewHandler serves the node API: container logs, exec, attach (output
-// only) and port-forward (SPDY streams, as the kubelet's /exec, /attach and
+// NewHandler serves the node API: container logs, exec, attach (stdin
+// and TTY for containers with stdin, else output only) and port-forward (SPDY streams, as the kubelet's /exec, /attach and
 // /portForward endpoints; POST and GET, as clients use).
 func NewHandler(pods Pods) http.Handler {
 	mux := http.NewServeMux()

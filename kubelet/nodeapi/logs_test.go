@@ -31,6 +31,11 @@ func (d dirFinder) ContainerLog(_ context.Context, ns, pod, container string, pr
 	return logs.File{Path: p, Running: func() bool { return false }}, nil
 }
 
+// AttachToPod: the test containers keep no stdio, so attach follows logs.
+func (d dirFinder) AttachToPod(context.Context, string, string, string, io.Reader, io.Writer, io.Writer, bool, <-chan TerminalSize) error {
+	return ErrNoStdio
+}
+
 // ExecInPod answers exec requests for tests: "echo" writes its arguments,
 // "cat" copies stdin, "exit N" returns N, other commands fail.
 func (d dirFinder) ExecInPod(_ context.Context, ns, pod, container string, cmd []string,

@@ -2,6 +2,7 @@ package podruntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -85,4 +86,48 @@ func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container strin
 		}
 	}
 	return 0, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
+}
+
+// AttachToPod connects to the stdio of the pod's running container (the
+// node API's attach). A container created without stdin, or a runtime that
+// holds no stdio, gives nodeapi.ErrNoStdio: attach then follows its log.
+func (r *Runtime) AttachToPod(ctx context.Context, namespace, pod, container string,
+	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) error {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		if s.PodNamespace != namespace || s.PodName != pod || s.Name != container || s.State != krt.StateRunning {
+			continue
+		}
+		a, ok := r.c.(krt.Attacher)
+		if !ok {
+			return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
+		}
+		var sizes chan krt.TerminalSize
+		done := make(chan struct{})
+		if resize != nil {
+			sizes = make(chan krt.TerminalSize)
+			go func() {
+				defer close(sizes)
+				for sz := range resize {
+					select {
+					case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
+					case <-done: // the attach is over: drop it, keep draining
+					}
+				}
+			}()
+		}
+		err := a.Attach(ctx, s.ID, krt.AttachOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, Resize: sizes})
+		close(done)
+		switch {
+		case errors.Is(err, krt.ErrNoStdio):
+			return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
+		case errors.Is(err, krt.ErrStdinClosed):
+			return fmt.Errorf("container %q in pod %s/%s: its stdin is closed (stdinOnce, attached before)", container, namespace, pod)
+		}
+		return err
+	}
+	return fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
 }

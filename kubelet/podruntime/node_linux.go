@@ -19,7 +19,8 @@ import (
 // the real runtime.
 type NodeOptions struct {
 	// DataDir is skiff's data directory; the agent keeps pod state in
-	// <DataDir>/agent/{pods,network} and imports the image archives found in
+	// <DataDir>/agent/{pods,network}, the FIFOs of containers with stdin in
+	// <DataDir>/agent/io, and imports the image archives found in
 	// <DataDir>/agent/images at start.
 	DataDir string
 	// PodCIDR is the node's pod range from its Node object.
@@ -76,13 +77,14 @@ func OpenNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if _, err := os.Stat(socket); err != nil {
 		return nil, fmt.Errorf("containerd socket %s not found: %w", socket, err)
 	}
+	agentDir := filepath.Join(o.DataDir, "agent")
 	ctr, err := containerd.New(ctx, containerd.Config{
 		Socket: socket, Namespace: o.ContainerdNamespace, CgroupRoot: o.CgroupRoot, LogDriver: o.LogDriver, Logger: o.Logger,
+		IODir: filepath.Join(agentDir, "io"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	agentDir := filepath.Join(o.DataDir, "agent")
 	refs, err := ctr.ImportDir(ctx, filepath.Join(agentDir, "images"))
 	if len(refs) > 0 {
 		o.Logger.Info("imported images", "dir", filepath.Join(agentDir, "images"), "images", refs)

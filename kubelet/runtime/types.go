@@ -90,7 +90,12 @@ type ContainerConfig struct {
 	NetnsPath string
 	Hostname  string
 	// LogPath receives the container's stdout and stderr.
-	LogPath   string
+	LogPath string
+	// Stdin keeps the container's stdin open for attach sessions;
+	// StdinOnce closes it when the first one ends; TTY gives the container
+	// a terminal (stdout and stderr merged), as in a pod spec.
+	Stdin, StdinOnce, TTY bool
+
 	Mounts    []Mount
 	Resources Resources
 	Security  Security
@@ -151,6 +156,37 @@ type ExecOptions struct {
 	// Resize, with TTY, carries the client's terminal size changes; the
 	// runtime reads it until the caller closes it.
 	Resize <-chan TerminalSize
+}
+
+// AttachOptions connect a client to a running container started with
+// Stdin (see Attacher).
+type AttachOptions struct {
+	// Stdin, if set, is copied to the container's stdin; nil attaches
+	// output only.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Stderr is unused for a TTY container (its output is all on Stdout).
+	Stderr io.Writer
+	// Resize carries the client's terminal size changes for a TTY
+	// container; the runtime reads it until the caller closes it.
+	Resize <-chan TerminalSize
+}
+
+// ErrNoStdio: the runtime holds no stdio of the container (it was created
+// without Stdin): attach can only follow its log.
+var ErrNoStdio = errors.New("runtime: the container's stdio is not held by the agent (spec.containers[].stdin is false)")
+
+// ErrStdinClosed: the container's stdin has been closed (StdinOnce after
+// an attach, or the agent restarted since the container started).
+var ErrStdinClosed = errors.New("runtime: the container's stdin is closed")
+
+// Attacher is a Runtime that can attach to containers created with Stdin.
+type Attacher interface {
+	// Attach streams the container's output from now on to opts' writers
+	// and opts.Stdin to its stdin, until the container's output ends, ctx
+	// ends, or (unless the container is StdinOnce) opts.Stdin ends. A
+	// container created without Stdin gives ErrNoStdio.
+	Attach(ctx context.Context, id string, opts AttachOptions) error
 }
 
 // TerminalSize is a terminal's width and height in characters.

@@ -125,6 +125,13 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg krt.ContainerConfig) 
 	} {
 		labels[k] = v
 	}
+	if cfg.Stdin {
+		labels[labelStdin] = "true"
+		labels[labelStdinOnce] = strconv.FormatBool(cfg.StdinOnce)
+	}
+	if cfg.TTY {
+		labels[labelTTY] = "true"
+	}
 	if cfg.LogPath != "" {
 		if err := os.MkdirAll(filepath.Dir(cfg.LogPath), 0o755); err != nil {
 			return "", fmt.Errorf("container %s log directory: %w", cfg.Name, err)
@@ -163,7 +170,23 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("start container %s: it has already run; create a new attempt", id)
 	}
 	creator := cio.NullIO
-	if p := labels[labelLogPath]; p != "" && r.logDriver != "" {
+	var held *stdio
+	if labels[labelStdin] == "true" {
+		if task, err := c.Task(ctx, nil); err == nil {
+			// A retried start: the task holds its FIFOs already.
+			if st, serr := task.Status(ctx); serr == nil && st.Status != client.Created {
+				return nil
+			}
+			return fmt.Errorf("start container %s: its task exists but was never started", id)
+		}
+		// The shim connects stdin only for FIFO IO: the agent holds it and
+		// writes the output to the log (stdio_linux.go).
+		held, err = r.openIO(id, labels[labelLogPath], labels[labelTTY] == "true", labels[labelStdinOnce] == "true", true)
+		if err != nil {
+			return fmt.Errorf("start container %s: %w", id, err)
+		}
+		creator = func(string) (cio.IO, error) { return held.dio, nil }
+	} else if p := labels[labelLogPath]; p != "" && r.logDriver != "" {
 		uri, err := logdriver.URI(r.logDriver, p)
 		if err != nil {
 			return fmt.Errorf("start container %s: %w", id, err)
@@ -173,6 +196,9 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		creator = cio.LogFile(p)
 	}
 	task, err := c.NewTask(ctx, creator)
+	if err != nil && held != nil {
+		r.dropIO(id, false)
+	}
 	if errdefs.IsAlreadyExists(err) {
 		if task, err = c.Task(ctx, nil); err == nil {
 			if st, serr := task.Status(ctx); serr == nil && st.Status != client.Created {
@@ -192,6 +218,9 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		defer cancel()
 		if _, derr := task.Delete(dctx, client.WithProcessKill); derr != nil && !errdefs.IsNotFound(derr) {
 			r.log.Warn("delete task after failed start", "container", id, "err", derr)
+		}
+		if held != nil {
+			r.forgetIO(id)
 		}
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
@@ -298,6 +327,7 @@ func (r *Runtime) finish(ctx context.Context, c client.Container, task client.Ta
 	if _, err := task.Delete(dctx); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("container %s: delete task: %w", c.ID(), err)
 	}
+	r.forgetIO(c.ID())
 	return nil
 }
 
@@ -458,6 +488,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 			return fmt.Errorf("remove container %s: delete task: %w", id, err)
 		}
 	}
+	r.forgetIO(id)
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	if err := c.Delete(dctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {

@@ -8,7 +8,9 @@
 // pod's network namespace by path, lives in the cgroup
 // /skiff/pod<uid>/<container-id>, and has its stdout and stderr appended by the
 // containerd shim to its log file, so logs keep flowing while the agent is
-// restarting.
+// restarting. A container created with Stdin has FIFOs in <IODir>/<id>/
+// instead, which the agent copies to the log and holds stdin of for Attach
+// (stdio_linux.go); a new Runtime opens them again.
 //
 // A container's identity (pod UID, pod name and namespace, container name,
 // attempt) and, once it has exited, its exit code, reason and times are

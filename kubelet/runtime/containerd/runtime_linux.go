@@ -43,6 +43,10 @@ const (
 	labelFinishedAt   = "skiff.io/finished-at"
 	labelExitCode     = "skiff.io/exit-code"
 	labelReason       = "skiff.io/reason"
+	labelStdin        = "skiff.io/stdin"
+	labelStdinOnce    = "skiff.io/stdin-once"
+	labelTTY          = "skiff.io/tty"
+	labelStdinClosed  = "skiff.io/stdin-closed"
 )
 
 // Config selects the containerd to talk to.
@@ -61,6 +65,10 @@ type Config struct {
 	// each container's output in CRI format (kubelet/logdriver; the skiff
 	// binary itself in production). Unset, the shim appends raw output.
 	LogDriver string
+	// IODir holds the FIFOs of containers with stdin, one directory per
+	// container (default /run/skiff/<Namespace>/io). It must outlive an
+	// agent restart for the next agent to find them.
+	IODir string
 	// ConnectTimeout bounds the first connection (default 10s).
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
@@ -75,11 +83,14 @@ type Runtime struct {
 	log         *slog.Logger
 	cgroups     cgroupFS
 	logDriver   string
+	ioDir       string
 
 	// stopping serialises StopContainer per container so two callers do
-	// not race their SIGKILL escalations.
+	// not race their SIGKILL escalations; stdio holds the FIFOs of the
+	// containers with stdin.
 	mu       sync.Mutex
 	stopping map[string]*sync.Mutex
+	stdio    map[string]*stdio
 }
 
 var _ krt.Runtime = (*Runtime)(nil)
@@ -109,6 +120,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("containerd: log driver %q must be an absolute path to an executable", cfg.LogDriver)
 		}
 	}
+	if cfg.IODir == "" {
+		cfg.IODir = filepath.Join("/run/skiff", cfg.Namespace, "io")
+	}
+	if !filepath.IsAbs(cfg.IODir) {
+		return nil, fmt.Errorf("containerd: IO directory %q must be absolute", cfg.IODir)
+	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
@@ -130,7 +147,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		c.Close()
 		return nil, err
 	}
-	return &Runtime{
+	r := &Runtime{
 		c:           c,
 		namespace:   cfg.Namespace,
 		snapshotter: cfg.Snapshotter,
@@ -138,12 +155,30 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		log:         cfg.Logger,
 		cgroups:     cgfs,
 		logDriver:   cfg.LogDriver,
+		ioDir:       cfg.IODir,
 		stopping:    map[string]*sync.Mutex{},
-	}, nil
+		stdio:       map[string]*stdio{},
+	}
+	if err := r.reopenIO(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
-// Close releases the connection; containers keep running.
-func (r *Runtime) Close() error { return r.c.Close() }
+// Close releases the connection and the agent's ends of the containers'
+// FIFOs; containers keep running (their output waits in the FIFOs for the
+// next agent, up to the pipe's size).
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	held := r.stdio
+	r.stdio = map[string]*stdio{}
+	r.mu.Unlock()
+	for _, s := range held {
+		s.release()
+	}
+	return r.c.Close()
+}
 
 // ns puts skiff's containerd namespace on ctx.
 func (r *Runtime) ns(ctx context.Context) context.Context {

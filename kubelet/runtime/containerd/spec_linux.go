@@ -72,6 +72,11 @@ func (r *Runtime) specOpts(ctx context.Context, img client.Image, cfg krt.Contai
 		oci.WithEnv(cfg.Env),
 		oci.WithCgroup(cgroupPath),
 	}
+	if cfg.TTY {
+		// A terminal for the process, and TERM=xterm unless the pod's env
+		// (applied after) says otherwise, as the CRI plugin does.
+		opts = append(opts[:1], append([]oci.SpecOpts{oci.WithTTY}, opts[1:]...)...)
+	}
 	if cfg.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(cfg.WorkingDir))
 	}

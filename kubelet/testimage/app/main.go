@@ -2,12 +2,14 @@
 // argument picks a behaviour the node-agent tests need to observe: a web
 // server with /healthz, a process that exits with a chosen code, one that
 // eats memory until its cgroup kills it, one that waits for SIGTERM, and
-// small probes (id, caps, touch, echo) used through exec.
+// small probes (id, caps, touch, echo) used through exec; chat answers
+// each line of its stdin (attach tests).
 //
 // It is compiled statically (CGO_ENABLED=0) so the image needs no libc.
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,11 +19,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|block|cat|echo|id|caps|touch|write|read|env|pwd [args]")
+		fmt.Fprintln(os.Stderr, "usage: app serve|crash|hog|sleep|block|cat|chat|echo|id|caps|touch|write|read|env|pwd [args]")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -81,6 +85,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	case "chat":
+		os.Exit(chat(args))
 	case "pwd":
 		wd, err := os.Getwd()
 		if err != nil {
@@ -209,5 +215,31 @@ func touch(args []string) int {
 	}
 	f.Close()
 	fmt.Println("created", args[0])
+	return 0
+}
+
+// chat says whether its stdin is a terminal, then answers each line it
+// reads with "got <line>" and the terminal's size, and "stdin closed" at
+// the end of its input; it then lingers for the seconds in args[0].
+func chat(args []string) int {
+	size := func() string {
+		ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ)
+		if err != nil {
+			return "none"
+		}
+		return fmt.Sprintf("%dx%d", ws.Col, ws.Row)
+	}
+	_, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	fmt.Printf("tty=%t\n", err == nil)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		fmt.Printf("got %s size=%s\n", strings.TrimRight(sc.Text(), "\r"), size())
+	}
+	fmt.Println("stdin closed")
+	if len(args) > 0 {
+		if n, err := strconv.Atoi(args[0]); err == nil {
+			time.Sleep(time.Duration(n) * time.Second)
+		}
+	}
 	return 0
 }
