@@ -32,14 +32,16 @@ import (
 //
 // Targets on a 2-core machine: scheduling at least 1,000 pods/s; pod
 // startup p99 at most 2 s; server RSS under 500 MB with 1,000 nodes and
-// 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count.
+// 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count,
+// SKIFF_BENCH_NODES the node counts of the scheduling benchmark ("100" or
+// "100,1000").
 
 // BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
 // N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
 // create to the last binding observed by a watch. It also reports the
 // server's resident memory idle (before any node) and at the end.
 func BenchmarkSchedulingThroughput(b *testing.B) {
-	for _, nodes := range []int{1000, 5000} {
+	for _, nodes := range scaleBenchNodes(b, []int{1000, 5000}) {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			pods := scaleBenchPods(b, 10000)
 			// /24 per node: 5,000 nodes need more than the default /16.
@@ -105,6 +107,22 @@ func scaleBenchPods(b *testing.B, def int) int {
 		return n
 	}
 	return def
+}
+
+func scaleBenchNodes(b *testing.B, def []int) []int {
+	v := os.Getenv("SKIFF_BENCH_NODES")
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("SKIFF_BENCH_NODES=%q: want positive numbers separated by commas", v)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func benchClient(b *testing.B, s *server) kubernetes.Interface {
