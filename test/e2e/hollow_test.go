@@ -11,7 +11,7 @@ import (
 
 // startHollowNodes runs `skiff agent --runtime fake` against s until the test
 // ends.
-func startHollowNodes(t testing.TB, s *server, args ...string) {
+func startHollowNodes(t testing.TB, s *server, args ...string) *exec.Cmd {
 	t.Helper()
 	var log bytes.Buffer
 	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--kubeconfig", s.kubeconfig}, args...)...)
@@ -33,6 +33,7 @@ func startHollowNodes(t testing.TB, s *server, args ...string) {
 			t.Logf("skiff agent log:\n%s", log.String())
 		}
 	})
+	return cmd
 }
 
 // eventually retries a kubectl command until its output contains every want.

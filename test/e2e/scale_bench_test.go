@@ -48,8 +48,9 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			s := startServer(b, "--cluster-cidr", "10.0.0.0/8")
 			idle := rssMB(b, s)
 			cs := benchClient(b, s)
-			startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
+			agent := startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
 			waitNodesReady(b, cs, nodes)
+			agentIdle := pidRSSMB(b, agent.Process.Pid)
 			tr := trackPods(b, cs, "bench")
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
@@ -60,6 +61,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
+			b.ReportMetric(pidRSSMB(b, agent.Process.Pid), "agent-rss-MB")
+			b.Logf("%d nodes: hollow node process RSS %.0f MB with no pods, %.0f MB with the pods", nodes, agentIdle, pidRSSMB(b, agent.Process.Pid))
 			b.Logf("%d nodes: %d pods created in %.1fs (%.0f/s)", nodes, pods, created.Seconds(), float64(pods)/created.Seconds())
 			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
 				nodes, pods, secs, float64(pods)/secs, idle, rssMB(b, s))
@@ -145,8 +148,11 @@ func benchPodSpec() corev1.PodSpec {
 }
 
 // rssMB is the server process's resident memory.
-func rssMB(b *testing.B, s *server) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+func rssMB(b *testing.B, s *server) float64 { return pidRSSMB(b, s.cmd.Process.Pid) }
+
+// pidRSSMB is a process's resident memory.
+func pidRSSMB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
