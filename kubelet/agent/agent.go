@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
+	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -58,48 +58,37 @@ func New(client kubernetes.Interface, rt Runtime, cfg Config) (*Agent, error) {
 // Name is the node's name.
 func (a *Agent) Name() string { return a.cfg.NodeName }
 
-// Run registers the node and serves its pods until ctx ends, watching only
-// the pods bound to this node. Several agents in one process should use
-// RunGroup instead, which shares one watch between them.
+// Run registers the node and serves its pods until ctx ends.
 func (a *Agent) Run(ctx context.Context, workers int) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
-	}))
-	return RunGroup(ctx, a.client, factory, []*Agent{a}, workers)
+	return RunGroup(ctx, []*Agent{a}, workers)
 }
 
-// RunGroup runs several agents over one pod informer from factory (whose
-// list options must include every agent's pods, e.g. spec.nodeName!=""),
-// as hollow nodes do: a thousand nodes, one watch.
-func RunGroup(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, agents []*Agent, workers int) error {
-	byNode := make(map[string]*Agent, len(agents))
+// RunGroup runs several agents in one process, as hollow nodes do. Each is
+// a kubelet of its own: it acts with its own client (with a node's
+// credential, the node authorizer's rules apply to it) and watches only
+// the pods bound to its node (fieldSelector spec.nodeName=<node>, the one
+// pod watch that credential may open, which the API server indexes by
+// node).
+func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
+	var synced []cache.InformerSynced
+	var informers []cache.SharedIndexInformer
 	for _, a := range agents {
-		byNode[a.cfg.NodeName] = a
-	}
-	pods := factory.Core().V1().Pods().Informer()
-	route := func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				pod, ok = tomb.Obj.(*corev1.Pod)
-			}
-		}
-		if !ok {
-			return
-		}
-		if a := byNode[pod.Spec.NodeName]; a != nil {
-			if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+		pods := corev1informers.NewFilteredPodInformer(a.client, metav1.NamespaceAll, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+		})
+		enqueue := func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				a.queue.Add(key)
 			}
 		}
-	}
-	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: route, UpdateFunc: func(_, n any) { route(n) }, DeleteFunc: route,
-	}); err != nil {
-		return err
-	}
-	for _, a := range agents {
+		if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue,
+		}); err != nil {
+			return err
+		}
 		a.indexer = pods.GetIndexer()
+		informers = append(informers, pods)
+		synced = append(synced, pods.HasSynced)
 	}
 	// Register every node before serving pods, so the scheduler sees them.
 	errs := make(chan error, len(agents))
@@ -128,8 +117,10 @@ func RunGroup(ctx context.Context, client kubernetes.Interface, factory informer
 	if err := <-errs; err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+	for _, inf := range informers {
+		go inf.RunWithContext(ctx)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
 	for _, a := range agents {
@@ -261,7 +252,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	}
 	status := computeStatus(pod, state, podIP, a.hostIP, time.Now())
 	if a.cfg.Recorder != nil {
-		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status)
+		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)
 	}
 	if !statusEqual(&pod.Status, status) {
 		upd := pod.DeepCopy()

@@ -22,9 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/logs"
@@ -84,13 +81,9 @@ func Run(ctx context.Context, o Options) error {
 		return n.Runtime, nil
 	}
 	// Pod Events, as the kubelet records them (source "kubelet", this host).
-	broadcaster := record.NewBroadcaster()
-	stopEvents := broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: o.Client.CoreV1().Events("")})
-	defer func() {
-		stopEvents.Stop()
-		broadcaster.Shutdown()
-	}()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
+	events := agent.NewEventRecorders(1)
+	defer events.Stop()
+	recorder := events.For(o.NodeName, o.Client)
 	a, err := agent.New(o.Client, agent.NewDeferred(RuntimeName, open), agent.Config{
 		NodeName: o.NodeName, Capacity: capacity, Labels: o.Labels, DaemonPort: int32(port), Logger: o.Logger, Recorder: recorder,
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},
