@@ -12,22 +12,32 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	corev1informers "k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
 
+// Client is what an agent uses of the API: core objects and Leases. A
+// kubernetes.Interface is one; a hollow node passes just these two typed
+// clients, which is much smaller than a whole clientset per node.
+type Client interface {
+	CoreV1() typedcorev1.CoreV1Interface
+	CoordinationV1() typedcoordinationv1.CoordinationV1Interface
+}
+
 // Agent plays kubelet for one node.
 type Agent struct {
 	cfg     Config
-	client  kubernetes.Interface
+	client  Client
 	runtime Runtime
 	node    *node
 
 	queue   workqueue.TypedRateLimitingInterface[string]
-	indexer cache.Indexer
+	indexer cache.Store
 
 	mu      sync.Mutex
 	ips     *podIPs
@@ -36,7 +46,7 @@ type Agent struct {
 }
 
 // New returns an agent for one node; Run starts it.
-func New(client kubernetes.Interface, rt Runtime, cfg Config) (*Agent, error) {
+func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -71,24 +81,34 @@ func (a *Agent) Run(ctx context.Context, workers int) error {
 // node).
 func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 	var synced []cache.InformerSynced
-	var informers []cache.SharedIndexInformer
+	var informers []cache.Controller
 	for _, a := range agents {
-		pods := corev1informers.NewFilteredPodInformer(a.client, metav1.NamespaceAll, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
-		})
+		selector := fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+		pods := a.client.CoreV1().Pods(metav1.NamespaceAll)
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = selector
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = selector
+				return pods.Watch(ctx, o)
+			},
+		}
 		enqueue := func(obj any) {
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				a.queue.Add(key)
 			}
 		}
-		if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue,
-		}); err != nil {
-			return err
-		}
-		a.indexer = pods.GetIndexer()
-		informers = append(informers, pods)
-		synced = append(synced, pods.HasSynced)
+		// A plain informer: one consumer, so no shared processor and its
+		// per-listener buffers (they add up over a thousand hollow nodes).
+		indexer, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, a.client), ObjectType: &corev1.Pod{},
+			Handler: cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue},
+		})
+		a.indexer = indexer
+		informers = append(informers, informer)
+		synced = append(synced, informer.HasSynced)
 	}
 	// Register every node before serving pods, so the scheduler sees them.
 	errs := make(chan error, len(agents))

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -48,7 +47,7 @@ func NewEventRecorders(shards int) *EventRecorders {
 }
 
 // For returns the recorder of node, whose Events client writes.
-func (r *EventRecorders) For(node string, client kubernetes.Interface) record.EventRecorder {
+func (r *EventRecorders) For(node string, client Client) record.EventRecorder {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(node))
 	s := r.shards[int(h.Sum32()%uint32(len(r.shards)))]

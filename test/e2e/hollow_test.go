@@ -100,9 +100,17 @@ func TestHollowNodesRunPods(t *testing.T) {
 	certDir := t.TempDir()
 	runHollowAgent(t, append(joinArgs(t, s, certDir), "--count", "3", "--node-name", "hollow", "--node-label", "tier=test", "--capacity", "cpu=8,memory=16Gi,pods=50")...)
 
-	out := eventually(t, k, []string{"hollow-0", "hollow-1", "hollow-2"}, "get", "nodes", "-l", "tier=test")
-	if strings.Count(out, " Ready ") != 3 {
-		t.Fatalf("want 3 Ready nodes:\n%s", out)
+	// Each node registers on its own; wait until all three report Ready.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out := eventually(t, k, []string{"hollow-0", "hollow-1", "hollow-2"}, "get", "nodes", "-l", "tier=test")
+		if strings.Count(out, " Ready ") == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want 3 Ready nodes:\n%s", out)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	eventually(t, k, []string{"hollow-0", "hollow-2"}, "get", "leases", "-n", "kube-node-lease")
 	contains(t, "node capacity", k.ok("get", "node", "hollow-1", "-o", "jsonpath={.status.capacity.cpu} {.status.allocatable.pods} {.status.nodeInfo.containerRuntimeVersion}"), "8 50 fake://")
@@ -118,7 +126,7 @@ spec:
   terminationGracePeriodSeconds: 5
   containers: [{name: app, image: example.com/web:1}]
 `, "apply", "-f", "-")
-	out = eventually(t, k, []string{"Running", prefix}, "get", "pod", "web", "-o", "wide")
+	out := eventually(t, k, []string{"Running", prefix}, "get", "pod", "web", "-o", "wide")
 	contains(t, "pod", out, "1/1", "hollow-1")
 	events := []string{"get", "events", "--field-selector", "involvedObject.name=web", "-o", "custom-columns=REASON:.reason,FROM:.source.component,NODE:.source.host,MESSAGE:.message"}
 	eventually(t, k, []string{`Pulled    kubelet   hollow-1   Container image "example.com/web:1" already present on machine`,
