@@ -30,7 +30,10 @@
 // fans events out to every watcher. It is woken by local commits at once, by
 // PostgreSQL LISTEN/NOTIFY for commits of other processes, and by a polling
 // ticker for anything a notification missed. A watcher that cannot keep up is
-// closed with ErrCompacted, which clients recover from by listing again.
+// closed with ErrCompacted, which clients recover from by listing again. A
+// watcher may name a WatchTrigger (pods by node, as Kubernetes' watch cache
+// indexes them): the hub computes the trigger's value of each event once and
+// hands it only to the watchers wanting that value.
 //
 // Lists at the newest revision are served from memory: the hub also keeps a
 // mirror of the current state (listcache.go), and a list reads only the

@@ -101,6 +101,30 @@ type WatchOptions struct {
 	// ProgressNotify asks for Progress events while the watch is idle, so the
 	// caller can send Kubernetes watch bookmarks.
 	ProgressNotify bool
+	// Trigger, when set, narrows the live events this watch is handed to
+	// those of the keys whose value (before or after the change) the
+	// trigger maps to its Value.
+	Trigger *WatchTrigger
+}
+
+// WatchTrigger indexes watchers by a value computed from the stored object,
+// as Kubernetes' watch cache does with its indexed triggers (pods by
+// spec.nodeName): the hub computes the value once per event for every
+// watcher of the index and hands the event only to the watchers that want
+// that value, instead of every watcher receiving and filtering every event.
+// It narrows, it does not filter exactly: an event whose value cannot be
+// told is handed to every watcher of the index, and the caller still
+// applies its own selection.
+type WatchTrigger struct {
+	// Index names the function; watchers naming the same Index must pass
+	// the same Prefix and an equivalent Func.
+	Index string
+	// Prefix is the keys Func understands; other keys are not indexed.
+	Prefix string
+	// Func returns a stored state's value (ok false: cannot tell).
+	Func func(kv *KeyValue) (value string, ok bool)
+	// Value is the one this watch wants.
+	Value string
 }
 
 // Watch is a live stream of events.

@@ -22,14 +22,126 @@ type hub struct {
 
 	mu       sync.Mutex
 	rev      int64
-	ring     []Event // the newest events, oldest first, at most cfg.WatchCache
-	ringSize int     // bytes of values held by ring, at most cfg.WatchCacheBytes
-	watchers map[*watcher]struct{}
+	ring     []Event                // the newest events, oldest first, at most cfg.WatchCache
+	ringSize int                    // bytes of values held by ring, at most cfg.WatchCacheBytes
+	watchers map[*watcher]struct{}  // watchers without a trigger: offered every event
+	indexes  map[string]*watchIndex // watchers with a trigger, by its Index
 	closed   bool
 }
 
+// watchIndex holds the watchers of one WatchTrigger index by the value
+// they want.
+type watchIndex struct {
+	prefix  string
+	fn      func(*KeyValue) (string, bool)
+	byValue map[string]map[*watcher]struct{}
+}
+
 func newHub(s *Store, rev int64) *hub {
-	return &hub{s: s, rev: rev, wake: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}}
+	return &hub{s: s, rev: rev, wake: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}, indexes: map[string]*watchIndex{}}
+}
+
+func (h *hub) addLocked(w *watcher) {
+	t := w.trigger
+	if t == nil {
+		h.watchers[w] = struct{}{}
+		return
+	}
+	ix := h.indexes[t.Index]
+	if ix == nil {
+		ix = &watchIndex{prefix: t.Prefix, fn: t.Func, byValue: map[string]map[*watcher]struct{}{}}
+		h.indexes[t.Index] = ix
+	}
+	set := ix.byValue[t.Value]
+	if set == nil {
+		set = map[*watcher]struct{}{}
+		ix.byValue[t.Value] = set
+	}
+	set[w] = struct{}{}
+}
+
+// removeLocked forgets w; it may be called more than once.
+func (h *hub) removeLocked(w *watcher) {
+	t := w.trigger
+	if t == nil {
+		delete(h.watchers, w)
+		return
+	}
+	ix := h.indexes[t.Index]
+	if ix == nil {
+		return
+	}
+	set := ix.byValue[t.Value]
+	delete(set, w)
+	if len(set) == 0 {
+		delete(ix.byValue, t.Value)
+		if len(ix.byValue) == 0 {
+			delete(h.indexes, t.Index)
+		}
+	}
+}
+
+// eachLocked calls f for every watcher, with and without a trigger; f may
+// remove the watcher it is given.
+func (h *hub) eachLocked(f func(*watcher)) {
+	for w := range h.watchers {
+		f(w)
+	}
+	for _, ix := range h.indexes {
+		for _, set := range ix.byValue {
+			for w := range set {
+				f(w)
+			}
+		}
+	}
+}
+
+// offerLocked hands ev to w if w wants it, dropping w if it fell behind.
+func (h *hub) offerLocked(w *watcher, ev Event) {
+	if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
+		return
+	}
+	if !w.enqueue(ev, h.s.cfg.WatchBuffer) {
+		h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, h.s.cfg.WatchBuffer))
+	}
+}
+
+// offerIndexedLocked hands ev to the watchers of ix that want the value of
+// the key before or after the event, or to all of them when a value cannot
+// be told. The value is computed once here, not once per watcher.
+func (h *hub) offerIndexedLocked(ix *watchIndex, ev Event) {
+	if !strings.HasPrefix(ev.KV.Key, ix.prefix) {
+		return
+	}
+	// A Deleted event's KV carries the value it had, the same as PrevKV.
+	states := []*KeyValue{ev.KV, ev.PrevKV}
+	if ev.Type == Deleted || ev.PrevKV == nil {
+		states = states[:1]
+	}
+	var values [2]string
+	for i, kv := range states {
+		v, ok := "", len(kv.Value) > 0
+		if ok {
+			v, ok = ix.fn(kv)
+		}
+		if !ok {
+			for _, set := range ix.byValue {
+				for w := range set {
+					h.offerLocked(w, ev)
+				}
+			}
+			return
+		}
+		values[i] = v
+	}
+	for w := range ix.byValue[values[0]] {
+		h.offerLocked(w, ev)
+	}
+	if len(states) == 2 && values[1] != values[0] {
+		for w := range ix.byValue[values[1]] {
+			h.offerLocked(w, ev)
+		}
+	}
 }
 
 // wakeUp asks the poller to read new revisions; it never blocks.
@@ -111,9 +223,8 @@ func (h *hub) dispatch(evs []Event) {
 		}
 		if ev.Revision != h.rev+1 {
 			h.s.log.Warn("watch stream skipped compacted revisions; restarting watchers", "from", h.rev+1, "to", ev.Revision-1)
-			for w := range h.watchers {
-				h.dropLocked(w, fmt.Errorf("%w: revisions %d-%d were compacted before this server read them", ErrCompacted, h.rev+1, ev.Revision-1))
-			}
+			err := fmt.Errorf("%w: revisions %d-%d were compacted before this server read them", ErrCompacted, h.rev+1, ev.Revision-1)
+			h.eachLocked(func(w *watcher) { h.dropLocked(w, err) })
 			clear(h.ring)
 			h.ring, h.ringSize = h.ring[:0], 0
 			h.s.cache.invalidate()
@@ -126,12 +237,10 @@ func (h *hub) dispatch(evs []Event) {
 			h.shrinkRingLocked()
 		}
 		for w := range h.watchers {
-			if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
-				continue
-			}
-			if !w.enqueue(ev, h.s.cfg.WatchBuffer) {
-				h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, h.s.cfg.WatchBuffer))
-			}
+			h.offerLocked(w, ev)
+		}
+		for _, ix := range h.indexes {
+			h.offerIndexedLocked(ix, ev)
 		}
 	}
 }
@@ -165,7 +274,7 @@ func eventBytes(ev Event) int {
 }
 
 func (h *hub) dropLocked(w *watcher, err error) {
-	delete(h.watchers, w)
+	h.removeLocked(w)
 	w.fail(err)
 }
 
@@ -173,9 +282,7 @@ func (h *hub) closeAll(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
-	for w := range h.watchers {
-		h.dropLocked(w, err)
-	}
+	h.eachLocked(func(w *watcher) { h.dropLocked(w, err) })
 }
 
 // watcher is one Watch. Events flow: hub → queue → run goroutine → out
@@ -183,6 +290,7 @@ func (h *hub) closeAll(err error) {
 type watcher struct {
 	h        *hub
 	prefix   string
+	trigger  *WatchTrigger
 	after    int64 // live events at or below this come from the catch-up instead
 	progress bool
 	out      chan Event
@@ -244,7 +352,7 @@ func (w *watcher) Err() error {
 
 func (w *watcher) Stop() {
 	w.h.mu.Lock()
-	delete(w.h.watchers, w)
+	w.h.removeLocked(w)
 	w.h.mu.Unlock()
 	w.fail(nil)
 }
@@ -275,8 +383,11 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 			return nil, fmt.Errorf("%w: watch from revision %d (compacted up to %d)", ErrCompacted, opts.AfterRevision, compact)
 		}
 	}
+	if t := opts.Trigger; t != nil && (t.Index == "" || t.Func == nil) {
+		return nil, fmt.Errorf("storage: a watch trigger needs an Index and a Func")
+	}
 	h := s.hub
-	w := &watcher{h: h, prefix: opts.Prefix, progress: opts.ProgressNotify,
+	w := &watcher{h: h, prefix: opts.Prefix, trigger: opts.Trigger, progress: opts.ProgressNotify,
 		notify: make(chan struct{}, 1), out: make(chan Event), stopped: make(chan struct{})}
 
 	h.mu.Lock()
@@ -301,7 +412,7 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 		}
 	}
 	upTo := h.rev
-	h.watchers[w] = struct{}{}
+	h.addLocked(w)
 	h.mu.Unlock()
 
 	go w.run(ctx, start, upTo, fromRing, backlog)

@@ -10,11 +10,14 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -210,7 +213,7 @@ func (h *Handler) watch(req *request) error {
 			return storeError(err, req.res.GroupResource(), "")
 		}
 	}
-	w, err := h.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: start, ProgressNotify: bookmarks})
+	w, err := h.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: start, ProgressNotify: bookmarks, Trigger: h.trigger(req.res, sel)})
 	if err != nil {
 		if stderrors.Is(err, storage.ErrCompacted) {
 			return errors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
@@ -317,3 +320,30 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 }
 
 var _ = meta.Accessor
+
+// podsByNode is the watch index of pods by spec.nodeName.
+const podsByNode = "pods/spec.nodeName"
+
+// trigger indexes a watch of pods that selects one node (what every
+// kubelet watches: fieldSelector spec.nodeName=<node>) by that node, so
+// the store hands such a watch only the events of pods bound to its node
+// (or leaving it), as Kubernetes' watch cache does with its pod trigger.
+// The value is read from the same decoded object deliver then uses.
+func (h *Handler) trigger(res *registry.Resource, sel *selection) *storage.WatchTrigger {
+	if res.GroupResource() != (schema.GroupResource{Resource: "pods"}) {
+		return nil
+	}
+	node, ok := sel.fields.RequiresExactMatch("spec.nodeName")
+	if !ok {
+		return nil
+	}
+	return &storage.WatchTrigger{Index: podsByNode, Prefix: res.NamespacePrefix(""), Value: node,
+		Func: func(kv *storage.KeyValue) (string, bool) {
+			e := h.events.get(res, kv, kv.Value, kv.ModRevision)
+			pod, ok := e.obj.(*corev1.Pod)
+			if e.err != nil || !ok {
+				return "", false
+			}
+			return pod.Spec.NodeName, true
+		}}
+}

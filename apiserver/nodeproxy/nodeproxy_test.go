@@ -53,6 +53,12 @@ func (d node) ExecInPod(_ context.Context, ns, pod, container string, cmd []stri
 	return 0, errors.New("unknown command")
 }
 
+// AttachToPod: this node holds no container's stdio, so attach follows
+// the log, as for containers without stdin.
+func (d node) AttachToPod(context.Context, string, string, string, io.Reader, io.Writer, io.Writer, bool, <-chan nodeapi.TerminalSize) error {
+	return nodeapi.ErrNoStdio
+}
+
 func (d node) PortForward(context.Context, string, string, int32, io.ReadWriteCloser) error {
 	return errors.New("not in this test")
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -16,17 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/config"
-	"github.com/skiffkube/skiff/kubelet/agent"
-	"github.com/skiffkube/skiff/kubelet/fakeruntime"
 )
 
 // agentOptions are the flags of `skiff agent`.
@@ -71,9 +63,13 @@ in its own network namespace on the node bridge, and serves the node API
 may call. Until containerd answers the node reports Ready=False and why.
 
 With --runtime fake it is a hollow node, as Kubernetes' kubemark: the node
-registers, heartbeats and reports its pods Running and Ready without running
-containers. --count N runs N hollow nodes in one process, named
-<node-name>-0 … <node-name>-N-1, sharing one watch of the pods.`,
+registers, heartbeats, reports its pods Running and Ready and records their
+Events (Pulled, Created, Started, Killing) without running containers.
+--count N runs N hollow nodes in one process, named <node-name>-0 …
+<node-name>-N-1, each a kubelet of its own: with --server and --token each
+joins separately and acts as system:node:<name> with its own certificate
+(in <cert-dir>/<name>), and each watches only its own pods. With an admin
+--kubeconfig they share its identity, a convenience for tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -86,8 +82,8 @@ containers. --count N runs N hollow nodes in one process, named
 	host, _ := os.Hostname()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file with the API server and credentials")
 	f.StringVar(&o.server, "server", "", "API server URL (with --token and --certificate-authority, instead of --kubeconfig)")
-	f.StringVar(&o.token, "token", "", "cluster token for --server: a single node joins with it once and then uses its own certificate (kept in --cert-dir)")
-	f.StringVar(&o.certDir, "cert-dir", "", "where a joined node keeps its certificate (default <data dir>/agent/<node-name>: /var/lib/skiff as root, ~/.skiff otherwise)")
+	f.StringVar(&o.token, "token", "", "cluster token for --server: each node joins with it once and then uses its own certificate (kept in --cert-dir)")
+	f.StringVar(&o.certDir, "cert-dir", "", "where a joined node keeps its certificate; with --count > 1 each hollow node in <cert-dir>/<its name> (default <data dir>/agent/<node name>: /var/lib/skiff as root, ~/.skiff otherwise)")
 	f.StringVar(&o.caFile, "certificate-authority", "", "CA certificate file that signed --server's certificate")
 	f.StringVar(&o.nodeName, "node-name", strings.ToLower(host), "node name (with --count, the prefix of the names)")
 	f.StringVar(&o.runtime, "runtime", "containerd", "container runtime: containerd (a real node) or fake (hollow node)")
@@ -132,6 +128,23 @@ func (o *agentOptions) restConfig() (*rest.Config, error) {
 // token (or reuses its stored certificate) and keeps the certificate
 // renewed for as long as ctx lives.
 func (o *agentOptions) joinedConfig(ctx context.Context, log *slog.Logger) (*rest.Config, error) {
+	caPEM, err := o.joinCA()
+	if err != nil {
+		return nil, err
+	}
+	dir := o.certDir
+	if dir == "" {
+		base, err := defaultAgentDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(base, o.nodeName)
+	}
+	return o.joined(ctx, o.nodeName, dir, caPEM, log)
+}
+
+// joinCA checks the join flags and reads the cluster CA.
+func (o *agentOptions) joinCA() ([]byte, error) {
 	if o.kubeconfig != "" {
 		return nil, fmt.Errorf("invalid flags: give either --kubeconfig or --server, not both")
 	}
@@ -142,19 +155,27 @@ func (o *agentOptions) joinedConfig(ctx context.Context, log *slog.Logger) (*res
 	if err != nil {
 		return nil, fmt.Errorf("invalid --certificate-authority %q: %w", o.caFile, err)
 	}
-	dir := o.certDir
-	if dir == "" {
-		base := "/var/lib/skiff"
-		if os.Geteuid() != 0 {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil, fmt.Errorf("invalid --cert-dir: required when there is no home directory")
-			}
-			base = filepath.Join(home, ".skiff")
+	return caPEM, nil
+}
+
+// defaultAgentDir is where node certificates are kept without --cert-dir:
+// <data dir>/agent (/var/lib/skiff as root, ~/.skiff otherwise).
+func defaultAgentDir() (string, error) {
+	base := "/var/lib/skiff"
+	if os.Geteuid() != 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("invalid --cert-dir: required when there is no home directory")
 		}
-		dir = filepath.Join(base, "agent", o.nodeName)
+		base = filepath.Join(home, ".skiff")
 	}
-	creds := &nodeCredentials{dir: dir, server: o.server, nodeName: o.nodeName, caPEM: caPEM, log: log}
+	return filepath.Join(base, "agent"), nil
+}
+
+// joined makes sure node name has its certificate in dir (joining with the
+// token if it has none) and renews it while ctx lives.
+func (o *agentOptions) joined(ctx context.Context, name, dir string, caPEM []byte, log *slog.Logger) (*rest.Config, error) {
+	creds := &nodeCredentials{dir: dir, server: o.server, nodeName: name, caPEM: caPEM, log: log}
 	if err := creds.ensure(ctx, o.token); err != nil {
 		return nil, err
 	}
@@ -219,59 +240,17 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if o.runtime == "fake" {
+		return runHollowNodes(ctx, o, capacity, labels, log)
+	}
 	var rc *rest.Config
-	if o.server != "" && o.count == 1 {
-		if rc, err = o.joinedConfig(ctx, log); err != nil {
-			return err
-		}
+	if o.server != "" {
+		rc, err = o.joinedConfig(ctx, log)
 	} else {
-		if rc, err = o.restConfig(); err != nil {
-			return err
-		}
-		if o.server != "" {
-			log.Warn("a group of hollow nodes shares one client, so it acts with the --token's identity, not per-node certificates", "nodes", o.count)
-		}
+		rc, err = o.restConfig()
 	}
-	if o.runtime == "containerd" {
-		return runContainerdAgent(ctx, o, rc, log)
-	}
-	// Hollow nodes share one client; raise client-go's default 5 QPS so a
-	// thousand heartbeating nodes are not throttled into looking dead.
-	rc.QPS, rc.Burst = float32(50+10*o.count), 100+20*o.count
-	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
 	}
-	ip := o.nodeIP
-	if ip == "" {
-		ip = defaultNodeIP()
-	}
-	var agents []*agent.Agent
-	for i := 0; i < o.count; i++ {
-		name := o.nodeName
-		if o.count > 1 {
-			name = fmt.Sprintf("%s-%d", o.nodeName, i)
-		}
-		a, err := agent.New(client, fakeruntime.New(o.stopDelay), agent.Config{
-			NodeName: name, Capacity: capacity, Labels: labels, Logger: log,
-			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
-			NodeInfo:  corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
-		})
-		if err != nil {
-			return err
-		}
-		agents = append(agents, a)
-	}
-	var factory informers.SharedInformerFactory
-	if o.count == 1 {
-		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", agents[0].Name()).String()
-		}))
-	} else {
-		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-			lo.FieldSelector = fields.OneTermNotEqualSelector("spec.nodeName", "").String()
-		}))
-	}
-	log.Info("starting hollow node agent", "nodes", o.count, "prefix", o.nodeName, "server", rc.Host)
-	return agent.RunGroup(ctx, client, factory, agents, o.workers)
+	return runContainerdAgent(ctx, o, rc, log)
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -30,6 +31,9 @@ type nodeCredentials struct {
 	nodeName string
 	caPEM    []byte
 	log      *slog.Logger
+
+	mu   sync.Mutex
+	cert *tls.Certificate // the stored certificate, loaded when first presented
 }
 
 const (
@@ -123,6 +127,9 @@ func (n *nodeCredentials) request(ctx context.Context, current *tls.Certificate,
 	if err := writeAtomic(n.path(nodeCAFile), n.caPEM, 0o644); err != nil {
 		return err
 	}
+	n.mu.Lock()
+	n.cert = nil // present the new one from now on
+	n.mu.Unlock()
 	block, _ := pem.Decode(resp.Certificate)
 	if c, err := x509.ParseCertificate(block.Bytes); err == nil {
 		n.log.Info("node certificate issued", "node", n.nodeName, "expires", c.NotAfter, "renewal", current != nil)
@@ -135,6 +142,21 @@ func (n *nodeCredentials) restConfig() *rest.Config {
 	return &rest.Config{Host: n.server, TLSClientConfig: rest.TLSClientConfig{
 		CAFile: n.path(nodeCAFile), CertFile: n.path(nodeCertFile), KeyFile: n.path(nodeKeyFile),
 	}}
+}
+
+// clientCertificate presents the stored certificate on new connections
+// (tls.Config.GetClientCertificate), the renewed one after a renewal.
+func (n *nodeCredentials) clientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cert == nil {
+		_, pair, ok := n.load()
+		if !ok {
+			return nil, fmt.Errorf("node %s: no usable certificate in %s", n.nodeName, n.dir)
+		}
+		n.cert = &pair
+	}
+	return n.cert, nil
 }
 
 // renewLoop renews the certificate when it is due, until ctx ends; a

@@ -12,22 +12,32 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
 
+// Client is what an agent uses of the API: core objects and Leases. A
+// kubernetes.Interface is one; a hollow node passes just these two typed
+// clients, which is much smaller than a whole clientset per node.
+type Client interface {
+	CoreV1() typedcorev1.CoreV1Interface
+	CoordinationV1() typedcoordinationv1.CoordinationV1Interface
+}
+
 // Agent plays kubelet for one node.
 type Agent struct {
 	cfg     Config
-	client  kubernetes.Interface
+	client  Client
 	runtime Runtime
 	node    *node
 
 	queue   workqueue.TypedRateLimitingInterface[string]
-	indexer cache.Indexer
+	indexer cache.Store
 
 	mu      sync.Mutex
 	ips     *podIPs
@@ -36,7 +46,7 @@ type Agent struct {
 }
 
 // New returns an agent for one node; Run starts it.
-func New(client kubernetes.Interface, rt Runtime, cfg Config) (*Agent, error) {
+func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -58,48 +68,47 @@ func New(client kubernetes.Interface, rt Runtime, cfg Config) (*Agent, error) {
 // Name is the node's name.
 func (a *Agent) Name() string { return a.cfg.NodeName }
 
-// Run registers the node and serves its pods until ctx ends, watching only
-// the pods bound to this node. Several agents in one process should use
-// RunGroup instead, which shares one watch between them.
+// Run registers the node and serves its pods until ctx ends.
 func (a *Agent) Run(ctx context.Context, workers int) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
-	}))
-	return RunGroup(ctx, a.client, factory, []*Agent{a}, workers)
+	return RunGroup(ctx, []*Agent{a}, workers)
 }
 
-// RunGroup runs several agents over one pod informer from factory (whose
-// list options must include every agent's pods, e.g. spec.nodeName!=""),
-// as hollow nodes do: a thousand nodes, one watch.
-func RunGroup(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, agents []*Agent, workers int) error {
-	byNode := make(map[string]*Agent, len(agents))
+// RunGroup runs several agents in one process, as hollow nodes do. Each is
+// a kubelet of its own: it acts with its own client (with a node's
+// credential, the node authorizer's rules apply to it) and watches only
+// the pods bound to its node (fieldSelector spec.nodeName=<node>, the one
+// pod watch that credential may open, which the API server indexes by
+// node).
+func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
+	var synced []cache.InformerSynced
+	var informers []cache.Controller
 	for _, a := range agents {
-		byNode[a.cfg.NodeName] = a
-	}
-	pods := factory.Core().V1().Pods().Informer()
-	route := func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				pod, ok = tomb.Obj.(*corev1.Pod)
-			}
+		selector := fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+		pods := a.client.CoreV1().Pods(metav1.NamespaceAll)
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = selector
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = selector
+				return pods.Watch(ctx, o)
+			},
 		}
-		if !ok {
-			return
-		}
-		if a := byNode[pod.Spec.NodeName]; a != nil {
-			if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+		enqueue := func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				a.queue.Add(key)
 			}
 		}
-	}
-	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: route, UpdateFunc: func(_, n any) { route(n) }, DeleteFunc: route,
-	}); err != nil {
-		return err
-	}
-	for _, a := range agents {
-		a.indexer = pods.GetIndexer()
+		// A plain informer: one consumer, so no shared processor and its
+		// per-listener buffers (they add up over a thousand hollow nodes).
+		indexer, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, a.client), ObjectType: &corev1.Pod{},
+			Handler: cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue},
+		})
+		a.indexer = indexer
+		informers = append(informers, informer)
+		synced = append(synced, informer.HasSynced)
 	}
 	// Register every node before serving pods, so the scheduler sees them.
 	errs := make(chan error, len(agents))
@@ -137,10 +146,15 @@ func RunGroup(ctx context.Context, client kubernetes.Interface, factory informer
 			if err := a.node.cordon(stop); err != nil {
 				a.cfg.Logger.Warn("marking node unschedulable at shutdown failed", "err", err)
 			}
+			if stop.Err() != nil {
+				break // out of time: one warning, not one per remaining hollow node
+			}
 		}
 	}()
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+	for _, inf := range informers {
+		go inf.RunWithContext(ctx)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
 	for _, a := range agents {
@@ -264,7 +278,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	}
 	status := computeStatus(pod, state, podIP, a.hostIP, time.Now())
 	if a.cfg.Recorder != nil {
-		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status)
+		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)
 	}
 	if !statusEqual(&pod.Status, status) {
 		upd := pod.DeepCopy()

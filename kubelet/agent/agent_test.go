@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
@@ -47,9 +46,8 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
 	done := make(chan error, 1)
-	go func() { done <- agent.RunGroup(ctx, client, factory, agents, 2) }()
+	go func() { done <- agent.RunGroup(ctx, agents, 2) }()
 
 	var n *corev1.Node
 	poll(t, "node registration", func() (bool, error) {
@@ -133,7 +131,7 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		a, _ := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: name})
 		again = append(again, a)
 	}
-	go agent.RunGroup(ctx2, client, informers.NewSharedInformerFactory(client, 0), again, 1)
+	go agent.RunGroup(ctx2, again, 1)
 	poll(t, "hollow-0 uncordoned after restart", func() (bool, error) {
 		n, err := client.CoreV1().Nodes().Get(ctx2, "hollow-0", metav1.GetOptions{})
 		return err == nil && !n.Spec.Unschedulable, nil

@@ -7,17 +7,18 @@ import (
 
 // recordTransitions records the Events a kubelet records for what changed
 // between a pod's reported container statuses (old) and the new ones:
-// containers that started, and the waiting reasons that explain a pod not
-// running (image pulls failing, back-offs, bad configuration). Events come
-// from transitions, so a state that persists is not recorded again on
-// every sync.
-func recordTransitions(rec record.EventRecorder, pod *corev1.Pod, old, cur *corev1.PodStatus) {
+// containers that started (with how their image was found, when the
+// runtime says: pulled by container name), and the waiting reasons that
+// explain a pod not running (image pulls failing, back-offs, bad
+// configuration). Events come from transitions, so a state that persists
+// is not recorded again on every sync.
+func recordTransitions(rec record.EventRecorder, pod *corev1.Pod, old, cur *corev1.PodStatus, pulled map[string]string) {
 	for _, pair := range [][2][]corev1.ContainerStatus{
 		{old.InitContainerStatuses, cur.InitContainerStatuses},
 		{old.ContainerStatuses, cur.ContainerStatuses},
 	} {
 		for _, c := range pair[1] {
-			recordContainer(rec, pod, findStatus(pair[0], c.Name), c)
+			recordContainer(rec, pod, findStatus(pair[0], c.Name), c, pulled[c.Name])
 		}
 	}
 }
@@ -47,13 +48,27 @@ func ContainerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 	}
 }
 
-func recordContainer(rec record.EventRecorder, pod *corev1.Pod, old *corev1.ContainerStatus, cur corev1.ContainerStatus) {
+func recordContainer(rec record.EventRecorder, pod *corev1.Pod, old *corev1.ContainerStatus, cur corev1.ContainerStatus, pulled string) {
 	ref := ContainerRef(pod, cur.Name)
 	recordOOM(rec, pod, ref, old, cur)
+	started := func() {
+		if pulled != "" {
+			rec.Event(ref, corev1.EventTypeNormal, "Pulled", pulled)
+		}
+		rec.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container %s", cur.Name)
+		rec.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", cur.Name)
+	}
 	if r := cur.State.Running; r != nil {
 		if old == nil || old.State.Running == nil || old.ContainerID != cur.ContainerID {
-			rec.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container %s", cur.Name)
-			rec.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", cur.Name)
+			started()
+		}
+		return
+	}
+	// A container that ran to completion between two syncs (an init
+	// container, as a hollow node reports it) was created and started too.
+	if t := cur.State.Terminated; t != nil && t.ContainerID != "" && !t.StartedAt.IsZero() {
+		if old == nil || old.ContainerID != t.ContainerID && (old.State.Terminated == nil || old.State.Terminated.ContainerID != t.ContainerID) {
+			started()
 		}
 		return
 	}

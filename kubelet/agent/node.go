@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
@@ -32,7 +31,7 @@ type readinessChecker interface {
 // node keeps one Node object, its status heartbeat and its Lease.
 type node struct {
 	cfg     Config
-	client  kubernetes.Interface
+	client  Client
 	runtime Runtime
 }
 

@@ -26,4 +26,10 @@ type Runtime interface {
 type PodState struct {
 	InitContainers []corev1.ContainerStatus
 	Containers     []corev1.ContainerStatus
+	// Pulled tells, by container name, how the image of the container
+	// attempt reported here was made present, as the kubelet's Pulled
+	// Event says it (`Container image "x" already present on machine`);
+	// recorded when the attempt is first seen. Empty when the runtime
+	// does not tell.
+	Pulled map[string]string
 }

@@ -91,7 +91,8 @@ func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
 }
 
 // SyncPod reports init containers completed and app containers running and
-// ready since the pod was first seen (or exited, when scripted so).
+// ready since the pod was first seen (or exited, when scripted so), their
+// images already present.
 func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.PodState, error) {
 	r.mu.Lock()
 	at, ok := r.started[pod.UID]
@@ -104,7 +105,13 @@ func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.P
 	}
 	r.mu.Unlock()
 	started := metav1.NewTime(at)
-	var st agent.PodState
+	// Every image is "present": the kubelet's Pulled Event for IfNotPresent.
+	st := agent.PodState{Pulled: make(map[string]string, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			st.Pulled[c.Name] = fmt.Sprintf("Container image %q already present on machine", c.Image)
+		}
+	}
 	for _, c := range pod.Spec.InitContainers {
 		s := status(pod, c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {

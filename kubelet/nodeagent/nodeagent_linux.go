@@ -23,9 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/logs"
@@ -74,13 +71,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	// Pod Events, as the kubelet records them (source "kubelet", this host).
-	broadcaster := record.NewBroadcaster()
-	stopEvents := broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: o.Client.CoreV1().Events("")})
-	defer func() {
-		stopEvents.Stop()
-		broadcaster.Shutdown()
-	}()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
+	events := agent.NewEventRecorders(1)
+	defer events.Stop()
+	recorder := events.For(o.NodeName, o.Client)
 
 	var mu sync.Mutex
 	var opened *podruntime.Node

@@ -2,19 +2,53 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/skiffkube/skiff/apiserver/pki"
 )
 
 // startHollowNodes runs `skiff agent --runtime fake` against s until the test
-// ends.
-func startHollowNodes(t testing.TB, s *server, args ...string) {
+// ends. Each hollow node joins with the cluster token and acts with its own
+// node certificate (system:node:<name>), under the node authorizer, as a
+// real node does.
+func startHollowNodes(t testing.TB, s *server, args ...string) *exec.Cmd {
+	t.Helper()
+	return runHollowAgent(t, append(joinArgs(t, s, t.TempDir()), args...)...)
+}
+
+// joinArgs are the flags of `skiff agent` joining s with its cluster token,
+// keeping node certificates in certDir.
+func joinArgs(t testing.TB, s *server, certDir string) []string {
+	t.Helper()
+	token, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--server", s.url, "--token", strings.TrimSpace(string(token)),
+		"--certificate-authority", filepath.Join(s.dataDir, "tls", pki.CACertFile), "--cert-dir", certDir}
+}
+
+// startHollowNodesWithKubeconfig runs hollow nodes with the identity of a
+// kubeconfig (the test convenience) instead of joining.
+func startHollowNodesWithKubeconfig(t testing.TB, kubeconfig string, args ...string) *exec.Cmd {
+	t.Helper()
+	return runHollowAgent(t, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+}
+
+func runHollowAgent(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	var log bytes.Buffer
-	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--kubeconfig", s.kubeconfig}, args...)...)
+	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -33,6 +67,7 @@ func startHollowNodes(t testing.TB, s *server, args ...string) {
 			t.Logf("skiff agent log:\n%s", log.String())
 		}
 	})
+	return cmd
 }
 
 // eventually retries a kubectl command until its output contains every want.
@@ -56,15 +91,26 @@ func eventually(t *testing.T, k *kubectl, wants []string, args ...string) string
 }
 
 // Hollow nodes register, heartbeat, run a pod bound to them and let it go
-// when it is deleted — through the real API server and kubectl.
+// when it is deleted, recording the Events a kubelet records — through the
+// real API server and kubectl. Each joined with the token and acts with its
+// own certificate, so the node authorizer keeps it to its own pods.
 func TestHollowNodesRunPods(t *testing.T) {
 	s := startServer(t)
 	k := newKubectl(t, s, 33)
-	startHollowNodes(t, s, "--count", "3", "--node-name", "hollow", "--node-label", "tier=test", "--capacity", "cpu=8,memory=16Gi,pods=50")
+	certDir := t.TempDir()
+	runHollowAgent(t, append(joinArgs(t, s, certDir), "--count", "3", "--node-name", "hollow", "--node-label", "tier=test", "--capacity", "cpu=8,memory=16Gi,pods=50")...)
 
-	out := eventually(t, k, []string{"hollow-0", "hollow-1", "hollow-2"}, "get", "nodes", "-l", "tier=test")
-	if strings.Count(out, " Ready ") != 3 {
-		t.Fatalf("want 3 Ready nodes:\n%s", out)
+	// Each node registers on its own; wait until all three report Ready.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out := eventually(t, k, []string{"hollow-0", "hollow-1", "hollow-2"}, "get", "nodes", "-l", "tier=test")
+		if strings.Count(out, " Ready ") == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want 3 Ready nodes:\n%s", out)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	eventually(t, k, []string{"hollow-0", "hollow-2"}, "get", "leases", "-n", "kube-node-lease")
 	contains(t, "node capacity", k.ok("get", "node", "hollow-1", "-o", "jsonpath={.status.capacity.cpu} {.status.allocatable.pods} {.status.nodeInfo.containerRuntimeVersion}"), "8 50 fake://")
@@ -80,10 +126,62 @@ spec:
   terminationGracePeriodSeconds: 5
   containers: [{name: app, image: example.com/web:1}]
 `, "apply", "-f", "-")
-	out = eventually(t, k, []string{"Running", prefix}, "get", "pod", "web", "-o", "wide")
+	out := eventually(t, k, []string{"Running", prefix}, "get", "pod", "web", "-o", "wide")
 	contains(t, "pod", out, "1/1", "hollow-1")
+	events := []string{"get", "events", "--field-selector", "involvedObject.name=web", "-o", "custom-columns=REASON:.reason,FROM:.source.component,NODE:.source.host,MESSAGE:.message"}
+	eventually(t, k, []string{`Pulled    kubelet   hollow-1   Container image "example.com/web:1" already present on machine`,
+		"Created   kubelet   hollow-1   Created container app", "Started   kubelet   hollow-1   Started container app"}, events...)
+
+	// Each node has its own certificate, and with it sees only its pods.
+	for _, name := range []string{"hollow-0", "hollow-1", "hollow-2"} {
+		if cn := certSubject(t, filepath.Join(certDir, name, "node.crt")); cn != "system:node:"+name {
+			t.Fatalf("%s's certificate is for %q", name, cn)
+		}
+	}
+	asNode := func(name string) *kubectl {
+		return &kubectl{t: t, bin: k.bin, kc: certKubeconfig(t, s, filepath.Join(certDir, name)), cacheDir: t.TempDir()}
+	}
+	contains(t, "hollow-1 reads its pod", asNode("hollow-1").ok("get", "pod", "web", "-o", "name"), "pod/web")
+	contains(t, "hollow-0 reads hollow-1's pod", asNode("hollow-0").fails("", "get", "pod", "web"),
+		`pods "web" is forbidden: User "system:node:hollow-0" cannot get resource "pods"`)
+
 	k.ok("delete", "pod", "web", "--wait", "--timeout=60s")
 	if out, _ := k.run("", "get", "pod", "web"); !strings.Contains(out, "NotFound") {
 		t.Fatalf("pod still there after delete --wait:\n%s", out)
 	}
+	eventually(t, k, []string{"Killing   kubelet   hollow-1   Stopping container app"}, events...)
+}
+
+// certSubject is the common name of a PEM certificate file.
+func certSubject(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s holds no PEM block", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert.Subject.CommonName
+}
+
+// certKubeconfig writes a kubeconfig for s using a joined node's
+// certificate files in dir.
+func certKubeconfig(t *testing.T, s *server, dir string) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["skiff"] = &clientcmdapi.Cluster{Server: s.url, CertificateAuthority: filepath.Join(dir, "ca.crt")}
+	kc.AuthInfos["node"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(dir, "node.crt"), ClientKey: filepath.Join(dir, "node.key")}
+	kc.Contexts["skiff"] = &clientcmdapi.Context{Cluster: "skiff", AuthInfo: "node"}
+	kc.CurrentContext = "skiff"
+	path := filepath.Join(t.TempDir(), "node.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

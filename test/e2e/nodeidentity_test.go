@@ -53,9 +53,7 @@ func TestNodeAgentWithItsOwnIdentity(t *testing.T) {
 	s := startServer(t)
 	k := newKubectl(t, s, 33)
 	nodeKC := nodeKubeconfig(t, s, "solo")
-	asNode := *s
-	asNode.kubeconfig = nodeKC
-	startHollowNodes(t, &asNode, "--node-name", "solo")
+	startHollowNodesWithKubeconfig(t, nodeKC, "--node-name", "solo")
 	eventually(t, k, []string{"solo", " Ready "}, "get", "nodes")
 	eventually(t, k, []string{"solo"}, "get", "leases", "-n", "kube-node-lease")
 

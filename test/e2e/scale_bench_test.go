@@ -32,22 +32,25 @@ import (
 //
 // Targets on a 2-core machine: scheduling at least 1,000 pods/s; pod
 // startup p99 at most 2 s; server RSS under 500 MB with 1,000 nodes and
-// 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count.
+// 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count,
+// SKIFF_BENCH_NODES the node counts of the scheduling benchmark ("100" or
+// "100,1000").
 
 // BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
 // N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
 // create to the last binding observed by a watch. It also reports the
 // server's resident memory idle (before any node) and at the end.
 func BenchmarkSchedulingThroughput(b *testing.B) {
-	for _, nodes := range []int{1000, 5000} {
+	for _, nodes := range scaleBenchNodes(b, []int{1000, 5000}) {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			pods := scaleBenchPods(b, 10000)
 			// /24 per node: 5,000 nodes need more than the default /16.
 			s := startServer(b, "--cluster-cidr", "10.0.0.0/8")
 			idle := rssMB(b, s)
 			cs := benchClient(b, s)
-			startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
+			agent := startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
 			waitNodesReady(b, cs, nodes)
+			agentIdle := pidRSSMB(b, agent.Process.Pid)
 			tr := trackPods(b, cs, "bench")
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
@@ -58,6 +61,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
+			b.ReportMetric(pidRSSMB(b, agent.Process.Pid), "agent-rss-MB")
+			b.Logf("%d nodes: hollow node process RSS %.0f MB with no pods, %.0f MB with the pods", nodes, agentIdle, pidRSSMB(b, agent.Process.Pid))
 			b.Logf("%d nodes: %d pods created in %.1fs (%.0f/s)", nodes, pods, created.Seconds(), float64(pods)/created.Seconds())
 			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
 				nodes, pods, secs, float64(pods)/secs, idle, rssMB(b, s))
@@ -107,6 +112,22 @@ func scaleBenchPods(b *testing.B, def int) int {
 	return def
 }
 
+func scaleBenchNodes(b *testing.B, def []int) []int {
+	v := os.Getenv("SKIFF_BENCH_NODES")
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("SKIFF_BENCH_NODES=%q: want positive numbers separated by commas", v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 func benchClient(b *testing.B, s *server) kubernetes.Interface {
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
 	if err != nil {
@@ -127,8 +148,11 @@ func benchPodSpec() corev1.PodSpec {
 }
 
 // rssMB is the server process's resident memory.
-func rssMB(b *testing.B, s *server) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+func rssMB(b *testing.B, s *server) float64 { return pidRSSMB(b, s.cmd.Process.Pid) }
+
+// pidRSSMB is a process's resident memory.
+func pidRSSMB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
