@@ -54,6 +54,13 @@ func measure(ctx context.Context, o options) (*report, error) {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
+		// The server runs no controllers here, and admission refuses pods
+		// whose service account is missing: create what the service
+		// account controller would.
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	if rep.crud, err = measureCRUD(ctx, o, cs, "crud"); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 	"os"
@@ -47,27 +46,7 @@ func startHollowNodesWithKubeconfig(t testing.TB, kubeconfig string, args ...str
 
 func runHollowAgent(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
-	var log bytes.Buffer
-	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake"}, args...)...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("skiff agent log:\n%s", log.String())
-		}
-	})
-	return cmd
+	return runAgent(t, 15*time.Second, append([]string{"--runtime", "fake"}, args...)...)
 }
 
 // eventually retries a kubectl command until its output contains every want.

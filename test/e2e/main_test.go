@@ -288,3 +288,31 @@ func (b *background) stop() {
 		<-b.done
 	}
 }
+
+// runAgent runs `skiff agent args...` until the test ends: then SIGINT
+// (the agent cordons its nodes and stops), SIGKILL if it has not exited
+// within grace. Its output is logged when the test failed.
+func runAgent(t testing.TB, grace time.Duration, args ...string) *exec.Cmd {
+	t.Helper()
+	out := &lockedWriter{w: &strings.Builder{}}
+	cmd := exec.Command(skiffBin, append([]string{"agent"}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(grace):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("skiff agent log:\n%s", out.String())
+		}
+	})
+	return cmd
+}

@@ -516,28 +516,8 @@ func TestStandaloneContainerdAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	testimage.Build(t, images)
-	var log strings.Builder
-	cmd := exec.Command(skiffBin, "agent", "--runtime", "containerd", "--kubeconfig", s.kubeconfig, "--node-name", "standalone",
+	runAgent(t, 20*time.Second, "--runtime", "containerd", "--kubeconfig", s.kubeconfig, "--node-name", "standalone",
 		"--data-dir", dir, "--node-ip", "127.0.0.1", "--node-api-address", "127.0.0.1", "--node-api-port", fmt.Sprint(freePort(t)))
-	out := &lockedWriter{w: &log}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("skiff agent log:\n%s", out.String())
-		}
-	})
 	t.Cleanup(func() {
 		if out, err := k.run("", "delete", "pods", "--all", "--grace-period=1", "--timeout=60s"); err != nil {
 			t.Logf("cleaning up: %v\n%s", err, out)

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 func TestStoppedNodesPodsMove(t *testing.T) {
 	s := startServer(t)
 	k := newKubectl(t, s, 31)
-	doomed := startKillableHollowNodes(t, s, "--count", "1", "--node-name", "doomed")
+	doomed := startHollowNodes(t, s, "--count", "1", "--node-name", "doomed")
 	eventually(t, k, []string{"doomed"}, "get", "nodes")
 
 	k.okIn(`apiVersion: apps/v1
@@ -62,24 +60,4 @@ spec:
 	}, "get", "pods", "-l", "app=mover", "--field-selector", "status.phase=Running", "-o",
 		`go-template={{range .items}}{{if not .metadata.deletionTimestamp}}{{.spec.nodeName}}/{{.status.phase}} {{end}}{{end}}`)
 	contains(t, "eviction events", k.ok("get", "events", "--field-selector", "reason=TaintManagerEviction"), "Marking for deletion Pod default/mover-")
-}
-
-// startKillableHollowNodes is startHollowNodes for a test that kills the
-// agent itself (SIGKILL: no cordon, no goodbye).
-func startKillableHollowNodes(t *testing.T, s *server, args ...string) *exec.Cmd {
-	t.Helper()
-	var log bytes.Buffer
-	cmd := exec.Command(skiffBin, append([]string{"agent", "--runtime", "fake", "--kubeconfig", s.kubeconfig}, args...)...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("skiff agent log:\n%s", log.String())
-		}
-	})
-	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,29 +38,9 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	testimage.Build(t, images)
-	var log strings.Builder
-	out := &lockedWriter{w: &log}
-	cmd := exec.Command(skiffBin, "agent", "--runtime", "containerd", "--server", s.url, "--token", strings.TrimSpace(string(token)),
+	runAgent(t, 20*time.Second, "--runtime", "containerd", "--server", s.url, "--token", strings.TrimSpace(string(token)),
 		"--certificate-authority", caFile, "--cert-dir", certDir, "--node-name", "joined",
 		"--data-dir", dir, "--node-ip", "127.0.0.1", "--node-api-address", "127.0.0.1", "--node-api-port", fmt.Sprint(freePort(t)))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("skiff agent log:\n%s", out.String())
-		}
-	})
 	t.Cleanup(func() {
 		if out, err := k.run("", "delete", "pods", "--all", "--grace-period=1", "--timeout=60s"); err != nil {
 			t.Logf("cleaning up: %v\n%s", err, out)
