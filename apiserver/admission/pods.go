@@ -50,7 +50,7 @@ func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 			case <-time.After(interval):
 			}
 		}
-		_, _, found, err := getInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
+		_, found, err := getCachedInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func (c *Chain) priority(ctx context.Context, a *Attributes) error {
 			pod.Spec.PriorityClassName = class.Name
 		}
 	} else {
-		pc, _, found, err := getInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix+pod.Spec.PriorityClassName)
+		pc, found, err := getCachedInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix+pod.Spec.PriorityClassName)
 		if err != nil {
 			return err
 		}

@@ -120,7 +120,7 @@ func (c *Chain) podSecurity(ctx context.Context, a *Attributes, old runtime.Obje
 type storeNamespaces struct{ store Store }
 
 func (s storeNamespaces) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	ns, _, found, err := getInto[corev1.Namespace](ctx, s.store, "/registry/namespaces/"+name)
+	ns, found, err := getCachedInto[corev1.Namespace](ctx, s.store, "/registry/namespaces/"+name)
 	if err != nil {
 		return nil, err
 	}

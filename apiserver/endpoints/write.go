@@ -251,7 +251,20 @@ func (h *Handler) checkNamespace(req *request, m metav1.Object) error {
 // namespaceAcceptsContent is the namespace lifecycle admission: objects may
 // be created only in namespaces that exist and are not terminating.
 func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
-	kv, err := h.store.Get(req.ctx, "/registry/namespaces/"+ns, 0)
+	key := "/registry/namespaces/" + ns
+	// An active namespace in the store's cache is enough, as Kubernetes'
+	// plugin trusts its informer; a miss or a terminating namespace there is
+	// read again from the database (the cache may be a moment behind a
+	// namespace just created or restored), so only those cost a query.
+	if cg, ok := h.store.(cachedGetter); ok {
+		if kv, found, ok := cg.GetCached(key); ok && found {
+			var p metav1.PartialObjectMetadata
+			if err := jsonUnmarshal(kv.Value, &p); err == nil && p.DeletionTimestamp == nil {
+				return nil
+			}
+		}
+	}
+	kv, err := h.store.Get(req.ctx, key, 0)
 	if err != nil {
 		if stderrors.Is(err, storage.ErrNotFound) {
 			return errors.NewNotFound(namespacesGR, ns)
