@@ -32,19 +32,9 @@ func NewClientCSR(user string, groups []string) (csrPEM, keyPEM []byte, err erro
 // of the cluster for exactly user in groups (the request must say the same,
 // so nobody gets a name it did not ask for) for ttl.
 func (b *Bundle) SignClientCSR(csrPEM []byte, user string, groups []string, ttl time.Duration) ([]byte, error) {
-	block, _ := pem.Decode(csrPEM)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("pki: not a PEM CERTIFICATE REQUEST")
-	}
-	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	csr, err := parseCSRFor(csrPEM, user, groups)
 	if err != nil {
-		return nil, fmt.Errorf("pki: certificate request: %w", err)
-	}
-	if err := csr.CheckSignature(); err != nil {
-		return nil, fmt.Errorf("pki: certificate request is not signed by its key: %w", err)
-	}
-	if csr.Subject.CommonName != user || !slices.Equal(csr.Subject.Organization, groups) {
-		return nil, fmt.Errorf("pki: certificate request is for %q in %v, want %q in %v", csr.Subject.CommonName, csr.Subject.Organization, user, groups)
+		return nil, err
 	}
 	if len(csr.DNSNames)+len(csr.IPAddresses)+len(csr.EmailAddresses)+len(csr.URIs) > 0 {
 		return nil, errors.New("pki: a client certificate request may not ask for subject alternative names")
@@ -84,19 +74,9 @@ func NewServingCSR(user string, groups, hosts []string) (csrPEM, keyPEM []byte, 
 // alternative names the request asks for, each of which must be among
 // allowedHosts (IP addresses and DNS names); at least one is required.
 func (b *Bundle) SignServingCSR(csrPEM []byte, user string, groups, allowedHosts []string, ttl time.Duration) ([]byte, error) {
-	block, _ := pem.Decode(csrPEM)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("pki: not a PEM CERTIFICATE REQUEST")
-	}
-	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	csr, err := parseCSRFor(csrPEM, user, groups)
 	if err != nil {
-		return nil, fmt.Errorf("pki: certificate request: %w", err)
-	}
-	if err := csr.CheckSignature(); err != nil {
-		return nil, fmt.Errorf("pki: certificate request is not signed by its key: %w", err)
-	}
-	if csr.Subject.CommonName != user || !slices.Equal(csr.Subject.Organization, groups) {
-		return nil, fmt.Errorf("pki: certificate request is for %q in %v, want %q in %v", csr.Subject.CommonName, csr.Subject.Organization, user, groups)
+		return nil, err
 	}
 	if len(csr.EmailAddresses)+len(csr.URIs) > 0 {
 		return nil, errors.New("pki: a serving certificate request may name only DNS names and IP addresses")
@@ -133,4 +113,25 @@ func (b *Bundle) SignServingCSR(csrPEM []byte, user string, groups, allowedHosts
 		}
 	}
 	return b.sign(leafSpec{commonName: user, groups: groups, serverAuth: true, sans: sans, validity: ttl}, csr.PublicKey, time.Now())
+}
+
+// parseCSRFor decodes a PEM certificate request, checks it is signed by
+// its own key and asks for exactly user in groups (so nobody gets a name it
+// did not ask for).
+func parseCSRFor(csrPEM []byte, user string, groups []string) (*x509.CertificateRequest, error) {
+	block, _ := pem.Decode(csrPEM)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return nil, errors.New("pki: not a PEM CERTIFICATE REQUEST")
+	}
+	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("pki: certificate request: %w", err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("pki: certificate request is not signed by its key: %w", err)
+	}
+	if csr.Subject.CommonName != user || !slices.Equal(csr.Subject.Organization, groups) {
+		return nil, fmt.Errorf("pki: certificate request is for %q in %v, want %q in %v", csr.Subject.CommonName, csr.Subject.Organization, user, groups)
+	}
+	return csr, nil
 }
