@@ -186,5 +186,41 @@ func conditionTrue(conds []corev1.PodCondition, t corev1.PodConditionType) bool 
 	return false
 }
 
-// statusEqual ignores nothing: a status is written only when it changed.
-func statusEqual(a, b *corev1.PodStatus) bool { return equality.Semantic.DeepEqual(a, b) }
+// statusEqual says whether writing b over a would change the stored pod. The
+// API keeps times to the second (RFC 3339), so b's times are compared at
+// that precision, as the kubelet's status manager normalizes them: a
+// container's start time read from the runtime carries nanoseconds, and
+// comparing those made every periodic sync of every running pod write an
+// unchanged status (50 writes a second with 100 pods).
+func statusEqual(a, b *corev1.PodStatus) bool {
+	return equality.Semantic.DeepEqual(a, normalizedStatus(b))
+}
+
+// normalizedStatus is a copy of st with every time truncated to the second.
+func normalizedStatus(st *corev1.PodStatus) *corev1.PodStatus {
+	st = st.DeepCopy()
+	trunc := func(t *metav1.Time) {
+		if t != nil {
+			*t = t.Rfc3339Copy()
+		}
+	}
+	trunc(st.StartTime)
+	for i := range st.Conditions {
+		trunc(&st.Conditions[i].LastProbeTime)
+		trunc(&st.Conditions[i].LastTransitionTime)
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+		for i := range list {
+			for _, state := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
+				if state.Running != nil {
+					trunc(&state.Running.StartedAt)
+				}
+				if state.Terminated != nil {
+					trunc(&state.Terminated.StartedAt)
+					trunc(&state.Terminated.FinishedAt)
+				}
+			}
+		}
+	}
+	return st
+}
