@@ -169,6 +169,11 @@ func (a *allocator) Reserve(id string, ip net.IP) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Every sync of a running pod reserves its address again: one read
+	// answers that, where listing costs a read per pod on the node.
+	if b, err := os.ReadFile(filepath.Join(a.dir, ip4.String())); err == nil && strings.TrimSpace(string(b)) == id {
+		return nil
+	}
 	held, err := a.list()
 	if err != nil {
 		return err

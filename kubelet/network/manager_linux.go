@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -22,6 +23,14 @@ import (
 type Manager struct {
 	s     settings
 	alloc *allocator
+
+	// made holds the pods this Manager set up (or found set up) since it
+	// started. The agent calls SetUp on every sync of a running pod; as
+	// the kubelet runs CNI ADD once per sandbox, not per sync, a pod found
+	// here costs one stat of its namespace instead of netlink round trips
+	// into it.
+	mu   sync.Mutex
+	made map[string]Pod
 }
 
 // New validates cfg and opens the address state. It changes nothing on the
@@ -36,7 +45,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{s: s, alloc: alloc}, nil
+	return &Manager{s: s, alloc: alloc, made: map[string]Pod{}}, nil
 }
 
 // Gateway is the bridge's address, the pods' default route.
@@ -135,6 +144,14 @@ func (m *Manager) setUp(ctx context.Context, podID string, want net.IP) (pod *Po
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
+	made, ok := m.made[podID]
+	m.mu.Unlock()
+	if ok && (want == nil || want.Equal(made.IP)) {
+		if _, err := os.Stat(made.NetnsPath); err == nil {
+			return &made, nil
+		}
+	}
 	bridge, err := netlink.LinkByName(m.s.bridge)
 	if err != nil {
 		return nil, fmt.Errorf("network: bridge %s (call EnsureBridge first): %w", m.s.bridge, err)
@@ -176,14 +193,18 @@ func (m *Manager) setUp(ctx context.Context, podID string, want net.IP) (pod *Po
 	if err := configurePodSide(nsh, &net.IPNet{IP: ip, Mask: net.CIDRMask(ones, 32)}, m.s.gateway); err != nil {
 		return nil, err
 	}
-	return &Pod{
+	pod = &Pod{
 		ID:        podID,
 		NetnsPath: m.s.netnsPath(podID),
 		IP:        ip,
 		PrefixLen: ones,
 		Gateway:   m.s.gateway,
 		HostVeth:  hostName,
-	}, nil
+	}
+	m.mu.Lock()
+	m.made[podID] = *pod
+	m.mu.Unlock()
+	return pod, nil
 }
 
 // ensureNetns opens the pod's named namespace, creating it if needed.
@@ -312,6 +333,9 @@ func (m *Manager) TearDown(ctx context.Context, podID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	delete(m.made, podID)
+	m.mu.Unlock()
 	var errs []error
 	// Deleting the host end deletes its peer too.
 	if link, err := netlink.LinkByName(hostVethName(podID)); err == nil {
