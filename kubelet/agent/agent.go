@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -43,7 +44,15 @@ type Agent struct {
 	ips     *podIPs
 	hostIP  string
 	tracked map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
+	keys    map[types.UID]string   // the UIDs of tracked pods → their keys, for runtime change notices
 }
+
+// resyncPeriod is how often a running pod is synced when nothing tells of a
+// change: runtimes that report exits and probe verdicts (ChangeNotifier)
+// make this the safety net for missed notices and the pace at which
+// configMap and secret volumes follow their objects. The kubelet's
+// --sync-frequency is a minute; ten seconds keeps volume updates prompt.
+const resyncPeriod = 10 * time.Second
 
 // New returns an agent for one node; Run starts it.
 func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
@@ -56,7 +65,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
-		tracked: map[string]*corev1.Pod{}}
+		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -158,6 +167,9 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 		return ctx.Err()
 	}
 	for _, a := range agents {
+		if n, ok := a.runtime.(ChangeNotifier); ok {
+			n.OnPodChange(a.podChanged)
+		}
 		a.adoptExisting()
 		for i := 0; i < max(workers, 1); i++ {
 			go wait.UntilWithContext(ctx, a.worker, time.Second)
@@ -168,6 +180,16 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 		a.queue.ShutDown()
 	}
 	return nil
+}
+
+// podChanged queues the pod a runtime says changed.
+func (a *Agent) podChanged(uid types.UID) {
+	a.mu.Lock()
+	key, ok := a.keys[uid]
+	a.mu.Unlock()
+	if ok {
+		a.queue.Add(key)
+	}
 }
 
 func (a *Agent) setPodCIDR(n *corev1.Node) {
@@ -263,6 +285,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	}
 	a.mu.Lock()
 	a.tracked[key] = pod
+	a.keys[pod.UID] = key
 	a.mu.Unlock()
 
 	podIP, err := a.podIP(ctx, pod)
@@ -294,7 +317,10 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, nil
 	}
 	if _, periodic := a.runtime.(interface{ NeedsResync() bool }); periodic {
-		return 2 * time.Second, nil
+		if state.RecheckAfter > 0 && state.RecheckAfter < resyncPeriod {
+			return state.RecheckAfter, nil
+		}
+		return resyncPeriod, nil
 	}
 	// A runtime that knows when a pod's containers will change (the hollow
 	// runtime's scripted exits) asks to be looked at again then.
@@ -344,6 +370,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	if t := a.tracked[key]; t != nil && t.UID == pod.UID {
 		delete(a.tracked, key)
 	}
+	delete(a.keys, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

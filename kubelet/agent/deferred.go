@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // RuntimeOpener opens a node's real runtime. It is called with the node's
@@ -27,9 +28,10 @@ type DeferredRuntime struct {
 	name string
 	open RuntimeOpener
 
-	mu  sync.Mutex
-	rt  Runtime
-	err error
+	mu       sync.Mutex
+	rt       Runtime
+	err      error
+	onChange func(types.UID)
 }
 
 // NewDeferred returns a runtime named name (for node status) that open
@@ -101,6 +103,17 @@ func (d *DeferredRuntime) KillPod(ctx context.Context, pod *corev1.Pod, grace ti
 	return rt.KillPod(ctx, pod, grace)
 }
 
+// OnPodChange passes changed on to the runtime once it is opened, if it
+// tells of changes.
+func (d *DeferredRuntime) OnPodChange(changed func(types.UID)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onChange = changed
+	if n, ok := d.rt.(ChangeNotifier); ok {
+		n.OnPodChange(changed)
+	}
+}
+
 // NeedsResync asks for periodic syncs when the opened runtime does (and
 // while it is not open, so that waiting pods are retried).
 func (d *DeferredRuntime) NeedsResync() bool {
@@ -124,6 +137,9 @@ func (d *DeferredRuntime) tryOpen(ctx context.Context, podCIDR string) (opened, 
 		return false, changed
 	}
 	d.rt, d.err = rt, nil
+	if n, ok := rt.(ChangeNotifier); ok && d.onChange != nil {
+		n.OnPodChange(d.onChange)
+	}
 	return true, true
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Runtime runs a pod's containers. The agent calls it from one goroutine per
@@ -32,4 +33,18 @@ type PodState struct {
 	// recorded when the attempt is first seen. Empty when the runtime
 	// does not tell.
 	Pulled map[string]string
+	// RecheckAfter, if positive, is when the runtime expects the pod to
+	// change without anything happening to it (a CrashLoopBackOff or an
+	// image pull back-off ends): the agent syncs it again by then.
+	RecheckAfter time.Duration
+}
+
+// ChangeNotifier is a runtime that tells the agent when a pod's
+// containers change on their own — a process exits, a probe's verdict
+// turns — so that the pod is synced at once rather than at the next
+// periodic resync (the kubelet's pod lifecycle events).
+type ChangeNotifier interface {
+	// OnPodChange sets the function told the UID of a pod that changed.
+	// It is set once, before the first SyncPod.
+	OnPodChange(changed func(podUID types.UID))
 }

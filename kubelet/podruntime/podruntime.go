@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,10 @@ type Runtime struct {
 	// every sync.
 	pullMu sync.Mutex
 	pulls  map[string]pullBackoff
+
+	// changed tells the agent which pod changed on its own (an exit, a
+	// probe verdict); nil until the agent asks (agent.ChangeNotifier).
+	changed atomic.Pointer[func(types.UID)]
 }
 
 type pullBackoff struct {
@@ -102,7 +107,10 @@ type pullBackoff struct {
 	lastErr  string
 }
 
-var _ agent.Runtime = (*Runtime)(nil)
+var (
+	_ agent.Runtime        = (*Runtime)(nil)
+	_ agent.ChangeNotifier = (*Runtime)(nil)
+)
 
 // New checks cfg and returns the runtime.
 func New(cfg Config) (*Runtime, error) {
@@ -128,14 +136,28 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runtime{
+	r := &Runtime{
 		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, rec: cfg.Recorder, now: cfg.Now,
 		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
-	}, nil
+	}
+	if w, ok := cfg.Containers.(krt.ExitWatcher); ok {
+		go w.WatchExits(ctx, func(_, podUID string) { r.notify(types.UID(podUID)) })
+	}
+	return r, nil
 }
 
-// Stop ends the probe workers; containers keep running.
+// Stop ends the probe workers and the exit watch; containers keep running.
 func (r *Runtime) Stop() { r.stopProbes() }
+
+// OnPodChange sets who hears of pods whose containers exit or whose probe
+// verdicts turn (agent.ChangeNotifier).
+func (r *Runtime) OnPodChange(changed func(types.UID)) { r.changed.Store(&changed) }
+
+func (r *Runtime) notify(uid types.UID) {
+	if f := r.changed.Load(); f != nil {
+		(*f)(uid)
+	}
+}
 
 // Name is the container runtime's name for node status.
 func (r *Runtime) Name() string { return "containerd" }
@@ -146,8 +168,9 @@ func (r *Runtime) Version(ctx context.Context) (string, error) {
 	return v, err
 }
 
-// NeedsResync asks the agent to call SyncPod periodically: container exits
-// and back-off expiries are found by looking, not by events.
+// NeedsResync asks the agent to call SyncPod periodically as well: exit
+// notices can be missed (containerd restarting), and configMap and secret
+// volumes follow their objects at each sync.
 func (r *Runtime) NeedsResync() bool { return true }
 
 func (r *Runtime) podPath(uid types.UID) string { return filepath.Join(r.podDir, string(uid)) }
@@ -191,7 +214,8 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
 	}
 	failed := r.writeVolumes(ctx, pod, podIP)
-	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: failed, claimPaths: r.claimVolumes(ctx, pod, failed)}
+	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: failed, claimPaths: r.claimVolumes(ctx, pod, failed),
+		recheck: &state.RecheckAfter}
 
 	// Init containers run one at a time, each to success, in order.
 	initsDone := true
@@ -233,6 +257,15 @@ type syncCtx struct {
 	netnsPath     string
 	failedVolumes map[string]error
 	claimPaths    map[string]string // persistentVolumeClaim volume → host directory
+	recheck       *time.Duration    // the pod state's RecheckAfter
+}
+
+// recheckIn asks for the pod to be synced again within d (a back-off
+// ending), keeping the soonest of such requests.
+func (sc syncCtx) recheckIn(d time.Duration) {
+	if d > 0 && (*sc.recheck == 0 || d < *sc.recheck) {
+		*sc.recheck = d
+	}
 }
 
 // syncContainer starts, restarts or leaves one container and reports it.
@@ -280,7 +313,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 			r.removeQuietly(ctx, latest.ID)
 			return waiting(c, "RunContainerError", err.Error())
 		}
-		return r.reread(ctx, c, latest.ID, previous)
+		return r.started(ctx, sc, c, latest.ID, previous)
 	case krt.StateExited:
 		restart := policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && latest.ExitCode != 0)
 		if !restart {
@@ -295,6 +328,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 			delay = backoffMax
 		}
 		if wait := latest.FinishedAt.Add(delay).Sub(r.now()); wait > 0 {
+			sc.recheckIn(wait)
 			st := report(c, latest, nil)
 			st.LastTerminationState = st.State
 			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
@@ -321,6 +355,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	b, backingOff := r.pulls[c.Image]
 	r.pullMu.Unlock()
 	if backingOff && r.now().Before(b.next) {
+		sc.recheckIn(b.next.Sub(r.now()))
 		return withPrevious(waiting(c, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", c.Image, b.lastErr)), c, previous)
 	}
 	img, err := r.ensureImage(ctx, pod, c)
@@ -364,7 +399,17 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 		}
 	}
 	r.log.Info("started container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "attempt", attempt)
-	return r.reread(ctx, c, id, previous)
+	return r.started(ctx, sc, c, id, previous)
+}
+
+// started reports a container just started and starts its probes at once:
+// their verdicts, not a later sync, bring the pod's next change.
+func (r *Runtime) started(ctx context.Context, sc syncCtx, c *corev1.Container, id string, previous *krt.ContainerStatus) corev1.ContainerStatus {
+	st := r.reread(ctx, c, id, previous)
+	if st.State.Running != nil {
+		r.ensureProbes(sc, c, id)
+	}
+	return st
 }
 
 // ensureImage makes the container's image ready and records the kubelet's
@@ -429,7 +474,7 @@ func (r *Runtime) ensureProbes(sc syncCtx, c *corev1.Container, id string) {
 		// As the kubelet: every failed run is an event; the recorder
 		// folds repeats into one with a count.
 		r.event(pod, c, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", probeName(kind), output)
-	}}
+	}, Changed: func(prober.Kind) { r.notify(pod.UID) }}
 	var gate func() bool
 	if c.StartupProbe != nil {
 		key := prober.Key{ContainerID: id, Kind: prober.Startup}

@@ -665,3 +665,59 @@ func TestLifecycleHooks(t *testing.T) {
 	}
 	e.assertGone(t, pod)
 }
+
+// The runtime tells the agent of changes nobody asked for — a container's
+// exit (containerd's task exit event), a probe's verdict turning — and
+// says when a back-off ends, so the agent need not poll running pods.
+func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
+	e := newEnv(t, "sktpod7", "10.251.38.0/24")
+	t.Cleanup(e.rt.Stop)
+	changed := make(chan types.UID, 100)
+	e.rt.OnPodChange(func(uid types.UID) { changed <- uid })
+	waitChange := func(what string, uid types.UID) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case got := <-changed:
+				if got == uid {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no change notice for %s within 30s", what)
+			}
+		}
+	}
+
+	crasher := newTestPod("exits")
+	crasher.Spec.Containers = []corev1.Container{appContainer("c", "crash", "3")}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), crasher, 0) })
+	if _, err := e.rt.SyncPod(context.Background(), crasher, "10.251.38.9"); err != nil {
+		t.Fatal(err)
+	}
+	waitChange("a container's exit", crasher.UID)
+	st, err := e.rt.SyncPod(context.Background(), crasher, "10.251.38.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := st.Containers[0].State.Waiting; w == nil || w.Reason != "CrashLoopBackOff" {
+		t.Fatalf("after the exit: state %+v, want CrashLoopBackOff", st.Containers[0].State)
+	}
+	if st.RecheckAfter <= 0 || st.RecheckAfter > 10*time.Second {
+		t.Errorf("RecheckAfter = %v in a 10s back-off, want (0, 10s]", st.RecheckAfter)
+	}
+
+	probed := newTestPod("turns-ready")
+	c := appContainer("web", "serve", ":8080")
+	c.ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
+	probed.Spec.Containers = []corev1.Container{c}
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), probed, 0) })
+	if _, err := e.rt.SyncPod(context.Background(), probed, "10.251.38.10"); err != nil {
+		t.Fatal(err)
+	}
+	waitChange("a readiness verdict", probed.UID)
+	if st, err := e.rt.SyncPod(context.Background(), probed, "10.251.38.10"); err != nil || !st.Containers[0].Ready {
+		t.Errorf("after the readiness notice: ready=%v (%v), want ready", err == nil && st.Containers[0].Ready, err)
+	}
+}

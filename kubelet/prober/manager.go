@@ -145,14 +145,19 @@ func (w *worker) run(ctx context.Context, kind Kind, p *corev1.Probe, t Target, 
 			}
 		}
 		w.mu.Lock()
+		before := w.result
 		switch {
 		case res == Success && okRun >= success:
 			w.result, w.reason = Success, ""
 		case res != Success && badRun >= failure:
 			w.result, w.reason = Failure, reason
 		}
+		changed := w.result != before
 		done := kind == Startup && w.result == Success
 		w.mu.Unlock()
+		if changed && t.Changed != nil {
+			t.Changed(kind)
+		}
 		if done {
 			return // a startup probe stops once it has succeeded
 		}

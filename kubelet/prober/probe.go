@@ -51,6 +51,9 @@ type Target struct {
 	// Failed, if set, hears of every failed probe run with its output,
 	// before thresholds apply (the kubelet's Unhealthy events).
 	Failed func(kind Kind, output string)
+	// Changed, if set, hears when the probe's verdict changes (the
+	// kubelet's probe result updates, which sync the pod at once).
+	Changed func(kind Kind)
 }
 
 // maxExecOutput caps what an exec probe's output contributes to its

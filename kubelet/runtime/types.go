@@ -189,6 +189,16 @@ type Attacher interface {
 	Attach(ctx context.Context, id string, opts AttachOptions) error
 }
 
+// ExitWatcher is a Runtime that reports containers' exits as they happen,
+// so the agent need not poll to notice them (the kubelet's event-driven
+// pod lifecycle events).
+type ExitWatcher interface {
+	// WatchExits calls exited for every container whose process ends,
+	// until ctx ends. Exits may be missed (the runtime restarting), so it
+	// speeds up noticing them and does not replace looking.
+	WatchExits(ctx context.Context, exited func(containerID, podUID string))
+}
+
 // TerminalSize is a terminal's width and height in characters.
 type TerminalSize struct {
 	Width, Height uint16
