@@ -22,7 +22,9 @@ func dockercfg(name, json string) *corev1.Secret {
 		Data: map[string][]byte{corev1.DockerConfigKey: []byte(json)}}
 }
 
-func auth(user, pass string) string { return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)) }
+func auth(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+}
 
 func cred(user string) krt.Credential { return krt.Credential{Username: user, Password: "pw-" + user} }
 
