@@ -232,3 +232,22 @@ func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
 	err = r.c.ImageService().Delete(r.ns(ctx), name, images.SynchronousDelete())
 	return translate(err, "remove image "+name)
 }
+
+// DefaultRoot is containerd's default root directory.
+const DefaultRoot = "/var/lib/containerd"
+
+// ImageFSPath is a path on the file system holding unpacked images: the
+// root containerd reports for the snapshotter, else DefaultRoot. Image
+// garbage collection measures that file system.
+func (r *Runtime) ImageFSPath(ctx context.Context) string {
+	resp, err := r.c.IntrospectionService().Plugins(ctx, "type==io.containerd.snapshotter.v1,id=="+r.snapshotter)
+	if err == nil {
+		for _, p := range resp.Plugins {
+			if root := p.Exports["root"]; root != "" && filepath.IsAbs(root) {
+				return root
+			}
+		}
+	}
+	r.log.Warn("containerd does not tell its snapshotter's root, assuming the default", "snapshotter", r.snapshotter, "root", DefaultRoot, "err", err)
+	return DefaultRoot
+}

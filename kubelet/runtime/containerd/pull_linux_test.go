@@ -65,3 +65,13 @@ func TestPullWithCredentials(t *testing.T) {
 		t.Errorf("PullAlways with the right credential: %+v, %v", img, err)
 	}
 }
+
+// TestImageFSPath: containerd tells where its snapshotter keeps images.
+func TestImageFSPath(t *testing.T) {
+	r := newTestRuntime(t)
+	p := r.ImageFSPath(context.Background())
+	t.Logf("image file system: %s", p)
+	if !strings.HasSuffix(p, "io.containerd.snapshotter.v1."+DefaultSnapshotter) {
+		t.Errorf("ImageFSPath = %q, want the overlayfs snapshotter's root", p)
+	}
+}
