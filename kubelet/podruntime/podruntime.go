@@ -33,6 +33,10 @@ type Network interface {
 	Pods() ([]string, error)
 }
 
+// LabelImageID is the container label holding the digest of the image the
+// container was created from (image garbage collection reads it).
+const LabelImageID = labelImageID
+
 // Labels podruntime adds to the containers it creates.
 const (
 	labelImageID      = "skiff.io/image-id"

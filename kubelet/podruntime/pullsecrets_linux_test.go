@@ -5,6 +5,7 @@ package podruntime
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,22 @@ func TestImagePullSecrets(t *testing.T) {
 	})
 	if st.Containers[0].ImageID == "" {
 		t.Errorf("no image ID: %+v", st.Containers[0])
+	}
+
+	// Node status lists the pulled image by repo digest and tag (with the
+	// names of the imported test image: they are the same image).
+	nodeImages, err := e.rt.NodeImages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ni := range nodeImages {
+		if slices.Contains(ni.Names, host+"/skiff/private@"+st.Containers[0].ImageID) && slices.Contains(ni.Names, image) && ni.SizeBytes > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("NodeImages = %+v, want names %s@%s and %s", nodeImages, host+"/skiff/private", st.Containers[0].ImageID, image)
 	}
 
 	var events []string
