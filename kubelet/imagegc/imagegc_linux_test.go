@@ -4,6 +4,7 @@ package imagegc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,7 @@ func TestCollectOnContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() }) // after the clean-ups below
 
 	dir := t.TempDir()
 	usedTar, used := testimage.Build(t, dir)
@@ -55,7 +56,7 @@ func TestCollectOnContainerd(t *testing.T) {
 		}
 	})
 
-	cfg := krt.ContainerConfig{PodUID: "imagegc-test", PodNamespace: "default", PodName: "gc", Name: "main",
+	cfg := krt.ContainerConfig{PodUID: fmt.Sprintf("imagegc-test-%d", time.Now().UnixNano()), PodNamespace: "default", PodName: "gc", Name: "main",
 		Image: used, Args: []string{"exit", "0"}, LogPath: filepath.Join(dir, "logs", "main.log")}
 	id, err := r.CreateContainer(ctx, cfg)
 	if err != nil {
