@@ -27,7 +27,7 @@ func TestImagePullSecrets(t *testing.T) {
 	e := newEnv(t, "sktpull0", "10.251.52.0/24")
 	rec := record.NewFakeRecorder(1000)
 	e.rt.rec = rec
-	host := testimage.ServeRegistry(t, "puller", "s3cret")
+	host, _ := testimage.ServeRegistry(t, "puller", "s3cret")
 	image := host + "/skiff/private:v1"
 	tarPath, _ := testimage.Build(t, t.TempDir())
 	testimage.Push(t, tarPath, image, "puller", "s3cret")

@@ -20,10 +20,10 @@ import (
 )
 
 // ServeRegistry runs an in-memory OCI distribution registry on 127.0.0.1
-// for the test's lifetime and returns its host:port. With a user it
-// answers every request without that user's password with 401 and a
-// Basic challenge, as a registry requiring a login does.
-func ServeRegistry(t testing.TB, user, password string) string {
+// until stop is called or the test ends, and returns its host:port. With a
+// user it answers every request without that user's password with 401 and
+// a Basic challenge, as a registry requiring a login does.
+func ServeRegistry(t testing.TB, user, password string) (host string, stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -35,8 +35,9 @@ func ServeRegistry(t testing.TB, user, password string) string {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String()
+	stop = func() { _ = srv.Close() }
+	t.Cleanup(stop)
+	return l.Addr().String(), stop
 }
 
 func basicAuth(next http.Handler, user, password string) http.Handler {

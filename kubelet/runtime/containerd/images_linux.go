@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/containerd/v2/core/remotes"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
+	remoteerrors "github.com/containerd/containerd/v2/core/remotes/errors"
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 
@@ -34,7 +36,10 @@ func normalizeRef(ref string) (string, error) {
 
 // EnsureImage returns the image if present (unpacking it if needed), or
 // pulls it unless policy is Never. With PullAlways a failed pull of a present
-// image falls back to the local copy, since no registry may be reachable.
+// image falls back to the local copy, since no registry may be reachable —
+// but not when the registry refused the credentials (401 or 403): as on
+// Kubernetes, Always then keeps a private image from a pod without its
+// secret.
 // A pull tries creds in order (the kubelet's keyring order) and stops at the
 // first that works; without creds it is anonymous. As containerd's CRI,
 // registries on localhost or a loopback address are spoken to in plain
@@ -54,7 +59,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPo
 	}
 	pulled, err := r.pull(ctx, name, creds)
 	if err != nil {
-		if getErr == nil {
+		if getErr == nil && !authRefused(err) {
 			r.log.Warn("pull failed, using the local image", "image", name, "err", err)
 			return r.ready(ctx, img)
 		}
@@ -87,6 +92,16 @@ func (r *Runtime) pull(ctx context.Context, name string, creds []krt.Credential)
 		return nil, errs[0]
 	}
 	return nil, errors.Join(errs...)
+}
+
+// authRefused says whether a registry refused a pull's credentials (or
+// their absence).
+func authRefused(err error) bool {
+	if errors.Is(err, docker.ErrInvalidAuthorization) {
+		return true
+	}
+	var status remoteerrors.ErrUnexpectedStatus
+	return errors.As(err, &status) && (status.StatusCode == http.StatusUnauthorized || status.StatusCode == http.StatusForbidden)
 }
 
 // resolver speaks to registries with credential c (none if it is zero).

@@ -21,7 +21,7 @@ func TestPullWithCredentials(t *testing.T) {
 	r := newTestRuntime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	host := testimage.ServeRegistry(t, "puller", "s3cret")
+	host, _ := testimage.ServeRegistry(t, "puller", "s3cret")
 	ref := host + "/skiff/private:v1"
 	testimage.Push(t, buildImage(t), ref, "puller", "s3cret")
 	t.Cleanup(func() { _ = r.RemoveImage(context.Background(), ref) })
@@ -63,6 +63,23 @@ func TestPullWithCredentials(t *testing.T) {
 	}
 	if img, err := r.EnsureImage(ctx, ref, krt.PullAlways, krt.Credential{Username: "puller", Password: "s3cret"}); err != nil || !img.Pulled {
 		t.Errorf("PullAlways with the right credential: %+v, %v", img, err)
+	}
+	// Always without the credential: the registry's refusal stands even
+	// though the image is here (no fall-back to the local copy).
+	if _, err := r.EnsureImage(ctx, ref, krt.PullAlways); !errors.Is(err, krt.ErrImagePull) || !strings.Contains(err.Error(), "401 Unauthorized") {
+		t.Errorf("PullAlways of a present image without the credential: %v, want the 401 as ErrImagePull", err)
+	}
+	// An unreachable registry does fall back to the local copy.
+	host2, stopRegistry := testimage.ServeRegistry(t, "", "")
+	ref2 := host2 + "/skiff/offline:v1"
+	testimage.Push(t, buildImage(t), ref2, "", "")
+	t.Cleanup(func() { _ = r.RemoveImage(context.Background(), ref2) })
+	if _, err := r.EnsureImage(ctx, ref2, krt.PullIfNotPresent); err != nil {
+		t.Fatal(err)
+	}
+	stopRegistry()
+	if img, err := r.EnsureImage(ctx, ref2, krt.PullAlways); err != nil || img.Pulled {
+		t.Errorf("PullAlways with the registry gone: %+v, %v; want the local copy", img, err)
 	}
 }
 
