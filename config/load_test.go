@@ -150,6 +150,12 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --config "/nonexistent/skiff.yaml": cannot read it`}},
 		{name: "config file that is not YAML", file: "data-dir: [unclosed\n",
 			want: []string{`invalid --config "`, `cannot read it`}},
+		{name: "image gc threshold above 100", args: []string{"--image-gc-high-threshold", "101"},
+			want: []string{`invalid --image-gc-high-threshold "101": must be 0-100`}, notWant: []string{"--image-gc-low-threshold"}},
+		{name: "image gc low threshold not below the high one", env: map[string]string{"SKIFF_IMAGE_GC_LOW_THRESHOLD": "90"},
+			want: []string{`invalid --image-gc-low-threshold "90" (from SKIFF_IMAGE_GC_LOW_THRESHOLD): must be less than --image-gc-high-threshold (85)`}},
+		{name: "negative image gc age", args: []string{"--image-minimum-gc-age=-1m"},
+			want: []string{`invalid --image-minimum-gc-age "-1m": must not be negative`}},
 		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
 			want: []string{"invalid --https-listen-port", "invalid --log-level"}},
 	}
@@ -190,6 +196,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--log-level", "DEBUG",
 		"--log-format", "JSON",
 		"--disable-agent",
+		"--image-gc-high-threshold", "100", "--image-gc-low-threshold", "0", "--image-minimum-gc-age", "0s",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +212,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.LogLevel.String() != "DEBUG" || s.LogFormat != "json" || !s.DisableAgent {
 		t.Errorf("log %v %q agent %v", s.LogLevel, s.LogFormat, s.DisableAgent)
+	}
+	if s.ImageGCHighThreshold != 100 || s.ImageGCLowThreshold != 0 || s.ImageMinimumGCAge != 0 {
+		t.Errorf("image gc %d %d %v", s.ImageGCHighThreshold, s.ImageGCLowThreshold, s.ImageMinimumGCAge)
 	}
 	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
 		t.Errorf("endpoint %q", s.Endpoint())

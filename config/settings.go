@@ -68,6 +68,12 @@ type Server struct {
 	NodeAPIPort int
 	// ContainerdSocket is where the embedded agent reaches containerd.
 	ContainerdSocket string
+	// ImageGCHighThreshold and ImageGCLowThreshold (percent of the image
+	// file system used) and ImageMinimumGCAge are the embedded agent's
+	// image garbage collection, as the kubelet's flags.
+	ImageGCHighThreshold int
+	ImageGCLowThreshold  int
+	ImageMinimumGCAge    time.Duration
 	// DisableControllerManager and DisableScheduler keep the server from
 	// running those loops (run them with their own commands instead).
 	DisableControllerManager bool
@@ -77,6 +83,9 @@ type Server struct {
 	// ServiceCIDR is where Services get their cluster IPs.
 	ServiceCIDR string
 
+	// imageGCHighValid records that ImageGCHighThreshold was accepted, so
+	// that the low threshold is compared with it only then.
+	imageGCHighValid bool
 	// tokenGiven records that Token came from configuration, not the data dir.
 	tokenGiven bool
 	// keyFileGiven records that EncryptionKeyFile was set, so a missing file
@@ -112,6 +121,9 @@ const (
 	keyNodeIP                = "node-ip"
 	keyNodeAPIPort           = "node-api-port"
 	keyContainerdSocket      = "containerd-socket"
+	keyImageGCHigh           = "image-gc-high-threshold"
+	keyImageGCLow            = "image-gc-low-threshold"
+	keyImageMinGCAge         = "image-minimum-gc-age"
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
 	keyClusterCIDR           = "cluster-cidr"
@@ -143,6 +155,9 @@ const (
 	DefaultServiceCIDR           = "10.43.0.0/16"
 	DefaultNodeAPIPort           = 10250
 	DefaultContainerdSocket      = "/run/containerd/containerd.sock"
+	DefaultImageGCHighThreshold  = 85
+	DefaultImageGCLowThreshold   = 80
+	DefaultImageMinimumGCAge     = 2 * time.Minute
 )
 
 // Files inside the data directory.
@@ -408,6 +423,40 @@ func serverSettings(defaultDataDir string) []setting {
 					return fmt.Errorf("must be an absolute path such as %s", DefaultContainerdSocket)
 				}
 				s.ContainerdSocket = p
+				return nil
+			}},
+		{name: keyImageGCHigh, kind: kindInt, def: fmt.Sprint(DefaultImageGCHighThreshold),
+			usage: "percent of the image file system used above which the embedded agent removes unused images; 100 disables it",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 0 || n > 100 {
+					return fmt.Errorf("must be 0-100")
+				}
+				s.ImageGCHighThreshold, s.imageGCHighValid = int(n), true
+				return nil
+			}},
+		{name: keyImageGCLow, kind: kindInt, def: fmt.Sprint(DefaultImageGCLowThreshold),
+			usage: "percent of the image file system used that image garbage collection frees down to",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n < 0 || n > 100 {
+					return fmt.Errorf("must be 0-100")
+				}
+				// --image-gc-high-threshold is applied before.
+				if s.imageGCHighValid && int(n) >= s.ImageGCHighThreshold {
+					return fmt.Errorf("must be less than --%s (%d)", keyImageGCHigh, s.ImageGCHighThreshold)
+				}
+				s.ImageGCLowThreshold = int(n)
+				return nil
+			}},
+		{name: keyImageMinGCAge, kind: kindDuration, def: DefaultImageMinimumGCAge.String(),
+			usage: "how long an image must have been on the node before image garbage collection may remove it",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if d < 0 {
+					return fmt.Errorf("must not be negative")
+				}
+				s.ImageMinimumGCAge = d
 				return nil
 			}},
 		{name: keyDisableCM, kind: kindBool, def: "false",

@@ -24,6 +24,8 @@ const (
 // serviceAccount defaults a pod's service account to "default" and refuses
 // one that does not exist, with Kubernetes' message: `pods "x" is forbidden:
 // error looking up service account ns/sa: serviceaccount "sa" not found`.
+// A pod without imagePullSecrets gets its account's, as Kubernetes'
+// ServiceAccount admission plugin copies them.
 func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 	pod := a.Object.(*corev1.Pod)
 	name := pod.Spec.ServiceAccountName
@@ -50,11 +52,14 @@ func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 			case <-time.After(interval):
 			}
 		}
-		_, found, err := getCachedInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
+		sa, found, err := getCachedInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
 		if err != nil {
 			return err
 		}
 		if found {
+			if len(pod.Spec.ImagePullSecrets) == 0 && len(sa.ImagePullSecrets) > 0 {
+				pod.Spec.ImagePullSecrets = append([]corev1.LocalObjectReference(nil), sa.ImagePullSecrets...)
+			}
 			return nil
 		}
 	}

@@ -80,3 +80,37 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Fatalf("an account of another namespace admitted a pod: %v", err)
 	}
 }
+
+// TestServiceAccountImagePullSecrets: a pod without imagePullSecrets gets
+// its service account's; a pod naming its own keeps them, as Kubernetes'
+// ServiceAccount admission plugin does.
+func TestServiceAccountImagePullSecrets(t *testing.T) {
+	st := storagetest.Open(t, storagetest.SQLiteEndpoint(t))
+	chain := admission.New(st, nil)
+	ctx := context.Background()
+	data, _ := json.Marshal(&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{Kind: "ServiceAccount", APIVersion: "v1"},
+		ObjectMeta:       metav1.ObjectMeta{Name: "puller", Namespace: "ns"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}, {Name: "backup"}}})
+	if _, err := st.Create(ctx, "/registry/serviceaccounts/ns/puller", data, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	a := podAttrs("ns", "inherits", "puller")
+	if err := chain.Mutate(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got := a.Object.(*corev1.Pod).Spec.ImagePullSecrets
+	if len(got) != 2 || got[0].Name != "regcred" || got[1].Name != "backup" {
+		t.Errorf("pod without imagePullSecrets got %v, want the account's [regcred backup]", got)
+	}
+
+	a = podAttrs("ns", "own", "puller")
+	a.Object.(*corev1.Pod).Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "mine"}}
+	if err := chain.Mutate(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got = a.Object.(*corev1.Pod).Spec.ImagePullSecrets
+	if len(got) != 1 || got[0].Name != "mine" {
+		t.Errorf("pod with its own imagePullSecrets got %v, want only [mine]", got)
+	}
+}

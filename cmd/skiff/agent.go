@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/kubelet/imagegc"
 )
 
 // agentOptions are the flags of `skiff agent`.
@@ -43,6 +44,8 @@ type agentOptions struct {
 	nodeAPIAddress   string
 	nodeAPIPort      int
 	tlsCert, tlsKey  string
+	imageGC          imagegc.Policy
+	imageFSPath      string
 
 	// creds is set once a single node has joined with --server/--token:
 	// its node API then gets a serving certificate the same way.
@@ -99,6 +102,10 @@ joins separately and acts as system:node:<name> with its own certificate
 	f.IntVar(&o.nodeAPIPort, "node-api-port", config.DefaultNodeAPIPort, "TCP port of the node API (--runtime containerd)")
 	f.StringVar(&o.tlsCert, "tls-cert-file", "", "node API serving certificate signed by the cluster CA (default: a node joined with --server/--token obtains one from the API server and keeps it renewed in --cert-dir; with --kubeconfig, self-signed, which the API server does not trust)")
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
+	f.IntVar(&o.imageGC.HighThresholdPercent, "image-gc-high-threshold", imagegc.DefaultHighThresholdPercent, "percent of the image file system used above which unused images are removed, least recently used first; 100 disables it (--runtime containerd)")
+	f.IntVar(&o.imageGC.LowThresholdPercent, "image-gc-low-threshold", imagegc.DefaultLowThresholdPercent, "percent of the image file system used that image garbage collection frees down to (--runtime containerd)")
+	f.DurationVar(&o.imageGC.MinAge, "image-minimum-gc-age", imagegc.DefaultMinAge, "minimum age of an image (since the agent first saw it) before it may be removed (--runtime containerd)")
+	f.StringVar(&o.imageFSPath, "image-fs-path", "", "a path on the file system holding images, measured for image garbage collection (default: containerd's snapshotter root, as containerd reports it)")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,6 +27,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/kubelet/imagegc"
 	"github.com/skiffkube/skiff/kubelet/logdriver"
 	"github.com/skiffkube/skiff/kubelet/nodeagent"
 	"github.com/skiffkube/skiff/kubelet/nodeapi"
@@ -104,6 +106,8 @@ func runEmbeddedAgent(ctx context.Context, cfg *config.Server, url string, bundl
 	return nodeagent.Run(ctx, nodeagent.Options{
 		Client: client, NodeName: name, NodeIP: ip, DataDir: cfg.DataDir,
 		ContainerdSocket: cfg.ContainerdSocket, LogDriver: exe,
+		ImageGC: imagegc.Policy{HighThresholdPercent: cfg.ImageGCHighThreshold, LowThresholdPercent: cfg.ImageGCLowThreshold,
+			MinAge: cfg.ImageMinimumGCAge},
 		APIAddress: net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.NodeAPIPort)),
 		Serving:    serving, ClientCA: bundle.CAPool(), APIClientUsers: []string{nodeapi.APIServerClientUser},
 		KubeletVersion: apiserver.KubernetesVersion, Logger: log.With("component", "agent"),
@@ -127,6 +131,12 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 	}
 	if o.nodeAPIPort < 1 || o.nodeAPIPort > 65535 {
 		return fmt.Errorf("invalid --node-api-port %d: must be 1-65535", o.nodeAPIPort)
+	}
+	if err := o.imageGC.Validate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+	if o.imageFSPath != "" && !filepath.IsAbs(o.imageFSPath) {
+		return fmt.Errorf("invalid --image-fs-path %q: must be an absolute path", o.imageFSPath)
 	}
 	clientCA, err := clusterCA(rc)
 	if err != nil {
@@ -189,7 +199,7 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 	}
 	return nodeagent.Run(ctx, nodeagent.Options{
 		Client: client, NodeName: o.nodeName, NodeIP: ip, DataDir: dataDir,
-		ContainerdSocket: o.containerdSocket, LogDriver: exe,
+		ContainerdSocket: o.containerdSocket, LogDriver: exe, ImageGC: o.imageGC, ImageFSPath: o.imageFSPath,
 		APIAddress: net.JoinHostPort(o.nodeAPIAddress, strconv.Itoa(o.nodeAPIPort)),
 		Serving:    serving, GetServing: getServing, ClientCA: clientCA, APIClientUsers: []string{nodeapi.APIServerClientUser},
 		Capacity: capacity, Labels: labels, Workers: o.workers,

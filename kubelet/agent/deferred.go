@@ -82,6 +82,18 @@ func (d *DeferredRuntime) Ready(ctx context.Context) error {
 	return nil
 }
 
+// NodeImages lists the opened runtime's images for node status.
+func (d *DeferredRuntime) NodeImages(ctx context.Context) ([]corev1.ContainerImage, error) {
+	rt, err := d.current()
+	if err != nil {
+		return nil, err
+	}
+	if il, ok := rt.(imageLister); ok {
+		return il.NodeImages(ctx)
+	}
+	return nil, errors.New("the runtime lists no images")
+}
+
 // SyncPod runs the pod on the opened runtime; before that it fails, and the
 // agent retries.
 func (d *DeferredRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (PodState, error) {

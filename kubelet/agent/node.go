@@ -28,6 +28,12 @@ type readinessChecker interface {
 	Ready(ctx context.Context) error
 }
 
+// imageLister is implemented by runtimes that store images: node status
+// lists them (status.images) as the kubelet does.
+type imageLister interface {
+	NodeImages(ctx context.Context) ([]corev1.ContainerImage, error)
+}
+
 // node keeps one Node object, its status heartbeat and its Lease.
 type node struct {
 	cfg     Config
@@ -96,6 +102,16 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 	if rc, ok := n.runtime.(readinessChecker); ok && ready == nil {
 		ready = rc.Ready(ctx)
 	}
+	var images []corev1.ContainerImage
+	listed := false
+	if il, ok := n.runtime.(imageLister); ok && ready == nil {
+		var err error
+		if images, err = il.NodeImages(ctx); err == nil {
+			listed = true
+		} else {
+			n.cfg.Logger.Warn("listing images for node status", "err", err)
+		}
+	}
 	var out *corev1.Node
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
@@ -112,6 +128,9 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 			st.NodeInfo.ContainerRuntimeVersion = n.runtime.Name() + "://" + version
 		}
 		st.Phase = corev1.NodeRunning
+		if listed {
+			st.Images = images
+		}
 		readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
 		if ready != nil {
 			readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + ready.Error()}

@@ -75,8 +75,11 @@ func Run(ctx context.Context, o Options) error {
 	defer events.Stop()
 	recorder := events.For(o.NodeName, o.Client)
 
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mu sync.Mutex
 	var opened *podruntime.Node
+	var images ImageGC
 	open := func(ctx context.Context, podCIDR string) (agent.Runtime, error) {
 		n, err := podruntime.OpenNode(ctx, podruntime.NodeOptions{
 			DataDir: o.DataDir, PodCIDR: podCIDR, ContainerdSocket: o.ContainerdSocket, LogDriver: o.LogDriver,
@@ -92,6 +95,11 @@ func Run(ctx context.Context, o Options) error {
 			o.Logger.Warn("listing this node's pods for orphan clean-up", "err", err)
 		} else if err := n.CleanupOrphans(ctx, keep); err != nil {
 			o.Logger.Warn("cleaning up orphaned pods", "err", err)
+		}
+		// The collector lives as long as Run, not the opening call.
+		if err := images.start(runCtx, o, n, recorder); err != nil {
+			n.Close()
+			return nil, err
 		}
 		mu.Lock()
 		opened = n
@@ -117,13 +125,11 @@ func Run(ctx context.Context, o Options) error {
 		return opened.Runtime, nil
 	})
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- nodeapi.Serve(ctx, l, tlsCfg, nodeapi.NewHandler(pods), o.Logger) }()
-	go sweepLocalPath(ctx, o.Client, localPathDir(o.DataDir), o.Logger)
+	go func() { served <- nodeapi.Serve(runCtx, l, tlsCfg, nodeapi.NewHandler(pods), o.Logger) }()
+	go sweepLocalPath(runCtx, o.Client, localPathDir(o.DataDir), o.Logger)
 	o.Logger.Info("node agent starting", "node", o.NodeName, "nodeIP", o.NodeIP, "nodeAPI", l.Addr().String())
-	err = a.Run(ctx, o.Workers)
+	err = a.Run(runCtx, o.Workers)
 	cancel()
 	err = errors.Join(err, <-served)
 	mu.Lock()

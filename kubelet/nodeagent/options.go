@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffkube/skiff/kubelet/imagegc"
 )
 
 // Options describe the node.
@@ -47,6 +49,12 @@ type Options struct {
 	// directory's disk, 110 pods).
 	Capacity corev1.ResourceList
 	Labels   map[string]string
+	// ImageGC is when unused images are removed (zero: the kubelet's
+	// defaults, 85%/80%/2m); ImageFSPath is a path on the file system
+	// holding images (empty: containerd's snapshotter root, as containerd
+	// reports it).
+	ImageGC     imagegc.Policy
+	ImageFSPath string
 	// KubeletVersion is reported in node info.
 	KubeletVersion string
 	Workers        int
@@ -72,6 +80,15 @@ func (o *Options) validate() error {
 	}
 	if len(o.Serving.Certificate) == 0 {
 		errs = append(errs, errors.New("the node API needs a serving certificate"))
+	}
+	if o.ImageGC == (imagegc.Policy{}) {
+		o.ImageGC = imagegc.DefaultPolicy()
+	}
+	if err := o.ImageGC.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.ImageFSPath != "" && !filepath.IsAbs(o.ImageFSPath) {
+		errs = append(errs, fmt.Errorf("image file system path %q must be absolute", o.ImageFSPath))
 	}
 	if o.Workers <= 0 {
 		o.Workers = 4

@@ -34,6 +34,10 @@ type Network interface {
 	Pods() ([]string, error)
 }
 
+// LabelImageID is the container label holding the digest of the image the
+// container was created from (image garbage collection reads it).
+const LabelImageID = labelImageID
+
 // Labels podruntime adds to the containers it creates.
 const (
 	labelImageID      = "skiff.io/image-id"
@@ -90,9 +94,10 @@ type Runtime struct {
 	probes     *prober.Manager
 	stopProbes context.CancelFunc
 
-	// pullMu guards pulls: failed image pulls back off per image, as the
-	// kubelet's ImagePullBackOff, so a missing image is not fetched on
-	// every sync.
+	// pullMu guards pulls: failed image pulls back off per pod and image
+	// (pullKey), as the kubelet's ImagePullBackOff, so a missing image is
+	// not fetched on every sync, and one pod's missing pull secret does not
+	// hold back another pod's pull.
 	pullMu sync.Mutex
 	pulls  map[string]pullBackoff
 
@@ -352,7 +357,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Container, attempt, level int, previous *krt.ContainerStatus) corev1.ContainerStatus {
 	pod := sc.pod
 	r.pullMu.Lock()
-	b, backingOff := r.pulls[c.Image]
+	b, backingOff := r.pulls[pullKey(pod, c)]
 	r.pullMu.Unlock()
 	if backingOff && r.now().Before(b.next) {
 		sc.recheckIn(b.next.Sub(r.now()))
@@ -427,8 +432,12 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		r.event(pod, c, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	}
 	start := time.Now()
-	img, err := r.c.EnsureImage(ctx, c.Image, policy)
-	r.recordPull(c.Image, err)
+	var creds []krt.Credential
+	if policy != krt.PullNever {
+		creds = r.pullCredentials(ctx, pod, c)
+	}
+	img, err := r.c.EnsureImage(ctx, c.Image, policy, creds...)
+	r.recordPull(pullKey(pod, c), err)
 	switch {
 	case err != nil:
 	case img.Pulled:
@@ -441,21 +450,27 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	return img, err
 }
 
-// recordPull updates the image's pull back-off: 10s doubling to 5m after
+// pullKey is what a pull back-off is kept for: the pod and the image, as
+// the kubelet's back-off key.
+func pullKey(pod *corev1.Pod, c *corev1.Container) string {
+	return string(pod.UID) + "_" + c.Image
+}
+
+// recordPull updates the pull back-off of key: 10s doubling to 5m after
 // each failed pull, cleared by a success.
-func (r *Runtime) recordPull(image string, err error) {
+func (r *Runtime) recordPull(key string, err error) {
 	r.pullMu.Lock()
 	defer r.pullMu.Unlock()
 	if err == nil || !errors.Is(err, krt.ErrImagePull) {
-		delete(r.pulls, image)
+		delete(r.pulls, key)
 		return
 	}
-	b := r.pulls[image]
+	b := r.pulls[key]
 	delay := backoffInitial << uint(min(b.failures, 5))
 	if delay > backoffMax {
 		delay = backoffMax
 	}
-	r.pulls[image] = pullBackoff{failures: b.failures + 1, next: r.now().Add(delay), lastErr: err.Error()}
+	r.pulls[key] = pullBackoff{failures: b.failures + 1, next: r.now().Add(delay), lastErr: err.Error()}
 }
 
 func (r *Runtime) reread(ctx context.Context, c *corev1.Container, id string, previous *krt.ContainerStatus) corev1.ContainerStatus {
@@ -589,6 +604,7 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	if err != nil {
 		return err
 	}
+	r.forgetPulls(uid)
 	var errs []error
 	if err := r.c.RemovePod(ctx, uid); err != nil {
 		errs = append(errs, err)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -40,6 +41,27 @@ type Image struct {
 	// it was already present).
 	Pulled bool
 }
+
+// Credential is what an image pull secret gives for a registry: a user
+// name and password, or an identity (refresh) token.
+type Credential struct {
+	Username      string
+	Password      string
+	IdentityToken string
+}
+
+// PullError is a failed pull; it matches ErrImagePull. Its message is
+// containerd's CRI's: `failed to pull and unpack image "ref": <cause>`.
+type PullError struct {
+	Image string
+	Err   error
+}
+
+func (e *PullError) Error() string {
+	return fmt.Sprintf("failed to pull and unpack image %q: %v", e.Image, e.Err)
+}
+
+func (e *PullError) Unwrap() []error { return []error{ErrImagePull, e.Err} }
 
 // Mount binds a host path into the container.
 type Mount struct {
@@ -210,7 +232,9 @@ type Runtime interface {
 	Version(ctx context.Context) (name, version string, err error)
 
 	// EnsureImage makes ref present and ready to run, honouring policy.
-	EnsureImage(ctx context.Context, ref string, policy PullPolicy) (Image, error)
+	// A pull tries creds in order and stops at the first that works;
+	// without creds it pulls anonymously. A failed pull is a *PullError.
+	EnsureImage(ctx context.Context, ref string, policy PullPolicy, creds ...Credential) (Image, error)
 	// ImagePresent says whether ref is stored here (so EnsureImage with
 	// PullIfNotPresent would not pull); an invalid ref is ErrInvalidConfig.
 	ImagePresent(ctx context.Context, ref string) (bool, error)

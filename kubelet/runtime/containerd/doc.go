@@ -4,7 +4,11 @@
 //
 // Images come from a registry when one answers, or from OCI/Docker archives
 // imported locally (ImportImages, ImportDir for <data-dir>/agent/images);
-// they are unpacked with the overlayfs snapshotter. Each container joins its
+// they are unpacked with the overlayfs snapshotter. A pull tries the
+// credentials it is given (from image pull secrets) in order, through
+// containerd's docker resolver: plain HTTP for loopback registries only.
+// ImageFSPath is the snapshotter's root, which image garbage collection
+// measures. Each container joins its
 // pod's network namespace by path, lives in the cgroup
 // /skiff/pod<uid>/<container-id>, and has its stdout and stderr appended by the
 // containerd shim to its log file, so logs keep flowing while the agent is

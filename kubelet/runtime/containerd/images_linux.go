@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,9 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images"
+	"github.com/containerd/containerd/v2/core/remotes"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	remoteerrors "github.com/containerd/containerd/v2/core/remotes/errors"
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 
@@ -32,8 +36,15 @@ func normalizeRef(ref string) (string, error) {
 
 // EnsureImage returns the image if present (unpacking it if needed), or
 // pulls it unless policy is Never. With PullAlways a failed pull of a present
-// image falls back to the local copy, since no registry may be reachable.
-func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPolicy) (krt.Image, error) {
+// image falls back to the local copy, since no registry may be reachable —
+// but not when the registry refused the credentials (401 or 403): as on
+// Kubernetes, Always then keeps a private image from a pod without its
+// secret.
+// A pull tries creds in order (the kubelet's keyring order) and stops at the
+// first that works; without creds it is anonymous. As containerd's CRI,
+// registries on localhost or a loopback address are spoken to in plain
+// HTTP, all others in HTTPS.
+func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPolicy, creds ...krt.Credential) (krt.Image, error) {
 	ctx = r.ns(ctx)
 	name, err := normalizeRef(ref)
 	if err != nil {
@@ -46,17 +57,65 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy krt.PullPo
 	if getErr != nil && policy == krt.PullNever {
 		return krt.Image{}, fmt.Errorf("image %s: %w", name, krt.ErrImageNeverPull)
 	}
-	pulled, err := r.c.Pull(ctx, name, client.WithPullUnpack, client.WithPullSnapshotter(r.snapshotter))
+	pulled, err := r.pull(ctx, name, creds)
 	if err != nil {
-		if getErr == nil {
+		if getErr == nil && !authRefused(err) {
 			r.log.Warn("pull failed, using the local image", "image", name, "err", err)
 			return r.ready(ctx, img)
 		}
-		return krt.Image{}, fmt.Errorf("image %s: %w: %w", name, krt.ErrImagePull, err)
+		return krt.Image{}, &krt.PullError{Image: name, Err: err}
 	}
 	out, err := r.ready(ctx, pulled)
 	out.Pulled = err == nil
 	return out, err
+}
+
+// pull fetches name with each credential in turn (or anonymously without
+// any); the errors of all attempts are joined as the kubelet aggregates them.
+func (r *Runtime) pull(ctx context.Context, name string, creds []krt.Credential) (client.Image, error) {
+	if len(creds) == 0 {
+		creds = []krt.Credential{{}}
+	}
+	var errs []error
+	for _, c := range creds {
+		img, err := r.c.Pull(ctx, name, client.WithPullUnpack, client.WithPullSnapshotter(r.snapshotter),
+			client.WithResolver(resolver(c)))
+		if err == nil {
+			return img, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 1 {
+		return nil, errs[0]
+	}
+	return nil, errors.Join(errs...)
+}
+
+// authRefused says whether a registry refused a pull's credentials (or
+// their absence).
+func authRefused(err error) bool {
+	if errors.Is(err, docker.ErrInvalidAuthorization) {
+		return true
+	}
+	var status remoteerrors.ErrUnexpectedStatus
+	return errors.As(err, &status) && (status.StatusCode == http.StatusUnauthorized || status.StatusCode == http.StatusForbidden)
+}
+
+// resolver speaks to registries with credential c (none if it is zero).
+func resolver(c krt.Credential) remotes.Resolver {
+	opts := []docker.RegistryOpt{docker.WithPlainHTTP(docker.MatchLocalhost)}
+	if c != (krt.Credential{}) {
+		opts = append(opts, docker.WithAuthorizer(docker.NewDockerAuthorizer(docker.WithAuthCreds(func(string) (string, string, error) {
+			if c.IdentityToken != "" {
+				return "", c.IdentityToken, nil
+			}
+			return c.Username, c.Password, nil
+		}))))
+	}
+	return docker.NewResolver(docker.ResolverOptions{Hosts: docker.ConfigureDefaultRegistries(opts...)})
 }
 
 // ImagePresent says whether ref is stored in this runtime's namespace.
@@ -187,4 +246,23 @@ func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
 	}
 	err = r.c.ImageService().Delete(r.ns(ctx), name, images.SynchronousDelete())
 	return translate(err, "remove image "+name)
+}
+
+// DefaultRoot is containerd's default root directory.
+const DefaultRoot = "/var/lib/containerd"
+
+// ImageFSPath is a path on the file system holding unpacked images: the
+// root containerd reports for the snapshotter, else DefaultRoot. Image
+// garbage collection measures that file system.
+func (r *Runtime) ImageFSPath(ctx context.Context) string {
+	resp, err := r.c.IntrospectionService().Plugins(ctx, "type==io.containerd.snapshotter.v1,id=="+r.snapshotter)
+	if err == nil {
+		for _, p := range resp.Plugins {
+			if root := p.Exports["root"]; root != "" && filepath.IsAbs(root) {
+				return root
+			}
+		}
+	}
+	r.log.Warn("containerd does not tell its snapshotter's root, assuming the default", "snapshotter", r.snapshotter, "root", DefaultRoot, "err", err)
+	return DefaultRoot
 }
