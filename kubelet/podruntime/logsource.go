@@ -57,35 +57,50 @@ func newer(a, b krt.ContainerStatus) bool {
 	return a.Attempt > b.Attempt
 }
 
-// ExecInPod runs cmd in the pod's running container (the node API's exec).
-func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
-	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) (int, error) {
+// runningContainer finds the pod's running container of that name.
+func (r *Runtime) runningContainer(ctx context.Context, namespace, pod, container string) (krt.ContainerStatus, error) {
 	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
 	if err != nil {
-		return 0, err
+		return krt.ContainerStatus{}, err
 	}
 	for _, s := range list {
 		if s.PodNamespace == namespace && s.PodName == pod && s.Name == container && s.State == krt.StateRunning {
-			var sizes chan krt.TerminalSize
-			done := make(chan struct{})
-			if resize != nil {
-				sizes = make(chan krt.TerminalSize)
-				go func() {
-					defer close(sizes)
-					for sz := range resize {
-						select {
-						case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
-						case <-done: // the exec is over: drop it, keep draining
-						}
-					}
-				}()
-			}
-			code, err := r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: sizes})
-			close(done)
-			return code, err
+			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
+	return krt.ContainerStatus{}, fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
+}
+
+// forwardResizes passes the client's terminal sizes on to the runtime
+// until resize closes; once stop is called (the session is over) they are
+// drained and dropped. A nil resize gives a nil channel.
+func forwardResizes(resize <-chan nodeapi.TerminalSize) (sizes chan krt.TerminalSize, stop func()) {
+	done := make(chan struct{})
+	if resize != nil {
+		sizes = make(chan krt.TerminalSize)
+		go func() {
+			defer close(sizes)
+			for sz := range resize {
+				select {
+				case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
+				case <-done:
+				}
+			}
+		}()
+	}
+	return sizes, func() { close(done) }
+}
+
+// ExecInPod runs cmd in the pod's running container (the node API's exec).
+func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container string, cmd []string,
+	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) (int, error) {
+	s, err := r.runningContainer(ctx, namespace, pod, container)
+	if err != nil {
+		return 0, err
+	}
+	sizes, stop := forwardResizes(resize)
+	defer stop()
+	return r.c.Exec(ctx, s.ID, krt.ExecOptions{Command: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: sizes})
 }
 
 // AttachToPod connects to the stdio of the pod's running container (the
@@ -93,41 +108,22 @@ func (r *Runtime) ExecInPod(ctx context.Context, namespace, pod, container strin
 // holds no stdio, gives nodeapi.ErrNoStdio: attach then follows its log.
 func (r *Runtime) AttachToPod(ctx context.Context, namespace, pod, container string,
 	stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan nodeapi.TerminalSize) error {
-	list, err := r.c.ListContainers(ctx, krt.ListFilter{})
+	s, err := r.runningContainer(ctx, namespace, pod, container)
 	if err != nil {
 		return err
 	}
-	for _, s := range list {
-		if s.PodNamespace != namespace || s.PodName != pod || s.Name != container || s.State != krt.StateRunning {
-			continue
-		}
-		a, ok := r.c.(krt.Attacher)
-		if !ok {
-			return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
-		}
-		var sizes chan krt.TerminalSize
-		done := make(chan struct{})
-		if resize != nil {
-			sizes = make(chan krt.TerminalSize)
-			go func() {
-				defer close(sizes)
-				for sz := range resize {
-					select {
-					case sizes <- krt.TerminalSize{Width: sz.Width, Height: sz.Height}:
-					case <-done: // the attach is over: drop it, keep draining
-					}
-				}
-			}()
-		}
-		err := a.Attach(ctx, s.ID, krt.AttachOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, Resize: sizes})
-		close(done)
-		switch {
-		case errors.Is(err, krt.ErrNoStdio):
-			return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
-		case errors.Is(err, krt.ErrStdinClosed):
-			return fmt.Errorf("container %q in pod %s/%s: its stdin is closed (stdinOnce, attached before)", container, namespace, pod)
-		}
-		return err
+	a, ok := r.c.(krt.Attacher)
+	if !ok {
+		return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
 	}
-	return fmt.Errorf("%w: container %q in pod %s/%s", nodeapi.ErrContainerNotFound, container, namespace, pod)
+	sizes, stop := forwardResizes(resize)
+	err = a.Attach(ctx, s.ID, krt.AttachOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, Resize: sizes})
+	stop()
+	switch {
+	case errors.Is(err, krt.ErrNoStdio):
+		return fmt.Errorf("container %q in pod %s/%s: %w", container, namespace, pod, nodeapi.ErrNoStdio)
+	case errors.Is(err, krt.ErrStdinClosed):
+		return fmt.Errorf("container %q in pod %s/%s: its stdin is closed (stdinOnce, attached before)", container, namespace, pod)
+	}
+	return err
 }
