@@ -29,7 +29,8 @@ const benchPods = 100
 // created at SKIFF_BENCH_QPS pods per second (default 10, as Kubernetes'
 // density test). It reports p50/p99 and the server process's CPU time and
 // resident memory with the 100 pods running (API server, controllers,
-// scheduler and agent together). Run with -bench PodStartupLatency
+// scheduler and agent together), and the server's and containerd's CPU
+// use while the 100 pods run and nothing changes. Run with -bench PodStartupLatency
 // -benchtime 1x.
 func BenchmarkPodStartupLatency(b *testing.B) {
 	qps := 10.0
@@ -54,11 +55,13 @@ func BenchmarkPodStartupLatency(b *testing.B) {
 	pods := cs.CoreV1().Pods("default")
 	var all []time.Duration
 	var cpu, rss []float64
+	var steady steadyUsage
 	b.ResetTimer()
 	for iter := 0; iter < b.N; iter++ {
-		lat, c, r := startupRound(b, ctx, pods, s.cmd.Process.Pid, qps, iter)
+		lat, c, r, st := startupRound(b, ctx, pods, s.cmd.Process.Pid, qps, iter)
 		all = append(all, lat...)
 		cpu, rss = append(cpu, c), append(rss, r)
+		steady = st
 	}
 	b.StopTimer()
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
@@ -67,8 +70,50 @@ func BenchmarkPodStartupLatency(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(cpu[len(cpu)-1], "server-cpu-s")
 	b.ReportMetric(rss[len(rss)-1], "server-rss-MiB")
+	b.ReportMetric(steady.server, "steady-server-cpu-%")
+	b.ReportMetric(steady.containerd, "steady-containerd-cpu-%")
 	b.Logf("%d pods at %.0f/s: p50 %.0f ms, p99 %.0f ms, max %v; server CPU %.1f s, RSS %.0f MiB with %d pods running",
 		len(all), qps, pct(0.50), pct(0.99), all[len(all)-1].Round(time.Millisecond), cpu[len(cpu)-1], rss[len(rss)-1], benchPods)
+	b.Logf("with %d pods running and nothing changing, over %v: server (API server, controllers, scheduler, agent) %.1f%% of a CPU, containerd %.1f%%",
+		benchPods, steadyWindow, steady.server, steady.containerd)
+}
+
+// steadyWindow is how long the CPU use of a node with its pods running and
+// nothing changing is sampled: the agent's cost of keeping pods (periodic
+// syncs, probes, status) and what it asks of containerd.
+const steadyWindow = 20 * time.Second
+
+// steadyUsage is CPU use in percent of one CPU over steadyWindow.
+type steadyUsage struct{ server, containerd float64 }
+
+func measureSteady(b *testing.B, serverPid int) steadyUsage {
+	ctrd := containerdPid(b)
+	s0, _ := processUsage(b, serverPid)
+	c0, _ := processUsage(b, ctrd)
+	time.Sleep(steadyWindow)
+	s1, _ := processUsage(b, serverPid)
+	c1, _ := processUsage(b, ctrd)
+	w := steadyWindow.Seconds()
+	return steadyUsage{server: (s1 - s0) / w * 100, containerd: (c1 - c0) / w * 100}
+}
+
+// containerdPid finds the containerd daemon's process.
+func containerdPid(b *testing.B) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "containerd" {
+			return pid
+		}
+	}
+	b.Fatal("no containerd process found")
+	return 0
 }
 
 // startupRound creates benchPods pods, returns their create→Running
@@ -79,7 +124,7 @@ func startupRound(b *testing.B, ctx context.Context, pods interface {
 	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
 	DeleteCollection(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
 	List(context.Context, metav1.ListOptions) (*corev1.PodList, error)
-}, pid int, qps float64, iter int) ([]time.Duration, float64, float64) {
+}, pid int, qps float64, iter int) ([]time.Duration, float64, float64, steadyUsage) {
 	label := fmt.Sprintf("bench-round=%d", iter)
 	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: label})
 	if err != nil {
@@ -133,6 +178,7 @@ func startupRound(b *testing.B, ctx context.Context, pods interface {
 		b.Fatalf("only %d of %d pods Running after 5 minutes", n, benchPods)
 	}
 	cpu, rss := processUsage(b, pid)
+	steady := measureSteady(b, pid)
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: label}); err != nil {
 		b.Fatal(err)
 	}
@@ -159,7 +205,7 @@ func startupRound(b *testing.B, ctx context.Context, pods interface {
 	for name, at := range runningAt {
 		out = append(out, at.Sub(created[name]))
 	}
-	return out, cpu, rss
+	return out, cpu, rss, steady
 }
 
 // processUsage reads a process's CPU seconds (user+system) and resident
