@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -43,6 +44,10 @@ type Agent struct {
 	ips     *podIPs
 	hostIP  string
 	tracked map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
+	// evictions are the evictions asked of the pods' workers; evicted
+	// the pods failed by one, which the agent no longer runs.
+	evictions map[types.UID]*evictRequest
+	evicted   map[types.UID]bool
 }
 
 // New returns an agent for one node; Run starts it.
@@ -54,9 +59,9 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	if rt == nil {
 		return nil, errors.New("agent: a Runtime is required")
 	}
-	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt},
+	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt, poked: make(chan struct{}, 1)},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
-		tracked: map[string]*corev1.Pod{}}
+		tracked: map[string]*corev1.Pod{}, evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -162,6 +167,9 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 		for i := 0; i < max(workers, 1); i++ {
 			go wait.UntilWithContext(ctx, a.worker, time.Second)
 		}
+		if a.cfg.Pressure != nil {
+			go a.cfg.Pressure.Run(ctx, a, a.node.poke)
+		}
 	}
 	<-ctx.Done()
 	for _, a := range agents {
@@ -255,6 +263,17 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pod == nil {
 		return 0, nil
 	}
+	if req := a.takeEviction(pod.UID); req != nil {
+		err := a.evict(ctx, pod, req.message)
+		req.done <- err
+		return 0, err
+	}
+	a.mu.Lock()
+	evicted := a.evicted[pod.UID]
+	a.mu.Unlock()
+	if evicted && pod.DeletionTimestamp == nil {
+		return 0, nil // failed by an eviction: nothing runs any more
+	}
 	if pod.DeletionTimestamp != nil {
 		return 0, a.terminate(ctx, key, pod)
 	}
@@ -344,6 +363,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	if t := a.tracked[key]; t != nil && t.UID == pod.UID {
 		delete(a.tracked, key)
 	}
+	delete(a.evicted, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

@@ -141,7 +141,7 @@ func (m *Manager) synchronize(ctx context.Context, pods Pods, changed func()) (*
 	}
 	ranked := candidates(ctx, m.cfg.Source, pods.ActivePods())
 	if len(ranked) == 0 {
-		m.cfg.Logger.Warn("eviction manager: threshold crossed and no pod may be evicted", "threshold", t.String())
+		m.cfg.Logger.Debug("eviction manager: threshold crossed and no pod may be evicted", "threshold", t.String())
 		return nil, nil
 	}
 	rank(t.Signal, ranked)
