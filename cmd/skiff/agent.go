@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/kubelet/eviction"
 )
 
 // agentOptions are the flags of `skiff agent`.
@@ -43,6 +44,9 @@ type agentOptions struct {
 	nodeAPIAddress   string
 	nodeAPIPort      int
 	tlsCert, tlsKey  string
+
+	evictionHard       string
+	evictionTransition time.Duration
 
 	// creds is set once a single node has joined with --server/--token:
 	// its node API then gets a serving certificate the same way.
@@ -99,6 +103,8 @@ joins separately and acts as system:node:<name> with its own certificate
 	f.IntVar(&o.nodeAPIPort, "node-api-port", config.DefaultNodeAPIPort, "TCP port of the node API (--runtime containerd)")
 	f.StringVar(&o.tlsCert, "tls-cert-file", "", "node API serving certificate signed by the cluster CA (default: a node joined with --server/--token obtains one from the API server and keeps it renewed in --cert-dir; with --kubeconfig, self-signed, which the API server does not trust)")
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
+	f.StringVar(&o.evictionHard, "eviction-hard", eviction.DefaultEvictionHard, "hard eviction thresholds, as the kubelet's: signal<quantity or signal<percentage, comma-separated (memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available); empty disables eviction (--runtime containerd)")
+	f.DurationVar(&o.evictionTransition, "eviction-pressure-transition-period", eviction.DefaultPressureTransitionPeriod, "how long a pressure condition stays True after its signal went back above the threshold (--runtime containerd)")
 	return cmd
 }
 
@@ -238,6 +244,11 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 	}
 	labels, err := parseLabels(o.labels)
 	if err != nil {
+		return err
+	}
+	// Checked for every runtime; only a containerd node measures and evicts
+	// (hollow nodes report no pressure).
+	if _, err := eviction.ParseThresholds("eviction-hard", o.evictionHard); err != nil {
 		return err
 	}
 	if o.runtime == "fake" {

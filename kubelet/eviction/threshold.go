@@ -78,10 +78,18 @@ func (t Threshold) value(capacity int64) int64 {
 }
 
 // ParseThresholds reads a threshold list as the kubelet's --eviction-hard
-// takes it ("memory.available<100Mi,nodefs.available<10%"); errors name
-// flag. An empty string gives no thresholds (no eviction); a signal given
-// twice is an error.
+// takes it ("memory.available<100Mi,nodefs.available<10%"); its errors name
+// the flag (and say nothing of it when flag is ""). An empty string gives no
+// thresholds (no eviction); a signal given twice is an error.
 func ParseThresholds(flag, s string) ([]Threshold, error) {
+	out, err := parseThresholds(s)
+	if err != nil && flag != "" {
+		return nil, fmt.Errorf("invalid --%s %q: %w", flag, s, err)
+	}
+	return out, err
+}
+
+func parseThresholds(s string) ([]Threshold, error) {
 	var out []Threshold
 	seen := map[Signal]bool{}
 	s = strings.TrimSpace(s)
@@ -93,16 +101,16 @@ func ParseThresholds(flag, s string) ([]Threshold, error) {
 		name, value, ok := strings.Cut(item, "<")
 		if !ok {
 			if strings.ContainsAny(item, ">=") {
-				return nil, fmt.Errorf("invalid --%s %q: %q: only the operator < is supported", flag, s, item)
+				return nil, fmt.Errorf("%q: only the operator < is supported", item)
 			}
-			return nil, fmt.Errorf("invalid --%s %q: %q: want signal<quantity or signal<percentage%%, e.g. memory.available<100Mi", flag, s, item)
+			return nil, fmt.Errorf("%q: want signal<quantity or signal<percentage%%, e.g. memory.available<100Mi", item)
 		}
 		sig := Signal(strings.TrimSpace(name))
 		if _, known := signalInfo[sig]; !known {
-			return nil, fmt.Errorf("invalid --%s %q: unknown signal %q (known: %s)", flag, s, sig, knownSignals())
+			return nil, fmt.Errorf("unknown signal %q (known: %s)", sig, knownSignals())
 		}
 		if seen[sig] {
-			return nil, fmt.Errorf("invalid --%s %q: signal %s given twice", flag, s, sig)
+			return nil, fmt.Errorf("signal %s given twice", sig)
 		}
 		seen[sig] = true
 		t := Threshold{Signal: sig}
@@ -110,16 +118,16 @@ func ParseThresholds(flag, s string) ([]Threshold, error) {
 		if pct, ok := strings.CutSuffix(value, "%"); ok {
 			p, err := strconv.ParseFloat(pct, 64)
 			if err != nil || p <= 0 || p > 100 {
-				return nil, fmt.Errorf("invalid --%s %q: %s: percentage %q must be a number above 0 and at most 100", flag, s, sig, value)
+				return nil, fmt.Errorf("%s: percentage %q must be a number above 0 and at most 100", sig, value)
 			}
 			t.Percentage = p / 100
 		} else {
 			q, err := resource.ParseQuantity(value)
 			if err != nil {
-				return nil, fmt.Errorf("invalid --%s %q: %s: %q is neither a quantity nor a percentage: %v", flag, s, sig, value, err)
+				return nil, fmt.Errorf("%s: %q is neither a quantity nor a percentage: %v", sig, value, err)
 			}
 			if q.Sign() < 0 {
-				return nil, fmt.Errorf("invalid --%s %q: %s: quantity %s must not be negative", flag, s, sig, value)
+				return nil, fmt.Errorf("%s: quantity %s must not be negative", sig, value)
 			}
 			t.Quantity = &q
 		}

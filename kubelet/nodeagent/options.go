@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffkube/skiff/kubelet/eviction"
 )
 
 // Options describe the node.
@@ -47,6 +50,21 @@ type Options struct {
 	// directory's disk, 110 pods).
 	Capacity corev1.ResourceList
 	Labels   map[string]string
+	// EvictionHard are the hard eviction thresholds (--eviction-hard;
+	// eviction.DefaultEvictionHard parsed). None: no eviction, and the
+	// pressure conditions stay False.
+	EvictionHard []eviction.Threshold
+	// EvictionPressureTransitionPeriod is how long a pressure condition
+	// stays True after its signal recovered (default 5m).
+	EvictionPressureTransitionPeriod time.Duration
+	// EvictionMonitoringInterval between measurements (default 10s).
+	EvictionMonitoringInterval time.Duration
+	// ImageFsDir is containerd's root, measured as imagefs (default
+	// /var/lib/containerd).
+	ImageFsDir string
+	// Reclaimer, when set, frees disk (unused images) before pods are
+	// evicted for a disk signal.
+	Reclaimer eviction.Reclaimer
 	// KubeletVersion is reported in node info.
 	KubeletVersion string
 	Workers        int
