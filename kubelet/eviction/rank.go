@@ -107,8 +107,13 @@ func message(t Threshold, o Observation, pod *corev1.Pod, u PodUsage) string {
 	if res == resourceInodes || res == resourcePIDs {
 		format = resource.DecimalSI
 	}
-	fmt.Fprintf(&b, "Threshold quantity: %s, available: %s. ",
-		resource.NewQuantity(t.value(o.Capacity), format), resource.NewQuantity(o.Available, format))
+	// An absolute threshold is shown as given, a percentage as the
+	// quantity it comes to, as by the kubelet.
+	threshold := resource.NewQuantity(t.value(o.Capacity), format)
+	if t.Quantity != nil {
+		threshold = t.Quantity
+	}
+	fmt.Fprintf(&b, "Threshold quantity: %s, available: %s. ", threshold, resource.NewQuantity(o.Available, format))
 	if res == corev1.ResourceMemory {
 		for _, c := range pod.Spec.Containers {
 			used, ok := u.Memory[c.Name]
