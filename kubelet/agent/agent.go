@@ -280,6 +280,11 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, nil
 	}
+	if old == nil {
+		if refused, err := a.admit(ctx, pod); refused || err != nil {
+			return 0, err
+		}
+	}
 	a.mu.Lock()
 	a.tracked[key] = pod
 	a.mu.Unlock()

@@ -21,6 +21,9 @@ import (
 type PressureMonitor interface {
 	UnderPressure(corev1.NodeConditionType) bool
 	Run(ctx context.Context, pods eviction.Pods, changed func())
+	// Admit says whether a new pod may start under the current pressure,
+	// and why not.
+	Admit(pod *corev1.Pod) (bool, string)
 }
 
 // evictionTimeout bounds how long an eviction waits for the pod's worker,
@@ -38,16 +41,21 @@ type evictRequest struct {
 	done    chan error
 }
 
-// ActivePods are this node's pods that have not finished (eviction.Pods).
+// ActivePods are this node's pods that were admitted (the agent has
+// started syncing them) and have not finished (eviction.Pods).
 func (a *Agent) ActivePods() []*corev1.Pod {
 	var out []*corev1.Pod
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, obj := range a.indexer.List() {
 		p := obj.(*corev1.Pod)
-		if p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] ||
+		key, err := cache.MetaNamespaceKeyFunc(p)
+		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] ||
 			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
+		}
+		if t := a.tracked[key]; t == nil || t.UID != p.UID {
+			continue // not admitted yet
 		}
 		out = append(out, p)
 	}
@@ -123,6 +131,36 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 		return fmt.Errorf("failing evicted pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// admit refuses a pod that has not started when the node is under a
+// pressure that keeps it out (PressureMonitor.Admit), as the kubelet's
+// admission: it fails the pod with reason Evicted and a Warning Event.
+// It reports whether the pod was refused.
+func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if a.cfg.Pressure == nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") ||
+		len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
+		return false, nil
+	}
+	ok, message := a.cfg.Pressure.Admit(pod)
+	if ok {
+		return false, nil
+	}
+	a.mu.Lock()
+	a.evicted[pod.UID] = true
+	a.mu.Unlock()
+	if a.cfg.Recorder != nil {
+		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
+	}
+	upd := pod.DeepCopy()
+	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, eviction.Reason, message
+	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		a.mu.Lock()
+		delete(a.evicted, pod.UID)
+		a.mu.Unlock()
+		return true, fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return true, nil
 }
 
 // evictedStatus is the status of a pod the kubelet evicted: phase Failed,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -71,9 +72,12 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 		c := condition(n, corev1.NodeMemoryPressure)
 		return err == nil && c.Status == corev1.ConditionFalse && c.Reason == "KubeletHasSufficientMemory", nil
 	})
-	mk := func(name string, prio int32) {
+	mk := func(name string, prio int32, memRequest string) {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 			Spec: corev1.PodSpec{NodeName: "n", Priority: ptr.To(prio), Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+		if memRequest != "" {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memRequest)}
+		}
 		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -82,8 +86,8 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 			return err == nil && p.Status.Phase == corev1.PodRunning, nil
 		})
 	}
-	mk("web", 0)
-	mk("critical", eviction.SystemCriticalPriority+1000)
+	mk("web", 0, "")
+	mk("critical", eviction.SystemCriticalPriority+1000, "")
 
 	src.set(50 << 20)
 	poll(t, "MemoryPressure=True", func() (bool, error) {
@@ -117,6 +121,29 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 		t.Errorf("critical pod %s", p.Status.Phase)
 	}
 
+	// Admission under memory pressure: a new BestEffort pod is refused, a
+	// pod with requests starts.
+	late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "default", UID: "uid-late"},
+		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the BestEffort pod refused", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "late", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" &&
+			p.Status.Message == "The node had condition: [MemoryPressure]. ", nil
+	})
+	burstable := late.DeepCopy()
+	burstable.Name, burstable.UID = "burstable", "uid-burstable"
+	burstable.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, burstable, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Admitted: it runs (and, the pressure lasting, is evicted in its turn).
+	poll(t, "the Burstable pod admitted", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "burstable", metav1.GetOptions{})
+		return err == nil && (p.Status.Phase == corev1.PodRunning || strings.HasPrefix(p.Status.Message, "The node was low on resource")), nil
+	})
 	src.set(4 << 30)
 	poll(t, "MemoryPressure=False after the transition period", func() (bool, error) {
 		n, err := client.CoreV1().Nodes().Get(ctx, "n", metav1.GetOptions{})

@@ -306,3 +306,45 @@ func TestNoThresholdsNoPressure(t *testing.T) {
 		t.Error("no source: no error")
 	}
 }
+
+func TestAdmit(t *testing.T) {
+	src := &fakeSource{obs: Observations{
+		SignalMemoryAvailable: {Available: 2 << 30, Capacity: 4 << 30},
+		SignalNodeFsAvailable: {Available: 50, Capacity: 100},
+	}}
+	hard, _ := ParseThresholds("f", DefaultEvictionHard)
+	m, _ := New(Config{Hard: hard, Source: src})
+	sync := func() { m.synchronize(context.Background(), nil, nil) }
+	besteffort, burstable, critical := pod("be", 0, ""), pod("bu", 0, "10Mi"), pod("cr", SystemCriticalPriority, "")
+	tolerant := pod("tol", 0, "")
+	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	admitted := func() string {
+		var out []string
+		for _, p := range []*corev1.Pod{besteffort, burstable, critical, tolerant} {
+			if ok, _ := m.Admit(p); ok {
+				out = append(out, p.Name)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	sync()
+	if got := admitted(); got != "be,bu,cr,tol" {
+		t.Errorf("no pressure: admitted %s", got)
+	}
+	src.obs[SignalMemoryAvailable] = Observation{Available: 1 << 20, Capacity: 4 << 30}
+	sync()
+	if got := admitted(); got != "bu,cr,tol" {
+		t.Errorf("memory pressure: admitted %s", got)
+	}
+	if _, msg := m.Admit(besteffort); msg != "The node had condition: [MemoryPressure]. " {
+		t.Errorf("message %q", msg)
+	}
+	src.obs[SignalNodeFsAvailable] = Observation{Available: 1, Capacity: 100}
+	sync()
+	if got := admitted(); got != "cr" {
+		t.Errorf("memory and disk pressure: admitted %s", got)
+	}
+	if _, msg := m.Admit(burstable); msg != "The node had condition: [MemoryPressure DiskPressure]. " {
+		t.Errorf("message %q", msg)
+	}
+}

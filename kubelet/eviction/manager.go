@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 )
 
 // Defaults as the kubelet's.
@@ -175,4 +176,55 @@ func (m *Manager) updateConditions(met []Threshold, obs Observations) bool {
 		}
 	}
 	return flipped
+}
+
+// Admit says whether a new pod may start on the node, as the kubelet's
+// eviction admission: any pod while there is no pressure, and critical
+// pods always; under memory pressure alone, pods that are not BestEffort
+// or that tolerate the memory-pressure taint; under any other pressure,
+// none. A refused pod is failed with reason Evicted and the message.
+func (m *Manager) Admit(pod *corev1.Pod) (bool, string) {
+	m.mu.Lock()
+	var conds []corev1.NodeConditionType
+	for _, c := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+		if m.conditions[c] {
+			conds = append(conds, c)
+		}
+	}
+	m.mu.Unlock()
+	if len(conds) == 0 || isCritical(pod) {
+		return true, ""
+	}
+	if len(conds) == 1 && conds[0] == corev1.NodeMemoryPressure {
+		if !bestEffort(pod) || toleratesMemoryPressure(pod) {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprintf("The node had condition: %v. ", conds)
+}
+
+// bestEffort: no container (nor init container) requests or limits CPU or memory.
+func bestEffort(pod *corev1.Pod) bool {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+				for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+					if q, ok := rl[r]; ok && !q.IsZero() {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+func toleratesMemoryPressure(pod *corev1.Pod) bool {
+	taint := &corev1.Taint{Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(klog.Background(), taint, false) {
+			return true
+		}
+	}
+	return false
 }

@@ -107,8 +107,9 @@ func memTotal(t *testing.T) int64 {
 // above what the machine has (its measured memory.available is genuinely
 // below it) the node reports MemoryPressure, the node lifecycle controller
 // taints it memory-pressure:NoSchedule, the agent evicts the BestEffort pod
-// running there (Failed, Evicted, a Warning Event) and the ReplicaSet's
-// replacement is kept off the node by the taint.
+// running there (Failed, Evicted, a Warning Event), refuses a BestEffort
+// pod bound to it by hand, and the ReplicaSet's replacement is kept off the
+// node by the taint.
 func TestMemoryPressureEvictsBestEffortPod(t *testing.T) {
 	// Its own containerd and pod addresses: other nodes may run on this
 	// machine (the agent's start-up clean-up would take their pods for
@@ -185,6 +186,23 @@ spec:
 	waitFor(t, k, 30*time.Second, "the Evicted and NodeHasInsufficientMemory Events", func(out string) bool {
 		return strings.Contains(out, "Warning Evicted Pod "+pod+"\n") && strings.Contains(out, "Normal NodeHasInsufficientMemory Node "+nodeName+"\n")
 	}, "get", "events", "-A", "-o", `jsonpath={range .items[*]}{.type} {.reason} {.involvedObject.kind} {.involvedObject.name}{"\n"}{end}`)
+
+	// A BestEffort pod bound to the node by hand (past the scheduler and
+	// its taint check) is refused by the agent's admission.
+	k.okIn(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: bound
+spec:
+  nodeName: %s
+  containers:
+  - name: app
+    image: %s
+    args: ["serve", ":8080"]
+`, nodeName, testimage.Ref), "apply", "-f", "-")
+	waitFor(t, k, 30*time.Second, "the hand-bound BestEffort pod refused", func(out string) bool {
+		return out == "Failed Evicted The node had condition: [MemoryPressure]."
+	}, "get", "pod", "bound", "-o", "jsonpath={.status.phase} {.status.reason} {.status.message}")
 
 	// The ReplicaSet replaces the failed pod; the taint keeps the new one off.
 	repl := waitFor(t, k, 60*time.Second, "a replacement held back by the taint", func(out string) bool {
