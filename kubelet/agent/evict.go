@@ -146,8 +146,13 @@ func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	if ok {
 		return false, nil
 	}
+	key, err := cache.MetaNamespaceKeyFunc(pod)
+	if err != nil {
+		return true, err
+	}
 	a.mu.Lock()
 	a.evicted[pod.UID] = true
+	a.tracked[key] = pod // so that its deletion clears what is kept of it
 	a.mu.Unlock()
 	if a.cfg.Recorder != nil {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
@@ -157,6 +162,7 @@ func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		a.mu.Lock()
 		delete(a.evicted, pod.UID)
+		delete(a.tracked, key)
 		a.mu.Unlock()
 		return true, fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
