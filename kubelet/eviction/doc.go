@@ -4,7 +4,8 @@
 // thresholds (--eviction-hard), reports the node conditions MemoryPressure,
 // DiskPressure and PIDPressure, and when a threshold is crossed first asks
 // a Reclaimer to free node-level resources (disk), then fails one pod per
-// pass, ranked as the kubelet ranks them, with reason Evicted.
+// pass, ranked as the kubelet ranks them, with reason Evicted. While a
+// condition holds, Admit refuses new pods as the kubelet's admission does.
 //
 // What is measured, and how (NodeSource, Linux):
 //   - memory.available = MemTotal − working set, the working set being the
