@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -74,6 +75,12 @@ type Server struct {
 	ImageGCHighThreshold int
 	ImageGCLowThreshold  int
 	ImageMinimumGCAge    time.Duration
+	// EvictionHard are the embedded agent's hard eviction thresholds
+	// (kubelet syntax; none disables eviction).
+	EvictionHard []eviction.Threshold
+	// EvictionPressureTransitionPeriod is how long a pressure condition
+	// stays True after its signal recovered.
+	EvictionPressureTransitionPeriod time.Duration
 	// DisableControllerManager and DisableScheduler keep the server from
 	// running those loops (run them with their own commands instead).
 	DisableControllerManager bool
@@ -124,6 +131,8 @@ const (
 	keyImageGCHigh           = "image-gc-high-threshold"
 	keyImageGCLow            = "image-gc-low-threshold"
 	keyImageMinGCAge         = "image-minimum-gc-age"
+	keyEvictionHard          = "eviction-hard"
+	keyEvictionTransition    = "eviction-pressure-transition-period"
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
 	keyClusterCIDR           = "cluster-cidr"
@@ -457,6 +466,26 @@ func serverSettings(defaultDataDir string) []setting {
 					return fmt.Errorf("must not be negative")
 				}
 				s.ImageMinimumGCAge = d
+				return nil
+			}},
+		{name: keyEvictionHard, kind: kindString, def: eviction.DefaultEvictionHard,
+			usage: "the embedded agent's hard eviction thresholds, as the kubelet's: signal<quantity or signal<percentage, comma-separated (memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available); empty disables eviction",
+			apply: func(s *Server, v any) error {
+				ts, err := eviction.ParseThresholds("", v.(string))
+				if err != nil {
+					return err
+				}
+				s.EvictionHard = ts
+				return nil
+			}},
+		{name: keyEvictionTransition, kind: kindDuration, def: eviction.DefaultPressureTransitionPeriod.String(),
+			usage: "how long the embedded agent keeps a pressure condition True after its signal went back above the threshold",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if d <= 0 {
+					return fmt.Errorf("must be a positive duration such as 5m")
+				}
+				s.EvictionPressureTransitionPeriod = d
 				return nil
 			}},
 		{name: keyDisableCM, kind: kindBool, def: "false",

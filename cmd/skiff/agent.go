@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/imagegc"
 )
 
@@ -46,6 +47,9 @@ type agentOptions struct {
 	tlsCert, tlsKey  string
 	imageGC          imagegc.Policy
 	imageFSPath      string
+
+	evictionHard       string
+	evictionTransition time.Duration
 
 	// creds is set once a single node has joined with --server/--token:
 	// its node API then gets a serving certificate the same way.
@@ -106,6 +110,8 @@ joins separately and acts as system:node:<name> with its own certificate
 	f.IntVar(&o.imageGC.LowThresholdPercent, "image-gc-low-threshold", imagegc.DefaultLowThresholdPercent, "percent of the image file system used that image garbage collection frees down to (--runtime containerd)")
 	f.DurationVar(&o.imageGC.MinAge, "image-minimum-gc-age", imagegc.DefaultMinAge, "minimum age of an image (since the agent first saw it) before it may be removed (--runtime containerd)")
 	f.StringVar(&o.imageFSPath, "image-fs-path", "", "a path on the file system holding images, measured for image garbage collection (default: containerd's snapshotter root, as containerd reports it)")
+	f.StringVar(&o.evictionHard, "eviction-hard", eviction.DefaultEvictionHard, "hard eviction thresholds, as the kubelet's: signal<quantity or signal<percentage, comma-separated (memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available); empty disables eviction (--runtime containerd)")
+	f.DurationVar(&o.evictionTransition, "eviction-pressure-transition-period", eviction.DefaultPressureTransitionPeriod, "how long a pressure condition stays True after its signal went back above the threshold (--runtime containerd)")
 	return cmd
 }
 
@@ -245,6 +251,11 @@ func runAgent(ctx context.Context, o *agentOptions, log *slog.Logger) error {
 	}
 	labels, err := parseLabels(o.labels)
 	if err != nil {
+		return err
+	}
+	// Checked for every runtime; only a containerd node measures and evicts
+	// (hollow nodes report no pressure).
+	if _, err := eviction.ParseThresholds("eviction-hard", o.evictionHard); err != nil {
 		return err
 	}
 	if o.runtime == "fake" {

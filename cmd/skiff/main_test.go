@@ -356,3 +356,24 @@ func freshPostgresDatabase(t *testing.T) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+func TestAgentRejectsBadEvictionFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--eviction-hard", "memory.available>1Gi"},
+			`invalid --eviction-hard "memory.available>1Gi": "memory.available>1Gi": only the operator < is supported`},
+		{[]string{"--eviction-hard", "nodefs.available<120%", "--runtime", "fake"},
+			`invalid --eviction-hard "nodefs.available<120%": nodefs.available: percentage "120%" must be a number above 0 and at most 100`},
+		{[]string{"--eviction-pressure-transition-period", "soon"},
+			`invalid argument "soon" for "--eviction-pressure-transition-period" flag`},
+	} {
+		cmd := exec.Command(skiffBin, append([]string{"agent", "--kubeconfig", "/nonexistent"}, tc.args...)...)
+		cmd.Env = skiffEnv()
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: %v, output %q does not contain %q", tc.args, err, out, tc.want)
+		}
+	}
+}

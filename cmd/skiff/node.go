@@ -27,6 +27,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/imagegc"
 	"github.com/skiffkube/skiff/kubelet/logdriver"
 	"github.com/skiffkube/skiff/kubelet/nodeagent"
@@ -110,6 +111,7 @@ func runEmbeddedAgent(ctx context.Context, cfg *config.Server, url string, bundl
 			MinAge: cfg.ImageMinimumGCAge},
 		APIAddress: net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.NodeAPIPort)),
 		Serving:    serving, ClientCA: bundle.CAPool(), APIClientUsers: []string{nodeapi.APIServerClientUser},
+		EvictionHard: cfg.EvictionHard, EvictionPressureTransitionPeriod: cfg.EvictionPressureTransitionPeriod,
 		KubeletVersion: apiserver.KubernetesVersion, Logger: log.With("component", "agent"),
 	})
 }
@@ -197,12 +199,20 @@ func runContainerdAgent(ctx context.Context, o *agentOptions, rc *rest.Config, l
 	if err != nil {
 		return err
 	}
+	evictionHard, err := eviction.ParseThresholds("eviction-hard", o.evictionHard)
+	if err != nil {
+		return err
+	}
+	if o.evictionTransition <= 0 {
+		return fmt.Errorf("invalid --eviction-pressure-transition-period %s: must be a positive duration such as 5m", o.evictionTransition)
+	}
 	return nodeagent.Run(ctx, nodeagent.Options{
 		Client: client, NodeName: o.nodeName, NodeIP: ip, DataDir: dataDir,
 		ContainerdSocket: o.containerdSocket, LogDriver: exe, ImageGC: o.imageGC, ImageFSPath: o.imageFSPath,
 		APIAddress: net.JoinHostPort(o.nodeAPIAddress, strconv.Itoa(o.nodeAPIPort)),
 		Serving:    serving, GetServing: getServing, ClientCA: clientCA, APIClientUsers: []string{nodeapi.APIServerClientUser},
 		Capacity: capacity, Labels: labels, Workers: o.workers,
+		EvictionHard: evictionHard, EvictionPressureTransitionPeriod: o.evictionTransition,
 		KubeletVersion: apiserver.KubernetesVersion, Logger: log.With("component", "agent"),
 	})
 }

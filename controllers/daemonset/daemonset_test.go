@@ -357,3 +357,29 @@ func TestRollingUpdateWithSurge(t *testing.T) {
 		t.Fatalf("created on %v", got)
 	}
 }
+
+// The pressure taints the node lifecycle controller sets by condition keep
+// ordinary pods off but not daemon pods, as in Kubernetes;
+// network-unavailable admits only host-network daemons.
+func TestDaemonPodsTolerateNodeConditionTaints(t *testing.T) {
+	nodes := func() []runtime.Object {
+		return []runtime.Object{
+			newNode("mem", taint(corev1.TaintNodeMemoryPressure, corev1.TaintEffectNoSchedule)),
+			newNode("disk", taint(corev1.TaintNodeDiskPressure, corev1.TaintEffectNoSchedule)),
+			newNode("pid", taint(corev1.TaintNodePIDPressure, corev1.TaintEffectNoSchedule)),
+			newNode("net", taint(corev1.TaintNodeNetworkUnavailable, corev1.TaintEffectNoSchedule)),
+		}
+	}
+	fx := newFixture(t, append([]runtime.Object{newDS()}, nodes()...)...)
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"disk", "mem", "pid"}) {
+		t.Errorf("created on %v, want disk, mem, pid", got)
+	}
+	hostNet := newDS()
+	hostNet.Spec.Template.Spec.HostNetwork = true
+	fx = newFixture(t, append([]runtime.Object{hostNet}, nodes()...)...)
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"disk", "mem", "net", "pid"}) {
+		t.Errorf("host-network daemon created on %v, want all four", got)
+	}
+}

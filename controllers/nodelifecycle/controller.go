@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -256,32 +257,78 @@ func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now 
 	return nil
 }
 
-// reconcileTaints keeps the NoExecute taints in line with the Ready condition.
+// conditionTaints are Kubernetes' TaintNodesByCondition: the NoSchedule
+// taint each condition status puts on a node.
+var conditionTaints = map[corev1.NodeConditionType]map[corev1.ConditionStatus]string{
+	corev1.NodeReady:              {corev1.ConditionFalse: corev1.TaintNodeNotReady, corev1.ConditionUnknown: corev1.TaintNodeUnreachable},
+	corev1.NodeMemoryPressure:     {corev1.ConditionTrue: corev1.TaintNodeMemoryPressure},
+	corev1.NodeDiskPressure:       {corev1.ConditionTrue: corev1.TaintNodeDiskPressure},
+	corev1.NodePIDPressure:        {corev1.ConditionTrue: corev1.TaintNodePIDPressure},
+	corev1.NodeNetworkUnavailable: {corev1.ConditionTrue: corev1.TaintNodeNetworkUnavailable},
+}
+
+// noScheduleManaged are the NoSchedule taint keys this controller owns.
+var noScheduleManaged = map[string]bool{
+	corev1.TaintNodeNotReady: true, corev1.TaintNodeUnreachable: true, corev1.TaintNodeMemoryPressure: true,
+	corev1.TaintNodeDiskPressure: true, corev1.TaintNodePIDPressure: true, corev1.TaintNodeNetworkUnavailable: true,
+	corev1.TaintNodeUnschedulable: true,
+}
+
+// reconcileTaints keeps the controller's taints in line with the node: the
+// NoExecute not-ready/unreachable taint from the Ready condition (pods are
+// evicted by it), and the NoSchedule taints of TaintNodesByCondition (the
+// conditions above, and unschedulable for a cordoned node), which keep new
+// pods off.
 func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
-	want := ""
+	wantNoExecute := ""
 	if r := readyCondition(node); r != nil {
 		switch r.Status {
 		case corev1.ConditionUnknown:
-			want = corev1.TaintNodeUnreachable
+			wantNoExecute = corev1.TaintNodeUnreachable
 		case corev1.ConditionFalse:
-			want = corev1.TaintNodeNotReady
+			wantNoExecute = corev1.TaintNodeNotReady
 		}
 	}
-	var taints []corev1.Taint
-	has := false
-	for _, t := range node.Spec.Taints {
-		managed := t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady)
-		if managed && t.Key != want {
-			continue
+	wantNoSchedule := map[string]bool{}
+	for _, cnd := range node.Status.Conditions {
+		if key := conditionTaints[cnd.Type][cnd.Status]; key != "" {
+			wantNoSchedule[key] = true
 		}
-		if managed {
-			has = true
+	}
+	if node.Spec.Unschedulable {
+		wantNoSchedule[corev1.TaintNodeUnschedulable] = true
+	}
+	var taints []corev1.Taint
+	hasNoExecute := false
+	hasNoSchedule := map[string]bool{}
+	for _, t := range node.Spec.Taints {
+		switch {
+		case t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady):
+			if t.Key != wantNoExecute {
+				continue
+			}
+			hasNoExecute = true
+		case t.Effect == corev1.TaintEffectNoSchedule && noScheduleManaged[t.Key]:
+			if !wantNoSchedule[t.Key] || hasNoSchedule[t.Key] {
+				continue
+			}
+			hasNoSchedule[t.Key] = true
 		}
 		taints = append(taints, t)
 	}
-	if want != "" && !has {
+	if wantNoExecute != "" && !hasNoExecute {
 		ts := metav1.NewTime(now)
-		taints = append(taints, corev1.Taint{Key: want, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+		taints = append(taints, corev1.Taint{Key: wantNoExecute, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	}
+	var add []string
+	for key := range wantNoSchedule {
+		if !hasNoSchedule[key] {
+			add = append(add, key)
+		}
+	}
+	sort.Strings(add)
+	for _, key := range add {
+		taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule})
 	}
 	if apiequality.Semantic.DeepEqual(taints, node.Spec.Taints) {
 		return node, nil

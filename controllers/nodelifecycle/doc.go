@@ -8,4 +8,11 @@
 // tolerate the taint, after tolerationSeconds when they tolerate it for a while (admission adds 300s
 // for these two taints), never when they tolerate it without a limit. Taints go away when the node is
 // Ready again.
+//
+// It also taints nodes by condition, as Kubernetes' TaintNodesByCondition, with NoSchedule taints
+// (no timeAdded) that keep new pods off and evict none: not-ready / unreachable for Ready=False /
+// Unknown, memory-pressure, disk-pressure and pid-pressure for the node agent's pressure conditions,
+// network-unavailable for NetworkUnavailable=True, and unschedulable for a cordoned node. Each goes
+// when its condition clears; other NoSchedule taints are never touched. DaemonSet pods tolerate
+// them (controllers/daemonset adds Kubernetes' daemon tolerations).
 package nodelifecycle

@@ -114,12 +114,13 @@ func TestHeartbeats(t *testing.T) {
 			if tc.wantReady == corev1.ConditionUnknown && r.Reason != NodeStatusUnknown {
 				t.Errorf("Ready reason = %q", r.Reason)
 			}
-			var keys []string
-			for _, tn := range n.Spec.Taints {
-				keys = append(keys, tn.Key)
+			// The NoExecute taint, and the same key NoSchedule (TaintNodesByCondition).
+			var want []string
+			if tc.wantTaint != "" {
+				want = []string{tc.wantTaint + ":NoExecute", tc.wantTaint + ":NoSchedule"}
 			}
-			if (tc.wantTaint == "" && len(keys) != 0) || (tc.wantTaint != "" && !slices.Equal(keys, []string{tc.wantTaint})) {
-				t.Errorf("taints = %v, want %q", keys, tc.wantTaint)
+			if got := taintList(n); !slices.Equal(got, want) {
+				t.Errorf("taints = %v, want %v", got, want)
 			}
 			p, err := client.CoreV1().Pods("ns").Get(context.Background(), "tolerant", metav1.GetOptions{})
 			if err != nil {
@@ -164,5 +165,63 @@ func TestTolerationWait(t *testing.T) {
 	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(150)})
 	if w, _ := tolerationWait(p, taints, now); w != 50*time.Second {
 		t.Errorf("the shortest matching toleration should win: wait = %s", w)
+	}
+}
+
+func taintList(n *corev1.Node) []string {
+	var out []string
+	for _, t := range n.Spec.Taints {
+		out = append(out, t.Key+":"+string(t.Effect))
+	}
+	return out
+}
+
+func TestTaintNodesByCondition(t *testing.T) {
+	cond := func(typ corev1.NodeConditionType, st corev1.ConditionStatus) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: typ, Status: st}
+	}
+	userTaint := corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
+	tests := []struct {
+		name          string
+		conditions    []corev1.NodeCondition
+		unschedulable bool
+		taints        []corev1.Taint
+		want          []string
+	}{
+		{name: "memory pressure", conditions: []corev1.NodeCondition{cond(corev1.NodeMemoryPressure, corev1.ConditionTrue)},
+			want: []string{"node.kubernetes.io/memory-pressure:NoSchedule"}},
+		{name: "disk and PID pressure, network unavailable",
+			conditions: []corev1.NodeCondition{cond(corev1.NodeDiskPressure, corev1.ConditionTrue), cond(corev1.NodePIDPressure, corev1.ConditionTrue),
+				cond(corev1.NodeNetworkUnavailable, corev1.ConditionTrue), cond(corev1.NodeMemoryPressure, corev1.ConditionFalse)},
+			want: []string{"node.kubernetes.io/disk-pressure:NoSchedule", "node.kubernetes.io/network-unavailable:NoSchedule", "node.kubernetes.io/pid-pressure:NoSchedule"}},
+		{name: "a cordoned node", unschedulable: true, want: []string{"node.kubernetes.io/unschedulable:NoSchedule"}},
+		{name: "pressure gone: its taint goes, a user's taint stays",
+			conditions: []corev1.NodeCondition{cond(corev1.NodeMemoryPressure, corev1.ConditionFalse)},
+			taints:     []corev1.Taint{userTaint, {Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}, {Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}},
+			want:       []string{"dedicated:NoSchedule"}},
+		{name: "a taint already there is kept as it is",
+			conditions: []corev1.NodeCondition{cond(corev1.NodeDiskPressure, corev1.ConditionTrue)},
+			taints:     []corev1.Taint{{Key: corev1.TaintNodeDiskPressure, Effect: corev1.TaintEffectNoSchedule}, userTaint},
+			want:       []string{"node.kubernetes.io/disk-pressure:NoSchedule", "dedicated:NoSchedule"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := node(corev1.ConditionTrue, time.Second, tc.taints...)
+			n.Spec.Unschedulable = tc.unschedulable
+			n.Status.Conditions = append(n.Status.Conditions, tc.conditions...)
+			c, client := newFixture(t, n)
+			if err := c.sync(context.Background(), "n1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+			if !slices.Equal(taintList(got), tc.want) {
+				t.Errorf("taints %v, want %v", taintList(got), tc.want)
+			}
+			for _, tn := range got.Spec.Taints {
+				if tn.Effect == corev1.TaintEffectNoSchedule && tn.TimeAdded != nil {
+					t.Errorf("NoSchedule taint %s has timeAdded", tn.Key)
+				}
+			}
+		})
 	}
 }

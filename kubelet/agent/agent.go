@@ -45,6 +45,10 @@ type Agent struct {
 	hostIP  string
 	tracked map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
 	keys    map[types.UID]string   // the UIDs of tracked pods → their keys, for runtime change notices
+	// evictions are the evictions asked of the pods' workers; evicted
+	// the pods failed by one, which the agent no longer runs.
+	evictions map[types.UID]*evictRequest
+	evicted   map[types.UID]bool
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -63,9 +67,10 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	if rt == nil {
 		return nil, errors.New("agent: a Runtime is required")
 	}
-	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt},
+	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt, poked: make(chan struct{}, 1)},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
-		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{}}
+		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
+		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -174,6 +179,9 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 		for i := 0; i < max(workers, 1); i++ {
 			go wait.UntilWithContext(ctx, a.worker, time.Second)
 		}
+		if a.cfg.Pressure != nil {
+			go a.cfg.Pressure.Run(ctx, a, a.node.poke)
+		}
 	}
 	<-ctx.Done()
 	for _, a := range agents {
@@ -277,11 +285,27 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pod == nil {
 		return 0, nil
 	}
+	if req := a.takeEviction(pod.UID); req != nil {
+		err := a.evict(ctx, pod, req.message)
+		req.done <- err
+		return 0, err
+	}
+	a.mu.Lock()
+	evicted := a.evicted[pod.UID]
+	a.mu.Unlock()
+	if evicted && pod.DeletionTimestamp == nil {
+		return 0, nil // failed by an eviction: nothing runs any more
+	}
 	if pod.DeletionTimestamp != nil {
 		return 0, a.terminate(ctx, key, pod)
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, nil
+	}
+	if old == nil {
+		if refused, err := a.admit(ctx, pod); refused || err != nil {
+			return 0, err
+		}
 	}
 	a.mu.Lock()
 	a.tracked[key] = pod
@@ -371,6 +395,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 		delete(a.tracked, key)
 	}
 	delete(a.keys, pod.UID)
+	delete(a.evicted, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

@@ -43,6 +43,10 @@ type Config struct {
 	// container started, an image pull failing, a back-off, a stop), so
 	// that kubectl describe tells the story; nil records none.
 	Recorder record.EventRecorder
+	// Pressure, when set, is the node's eviction manager: it decides the
+	// MemoryPressure, DiskPressure and PIDPressure conditions and evicts
+	// pods under pressure. Without it (hollow nodes) they stay False.
+	Pressure PressureMonitor
 	Logger   *slog.Logger
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -39,6 +40,65 @@ type node struct {
 	cfg     Config
 	client  Client
 	runtime Runtime
+	// poked asks the heartbeat for a status update now (a pressure
+	// condition flipped).
+	poked chan struct{}
+}
+
+// poke asks for a status update without waiting for the next interval.
+func (n *node) poke() {
+	select {
+	case n.poked <- struct{}{}:
+	default:
+	}
+}
+
+// pressureConditions are the kubelet's three pressure conditions, with
+// its reasons, messages and the Node Events of their transitions.
+var pressureConditions = []struct {
+	typ                   corev1.NodeConditionType
+	okReason, okMessage   string
+	badReason, badMessage string
+	okEvent, badEvent     string
+}{
+	{corev1.NodeMemoryPressure, "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+		"KubeletHasInsufficientMemory", "kubelet has insufficient memory available", "NodeHasSufficientMemory", "NodeHasInsufficientMemory"},
+	{corev1.NodeDiskPressure, "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+		"KubeletHasDiskPressure", "kubelet has disk pressure", "NodeHasNoDiskPressure", "NodeHasDiskPressure"},
+	{corev1.NodePIDPressure, "KubeletHasSufficientPID", "kubelet has sufficient PID available",
+		"KubeletHasInsufficientPID", "kubelet has insufficient PID available", "NodeHasSufficientPID", "NodeHasInsufficientPID"},
+}
+
+// pressure returns the pressure conditions as the monitor sees them (all
+// False without one), and the Events of those whose status differs from
+// the node's current conditions.
+func (n *node) pressure(cur []corev1.NodeCondition) (conds []corev1.NodeCondition, events []string) {
+	for _, p := range pressureConditions {
+		c := corev1.NodeCondition{Type: p.typ, Status: corev1.ConditionFalse, Reason: p.okReason, Message: p.okMessage}
+		event := p.okEvent
+		if n.cfg.Pressure != nil && n.cfg.Pressure.UnderPressure(p.typ) {
+			c = corev1.NodeCondition{Type: p.typ, Status: corev1.ConditionTrue, Reason: p.badReason, Message: p.badMessage}
+			event = p.badEvent
+		}
+		conds = append(conds, c)
+		was := corev1.ConditionUnknown
+		for _, old := range cur {
+			if old.Type == p.typ {
+				was = old.Status
+			}
+		}
+		// The kubelet records the transitions; a first report of False
+		// (registration) is one too.
+		if was != c.Status {
+			events = append(events, event)
+		}
+	}
+	return conds, events
+}
+
+// nodeRef is the Node as the kubelet refers to it in Events.
+func (n *node) nodeRef() *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: n.cfg.NodeName, UID: types.UID(n.cfg.NodeName)}
 }
 
 // register creates the Node, or brings an existing one's labels, taints and
@@ -113,6 +173,7 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 		}
 	}
 	var out *corev1.Node
+	var events []string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -135,12 +196,9 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 		if ready != nil {
 			readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + ready.Error()}
 		}
-		for _, c := range []corev1.NodeCondition{
-			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
-			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
-			{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
-			readyCond,
-		} {
+		var conds []corev1.NodeCondition
+		conds, events = n.pressure(st.Conditions)
+		for _, c := range append(conds, readyCond) {
 			setNodeCondition(st, c, now)
 		}
 		out, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
@@ -148,6 +206,13 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("updating status of node %s: %w", n.cfg.NodeName, err)
+	}
+	// Only a node that measures records them: a thousand hollow nodes
+	// would write three Events each at registration, all saying nothing.
+	if n.cfg.Recorder != nil && n.cfg.Pressure != nil {
+		for _, e := range events {
+			n.cfg.Recorder.Eventf(n.nodeRef(), corev1.EventTypeNormal, e, "Node %s status is now: %s", n.cfg.NodeName, e)
+		}
 	}
 	return out, nil
 }
@@ -188,6 +253,7 @@ func (n *node) heartbeat(ctx context.Context, owner *corev1.Node) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-n.poked:
 		}
 		if _, err := n.updateStatus(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Logger.Warn("node status heartbeat failed", "err", err)

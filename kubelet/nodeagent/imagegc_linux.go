@@ -4,12 +4,14 @@ package nodeagent
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/imagegc"
 	"github.com/skiffkube/skiff/kubelet/podruntime"
 )
@@ -40,6 +42,19 @@ func (g *ImageGC) DeleteUnusedImages(ctx context.Context) (int64, error) {
 	}
 	return m.DeleteUnusedImages(ctx)
 }
+
+// Reclaim frees disk for the eviction manager before it evicts pods for a
+// disk signal, as the kubelet's image reclaim: every unused image old
+// enough goes. The data directory and containerd's root share one file
+// system on most nodes, so nodefs signals reclaim images too.
+func (g *ImageGC) Reclaim(ctx context.Context, signal eviction.Signal) error {
+	if _, err := g.DeleteUnusedImages(ctx); err != nil {
+		return fmt.Errorf("reclaiming disk for %s: %w", signal, err)
+	}
+	return nil
+}
+
+var _ eviction.Reclaimer = (*ImageGC)(nil)
 
 func (g *ImageGC) manager() (*imagegc.Manager, error) {
 	g.mu.Lock()

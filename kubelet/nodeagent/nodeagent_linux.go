@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -25,9 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/logs"
 	"github.com/skiffkube/skiff/kubelet/nodeapi"
 	"github.com/skiffkube/skiff/kubelet/podruntime"
+	"github.com/skiffkube/skiff/kubelet/runtime/containerd"
 )
 
 var getOptions = metav1.GetOptions{}
@@ -106,8 +109,32 @@ func Run(ctx context.Context, o Options) error {
 		mu.Unlock()
 		return n.Runtime, nil
 	}
+	// The eviction manager measures this machine (see kubelet/eviction).
+	logDir := o.LogDir
+	if logDir == "" {
+		logDir = podruntime.DefaultLogDir
+	}
+	// Disk signals first remove unused images (the kubelet's reclaim),
+	// and imagefs is measured where image garbage collection measures.
+	reclaimer := o.Reclaimer
+	if reclaimer == nil {
+		reclaimer = &images
+	}
+	pressure, err := eviction.New(eviction.Config{
+		Hard: o.EvictionHard, PressureTransitionPeriod: o.EvictionPressureTransitionPeriod,
+		MonitoringInterval: o.EvictionMonitoringInterval, Reclaimer: reclaimer, Logger: o.Logger,
+		Source: eviction.NodeSource{
+			NodeFsDir: o.DataDir, ImageFsDir: o.ImageFSPath, CgroupRoot: containerd.DefaultCgroupRoot,
+			PodDir: filepath.Join(o.DataDir, "agent", "pods"), LogDir: logDir,
+		},
+	})
+	if err != nil {
+		l.Close()
+		return err
+	}
 	a, err := agent.New(o.Client, agent.NewDeferred(RuntimeName, open), agent.Config{
 		NodeName: o.NodeName, Capacity: capacity, Labels: o.Labels, DaemonPort: int32(port), Logger: o.Logger, Recorder: recorder,
+		Pressure:    pressure,
 		Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},
 		NodeInfo:    nodeInfo(o.KubeletVersion),
 		Annotations: map[string]string{LocalPathDirAnnotation: localPathDir(o.DataDir)},

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/imagegc"
 )
 
@@ -55,6 +57,18 @@ type Options struct {
 	// reports it).
 	ImageGC     imagegc.Policy
 	ImageFSPath string
+	// EvictionHard are the hard eviction thresholds (--eviction-hard;
+	// eviction.DefaultEvictionHard parsed). None: no eviction, and the
+	// pressure conditions stay False.
+	EvictionHard []eviction.Threshold
+	// EvictionPressureTransitionPeriod is how long a pressure condition
+	// stays True after its signal recovered (default 5m).
+	EvictionPressureTransitionPeriod time.Duration
+	// EvictionMonitoringInterval between measurements (default 10s).
+	EvictionMonitoringInterval time.Duration
+	// Reclaimer frees disk before pods are evicted for a disk signal
+	// (default: this node's image garbage collection).
+	Reclaimer eviction.Reclaimer
 	// KubeletVersion is reported in node info.
 	KubeletVersion string
 	Workers        int

@@ -42,10 +42,11 @@ func startNodeServer(t testing.TB) (*server, *kubectl) {
 	return startNodeServerIn(t, dir, freePort(t))
 }
 
-// startNodeServerIn starts (or restarts) a node server on dir.
-func startNodeServerIn(t testing.TB, dir string, nodeAPIPort int) (*server, *kubectl) {
+// startNodeServerIn starts (or restarts) a node server on dir; extra are
+// more `skiff server` flags.
+func startNodeServerIn(t testing.TB, dir string, nodeAPIPort int, extra ...string) (*server, *kubectl) {
 	t.Helper()
-	s := startServerIn(t, dir, "--node-name", nodeName, "--node-api-port", fmt.Sprint(nodeAPIPort))
+	s := startServerIn(t, dir, append([]string{"--node-name", nodeName, "--node-api-port", fmt.Sprint(nodeAPIPort)}, extra...)...)
 	k := newKubectl(t, s, 33)
 	// Runs before the server stops: pods go through the agent, so a failed
 	// test leaves no containers running on this machine.

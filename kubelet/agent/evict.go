@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/skiffkube/skiff/kubelet/eviction"
+)
+
+// PressureMonitor is the node's eviction manager (eviction.Manager): it
+// says which pressure conditions hold, and while it runs it evicts pods
+// through the agent.
+type PressureMonitor interface {
+	UnderPressure(corev1.NodeConditionType) bool
+	Run(ctx context.Context, pods eviction.Pods, changed func())
+	// Admit says whether a new pod may start under the current pressure,
+	// and why not.
+	Admit(pod *corev1.Pod) (bool, string)
+}
+
+// evictionTimeout bounds how long an eviction waits for the pod's worker,
+// as the kubelet waits for a pod's clean-up.
+const evictionTimeout = 30 * time.Second
+
+// Kubernetes' pod condition of a pod the kubelet terminated.
+const (
+	disruptionTarget     corev1.PodConditionType = "DisruptionTarget"
+	terminationByKubelet                         = "TerminationByKubelet"
+)
+
+type evictRequest struct {
+	message string
+	done    chan error
+}
+
+// ActivePods are this node's pods that were admitted (the agent has
+// started syncing them) and have not finished (eviction.Pods).
+func (a *Agent) ActivePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, obj := range a.indexer.List() {
+		p := obj.(*corev1.Pod)
+		key, err := cache.MetaNamespaceKeyFunc(p)
+		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if t := a.tracked[key]; t == nil || t.UID != p.UID {
+			continue // not admitted yet
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// EvictPod has the pod's worker stop its containers at once and fail it
+// with reason Evicted (eviction.Pods); it returns when that is written.
+func (a *Agent) EvictPod(ctx context.Context, pod *corev1.Pod, message string) error {
+	key, err := cache.MetaNamespaceKeyFunc(pod)
+	if err != nil {
+		return err
+	}
+	req := &evictRequest{message: message, done: make(chan error, 1)}
+	a.mu.Lock()
+	a.evictions[pod.UID] = req
+	a.mu.Unlock()
+	a.queue.Add(key)
+	t := time.NewTimer(evictionTimeout)
+	defer t.Stop()
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		a.mu.Lock()
+		delete(a.evictions, pod.UID)
+		a.mu.Unlock()
+		return fmt.Errorf("pod %s was not stopped within %s", key, evictionTimeout)
+	}
+}
+
+// takeEviction returns (and forgets) the eviction asked for pod uid.
+func (a *Agent) takeEviction(uid types.UID) *evictRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	req := a.evictions[uid]
+	delete(a.evictions, uid)
+	return req
+}
+
+// evict kills the pod's containers without grace (a hard threshold, as the
+// kubelet) and writes the Failed status with reason Evicted and a Warning
+// Event. From then on the agent leaves the pod alone until it is deleted.
+func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) error {
+	a.mu.Lock()
+	a.evicted[pod.UID] = true
+	a.mu.Unlock()
+	if err := a.runtime.KillPod(ctx, pod, 0); err != nil {
+		a.mu.Lock()
+		delete(a.evicted, pod.UID)
+		a.mu.Unlock()
+		return fmt.Errorf("stopping containers of %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if a.cfg.Recorder != nil {
+		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
+	}
+	now := metav1.Now()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != pod.UID {
+			return nil
+		}
+		evictedStatus(&cur.Status, message, now)
+		_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failing evicted pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// admit refuses a pod that has not started when the node is under a
+// pressure that keeps it out (PressureMonitor.Admit), as the kubelet's
+// admission: it fails the pod with reason Evicted and a Warning Event.
+// It reports whether the pod was refused.
+func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if a.cfg.Pressure == nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") ||
+		len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
+		return false, nil
+	}
+	ok, message := a.cfg.Pressure.Admit(pod)
+	if ok {
+		return false, nil
+	}
+	key, err := cache.MetaNamespaceKeyFunc(pod)
+	if err != nil {
+		return true, err
+	}
+	a.mu.Lock()
+	a.evicted[pod.UID] = true
+	a.tracked[key] = pod // so that its deletion clears what is kept of it
+	a.mu.Unlock()
+	if a.cfg.Recorder != nil {
+		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
+	}
+	upd := pod.DeepCopy()
+	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, eviction.Reason, message
+	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		a.mu.Lock()
+		delete(a.evicted, pod.UID)
+		delete(a.tracked, key)
+		a.mu.Unlock()
+		return true, fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return true, nil
+}
+
+// evictedStatus is the status of a pod the kubelet evicted: phase Failed,
+// reason Evicted, its containers terminated (killed: 137), not ready, and
+// the DisruptionTarget condition.
+func evictedStatus(st *corev1.PodStatus, message string, now metav1.Time) {
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, message
+	kill := func(list []corev1.ContainerStatus) {
+		for i := range list {
+			c := &list[i]
+			c.Ready, c.Started = false, new(bool)
+			if r := c.State.Running; r != nil {
+				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "Error", StartedAt: r.StartedAt, FinishedAt: now, ContainerID: c.ContainerID}}
+			}
+			if c.State.Waiting != nil {
+				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated", FinishedAt: now}}
+			}
+		}
+	}
+	kill(st.InitContainerStatuses)
+	kill(st.ContainerStatuses)
+	set := func(c corev1.PodCondition) {
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == c.Type {
+				if st.Conditions[i].Status == c.Status {
+					c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+				}
+				st.Conditions[i] = c
+				return
+			}
+		}
+		st.Conditions = append(st.Conditions, c)
+	}
+	set(corev1.PodCondition{Type: disruptionTarget, Status: corev1.ConditionTrue, Reason: terminationByKubelet, Message: message, LastTransitionTime: now})
+	set(corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+	set(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+}
