@@ -167,12 +167,17 @@ func pidRSSMB(b *testing.B, pid int) float64 {
 }
 
 func waitNodesReady(b *testing.B, cs kubernetes.Interface, n int) {
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Five minutes per thousand nodes: they join, register and get a pod
+	// CIDR one API call after another on two shared cores.
+	timeout := time.Duration(max(1, n/1000)) * 5 * time.Minute
+	start := time.Now()
+	registered, ready := 0, 0
+	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
-		ready := 0
+		registered, ready = len(nodes.Items), 0
 		for _, node := range nodes.Items {
 			for _, c := range node.Status.Conditions {
 				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && node.Spec.PodCIDR != "" {
@@ -183,8 +188,9 @@ func waitNodesReady(b *testing.B, cs kubernetes.Interface, n int) {
 		return ready == n, nil
 	})
 	if err != nil {
-		b.Fatalf("%d hollow nodes not ready: %v", n, err)
+		b.Fatalf("%d hollow nodes not ready after %v: %d registered, %d Ready with a pod CIDR (%v)", n, timeout, registered, ready, err)
 	}
+	b.Logf("%d hollow nodes Ready in %.0fs", n, time.Since(start).Seconds())
 }
 
 // createPods creates n pods with 32 concurrent clients.
