@@ -43,6 +43,10 @@ type node struct {
 	// poked asks the heartbeat for a status update now (a pressure
 	// condition flipped).
 	poked chan struct{}
+	// lease is the node's Lease as last written, so a renewal is one
+	// update rather than a get and an update (the kubelet's lease
+	// controller keeps it likewise); only the heartbeat goroutine uses it.
+	lease *coordinationv1.Lease
 }
 
 // poke asks for a status update without waiting for the next interval.
@@ -269,6 +273,20 @@ func (n *node) renewLease(ctx context.Context, owner *corev1.Node) error {
 		LeaseDurationSeconds: ptr.To(int32(n.cfg.LeaseDuration / time.Second)),
 		RenewTime:            &now,
 	}
+	if n.lease != nil {
+		renewed := n.lease.DeepCopy()
+		renewed.Spec.HolderIdentity, renewed.Spec.LeaseDurationSeconds, renewed.Spec.RenewTime = spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime
+		out, err := leases.Update(ctx, renewed, metav1.UpdateOptions{})
+		if err == nil {
+			n.lease = out
+			return nil
+		}
+		// Changed or deleted by someone else: read it again below.
+		n.lease = nil
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
 	cur, err := leases.Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		lease := &coordinationv1.Lease{
@@ -277,14 +295,20 @@ func (n *node) renewLease(ctx context.Context, owner *corev1.Node) error {
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: owner.Name, UID: owner.UID}}},
 			Spec: spec,
 		}
-		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
+		out, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+		if err == nil {
+			n.lease = out
+		}
 		return err
 	}
 	if err != nil {
 		return err
 	}
 	cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds, cur.Spec.RenewTime = spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime
-	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
+	out, err := leases.Update(ctx, cur, metav1.UpdateOptions{})
+	if err == nil {
+		n.lease = out
+	}
 	return err
 }
 
