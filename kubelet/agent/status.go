@@ -187,13 +187,13 @@ func conditionTrue(conds []corev1.PodCondition, t corev1.PodConditionType) bool 
 }
 
 // statusEqual says whether writing b over a would change the stored pod. The
-// API keeps times to the second (RFC 3339), so b's times are compared at
-// that precision, as the kubelet's status manager normalizes them: a
+// API keeps times to the second (RFC 3339), so times are compared at that
+// precision, as the kubelet's status manager normalizes them: a
 // container's start time read from the runtime carries nanoseconds, and
 // comparing those made every periodic sync of every running pod write an
 // unchanged status (50 writes a second with 100 pods).
 func statusEqual(a, b *corev1.PodStatus) bool {
-	return equality.Semantic.DeepEqual(a, normalizedStatus(b))
+	return equality.Semantic.DeepEqual(normalizedStatus(a), normalizedStatus(b))
 }
 
 // normalizedStatus is a copy of st with every time truncated to the second.
