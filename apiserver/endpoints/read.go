@@ -58,7 +58,7 @@ func (h *Handler) loadMaybeCached(req *request, ns, name string, cached bool) (o
 			return nil, nil, false, storeError(err, req.res.GroupResource(), name)
 		}
 	}
-	obj, err = decodeKV(req.res, kv)
+	obj, err = h.events.object(req.res, kv)
 	if err != nil {
 		return nil, nil, false, errors.NewInternalError(err)
 	}
