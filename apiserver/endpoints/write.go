@@ -256,13 +256,21 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 	// plugin trusts its informer; a miss or a terminating namespace there is
 	// read again from the database (the cache may be a moment behind a
 	// namespace just created or restored), so only those cost a query.
+	// The cache hands out the same *KeyValue for as long as the namespace
+	// is unchanged, so the state last seen active is remembered by that
+	// pointer and not decoded again on every create.
 	if cg, ok := h.store.(cachedGetter); ok {
 		if kv, found, ok := cg.GetCached(key); ok && found {
+			if seen, ok := h.activeNamespaces.Load(ns); ok && seen.(*storage.KeyValue) == kv {
+				return nil
+			}
 			var p metav1.PartialObjectMetadata
 			if err := jsonUnmarshal(kv.Value, &p); err == nil && p.DeletionTimestamp == nil {
+				h.activeNamespaces.Store(ns, kv)
 				return nil
 			}
 		}
+		h.activeNamespaces.Delete(ns) // gone or terminating: forget it
 	}
 	kv, err := h.store.Get(req.ctx, key, 0)
 	if err != nil {
