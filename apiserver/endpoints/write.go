@@ -426,12 +426,10 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			alloc.Abort()
 			return nil, errors.NewInternalError(err)
 		}
-		oldData, err := encodeStored(old)
-		if err != nil {
-			alloc.Abort()
-			return nil, errors.NewInternalError(err)
-		}
-		if bytes.Equal(newData, oldData) {
+		// A write that would store the bytes already stored is a no-op,
+		// decided as Kubernetes' GuaranteedUpdate decides it: by comparing
+		// with the stored value, not with a re-encoding of the old object.
+		if bytes.Equal(newData, kv.Value) {
 			alloc.Abort()
 			if fromCache {
 				continue
