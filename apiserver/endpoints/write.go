@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -221,7 +222,24 @@ func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (
 		}
 		return out, nil
 	}
-	return fm.UpdateNoErrors(live, obj, managerName(req)), nil
+	return trackUpdate(fm, h.fms.getFast(req.res, subresourceForFields(req)), live, obj, managerName(req)), nil
+}
+
+// trackUpdate records a non-apply write of obj over live by manager with
+// the field manager fast, which skips schema validation, and when that
+// fails (or fast is nil) with the validating exact, so the outcome is
+// always exact's.
+func trackUpdate(exact, fast *managedfields.FieldManager, live, obj runtime.Object, manager string) runtime.Object {
+	if fast != nil {
+		// Update strips obj's managedFields before it can fail: the
+		// validating fallback gets an untouched copy.
+		orig := obj.DeepCopyObject()
+		if out, err := fast.Update(live, obj, manager); err == nil {
+			return out
+		}
+		obj = orig
+	}
+	return exact.UpdateNoErrors(live, obj, manager)
 }
 
 func subresourceForFields(req *request) string {
