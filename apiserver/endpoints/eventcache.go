@@ -3,6 +3,7 @@ package endpoints
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
@@ -55,6 +56,20 @@ type sharedEvent struct {
 
 	mu     sync.Mutex
 	frames map[frameKey][]byte
+
+	// The object's selectable fields, for watches with a field selector:
+	// rendering them converts the whole object, so it is done once per
+	// event as Kubernetes' watch cache does, not once per watcher.
+	fieldsOnce sync.Once
+	fields     fields.Set
+	fieldsErr  error
+}
+
+// fieldSet returns the event object's field set as res renders it. The set
+// is shared and must not be modified.
+func (e *sharedEvent) fieldSet(res *registry.Resource) (fields.Set, error) {
+	e.fieldsOnce.Do(func() { e.fields, e.fieldsErr = res.FieldSet(e.obj) })
+	return e.fields, e.fieldsErr
 }
 
 type frameKey struct {
