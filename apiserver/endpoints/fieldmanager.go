@@ -44,8 +44,9 @@ func newFieldManagers() *fieldManagers {
 }
 
 // getFast is the field manager of a built-in kind that does not validate
-// objects against the schema; nil for other kinds. Only updates use it, and
-// only with get's manager as the fallback for any error.
+// objects against the schema; nil for other kinds. Only non-apply writes
+// (creates and updates) use it, always with get's manager as the fallback
+// for any error (see trackUpdate).
 func (f *fieldManagers) getFast(res *registry.Resource, subresource string) *managedfields.FieldManager {
 	if res.Unstructured() || !builtinSchema[res.Group] {
 		return nil
