@@ -3,6 +3,7 @@ package endpoints
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
@@ -13,9 +14,14 @@ import (
 // work of decoding it and of encoding its watch frame: with a thousand
 // watchers on a resource, one write is decoded once and encoded once per
 // encoding and event type, not a thousand times (Kubernetes' watch cache
-// does the same with its caching objects). Entries live only while an
-// event is being fanned out: the cache keeps the most recent events and
-// forgets the oldest, and a watcher that misses simply does the work itself.
+// does the same with its caching objects). Reads share the decoded objects
+// too: the read-modify-write of an update (a binding, a kubelet's status
+// write) and a GET of a state the watchers have just decoded copy it
+// rather than decode its JSON again, as Kubernetes' reads from its watch
+// cache hold decoded objects. A stored state is named by its key and
+// revision, which never change meaning. Entries live only a short while:
+// the cache keeps the most recent states and forgets the oldest, and a
+// reader that misses simply does the work itself.
 type eventCache struct {
 	mu      sync.Mutex
 	entries map[eventKey]*sharedEvent
@@ -23,19 +29,20 @@ type eventCache struct {
 }
 
 // eventCacheSize bounds the cache; a write's fan-out completes long before
-// this many newer events have arrived.
-const eventCacheSize = 256
+// this many newer events have arrived, and the writes that typically follow
+// a pod's (its binding, its kubelet's status) come within about as many.
+const eventCacheSize = 1024
 
 // maxSharedFrame is the largest frame kept; bigger objects are rare and
 // each watcher encodes them itself rather than pin their bytes.
 const maxSharedFrame = 256 << 10
 
-// eventKey names a stored state of a key: the store hands every watcher the
-// same *KeyValue for one event. The resource is part of the key because the
+// eventKey names a stored state: a key at the revision that wrote it (for a
+// deletion, the deleting revision). The resource is part of it because the
 // same value decodes differently for a custom resource re-registered with
 // another kind.
 type eventKey struct {
-	kv  *storage.KeyValue
+	key string
 	res *registry.Resource
 	rev int64
 }
@@ -49,6 +56,20 @@ type sharedEvent struct {
 
 	mu     sync.Mutex
 	frames map[frameKey][]byte
+
+	// The object's selectable fields, for watches with a field selector:
+	// rendering them converts the whole object, so it is done once per
+	// event as Kubernetes' watch cache does, not once per watcher.
+	fieldsOnce sync.Once
+	fields     fields.Set
+	fieldsErr  error
+}
+
+// fieldSet returns the event object's field set as res renders it. The set
+// is shared and must not be modified.
+func (e *sharedEvent) fieldSet(res *registry.Resource) (fields.Set, error) {
+	e.fieldsOnce.Do(func() { e.fields, e.fieldsErr = res.FieldSet(e.obj) })
+	return e.fields, e.fieldsErr
 }
 
 type frameKey struct {
@@ -63,7 +84,7 @@ func newEventCache() *eventCache {
 // get returns the shared entry for value (the stored bytes of kv) decoded
 // as res at revision rev.
 func (c *eventCache) get(res *registry.Resource, kv *storage.KeyValue, value []byte, rev int64) *sharedEvent {
-	k := eventKey{kv: kv, res: res, rev: rev}
+	k := eventKey{key: kv.Key, res: res, rev: rev}
 	c.mu.Lock()
 	e, ok := c.entries[k]
 	if !ok {
@@ -100,4 +121,14 @@ func (e *sharedEvent) frame(typ string, enc encoding, build func() ([]byte, erro
 		e.frames[k] = f
 	}
 	return f, nil
+}
+
+// object returns kv's stored state decoded as res, for a reader that may
+// change it: a copy of the shared object.
+func (c *eventCache) object(res *registry.Resource, kv *storage.KeyValue) (runtime.Object, error) {
+	e := c.get(res, kv, kv.Value, kv.ModRevision)
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.obj.DeepCopyObject(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -72,6 +73,9 @@ type Handler struct {
 	fms             *fieldManagers
 	events          *eventCache
 	nodes           NodeProxy
+	// activeNamespaces maps a namespace's name to the store cache's
+	// *KeyValue of the state last seen active (see namespaceAcceptsContent).
+	activeNamespaces sync.Map
 }
 
 // New returns a handler. Store and Registry are required.

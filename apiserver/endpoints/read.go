@@ -58,7 +58,7 @@ func (h *Handler) loadMaybeCached(req *request, ns, name string, cached bool) (o
 			return nil, nil, false, storeError(err, req.res.GroupResource(), name)
 		}
 	}
-	obj, err = decodeKV(req.res, kv)
+	obj, err = h.events.object(req.res, kv)
 	if err != nil {
 		return nil, nil, false, errors.NewInternalError(err)
 	}
@@ -90,6 +90,16 @@ func (s *selection) everything() bool { return s.labels.Empty() && s.fields.Empt
 
 // matches tells whether an object is selected.
 func (s *selection) matches(res *registry.Resource, obj runtime.Object) bool {
+	return s.matchesWith(obj, func() (fields.Set, error) { return res.FieldSet(obj) })
+}
+
+// matchesShared is matches for a watch event's shared object, whose field
+// set is computed once for all the watchers that select on fields.
+func (s *selection) matchesShared(res *registry.Resource, e *sharedEvent) bool {
+	return s.matchesWith(e.obj, func() (fields.Set, error) { return e.fieldSet(res) })
+}
+
+func (s *selection) matchesWith(obj runtime.Object, fieldSet func() (fields.Set, error)) bool {
 	if s.everything() {
 		return true
 	}
@@ -103,7 +113,7 @@ func (s *selection) matches(res *registry.Resource, obj runtime.Object) bool {
 	if s.fields.Empty() {
 		return true
 	}
-	set, err := res.FieldSet(obj)
+	set, err := fieldSet()
 	if err != nil {
 		return false
 	}

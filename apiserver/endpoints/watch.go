@@ -280,7 +280,7 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, e.obj) {
+		if sel.matchesShared(res, e) {
 			return s.sendShared(evAdded, e)
 		}
 	case storage.Updated:
@@ -288,11 +288,11 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		if e.err != nil {
 			return nil
 		}
-		now := sel.matches(res, e.obj)
+		now := sel.matchesShared(res, e)
 		before := now
 		if !sel.everything() && ev.PrevKV != nil {
 			if old := h.events.get(res, ev.PrevKV, ev.PrevKV.Value, ev.PrevKV.ModRevision); old.err == nil {
-				before = sel.matches(res, old.obj)
+				before = sel.matchesShared(res, old)
 			}
 		}
 		switch {
@@ -312,7 +312,7 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		if e.err != nil {
 			return nil
 		}
-		if sel.matches(res, e.obj) {
+		if sel.matchesShared(res, e) {
 			return s.sendShared(evDeleted, e)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -221,7 +222,24 @@ func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (
 		}
 		return out, nil
 	}
-	return fm.UpdateNoErrors(live, obj, managerName(req)), nil
+	return trackUpdate(fm, h.fms.getFast(req.res, subresourceForFields(req)), live, obj, managerName(req)), nil
+}
+
+// trackUpdate records a non-apply write of obj over live by manager with
+// the field manager fast, which skips schema validation, and when that
+// fails (or fast is nil) with the validating exact, so the outcome is
+// always exact's.
+func trackUpdate(exact, fast *managedfields.FieldManager, live, obj runtime.Object, manager string) runtime.Object {
+	if fast != nil {
+		// Update strips obj's managedFields before it can fail: the
+		// validating fallback gets an untouched copy.
+		orig := obj.DeepCopyObject()
+		if out, err := fast.Update(live, obj, manager); err == nil {
+			return out
+		}
+		obj = orig
+	}
+	return exact.UpdateNoErrors(live, obj, manager)
 }
 
 func subresourceForFields(req *request) string {
@@ -256,13 +274,21 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 	// plugin trusts its informer; a miss or a terminating namespace there is
 	// read again from the database (the cache may be a moment behind a
 	// namespace just created or restored), so only those cost a query.
+	// The cache hands out the same *KeyValue for as long as the namespace
+	// is unchanged, so the state last seen active is remembered by that
+	// pointer and not decoded again on every create.
 	if cg, ok := h.store.(cachedGetter); ok {
 		if kv, found, ok := cg.GetCached(key); ok && found {
+			if seen, ok := h.activeNamespaces.Load(ns); ok && seen.(*storage.KeyValue) == kv {
+				return nil
+			}
 			var p metav1.PartialObjectMetadata
 			if err := jsonUnmarshal(kv.Value, &p); err == nil && p.DeletionTimestamp == nil {
+				h.activeNamespaces.Store(ns, kv)
 				return nil
 			}
 		}
+		h.activeNamespaces.Delete(ns) // gone or terminating: forget it
 	}
 	kv, err := h.store.Get(req.ctx, key, 0)
 	if err != nil {
@@ -418,12 +444,10 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			alloc.Abort()
 			return nil, errors.NewInternalError(err)
 		}
-		oldData, err := encodeStored(old)
-		if err != nil {
-			alloc.Abort()
-			return nil, errors.NewInternalError(err)
-		}
-		if bytes.Equal(newData, oldData) {
+		// A write that would store the bytes already stored is a no-op,
+		// decided as Kubernetes' GuaranteedUpdate decides it: by comparing
+		// with the stored value, not with a re-encoding of the old object.
+		if bytes.Equal(newData, kv.Value) {
 			alloc.Abort()
 			if fromCache {
 				continue

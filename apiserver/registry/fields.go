@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -52,6 +54,8 @@ func (r *Resource) FieldSet(obj runtime.Object) (fields.Set, error) {
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content = u.Object
+	} else if typedFieldSet(obj, r.SelectableFields, set) {
+		return set, nil
 	} else {
 		content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -62,6 +66,138 @@ func (r *Resource) FieldSet(obj runtime.Object) (fields.Set, error) {
 		set[f] = fieldString(content, strings.Split(f, "."))
 	}
 	return set, nil
+}
+
+// typedFieldSet fills set with the fields of a Go object read directly by
+// reflection, rendered exactly as fieldString renders them from the
+// object's unstructured form, without converting the whole object (what
+// every field-selected watch event paid). It reports false, leaving the
+// work to the conversion, for anything off its plain path: a field it
+// cannot find, a type with its own JSON encoding, a non-scalar leaf.
+func typedFieldSet(obj runtime.Object, paths []string, set fields.Set) bool {
+	v := reflect.ValueOf(obj)
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		s, ok := typedField(v, p)
+		if !ok {
+			return false
+		}
+		out[p] = s
+	}
+	for p, s := range out {
+		set[p] = s
+	}
+	return true
+}
+
+var jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+
+// typedField reads one dotted JSON path from v (see typedFieldSet).
+func typedField(v reflect.Value, path string) (string, bool) {
+	rest := path
+	for {
+		if customJSON(v.Type()) {
+			return "", false
+		}
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return "", true // absent
+			}
+			v = v.Elem()
+			if customJSON(v.Type()) {
+				return "", false
+			}
+		}
+		if rest == "" {
+			break
+		}
+		if v.Kind() != reflect.Struct {
+			return "", false
+		}
+		var name string
+		name, rest, _ = strings.Cut(rest, ".")
+		f, omitempty, ok := jsonStructField(v, name)
+		if !ok {
+			return "", false
+		}
+		if omitempty && emptyForJSON(f) {
+			return "", true // omitted from the unstructured form
+		}
+		v = f
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true
+	case reflect.Bool:
+		if v.Bool() {
+			return "true", true
+		}
+		return "false", true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fmt.Sprint(v.Int()), true
+	}
+	return "", false
+}
+
+func customJSON(t reflect.Type) bool {
+	return t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType)
+}
+
+// jsonStructField finds the field of struct v encoded as name, looking into
+// inlined embedded structs, and says whether it is omitted when empty.
+func jsonStructField(v reflect.Value, name string) (reflect.Value, bool, bool) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tagName, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if tagName == "-" {
+			continue
+		}
+		opts = "," + opts + ","
+		if tagName == "" && (sf.Anonymous || strings.Contains(opts, ",inline,")) {
+			if sf.Type.Kind() == reflect.Struct {
+				if f, omit, ok := jsonStructField(v.Field(i), name); ok {
+					return f, omit, true
+				}
+			}
+			continue
+		}
+		if tagName == "" {
+			tagName = sf.Name
+		}
+		if tagName == name {
+			if strings.Contains(opts, ",omitzero,") {
+				return reflect.Value{}, false, false // left to the conversion
+			}
+			return v.Field(i), strings.Contains(opts, ",omitempty,"), true
+		}
+	}
+	return reflect.Value{}, false, false
+}
+
+// emptyForJSON is what the unstructured conversion omits as empty under
+// omitempty: structs never are.
+func emptyForJSON(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Map, reflect.Slice:
+		return v.IsNil() || v.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // fieldString renders a field for selector matching; absent fields are "".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,6 +91,13 @@ func runClients(ctx context.Context, name string, n int, d time.Duration, op fun
 // own pods (so updates never conflict).
 func measureCRUD(ctx context.Context, o options, cs *kubernetes.Clientset, ns string) ([]opResult, error) {
 	pods := cs.CoreV1().Pods(ns)
+	if o.crudWatchers > 0 {
+		stop, err := watchPods(ctx, o, cs, ns)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	owned := make([][]*corev1.Pod, o.clients)
 	var mu sync.Mutex
 	create := runClients(ctx, "create", o.clients, o.duration, func(ctx context.Context, c, i int) error {
@@ -134,4 +142,42 @@ func measureCRUD(ctx context.Context, o options, cs *kubernetes.Clientset, ns st
 		}
 	}
 	return []opResult{create, get, update}, nil
+}
+
+// watchPods opens o.crudWatchers watches of the namespace's pods that read
+// and drop every event until stop is called; stop reports how many each
+// watch received.
+func watchPods(ctx context.Context, o options, cs *kubernetes.Clientset, ns string) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		wg     sync.WaitGroup
+		events atomic.Int64
+	)
+	for range o.crudWatchers {
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return nil, fmt.Errorf("watch of the pods during the create, get and update runs: %w", err)
+		}
+		wg.Go(func() {
+			defer w.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+					events.Add(1)
+				}
+			}
+		})
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+		o.logf("crud watchers: %d events received by %d watches", events.Load(), o.crudWatchers)
+	}, nil
 }

@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.listSize, "list-size", 10000, "pods in the listed namespace")
 	fs.IntVar(&o.listRuns, "list-runs", 10, "lists per encoding")
 	fs.IntVar(&o.watchers, "watchers", 1000, "concurrent watchers for the fan-out run")
+	fs.IntVar(&o.crudWatchers, "crud-watchers", 0, "watches of the pods open during the create, get and update runs (a cluster's scheduler and kubelets)")
 	fs.IntVar(&o.writes, "fanout-writes", 5, "writes in the fan-out run, one at a time, each seen by every watcher")
 	fs.StringVar(&o.workDir, "workdir", "", "directory for the SQLite file and certificates (default: a fresh temporary directory, removed afterwards)")
 	out := fs.String("o", "", "also write the table to this file")

@@ -14,8 +14,11 @@ type options struct {
 	listRuns int
 	watchers int
 	writes   int
-	workDir  string
-	progress io.Writer
+	// crudWatchers watch the pods while they are created, read and
+	// updated, as a scheduler and kubelets do in a cluster.
+	crudWatchers int
+	workDir      string
+	progress     io.Writer
 }
 
 func (o options) validate() error {
@@ -26,6 +29,8 @@ func (o options) validate() error {
 		return fmt.Errorf("-duration must be positive, got %s", o.duration)
 	case o.listSize < 1 || o.listRuns < 1:
 		return fmt.Errorf("-list-size and -list-runs must be at least 1, got %d and %d", o.listSize, o.listRuns)
+	case o.crudWatchers < 0:
+		return fmt.Errorf("-crud-watchers must not be negative, got %d", o.crudWatchers)
 	case o.watchers < 1 || o.writes < 1:
 		return fmt.Errorf("-watchers and -fanout-writes must be at least 1, got %d and %d", o.watchers, o.writes)
 	}

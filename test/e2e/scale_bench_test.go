@@ -34,7 +34,9 @@ import (
 // startup p99 at most 2 s; server RSS under 500 MB with 1,000 nodes and
 // 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count,
 // SKIFF_BENCH_NODES the node counts of the scheduling benchmark ("100" or
-// "100,1000").
+// "100,1000"). SKIFF_BENCH_CPUPROFILE=FILE has the scheduling benchmark
+// take a CPU profile of the server from its first create on
+// (SKIFF_BENCH_CPUPROFILE_SECONDS long, default 20).
 
 // BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
 // N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
@@ -52,11 +54,18 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			waitNodesReady(b, cs, nodes)
 			agentIdle := pidRSSMB(b, agent.Process.Pid)
 			tr := trackPods(b, cs, "bench")
+			profiled := profileServer(b, cs)
+			cpu0 := pidCPU(b, s.cmd.Process.Pid)
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
 			created := time.Since(start)
 			bound := tr.waitAll(b, pods, func(p podTimes) time.Time { return p.bound })
 			secs := bound.Sub(start).Seconds()
+			serverCPU := pidCPU(b, s.cmd.Process.Pid) - cpu0
+			profiled()
+			b.ReportMetric(float64(serverCPU.Microseconds())/1000/float64(pods), "server-cpu-ms/pod")
+			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
+				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
@@ -145,6 +154,55 @@ func benchPodSpec() corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/pause:1",
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}}}}}
+}
+
+// profileServer takes a CPU profile of the server for
+// SKIFF_BENCH_CPUPROFILE_SECONDS (default 20) from its /debug/pprof when
+// SKIFF_BENCH_CPUPROFILE names a file; the returned func waits for it.
+func profileServer(b *testing.B, cs kubernetes.Interface) (wait func()) {
+	file := os.Getenv("SKIFF_BENCH_CPUPROFILE")
+	if file == "" {
+		return func() {}
+	}
+	secs := os.Getenv("SKIFF_BENCH_CPUPROFILE_SECONDS")
+	if secs == "" {
+		secs = "20"
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).Timeout(10 * time.Minute).DoRaw(context.Background())
+		if err != nil {
+			b.Errorf("CPU profile of the server: %v", err)
+			return
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			b.Error(err)
+		}
+	}()
+	return func() { <-done }
+}
+
+// pidCPU is the user and system CPU time a process has used so far (the
+// kernel counts it in clock ticks, 100 per second on Linux).
+func pidCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: state is the first, utime the 12th and stime the 13th.
+	rest := string(data[strings.LastIndexByte(string(data), ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("short /proc/%d/stat: %q", pid, data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // rssMB is the server process's resident memory.

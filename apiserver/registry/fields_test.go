@@ -1,0 +1,73 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+// TestTypedFieldSetMatchesUnstructured requires the field sets read by
+// reflection to equal the ones rendered from the unstructured conversion,
+// including zero values the conversion omits, and the fallback to the
+// conversion for fields it does not read (an event's source).
+func TestTypedFieldSetMatchesUnstructured(t *testing.T) {
+	podFields := []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}
+	cases := []struct {
+		name     string
+		obj      runtime.Object
+		paths    []string
+		fallback bool
+	}{
+		{"empty pod", &corev1.Pod{}, podFields, false},
+		{"bound pod", &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1", RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler",
+			ServiceAccountName: "default", HostNetwork: true}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", NominatedNodeName: "n2"}}, podFields, false},
+		{"node", &corev1.Node{Spec: corev1.NodeSpec{Unschedulable: true}}, []string{"spec.unschedulable"}, false},
+		{"schedulable node", &corev1.Node{}, []string{"spec.unschedulable"}, false},
+		{"namespace", &corev1.Namespace{Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}, []string{"status.phase"}, false},
+		{"secret", &corev1.Secret{Type: corev1.SecretTypeOpaque}, []string{"type"}, false},
+		// JobStatus has no "successful": not found, left to the conversion.
+		{"job", &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 3}}, []string{"status.successful"}, true},
+		{"job succeeded", &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 3}}, []string{"status.succeeded"}, false},
+		{"events.k8s.io event", &eventsv1.Event{Reason: "Started", Type: "Normal", ReportingController: "kubelet",
+			Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p", UID: "u1"}},
+			[]string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}, false},
+		{"core event", &corev1.Event{Reason: "Pulled", Source: corev1.EventSource{Component: "kubelet"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "p", ResourceVersion: "7"}, EventTime: metav1.MicroTime{}},
+			[]string{"involvedObject.kind", "involvedObject.name", "involvedObject.resourceVersion", "reason", "source", "type"}, true},
+		// A list is not a scalar: left to the conversion.
+		{"list leaf", &corev1.Pod{Spec: corev1.PodSpec{DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}}}},
+			[]string{"spec.dnsConfig.nameservers"}, true},
+		{"pointers", &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}}},
+			[]string{"spec.securityContext.runAsUser", "spec.securityContext.runAsGroup", "spec.priority"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fields.Set{}
+			for _, p := range tc.paths {
+				want[p] = fieldString(content, strings.Split(p, "."))
+			}
+			got := fields.Set{}
+			ok := typedFieldSet(tc.obj, tc.paths, got)
+			if ok == tc.fallback {
+				t.Fatalf("read by reflection: %v, want %v", ok, !tc.fallback)
+			}
+			if !ok {
+				return
+			}
+			if got.String() != want.String() {
+				t.Fatalf("field set %v, want %v", got, want)
+			}
+		})
+	}
+}
