@@ -32,6 +32,12 @@ type Config struct {
 	// StatusUpdateInterval is how often the Ready condition's heartbeat is
 	// refreshed when nothing changed. Default 1m.
 	StatusUpdateInterval time.Duration
+	// StatusReportInterval is how long an unchanged node status goes
+	// unwritten: each StatusUpdateInterval the status is computed and
+	// written only if it changed or this much time has passed since the
+	// last write (the kubelet's nodeStatusReportFrequency). Liveness is
+	// the Lease's job. Default 5m.
+	StatusReportInterval time.Duration
 	// DaemonPort is the node API's port, reported in node status
 	// (daemonEndpoints.kubeletEndpoint) for the API server to proxy logs
 	// and exec to; 0 when the node serves no API (hollow nodes).
@@ -75,6 +81,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StatusUpdateInterval == 0 {
 		c.StatusUpdateInterval = time.Minute
+	}
+	if c.StatusReportInterval == 0 {
+		c.StatusReportInterval = 5 * time.Minute
 	}
 	if c.RuntimeRetry == 0 {
 		c.RuntimeRetry = 5 * time.Second

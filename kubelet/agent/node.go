@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +49,8 @@ type node struct {
 	// update rather than a get and an update (the kubelet's lease
 	// controller keeps it likewise); only the heartbeat goroutine uses it.
 	lease *coordinationv1.Lease
+	// reported is when the status was last written (unix nanoseconds).
+	reported atomic.Int64
 }
 
 // poke asks for a status update without waiting for the next interval.
@@ -179,10 +183,11 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 	var out *corev1.Node
 	var events []string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+		orig, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		cur := orig.DeepCopy()
 		now := metav1.Now()
 		st := &cur.Status
 		st.Capacity, st.Allocatable = n.cfg.Capacity, n.cfg.Allocatable
@@ -205,7 +210,14 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 		for _, c := range append(conds, readyCond) {
 			setNodeCondition(st, c, now)
 		}
+		if sameButHeartbeats(&orig.Status, st) && time.Since(time.Unix(0, n.reported.Load())) < n.cfg.StatusReportInterval {
+			out = cur // nothing to say yet: the Lease tells the node is alive
+			return nil
+		}
 		out, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		if err == nil {
+			n.reported.Store(time.Now().UnixNano())
+		}
 		return err
 	})
 	if err != nil {
@@ -219,6 +231,18 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// sameButHeartbeats says whether two node statuses differ only in their
+// conditions' heartbeat times.
+func sameButHeartbeats(a, b *corev1.NodeStatus) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	for _, st := range []*corev1.NodeStatus{a, b} {
+		for i := range st.Conditions {
+			st.Conditions[i].LastHeartbeatTime = metav1.Time{}
+		}
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // setNodeCondition refreshes the heartbeat and moves the transition time only

@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -54,3 +56,53 @@ func TestLeaseRenewalWritesWithoutReading(t *testing.T) {
 		t.Errorf("lease not created again: %v", err)
 	}
 }
+
+// An unchanged node status is written once per StatusReportInterval, not
+// at every check (the kubelet's nodeStatusReportFrequency); a change is
+// written at once.
+func TestUnchangedNodeStatusWaitsForTheReportInterval(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
+	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler)}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{cfg: cfg, client: client, runtime: fakeVersionRuntime{}}
+	writes := func() int {
+		c := 0
+		for _, a := range client.Actions() {
+			if a.GetResource().Resource == "nodes" && a.GetVerb() == "update" && a.GetSubresource() == "status" {
+				c++
+			}
+		}
+		return c
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := n.updateStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := writes(); w != 1 {
+		t.Errorf("three checks of an unchanged status: %d writes, want 1", w)
+	}
+	n.cfg.Capacity = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}
+	if _, err := n.updateStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(); w != 2 {
+		t.Errorf("after a capacity change: %d writes, want 2", w)
+	}
+	n.cfg.StatusReportInterval = time.Nanosecond
+	if _, err := n.updateStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(); w != 3 {
+		t.Errorf("an unchanged status past the report interval: %d writes, want 3", w)
+	}
+}
+
+// fakeVersionRuntime is just enough runtime for node status.
+type fakeVersionRuntime struct{ Runtime }
+
+func (fakeVersionRuntime) Name() string                            { return "test" }
+func (fakeVersionRuntime) Version(context.Context) (string, error) { return "1.0", nil }
