@@ -387,6 +387,9 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 				return nil, err
 			}
 		}
+		// unadmit takes back what admission charged (quota for a claim's
+		// larger request) when this attempt does not store the object.
+		unadmit := func() {}
 		if h.admission != nil && !finishing {
 			ar, err := h.admission.ValidateUpdate(req.ctx, &admission.Attributes{Resource: res.GroupResource(), Namespace: ns,
 				Name: name, Object: obj, Subresource: req.info.Subresource, DryRun: dry}, old)
@@ -394,10 +397,14 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 				return nil, err
 			}
 			admitWarnings = ar.Warnings // this attempt's; an earlier one's are stale
+			if ar.Undo != nil {
+				unadmit = ar.Undo
+			}
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)
 			if err != nil {
+				unadmit()
 				return nil, err
 			}
 			m = accessor(obj)
@@ -409,6 +416,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		if res.Lifecycle != nil && !finishing && !dry {
 			a, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
 			if err != nil {
+				unadmit()
 				return nil, err
 			}
 			alloc = a
@@ -416,15 +424,18 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		newData, err := encodeStored(obj)
 		if err != nil {
 			alloc.Abort()
+			unadmit()
 			return nil, errors.NewInternalError(err)
 		}
 		oldData, err := encodeStored(old)
 		if err != nil {
 			alloc.Abort()
+			unadmit()
 			return nil, errors.NewInternalError(err)
 		}
 		if bytes.Equal(newData, oldData) {
 			alloc.Abort()
+			unadmit()
 			if fromCache {
 				continue
 			}
@@ -451,6 +462,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
 		if err != nil {
 			alloc.Abort()
+			unadmit()
 			if stderrors.Is(err, storage.ErrConflict) && (!preconditioned || fromCache) && attempt < maxUpdateRetries {
 				continue
 			}
