@@ -128,6 +128,12 @@ func TestClaimBinding(t *testing.T) {
 		}
 	}
 	data := claim("data", "", "1Gi")
+	labeled := func(l map[string]string) func(*corev1.PersistentVolume) {
+		return func(v *corev1.PersistentVolume) { v.Labels = l }
+	}
+	selecting := func(sel *metav1.LabelSelector) func(*corev1.PersistentVolumeClaim) {
+		return func(c *corev1.PersistentVolumeClaim) { c.Spec.Selector = sel }
+	}
 	tests := []struct {
 		name       string
 		claim      *corev1.PersistentVolumeClaim
@@ -156,6 +162,26 @@ func TestClaimBinding(t *testing.T) {
 			wantVolume: "here"},
 		{name: "a claim nothing fits is left to its class's provisioner", claim: claim("data", "fast", "1Gi"),
 			objs: []runtime.Object{immediate}, wantEvent: "ExternalProvisioning", wantAnn: "example.com/fast"},
+		{name: "a claim's matchLabels selector binds only a volume with those labels", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"})),
+				volume("gold", "", "5Gi", labeled(map[string]string{"tier": "gold", "zone": "a"}))},
+			wantVolume: "gold"},
+		{name: "a claim's matchExpressions selector binds only a matching volume", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "silver"}},
+				{Key: "retired", Operator: metav1.LabelSelectorOpDoesNotExist},
+			}})),
+			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("old", "", "1Gi", labeled(map[string]string{"tier": "gold", "retired": "yes"})),
+				volume("silver", "", "2Gi", labeled(map[string]string{"tier": "silver"}))},
+			wantVolume: "silver"},
+		{name: "a claim whose selector matches no volume stays unbound", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"}))},
+			wantEvent: "FailedBinding"},
+		{name: "a claim with a selector is still handed to its provisioner, which decides", claim: claim("data", "fast", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs: []runtime.Object{immediate, volume("plain", "fast", "1Gi")}, wantEvent: "ExternalProvisioning", wantAnn: "example.com/fast"},
 		{name: "a volume provisioned for the claim is bound", claim: claim("data", "local", "1Gi", selected("n1")),
 			objs:       []runtime.Object{wffc, node, volume("pvc-uid-data", "local", "1Gi", onNode("n1"), claimRef(data))},
 			wantVolume: "pvc-uid-data"},
