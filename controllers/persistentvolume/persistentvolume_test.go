@@ -177,7 +177,7 @@ func TestClaimBinding(t *testing.T) {
 			wantVolume: "silver"},
 		{name: "a claim whose selector matches no volume stays unbound", claim: claim("data", "", "1Gi",
 			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
-			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"}))},
+			objs:      []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"}))},
 			wantEvent: "FailedBinding"},
 		{name: "a claim with a selector is still handed to its provisioner, which decides", claim: claim("data", "fast", "1Gi",
 			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
