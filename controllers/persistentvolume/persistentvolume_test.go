@@ -310,3 +310,47 @@ func TestVolumeTheBinderGaveToAClaimBoundElsewhereIsFreed(t *testing.T) {
 		t.Fatalf("volume %+v, want its claimRef and bound-by-controller removed", got)
 	}
 }
+
+// TestClaimMadeBeforeItsVolume: a claim nothing fits stays Pending; a free
+// volume appearing later queues the waiting claims of its class (and the
+// periodic resync all of them), and the claim is bound.
+func TestClaimMadeBeforeItsVolume(t *testing.T) {
+	data := claim("data", "", "1Gi")
+	other := claim("other", "gold", "1Gi")
+	f := newFixture(t, data, other)
+	if err := f.c.sync(context.Background(), claimKeyPrefix+"ns/data"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.claim(t, "data"); got.Status.Phase != corev1.ClaimPending || got.Spec.VolumeName != "" {
+		t.Fatalf("claim %s %q before any volume exists, want Pending and unbound", got.Status.Phase, got.Spec.VolumeName)
+	}
+	for f.c.queue.Len() > 0 { // what the fixture's loading queued
+		k, _ := f.c.queue.Get()
+		f.c.queue.Done(k)
+	}
+	pv := volume("late", "", "1Gi")
+	if _, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.volumeIndex.Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	f.c.enqueueUnbound(&pv.Spec.StorageClassName)
+	if n := f.c.queue.Len(); n != 1 {
+		t.Fatalf("%d claims queued for a free volume of class \"\", want 1 (data)", n)
+	}
+	key, _ := f.c.queue.Get()
+	f.c.queue.Done(key)
+	if err := f.c.sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.claim(t, "data"); got.Spec.VolumeName != "late" {
+		t.Fatalf("claim bound to %q once a volume appeared, want late", got.Spec.VolumeName)
+	}
+	// The resync queues every claim the cache shows unbound (here both:
+	// the fixture's cache does not see the binding just written).
+	f.c.enqueueUnbound(nil)
+	if n := f.c.queue.Len(); n != 2 {
+		t.Fatalf("the resync queued %d claims, want 2", n)
+	}
+}
