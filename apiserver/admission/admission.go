@@ -116,11 +116,20 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 }
 
 // ValidateUpdate checks an update of a stored object (old) to a.Object:
-// Pod Security Admission (namespace labels, pod images). It charges
-// nothing.
+// Pod Security Admission (namespace labels, pod images), claim resizes
+// (PersistentVolumeClaimResize), then quota for what a claim's update adds
+// (a larger request), which it charges; Result.Undo takes that back when
+// the write fails.
 func (c *Chain) ValidateUpdate(ctx context.Context, a *Attributes, old runtime.Object) (Result, error) {
 	warnings, err := c.podSecurity(ctx, a, old)
-	return Result{Warnings: warnings}, err
+	if err != nil {
+		return Result{Warnings: warnings}, err
+	}
+	if err := c.claimResize(ctx, a, old); err != nil {
+		return Result{Warnings: warnings}, err
+	}
+	undo, err := c.chargeClaimUpdate(ctx, a, old)
+	return Result{Warnings: warnings, Undo: undo}, err
 }
 
 // forbidden is Kubernetes' admission refusal: 403 with

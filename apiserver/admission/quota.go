@@ -43,7 +43,36 @@ func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), er
 	if a.Namespace == "" {
 		return nil, nil
 	}
-	delta := Usage(a.Resource, a.Object)
+	return c.charge(ctx, a, Usage(a.Resource, a.Object))
+}
+
+// chargeClaimUpdate charges what an update of a claim adds to its usage (a
+// larger storage request), as Kubernetes' quota admission evaluates claim
+// updates; an update that adds nothing is not checked.
+func (c *Chain) chargeClaimUpdate(ctx context.Context, a *Attributes, old runtime.Object) (undo func(), err error) {
+	if a.Resource != claimsResource || a.Subresource != "" || a.Namespace == "" {
+		return nil, nil
+	}
+	prev := Usage(a.Resource, old)
+	delta := corev1.ResourceList{}
+	for name, v := range Usage(a.Resource, a.Object) {
+		d := v.DeepCopy()
+		if p, ok := prev[name]; ok {
+			d.Sub(p)
+		}
+		if d.Sign() > 0 {
+			delta[name] = d
+		}
+	}
+	if len(delta) == 0 {
+		return nil, nil
+	}
+	return c.charge(ctx, a, delta)
+}
+
+// charge checks delta against the namespace's quotas and adds it to their
+// usage.
+func (c *Chain) charge(ctx context.Context, a *Attributes, delta corev1.ResourceList) (undo func(), err error) {
 	for attempt := 0; attempt < quotaAttempts; attempt++ {
 		quotas, err := c.quotas(ctx, a.Namespace)
 		if err != nil || len(quotas) == 0 {
@@ -353,10 +382,23 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 	for _, svc := range services {
 		sum(schema.GroupResource{Resource: "services"}, svc)
 	}
+	for _, name := range names {
+		if !IsClaimResource(corev1.ResourceName(name)) {
+			continue
+		}
+		claims, _, err := listInto[corev1.PersistentVolumeClaim](ctx, c.store, "/registry/persistentvolumeclaims/"+namespace+"/", true)
+		if err != nil {
+			return nil, err
+		}
+		for _, pvc := range claims {
+			sum(claimsResource, pvc)
+		}
+		break
+	}
 	// Other object counts: the number of keys under the resource's prefix.
 	for _, name := range names {
 		gr, ok := CountedName(corev1.ResourceName(name))
-		if !ok || gr.Resource == "pods" || gr.Resource == "services" {
+		if !ok || gr.Resource == "pods" || gr.Resource == "services" || gr.Resource == "persistentvolumeclaims" {
 			continue
 		}
 		prefix := "/registry/" + gr.Resource + "/" + namespace + "/"

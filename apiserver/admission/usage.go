@@ -8,11 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	resourcehelper "k8s.io/component-helpers/resource"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // Usage is what one object counts against a ResourceQuota: object counts
 // ("pods", "count/deployments.apps" …) and, for pods, compute requests and
-// limits; for services node ports and load balancers. Pods that have
+// limits; for services node ports and load balancers; for claims
+// requests.storage and the per-class <class>.storageclass.storage.k8s.io/
+// requests.storage and persistentvolumeclaims. Pods that have
 // finished count for nothing, as in Kubernetes.
 func Usage(gr schema.GroupResource, obj runtime.Object) corev1.ResourceList {
 	one := resource.MustParse("1")
@@ -50,12 +53,55 @@ func Usage(gr schema.GroupResource, obj runtime.Object) corev1.ResourceList {
 			}
 			u[corev1.ResourceServicesLoadBalancers] = *resource.NewQuantity(lbs, resource.DecimalSI)
 		}
+	case claimsResource:
+		u[corev1.ResourcePersistentVolumeClaims] = one.DeepCopy()
+		if pvc, ok := obj.(*corev1.PersistentVolumeClaim); ok {
+			storage := claimStorage(pvc)
+			u[corev1.ResourceRequestsStorage] = storage.DeepCopy()
+			if class := volumehelpers.GetPersistentVolumeClaimClass(pvc); class != "" {
+				u[StorageClassResource(class, corev1.ResourcePersistentVolumeClaims)] = one.DeepCopy()
+				u[StorageClassResource(class, corev1.ResourceRequestsStorage)] = storage.DeepCopy()
+			}
+		}
 	case schema.GroupResource{Resource: "configmaps"}, schema.GroupResource{Resource: "secrets"},
-		schema.GroupResource{Resource: "persistentvolumeclaims"}, schema.GroupResource{Resource: "resourcequotas"},
+		schema.GroupResource{Resource: "resourcequotas"},
 		schema.GroupResource{Resource: "replicationcontrollers"}:
 		u[corev1.ResourceName(gr.Resource)] = one.DeepCopy()
 	}
 	return u
+}
+
+// storageClassSuffix joins a class name and a claim resource in per-class
+// quota names.
+const storageClassSuffix = ".storageclass.storage.k8s.io/"
+
+// StorageClassResource is Kubernetes' per-class claim quota name:
+// <class>.storageclass.storage.k8s.io/<resource>, for requests.storage and
+// persistentvolumeclaims.
+func StorageClassResource(class string, name corev1.ResourceName) corev1.ResourceName {
+	return corev1.ResourceName(class + storageClassSuffix + string(name))
+}
+
+// IsClaimResource tells whether a quota resource is one claims use:
+// persistentvolumeclaims, requests.storage or a per-class one.
+func IsClaimResource(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims", corev1.ResourceRequestsStorage:
+		return true
+	}
+	_, res, ok := strings.Cut(string(name), storageClassSuffix)
+	return ok && (res == string(corev1.ResourceRequestsStorage) || res == string(corev1.ResourcePersistentVolumeClaims))
+}
+
+// claimStorage is the storage a claim holds: its request, or what is
+// already allocated to it when that is more (a shrink after a failed
+// expansion still holds the larger size), as Kubernetes counts it.
+func claimStorage(pvc *corev1.PersistentVolumeClaim) resource.Quantity {
+	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if a, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && a.Cmp(q) > 0 {
+		q = a
+	}
+	return q.DeepCopy()
 }
 
 // countName is the object-count quota name: count/<resource>[.<group>].

@@ -413,6 +413,9 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 				return nil, err
 			}
 		}
+		// unadmit takes back what admission charged (quota for a claim's
+		// larger request) when this attempt does not store the object.
+		unadmit := func() {}
 		if h.admission != nil && !finishing {
 			ar, err := h.admission.ValidateUpdate(req.ctx, &admission.Attributes{Resource: res.GroupResource(), Namespace: ns,
 				Name: name, Object: obj, Subresource: req.info.Subresource, DryRun: dry}, old)
@@ -420,10 +423,14 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 				return nil, err
 			}
 			admitWarnings = ar.Warnings // this attempt's; an earlier one's are stale
+			if ar.Undo != nil {
+				unadmit = ar.Undo
+			}
 		}
 		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
 			obj, err = h.trackFields(req, old, obj, nil)
 			if err != nil {
+				unadmit()
 				return nil, err
 			}
 			m = accessor(obj)
@@ -435,6 +442,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		if res.Lifecycle != nil && !finishing && !dry {
 			a, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
 			if err != nil {
+				unadmit()
 				return nil, err
 			}
 			alloc = a
@@ -442,6 +450,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		newData, err := encodeStored(obj)
 		if err != nil {
 			alloc.Abort()
+			unadmit()
 			return nil, errors.NewInternalError(err)
 		}
 		// A write that would store the bytes already stored is a no-op,
@@ -449,6 +458,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		// with the stored value, not with a re-encoding of the old object.
 		if bytes.Equal(newData, kv.Value) {
 			alloc.Abort()
+			unadmit()
 			if fromCache {
 				continue
 			}
@@ -475,6 +485,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
 		if err != nil {
 			alloc.Abort()
+			unadmit()
 			if stderrors.Is(err, storage.ErrConflict) && (!preconditioned || fromCache) && attempt < maxUpdateRetries {
 				continue
 			}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/controllers/localpath"
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
 )
@@ -69,6 +70,9 @@ func runHollowNodes(ctx context.Context, o *agentOptions, capacity corev1.Resour
 			NodeName: name, Capacity: capacity, Labels: labels, Logger: log, Recorder: events.For(name, clients[i]),
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
 			NodeInfo:  corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
+			// Where a real agent would keep local-path volumes: the
+			// provisioner serves only nodes that say.
+			Annotations: map[string]string{localpath.DirAnnotation: localpath.DefaultDir},
 		})
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package localpath
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -33,8 +34,8 @@ const Provisioner = "skiff.io/local-path"
 // in; the node agent sets it.
 const DirAnnotation = "skiff.io/local-path-dir"
 
-// DefaultDir is where volumes go on a node that does not say: the default
-// agent data directory's storage folder.
+// DefaultDir is the node agent's directory for local-path volumes with the
+// default data directory; hollow nodes announce it too.
 const DefaultDir = "/var/lib/skiff/agent/storage"
 
 // Event reasons, as external provisioners record them.
@@ -46,9 +47,7 @@ const (
 
 // Options tune the provisioner.
 type Options struct {
-	// DefaultDir is used for nodes without the DirAnnotation; "" means DefaultDir.
-	DefaultDir string
-	Logger     *slog.Logger
+	Logger *slog.Logger
 }
 
 // Controller provisions local-path volumes.
@@ -61,7 +60,6 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    runner.Queue
 	recorder record.EventRecorder
-	dir      string
 	log      *slog.Logger
 }
 
@@ -75,10 +73,7 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 		client: client, claims: claims.Lister(), volumes: volumes.Lister(), classes: classes.Lister(), nodes: nodes.Lister(),
 		synced: []cache.InformerSynced{claims.Informer().HasSynced, volumes.Informer().HasSynced,
 			classes.Informer().HasSynced, nodes.Informer().HasSynced},
-		queue: runner.NewQueue(Name), recorder: recorder, dir: opts.DefaultDir, log: opts.Logger,
-	}
-	if c.dir == "" {
-		c.dir = DefaultDir
+		queue: runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -147,8 +142,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	nodeName := claim.Annotations[volumehelpers.AnnSelectedNode]
 	if nodeName == "" {
 		if class.VolumeBindingMode == nil || *class.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
-			c.recorder.Event(claim, corev1.EventTypeWarning, reasonProvisioningFailed,
-				"local-path volumes live on one node: use volumeBindingMode WaitForFirstConsumer so that the scheduler picks it")
+			c.failed(claim, class, "local-path volumes live on one node: use volumeBindingMode WaitForFirstConsumer so that the scheduler picks it")
 		}
 		return nil
 	}
@@ -163,12 +157,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if problem := unsupported(claim); problem != "" {
-		c.recorder.Event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, problem)
+		c.failed(claim, class, problem)
 		return nil
 	}
 	pv, err := c.volumeFor(claim, class, nodeName)
+	var resched *rescheduleError
+	if errors.As(err, &resched) {
+		// The node cannot hold the volume: give the choice back to the
+		// scheduler, as Kubernetes' external provisioners do.
+		c.failed(claim, class, err.Error())
+		return c.reschedule(ctx, claim)
+	}
 	if err != nil {
-		c.recorder.Event(claim, corev1.EventTypeWarning, reasonProvisioningFailed, err.Error())
+		c.failed(claim, class, err.Error())
 		return err
 	}
 	c.recorder.Eventf(claim, corev1.EventTypeNormal, reasonProvisioning, "External provisioner is provisioning volume for claim %q", ns+"/"+name)
@@ -180,9 +181,34 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case apierrors.IsAlreadyExists(err):
 		return nil
 	default:
-		c.recorder.Eventf(claim, corev1.EventTypeWarning, reasonProvisioningFailed, "creating volume %s: %v", pv.Name, err)
+		c.failed(claim, class, fmt.Sprintf("creating volume %s: %v", pv.Name, err))
 		return err
 	}
+}
+
+// failed records a ProvisioningFailed event in the external provisioners'
+// words.
+func (c *Controller) failed(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, problem string) {
+	c.recorder.Eventf(claim, corev1.EventTypeWarning, reasonProvisioningFailed, "failed to provision volume with StorageClass %q: %s", class.Name, problem)
+}
+
+// rescheduleError is a failure of the selected node, which another node may
+// not have.
+type rescheduleError struct{ msg string }
+
+func (e *rescheduleError) Error() string { return e.msg }
+
+// reschedule removes the claim's selected-node annotation, so that the
+// scheduler's VolumeBinding plugin, waiting for the claim, gives up on that
+// node and schedules the pod again.
+func (c *Controller) reschedule(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
+	cl := claim.DeepCopy()
+	delete(cl.Annotations, volumehelpers.AnnSelectedNode)
+	_, err := c.client.CoreV1().PersistentVolumeClaims(cl.Namespace).Update(ctx, cl, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // unsupported says why a claim cannot get a local-path volume ("" if it can).
@@ -193,29 +219,34 @@ func unsupported(claim *corev1.PersistentVolumeClaim) string {
 		}
 	}
 	if claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock {
-		return "local-path volumes are directories: volumeMode Block is not supported"
+		return "volumeMode Block is not supported: local-path volumes are filesystems (directories) only"
 	}
 	if claim.Spec.Selector != nil {
-		return "claim Selector is not supported by the local-path provisioner"
+		return "claim Selector is not supported"
 	}
 	return ""
 }
 
-// volumeFor builds the volume for a claim on a node.
+// volumeFor builds the volume for a claim on a node. A node that does not
+// exist, or whose agent does not say where it keeps local-path volumes
+// (skiff.io/local-path-dir, absolute), is a rescheduleError.
 func (c *Controller) volumeFor(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, nodeName string) (*corev1.PersistentVolume, error) {
-	dir, hostname := c.dir, nodeName
-	if node, err := c.nodes.Get(nodeName); err == nil {
-		if d := node.Annotations[DirAnnotation]; d != "" {
-			dir = d
-		}
-		if h := node.Labels[corev1.LabelHostname]; h != "" {
-			hostname = h
-		}
-	} else if !apierrors.IsNotFound(err) {
+	node, err := c.nodes.Get(nodeName)
+	if apierrors.IsNotFound(err) {
+		return nil, &rescheduleError{fmt.Sprintf("failed to get target node: node %q not found", nodeName)}
+	}
+	if err != nil {
 		return nil, err
 	}
+	dir, hostname := node.Annotations[DirAnnotation], nodeName
+	if h := node.Labels[corev1.LabelHostname]; h != "" {
+		hostname = h
+	}
+	if dir == "" {
+		return nil, &rescheduleError{fmt.Sprintf("node %q has no %s annotation: its agent does not keep local-path volumes", nodeName, DirAnnotation)}
+	}
 	if !path.IsAbs(dir) {
-		return nil, fmt.Errorf("node %s: %s %q is not an absolute path", nodeName, DirAnnotation, dir)
+		return nil, &rescheduleError{fmt.Sprintf("node %q: %s %q is not an absolute path", nodeName, DirAnnotation, dir)}
 	}
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	if class.ReclaimPolicy != nil {

@@ -9,7 +9,18 @@
 // required node affinity to that node, pre-bound to the claim; the binder
 // (controllers/persistentvolume) then binds the pair. <dir> is the node's
 // skiff.io/local-path-dir annotation, which the node agent sets to
-// <agent data dir>/storage, else Options.DefaultDir.
+// <agent data dir>/storage (hollow nodes announce DefaultDir).
+//
+// Failures are ProvisioningFailed events worded as Kubernetes' external
+// provisioners word them ("failed to provision volume with StorageClass
+// \"local-path\": …"). A claim with a selector, a volumeMode Block claim
+// (local-path volumes are filesystems only) and access modes other than
+// ReadWriteOnce(Pod) fail for good. A failure of the selected node — it does
+// not exist, or names no (absolute) local-path directory — also removes the
+// claim's volume.kubernetes.io/selected-node annotation, as the
+// external-provisioner does to reschedule: the scheduler's VolumeBinding
+// plugin, waiting in PreBind, sees the annotation gone and schedules the
+// pod again.
 //
 // Nothing here touches a disk: the node agent creates the directory when a
 // pod first mounts the volume and removes it once the volume object is gone.

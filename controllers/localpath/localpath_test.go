@@ -27,6 +27,7 @@ func TestProvisioning(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{corev1.LabelHostname: "host-1"},
 		Annotations: map[string]string{DirAnnotation: "/srv/skiff/agent/storage"}}}
 	bare := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}
+	relative := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n3", Annotations: map[string]string{DirAnnotation: "storage"}}}
 	claim := func(class, node string, modify ...func(*corev1.PersistentVolumeClaim)) *corev1.PersistentVolumeClaim {
 		c := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "ns", UID: "u1"},
@@ -52,11 +53,30 @@ func TestProvisioning(t *testing.T) {
 		wantHost  string
 		wantPol   corev1.PersistentVolumeReclaimPolicy
 		wantEvent string
+		// wantUnselected: the claim's selected-node annotation is removed
+		// (rescheduling); otherwise it is kept.
+		wantUnselected bool
 	}{
 		{name: "a claim on a node gets a volume in the node's directory", claim: claim("local-path", "n1"),
 			wantPath: "/srv/skiff/agent/storage/pvc-u1", wantHost: "host-1", wantPol: corev1.PersistentVolumeReclaimDelete, wantEvent: "ProvisioningSucceeded"},
-		{name: "a node that names no directory gets the default one", claim: claim("keep", "n2"),
-			wantPath: "/var/lib/skiff/agent/storage/pvc-u1", wantHost: "n2", wantPol: corev1.PersistentVolumeReclaimRetain},
+		{name: "a class's reclaim policy is the volume's", claim: claim("keep", "n1"),
+			wantPath: "/srv/skiff/agent/storage/pvc-u1", wantHost: "host-1", wantPol: corev1.PersistentVolumeReclaimRetain},
+		{name: "a node that names no directory fails and is given back to the scheduler", claim: claim("local-path", "n2"),
+			wantEvent:      `ProvisioningFailed failed to provision volume with StorageClass "local-path": node "n2" has no skiff.io/local-path-dir annotation`,
+			wantUnselected: true},
+		{name: "a node with a relative directory fails and is given back to the scheduler", claim: claim("local-path", "n3"),
+			wantEvent:      `ProvisioningFailed failed to provision volume with StorageClass "local-path": node "n3": skiff.io/local-path-dir "storage" is not an absolute path`,
+			wantUnselected: true},
+		{name: "a selected node that does not exist is given back to the scheduler", claim: claim("local-path", "gone"),
+			wantEvent:      `ProvisioningFailed failed to provision volume with StorageClass "local-path": failed to get target node: node "gone" not found`,
+			wantUnselected: true},
+		{name: "a claim with a selector is not provisioned", claim: claim("local-path", "n1", func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
+		}), wantEvent: `ProvisioningFailed failed to provision volume with StorageClass "local-path": claim Selector is not supported`},
+		{name: "a Block claim is not provisioned", claim: claim("local-path", "n1", func(c *corev1.PersistentVolumeClaim) {
+			block := corev1.PersistentVolumeBlock
+			c.Spec.VolumeMode = &block
+		}), wantEvent: `ProvisioningFailed failed to provision volume with StorageClass "local-path": volumeMode Block is not supported: local-path volumes are filesystems (directories) only`},
 		{name: "no volume before the scheduler picks a node", claim: claim("local-path", "")},
 		{name: "another provisioner's class is not served", claim: claim("other", "n1")},
 		{name: "ReadWriteMany cannot be served", claim: claim("local-path", "n1", func(c *corev1.PersistentVolumeClaim) {
@@ -70,7 +90,7 @@ func TestProvisioning(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := []runtime.Object{tc.claim, localClass, keepClass, otherClass, nowClass, node, bare}
+			objs := []runtime.Object{tc.claim, localClass, keepClass, otherClass, nowClass, node, bare, relative}
 			client := controllertest.NewClient(objs...)
 			f := informers.NewSharedInformerFactory(client, 0)
 			rec := record.NewFakeRecorder(10)
@@ -81,7 +101,7 @@ func TestProvisioning(t *testing.T) {
 			}
 			controllertest.Load(t, f.Core().V1().PersistentVolumeClaims().Informer(), tc.claim)
 			controllertest.Load(t, f.Storage().V1().StorageClasses().Informer(), localClass, keepClass, otherClass, nowClass)
-			controllertest.Load(t, f.Core().V1().Nodes().Informer(), node, bare)
+			controllertest.Load(t, f.Core().V1().Nodes().Informer(), node, bare, relative)
 			if err := c.sync(context.Background(), "ns/data"); err != nil {
 				t.Fatal(err)
 			}
@@ -105,6 +125,14 @@ func TestProvisioning(t *testing.T) {
 			}
 			if ev := strings.Join(controllertest.Events(rec.Events), "\n"); tc.wantEvent != "" && !strings.Contains(ev, tc.wantEvent) {
 				t.Errorf("events %q, want %s", ev, tc.wantEvent)
+			}
+			got, err := client.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), "data", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, selected := got.Annotations["volume.kubernetes.io/selected-node"]
+			if had := tc.claim.Annotations["volume.kubernetes.io/selected-node"] != ""; had && selected == tc.wantUnselected {
+				t.Errorf("claim annotations %v: selected-node removed %v, want %v", got.Annotations, !selected, tc.wantUnselected)
 			}
 		})
 	}

@@ -126,7 +126,7 @@ var Registry = map[string]Constructor{
 		core := b.Informers.Core().V1()
 		return resourcequota.New(b.Client, resourcequota.Informers{
 			Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
-			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(),
+			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims(),
 		}, resourcequota.Options{Logger: b.Options.Logger, Metadata: b.Options.Metadata, Discovery: b.Client.Discovery()})
 	},
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {

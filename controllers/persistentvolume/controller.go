@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
@@ -14,6 +16,7 @@ import (
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -87,6 +90,10 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 		c.queue.Add(volumeKeyPrefix + pv.Name)
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			c.queue.Add(claimKeyPrefix + ref.Namespace + "/" + ref.Name)
+		} else {
+			// A free volume may fit a claim that is waiting: made before
+			// it, or released.
+			c.enqueueUnbound(&pv.Spec.StorageClassName)
 		}
 	}
 	if _, err := volumes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -104,9 +111,43 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 	return c, nil
 }
 
+// resync is how often every unbound claim is tried again, as Kubernetes'
+// --pvclaimbinder-sync-period (15s).
+const resync = 15 * time.Second
+
 // Run binds until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	go func() {
+		t := time.NewTicker(resync)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.enqueueUnbound(nil)
+			}
+		}
+	}()
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+// enqueueUnbound queues the claims not bound to a volume yet: of the class
+// named, or all of them for nil.
+func (c *Controller) enqueueUnbound(class *string) {
+	claims, err := c.claims.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, cl := range claims {
+		if cl.Spec.VolumeName != "" || cl.DeletionTimestamp != nil {
+			continue
+		}
+		if class != nil && volumehelpers.GetPersistentVolumeClaimClass(cl) != *class {
+			continue
+		}
+		c.queue.Add(claimKeyPrefix + cl.Namespace + "/" + cl.Name)
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

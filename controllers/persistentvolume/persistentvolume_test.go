@@ -128,6 +128,12 @@ func TestClaimBinding(t *testing.T) {
 		}
 	}
 	data := claim("data", "", "1Gi")
+	labeled := func(l map[string]string) func(*corev1.PersistentVolume) {
+		return func(v *corev1.PersistentVolume) { v.Labels = l }
+	}
+	selecting := func(sel *metav1.LabelSelector) func(*corev1.PersistentVolumeClaim) {
+		return func(c *corev1.PersistentVolumeClaim) { c.Spec.Selector = sel }
+	}
 	tests := []struct {
 		name       string
 		claim      *corev1.PersistentVolumeClaim
@@ -156,6 +162,26 @@ func TestClaimBinding(t *testing.T) {
 			wantVolume: "here"},
 		{name: "a claim nothing fits is left to its class's provisioner", claim: claim("data", "fast", "1Gi"),
 			objs: []runtime.Object{immediate}, wantEvent: "ExternalProvisioning", wantAnn: "example.com/fast"},
+		{name: "a claim's matchLabels selector binds only a volume with those labels", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"})),
+				volume("gold", "", "5Gi", labeled(map[string]string{"tier": "gold", "zone": "a"}))},
+			wantVolume: "gold"},
+		{name: "a claim's matchExpressions selector binds only a matching volume", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "silver"}},
+				{Key: "retired", Operator: metav1.LabelSelectorOpDoesNotExist},
+			}})),
+			objs: []runtime.Object{volume("plain", "", "1Gi"), volume("old", "", "1Gi", labeled(map[string]string{"tier": "gold", "retired": "yes"})),
+				volume("silver", "", "2Gi", labeled(map[string]string{"tier": "silver"}))},
+			wantVolume: "silver"},
+		{name: "a claim whose selector matches no volume stays unbound", claim: claim("data", "", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs:      []runtime.Object{volume("plain", "", "1Gi"), volume("silver", "", "1Gi", labeled(map[string]string{"tier": "silver"}))},
+			wantEvent: "FailedBinding"},
+		{name: "a claim with a selector is still handed to its provisioner, which decides", claim: claim("data", "fast", "1Gi",
+			selecting(&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}})),
+			objs: []runtime.Object{immediate, volume("plain", "fast", "1Gi")}, wantEvent: "ExternalProvisioning", wantAnn: "example.com/fast"},
 		{name: "a volume provisioned for the claim is bound", claim: claim("data", "local", "1Gi", selected("n1")),
 			objs:       []runtime.Object{wffc, node, volume("pvc-uid-data", "local", "1Gi", onNode("n1"), claimRef(data))},
 			wantVolume: "pvc-uid-data"},
@@ -282,5 +308,49 @@ func TestVolumeTheBinderGaveToAClaimBoundElsewhereIsFreed(t *testing.T) {
 	got := f.volume(t, "pv")
 	if got == nil || got.Spec.ClaimRef != nil || got.Annotations["pv.kubernetes.io/bound-by-controller"] != "" {
 		t.Fatalf("volume %+v, want its claimRef and bound-by-controller removed", got)
+	}
+}
+
+// TestClaimMadeBeforeItsVolume: a claim nothing fits stays Pending; a free
+// volume appearing later queues the waiting claims of its class (and the
+// periodic resync all of them), and the claim is bound.
+func TestClaimMadeBeforeItsVolume(t *testing.T) {
+	data := claim("data", "", "1Gi")
+	other := claim("other", "gold", "1Gi")
+	f := newFixture(t, data, other)
+	if err := f.c.sync(context.Background(), claimKeyPrefix+"ns/data"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.claim(t, "data"); got.Status.Phase != corev1.ClaimPending || got.Spec.VolumeName != "" {
+		t.Fatalf("claim %s %q before any volume exists, want Pending and unbound", got.Status.Phase, got.Spec.VolumeName)
+	}
+	for f.c.queue.Len() > 0 { // what the fixture's loading queued
+		k, _ := f.c.queue.Get()
+		f.c.queue.Done(k)
+	}
+	pv := volume("late", "", "1Gi")
+	if _, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.volumeIndex.Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	f.c.enqueueUnbound(&pv.Spec.StorageClassName)
+	if n := f.c.queue.Len(); n != 1 {
+		t.Fatalf("%d claims queued for a free volume of class \"\", want 1 (data)", n)
+	}
+	key, _ := f.c.queue.Get()
+	f.c.queue.Done(key)
+	if err := f.c.sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.claim(t, "data"); got.Spec.VolumeName != "late" {
+		t.Fatalf("claim bound to %q once a volume appeared, want late", got.Spec.VolumeName)
+	}
+	// The resync queues every claim the cache shows unbound (here both:
+	// the fixture's cache does not see the binding just written).
+	f.c.enqueueUnbound(nil)
+	if n := f.c.queue.Len(); n != 2 {
+		t.Fatalf("the resync queued %d claims, want 2", n)
 	}
 }

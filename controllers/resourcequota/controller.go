@@ -51,6 +51,7 @@ type Informers struct {
 	Services   coreinformers.ServiceInformer
 	ConfigMaps coreinformers.ConfigMapInformer
 	Secrets    coreinformers.SecretInformer
+	Claims     coreinformers.PersistentVolumeClaimInformer
 }
 
 // Controller recalculates ResourceQuota status.
@@ -67,7 +68,7 @@ type Controller struct {
 
 // New wires the controller to the informers.
 func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller, error) {
-	if client == nil || inf.Quotas == nil || inf.Pods == nil || inf.Services == nil || inf.ConfigMaps == nil || inf.Secrets == nil {
+	if client == nil || inf.Quotas == nil || inf.Pods == nil || inf.Services == nil || inf.ConfigMaps == nil || inf.Secrets == nil || inf.Claims == nil {
 		return nil, fmt.Errorf("resourcequota: client and informers are required")
 	}
 	c := &Controller{client: client, quotas: inf.Quotas.Lister(), queue: runner.NewQueue(Name), log: opts.Logger}
@@ -77,7 +78,7 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	pods, svcs, cms, secrets := inf.Pods.Lister(), inf.Services.Lister(), inf.ConfigMaps.Lister(), inf.Secrets.Lister()
+	pods, svcs, cms, secrets, claims := inf.Pods.Lister(), inf.Services.Lister(), inf.ConfigMaps.Lister(), inf.Secrets.Lister(), inf.Claims.Lister()
 	c.counters = map[schema.GroupResource]func(string) ([]runtime.Object, error){
 		{Resource: "pods"}: func(ns string) ([]runtime.Object, error) {
 			l, err := pods.Pods(ns).List(labels.Everything())
@@ -101,6 +102,12 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		},
 		{Resource: "secrets"}: func(ns string) ([]runtime.Object, error) {
 			l, err := secrets.Secrets(ns).List(labels.Everything())
+			return objects(l), err
+		},
+		{Resource: "persistentvolumeclaims"}: func(ns string) ([]runtime.Object, error) {
+			// A claim being deleted still holds its storage until it is
+			// gone, as Kubernetes counts it.
+			l, err := claims.PersistentVolumeClaims(ns).List(labels.Everything())
 			return objects(l), err
 		},
 		{Resource: "resourcequotas"}: func(ns string) ([]runtime.Object, error) {
@@ -139,7 +146,23 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	}); err != nil {
 		return nil, err
 	}
-	for _, informer := range []cache.SharedIndexInformer{inf.Pods.Informer(), inf.Services.Informer(), inf.ConfigMaps.Informer(), inf.Secrets.Informer()} {
+	// A claim whose request shrank back (after a failed expansion, the
+	// allocated size still counts) is recounted like a delete.
+	if _, err := inf.Claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.PersistentVolumeClaim)
+			n, ok2 := cur.(*corev1.PersistentVolumeClaim)
+			if ok1 && ok2 {
+				before, after := admission.Usage(claimsResource, o), admission.Usage(claimsResource, n)
+				if b, a := before[corev1.ResourceRequestsStorage], after[corev1.ResourceRequestsStorage]; a.Cmp(b) < 0 {
+					c.enqueueNamespaceOf(cur)
+				}
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	for _, informer := range []cache.SharedIndexInformer{inf.Pods.Informer(), inf.Services.Informer(), inf.ConfigMaps.Informer(), inf.Secrets.Informer(), inf.Claims.Informer()} {
 		c.synced = append(c.synced, informer.HasSynced)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}); err != nil {
 			return nil, err
@@ -334,11 +357,18 @@ func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResour
 	return int64(len(list.Items)), nil
 }
 
+var claimsResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
+
 // counts tells whether objects of gr are what quota resource name measures.
 func counts(gr schema.GroupResource, name corev1.ResourceName) bool {
 	n := string(name)
 	switch gr.Resource {
+	case "persistentvolumeclaims":
+		return admission.IsClaimResource(name)
 	case "pods":
+		if admission.IsClaimResource(name) {
+			return false // requests.storage is the claims'
+		}
 		if n == "pods" || n == "count/pods" {
 			return true
 		}

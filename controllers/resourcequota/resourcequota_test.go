@@ -2,10 +2,12 @@ package resourcequota_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +29,7 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 	f := informers.NewSharedInformerFactory(cs, 0)
 	core := f.Core().V1()
 	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
-		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets()}, resourcequota.Options{})
+		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, resourcequota.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +100,130 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	countIs(0)
+}
+
+// TestStorageQuota: claims are charged requests.storage,
+// persistentvolumeclaims and the per-class
+// <class>.storageclass.storage.k8s.io/ resources at admission, refused past
+// them with Kubernetes' message, recounted by the controller, and a grown
+// claim is charged the growth.
+func TestStorageQuota(t *testing.T) {
+	srv := apiservertest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := informers.NewSharedInformerFactory(cs, 0)
+	core := f.Core().V1()
+	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
+		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, resourcequota.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	go c.Run(ctx, 1)
+
+	yes := true
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "grow"},
+		Provisioner: "example.com/grow", AllowVolumeExpansion: &yes}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(name, class, size string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: &class,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+		}}
+	}
+	claims := cs.CoreV1().PersistentVolumeClaims("default")
+	if _, err := claims.Create(ctx, claim("before", "grow", "1Gi"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gold := corev1.ResourceName("gold.storageclass.storage.k8s.io/persistentvolumeclaims")
+	goldStorage := corev1.ResourceName("gold.storageclass.storage.k8s.io/requests.storage")
+	for name, hard := range map[string]corev1.ResourceList{
+		"q":    {corev1.ResourceRequestsStorage: resource.MustParse("3Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("4")},
+		"gold": {gold: resource.MustParse("1"), goldStorage: resource.MustParse("10Gi")},
+	} {
+		if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUsed := func(quota string, want corev1.ResourceList) {
+		t.Helper()
+		var q *corev1.ResourceQuota
+		for ctx.Err() == nil {
+			q, err = cs.CoreV1().ResourceQuotas("default").Get(ctx, quota, metav1.GetOptions{})
+			ok := err == nil
+			for name, v := range want {
+				if ok {
+					got, found := q.Status.Used[name]
+					ok = found && got.Cmp(v) == 0
+				}
+			}
+			if ok {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("quota %s used %v, want %v", quota, q.Status.Used, want)
+	}
+	// The controller counts the claim made before the quota.
+	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
+	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
+
+	_, err = claims.Create(ctx, claim("big", "grow", "3Gi"), metav1.CreateOptions{})
+	want := `persistentvolumeclaims "big" is forbidden: exceeded quota: q, requested: requests.storage=3Gi, used: requests.storage=1Gi, limited: requests.storage=3Gi`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("claim over quota: %v, want %s", err, want)
+	}
+	if _, err := claims.Create(ctx, claim("g1", "gold", "500Mi"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = claims.Create(ctx, claim("g2", "gold", "1Mi"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: gold, requested: "+string(gold)+"=1, used: "+string(gold)+"=1, limited: "+string(gold)+"=1") {
+		t.Fatalf("second gold claim: %v, want the per-class count refused", err)
+	}
+	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1524Mi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("2")})
+	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("1"), goldStorage: resource.MustParse("500Mi")})
+
+	// Growing a bound claim of an expandable class is charged the growth.
+	grow := func(size string) error {
+		cl, err := claims.Get(ctx, "before", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(size)
+		_, err = claims.Update(ctx, cl, metav1.UpdateOptions{})
+		return err
+	}
+	cl, _ := claims.Get(ctx, "before", metav1.GetOptions{})
+	cl.Status.Phase = corev1.ClaimBound
+	if _, err := claims.UpdateStatus(ctx, cl, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := grow("3Gi"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: q, requested: requests.storage=2Gi, used: requests.storage=1524Mi") {
+		t.Fatalf("growing past quota: %v", err)
+	}
+	if err := grow("2Gi"); err != nil {
+		t.Fatalf("growing within quota: %v", err)
+	}
+	q, _ := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if got := q.Status.Used[corev1.ResourceRequestsStorage]; got.Cmp(resource.MustParse("2548Mi")) != 0 {
+		t.Fatalf("after growing, requests.storage used %s, want 2548Mi", got.String())
+	}
+
+	// Deleting a claim gives its storage back once it is gone.
+	if err := claims.Delete(ctx, "g1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cl, _ = claims.Get(ctx, "g1", metav1.GetOptions{})
+	if cl != nil && cl.Name != "" {
+		cl.Finalizers = nil // the volume-protection controller's job
+		if _, err := claims.Update(ctx, cl, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
+	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
 }

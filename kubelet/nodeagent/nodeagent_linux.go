@@ -154,7 +154,8 @@ func Run(ctx context.Context, o Options) error {
 
 	served := make(chan error, 1)
 	go func() { served <- nodeapi.Serve(runCtx, l, tlsCfg, nodeapi.NewHandler(pods), o.Logger) }()
-	go sweepLocalPath(runCtx, o.Client, localPathDir(o.DataDir), o.Logger)
+	hostname, ok := o.Labels[corev1.LabelHostname]
+	go sweepLocalPath(runCtx, o.Client, localPathDir(o.DataDir), !ok || hostname == o.NodeName, o.Logger)
 	o.Logger.Info("node agent starting", "node", o.NodeName, "nodeIP", o.NodeIP, "nodeAPI", l.Addr().String())
 	err = a.Run(runCtx, o.Workers)
 	cancel()

@@ -34,12 +34,21 @@ func (o clientObjects) GetPersistentVolume(ctx context.Context, name string) (*c
 
 // sweepLocalPath removes, until ctx ends, the directories of local-path
 // volumes that were deleted (reclaim policy Delete, or by hand). The node
-// authorizer lets a node ask for a volume that does not exist, so a 404 is
-// the proof; anything else keeps the directory.
-func sweepLocalPath(ctx context.Context, client kubernetes.Interface, dir string, log *slog.Logger) {
+// authorizer lets a node read the local-path volumes placed on it (pinned
+// to its kubernetes.io/hostname) and, as Kubernetes, refuses a volume that
+// does not exist with 403: a directory here was made for a volume pinned to
+// this node, so a 403 (or a 404 from an older server) is the proof it is
+// gone. When the node's hostname label is not its name the volumes made for
+// it are pinned to that label, which the authorizer does not follow: then
+// only a 404 counts, and directories stay. Anything else keeps the
+// directory.
+func sweepLocalPath(ctx context.Context, client kubernetes.Interface, dir string, trustForbidden bool, log *slog.Logger) {
+	if !trustForbidden {
+		log.Warn("the node's kubernetes.io/hostname label is not its name: deleted local-path volumes' directories are kept", "dir", dir)
+	}
 	exists := func(ctx context.Context, name string) (bool, error) {
 		_, err := client.CoreV1().PersistentVolumes().Get(ctx, name, getOptions)
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || (trustForbidden && apierrors.IsForbidden(err)) {
 			return false, nil
 		}
 		return err == nil, err

@@ -109,10 +109,12 @@ func (a *Authorizer) related(node string, attrs authz.Attributes) (bool, string)
 		}
 		return name != "" && a.graph.references(node, ref{kind: kind, namespace: attrs.Namespace, name: name}), noRelation
 	case group == "" && res == "persistentvolumes":
-		// The volume behind a claim its pods use; or one that does not
-		// exist (the answer is 404), so that the agent can remove a
-		// deleted local volume's directory.
-		return attrs.Name != "" && !isList && (a.graph.usesVolume(node, attrs.Name) || !a.graph.volumes.exists(attrs.Name)), noRelation
+		// The volume behind a claim its pods use, as in Kubernetes; and a
+		// local-path volume placed on the node (skiff's own relation, for
+		// the agent's sweep of deleted volumes' directories). A volume
+		// that does not exist is refused (403, not 404), as Kubernetes'
+		// graph refuses what it has no vertex for.
+		return attrs.Name != "" && !isList && (a.graph.usesVolume(node, attrs.Name) || a.graph.volumes.on(attrs.Name, node)), noRelation
 	case group == "" && res == "serviceaccounts" && attrs.Subresource == "token":
 		return a.graph.references(node, ref{kind: refServiceAccount, namespace: attrs.Namespace, name: attrs.Name}), noRelation
 	}

@@ -70,22 +70,33 @@ func claimVolume(kv *storage.KeyValue) (string, string, bool) {
 // VolumePrefix is where persistent volumes are stored.
 const VolumePrefix = "/registry/persistentvolumes/"
 
-// volumes follows which persistent volumes exist (names only), so that a
-// node may learn that a volume it holds a directory for is gone: a get of a
-// volume that does not exist is allowed and answers 404.
+// localPathProvisioner provisions the volumes a node keeps itself
+// (controllers/localpath).
+const localPathProvisioner = "skiff.io/local-path"
+
+// volumes follows which local-path volumes are placed on which node (by
+// their required kubernetes.io/hostname node affinity, which the
+// provisioner sets to the node's hostname label, the node name for skiff
+// agents), so that a node may read the volumes that live on it even when no
+// pod uses them: its agent removes a volume's directory once the volume is
+// gone, which to a node — refused a volume that does not exist, as
+// Kubernetes refuses — shows as 403 for a directory whose volume it could
+// read before.
 type volumes struct {
 	mu    sync.RWMutex
-	names map[string]bool
+	nodes map[string][]string // volume name → nodes its affinity pins it to
 }
 
 // Reset implements follow.Handler.
 func (v *volumes) Reset(kvs []*storage.KeyValue) {
-	m := make(map[string]bool, len(kvs))
+	m := map[string][]string{}
 	for _, kv := range kvs {
-		m[strings.TrimPrefix(kv.Key, VolumePrefix)] = true
+		if nodes := volumeNodes(kv); len(nodes) > 0 {
+			m[strings.TrimPrefix(kv.Key, VolumePrefix)] = nodes
+		}
 	}
 	v.mu.Lock()
-	v.names = m
+	v.nodes = m
 	v.mu.Unlock()
 }
 
@@ -93,19 +104,45 @@ func (v *volumes) Reset(kvs []*storage.KeyValue) {
 func (v *volumes) Apply(ev storage.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.names == nil {
-		v.names = map[string]bool{}
+	if v.nodes == nil {
+		v.nodes = map[string][]string{}
 	}
 	name := strings.TrimPrefix(ev.KV.Key, VolumePrefix)
-	if ev.Type == storage.Deleted {
-		delete(v.names, name)
+	if nodes := volumeNodes(ev.KV); ev.Type != storage.Deleted && len(nodes) > 0 {
+		v.nodes[name] = nodes
 	} else {
-		v.names[name] = true
+		delete(v.nodes, name)
 	}
 }
 
-func (v *volumes) exists(name string) bool {
+// on reports whether the local-path volume name is placed on node.
+func (v *volumes) on(name, node string) bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.names[name]
+	for _, n := range v.nodes[name] {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+// volumeNodes lists the hostnames a local-path volume's required node
+// affinity allows (none for other volumes).
+func volumeNodes(kv *storage.KeyValue) []string {
+	var pv corev1.PersistentVolume
+	if err := json.Unmarshal(kv.Value, &pv); err != nil || pv.Spec.Local == nil ||
+		pv.Annotations["pv.kubernetes.io/provisioned-by"] != localPathProvisioner ||
+		pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return nil
+	}
+	var out []string
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, req := range term.MatchExpressions {
+			if req.Key == corev1.LabelHostname && req.Operator == corev1.NodeSelectorOpIn {
+				out = append(out, req.Values...)
+			}
+		}
+	}
+	return out
 }

@@ -92,12 +92,35 @@ func TestNodeMayGetVolumesBehindItsPodsClaims(t *testing.T) {
 		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: u, Verb: verb, Resource: "persistentvolumes", Name: name, ResourceRequest: true})
 		return ok
 	}
-	g.volumes.Reset([]*storage.KeyValue{{Key: VolumePrefix + "pv1"}, {Key: VolumePrefix + "pv2"}})
+	pv := func(name string, localPathOn ...string) *storage.KeyValue {
+		v := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if len(localPathOn) > 0 {
+			v.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": "skiff.io/local-path"}
+			v.Spec.Local = &corev1.LocalVolumeSource{Path: "/var/lib/skiff/agent/storage/" + name}
+			v.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: localPathOn}}}}}}
+		}
+		data, _ := json.Marshal(v)
+		return &storage.KeyValue{Key: VolumePrefix + name, Value: data}
+	}
+	g.volumes.Reset([]*storage.KeyValue{pv("pv1"), pv("pv2"), pv("local-n3", "n3")})
 	if getPV("n1", "pv1", "get") {
 		t.Error("n1 may get a volume before its pod's claim is bound to it")
 	}
-	if !getPV("n1", "deleted", "get") {
-		t.Error("n1 may not ask for a volume that does not exist (to learn it is gone)")
+	// Kubernetes' graph has no vertex for a volume that does not exist: a
+	// node asking for one is refused (403), not told it is missing (404).
+	if allowed, why, _ := a.Authorize(context.Background(), authz.Attributes{User: &authn.User{Name: "system:node:n1", Groups: []string{"system:nodes"}},
+		Verb: "get", Resource: "persistentvolumes", Name: "deleted", ResourceRequest: true}); allowed || why != "no relationship found between node 'n1' and this object" {
+		t.Errorf("n1 asking for a volume that does not exist: allowed %v (%q), want refused", allowed, why)
+	}
+	// A local-path volume placed on a node is readable by that node only,
+	// until it is deleted.
+	if !getPV("n3", "local-n3", "get") || getPV("n1", "local-n3", "get") || getPV("n3", "local-n3", "delete") {
+		t.Error("only n3 may get (not delete) the local-path volume placed on it")
+	}
+	g.volumes.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: VolumePrefix + "local-n3"}})
+	if getPV("n3", "local-n3", "get") {
+		t.Error("n3 may get a deleted local-path volume")
 	}
 	g.claims.Apply(storage.Event{Type: storage.Updated, KV: &storage.KeyValue{Key: ClaimPrefix + "ns/claim", Value: claim("pv1")}})
 	if !getPV("n1", "pv1", "get") {

@@ -12,5 +12,7 @@
 //     (volume.kubernetes.io/selected-node), which lets the binder pick a
 //     volume there or the provisioner make one; binding then waits, at most
 //     Args.BindTimeout (Kubernetes' 600s by default), until every claim is
-//     Bound.
+//     Bound. A provisioner that cannot serve the node removes the
+//     annotation; PreBind then fails at once (`provisioning failed for PVC
+//     "x"`, as Kubernetes' checkBindings) and the pod is scheduled again.
 package volumebinding

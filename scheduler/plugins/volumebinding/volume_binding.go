@@ -225,8 +225,13 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, 
 		return nil // no claims (PreFilter skipped) or none to bind
 	}
 	client := pl.handle.ClientSet()
+	// marked: the claim is known (in the cache) to carry the selected
+	// node; its annotation disappearing afterwards is the provisioner
+	// giving the node back.
+	marked := map[string]bool{}
 	for _, claim := range st.delayed {
 		if claim.Annotations[volumehelpers.AnnSelectedNode] == nodeName {
+			marked[claim.Name] = true
 			continue
 		}
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -245,6 +250,14 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, 
 				return false, nil
 			}
 			if cur.Status.Phase != v1.ClaimBound || cur.Spec.VolumeName == "" {
+				if cur.Annotations[volumehelpers.AnnSelectedNode] == nodeName {
+					marked[claim.Name] = true
+				} else if marked[claim.Name] {
+					// The provisioner could not serve this node and
+					// removed the annotation (Kubernetes' signal to
+					// schedule again).
+					return false, fmt.Errorf("provisioning failed for PVC %q", claim.Name)
+				}
 				return false, nil
 			}
 		}

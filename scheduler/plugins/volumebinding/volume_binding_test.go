@@ -138,12 +138,16 @@ func TestVolumeBindingFilter(t *testing.T) {
 func TestVolumeBindingPreBind(t *testing.T) {
 	local := class("local-path", "skiff.io/local-path", storagev1.VolumeBindingWaitForFirstConsumer)
 	tests := []struct {
-		name    string
-		bind    bool // the binder binds the claim while PreBind waits
-		wantErr string
+		name string
+		bind bool // the binder binds the claim while PreBind waits
+		// unselect: the provisioner removes the selected-node annotation
+		// while PreBind waits.
+		unselect bool
+		wantErr  string
 	}{
 		{name: "the claim is annotated with the node and binding waits until it is Bound", bind: true},
 		{name: "binding gives up after the timeout", wantErr: "binding volumes"},
+		{name: "a provisioner giving the node back fails binding at once", unselect: true, wantErr: `provisioning failed for PVC "data"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,6 +164,17 @@ func TestVolumeBindingPreBind(t *testing.T) {
 					time.Sleep(50 * time.Millisecond)
 					bound := claim("data", "local-path", "pvc-uid-data")
 					_ = p.handle.SharedInformerFactory().Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Update(bound)
+				}()
+			}
+			if tc.unselect {
+				go func() {
+					claims := p.handle.SharedInformerFactory().Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+					time.Sleep(50 * time.Millisecond)
+					marked := claim("data", "local-path", "")
+					marked.Annotations = map[string]string{"volume.kubernetes.io/selected-node": "n1"}
+					_ = claims.Update(marked)
+					time.Sleep(50 * time.Millisecond)
+					_ = claims.Update(claim("data", "local-path", ""))
 				}()
 			}
 			st := p.PreBind(context.Background(), state, pod, "n1")
