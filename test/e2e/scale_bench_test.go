@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,10 +59,12 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			bound := tr.waitAll(b, pods, func(p podTimes) time.Time { return p.bound })
 			secs := bound.Sub(start).Seconds()
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
+			saveHeapProfile(b, cs, fmt.Sprintf("nodes-%d", nodes))
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
 			b.ReportMetric(pidRSSMB(b, agent.Process.Pid), "agent-rss-MB")
+			b.ReportMetric(pidCPUSeconds(b, s.cmd.Process.Pid), "server-cpu-s")
 			b.Logf("%d nodes: hollow node process RSS %.0f MB with no pods, %.0f MB with the pods", nodes, agentIdle, pidRSSMB(b, agent.Process.Pid))
 			b.Logf("%d nodes: %d pods created in %.1fs (%.0f/s)", nodes, pods, created.Seconds(), float64(pods)/created.Seconds())
 			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
@@ -147,8 +150,44 @@ func benchPodSpec() corev1.PodSpec {
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}}}}}
 }
 
+// saveHeapProfile writes the server's heap profile to
+// $SKIFF_BENCH_PROFILE_DIR/heap-<name>.pb.gz when that is set, for
+// `go tool pprof -sample_index=inuse_space`.
+func saveHeapProfile(b *testing.B, cs kubernetes.Interface, name string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	path := filepath.Join(dir, "heap-"+name+".pb.gz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("server heap profile: %s", path)
+}
+
 // rssMB is the server process's resident memory.
 func rssMB(b *testing.B, s *server) float64 { return pidRSSMB(b, s.cmd.Process.Pid) }
+
+// pidCPUSeconds is the CPU time (user and system) a process has used.
+func pidCPUSeconds(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses: utime
+	// and stime are the 12th and 13th of them, in clock ticks (100 a second).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		b.Fatalf("short /proc/%d/stat: %q", pid, data)
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
 
 // pidRSSMB is a process's resident memory.
 func pidRSSMB(b *testing.B, pid int) float64 {
