@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiffkube/skiff/storage"
@@ -82,6 +83,9 @@ type Server struct {
 	ClusterCIDR string
 	// ServiceCIDR is where Services get their cluster IPs.
 	ServiceCIDR string
+	// GCMemoryLimit is the Go runtime's soft memory limit in bytes
+	// (runtime/debug.SetMemoryLimit); 0 leaves the runtime's (GOMEMLIMIT).
+	GCMemoryLimit int64
 
 	// imageGCHighValid records that ImageGCHighThreshold was accepted, so
 	// that the low threshold is compared with it only then.
@@ -128,6 +132,7 @@ const (
 	keyDisableScheduler      = "disable-scheduler"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
+	keyGCMemoryLimit         = "gc-memory-limit"
 )
 
 // EnvPrefix is prepended to the upper-cased setting name to form its
@@ -484,6 +489,16 @@ func serverSettings(defaultDataDir string) []setting {
 				p, err := parseCIDR(v.(string), 12, 28)
 				s.ServiceCIDR = p
 				return err
+			}},
+		{name: keyGCMemoryLimit, kind: kindString, def: "0",
+			usage: "soft memory limit of the Go runtime (such as 400Mi): past it the garbage collector runs more often, trading CPU for memory; 0 leaves GOMEMLIMIT",
+			apply: func(s *Server, v any) error {
+				q, err := resource.ParseQuantity(strings.TrimSpace(v.(string)))
+				if err != nil || q.Sign() < 0 {
+					return fmt.Errorf("must be a non-negative size such as 400Mi or 1Gi")
+				}
+				s.GCMemoryLimit = q.Value()
+				return nil
 			}},
 	}
 }

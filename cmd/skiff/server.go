@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -64,6 +65,10 @@ a flag beats the environment, which beats the file.`,
 func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err error) {
 	if err := cfg.Prepare(log); err != nil {
 		return err
+	}
+	if cfg.GCMemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.GCMemoryLimit)
+		log.Info("Go soft memory limit set", "bytes", cfg.GCMemoryLimit)
 	}
 
 	store, err := storage.New(ctx, cfg.StorageConfig(log))
