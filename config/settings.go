@@ -83,8 +83,9 @@ type Server struct {
 	ClusterCIDR string
 	// ServiceCIDR is where Services get their cluster IPs.
 	ServiceCIDR string
-	// GCMemoryLimit is the Go runtime's soft memory limit in bytes
-	// (runtime/debug.SetMemoryLimit); 0 leaves the runtime's (GOMEMLIMIT).
+	// GCMemoryLimit is the floor of the Go runtime's soft memory limit in
+	// bytes (runtime/debug.SetMemoryLimit), which the server raises to 1.5x
+	// the live heap when that is more; 0 leaves the runtime's (GOMEMLIMIT).
 	GCMemoryLimit int64
 
 	// imageGCHighValid records that ImageGCHighThreshold was accepted, so
@@ -158,6 +159,7 @@ const (
 	DefaultLogFormat             = "text"
 	DefaultClusterCIDR           = "10.42.0.0/16"
 	DefaultServiceCIDR           = "10.43.0.0/16"
+	DefaultGCMemoryLimit         = "400Mi"
 	DefaultNodeAPIPort           = 10250
 	DefaultContainerdSocket      = "/run/containerd/containerd.sock"
 	DefaultImageGCHighThreshold  = 85
@@ -490,8 +492,8 @@ func serverSettings(defaultDataDir string) []setting {
 				s.ServiceCIDR = p
 				return err
 			}},
-		{name: keyGCMemoryLimit, kind: kindString, def: "0",
-			usage: "soft memory limit of the Go runtime (such as 400Mi): past it the garbage collector runs more often, trading CPU for memory; 0 leaves GOMEMLIMIT",
+		{name: keyGCMemoryLimit, kind: kindString, def: DefaultGCMemoryLimit,
+			usage: "the server's Go soft memory limit, raised to 1.5x the live heap when that is more: near it the garbage collector runs more often, trading CPU for memory; 0 (or GOMEMLIMIT set) leaves Go's",
 			apply: func(s *Server, v any) error {
 				q, err := resource.ParseQuantity(strings.TrimSpace(v.(string)))
 				if err != nil || q.Sign() < 0 {

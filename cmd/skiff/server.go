@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -66,9 +66,8 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err := cfg.Prepare(log); err != nil {
 		return err
 	}
-	if cfg.GCMemoryLimit > 0 {
-		debug.SetMemoryLimit(cfg.GCMemoryLimit)
-		log.Info("Go soft memory limit set", "bytes", cfg.GCMemoryLimit)
+	if cfg.GCMemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		go keepGCMemoryLimit(ctx, cfg.GCMemoryLimit, log)
 	}
 
 	store, err := storage.New(ctx, cfg.StorageConfig(log))
