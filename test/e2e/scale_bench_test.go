@@ -35,7 +35,8 @@ import (
 // startup p99 at most 2 s; server RSS under 500 MB with 1,000 nodes and
 // 10,000 pods, under 100 MB idle. SKIFF_BENCH_PODS overrides the pod count,
 // SKIFF_BENCH_NODES the node counts of the scheduling benchmark ("100" or
-// "100,1000").
+// "100,1000"), and SKIFF_BENCH_PROFILE_DIR names a directory for the
+// server's heap profile at the loaded point.
 
 // BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
 // N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
