@@ -160,6 +160,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --image-gc-high-threshold "101": must be 0-100`}, notWant: []string{"--image-gc-low-threshold"}},
 		{name: "image gc low threshold not below the high one", env: map[string]string{"SKIFF_IMAGE_GC_LOW_THRESHOLD": "90"},
 			want: []string{`invalid --image-gc-low-threshold "90" (from SKIFF_IMAGE_GC_LOW_THRESHOLD): must be less than --image-gc-high-threshold (85)`}},
+		{name: "memory limit that is not a size", env: map[string]string{"SKIFF_GC_MEMORY_LIMIT": "lots"},
+			want: []string{`invalid --gc-memory-limit "lots" (from SKIFF_GC_MEMORY_LIMIT): must be a non-negative size such as 400Mi or 1Gi`}},
+		{name: "negative memory limit", args: []string{"--gc-memory-limit=-1Gi"},
+			want: []string{`invalid --gc-memory-limit "-1Gi": must be a non-negative size`}},
 		{name: "negative image gc age", args: []string{"--image-minimum-gc-age=-1m"},
 			want: []string{`invalid --image-minimum-gc-age "-1m": must not be negative`}},
 		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
@@ -203,6 +207,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--log-format", "JSON",
 		"--disable-agent",
 		"--image-gc-high-threshold", "100", "--image-gc-low-threshold", "0", "--image-minimum-gc-age", "0s",
+		"--gc-memory-limit", "400Mi",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +226,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.ImageGCHighThreshold != 100 || s.ImageGCLowThreshold != 0 || s.ImageMinimumGCAge != 0 {
 		t.Errorf("image gc %d %d %v", s.ImageGCHighThreshold, s.ImageGCLowThreshold, s.ImageMinimumGCAge)
+	}
+	if s.GCMemoryLimit != 400<<20 {
+		t.Errorf("GCMemoryLimit = %d, want %d", s.GCMemoryLimit, 400<<20)
 	}
 	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
 		t.Errorf("endpoint %q", s.Endpoint())

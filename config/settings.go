@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiffkube/skiff/kubelet/eviction"
@@ -89,6 +90,10 @@ type Server struct {
 	ClusterCIDR string
 	// ServiceCIDR is where Services get their cluster IPs.
 	ServiceCIDR string
+	// GCMemoryLimit is the floor of the Go runtime's soft memory limit in
+	// bytes (runtime/debug.SetMemoryLimit), which the server raises to 1.5x
+	// the live heap when that is more; 0 leaves the runtime's (GOMEMLIMIT).
+	GCMemoryLimit int64
 
 	// imageGCHighValid records that ImageGCHighThreshold was accepted, so
 	// that the low threshold is compared with it only then.
@@ -137,6 +142,7 @@ const (
 	keyDisableScheduler      = "disable-scheduler"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
+	keyGCMemoryLimit         = "gc-memory-limit"
 )
 
 // EnvPrefix is prepended to the upper-cased setting name to form its
@@ -162,6 +168,7 @@ const (
 	DefaultLogFormat             = "text"
 	DefaultClusterCIDR           = "10.42.0.0/16"
 	DefaultServiceCIDR           = "10.43.0.0/16"
+	DefaultGCMemoryLimit         = "400Mi"
 	DefaultNodeAPIPort           = 10250
 	DefaultContainerdSocket      = "/run/containerd/containerd.sock"
 	DefaultImageGCHighThreshold  = 85
@@ -513,6 +520,16 @@ func serverSettings(defaultDataDir string) []setting {
 				p, err := parseCIDR(v.(string), 12, 28)
 				s.ServiceCIDR = p
 				return err
+			}},
+		{name: keyGCMemoryLimit, kind: kindString, def: DefaultGCMemoryLimit,
+			usage: "the server's Go soft memory limit, raised to 1.5x the live heap when that is more: near it the garbage collector runs more often, trading CPU for memory; 0 (or GOMEMLIMIT set) leaves Go's",
+			apply: func(s *Server, v any) error {
+				q, err := resource.ParseQuantity(strings.TrimSpace(v.(string)))
+				if err != nil || q.Sign() < 0 {
+					return fmt.Errorf("must be a non-negative size such as 400Mi or 1Gi")
+				}
+				s.GCMemoryLimit = q.Value()
+				return nil
 			}},
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/scheduler"
 )
 
@@ -42,8 +43,10 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 // controller-manager Lease. rc is the manager's own identity (shared
 // informers, the Lease, Events, minting tokens); each controller acts as
 // its own kube-system service account with tokens from the TokenRequest
-// API, as kube-controller-manager --use-service-account-credentials.
-func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error {
+// API, as kube-controller-manager --use-service-account-credentials. With a
+// pool the controllers take their informers from it (shared with the
+// scheduler of the same process) instead of a factory of their own.
+func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, pool *sharedinformers.Pool) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
 		return err
@@ -52,9 +55,14 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	if err != nil {
 		return err
 	}
-	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()},
-		manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
-			ControllerCredentials: manager.ServiceAccountCredentials(client, rc)})
+	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
+		ControllerCredentials: manager.ServiceAccountCredentials(client, rc)}
+	if pool != nil {
+		view := pool.View(manager.DefaultResync)
+		defer view.Shutdown()
+		opts.Informers = view
+	}
+	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()}, opts)
 	if err != nil {
 		return err
 	}
@@ -62,8 +70,9 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	return m.RunWithLeaderElection(ctx)
 }
 
-// runScheduler runs the scheduler while this process holds its Lease.
-func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger) error {
+// runScheduler runs the scheduler while this process holds its Lease, with
+// its informers from pool if there is one, else from a factory of its own.
+func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool) error {
 	// The scheduler sends two writes per pod (its binding and a Scheduled
 	// event) through one client: at the 1,000 pods/s it aims for, the
 	// control-plane client's 500 QPS would be the bottleneck, not the server.
@@ -73,12 +82,32 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(manager.TrimManagedFields))
+	var factory informers.SharedInformerFactory
+	if pool != nil {
+		view := pool.View(0)
+		defer view.Shutdown()
+		factory = view
+	} else {
+		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(manager.TrimManagedFields))
+	}
 	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler")})
 	if err != nil {
 		return err
 	}
 	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity()})
+}
+
+// newInformerPool is the informer factory that the controller manager and
+// the scheduler of one server share: each pod and node is cached once in
+// the process, not once per loop. It lists and watches as the controller
+// manager (rc), whose role reads everything, and runs until ctx ends.
+func newInformerPool(ctx context.Context, rc *rest.Config) (*sharedinformers.Pool, error) {
+	client, _, err := controlPlaneClient(rc)
+	if err != nil {
+		return nil, err
+	}
+	return sharedinformers.New(ctx, informers.NewSharedInformerFactoryWithOptions(client, manager.DefaultResync,
+		informers.WithTransform(manager.TrimManagedFields))), nil
 }
 
 // supervise runs a control-plane loop for the life of ctx. A loop that lost
@@ -131,13 +160,16 @@ func standaloneCommand(use, short string, run func(ctx context.Context, rc *rest
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", runControllerManager)
+	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)",
+		func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error {
+			return runControllerManager(ctx, rc, clusterCIDR, log, nil)
+		})
 }
 
 func newSchedulerCommand() *cobra.Command {
 	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)",
 		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger) error {
-			return runScheduler(ctx, rc, log)
+			return runScheduler(ctx, rc, log, nil)
 		})
 }
 

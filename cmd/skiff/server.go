@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -64,6 +66,9 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err := cfg.Prepare(log); err != nil {
 		return err
 	}
+	if cfg.GCMemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		go keepGCMemoryLimit(ctx, cfg.GCMemoryLimit, log)
+	}
 
 	store, err := storage.New(ctx, cfg.StorageConfig(log))
 	if err != nil {
@@ -95,12 +100,24 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	defer loops.Wait()
 	ctx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops() // before loops.Wait: also when the API server fails
+	var pool *sharedinformers.Pool
+	if !cfg.DisableControllerManager && !cfg.DisableScheduler {
+		if pool, err = newInformerPool(ctx, api.controllerManager); err != nil {
+			return err
+		}
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			<-ctx.Done()
+			pool.Shutdown() // before the API server stops
+		}()
+	}
 	if !cfg.DisableControllerManager {
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, log)
+				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, log, pool)
 			})
 		}()
 	}
@@ -117,7 +134,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
-			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.scheduler, log) })
+			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.scheduler, log, pool) })
 		}()
 	}
 	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir, "api", api.url)

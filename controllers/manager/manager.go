@@ -77,6 +77,11 @@ type Options struct {
 	// The shared informers, leader election and Events keep the manager's client. Nil: every
 	// controller uses the manager's client.
 	ControllerCredentials func(account string) (*rest.Config, error)
+	// Informers, when set, is the factory the controllers take their
+	// informers from instead of one of the manager's own: a
+	// sharedinformers.View, so that the controllers share one cache with
+	// the scheduler in the same process. Run starts it and shuts it down.
+	Informers informers.SharedInformerFactory
 }
 
 // Manager owns the informers and controllers of one controller-manager instance.
@@ -103,11 +108,15 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	factory := opts.Informers
+	if factory == nil {
+		factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(TrimManagedFields))
+	}
 	m := &Manager{
 		client:      client,
 		cfg:         cfg,
 		opts:        opts,
-		factory:     informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(TrimManagedFields)),
+		factory:     factory,
 		broadcaster: record.NewBroadcaster(),
 		controllers: map[string]Runnable{},
 	}

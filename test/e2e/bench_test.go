@@ -208,27 +208,8 @@ func startupRound(b *testing.B, ctx context.Context, pods interface {
 	return out, cpu, rss, steady
 }
 
-// processUsage reads a process's CPU seconds (user+system) and resident
-// memory in MiB from /proc.
+// processUsage is a process's CPU seconds (user+system) and resident
+// memory in MiB.
 func processUsage(b *testing.B, pid int) (cpuSeconds, rssMiB float64) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Fields after the command name (which may hold spaces) start at ")".
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	cpuSeconds = (utime + stime) / 100 // USER_HZ is 100 on Linux
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			rssMiB = kb / 1024
-		}
-	}
-	return cpuSeconds, rssMiB
+	return pidCPU(b, pid).Seconds(), pidRSSMB(b, pid)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,9 @@ import (
 // SKIFF_BENCH_NODES the node counts of the scheduling benchmark ("100" or
 // "100,1000"). SKIFF_BENCH_CPUPROFILE=FILE has the scheduling benchmark
 // take a CPU profile of the server from its first create on
-// (SKIFF_BENCH_CPUPROFILE_SECONDS long, default 20).
+// (SKIFF_BENCH_CPUPROFILE_SECONDS long, default 20), and
+// SKIFF_BENCH_PROFILE_DIR names a directory for the server's heap profile
+// at the loaded point.
 
 // BenchmarkSchedulingThroughput is scheduler_perf's SchedulingBasic shape:
 // N hollow nodes, 10,000 pods created by 32 clients, pods/s from the first
@@ -67,10 +70,12 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
 				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
+			saveHeapProfile(b, cs, fmt.Sprintf("nodes-%d", nodes))
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
 			b.ReportMetric(pidRSSMB(b, agent.Process.Pid), "agent-rss-MB")
+			b.ReportMetric(pidCPU(b, s.cmd.Process.Pid).Seconds(), "server-cpu-s")
 			b.Logf("%d nodes: hollow node process RSS %.0f MB with no pods, %.0f MB with the pods", nodes, agentIdle, pidRSSMB(b, agent.Process.Pid))
 			b.Logf("%d nodes: %d pods created in %.1fs (%.0f/s)", nodes, pods, created.Seconds(), float64(pods)/created.Seconds())
 			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
@@ -203,6 +208,25 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 		b.Fatalf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// saveHeapProfile writes the server's heap profile to
+// $SKIFF_BENCH_PROFILE_DIR/heap-<name>.pb.gz when that is set, for
+// `go tool pprof -sample_index=inuse_space`.
+func saveHeapProfile(b *testing.B, cs kubernetes.Interface, name string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	path := filepath.Join(dir, "heap-"+name+".pb.gz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("server heap profile: %s", path)
 }
 
 // rssMB is the server process's resident memory.

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestGCMemoryLimitIsTheFloorOrHalfAgainTheLiveHeap(t *testing.T) {
+	for _, c := range []struct{ floor, live, want int64 }{
+		{400 << 20, 0, 400 << 20},
+		{400 << 20, 200 << 20, 400 << 20},
+		{400 << 20, 300 << 20, 450 << 20}, // never under half the live heap as headroom
+		{400 << 20, 1 << 30, 3 << 29},
+	} {
+		if got := gcMemoryLimit(c.floor, c.live); got != c.want {
+			t.Errorf("gcMemoryLimit(%d, %d) = %d, want %d", c.floor, c.live, got, c.want)
+		}
+	}
+}
+
+// The keeper sets the runtime's limit from the real live heap, raises it
+// when the live heap grows past two thirds of the floor, and stops with ctx.
+func TestKeepGCMemoryLimitFollowsTheLiveHeap(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	floor := int64(64 << 20)
+	go func() { keepGCMemoryLimit(ctx, floor, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	waitLimit := func(ok func(int64) bool) int64 {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if l := debug.SetMemoryLimit(-1); ok(l) {
+				return l
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("memory limit stayed %d", debug.SetMemoryLimit(-1))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitLimit(func(l int64) bool { return l == floor })
+	// 96 MiB kept live: the limit must rise to at least 144 MiB.
+	ballast := make([][]byte, 96)
+	for i := range ballast {
+		ballast[i] = make([]byte, 1<<20)
+		ballast[i][0] = 1
+	}
+	runtime.GC()
+	l := waitLimit(func(l int64) bool { return l >= 144<<20 })
+	runtime.KeepAlive(ballast)
+	cancel()
+	<-done
+	t.Logf("limit with 96 MiB live: %d MiB", l>>20)
+}
