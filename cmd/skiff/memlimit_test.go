@@ -6,20 +6,57 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
 
 func TestGCMemoryLimitIsTheFloorOrHalfAgainTheLiveHeap(t *testing.T) {
-	for _, c := range []struct{ floor, live, want int64 }{
-		{400 << 20, 0, 400 << 20},
-		{400 << 20, 200 << 20, 400 << 20},
-		{400 << 20, 300 << 20, 450 << 20}, // never under half the live heap as headroom
-		{400 << 20, 1 << 30, 3 << 29},
+	for _, c := range []struct{ floor, live, nonHeap, want int64 }{
+		{400 << 20, 0, 0, 400 << 20},
+		{400 << 20, 200 << 20, 50 << 20, 400 << 20},
+		{400 << 20, 300 << 20, 0, 450 << 20}, // never under half the live heap as headroom
+		{400 << 20, 1 << 30, 0, 3 << 29},
+		// Stacks and runtime memory come on top: without them the limit
+		// would sit under what the process holds with no garbage at all.
+		{400 << 20, 800 << 20, 600 << 20, 1800 << 20},
 	} {
-		if got := gcMemoryLimit(c.floor, c.live); got != c.want {
-			t.Errorf("gcMemoryLimit(%d, %d) = %d, want %d", c.floor, c.live, got, c.want)
+		if got := gcMemoryLimit(c.floor, c.live, c.nonHeap); got != c.want {
+			t.Errorf("gcMemoryLimit(%d, %d, %d) = %d, want %d", c.floor, c.live, c.nonHeap, got, c.want)
 		}
+	}
+}
+
+// What the runtime holds outside the heap includes goroutine stacks.
+func TestReadMemoryCountsStacks(t *testing.T) {
+	sample := make([]metrics.Sample, len(memorySamples))
+	for i, name := range memorySamples {
+		sample[i].Name = name
+	}
+	_, before := readMemory(sample)
+	stop := make(chan struct{})
+	for i := 0; i < 2000; i++ {
+		go func() {
+			var deep func(n int) int
+			deep = func(n int) int {
+				var pad [512]byte
+				if n == 0 {
+					<-stop
+					return int(pad[0])
+				}
+				return deep(n-1) + int(pad[n%512])
+			}
+			deep(16) // about 8 KiB of stack each
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	live, after := readMemory(sample)
+	close(stop)
+	if after-before < 8<<20 {
+		t.Errorf("2,000 goroutines with ~8 KiB stacks: non-heap memory grew by %d bytes, want at least 8 MiB", after-before)
+	}
+	if live <= 0 {
+		t.Errorf("live heap %d", live)
 	}
 }
 
