@@ -57,7 +57,7 @@ type server struct {
 	kubeconfig string
 	url        string
 	cmd        *exec.Cmd
-	log        *bytes.Buffer
+	log        *lockedWriter // the process writes it while tests read it
 	// stop interrupts the server and waits for it to exit (at most once).
 	stop func()
 	// exited is closed once the process has exited.
@@ -85,7 +85,7 @@ func startServer(t testing.TB, extra ...string) *server {
 func startServerIn(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
 	port := freePort(t)
-	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &bytes.Buffer{}}
+	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &lockedWriter{w: &strings.Builder{}}}
 	args := append([]string{"server", "--data-dir", dir, "--bind-address", "127.0.0.1",
 		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig}, extra...)
 	s.cmd = exec.Command(skiffBin, args...)

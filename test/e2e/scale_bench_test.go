@@ -59,18 +59,28 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			tr := trackPods(b, cs, "bench")
 			profiled := profileServer(b, cs)
 			cpu0 := pidCPU(b, s.cmd.Process.Pid)
+			agentCPU0, clientCPU0 := pidCPU(b, agent.Process.Pid), pidCPU(b, os.Getpid())
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
 			created := time.Since(start)
 			bound := tr.waitAll(b, pods, func(p podTimes) time.Time { return p.bound })
 			secs := bound.Sub(start).Seconds()
 			serverCPU := pidCPU(b, s.cmd.Process.Pid) - cpu0
+			// The machine's two cores are shared by the server, the hollow
+			// nodes and this process's 32 creating clients and watch: what
+			// each of them spends per pod says where pods/s is lost.
+			agentCPU := pidCPU(b, agent.Process.Pid) - agentCPU0
+			clientCPU := pidCPU(b, os.Getpid()) - clientCPU0
 			profiled()
 			b.ReportMetric(float64(serverCPU.Microseconds())/1000/float64(pods), "server-cpu-ms/pod")
+			b.ReportMetric(float64(agentCPU.Microseconds())/1000/float64(pods), "agent-cpu-ms/pod")
+			b.ReportMetric(float64(clientCPU.Microseconds())/1000/float64(pods), "client-cpu-ms/pod")
 			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
 				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
 			saveHeapProfile(b, cs, fmt.Sprintf("nodes-%d", nodes))
+			saveServerLog(b, s, fmt.Sprintf("nodes-%d", nodes))
+			saveServerMetrics(b, cs, fmt.Sprintf("nodes-%d", nodes))
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
@@ -227,6 +237,40 @@ func saveHeapProfile(b *testing.B, cs kubernetes.Interface, name string) {
 		b.Fatal(err)
 	}
 	b.Logf("server heap profile: %s", path)
+}
+
+// saveServerLog writes what the server logged so far to
+// $SKIFF_BENCH_PROFILE_DIR/server-<name>.log when that is set: watchers
+// dropped or leases lost under load show there.
+func saveServerLog(b *testing.B, s *server, name string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, "server-"+name+".log")
+	if err := os.WriteFile(path, []byte(s.log.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("server log: %s", path)
+}
+
+// saveServerMetrics writes the server's /metrics to
+// $SKIFF_BENCH_PROFILE_DIR/metrics-<name>.txt when that is set: the request
+// counts by verb and resource say what each pod cost in API calls.
+func saveServerMetrics(b *testing.B, cs kubernetes.Interface, name string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("metrics: %v", err)
+	}
+	path := filepath.Join(dir, "metrics-"+name+".txt")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("server metrics: %s", path)
 }
 
 // rssMB is the server process's resident memory.
