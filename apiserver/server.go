@@ -169,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Authorizer == nil {
 		// Kubernetes' order: superusers, then the node authorizer (which
 		// decides only node agents' requests), then RBAC.
-		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph), rbacAuthorizer}
+		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph, node.StorePods{Store: cfg.Store}), rbacAuthorizer}
 	}
 	escalation := &rbac.Escalation{Decide: cfg.Authorizer, Rules: rbacAuthorizer, Superusers: authz.Masters}
 	reg := registry.New()

@@ -26,11 +26,25 @@ const CredentialsPath = "/skiff/v1/nodecredentials"
 type Authorizer struct {
 	graph *Graph
 	rules []rbacv1.PolicyRule
+	// current, when set, answers for a pod the graph does not relate to the
+	// node: the graph follows the store's watch and may trail it by some
+	// events under load, while the node learned of the pod from its own
+	// watch and writes its status at once.
+	current PodNodeReader
 }
 
-// NewAuthorizer returns a node authorizer over graph.
-func NewAuthorizer(graph *Graph) *Authorizer {
-	return &Authorizer{graph: graph, rules: bootstrap.NodeRules()}
+// PodNodeReader tells the node a pod is bound to from the current state
+// ("" for no node or no pod).
+type PodNodeReader interface {
+	// PodNode returns the pod's node; want is the node asking, which lets
+	// a reader answer from a cache when that allows.
+	PodNode(ctx context.Context, namespace, name, want string) (string, error)
+}
+
+// NewAuthorizer returns a node authorizer over graph; current may be nil
+// (the graph alone decides).
+func NewAuthorizer(graph *Graph, current PodNodeReader) *Authorizer {
+	return &Authorizer{graph: graph, rules: bootstrap.NodeRules(), current: current}
 }
 
 // NodeName returns the node a user is the agent of, if it is one.
@@ -48,7 +62,7 @@ func NodeName(u *authn.User) (string, bool) {
 }
 
 // Authorize implements authz.Authorizer.
-func (a *Authorizer) Authorize(_ context.Context, attrs authz.Attributes) (bool, string, error) {
+func (a *Authorizer) Authorize(ctx context.Context, attrs authz.Attributes) (bool, string, error) {
 	node, ok := NodeName(attrs.User)
 	if !ok {
 		return false, "", nil
@@ -69,7 +83,17 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authz.Attributes) (bool,
 	if !allowedKind {
 		return false, "", nil
 	}
-	if ok, why := a.related(node, attrs); !ok {
+	ok, why := a.related(node, attrs)
+	if !ok && a.current != nil && attrs.APIGroup == "" && attrs.Resource == "pods" && attrs.Name != "" &&
+		attrs.Verb != "list" && attrs.Verb != "watch" {
+		// The graph may not have seen the binding yet: ask the store.
+		bound, err := a.current.PodNode(ctx, attrs.Namespace, attrs.Name, node)
+		if err != nil {
+			return false, "", err
+		}
+		ok = bound == node
+	}
+	if !ok {
 		return false, why, nil
 	}
 	return true, "", nil

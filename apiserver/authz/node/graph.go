@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,9 +92,33 @@ func (g *Graph) Apply(ev storage.Event) {
 	g.setLocked(ev.KV.Key, ev.KV.Value)
 }
 
+// storedPod is the part of a stored pod the graph reads. Decoding only it
+// skips the status and managedFields, most of a pod's bytes, for every pod
+// event (under load, thousands a second of status updates).
+type storedPod struct {
+	Metadata struct {
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName            string                        `json:"nodeName"`
+		ServiceAccountName  string                        `json:"serviceAccountName"`
+		ImagePullSecrets    []corev1.LocalObjectReference `json:"imagePullSecrets"`
+		Volumes             []corev1.Volume               `json:"volumes"`
+		InitContainers      []containerRefs               `json:"initContainers"`
+		Containers          []containerRefs               `json:"containers"`
+		EphemeralContainers []containerRefs               `json:"ephemeralContainers"`
+	} `json:"spec"`
+}
+
+// containerRefs is what a container (of any kind) may reference.
+type containerRefs struct {
+	Env     []corev1.EnvVar        `json:"env"`
+	EnvFrom []corev1.EnvFromSource `json:"envFrom"`
+}
+
 func (g *Graph) setLocked(key string, value []byte) {
 	g.removeLocked(key)
-	p := &corev1.Pod{}
+	p := &storedPod{}
 	if err := json.Unmarshal(value, p); err != nil {
 		g.log.Error("node graph: skipping undecodable pod", "key", key, "err", err)
 		return
@@ -163,8 +188,8 @@ func (g *Graph) usesVolume(node, pv string) bool {
 // references lists the objects a pod needs to run: secrets and config maps
 // from volumes (projected ones too), env and envFrom; image pull secrets;
 // persistent volume claims; its service account.
-func references(p *corev1.Pod) []ref {
-	ns := p.Namespace
+func references(p *storedPod) []ref {
+	ns := p.Metadata.Namespace
 	seen := map[ref]bool{}
 	var out []ref
 	add := func(k refKind, name string) {
@@ -201,11 +226,7 @@ func references(p *corev1.Pod) []ref {
 			}
 		}
 	}
-	containers := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
-	for _, c := range p.Spec.EphemeralContainers {
-		containers = append(containers, corev1.Container{Env: c.Env, EnvFrom: c.EnvFrom})
-	}
-	for _, c := range containers {
+	for _, c := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers) {
 		for _, e := range c.EnvFrom {
 			if e.SecretRef != nil {
 				add(refSecret, e.SecretRef.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz"
 	"github.com/skiffkube/skiff/storage"
+	"github.com/skiffkube/skiff/storage/storagetest"
 )
 
 func TestGraphFollowsEveryKindOfReference(t *testing.T) {
@@ -26,6 +27,8 @@ func TestGraphFollowsEveryKindOfReference(t *testing.T) {
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "proj-cm"}}},
 			}}}},
 		},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e",
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "debug-cm"}}}}}}},
 		InitContainers: []corev1.Container{{Name: "i", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "init-secret"}}}}}},
 		Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{
 			{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "env-secret"}, Key: "k"}}},
@@ -35,7 +38,7 @@ func TestGraphFollowsEveryKindOfReference(t *testing.T) {
 	data, _ := json.Marshal(p)
 	g := NewGraph(nil)
 	g.Reset([]*storage.KeyValue{{Key: PodPrefix + "ns/p", Value: data}})
-	a := NewAuthorizer(g)
+	a := NewAuthorizer(g, nil)
 	n1 := &authn.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
 	n2 := &authn.User{Name: "system:node:n2", Groups: []string{"system:nodes", "system:authenticated"}}
 	get := func(u *authn.User, resource, name string) bool {
@@ -44,7 +47,7 @@ func TestGraphFollowsEveryKindOfReference(t *testing.T) {
 	}
 	for _, c := range []struct{ resource, name string }{
 		{"secrets", "pull"}, {"secrets", "vol-secret"}, {"secrets", "proj-secret"}, {"secrets", "init-secret"}, {"secrets", "env-secret"},
-		{"configmaps", "vol-cm"}, {"configmaps", "proj-cm"}, {"configmaps", "env-cm"}, {"persistentvolumeclaims", "claim"}, {"pods", "p"},
+		{"configmaps", "vol-cm"}, {"configmaps", "proj-cm"}, {"configmaps", "env-cm"}, {"configmaps", "debug-cm"}, {"persistentvolumeclaims", "claim"}, {"pods", "p"},
 	} {
 		if !get(n1, c.resource, c.name) {
 			t.Errorf("n1 may not get %s %s its pod uses", c.resource, c.name)
@@ -86,7 +89,7 @@ func TestNodeMayGetVolumesBehindItsPodsClaims(t *testing.T) {
 	g := NewGraph(nil)
 	g.Reset([]*storage.KeyValue{{Key: PodPrefix + "ns/p", Value: podData}})
 	g.claims.Reset([]*storage.KeyValue{{Key: ClaimPrefix + "ns/claim", Value: claim("")}})
-	a := NewAuthorizer(g)
+	a := NewAuthorizer(g, nil)
 	getPV := func(node, name, verb string) bool {
 		u := &authn.User{Name: "system:node:" + node, Groups: []string{"system:nodes"}}
 		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: u, Verb: verb, Resource: "persistentvolumes", Name: name, ResourceRequest: true})
@@ -132,5 +135,42 @@ func TestNodeMayGetVolumesBehindItsPodsClaims(t *testing.T) {
 	g.claims.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: ClaimPrefix + "ns/claim"}})
 	if getPV("n1", "pv1", "get") {
 		t.Error("n1 may still get the volume after its claim is deleted")
+	}
+}
+
+// The graph trails the store's watch; a node that saw its pod's binding on
+// its own watch writes the pod's status at once. The store answers then.
+func TestNodeMayWriteItsPodBeforeTheGraphSeesIt(t *testing.T) {
+	store := storagetest.Open(t, storagetest.SQLiteEndpoint(t))
+	ctx := context.Background()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	data, _ := json.Marshal(p)
+	if _, err := store.Create(ctx, PodPrefix+"ns/p", data, 0); err != nil {
+		t.Fatal(err)
+	}
+	g := NewGraph(nil) // never started: it knows no pods
+	n1 := &authn.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
+	n2 := &authn.User{Name: "system:node:n2", Groups: []string{"system:nodes", "system:authenticated"}}
+	update := func(a *Authorizer, u *authn.User, name string) bool {
+		t.Helper()
+		ok, _, err := a.Authorize(ctx, authz.Attributes{User: u, Verb: "update", Resource: "pods", Subresource: "status", Namespace: "ns", Name: name, ResourceRequest: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if update(NewAuthorizer(g, nil), n1, "p") {
+		t.Fatal("the graph alone allowed a pod it has not seen")
+	}
+	a := NewAuthorizer(g, StorePods{Store: store})
+	if !update(a, n1, "p") {
+		t.Error("n1 may not update the status of a pod bound to it")
+	}
+	if update(a, n2, "p") || update(a, n1, "missing") {
+		t.Error("a node may update a pod bound elsewhere, or one that does not exist")
+	}
+	// Only pods: the store is not asked about what pods reference.
+	if ok, _, _ := a.Authorize(ctx, authz.Attributes{User: n1, Verb: "get", Resource: "secrets", Namespace: "ns", Name: "s", ResourceRequest: true}); ok {
+		t.Error("n1 may get a secret no pod of its references")
 	}
 }
