@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,8 +40,19 @@ type Cache struct {
 	assumedPods sets.Set[types.UID]
 	images      map[string]*imageState
 	generation  int64
+	// changes lists, oldest first, the nodes whose generation moved, so
+	// that a snapshot visits only the nodes changed since it was last
+	// updated (a scheduling cycle per pod must not walk every node). It
+	// always holds each cached node's newest change; see compactChanges.
+	changes []nodeChange
 	// removedNodes counts node removals so snapshots know to rebuild their list.
 	removedNodes int64
+}
+
+// nodeChange records that a node reached a generation.
+type nodeChange struct {
+	generation int64
+	name       string
 }
 
 // New returns an empty cache; ttl <= 0 means DefaultAssumedPodTTL.
@@ -58,9 +70,32 @@ func New(ttl time.Duration) *Cache {
 	}
 }
 
-func (c *Cache) bump(ni *framework.NodeInfo) {
+func (c *Cache) bump(name string, ni *framework.NodeInfo) {
 	c.generation++
 	ni.Generation = c.generation
+	c.changes = append(c.changes, nodeChange{generation: c.generation, name: name})
+	if len(c.changes) > 2*len(c.nodes)+1024 {
+		c.compactChanges()
+	}
+}
+
+// compactChanges keeps only each cached node's newest change, in
+// generation order. A snapshot looks for the nodes changed after its
+// generation, and a node changed after it if and only if its newest change
+// is, so nothing a snapshot needs is lost. Nodes no longer cached are
+// dropped: removals reach snapshots through removedNodes.
+func (c *Cache) compactChanges() {
+	seen := make(map[string]bool, len(c.nodes))
+	kept := make([]nodeChange, 0, len(c.nodes))
+	for i := len(c.changes) - 1; i >= 0; i-- {
+		ch := c.changes[i]
+		if _, cached := c.nodes[ch.name]; cached && !seen[ch.name] {
+			seen[ch.name] = true
+			kept = append(kept, ch)
+		}
+	}
+	slices.Reverse(kept)
+	c.changes = kept
 }
 
 func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
@@ -75,7 +110,7 @@ func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
 func (c *Cache) addPodLocked(pod *v1.Pod) {
 	ni := c.nodeInfo(pod.Spec.NodeName)
 	ni.AddPod(pod)
-	c.bump(ni)
+	c.bump(pod.Spec.NodeName, ni)
 }
 
 func (c *Cache) removePodLocked(pod *v1.Pod) {
@@ -84,7 +119,7 @@ func (c *Cache) removePodLocked(pod *v1.Pod) {
 		return
 	}
 	if ni.RemovePod(pod) {
-		c.bump(ni)
+		c.bump(pod.Spec.NodeName, ni)
 	}
 	if ni.Node() == nil && len(ni.Pods) == 0 {
 		delete(c.nodes, pod.Spec.NodeName)
@@ -207,7 +242,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 	}
 	ni.SetNode(node)
 	c.addImagesLocked(node)
-	c.bump(ni)
+	c.bump(node.Name, ni)
 }
 
 // UpdateNode is AddNode for a changed node.
@@ -225,7 +260,7 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 		c.removeImagesLocked(old)
 	}
 	ni.RemoveNode()
-	c.bump(ni)
+	c.bump(node.Name, ni)
 	if len(ni.Pods) == 0 {
 		delete(c.nodes, node.Name)
 	}

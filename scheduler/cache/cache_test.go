@@ -1,12 +1,18 @@
 package cache_test
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/scheduler/cache"
+	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
 
@@ -145,5 +151,69 @@ func TestImageStatesCountNodesHoldingTheImage(t *testing.T) {
 	ni, _ := s.Get("n1")
 	if st := ni.ImageStates["nginx:1.27"]; st == nil || st.NumNodes != 2 || st.Size != 100 {
 		t.Fatalf("image state = %+v, want size 100 on 2 nodes", st)
+	}
+}
+
+// An incrementally updated snapshot must always equal one built from
+// scratch: same nodes in the same order, same pods, same affinity lists,
+// through node additions, removals, pod churn with and without affinity,
+// and enough changes to compact the cache's change log many times.
+func TestIncrementalSnapshotMatchesAFreshOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := cache.New(0)
+	s := cache.NewEmptySnapshot()
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	var pods []*v1.Pod
+	describe := func(list []*framework.NodeInfo) []string {
+		var out []string
+		for _, ni := range list {
+			out = append(out, fmt.Sprintf("%s:%d:%d", ni.Node().Name, len(ni.Pods), ni.Generation))
+		}
+		return out
+	}
+	for step := range 5000 {
+		name := names[rng.IntN(len(names))]
+		switch op := rng.IntN(10); {
+		case op == 0:
+			c.RemoveNode(node(name))
+		case op <= 2:
+			c.AddNode(node(name))
+		case op <= 7 || len(pods) == 0:
+			p := pod(fmt.Sprintf("p%d", step), name, "10m")
+			p.UID = types.UID(p.Name)
+			if rng.IntN(3) == 0 {
+				p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+					TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}}}}}
+			}
+			c.AddPod(p)
+			pods = append(pods, p)
+		default:
+			i := rng.IntN(len(pods))
+			c.RemovePod(pods[i])
+			pods = slices.Delete(pods, i, i+1)
+		}
+		if rng.IntN(4) != 0 {
+			continue // several changes between scheduling cycles
+		}
+		c.UpdateSnapshot(s)
+		fresh := cache.NewEmptySnapshot()
+		c.UpdateSnapshot(fresh)
+		for _, l := range []struct {
+			what       string
+			got, fresh []*framework.NodeInfo
+		}{
+			{"nodes", s.List(), fresh.List()},
+			{"nodes with affinity pods", s.HavePodsWithAffinityList(), fresh.HavePodsWithAffinityList()},
+			{"nodes with anti-affinity pods", s.HavePodsWithRequiredAntiAffinityList(), fresh.HavePodsWithRequiredAntiAffinityList()},
+		} {
+			if got, want := describe(l.got), describe(l.fresh); !slices.Equal(got, want) {
+				t.Fatalf("step %d: %s %v, a fresh snapshot has %v", step, l.what, got, want)
+			}
+		}
+		for _, ni := range fresh.List() {
+			if got, err := s.Get(ni.Node().Name); err != nil || got.Generation != ni.Generation {
+				t.Fatalf("step %d: Get(%s) = %v, %v", step, ni.Node().Name, got, err)
+			}
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 type Snapshot struct {
 	byName      map[string]*framework.NodeInfo
 	list        []*framework.NodeInfo
+	index       map[string]int // node name → position in list
 	withAff     []*framework.NodeInfo
 	withAnti    []*framework.NodeInfo
 	generation  int64
@@ -22,7 +23,7 @@ var _ framework.NodeInfoLister = (*Snapshot)(nil)
 
 // NewEmptySnapshot returns a snapshot to pass to UpdateSnapshot.
 func NewEmptySnapshot() *Snapshot {
-	return &Snapshot{byName: map[string]*framework.NodeInfo{}}
+	return &Snapshot{byName: map[string]*framework.NodeInfo{}, index: map[string]int{}}
 }
 
 // NewSnapshot builds a snapshot straight from node infos (tests, preemption simulations).
@@ -33,7 +34,7 @@ func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
 			s.byName[ni.Node().Name] = ni
 		}
 	}
-	s.rebuildLists(true)
+	s.rebuildLists()
 	return s
 }
 
@@ -55,22 +56,23 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, error) {
 	return ni, nil
 }
 
-func (s *Snapshot) rebuildLists(order bool) {
-	if order {
-		s.list = s.list[:0]
-		names := make([]string, 0, len(s.byName))
-		for n := range s.byName {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			s.list = append(s.list, s.byName[n])
-		}
-	} else {
-		for i, ni := range s.list {
-			s.list[i] = s.byName[ni.Node().Name]
-		}
+// rebuildLists orders list by node name and rebuilds the affinity lists.
+func (s *Snapshot) rebuildLists() {
+	s.list = s.list[:0]
+	names := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		names = append(names, n)
 	}
+	sort.Strings(names)
+	clear(s.index)
+	for i, n := range names {
+		s.list = append(s.list, s.byName[n])
+		s.index[n] = i
+	}
+	s.rebuildAffinityLists()
+}
+
+func (s *Snapshot) rebuildAffinityLists() {
 	s.withAff = s.withAff[:0]
 	s.withAnti = s.withAnti[:0]
 	for _, ni := range s.list {
@@ -83,6 +85,11 @@ func (s *Snapshot) rebuildLists(order bool) {
 	}
 }
 
+// hasAffinityPods reports whether ni belongs on an affinity list.
+func hasAffinityPods(ni *framework.NodeInfo) bool {
+	return len(ni.PodsWithAffinity) > 0 || len(ni.PodsWithRequiredAntiAffinity) > 0
+}
+
 // UpdateSnapshot brings s up to date, copying only nodes whose generation
 // moved since s was last updated.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
@@ -92,23 +99,38 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		return
 	}
 	reorder := s.removedSeen != c.removedNodes
-	for name, ni := range c.nodes {
-		if ni.Generation <= s.generation {
-			continue
+	affinity := false // an affinity list holds, or must hold, a changed node
+	first := sort.Search(len(c.changes), func(i int) bool { return c.changes[i].generation > s.generation })
+	for _, ch := range c.changes[first:] {
+		ni, ok := c.nodes[ch.name]
+		if !ok || ni.Generation <= s.generation {
+			continue // removed (see reorder below), or not changed since s
+		}
+		old, had := s.byName[ch.name]
+		if had && old.Generation == ni.Generation {
+			continue // a later change of a node already copied
+		}
+		if had && hasAffinityPods(old) {
+			affinity = true
 		}
 		if ni.Node() == nil {
-			if _, ok := s.byName[name]; ok {
-				delete(s.byName, name)
+			if had {
+				delete(s.byName, ch.name)
 				reorder = true
 			}
 			continue
 		}
 		clone := ni.Clone()
 		clone.ImageStates = c.imageSummariesLocked(ni)
-		if _, ok := s.byName[name]; !ok {
+		if hasAffinityPods(clone) {
+			affinity = true
+		}
+		s.byName[ch.name] = clone
+		if i, ok := s.index[ch.name]; ok && had && !reorder {
+			s.list[i] = clone
+		} else {
 			reorder = true
 		}
-		s.byName[name] = clone
 	}
 	if reorder {
 		// A node left (possibly with no cache entry any more): drop anything stale.
@@ -117,8 +139,10 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				delete(s.byName, name)
 			}
 		}
+		s.rebuildLists()
+	} else if affinity {
+		s.rebuildAffinityLists()
 	}
-	s.rebuildLists(reorder)
 	s.generation = c.generation
 	s.removedSeen = c.removedNodes
 }
