@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -218,5 +219,41 @@ func TestWorkloadVerbs(t *testing.T) {
 	}
 	if _, err := nss.Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("finalized namespace: %v, want NotFound", err)
+	}
+}
+
+// TestJobFieldSelectorStatusSuccessful: Kubernetes' field label
+// status.successful selects Jobs by status.succeeded, 0 included.
+func TestJobFieldSelectorStatusSuccessful(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	jobs := cs.BatchV1().Jobs("default")
+	for _, name := range []string{"done", "waiting"} {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		if _, err := jobs.Create(ctx, job, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done, err := jobs.Get(ctx, "done", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done.Status.Succeeded = 1
+	if _, err := jobs.UpdateStatus(ctx, done, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{"status.successful=1": "done", "status.successful=0": "waiting"} {
+		list, err := jobs.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		if len(list.Items) != 1 || list.Items[0].Name != want {
+			var names []string
+			for _, j := range list.Items {
+				names = append(names, j.Name)
+			}
+			t.Errorf("%s lists %v, want [%s]", sel, names, want)
+		}
 	}
 }

@@ -165,7 +165,9 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 		{name: "negative memory limit", args: []string{"--gc-memory-limit=-1Gi"},
 			want: []string{`invalid --gc-memory-limit "-1Gi": must be a non-negative size`}},
 		{name: "negative image gc age", args: []string{"--image-minimum-gc-age=-1m"},
-			want: []string{`invalid --image-minimum-gc-age "-1m": must not be negative`}},
+			want: []string{`invalid --image-minimum-gc-age "-1m": must be 0 (no minimum) or a positive duration such as 2m`}},
+		{name: "node API port out of range", args: []string{"--node-api-port", "65536"},
+			want: []string{`invalid --node-api-port "65536": must be 1-65535`}},
 		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
 			want: []string{"invalid --https-listen-port", "invalid --log-level"}},
 	}

@@ -261,12 +261,9 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyHTTPSListenPort, kind: kindInt, def: fmt.Sprint(DefaultHTTPSListenPort),
 			usage: "TCP port the API server listens on",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 1 || n > 65535 {
-					return fmt.Errorf("must be 1-65535")
-				}
+				n, err := intRange(v, 1, 65535)
 				s.HTTPSListenPort = int(n)
-				return nil
+				return err
 			}},
 		{name: keyWriteKubeconfig, kind: kindString,
 			usage: "where to write the admin kubeconfig (default <data-dir>/kubeconfig.yaml)",
@@ -325,52 +322,37 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyDatastorePollInterval, kind: kindDuration, def: DefaultDatastorePollInterval.String(),
 			usage: "how often watches poll the database for changes a notification missed",
 			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if d < minPollInterval {
-					return fmt.Errorf("must be at least %s", minPollInterval)
-				}
+				d, err := durationAtLeast(v, minPollInterval)
 				s.DatastorePollInterval = d
-				return nil
+				return err
 			}},
 		{name: keyDatastoreMaxConns, kind: kindInt, def: fmt.Sprint(DefaultDatastoreMaxConns),
 			usage: "maximum open PostgreSQL connections of this server",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 1 || n > 10000 {
-					return fmt.Errorf("must be 1-10000")
-				}
+				n, err := intRange(v, 1, 10000)
 				s.DatastoreMaxConns = int(n)
-				return nil
+				return err
 			}},
 		{name: keyCompactInterval, kind: kindDuration, def: DefaultCompactInterval.String(),
 			usage: "how often superseded revisions are compacted; 0 disables compaction",
 			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if d < 0 {
-					return fmt.Errorf("must be 0 (disabled) or a positive duration such as 5m")
-				}
+				d, err := nonNegativeDuration(v, "disabled", "5m")
 				s.CompactInterval = d
-				return nil
+				return err
 			}},
 		{name: keyCompactRetain, kind: kindInt, def: fmt.Sprint(DefaultCompactRetain),
 			usage: "how many of the newest revisions stay readable (watch and list from) after compaction",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 1 {
-					return fmt.Errorf("must be a positive number of revisions")
-				}
+				n, err := positiveInt(v, "revisions")
 				s.CompactRetain = n
-				return nil
+				return err
 			}},
 		{name: keyHistoryRetention, kind: kindDuration, def: DefaultHistoryRetention.String(),
 			usage: "how long superseded history rows stay queryable with SQL for audit",
 			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if d <= 0 {
-					return fmt.Errorf("must be a positive duration such as 24h or 720h")
-				}
+				d, err := positiveDuration(v, "24h or 720h")
 				s.HistoryRetention = d
-				return nil
+				return err
 			}},
 		{name: keyLogLevel, kind: kindString, def: DefaultLogLevel,
 			usage: "minimum level logged: debug, info, warn or error",
@@ -424,12 +406,9 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyNodeAPIPort, kind: kindInt, def: fmt.Sprint(DefaultNodeAPIPort),
 			usage: "TCP port of the embedded agent's node API (logs, exec, port-forward; only the API server may call it)",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 1 || n > 65535 {
-					return fmt.Errorf("must be 1-65535")
-				}
+				n, err := intRange(v, 1, 65535)
 				s.NodeAPIPort = int(n)
-				return nil
+				return err
 			}},
 		{name: keyContainerdSocket, kind: kindString, def: DefaultContainerdSocket,
 			usage: "containerd's socket, for the embedded agent",
@@ -444,19 +423,16 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyImageGCHigh, kind: kindInt, def: fmt.Sprint(DefaultImageGCHighThreshold),
 			usage: "percent of the image file system used above which the embedded agent removes unused images; 100 disables it",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 0 || n > 100 {
-					return fmt.Errorf("must be 0-100")
-				}
-				s.ImageGCHighThreshold, s.imageGCHighValid = int(n), true
-				return nil
+				n, err := intRange(v, 0, 100)
+				s.ImageGCHighThreshold, s.imageGCHighValid = int(n), err == nil
+				return err
 			}},
 		{name: keyImageGCLow, kind: kindInt, def: fmt.Sprint(DefaultImageGCLowThreshold),
 			usage: "percent of the image file system used that image garbage collection frees down to",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n < 0 || n > 100 {
-					return fmt.Errorf("must be 0-100")
+				n, err := intRange(v, 0, 100)
+				if err != nil {
+					return err
 				}
 				// --image-gc-high-threshold is applied before.
 				if s.imageGCHighValid && int(n) >= s.ImageGCHighThreshold {
@@ -468,12 +444,9 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyImageMinGCAge, kind: kindDuration, def: DefaultImageMinimumGCAge.String(),
 			usage: "how long an image must have been on the node before image garbage collection may remove it",
 			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if d < 0 {
-					return fmt.Errorf("must not be negative")
-				}
+				d, err := nonNegativeDuration(v, "no minimum", "2m")
 				s.ImageMinimumGCAge = d
-				return nil
+				return err
 			}},
 		{name: keyEvictionHard, kind: kindString, def: eviction.DefaultEvictionHard,
 			usage: "the embedded agent's hard eviction thresholds, as the kubelet's: signal<quantity or signal<percentage, comma-separated (memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available); empty disables eviction",
@@ -488,12 +461,9 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyEvictionTransition, kind: kindDuration, def: eviction.DefaultPressureTransitionPeriod.String(),
 			usage: "how long the embedded agent keeps a pressure condition True after its signal went back above the threshold",
 			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if d <= 0 {
-					return fmt.Errorf("must be a positive duration such as 5m")
-				}
+				d, err := positiveDuration(v, "5m")
 				s.EvictionPressureTransitionPeriod = d
-				return nil
+				return err
 			}},
 		{name: keyDisableCM, kind: kindBool, def: "false",
 			usage: "do not run the controllers in the server process (run skiff controller-manager instead)",
@@ -532,6 +502,50 @@ func serverSettings(defaultDataDir string) []setting {
 				return nil
 			}},
 	}
+}
+
+// The range checks of int (kindInt: v is an int64) and duration
+// (kindDuration) settings. Each returns the value when it is in range, else
+// 0 and an error that says what would be, as every apply's must.
+
+// intRange accepts lo <= v <= hi.
+func intRange(v any, lo, hi int64) (int64, error) {
+	if n := v.(int64); n >= lo && n <= hi {
+		return n, nil
+	}
+	return 0, fmt.Errorf("must be %d-%d", lo, hi)
+}
+
+// positiveInt accepts v >= 1, a count of unit.
+func positiveInt(v any, unit string) (int64, error) {
+	if n := v.(int64); n >= 1 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("must be a positive number of %s", unit)
+}
+
+// durationAtLeast accepts v >= lo.
+func durationAtLeast(v any, lo time.Duration) (time.Duration, error) {
+	if d := v.(time.Duration); d >= lo {
+		return d, nil
+	}
+	return 0, fmt.Errorf("must be at least %s", lo)
+}
+
+// positiveDuration accepts v > 0; example is a valid value for the message.
+func positiveDuration(v any, example string) (time.Duration, error) {
+	if d := v.(time.Duration); d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("must be a positive duration such as %s", example)
+}
+
+// nonNegativeDuration accepts v >= 0; zero says what 0 means.
+func nonNegativeDuration(v any, zero, example string) (time.Duration, error) {
+	if d := v.(time.Duration); d >= 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("must be 0 (%s) or a positive duration such as %s", zero, example)
 }
 
 // parseCIDR accepts an IPv4 CIDR whose prefix length is within [minBits,

@@ -30,6 +30,7 @@ type spec struct {
 	status, generation         bool
 	scale                      *ScalePaths
 	fields                     []string
+	fieldLabels                map[string]FieldLabel
 	nameFunc                   apivalidation.ValidateNameFunc
 	onCreate                   func(runtime.Object)
 	ttl                        time.Duration
@@ -96,7 +97,8 @@ func builtinSpecs() []spec {
 		// batch/v1
 		{group: "batch", version: "v1", name: "jobs", kind: "Job", namespaced: true, categories: all,
 			newObj: func() runtime.Object { return &batchv1.Job{} }, newList: func() runtime.Object { return &batchv1.JobList{} },
-			status: true, generation: true, fields: []string{"status.successful"}},
+			status: true, generation: true, fields: []string{"status.successful"},
+			fieldLabels: map[string]FieldLabel{"status.successful": {Path: "status.succeeded", Absent: "0"}}},
 		{group: "batch", version: "v1", name: "cronjobs", kind: "CronJob", namespaced: true, short: []string{"cj"}, categories: all,
 			newObj: func() runtime.Object { return &batchv1.CronJob{} }, newList: func() runtime.Object { return &batchv1.CronJobList{} },
 			status: true, generation: true},
@@ -153,6 +155,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 				Binding: s.binding, Eviction: s.evict,
 			},
 			SelectableFields: s.fields,
+			FieldLabels:      s.fieldLabels,
 			TTL:              s.ttl,
 			StoragePrefix:    s.storagePrefix,
 			Table:            table,

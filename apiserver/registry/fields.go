@@ -51,48 +51,69 @@ func (r *Resource) FieldSet(obj runtime.Object) (fields.Set, error) {
 	if len(r.SelectableFields) == 0 {
 		return set, nil
 	}
-	var content map[string]any
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content = u.Object
-	} else if typedFieldSet(obj, r.SelectableFields, set) {
-		return set, nil
-	} else {
-		content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	paths := r.SelectableFields
+	if len(r.FieldLabels) > 0 {
+		paths = make([]string, len(r.SelectableFields))
+		for i, f := range r.SelectableFields {
+			paths[i] = f
+			if l, ok := r.FieldLabels[f]; ok {
+				paths[i] = l.Path
+			}
+		}
+	}
+	values, ok := []string(nil), false
+	if _, isUnstructured := obj.(*unstructured.Unstructured); !isUnstructured {
+		values, ok = typedFields(obj, paths)
+	}
+	if !ok {
+		content, err := unstructuredContent(obj)
 		if err != nil {
 			return nil, err
 		}
+		values = make([]string, len(paths))
+		for i, p := range paths {
+			values[i] = fieldString(content, strings.Split(p, "."))
+		}
 	}
-	for _, f := range r.SelectableFields {
-		set[f] = fieldString(content, strings.Split(f, "."))
+	for i, f := range r.SelectableFields {
+		v := values[i]
+		if l, ok := r.FieldLabels[f]; ok && v == "" {
+			v = l.Absent
+		}
+		set[f] = v
 	}
 	return set, nil
 }
 
-// typedFieldSet fills set with the fields of a Go object read directly by
+func unstructuredContent(obj runtime.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+// typedFields returns the fields at paths of a Go object read directly by
 // reflection, rendered exactly as fieldString renders them from the
 // object's unstructured form, without converting the whole object (what
 // every field-selected watch event paid). It reports false, leaving the
 // work to the conversion, for anything off its plain path: a field it
 // cannot find, a type with its own JSON encoding, a non-scalar leaf.
-func typedFieldSet(obj runtime.Object, paths []string, set fields.Set) bool {
+func typedFields(obj runtime.Object, paths []string) ([]string, bool) {
 	v := reflect.ValueOf(obj)
-	out := make(map[string]string, len(paths))
-	for _, p := range paths {
+	out := make([]string, len(paths))
+	for i, p := range paths {
 		s, ok := typedField(v, p)
 		if !ok {
-			return false
+			return nil, false
 		}
-		out[p] = s
+		out[i] = s
 	}
-	for p, s := range out {
-		set[p] = s
-	}
-	return true
+	return out, true
 }
 
 var jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 
-// typedField reads one dotted JSON path from v (see typedFieldSet).
+// typedField reads one dotted JSON path from v (see typedFields).
 func typedField(v reflect.Value, path string) (string, bool) {
 	rest := path
 	for {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -34,6 +35,7 @@ func TestTypedFieldSetMatchesUnstructured(t *testing.T) {
 		{"secret", &corev1.Secret{Type: corev1.SecretTypeOpaque}, []string{"type"}, false},
 		// JobStatus has no "successful": not found, left to the conversion.
 		{"job", &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 3}}, []string{"status.successful"}, true},
+		{"job none succeeded", &batchv1.Job{}, []string{"status.succeeded"}, false},
 		{"job succeeded", &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 3}}, []string{"status.succeeded"}, false},
 		{"events.k8s.io event", &eventsv1.Event{Reason: "Started", Type: "Normal", ReportingController: "kubelet",
 			Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p", UID: "u1"}},
@@ -57,17 +59,67 @@ func TestTypedFieldSetMatchesUnstructured(t *testing.T) {
 			for _, p := range tc.paths {
 				want[p] = fieldString(content, strings.Split(p, "."))
 			}
-			got := fields.Set{}
-			ok := typedFieldSet(tc.obj, tc.paths, got)
+			values, ok := typedFields(tc.obj, tc.paths)
 			if ok == tc.fallback {
 				t.Fatalf("read by reflection: %v, want %v", ok, !tc.fallback)
 			}
 			if !ok {
 				return
 			}
+			got := fields.Set{}
+			for i, p := range tc.paths {
+				got[p] = values[i]
+			}
 			if got.String() != want.String() {
 				t.Fatalf("field set %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// A Job's field label status.successful is Kubernetes': it reads
+// status.succeeded, and a Job with none succeeded has "0", typed or
+// unstructured.
+func TestJobStatusSuccessfulSelector(t *testing.T) {
+	var jobs *Resource
+	for _, r := range Builtins(Hooks{}, nil) {
+		if r.Group == "batch" && r.Name == "jobs" {
+			jobs = r
+		}
+	}
+	cases := []struct {
+		succeeded int32
+		selector  string
+		want      bool
+	}{
+		{1, "status.successful=1", true},
+		{2, "status.successful=1", false},
+		{0, "status.successful=1", false},
+		{0, "status.successful=0", true},
+		{0, "status.successful!=0", false},
+		{3, "status.successful!=0", true},
+	}
+	for _, tc := range cases {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "n"}, Status: batchv1.JobStatus{Succeeded: tc.succeeded}}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := fields.ParseSelector(tc.selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := jobs.CheckFieldSelector(sel); err != nil {
+			t.Fatalf("%s: %v", tc.selector, err)
+		}
+		for _, obj := range []runtime.Object{job, &unstructured.Unstructured{Object: content}} {
+			set, err := jobs.FieldSet(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sel.Matches(set); got != tc.want {
+				t.Errorf("%T with succeeded=%d: %s matches %v (fields %v), want %v", obj, tc.succeeded, tc.selector, got, set, tc.want)
+			}
+		}
 	}
 }

@@ -37,6 +37,9 @@ type Resource struct {
 	// SelectableFields are the dotted paths a field selector may name
 	// besides metadata.name and metadata.namespace ("spec.nodeName").
 	SelectableFields []string
+	// FieldLabels are the selectable fields whose label is not their JSON
+	// path (Kubernetes' Job "status.successful" reads status.succeeded).
+	FieldLabels map[string]FieldLabel
 	// TTL, when set, makes every stored object expire (Events).
 	TTL time.Duration
 	// StorageGroup overrides the key prefix's group part where Kubernetes
@@ -299,4 +302,13 @@ type Lifecycle interface {
 type Allocation interface {
 	Commit()
 	Abort()
+}
+
+// FieldLabel is where a field selector label reads its value.
+type FieldLabel struct {
+	// Path is the dotted JSON path read.
+	Path string
+	// Absent is the value when Path is absent or omitted as empty: "0"
+	// for a count, which Kubernetes always renders.
+	Absent string
 }

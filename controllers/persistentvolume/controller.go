@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
@@ -117,18 +118,7 @@ const resync = 15 * time.Second
 
 // Run binds until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	go func() {
-		t := time.NewTicker(resync)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c.enqueueUnbound(nil)
-			}
-		}
-	}()
+	go wait.UntilWithContext(ctx, func(context.Context) { c.enqueueUnbound(nil) }, resync)
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 

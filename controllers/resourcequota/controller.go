@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -191,25 +192,19 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 // Run processes quotas until ctx ends, recalculating every quota each
 // resync period besides the events.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	go func() {
-		t := time.NewTicker(resync)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				quotas, err := c.quotas.List(labels.Everything())
-				if err != nil {
-					continue
-				}
-				for _, q := range quotas {
-					c.queue.Add(q.Namespace + "/" + q.Name)
-				}
-			}
-		}
-	}()
+	go wait.UntilWithContext(ctx, c.enqueueAll, resync)
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+// enqueueAll queues every quota for recalculation.
+func (c *Controller) enqueueAll(context.Context) {
+	quotas, err := c.quotas.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, q := range quotas {
+		c.queue.Add(q.Namespace + "/" + q.Name)
+	}
 }
 
 // enqueueQuota recalculates a new or changed quota now and once more a

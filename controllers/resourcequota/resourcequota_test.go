@@ -18,14 +18,15 @@ import (
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 )
 
-// TestQuotaIsChargedAndFreed runs the controller against a real API server:
-// the quota's status is filled, creates past it are refused, and deleting a
-// pod gives its unit back.
-func TestQuotaIsChargedAndFreed(t *testing.T) {
+// start runs the controller on its own informers against a fresh API
+// server until the test ends or a minute passes, and returns the context
+// and a client of that server.
+func start(t *testing.T) (context.Context, kubernetes.Interface) {
+	t.Helper()
 	srv := apiservertest.Start(t)
 	cs := kubernetes.NewForConfigOrDie(srv.Config)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	core := f.Core().V1()
 	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
@@ -35,6 +36,39 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 	}
 	f.Start(ctx.Done())
 	go c.Run(ctx, 1)
+	return ctx, cs
+}
+
+// waitUsed waits until quota in "default" shows every amount of want used.
+func waitUsed(ctx context.Context, t *testing.T, cs kubernetes.Interface, quota string, want corev1.ResourceList) {
+	t.Helper()
+	var q *corev1.ResourceQuota
+	var err error
+	for ctx.Err() == nil {
+		q, err = cs.CoreV1().ResourceQuotas("default").Get(ctx, quota, metav1.GetOptions{})
+		ok := err == nil
+		for name, v := range want {
+			if ok {
+				got, found := q.Status.Used[name]
+				ok = found && got.Cmp(v) == 0
+			}
+		}
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if q == nil {
+		t.Fatalf("quota %s: %v", quota, err)
+	}
+	t.Fatalf("quota %s used %v, want %v", quota, q.Status.Used, want)
+}
+
+// TestQuotaIsChargedAndFreed runs the controller against a real API server:
+// the quota's status is filled, creates past it are refused, and deleting a
+// pod gives its unit back.
+func TestQuotaIsChargedAndFreed(t *testing.T) {
+	ctx, cs := start(t)
 
 	pod := func(name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x",
@@ -47,31 +81,22 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed := func(pods, cpu string) {
-		t.Helper()
-		var q *corev1.ResourceQuota
-		for ctx.Err() == nil {
-			q, err = cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
-			if err == nil && q.Status.Used.Pods().String() == pods && q.Status.Used.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).String() == cpu {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("quota used %v, want pods=%s requests.cpu=%s", q.Status.Used, pods, cpu)
+	used := func(pods, cpu string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourcePods: resource.MustParse(pods), corev1.ResourceRequestsCPU: resource.MustParse(cpu)}
 	}
-	waitUsed("1", "100m")
+	waitUsed(ctx, t, cs, "q", used("1", "100m"))
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod("second"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.CoreV1().Pods("default").Create(ctx, pod("third"), metav1.CreateOptions{})
+	_, err := cs.CoreV1().Pods("default").Create(ctx, pod("third"), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("third pod: %v, want exceeded quota", err)
 	}
-	waitUsed("2", "200m")
+	waitUsed(ctx, t, cs, "q", used("2", "200m"))
 	if err := cs.CoreV1().Pods("default").Delete(ctx, "before", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed("1", "100m")
+	waitUsed(ctx, t, cs, "q", used("1", "100m"))
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod("third"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("after a delete freed quota: %v", err)
 	}
@@ -108,19 +133,7 @@ func TestQuotaIsChargedAndFreed(t *testing.T) {
 // them with Kubernetes' message, recounted by the controller, and a grown
 // claim is charged the growth.
 func TestStorageQuota(t *testing.T) {
-	srv := apiservertest.Start(t)
-	cs := kubernetes.NewForConfigOrDie(srv.Config)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	f := informers.NewSharedInformerFactory(cs, 0)
-	core := f.Core().V1()
-	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
-		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, resourcequota.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	go c.Run(ctx, 1)
+	ctx, cs := start(t)
 
 	yes := true
 	if _, err := cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "grow"},
@@ -149,30 +162,11 @@ func TestStorageQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUsed := func(quota string, want corev1.ResourceList) {
-		t.Helper()
-		var q *corev1.ResourceQuota
-		for ctx.Err() == nil {
-			q, err = cs.CoreV1().ResourceQuotas("default").Get(ctx, quota, metav1.GetOptions{})
-			ok := err == nil
-			for name, v := range want {
-				if ok {
-					got, found := q.Status.Used[name]
-					ok = found && got.Cmp(v) == 0
-				}
-			}
-			if ok {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("quota %s used %v, want %v", quota, q.Status.Used, want)
-	}
 	// The controller counts the claim made before the quota.
-	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
-	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
+	waitUsed(ctx, t, cs, "gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
 
-	_, err = claims.Create(ctx, claim("big", "grow", "3Gi"), metav1.CreateOptions{})
+	_, err := claims.Create(ctx, claim("big", "grow", "3Gi"), metav1.CreateOptions{})
 	want := `persistentvolumeclaims "big" is forbidden: exceeded quota: q, requested: requests.storage=3Gi, used: requests.storage=1Gi, limited: requests.storage=3Gi`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("claim over quota: %v, want %s", err, want)
@@ -184,8 +178,8 @@ func TestStorageQuota(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: gold, requested: "+string(gold)+"=1, used: "+string(gold)+"=1, limited: "+string(gold)+"=1") {
 		t.Fatalf("second gold claim: %v, want the per-class count refused", err)
 	}
-	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1524Mi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("2")})
-	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("1"), goldStorage: resource.MustParse("500Mi")})
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1524Mi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("2")})
+	waitUsed(ctx, t, cs, "gold", corev1.ResourceList{gold: resource.MustParse("1"), goldStorage: resource.MustParse("500Mi")})
 
 	// Growing a bound claim of an expandable class is charged the growth.
 	grow := func(size string) error {
@@ -224,6 +218,6 @@ func TestStorageQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUsed("q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
-	waitUsed("gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
+	waitUsed(ctx, t, cs, "gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
 }

@@ -77,6 +77,10 @@ type registration struct {
 	live    chan struct{} // closed once real is set
 	real    cache.ResourceEventHandlerRegistration
 	removed bool
+
+	// ended is closed when the registration can no longer sync: its
+	// view shut down; poolEnded when the pool's informers stop.
+	ended, poolEnded <-chan struct{}
 }
 
 // HasSynced is true once the handler has been registered and has received
@@ -105,11 +109,25 @@ func (c pendingChecker) Done() <-chan struct{} {
 		return c.r.real.HasSyncedChecker().Done()
 	default:
 	}
+	// Not registered yet: wait for the view to start, but no longer than
+	// it or the pool lives, or this goroutine would outlive a view that
+	// never starts. The channel then stays open: the handler never synced.
+	r := c.r
 	done := make(chan struct{})
 	go func() {
-		<-c.r.live
-		<-c.r.real.HasSyncedChecker().Done()
-		close(done)
+		select {
+		case <-r.live:
+		case <-r.ended:
+			return
+		case <-r.poolEnded:
+			return
+		}
+		select {
+		case <-r.real.HasSyncedChecker().Done():
+			close(done)
+		case <-r.ended:
+		case <-r.poolEnded:
+		}
 	}()
 	return done
 }
@@ -250,8 +268,9 @@ func (i *viewInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, 
 		resync := i.view.resync
 		opts.ResyncPeriod = &resync
 	}
-	r := &registration{inf: i.SharedIndexInformer, handler: h, opts: opts, live: make(chan struct{})}
 	v := i.view
+	r := &registration{inf: i.SharedIndexInformer, handler: h, opts: opts, live: make(chan struct{}),
+		ended: v.stopped, poolEnded: v.pool.ctx.Done()}
 	v.mu.Lock()
 	if v.shutdown {
 		v.mu.Unlock()

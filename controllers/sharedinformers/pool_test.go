@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
@@ -89,9 +91,11 @@ func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := infB.AddEventHandler(seenB.handler()); err != nil {
+	regB, err := infB.AddEventHandler(seenB.handler())
+	if err != nil {
 		t.Fatal(err)
 	}
+	bSynced := regB.HasSyncedChecker().Done() // asked before B starts
 	// The same named indexer from both views (a controller of a later
 	// term asks for what the first one added): no conflict.
 	byName := cache.Indexers{"name": func(obj any) ([]string, error) { return []string{obj.(*corev1.ConfigMap).Name}, nil }}
@@ -116,6 +120,11 @@ func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
 
 	// B starts too: its handler gets the current state from the cache.
 	b.Start(ctx.Done())
+	select {
+	case <-bSynced:
+	case <-time.After(15 * time.Second):
+		t.Fatal("view B's sync checker, asked before it started, never reported synced")
+	}
 	waitFor(t, "view B to see the existing ConfigMaps", func() bool { return seenB.has("before") && seenB.has("while-a-leads") })
 
 	// A's term ends: its handler is removed, B's keeps getting events
@@ -145,5 +154,41 @@ func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
 	}
 	if !regA.HasSynced() {
 		t.Fatal("A's registration reports not synced after Shutdown; it had synced")
+	}
+}
+
+// A handler's sync checker asked before its view starts waits for the view,
+// but not past the view's Shutdown or the pool's end: a view that never
+// starts (its loop never got the Lease) leaves no goroutine behind.
+func TestPendingSyncCheckerEndsWithViewOrPool(t *testing.T) {
+	// The informers never run in this test, so the client is never used.
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, end := range []string{"view shutdown", "pool end"} {
+		t.Run(end, func(t *testing.T) {
+			before := goleak.IgnoreCurrent()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pool := New(ctx, informers.NewSharedInformerFactory(client, 0))
+			view := pool.View(0)
+			reg, err := view.Core().V1().ConfigMaps().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := reg.HasSyncedChecker().Done()
+			if end == "view shutdown" {
+				view.Shutdown()
+			} else {
+				cancel()
+			}
+			goleak.VerifyNone(t, before)
+			select {
+			case <-done:
+				t.Fatal("the checker reports synced for a handler that never was")
+			default:
+			}
+		})
 	}
 }
