@@ -52,7 +52,8 @@ type Config struct {
 	// connection). SQLite ignores it.
 	MaxOpenConns int
 	// WatchBuffer is how many undelivered events a watcher may queue before it
-	// is disconnected as too slow (with ErrCompacted).
+	// is taken off the live stream, to catch up from the ring or history
+	// once it has sent them.
 	WatchBuffer int
 	// WatchCache is how many recent events the hub keeps in memory so that new
 	// watchers starting at a recent revision need no query.

@@ -29,8 +29,11 @@
 // Watches: one hub per process keeps the newest revision it has dispatched and
 // fans events out to every watcher. It is woken by local commits at once, by
 // PostgreSQL LISTEN/NOTIFY for commits of other processes, and by a polling
-// ticker for anything a notification missed. A watcher that cannot keep up is
-// closed with ErrCompacted, which clients recover from by listing again. A
+// ticker for anything a notification missed. A watcher that falls more than
+// Config.WatchBuffer events behind is taken off the live stream and, when it
+// reads again, catches up from the ring or history like a new watch (etcd's
+// unsynced watchers); only a watcher behind the compaction floor is closed
+// with ErrCompacted, which clients recover from by listing again. A
 // watcher may name a WatchTrigger (pods by node, as Kubernetes' watch cache
 // indexes them): the hub computes the trigger's value of each event once and
 // hands it only to the watchers wanting that value.

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -96,13 +97,20 @@ func (h *hub) eachLocked(f func(*watcher)) {
 	}
 }
 
-// offerLocked hands ev to w if w wants it, dropping w if it fell behind.
+// offerLocked hands ev to w if w wants it. A watcher whose queue is full
+// is taken off the live stream instead of being dropped: once it has sent
+// what it queued it catches up from the ring or history, as a new watch
+// does (etcd's "unsynced" watchers). Dropping it would make its client list
+// everything again, which under load costs far more than reading what it
+// missed, and makes a slow client slower.
 func (h *hub) offerLocked(w *watcher, ev Event) {
 	if ev.Revision <= w.after || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 		return
 	}
 	if !w.enqueue(ev, h.s.cfg.WatchBuffer) {
-		h.dropLocked(w, fmt.Errorf("%w: watcher fell more than %d events behind", ErrCompacted, h.s.cfg.WatchBuffer))
+		h.removeLocked(w)
+		w.lagging, w.lagAfter = true, ev.Revision-1
+		w.poke()
 	}
 }
 
@@ -275,6 +283,7 @@ func eventBytes(ev Event) int {
 
 func (h *hub) dropLocked(w *watcher, err error) {
 	h.removeLocked(w)
+	w.ended = true
 	w.fail(err)
 }
 
@@ -294,6 +303,14 @@ type watcher struct {
 	after    int64 // live events at or below this come from the catch-up instead
 	progress bool
 	out      chan Event
+
+	// Guarded by the hub's mu: lagging is set when the queue overflowed
+	// and the watcher was taken off the stream; events after lagAfter
+	// must then come from a catch-up. ended is set when it was removed
+	// for good (stopped or failed), so a catch-up must not add it back.
+	lagging  bool
+	lagAfter int64
+	ended    bool
 
 	// queue holds live events not yet taken by run, up to the store's
 	// WatchBuffer. It grows with the backlog instead of being allocated at
@@ -321,11 +338,16 @@ func (w *watcher) enqueue(ev Event, limit int) bool {
 	}
 	w.queue = append(w.queue, ev)
 	w.qmu.Unlock()
+	w.poke()
+	return true
+}
+
+// poke wakes run; it never blocks.
+func (w *watcher) poke() {
 	select {
 	case w.notify <- struct{}{}:
 	default: // run has been told already
 	}
-	return true
 }
 
 // take returns every queued event, leaving the queue empty.
@@ -353,6 +375,7 @@ func (w *watcher) Err() error {
 func (w *watcher) Stop() {
 	w.h.mu.Lock()
 	w.h.removeLocked(w)
+	w.ended = true
 	w.h.mu.Unlock()
 	w.fail(nil)
 }
@@ -390,36 +413,57 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 	w := &watcher{h: h, prefix: opts.Prefix, trigger: opts.Trigger, progress: opts.ProgressNotify,
 		notify: make(chan struct{}, 1), out: make(chan Event), stopped: make(chan struct{})}
 
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, ErrClosed
+	r, err := h.register(w, opts.AfterRevision)
+	if err != nil {
+		return nil, err
 	}
-	start := opts.AfterRevision
+	go w.run(ctx, r)
+	return w, nil
+}
+
+// registration is what a watcher registered at some revision must send
+// before its live events: the events in (start, upTo], from the ring
+// (backlog) or, when the ring does not reach back that far, from history.
+type registration struct {
+	start    int64
+	upTo     int64
+	fromRing bool
+	backlog  []Event
+}
+
+// register adds w to the live stream after revision start (0: from now).
+func (h *hub) register(w *watcher, start int64) (registration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return registration{}, ErrClosed
+	}
+	if w.ended {
+		return registration{}, errWatcherEnded
+	}
 	if start == 0 {
 		start = h.rev
 	}
 	w.after = max(start, h.rev)
+	w.lagging = false
 	// Events in (start, h.rev] were dispatched before this watcher existed:
 	// take them from the ring if it reaches back far enough, else from SQL.
-	var backlog []Event
-	fromRing := start >= h.rev || (len(h.ring) > 0 && h.ring[0].Revision <= start+1)
-	if fromRing {
+	c := registration{start: start, upTo: h.rev, fromRing: start >= h.rev || (len(h.ring) > 0 && h.ring[0].Revision <= start+1)}
+	if c.fromRing {
 		for _, ev := range h.ring {
 			if ev.Revision > start && strings.HasPrefix(ev.KV.Key, w.prefix) {
-				backlog = append(backlog, ev)
+				c.backlog = append(c.backlog, ev)
 			}
 		}
 	}
-	upTo := h.rev
 	h.addLocked(w)
-	h.mu.Unlock()
-
-	go w.run(ctx, start, upTo, fromRing, backlog)
-	return w, nil
+	return c, nil
 }
 
-func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, backlog []Event) {
+// errWatcherEnded: a catch-up found its watcher stopped meanwhile.
+var errWatcherEnded = errors.New("storage: watcher ended")
+
+func (w *watcher) run(ctx context.Context, r registration) {
 	defer close(w.out)
 	defer w.Stop()
 	send := func(ev Event) bool {
@@ -431,29 +475,8 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 		}
 		return false
 	}
-	if !fromRing {
-		// Page through history; the queue buffers live events meanwhile.
-		for from := start; from < upTo; {
-			evs, err := w.h.s.readEvents(ctx, from, upTo, w.prefix, pollPage)
-			if err != nil {
-				w.fail(fmt.Errorf("watch catch-up: %w", err))
-				return
-			}
-			for _, ev := range evs {
-				if !send(ev) {
-					return
-				}
-			}
-			if len(evs) < pollPage {
-				break
-			}
-			from = evs[len(evs)-1].Revision
-		}
-	}
-	for _, ev := range backlog {
-		if !send(ev) {
-			return
-		}
+	if !w.catchUp(ctx, r, send) {
+		return
 	}
 	var tick <-chan time.Time
 	if w.progress {
@@ -471,6 +494,9 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 				}
 			}
 			sent = true
+			if !w.resumeIfLagging(ctx, send) {
+				return
+			}
 		case <-tick:
 			if sent {
 				sent = false
@@ -479,7 +505,7 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 			// Idle: if nothing is queued, everything up to the hub's revision
 			// has been delivered (dispatch fills the queue under the same lock).
 			w.h.mu.Lock()
-			rev, idle := w.h.rev, !w.queued()
+			rev, idle := w.h.rev, !w.queued() && !w.lagging
 			w.h.mu.Unlock()
 			if idle && !send(Event{Type: Progress, Revision: rev}) {
 				return
@@ -490,6 +516,66 @@ func (w *watcher) run(ctx context.Context, start, upTo int64, fromRing bool, bac
 			return
 		}
 	}
+}
+
+// catchUp sends the events in (r.start, r.upTo] that a registration found
+// already dispatched.
+func (w *watcher) catchUp(ctx context.Context, c registration, send func(Event) bool) bool {
+	if !c.fromRing {
+		// Page through history; the queue buffers live events meanwhile.
+		for from := c.start; from < c.upTo; {
+			evs, err := w.h.s.readEvents(ctx, from, c.upTo, w.prefix, pollPage)
+			if err != nil {
+				w.fail(fmt.Errorf("watch catch-up: %w", err))
+				return false
+			}
+			for _, ev := range evs {
+				if !send(ev) {
+					return false
+				}
+			}
+			if len(evs) < pollPage {
+				break
+			}
+			from = evs[len(evs)-1].Revision
+		}
+	}
+	for _, ev := range c.backlog {
+		if !send(ev) {
+			return false
+		}
+	}
+	return true
+}
+
+// resumeIfLagging puts a watcher that was taken off the stream, and has
+// now sent everything it had queued, back on it after catching up on what
+// it missed; a revision compacted meanwhile ends it (its client lists).
+func (w *watcher) resumeIfLagging(ctx context.Context, send func(Event) bool) bool {
+	h := w.h
+	h.mu.Lock()
+	lagging, start := w.lagging, w.lagAfter
+	h.mu.Unlock()
+	if !lagging || w.queued() {
+		return true // not lagging, or run will be poked again for the rest
+	}
+	_, compact, err := h.s.meta(ctx, h.s.d.readDB())
+	if err == nil && start < compact {
+		err = fmt.Errorf("%w: watcher fell behind past compacted revision %d", ErrCompacted, compact)
+	}
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	h.s.log.Info("a watcher fell more than the watch buffer behind; catching it up from the store", "prefix", w.prefix, "after", start, "buffer", h.s.cfg.WatchBuffer)
+	r, err := h.register(w, start)
+	if err != nil {
+		if !errors.Is(err, errWatcherEnded) {
+			w.fail(err)
+		}
+		return false
+	}
+	return w.catchUp(ctx, r, send)
 }
 
 // readEvents reads history rows in (after, upTo] (upTo 0: no bound) under a

@@ -110,35 +110,95 @@ func testColdCache(t *testing.T, bound func(*storage.Config)) {
 	})
 }
 
-func TestSlowWatcherIsDroppedWithoutStallingOthers(t *testing.T) {
+// A watcher that falls more than the watch buffer behind is taken off the
+// live stream and, once it reads again, catches up from the ring (small
+// lag) or from history (the ring no longer reaches back): its client sees
+// every event once, in order, and never has to list again. The others are
+// not held up meanwhile.
+func TestSlowWatcherCatchesUpWithoutStallingOthers(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		watchRing int
+	}{{"from the ring", 0}, {"from history", 10}} {
+		t.Run(c.name, func(t *testing.T) {
+			each(t, func(t *testing.T, b backend) {
+				s := openStore(t, b.endpoint(t), func(cfg *storage.Config) {
+					cfg.WatchBuffer = 20
+					if c.watchRing > 0 {
+						cfg.WatchCache = c.watchRing
+					}
+				})
+				ctx := ctxT(t)
+				slow, _ := s.Watch(ctx, storage.WatchOptions{Prefix: "/k/"})
+				fast, _ := s.Watch(ctx, storage.WatchOptions{Prefix: "/k/"})
+				done := make(chan []storage.Event)
+				var fastSeen atomic.Int64
+				go func() { done <- collectUntil(fast, 100, &fastSeen) }()
+				// Write in steps of 10 (half the buffer) and let the fast
+				// watcher catch up between steps, so only the one that never
+				// reads falls behind, however loaded the machine is.
+				var first, last int64
+				for i := 0; i < 100; i++ {
+					kv, err := s.Create(ctx, fmt.Sprintf("/k/%d", i), []byte("v"), 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if i == 0 {
+						first = kv.ModRevision
+					}
+					last = kv.ModRevision
+					if i%10 == 9 {
+						for int(fastSeen.Load()) < i+1 {
+							time.Sleep(5 * time.Millisecond)
+						}
+					}
+				}
+				if evs := <-done; len(evs) != 100 || evs[99].Revision != last {
+					t.Fatalf("fast watcher got %d events", len(evs))
+				}
+				// The slow one reads now: everything, once, in order, then
+				// live events again.
+				kv, err := s.Create(ctx, "/k/after", []byte("v"), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var seen atomic.Int64
+				evs := collectUntil(slow, 101, &seen)
+				if len(evs) != 101 {
+					t.Fatalf("slow watcher got %d events, ended with %v", len(evs), slow.Err())
+				}
+				for i, ev := range evs[:100] {
+					if ev.Revision != first+int64(i) || ev.KV.Key != fmt.Sprintf("/k/%d", i) {
+						t.Fatalf("event %d: revision %d key %s, want %d /k/%d", i, ev.Revision, ev.KV.Key, first+int64(i), i)
+					}
+				}
+				if evs[100].Revision != kv.ModRevision {
+					t.Fatalf("live event after the catch-up: revision %d, want %d", evs[100].Revision, kv.ModRevision)
+				}
+				slow.Stop()
+			})
+		})
+	}
+}
+
+// A watcher that fell behind past a compaction cannot catch up: it ends
+// with ErrCompacted and its client lists again.
+func TestSlowWatcherBehindACompactionEnds(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
-		s := openStore(t, b.endpoint(t), func(c *storage.Config) { c.WatchBuffer = 20 })
+		s := openStore(t, b.endpoint(t), func(cfg *storage.Config) { cfg.WatchBuffer = 5; cfg.WatchCache = 5 })
 		ctx := ctxT(t)
 		slow, _ := s.Watch(ctx, storage.WatchOptions{Prefix: "/k/"})
-		fast, _ := s.Watch(ctx, storage.WatchOptions{Prefix: "/k/"})
 		var last int64
-		done := make(chan []storage.Event)
-		var fastSeen atomic.Int64
-		go func() { done <- collectUntil(fast, 100, &fastSeen) }()
-		// Write in steps of 10 (half the buffer) and let the fast watcher
-		// catch up between steps, so only the one that never reads falls
-		// behind, however loaded the machine is.
-		for i := 0; i < 100; i++ {
+		for i := 0; i < 30; i++ {
 			kv, err := s.Create(ctx, fmt.Sprintf("/k/%d", i), []byte("v"), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			last = kv.ModRevision
-			if i%10 == 9 {
-				for int(fastSeen.Load()) < i+1 {
-					time.Sleep(5 * time.Millisecond)
-				}
-			}
 		}
-		if evs := <-done; len(evs) != 100 || evs[99].Revision != last {
-			t.Fatalf("fast watcher got %d events", len(evs))
+		if err := s.Compact(ctx, last); err != nil {
+			t.Fatal(err)
 		}
-		// The slow one never read: it must have been closed with ErrCompacted.
 		deadline := time.After(10 * time.Second)
 		for {
 			select {
