@@ -74,7 +74,7 @@ func (c *Chain) chargeClaimUpdate(ctx context.Context, a *Attributes, old runtim
 // usage.
 func (c *Chain) charge(ctx context.Context, a *Attributes, delta corev1.ResourceList) (undo func(), err error) {
 	for attempt := 0; attempt < quotaAttempts; attempt++ {
-		quotas, err := c.quotas(ctx, a.Namespace)
+		quotas, err := c.quotas(ctx, a.Namespace, attempt == 0)
 		if err != nil || len(quotas) == 0 {
 			return nil, err
 		}
@@ -158,8 +158,16 @@ func (c *Chain) charge(ctx context.Context, a *Attributes, delta corev1.Resource
 	return nil, apierrors.NewConflict(a.Resource, a.Name, fmt.Errorf("resource quotas of namespace %s kept changing; try again", a.Namespace))
 }
 
-func (c *Chain) quotas(ctx context.Context, namespace string) ([]storedQuota, error) {
-	l, err := c.store.List(ctx, storage.ListOptions{Prefix: "/registry/resourcequotas/" + namespace + "/"})
+// quotas reads a namespace's ResourceQuotas. With cached set it reads the
+// store's list cache as it is, without first reading the
+// database's newest revision (a query per create, most of them in
+// namespaces with no quota). On this server the cache holds every write
+// already answered; on another server of a PostgreSQL cluster it may trail
+// by the moment a notification takes, as Kubernetes' quota admission reads
+// an informer. A stale quota is caught by the compare-and-swap of its
+// usage, and the retry then reads the newest revision.
+func (c *Chain) quotas(ctx context.Context, namespace string, cached bool) ([]storedQuota, error) {
+	l, err := c.store.List(ctx, storage.ListOptions{Prefix: "/registry/resourcequotas/" + namespace + "/", AnyRevision: cached})
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
