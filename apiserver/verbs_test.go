@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -54,6 +55,11 @@ func TestPodLifecycleVerbs(t *testing.T) {
 	bound, _ := pods.Get(ctx, "p1", metav1.GetOptions{})
 	if bound.Spec.NodeName != "n1" {
 		t.Fatalf("bound to %q", bound.Spec.NodeName)
+	}
+	// As Kubernetes' binding, outside field management: nobody comes to
+	// own spec.nodeName or the PodScheduled condition.
+	if !apiequality.Semantic.DeepEqual(bound.ManagedFields, pod.ManagedFields) || len(pod.ManagedFields) == 0 {
+		t.Errorf("binding changed managedFields from %+v to %+v", pod.ManagedFields, bound.ManagedFields)
 	}
 	list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"})
 	if err != nil || len(list.Items) != 1 {

@@ -200,6 +200,18 @@ func (passthrough) PrepareForUpdate(obj, old runtime.Object)               {}
 func (passthrough) Validate(runtime.Object) field.ErrorList                { return nil }
 func (passthrough) ValidateUpdate(obj, old runtime.Object) field.ErrorList { return nil }
 
+// untracked is a strategy whose writes leave the object's managedFields as
+// they are.
+type untracked interface{ untracked() }
+
+// bindingStrategy writes a pod's binding as Kubernetes' BindingREST does:
+// straight to storage, outside field management (no manager comes to own
+// spec.nodeName), which also spares every binding the comparison of the
+// whole pod that field tracking costs.
+type bindingStrategy struct{ passthrough }
+
+func (bindingStrategy) untracked() {}
+
 // serveFinalize serves PUT namespaces/<name>/finalize: only spec.finalizers change.
 func (h *Handler) serveFinalize(req *request) error {
 	if !req.res.Subresources.Finalize || req.info.Verb != "update" {
@@ -245,7 +257,7 @@ func (h *Handler) serveBinding(req *request) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.guaranteedUpdate(req, passthrough{}, req.info.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
+	_, err = h.guaranteedUpdate(req, bindingStrategy{}, req.info.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))

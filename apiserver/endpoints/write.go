@@ -427,7 +427,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 				unadmit = ar.Undo
 			}
 		}
-		if req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML {
+		if _, skip := st.(untracked); !skip && (req.info.Verb != "patch" || contentType(req.r.Header.Get("Content-Type")) != mediaApplyYAML) {
 			obj, err = h.trackFields(req, old, obj, nil)
 			if err != nil {
 				unadmit()
