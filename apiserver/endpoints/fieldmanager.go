@@ -57,13 +57,21 @@ func (f *fieldManagers) getFast(res *registry.Resource, subresource string) *man
 	if fm, ok := f.fast[key]; ok {
 		return fm
 	}
-	fm, err := managedfields.NewDefaultFieldManager(f.builtinNoValidation, Scheme, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
+	fm, err := managedfields.NewDefaultFieldManager(f.builtinNoValidation, unsafeConvertor, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
 	if err != nil {
 		fm = nil
 	}
 	f.fast[key] = fm
 	return fm
 }
+
+// unsafeConvertor is the field managers' object convertor, as Kubernetes'
+// API installer gives them: the objects it converts are the request's
+// own (the decoded body, a private copy of the stored object) and are only
+// read, so converting to the version they already are in need not copy
+// them, which the scheme's ConvertToVersion does (two deep copies of every
+// written object).
+var unsafeConvertor = runtime.UnsafeObjectConvertor(Scheme)
 
 func (f *fieldManagers) get(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
 	key := res.GVK().String() + "/" + subresource
@@ -82,9 +90,9 @@ func (f *fieldManagers) get(res *registry.Resource, subresource string) (*manage
 	} else if !builtinSchema[res.Group] {
 		// Typed kinds outside k8s.io/api (CRDs themselves) have no schema
 		// in client-go's parser: their fields are deduced from the object.
-		fm, err = managedfields.NewDefaultFieldManager(f.deduced, Scheme, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
+		fm, err = managedfields.NewDefaultFieldManager(f.deduced, unsafeConvertor, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
 	} else {
-		fm, err = managedfields.NewDefaultFieldManager(f.builtin, Scheme, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
+		fm, err = managedfields.NewDefaultFieldManager(f.builtin, unsafeConvertor, Scheme, Scheme, res.GVK(), res.GroupVersion(), subresource, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("field manager for %s: %w", res.GVK(), err)
