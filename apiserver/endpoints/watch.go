@@ -73,10 +73,14 @@ func (s *watchStream) write(typ string, obj runtime.Object) error {
 
 // sendShared sends a store event's object that other watchers receive too:
 // plain objects reuse the frame the first of them encoded; Tables and
-// metadata depend on the request, so those are built per watcher from a
-// copy.
+// metadata depend on the request, so those are built per watcher: metadata
+// from a copy of the object's metadata alone (the garbage collector's
+// metadata watches see every pod event), Tables from a copy of the object.
 func (s *watchStream) sendShared(typ string, e *sharedEvent) error {
-	if s.kind != outObject {
+	switch s.kind {
+	case outPartial:
+		return s.send(typ, e.obj)
+	case outTable:
 		return s.send(typ, e.obj.DeepCopyObject())
 	}
 	frame, err := e.frame(typ, s.enc, func() ([]byte, error) { return s.frame(typ, e.obj) })
