@@ -99,6 +99,7 @@ func (o *agentOptions) hollowClients(ctx context.Context, names []string, log *s
 		// One client for all: raise client-go's default 5 QPS so a thousand
 		// heartbeating nodes are not throttled into looking dead.
 		rc.QPS, rc.Burst = float32(hollowQPS*len(names)), hollowBurst*len(names)
+		preferProtobuf(rc)
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, "", err
@@ -182,6 +183,7 @@ func newHollowClient(server string, roots *x509.CertPool, creds *nodeCredentials
 	})
 	rc := &rest.Config{Host: server, Transport: tr, QPS: hollowQPS, Burst: hollowBurst,
 		RateLimiter: flowcontrol.NewTokenBucketRateLimiter(hollowQPS, hollowBurst)}
+	preferProtobuf(rc)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
 		return nil, err

@@ -119,6 +119,7 @@ func runEmbeddedAgent(ctx context.Context, cfg *config.Server, url string, bundl
 func agentClient(rc *rest.Config) (*kubernetes.Clientset, error) {
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst = 50, 100
+	preferProtobuf(rc)
 	return kubernetes.NewForConfig(rc)
 }
 
