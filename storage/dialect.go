@@ -25,11 +25,11 @@ type dialect interface {
 	// runBatch runs one write transaction: it locks the meta row (held until
 	// COMMIT: this orders the transaction's revisions after every committed
 	// one and before every later one), reads the revision and then the
-	// current rows selected by load/loadArgs (after the lock, so no later
+	// current rows selected by load (after the lock, so no later
 	// commit is missed), asks plan for the statements to run, runs them and
 	// commits. No statements: it rolls back. atCommit reports that an error
 	// happened at COMMIT, when the outcome is unknown.
-	runBatch(ctx context.Context, load string, loadArgs []any, plan planFunc) (atCommit bool, err error)
+	runBatch(ctx context.Context, load stmt, plan planFunc) (atCommit bool, err error)
 	// readTxOptions give a read-only transaction with one snapshot.
 	readTxOptions() *sql.TxOptions
 	// timeArg and parseTime convert history's "at" column.

@@ -61,7 +61,7 @@ func (d *postgresDialect) rebind(q string) string         { return rebindDollar(
 // every statement but the last becomes a data-modifying CTE (PostgreSQL runs
 // those exactly once) and the last, the meta update, returns pg_notify,
 // which is delivered at commit.
-func (d *postgresDialect) runBatch(ctx context.Context, load string, loadArgs []any, plan planFunc) (atCommit bool, err error) {
+func (d *postgresDialect) runBatch(ctx context.Context, load stmt, plan planFunc) (atCommit bool, err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return false, err
@@ -69,7 +69,7 @@ func (d *postgresDialect) runBatch(ctx context.Context, load string, loadArgs []
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
-		atCommit, err = d.pipelined(ctx, pc, load, loadArgs, plan)
+		atCommit, err = d.pipelined(ctx, pc, load, plan)
 		if err != nil && !atCommit && !pc.IsClosed() && pc.PgConn().TxStatus() != 'I' {
 			if _, rerr := pc.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
 				pc.Close(context.WithoutCancel(ctx))
@@ -84,11 +84,11 @@ func (d *postgresDialect) runBatch(ctx context.Context, load string, loadArgs []
 	return atCommit, err
 }
 
-func (d *postgresDialect) pipelined(ctx context.Context, pc *pgx.Conn, load string, loadArgs []any, plan planFunc) (bool, error) {
+func (d *postgresDialect) pipelined(ctx context.Context, pc *pgx.Conn, load stmt, plan planFunc) (bool, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(selectMeta + " FOR UPDATE")
-	b.Queue(rebindDollar(load), loadArgs...)
+	b.Queue(rebindDollar(load.sql), load.args...)
 	br := pc.SendBatch(ctx, b)
 	var base, compact int64
 	_, err := br.Exec()

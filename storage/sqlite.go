@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,6 +30,11 @@ type sqliteDialect struct {
 	// checkpointer copies the WAL into the database file in the background.
 	checkpointer *sql.DB
 	lock         *os.File
+
+	// prepared holds the write path's statements, prepared on the writer
+	// connection: a few dozen texts (see stmt.pieces, writePathTexts).
+	prepMu   sync.Mutex
+	prepared map[string]*sql.Stmt
 }
 
 // openSQLite opens (creating if needed) the database file. A file lock beside
@@ -92,6 +99,58 @@ func openSQLite(ctx context.Context, endpoint string) (*sqliteDialect, error) {
 	return d, nil
 }
 
+// prepareWritePath prepares the write path's statements on the writer
+// connection, once, before the first write transaction (inside one the
+// only connection is taken). A text that fails to prepare is left out:
+// txStmt then runs it unprepared, and the transaction reports the error.
+func (d *sqliteDialect) prepareWritePath(ctx context.Context) {
+	d.prepMu.Lock()
+	defer d.prepMu.Unlock()
+	if d.prepared != nil {
+		return
+	}
+	d.prepared = map[string]*sql.Stmt{}
+	for _, text := range writePathTexts() {
+		if ps, err := d.writer.PrepareContext(ctx, text); err == nil {
+			d.prepared[text] = ps
+		}
+	}
+}
+
+// txStmt is query for use in tx: prepared once if it is one of the write
+// path's, else as it is.
+func (d *sqliteDialect) txStmt(ctx context.Context, tx *sql.Tx, query string) interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, args ...any) *sql.Row
+} {
+	d.prepMu.Lock()
+	ps, ok := d.prepared[query]
+	d.prepMu.Unlock()
+	if !ok {
+		return unpreparedStmt{tx, query}
+	}
+	return tx.StmtContext(ctx, ps)
+}
+
+// unpreparedStmt runs a query through tx as it is.
+type unpreparedStmt struct {
+	tx    *sql.Tx
+	query string
+}
+
+func (u unpreparedStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return u.tx.ExecContext(ctx, u.query, args...)
+}
+
+func (u unpreparedStmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return u.tx.QueryContext(ctx, u.query, args...)
+}
+
+func (u unpreparedStmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return u.tx.QueryRowContext(ctx, u.query, args...)
+}
+
 func (d *sqliteDialect) name() string                   { return "sqlite" }
 func (d *sqliteDialect) migrations() migrations.Dialect { return migrations.SQLite }
 func (d *sqliteDialect) writeDB() *sql.DB               { return d.writer }
@@ -104,35 +163,45 @@ func (d *sqliteDialect) readTxOptions() *sql.TxOptions  { return &sql.TxOptions{
 
 // runBatch: BEGIN IMMEDIATE takes SQLite's write lock at once, which is the
 // meta lock here (one writer per file), so reading meta needs nothing more.
-func (d *sqliteDialect) runBatch(ctx context.Context, load string, loadArgs []any, plan planFunc) (bool, error) {
+// Multi-row statements run in pieces whose texts are prepared once (see
+// stmt.pieces): compiling each batch's statements anew cost more than
+// running them.
+func (d *sqliteDialect) runBatch(ctx context.Context, load stmt, plan planFunc) (bool, error) {
+	d.prepareWritePath(ctx)
 	tx, err := d.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
 	var base, compact int64
-	if err := tx.QueryRowContext(ctx, selectMeta).Scan(&base, &compact); err != nil {
+	if err := d.txStmt(ctx, tx, selectMeta).QueryRowContext(ctx).Scan(&base, &compact); err != nil {
 		return false, err
 	}
-	rows, err := tx.QueryContext(ctx, load, loadArgs...)
-	if err != nil {
-		return false, err
-	}
-	current, err := scanCurrent(rows.Next, rows.Scan)
-	rows.Close()
-	if err == nil {
-		err = rows.Err()
-	}
-	if err != nil {
-		return false, err
+	current := map[string]*KeyValue{}
+	for _, piece := range load.pieces() {
+		rows, err := d.txStmt(ctx, tx, piece.sql).QueryContext(ctx, piece.args...)
+		if err != nil {
+			return false, err
+		}
+		got, err := scanCurrent(rows.Next, rows.Scan)
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return false, err
+		}
+		maps.Copy(current, got)
 	}
 	stmts, err := plan(base, current)
 	if err != nil || len(stmts) == 0 {
 		return false, err
 	}
 	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st.sql, st.args...); err != nil {
-			return false, err
+		for _, piece := range st.pieces() {
+			if _, err := d.txStmt(ctx, tx, piece.sql).ExecContext(ctx, piece.args...); err != nil {
+				return false, err
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -196,6 +265,12 @@ func (d *sqliteDialect) close() error {
 		d.checkpointer.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 		errs = append(errs, d.checkpointer.Close())
 	}
+	d.prepMu.Lock()
+	for _, ps := range d.prepared {
+		errs = append(errs, ps.Close())
+	}
+	d.prepared = nil
+	d.prepMu.Unlock()
 	if d.writer != nil {
 		errs = append(errs, d.writer.Close())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -225,8 +226,8 @@ func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, bas
 			keys = append(keys, op.key)
 		}
 	}
-	load := `SELECT ` + kvColumns + ` FROM kv WHERE key IN (` + placeholders(len(keys)) + `)`
-	atCommit, err = s.d.runBatch(s.ctx, load, keys, func(b int64, current map[string]*KeyValue) ([]stmt, error) {
+	load := loadTemplate.stmt(len(keys), keys)
+	atCommit, err = s.d.runBatch(s.ctx, load, func(b int64, current map[string]*KeyValue) ([]stmt, error) {
 		var stmts []stmt
 		base = b
 		res, evs, stmts, err = s.plan(batch, b, current)
@@ -327,6 +328,68 @@ type historyRow struct {
 type stmt struct {
 	sql  string
 	args []any
+	// A multi-row statement is head, rows copies of row (comma-separated)
+	// and tail, with len(args)/rows arguments per row; see pieces.
+	head, row, tail string
+	rows            int
+}
+
+// rowsTemplate is the text of a multi-row statement: head, rows copies of
+// row (comma-separated), tail.
+type rowsTemplate struct{ head, row, tail string }
+
+// The write path's multi-row statements.
+var (
+	loadTemplate    = rowsTemplate{`SELECT ` + kvColumns + ` FROM kv WHERE key IN (`, "?", `)`}
+	historyTemplate = rowsTemplate{`INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES `,
+		"(" + placeholders(10) + ")", ""}
+	kvUpsertTemplate = rowsTemplate{`INSERT INTO kv (` + kvColumns + `) VALUES `, "(" + placeholders(6) + ")", ` ON CONFLICT (key) DO UPDATE SET
+			value = excluded.value, create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+			version = excluded.version, expires_at = excluded.expires_at`}
+	kvDeleteTemplate = rowsTemplate{`DELETE FROM kv WHERE key IN (`, "?", `)`}
+)
+
+// stmt builds the statement of rows rows.
+func (t rowsTemplate) stmt(rows int, args []any) stmt {
+	return stmt{sql: t.text(rows), args: args, head: t.head, row: t.row, tail: t.tail, rows: rows}
+}
+
+func (t rowsTemplate) text(rows int) string { return t.head + repeatRow(t.row, rows) + t.tail }
+
+func repeatRow(row string, n int) string {
+	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+}
+
+// writePathTexts is every statement text a write batch runs in pieces
+// (see stmt.pieces): what a dialect may prepare once.
+func writePathTexts() []string {
+	texts := []string{selectMeta, updateMetaRevision}
+	for _, t := range []rowsTemplate{loadTemplate, historyTemplate, kvUpsertTemplate, kvDeleteTemplate} {
+		for k := 1; k <= maxBatchOps; k *= 2 {
+			texts = append(texts, t.text(k))
+		}
+	}
+	return texts
+}
+
+// pieces splits a multi-row statement into statements of power-of-two row
+// counts (a batch of 13 rows runs as 8, 4 and 1). A dialect that prepares
+// each statement text once then sees at most nine texts per statement
+// instead of one per batch size: SQLite spent more on parsing and planning
+// each batch's statements than on running them.
+func (st stmt) pieces() []stmt {
+	if st.rows <= 1 {
+		return []stmt{st}
+	}
+	per := len(st.args) / st.rows
+	var out []stmt
+	args := st.args
+	for n := st.rows; n > 0; {
+		k := 1 << (bits.Len(uint(n)) - 1)
+		out = append(out, rowsTemplate{st.head, st.row, st.tail}.stmt(k, args[:k*per]))
+		args, n = args[k*per:], n-k
+	}
+	return out
 }
 
 // writeStatements returns the statements that append the history rows, bring
@@ -342,7 +405,7 @@ func (s *Store) writeStatements(hist []historyRow, final map[string]*KeyValue, r
 		}
 		args = append(args, h.revision, h.key, h.op, value, h.createRevision, h.prevRevision, h.version, timeMs(h.expiresAt), h.actor, s.d.timeArg(h.at))
 	}
-	out := []stmt{{`INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES ` + rowsOf(len(hist), 10), args}}
+	out := []stmt{historyTemplate.stmt(len(hist), args)}
 	var upserts, deletes []any
 	nUp := 0
 	for key, kv := range final {
@@ -354,21 +417,14 @@ func (s *Store) writeStatements(hist []historyRow, final map[string]*KeyValue, r
 		upserts = append(upserts, kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, timeMs(kv.ExpiresAt))
 	}
 	if nUp > 0 {
-		out = append(out, stmt{`INSERT INTO kv (` + kvColumns + `) VALUES ` + rowsOf(nUp, 6) + ` ON CONFLICT (key) DO UPDATE SET
-			value = excluded.value, create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
-			version = excluded.version, expires_at = excluded.expires_at`, upserts})
+		out = append(out, kvUpsertTemplate.stmt(nUp, upserts))
 	}
 	if len(deletes) > 0 {
-		out = append(out, stmt{`DELETE FROM kv WHERE key IN (` + placeholders(len(deletes)) + `)`, deletes})
+		out = append(out, kvDeleteTemplate.stmt(len(deletes), deletes))
 	}
-	return append(out, stmt{updateMetaRevision, []any{rev}})
+	return append(out, stmt{sql: updateMetaRevision, args: []any{rev}})
 }
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
-func rowsOf(n, cols int) string {
-	row := "(" + placeholders(cols) + ")"
-	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
 }
