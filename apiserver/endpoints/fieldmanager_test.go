@@ -56,6 +56,13 @@ func TestUnvalidatedFieldTrackingMatchesValidating(t *testing.T) {
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "web", Ready: true, Image: "registry.example.com/web:1",
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	podStatus2 := podStatus.DeepCopy()
+	podStatus2.Status.Conditions[0].Status = corev1.ConditionFalse
+	podStatus2.Status.ContainerStatuses[0].RestartCount = 1
+	// Labels only: spec and status are the same (both pruned before the
+	// comparison, see pruneUnchanged).
+	podRelabeled := podStatus2.DeepCopy()
+	podRelabeled.Labels["track"] = "canary"
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Namespace: "default"}, Secrets: []corev1.ObjectReference{{Name: "s1"}}}
 	// secrets is keyed by name, which has no default: an element without
 	// one is refused by the schema validation.
@@ -100,6 +107,8 @@ func TestUnvalidatedFieldTrackingMatchesValidating(t *testing.T) {
 	}{
 		{name: "pod create and update", gvk: podGVK, steps: []step{{"kubectl", pod1}, {"controller", pod2}, {"kubectl", pod1}}},
 		{name: "pod status", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1}, {"kubelet", podStatus}}},
+		{name: "pod status changes", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1}, {"kubelet", podStatus}, {"kubelet", podStatus2}, {"other", podStatus}}},
+		{name: "pod labels only", gvk: podGVK, steps: []step{{"kubectl", podStatus2}, {"controller", podRelabeled}, {"kubectl", podStatus2}}},
 		{name: "missing list key", gvk: saGVK, steps: []step{{"kubectl", sa}, {"controller", saMissingKey}, {"kubectl", sa}}, fastFails: true},
 		{name: "duplicate list keys", gvk: podGVK, steps: []step{{"kubectl", pod1}, {"controller", duplicates}, {"kubectl", pod2}}},
 		{name: "node status", gvk: corev1.SchemeGroupVersion.WithKind("Node"), sub: "status", steps: []step{{"kubelet", node}, {"kubelet", node2}, {"other", node}}},

@@ -5,6 +5,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -231,15 +232,63 @@ func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (
 // always exact's.
 func trackUpdate(exact, fast *managedfields.FieldManager, live, obj runtime.Object, manager string) runtime.Object {
 	if fast != nil {
-		// Update strips obj's managedFields before it can fail: the
-		// validating fallback gets an untouched copy.
-		orig := obj.DeepCopyObject()
-		if out, err := fast.Update(live, obj, manager); err == nil {
-			return out
+		if pl, po, ok := pruneUnchanged(live, obj); ok {
+			// The copies share obj's values: tracking changes only their
+			// managedFields, which are carried over to obj.
+			if out, err := fast.Update(pl, po, manager); err == nil {
+				accessor(obj).SetManagedFields(accessor(out).GetManagedFields())
+				return obj
+			}
+		} else {
+			// Update strips obj's managedFields before it can fail: the
+			// validating fallback gets an untouched copy.
+			orig := obj.DeepCopyObject()
+			if out, err := fast.Update(live, obj, manager); err == nil {
+				return out
+			}
+			obj = orig
 		}
-		obj = orig
 	}
 	return exact.UpdateNoErrors(live, obj, manager)
+}
+
+// pruneUnchanged returns shallow copies of live and obj (pointers to
+// structs of one type, as built-in kinds are) in which each top-level
+// field other than the type and object metadata that is the same Go value
+// in both (reflect.DeepEqual, so the same serialized form) is zeroed in
+// both; ok is false when no field is. Comparing the copies finds exactly
+// the changes comparing the objects finds, and structured-merge-diff's
+// comparison, most of what tracking a write costs, skips what did not
+// change: a status update compares the status, not the spec.
+func pruneUnchanged(live, obj runtime.Object) (prunedLive, prunedObj runtime.Object, ok bool) {
+	lv, ov := reflect.ValueOf(live), reflect.ValueOf(obj)
+	if lv.Type() != ov.Type() || lv.Kind() != reflect.Pointer || lv.IsNil() || ov.IsNil() || lv.Elem().Kind() != reflect.Struct {
+		return nil, nil, false
+	}
+	lv, ov = lv.Elem(), ov.Elem()
+	var same []int
+	for i := range lv.NumField() {
+		f := lv.Type().Field(i)
+		if f.Anonymous || !f.IsExported() {
+			continue // TypeMeta and ObjectMeta are embedded
+		}
+		if reflect.DeepEqual(lv.Field(i).Interface(), ov.Field(i).Interface()) {
+			same = append(same, i)
+		}
+	}
+	if len(same) == 0 {
+		return nil, nil, false
+	}
+	pl, po := reflect.New(lv.Type()), reflect.New(ov.Type())
+	pl.Elem().Set(lv)
+	po.Elem().Set(ov)
+	for _, i := range same {
+		pl.Elem().Field(i).SetZero()
+		po.Elem().Field(i).SetZero()
+	}
+	prunedLive, okL := pl.Interface().(runtime.Object)
+	prunedObj, okO := po.Interface().(runtime.Object)
+	return prunedLive, prunedObj, okL && okO
 }
 
 func subresourceForFields(req *request) string {
