@@ -97,13 +97,17 @@ func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The length prefix and the event in one buffer: marshalling the
+		// event on its own and then copying it behind the prefix would
+		// copy every object once more.
 		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
-		body, err := ev.Marshal()
-		if err != nil {
+		n := ev.Size()
+		frame := make([]byte, 4+n)
+		binary.BigEndian.PutUint32(frame, uint32(n))
+		if _, err := ev.MarshalToSizedBuffer(frame[4:]); err != nil {
 			return nil, err
 		}
-		frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
-		return append(frame, body...), nil
+		return frame, nil
 	}
 	data, err := encodeObject(obj)
 	if err != nil {
