@@ -98,6 +98,11 @@ type Config struct {
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger
+	// StartupDone, when set, runs once start-up (default objects, RBAC
+	// policy, custom resources) is done, just before requests are served
+	// and Ready is closed; the server command returns start-up memory
+	// there (see cmd/skiff/startupmem.go).
+	StartupDone func()
 }
 
 // Server is a configured API server.
@@ -300,6 +305,9 @@ func (s *Server) Run(ctx context.Context) error {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if s.cfg.StartupDone != nil {
+		s.cfg.StartupDone()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(s.listener, "", "") }()

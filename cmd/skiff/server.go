@@ -216,6 +216,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		ServiceCIDR:       cfg.ServiceCIDR,
 		GitCommit:         commit(),
 		Logger:            log,
+		StartupDone:       func() { releaseStartupMemory(log) },
 	})
 	if err != nil {
 		return nil, err
