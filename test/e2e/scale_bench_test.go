@@ -51,8 +51,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			pods := scaleBenchPods(b, 10000)
 			// /24 per node: 5,000 nodes need more than the default /16.
 			s := startServer(b, "--cluster-cidr", "10.0.0.0/8")
-			idle := rssMB(b, s)
 			cs := benchClient(b, s)
+			idle := idleRSSMB(b, s, cs)
 			agent := startHollowNodes(b, s, "--count", strconv.Itoa(nodes), "--node-name", "hollow", "--capacity", "cpu=32,memory=256Gi,pods=110")
 			waitNodesReady(b, cs, nodes)
 			agentIdle := pidRSSMB(b, agent.Process.Pid)
@@ -275,6 +275,24 @@ func saveServerMetrics(b *testing.B, cs kubernetes.Interface, name string) {
 		b.Fatal(err)
 	}
 	b.Logf("server metrics: %s", path)
+}
+
+// idleRSSMB is the server's resident memory once it is idle: its
+// controller manager and scheduler lead (their Leases exist) and ten
+// seconds have passed, so start-up is over and the loops have synced.
+func idleRSSMB(b *testing.B, s *server, cs kubernetes.Interface) float64 {
+	ctx := context.Background()
+	for _, name := range []string{"skiff-controller-manager", "kube-scheduler"} {
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{})
+			return err == nil, nil
+		}); err != nil {
+			b.Fatalf("lease kube-system/%s: %v", name, err)
+		}
+	}
+	time.Sleep(10 * time.Second)
+	b.Logf("server RSS idle: %.0f MB anonymous, %.0f MB file-backed", procStatusMB(b, s.cmd.Process.Pid, "RssAnon"), procStatusMB(b, s.cmd.Process.Pid, "RssFile"))
+	return rssMB(b, s)
 }
 
 // rssMB is the server process's resident memory.
