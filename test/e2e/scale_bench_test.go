@@ -78,9 +78,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
 				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
-			saveHeapProfile(b, cs, fmt.Sprintf("nodes-%d", nodes))
-			saveServerLog(b, s, fmt.Sprintf("nodes-%d", nodes))
-			saveServerMetrics(b, cs, fmt.Sprintf("nodes-%d", nodes))
+			saveServerState(b, s, cs, fmt.Sprintf("nodes-%d", nodes))
 			b.ReportMetric(float64(pods)/secs, "pods/s")
 			b.ReportMetric(idle, "idle-rss-MB")
 			b.ReportMetric(rssMB(b, s), "loaded-rss-MB")
@@ -224,57 +222,37 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// saveHeapProfile writes the server's heap profile to
-// $SKIFF_BENCH_PROFILE_DIR/heap-<name>.pb.gz when that is set, for
-// `go tool pprof -sample_index=inuse_space`.
-func saveHeapProfile(b *testing.B, cs kubernetes.Interface, name string) {
+// saveServerState writes, when $SKIFF_BENCH_PROFILE_DIR is set, the
+// server's heap profile (heap-<name>.pb.gz, for `go tool pprof
+// -sample_index=inuse_space`), its log so far (server-<name>.log: watchers
+// behind, leases lost) and its /metrics (metrics-<name>.txt: the request
+// counts by verb and resource say what each pod cost in API calls).
+func saveServerState(b *testing.B, s *server, cs kubernetes.Interface, name string) {
 	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
 	if dir == "" {
 		return
 	}
-	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
-	if err != nil {
-		b.Fatalf("heap profile: %v", err)
+	get := func(path string) []byte {
+		data, err := cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
+		if err != nil {
+			b.Fatalf("GET %s: %v", path, err)
+		}
+		return data
 	}
-	path := filepath.Join(dir, "heap-"+name+".pb.gz")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
+	for _, f := range []struct {
+		file string
+		data []byte
+	}{
+		{"heap-" + name + ".pb.gz", get("/debug/pprof/heap")},
+		{"server-" + name + ".log", []byte(s.log.String())},
+		{"metrics-" + name + ".txt", get("/metrics")},
+	} {
+		path := filepath.Join(dir, f.file)
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("saved %s", path)
 	}
-	b.Logf("server heap profile: %s", path)
-}
-
-// saveServerLog writes what the server logged so far to
-// $SKIFF_BENCH_PROFILE_DIR/server-<name>.log when that is set: watchers
-// dropped or leases lost under load show there.
-func saveServerLog(b *testing.B, s *server, name string) {
-	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
-	if dir == "" {
-		return
-	}
-	path := filepath.Join(dir, "server-"+name+".log")
-	if err := os.WriteFile(path, []byte(s.log.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("server log: %s", path)
-}
-
-// saveServerMetrics writes the server's /metrics to
-// $SKIFF_BENCH_PROFILE_DIR/metrics-<name>.txt when that is set: the request
-// counts by verb and resource say what each pod cost in API calls.
-func saveServerMetrics(b *testing.B, cs kubernetes.Interface, name string) {
-	dir := os.Getenv("SKIFF_BENCH_PROFILE_DIR")
-	if dir == "" {
-		return
-	}
-	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		b.Fatalf("metrics: %v", err)
-	}
-	path := filepath.Join(dir, "metrics-"+name+".txt")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("server metrics: %s", path)
 }
 
 // idleRSSMB is the server's resident memory once it is idle: its
