@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // gcMemoryLimit is the soft memory limit the server keeps: floor, or half
@@ -52,7 +54,8 @@ func keepGCMemoryLimit(ctx context.Context, floor int64, log *slog.Logger) {
 		sample[i].Name = name
 	}
 	set := int64(-1)
-	apply := func() {
+	// At once, then every second.
+	wait.UntilWithContext(ctx, func(context.Context) {
 		live, nonHeap := readMemory(sample)
 		if limit := gcMemoryLimit(floor, live, nonHeap); limit != set {
 			debug.SetMemoryLimit(limit)
@@ -61,16 +64,5 @@ func keepGCMemoryLimit(ctx context.Context, floor int64, log *slog.Logger) {
 			}
 			set = limit
 		}
-	}
-	apply()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			apply()
-		}
-	}
+	}, time.Second)
 }
