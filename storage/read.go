@@ -44,6 +44,13 @@ func (s *Store) Get(ctx context.Context, key string, revision int64) (*KeyValue,
 	return out, err
 }
 
+// CachedGetter is a store that can answer a read from its list cache,
+// possibly a moment behind the database (*Store is one); callers holding a
+// narrower store interface test for it.
+type CachedGetter interface {
+	GetCached(key string) (kv *KeyValue, found, ok bool)
+}
+
 // GetCached returns a key's state from the list cache, which may be a
 // little behind the database (found is false for a key it does not hold);
 // ok is false when the cache cannot answer. It is for optimistic

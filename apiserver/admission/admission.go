@@ -158,12 +158,6 @@ func listInto[T any](ctx context.Context, s Store, prefix string, newest bool) (
 	return out, l.Revision, nil
 }
 
-// cachedGetter is a Store that can answer a read from its cache (storage's
-// list cache), possibly a moment behind the database.
-type cachedGetter interface {
-	GetCached(key string) (kv *storage.KeyValue, found, ok bool)
-}
-
 // getCachedInto is getInto for what admission may read a moment stale, as
 // Kubernetes' plugins read their informers (a pod's namespace, service
 // account, priority class): the store's cache answers when it holds the
@@ -171,7 +165,7 @@ type cachedGetter interface {
 // before the request is still found. Every pod create would otherwise wait
 // for a database read per plugin.
 func getCachedInto[T any](ctx context.Context, s Store, key string) (*T, bool, error) {
-	if cg, ok := s.(cachedGetter); ok {
+	if cg, ok := s.(storage.CachedGetter); ok {
 		if kv, found, ok := cg.GetCached(key); ok && found {
 			v := new(T)
 			if err := json.Unmarshal(kv.Value, v); err != nil {

@@ -33,12 +33,6 @@ func (h *Handler) load(req *request, ns, name string) (runtime.Object, *storage.
 	return obj, kv, err
 }
 
-// cachedGetter is a Store that can answer reads from its cache (storage's
-// list cache), possibly a little behind.
-type cachedGetter interface {
-	GetCached(key string) (kv *storage.KeyValue, found, ok bool)
-}
-
 // loadMaybeCached is load that, with cached set, first tries the store's
 // cache; fromCache tells whether the answer came from there (then it may
 // be stale, and only a compare-and-swap write may rely on it). Misses read
@@ -48,7 +42,7 @@ func (h *Handler) loadMaybeCached(req *request, ns, name string, cached bool) (o
 		return nil, nil, false, errors.NewNotFound(req.res.GroupResource(), name)
 	}
 	key := req.res.Key(ns, name)
-	if cg, ok := h.store.(cachedGetter); ok && cached {
+	if cg, ok := h.store.(storage.CachedGetter); ok && cached {
 		if ckv, found, ok := cg.GetCached(key); ok && found {
 			kv, fromCache = ckv, true
 		}

@@ -326,7 +326,7 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 	// The cache hands out the same *KeyValue for as long as the namespace
 	// is unchanged, so the state last seen active is remembered by that
 	// pointer and not decoded again on every create.
-	if cg, ok := h.store.(cachedGetter); ok {
+	if cg, ok := h.store.(storage.CachedGetter); ok {
 		if kv, found, ok := cg.GetCached(key); ok && found {
 			if seen, ok := h.activeNamespaces.Load(ns); ok && seen.(*storage.KeyValue) == kv {
 				return nil

@@ -14,13 +14,6 @@ type PodStore interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
 }
 
-// cachedGetter is a store that can answer from its list cache, which is
-// updated before a write is answered or watched (on another server of a
-// PostgreSQL cluster it may trail a little).
-type cachedGetter interface {
-	GetCached(key string) (kv *storage.KeyValue, found, ok bool)
-}
-
 // StorePods reads a pod's node from the store: the list cache when it
 // relates the pod to the node asked about, else the database, so that only
 // an answer that allows is taken from the cache.
@@ -31,7 +24,7 @@ type StorePods struct {
 // PodNode implements PodNodeReader; want is the node the caller asks for.
 func (s StorePods) PodNode(ctx context.Context, namespace, name, want string) (string, error) {
 	key := PodPrefix + namespace + "/" + name
-	if cg, ok := s.Store.(cachedGetter); ok {
+	if cg, ok := s.Store.(storage.CachedGetter); ok {
 		if kv, found, ok := cg.GetCached(key); ok && found {
 			if node, err := podNodeOf(key, kv.Value); err == nil && node == want {
 				return node, nil
