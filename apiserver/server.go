@@ -37,6 +37,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/reviews"
 	"github.com/skiffkube/skiff/apiserver/serviceaccount"
 	"github.com/skiffkube/skiff/apiserver/services"
+	"github.com/skiffkube/skiff/apiserver/warmstack"
 )
 
 // KubernetesVersion is the Kubernetes release whose API this server speaks.
@@ -299,8 +300,10 @@ func (s *Server) Run(ctx context.Context) error {
 	if len(tlsCfg.NextProtos) == 0 {
 		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	}
+	workers := warmstack.New(warmWorkers)
+	defer workers.Close()
 	srv := &http.Server{
-		Handler:           s.engine,
+		Handler:           workers.Handler(s.engine, shortRequest),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
@@ -324,6 +327,28 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = srv.Close()
 	}
 	return nil
+}
+
+// warmWorkers is how many goroutines serve short requests (see package
+// warmstack). Requests waiting on a storage commit hold theirs, so it is
+// sized for the requests in flight under load, not for the cores; an idle
+// worker's stack shrinks back at garbage collection.
+const warmWorkers = 64
+
+// longSubresources are streams that can last as long as the client wants,
+// as Kubernetes' long-running request check lists them.
+var longSubresources = map[string]bool{"log": true, "exec": true, "attach": true, "portforward": true, "proxy": true}
+
+// shortRequest reports whether r is a resource request that ends on its
+// own: not a watch, a stream, a proxied request or a protocol upgrade.
+// Anything it does not recognise counts as long and keeps its goroutine.
+func shortRequest(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return false
+	}
+	watch := r.URL.Query().Get("watch")
+	info, ok := endpoints.ParseRequestInfo(r.Method, r.URL.Path, watch == "true" || watch == "1")
+	return ok && info.IsResourceRequest && info.Verb != "watch" && !longSubresources[info.Subresource]
 }
 
 // routes wires the gin engine: fixed paths for health, version, metrics,
