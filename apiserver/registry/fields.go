@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -102,72 +104,127 @@ func typedFields(obj runtime.Object, paths []string) ([]string, bool) {
 	v := reflect.ValueOf(obj)
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		s, ok := typedField(v, p)
-		if !ok {
+		plan := planFor(v.Type(), p)
+		if !plan.plain {
 			return nil, false
 		}
-		out[i] = s
+		out[i] = plan.read(v)
 	}
 	return out, true
 }
 
-var jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+// fieldPlan is how to read one dotted JSON path from values of one Go type,
+// worked out once from the type (the struct tags) and kept: finding a field
+// by its JSON name walks every field's tag, and a pod's field set reads ten
+// paths on every watch event.
+type fieldPlan struct {
+	plain bool // false: not a plain path; leave it to the conversion
+	steps []fieldStep
+}
 
-// typedField reads one dotted JSON path from v (see typedFields).
-func typedField(v reflect.Value, path string) (string, bool) {
+// fieldStep is one path element: the field's index path (through inlined
+// embedded structs) in the struct reached after following pointers.
+type fieldStep struct {
+	index     []int
+	omitempty bool
+}
+
+type planKey struct {
+	t    reflect.Type
+	path string
+}
+
+var fieldPlans sync.Map // planKey → *fieldPlan
+
+func planFor(t reflect.Type, path string) *fieldPlan {
+	k := planKey{t, path}
+	if p, ok := fieldPlans.Load(k); ok {
+		return p.(*fieldPlan)
+	}
+	p, _ := fieldPlans.LoadOrStore(k, compilePlan(t, path))
+	return p.(*fieldPlan)
+}
+
+func compilePlan(t reflect.Type, path string) *fieldPlan {
+	plan := &fieldPlan{}
 	rest := path
 	for {
-		if customJSON(v.Type()) {
-			return "", false
+		if customJSON(t) {
+			return &fieldPlan{}
 		}
-		for v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return "", true // absent
-			}
-			v = v.Elem()
-			if customJSON(v.Type()) {
-				return "", false
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+			if customJSON(t) {
+				return &fieldPlan{}
 			}
 		}
 		if rest == "" {
 			break
 		}
-		if v.Kind() != reflect.Struct {
-			return "", false
+		if t.Kind() != reflect.Struct {
+			return &fieldPlan{}
 		}
 		var name string
 		name, rest, _ = strings.Cut(rest, ".")
-		f, omitempty, ok := jsonStructField(v, name)
+		f, omitempty, ok := jsonStructField(t, name)
 		if !ok {
-			return "", false
+			return &fieldPlan{}
 		}
-		if omitempty && emptyForJSON(f) {
-			return "", true // omitted from the unstructured form
+		plan.steps = append(plan.steps, fieldStep{index: f.Index, omitempty: omitempty})
+		t = f.Type
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		plan.plain = true
+		return plan
+	}
+	return &fieldPlan{}
+}
+
+// read renders the field of v the plan leads to; a nil pointer on the way
+// or an omitted empty field reads as absent, "".
+func (p *fieldPlan) read(v reflect.Value) string {
+	for _, st := range p.steps {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return ""
+			}
+			v = v.Elem()
 		}
-		v = f
+		v = v.FieldByIndex(st.index)
+		if st.omitempty && emptyForJSON(v) {
+			return "" // omitted from the unstructured form
+		}
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
 	}
 	switch v.Kind() {
 	case reflect.String:
-		return v.String(), true
+		return v.String()
 	case reflect.Bool:
 		if v.Bool() {
-			return "true", true
+			return "true"
 		}
-		return "false", true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return fmt.Sprint(v.Int()), true
+		return "false"
+	default: // the signed integers compilePlan allows
+		return strconv.FormatInt(v.Int(), 10)
 	}
-	return "", false
 }
+
+var jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 
 func customJSON(t reflect.Type) bool {
 	return t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType)
 }
 
-// jsonStructField finds the field of struct v encoded as name, looking into
-// inlined embedded structs, and says whether it is omitted when empty.
-func jsonStructField(v reflect.Value, name string) (reflect.Value, bool, bool) {
-	t := v.Type()
+// jsonStructField finds the field of struct type t encoded as name, looking
+// into inlined embedded structs, and says whether it is omitted when empty.
+// The field's Index leads to it from t.
+func jsonStructField(t reflect.Type, name string) (reflect.StructField, bool, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		if !sf.IsExported() {
@@ -180,7 +237,8 @@ func jsonStructField(v reflect.Value, name string) (reflect.Value, bool, bool) {
 		opts = "," + opts + ","
 		if tagName == "" && (sf.Anonymous || strings.Contains(opts, ",inline,")) {
 			if sf.Type.Kind() == reflect.Struct {
-				if f, omit, ok := jsonStructField(v.Field(i), name); ok {
+				if f, omit, ok := jsonStructField(sf.Type, name); ok {
+					f.Index = append([]int{i}, f.Index...)
 					return f, omit, true
 				}
 			}
@@ -191,12 +249,12 @@ func jsonStructField(v reflect.Value, name string) (reflect.Value, bool, bool) {
 		}
 		if tagName == name {
 			if strings.Contains(opts, ",omitzero,") {
-				return reflect.Value{}, false, false // left to the conversion
+				return reflect.StructField{}, false, false // left to the conversion
 			}
-			return v.Field(i), strings.Contains(opts, ",omitempty,"), true
+			return sf, strings.Contains(opts, ",omitempty,"), true
 		}
 	}
-	return reflect.Value{}, false, false
+	return reflect.StructField{}, false, false
 }
 
 // emptyForJSON is what the unstructured conversion omits as empty under

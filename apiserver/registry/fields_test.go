@@ -123,3 +123,23 @@ func TestJobStatusSuccessfulSelector(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPodFieldSet measures the field set of a pod, built once per watch
+// event for field-selected watchers (every kubelet's pod watch).
+func BenchmarkPodFieldSet(b *testing.B) {
+	var pods *Resource
+	for _, r := range Builtins(Hooks{}, nil) {
+		if r.Group == "" && r.Name == "pods" {
+			pods = r
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "n"},
+		Spec:   corev1.PodSpec{NodeName: "n1", RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler", ServiceAccountName: "default"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pods.FieldSet(pod); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
