@@ -1,10 +1,14 @@
 package endpoints
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
@@ -71,4 +75,79 @@ func FuzzDecodeObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEncodeSameBytes checks that encodeObject and encodeProtobuf, which
+// reuse scratch buffers and keep the serializer's own buffer, give exactly
+// the serializers' bytes, and that an earlier result is not overwritten by
+// a later encoding.
+func TestEncodeSameBytes(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}, Data: map[string]string{"k": strings.Repeat("v", 3000)}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+		&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"x": "y"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}, "spec": map[string]any{"n": int64(3)}}},
+	}
+	var jsons, protos [][]byte
+	for _, obj := range objs {
+		var want bytes.Buffer
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			// Unstructured objects keep the encoder's newline, as before.
+			if err := unstructured.UnstructuredJSONScheme.Encode(u, &want); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := plainJSON.Encode(obj, &want); err != nil {
+			t.Fatal(err)
+		} else {
+			want.Truncate(len(bytes.TrimRight(want.Bytes(), "\n")))
+		}
+		got, err := encodeObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("encodeObject(%T) = %s, want %s", obj, got, want.Bytes())
+		}
+		jsons = append(jsons, got)
+		if _, ok := obj.(*unstructured.Unstructured); ok {
+			if _, err := encodeProtobuf(obj); err == nil {
+				t.Error("encodeProtobuf of an unstructured object succeeded")
+			}
+			continue
+		}
+		want.Reset()
+		if err := protoCodec.Encode(obj, &want); err != nil {
+			t.Fatal(err)
+		}
+		gotPB, err := encodeProtobuf(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gotPB, want.Bytes()) {
+			t.Errorf("encodeProtobuf(%T) differs from the serializer's bytes", obj)
+		}
+		protos = append(protos, gotPB)
+	}
+	// Encode everything again: the first results must be unchanged.
+	for i, obj := range objs {
+		again, err := encodeObject(obj)
+		if err != nil || !bytes.Equal(again, jsons[i]) {
+			t.Errorf("encodeObject(%T) changed between calls: %v", obj, err)
+		}
+	}
+	for i, obj := range objs[:len(protos)] {
+		if again, err := encodeProtobuf(obj); err != nil || !bytes.Equal(again, protos[i]) || !bytes.Equal(protos[i], mustProto(t, obj)) {
+			t.Errorf("encodeProtobuf(%T) changed between calls: %v", obj, err)
+		}
+	}
+}
+
+func mustProto(t *testing.T, obj runtime.Object) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := protoCodec.Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
