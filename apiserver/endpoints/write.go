@@ -356,7 +356,11 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 	return nil
 }
 
-// mutateFunc computes the new object from (a copy of) the current one.
+// mutateFunc computes the new object from the current one. current is the
+// update loop's own copy of the stored object, which the loop goes on
+// reading as the old object: a mutateFunc that builds the new object by
+// changing current must change a copy of it (current.DeepCopyObject()).
+// Those that only read it (a PUT's, a patch's) spare every write that copy.
 type mutateFunc func(current runtime.Object) (runtime.Object, error)
 
 // updateResult is the outcome of guaranteedUpdate.
@@ -420,7 +424,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			}
 			return nil, err
 		}
-		obj, err := mutate(old.DeepCopyObject())
+		obj, err := mutate(old)
 		if err != nil {
 			return nil, err
 		}
