@@ -272,7 +272,10 @@ func pruneUnchanged(live, obj runtime.Object) (prunedLive, prunedObj runtime.Obj
 		if f.Anonymous || !f.IsExported() {
 			continue // TypeMeta and ObjectMeta are embedded
 		}
-		if reflect.DeepEqual(lv.Field(i).Interface(), ov.Field(i).Interface()) {
+		// Compared through pointers to the fields, which DeepEqual follows:
+		// Interface() of a struct field copies it (a whole PodSpec) to
+		// the heap.
+		if reflect.DeepEqual(lv.Field(i).Addr().Interface(), ov.Field(i).Addr().Interface()) {
 			same = append(same, i)
 		}
 	}
