@@ -240,13 +240,15 @@ func trackUpdate(exact, fast *managedfields.FieldManager, live, obj runtime.Obje
 				return obj
 			}
 		} else {
-			// Update strips obj's managedFields before it can fail: the
-			// validating fallback gets an untouched copy.
-			orig := obj.DeepCopyObject()
+			// Of obj, Update changes only its managedFields (it strips
+			// them, then sets the new ones; the object it returns is obj)
+			// whether it fails or not: the validating fallback gets them
+			// back, which spares a copy of every object created.
+			saved := accessor(obj).GetManagedFields()
 			if out, err := fast.Update(live, obj, manager); err == nil {
 				return out
 			}
-			obj = orig
+			accessor(obj).SetManagedFields(saved)
 		}
 	}
 	return exact.UpdateNoErrors(live, obj, manager)
