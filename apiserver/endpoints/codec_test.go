@@ -2,8 +2,11 @@ package endpoints
 
 import (
 	"bytes"
+	stderrors "errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -150,4 +153,45 @@ func mustProto(t *testing.T, obj runtime.Object) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestReadAllMatchesIOReadAll feeds readAll bodies shorter than, as long
+// as and longer than declared, in small reads and with a read error, and
+// requires io.ReadAll's result.
+func TestReadAllMatchesIOReadAll(t *testing.T) {
+	body := []byte(strings.Repeat("0123456789", 70))
+	boom := stderrors.New("boom")
+	for _, declared := range []int64{-1, 0, 1, 699, 700, 701, 5000, MaxBodyBytes + 1} {
+		for _, chunk := range []int{1, 7, 1000} {
+			for _, fail := range []bool{false, true} {
+				mk := func() io.Reader {
+					var r io.Reader = &chunkReader{data: body, chunk: chunk}
+					if fail {
+						r = io.MultiReader(r, iotest.ErrReader(boom))
+					}
+					return r
+				}
+				want, wantErr := io.ReadAll(mk())
+				got, err := readAll(mk(), declared)
+				if !bytes.Equal(got, want) || err != wantErr {
+					t.Errorf("declared %d chunk %d fail %v: got %d bytes, %v; want %d bytes, %v", declared, chunk, fail, len(got), err, len(want), wantErr)
+				}
+			}
+		}
+	}
+}
+
+type chunkReader struct {
+	data  []byte
+	chunk int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(r.chunk, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
 }
