@@ -32,10 +32,21 @@ var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 // kind with the request's field validation (warnings kept for the reply),
 // prunes unknown fields, and says whether the request is a dry run.
 func (h *Handler) decodeWrite(req *request) (runtime.Object, bool, error) {
+	obj, _, dry, err := h.decodeWriteBody(req)
+	return obj, dry, err
+}
+
+// decodeWriteBody is decodeWrite that also returns the body it read.
+func (h *Handler) decodeWriteBody(req *request) (runtime.Object, []byte, bool, error) {
 	body, err := readBody(req)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
+	obj, dry, err := h.decodeBody(req, body)
+	return obj, body, dry, err
+}
+
+func (h *Handler) decodeBody(req *request, body []byte) (runtime.Object, bool, error) {
 	validation, err := req.fieldValidation()
 	if err != nil {
 		return nil, false, err
@@ -53,6 +64,15 @@ func (h *Handler) decodeWrite(req *request) (runtime.Object, bool, error) {
 		return nil, false, err
 	}
 	return d.obj, dry, nil
+}
+
+// decodeAgain decodes into a fresh object a body decodeBody has decoded
+// and reported on before (its warnings are the request's already).
+func (h *Handler) decodeAgain(req *request, body []byte) (runtime.Object, error) {
+	warnings := req.warnings
+	obj, _, err := h.decodeBody(req, body)
+	req.warnings = warnings
+	return obj, err
 }
 
 // create serves POST of a new object.
@@ -557,7 +577,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 
 // update serves PUT of an object (or of its status).
 func (h *Handler) update(req *request, st registry.Strategy) error {
-	obj, dry, err := h.decodeWrite(req)
+	obj, body, dry, err := h.decodeWriteBody(req)
 	if err != nil {
 		return err
 	}
@@ -565,8 +585,17 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 	if m.GetName() != req.info.Name {
 		return errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.info.Name))
 	}
+	// The first attempt writes the decoded object itself; an attempt
+	// changes the object it writes, so a retry decodes the body again
+	// rather than every update copying the object in case of one.
+	fresh := obj
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+		if fresh != nil {
+			o := fresh
+			fresh = nil
+			return o, nil
+		}
+		return h.decodeAgain(req, body)
 	}, nil)
 	if err != nil {
 		return err
