@@ -195,3 +195,53 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	r.data = r.data[n:]
 	return n, nil
 }
+
+// TestProtobufFrameSameBytes requires protobufFrame's frames to be the
+// length-prefixed WatchEvent marshalled on its own, for objects whose
+// lengths take one to three varint bytes, and the object not copied.
+func TestProtobufFrameSameBytes(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "b"}, Data: map[string]string{"k": strings.Repeat("v", 300)}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": strings.Repeat("v", 40000)}},
+		&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"x": "y"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+	}
+	reference := func(typ string, obj runtime.Object) []byte {
+		data, err := encodeProtobuf(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
+		b, err := ev.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := make([]byte, 4, 4+len(b))
+		frame[0], frame[1], frame[2], frame[3] = byte(len(b)>>24), byte(len(b)>>16), byte(len(b)>>8), byte(len(b))
+		return append(frame, b...)
+	}
+	for _, obj := range objs {
+		for _, typ := range []string{"ADDED", "MODIFIED", "DELETED", strings.Repeat("T", 200)} {
+			got, err := protobufFrame(typ, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := reference(typ, obj); !bytes.Equal(got, want) {
+				t.Errorf("protobufFrame(%q, %T) = %d bytes, want %d bytes equal to the event marshalled alone", typ, obj, len(got), len(want))
+			}
+		}
+	}
+	// One buffer for the object and the frame: one allocation fewer than
+	// encoding the object and then the frame.
+	pod := objs[3]
+	one := testing.AllocsPerRun(20, func() { _, _ = protobufFrame("MODIFIED", pod) })
+	two := testing.AllocsPerRun(20, func() {
+		data, _ := encodeProtobuf(pod)
+		ev := metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: data}}
+		_, _ = ev.MarshalToSizedBuffer(make([]byte, ev.Size()))
+	})
+	if one >= two {
+		t.Errorf("protobufFrame allocates %v times, encoding and framing separately %v: the object was copied", one, two)
+	}
+}
