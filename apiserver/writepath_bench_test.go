@@ -53,9 +53,13 @@ func BenchmarkPodWritePath(b *testing.B) {
 	}()
 	pods := cs.CoreV1().Pods("bench")
 	var created []*corev1.Pod
+	// run numbers each run of a sub-benchmark (-count repeats them), so
+	// the names it creates are new.
+	run := 0
 	b.Run("create", func(b *testing.B) {
+		run++
 		measureCPU(b, func(i int) {
-			p, err := pods.Create(ctx, writePathPod(fmt.Sprintf("p-%d-%d", b.N, i)), metav1.CreateOptions{})
+			p, err := pods.Create(ctx, writePathPod(fmt.Sprintf("p-%d-%d", run, i)), metav1.CreateOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,14 +69,51 @@ func BenchmarkPodWritePath(b *testing.B) {
 	if len(created) == 0 {
 		b.Fatal("no pods created")
 	}
+	// binding is the scheduler's write: POST pods/<name>/binding of a pod
+	// not yet bound, so each op binds a fresh pod created (untimed) first.
+	b.Run("binding", func(b *testing.B) {
+		b.StopTimer()
+		run++
+		names := make([]string, b.N)
+		for i := range names {
+			names[i] = fmt.Sprintf("b-%d-%d", run, i)
+			if _, err := pods.Create(ctx, writePathPod(names[i]), metav1.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		measureCPU(b, func(i int) {
+			err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: names[i]}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}, metav1.CreateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	// status is the kubelet's write: PUT pods/<name>/status with the pod's
+	// conditions and container status changed.
+	b.Run("status", func(b *testing.B) {
+		measureCPU(b, func(i int) {
+			k := i % len(created)
+			p := created[k].DeepCopy()
+			writePathStatus(p, i)
+			out, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			created[k] = out
+		})
+	})
 	b.Run("update", func(b *testing.B) {
+		run++
 		measureCPU(b, func(i int) {
 			k := i % len(created)
 			p := created[k].DeepCopy()
 			if p.Annotations == nil {
 				p.Annotations = map[string]string{}
 			}
-			p.Annotations["bench.skiff.dev/round"] = strconv.Itoa(i)
+			// A value no earlier run wrote: a repeated write would be a
+			// no-op, which costs something else.
+			p.Annotations["bench.skiff.dev/round"] = fmt.Sprintf("%d-%d", run, i)
 			out, err := pods.Update(ctx, p, metav1.UpdateOptions{})
 			if err != nil {
 				b.Fatal(err)
@@ -123,4 +164,25 @@ func writePathPod(name string) *corev1.Pod {
 			},
 		}}},
 	}
+}
+
+// writePathStatus sets the status a kubelet reports for a running pod,
+// with round i in the container's restart count so every write changes it.
+func writePathStatus(p *corev1.Pod, i int) {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	p.Status.Phase = corev1.PodRunning
+	p.Status.HostIP = "10.0.0.1"
+	p.Status.PodIP = "10.244.0." + strconv.Itoa(i%250+2)
+	p.Status.StartTime = &now
+	p.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+	}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "web", Image: "registry.example.com/team/web:1.2.3", ImageID: "docker-pullable://registry.example.com/team/web@sha256:0123",
+		ContainerID: "containerd://abc", Ready: true, RestartCount: int32(i),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+	}}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -222,19 +223,35 @@ func decodeOptions(media string, body []byte, into runtime.Object) error {
 	return nil
 }
 
+// encodeBuffers are scratch buffers for encodeObject: the encoders write
+// into a buffer that has grown to the size of earlier objects, and the
+// result is one copy of the exact size, not the several copies a buffer
+// growing from empty makes of every object.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest scratch buffer kept for reuse; the rare
+// bigger object does not pin its memory.
+const maxPooledBuffer = 256 << 10
+
 // encodeObject renders an object as JSON, with apiVersion and kind set.
 func encodeObject(obj runtime.Object) ([]byte, error) {
-	var buf bytes.Buffer
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			encodeBuffers.Put(buf)
+		}
+	}()
 	if u, ok := obj.(runtime.Unstructured); ok {
-		if err := unstructured.UnstructuredJSONScheme.Encode(u.(runtime.Object), &buf); err != nil {
+		if err := unstructured.UnstructuredJSONScheme.Encode(u.(runtime.Object), buf); err != nil {
 			return nil, err
 		}
-		return buf.Bytes(), nil
+		return bytes.Clone(buf.Bytes()), nil
 	}
-	if err := plainJSON.Encode(obj, &buf); err != nil {
+	if err := plainJSON.Encode(obj, buf); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
 // encodeProtobuf renders an object in Kubernetes' protobuf envelope
@@ -244,9 +261,44 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 	if _, ok := obj.(runtime.Unstructured); ok {
 		return nil, fmt.Errorf("%T has no protobuf form", obj)
 	}
-	var buf bytes.Buffer
-	if err := protoCodec.Encode(obj, &buf); err != nil {
+	var w ownedWriter
+	if err := protoCodec.EncodeWithAllocator(obj, &w, &w); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return w.out, nil
+}
+
+// ownedWriter is the protobuf serializer's memory allocator and writer at
+// once: the serializer marshals the object into one buffer sized for it,
+// which it asks this allocator for, and writes that buffer out. Since the
+// buffer is this call's own, the writer keeps it as the result instead of
+// copying it into another (as a bytes.Buffer would, growing to the
+// object's size). Anything else written is appended.
+type ownedWriter struct {
+	// framed leaves room before the buffer for the head of a watch frame
+	// of type eventType (see protobufFrame): whole is the room and alloc.
+	framed    bool
+	eventType string
+	whole     []byte
+	alloc     []byte // the buffer handed to the serializer
+	out       []byte
+}
+
+func (w *ownedWriter) Allocate(n uint64) []byte {
+	h := 0
+	if w.framed {
+		h = 4 + watchEventSize(len(w.eventType), int(n)) - int(n)
+	}
+	w.whole = make([]byte, h+int(n))
+	w.alloc = w.whole[h:]
+	return w.alloc
+}
+
+func (w *ownedWriter) Write(p []byte) (int, error) {
+	if w.out == nil && len(p) > 0 && len(w.alloc) > 0 && &p[0] == &w.alloc[0] {
+		w.out = p[:len(p):len(p)]
+		return len(p), nil
+	}
+	w.out = append(w.out, p...)
+	return len(p), nil
 }

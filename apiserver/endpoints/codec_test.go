@@ -1,10 +1,17 @@
 package endpoints
 
 import (
+	"bytes"
+	stderrors "errors"
+	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
@@ -71,4 +78,170 @@ func FuzzDecodeObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEncodeSameBytes checks that encodeObject and encodeProtobuf, which
+// reuse scratch buffers and keep the serializer's own buffer, give exactly
+// the serializers' bytes, and that an earlier result is not overwritten by
+// a later encoding.
+func TestEncodeSameBytes(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}, Data: map[string]string{"k": strings.Repeat("v", 3000)}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+		&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"x": "y"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}, "spec": map[string]any{"n": int64(3)}}},
+	}
+	var jsons, protos [][]byte
+	for _, obj := range objs {
+		var want bytes.Buffer
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			// Unstructured objects keep the encoder's newline, as before.
+			if err := unstructured.UnstructuredJSONScheme.Encode(u, &want); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := plainJSON.Encode(obj, &want); err != nil {
+			t.Fatal(err)
+		} else {
+			want.Truncate(len(bytes.TrimRight(want.Bytes(), "\n")))
+		}
+		got, err := encodeObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("encodeObject(%T) = %s, want %s", obj, got, want.Bytes())
+		}
+		jsons = append(jsons, got)
+		if _, ok := obj.(*unstructured.Unstructured); ok {
+			if _, err := encodeProtobuf(obj); err == nil {
+				t.Error("encodeProtobuf of an unstructured object succeeded")
+			}
+			continue
+		}
+		want.Reset()
+		if err := protoCodec.Encode(obj, &want); err != nil {
+			t.Fatal(err)
+		}
+		gotPB, err := encodeProtobuf(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gotPB, want.Bytes()) {
+			t.Errorf("encodeProtobuf(%T) differs from the serializer's bytes", obj)
+		}
+		protos = append(protos, gotPB)
+	}
+	// Encode everything again: the first results must be unchanged.
+	for i, obj := range objs {
+		again, err := encodeObject(obj)
+		if err != nil || !bytes.Equal(again, jsons[i]) {
+			t.Errorf("encodeObject(%T) changed between calls: %v", obj, err)
+		}
+	}
+	for i, obj := range objs[:len(protos)] {
+		if again, err := encodeProtobuf(obj); err != nil || !bytes.Equal(again, protos[i]) || !bytes.Equal(protos[i], mustProto(t, obj)) {
+			t.Errorf("encodeProtobuf(%T) changed between calls: %v", obj, err)
+		}
+	}
+}
+
+func mustProto(t *testing.T, obj runtime.Object) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := protoCodec.Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestReadAllMatchesIOReadAll feeds readAll bodies shorter than, as long
+// as and longer than declared, in small reads and with a read error, and
+// requires io.ReadAll's result.
+func TestReadAllMatchesIOReadAll(t *testing.T) {
+	body := []byte(strings.Repeat("0123456789", 70))
+	boom := stderrors.New("boom")
+	for _, declared := range []int64{-1, 0, 1, 699, 700, 701, 5000, MaxBodyBytes + 1} {
+		for _, chunk := range []int{1, 7, 1000} {
+			for _, fail := range []bool{false, true} {
+				mk := func() io.Reader {
+					var r io.Reader = &chunkReader{data: body, chunk: chunk}
+					if fail {
+						r = io.MultiReader(r, iotest.ErrReader(boom))
+					}
+					return r
+				}
+				want, wantErr := io.ReadAll(mk())
+				got, err := readAll(mk(), declared)
+				if !bytes.Equal(got, want) || err != wantErr {
+					t.Errorf("declared %d chunk %d fail %v: got %d bytes, %v; want %d bytes, %v", declared, chunk, fail, len(got), err, len(want), wantErr)
+				}
+			}
+		}
+	}
+}
+
+type chunkReader struct {
+	data  []byte
+	chunk int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(r.chunk, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestProtobufFrameSameBytes requires protobufFrame's frames to be the
+// length-prefixed WatchEvent marshalled on its own, for objects whose
+// lengths take one to three varint bytes, and the object not copied.
+func TestProtobufFrameSameBytes(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "b"}, Data: map[string]string{"k": strings.Repeat("v", 300)}},
+		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": strings.Repeat("v", 40000)}},
+		&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"x": "y"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+	}
+	reference := func(typ string, obj runtime.Object) []byte {
+		data, err := encodeProtobuf(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
+		b, err := ev.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := make([]byte, 4, 4+len(b))
+		frame[0], frame[1], frame[2], frame[3] = byte(len(b)>>24), byte(len(b)>>16), byte(len(b)>>8), byte(len(b))
+		return append(frame, b...)
+	}
+	for _, obj := range objs {
+		for _, typ := range []string{"ADDED", "MODIFIED", "DELETED", strings.Repeat("T", 200)} {
+			got, err := protobufFrame(typ, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := reference(typ, obj); !bytes.Equal(got, want) {
+				t.Errorf("protobufFrame(%q, %T) = %d bytes, want %d bytes equal to the event marshalled alone", typ, obj, len(got), len(want))
+			}
+		}
+	}
+	// One buffer for the object and the frame: one allocation fewer than
+	// encoding the object and then the frame.
+	pod := objs[3]
+	one := testing.AllocsPerRun(20, func() { _, _ = protobufFrame("MODIFIED", pod) })
+	two := testing.AllocsPerRun(20, func() {
+		data, _ := encodeProtobuf(pod)
+		ev := metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: data}}
+		_, _ = ev.MarshalToSizedBuffer(make([]byte, ev.Size()))
+	})
+	if one >= two {
+		t.Errorf("protobufFrame allocates %v times, encoding and framing separately %v: the object was copied", one, two)
+	}
 }

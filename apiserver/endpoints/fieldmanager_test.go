@@ -22,6 +22,9 @@ import (
 type step struct {
 	manager string
 	obj     runtime.Object
+	// carry: the write carries the live object's managedFields, as a
+	// client's PUT of an object it read does.
+	carry bool
 }
 
 // TestUnvalidatedFieldTrackingMatchesValidating runs sequences of writes
@@ -69,6 +72,12 @@ func TestUnvalidatedFieldTrackingMatchesValidating(t *testing.T) {
 	saMissingKey := sa.DeepCopy()
 	saMissingKey.Secrets = append(saMissingKey.Secrets, corev1.ObjectReference{Kind: "Secret"})
 	saGVK := corev1.SchemeGroupVersion.WithKind("ServiceAccount")
+	// Every field changed (nothing to prune) and a key missing: the
+	// unvalidated manager fails on the whole object.
+	automount := false
+	saAllChanged := saMissingKey.DeepCopy()
+	saAllChanged.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	saAllChanged.AutomountServiceAccountToken = &automount
 	duplicates := fullPod()
 	duplicates.Spec.Containers[0].Env = append(duplicates.Spec.Containers[0].Env, corev1.EnvVar{Name: "MODE", Value: "again"})
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"kubernetes.io/hostname": "n1"}},
@@ -105,15 +114,16 @@ func TestUnvalidatedFieldTrackingMatchesValidating(t *testing.T) {
 		// fallback is what answers).
 		fastFails bool
 	}{
-		{name: "pod create and update", gvk: podGVK, steps: []step{{"kubectl", pod1}, {"controller", pod2}, {"kubectl", pod1}}},
-		{name: "pod status", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1}, {"kubelet", podStatus}}},
-		{name: "pod status changes", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1}, {"kubelet", podStatus}, {"kubelet", podStatus2}, {"other", podStatus}}},
-		{name: "pod labels only", gvk: podGVK, steps: []step{{"kubectl", podStatus2}, {"controller", podRelabeled}, {"kubectl", podStatus2}}},
-		{name: "missing list key", gvk: saGVK, steps: []step{{"kubectl", sa}, {"controller", saMissingKey}, {"kubectl", sa}}, fastFails: true},
-		{name: "duplicate list keys", gvk: podGVK, steps: []step{{"kubectl", pod1}, {"controller", duplicates}, {"kubectl", pod2}}},
-		{name: "node status", gvk: corev1.SchemeGroupVersion.WithKind("Node"), sub: "status", steps: []step{{"kubelet", node}, {"kubelet", node2}, {"other", node}}},
-		{name: "service", gvk: corev1.SchemeGroupVersion.WithKind("Service"), steps: []step{{"a", svc}, {"b", svc2}}},
-		{name: "deployment", gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"), steps: []step{{"a", deploy}, {"hpa", deploy2}, {"a", deploy}}},
+		{name: "pod create and update", gvk: podGVK, steps: []step{{"kubectl", pod1, false}, {"controller", pod2, false}, {"kubectl", pod1, false}}},
+		{name: "pod status", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1, false}, {"kubelet", podStatus, false}}},
+		{name: "pod status changes", gvk: podGVK, sub: "status", steps: []step{{"kubelet", pod1, false}, {"kubelet", podStatus, false}, {"kubelet", podStatus2, false}, {"other", podStatus, false}}},
+		{name: "pod labels only", gvk: podGVK, steps: []step{{"kubectl", podStatus2, false}, {"controller", podRelabeled, false}, {"kubectl", podStatus2, false}}},
+		{name: "missing list key", gvk: saGVK, steps: []step{{"kubectl", sa, false}, {"controller", saMissingKey, false}, {"kubectl", sa, false}}, fastFails: true},
+		{name: "missing list key, nothing pruned", gvk: saGVK, steps: []step{{"kubectl", sa, false}, {"controller", saAllChanged, true}, {"kubectl", sa, true}}, fastFails: true},
+		{name: "duplicate list keys", gvk: podGVK, steps: []step{{"kubectl", pod1, false}, {"controller", duplicates, false}, {"kubectl", pod2, false}}},
+		{name: "node status", gvk: corev1.SchemeGroupVersion.WithKind("Node"), sub: "status", steps: []step{{"kubelet", node, false}, {"kubelet", node2, false}, {"other", node, false}}},
+		{name: "service", gvk: corev1.SchemeGroupVersion.WithKind("Service"), steps: []step{{"a", svc, false}, {"b", svc2, false}}},
+		{name: "deployment", gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"), steps: []step{{"a", deploy, false}, {"hpa", deploy2, false}, {"a", deploy, false}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +142,9 @@ func TestUnvalidatedFieldTrackingMatchesValidating(t *testing.T) {
 				obj := func() runtime.Object {
 					o := s.obj.DeepCopyObject()
 					o.GetObjectKind().SetGroupVersionKind(tc.gvk)
+					if s.carry {
+						accessor(o).SetManagedFields(accessor(wantLive).GetManagedFields())
+					}
 					// As guaranteedUpdate does: the write carries the live
 					// object's managedFields unless the client sent some.
 					return o

@@ -320,7 +320,7 @@ func readBody(req *request) ([]byte, error) {
 	if req.r.Body == nil {
 		return nil, nil
 	}
-	data, err := io.ReadAll(req.r.Body)
+	data, err := readAll(req.r.Body, req.r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if stderrors.As(err, &mbe) {
@@ -329,6 +329,43 @@ func readBody(req *request) ([]byte, error) {
 		return nil, errors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
 	}
 	return data, nil
+}
+
+// readAll is io.ReadAll for a body whose length the client declared (and
+// net/http holds it to): the buffer is allocated at that size at once,
+// not grown from 512 bytes with a copy of the body at each step. It reads
+// to the end and returns what io.ReadAll would, whatever the body turns
+// out to be.
+func readAll(body io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > MaxBodyBytes {
+		return io.ReadAll(body)
+	}
+	data := make([]byte, 0, declared)
+	for len(data) < cap(data) {
+		n, err := body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
+	var probe [1]byte
+	for {
+		n, err := body.Read(probe[:])
+		if n > 0 {
+			// Longer than declared: the rest as io.ReadAll reads it.
+			rest, err := io.ReadAll(body)
+			return append(append(data, probe[0]), rest...), err
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
 }
 
 // writeObject sends an object as JSON with the given status code.

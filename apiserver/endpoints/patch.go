@@ -147,7 +147,7 @@ func (h *Handler) apply(req *request, st registry.Strategy, body []byte, dry boo
 	}
 	force := req.query("force") == "true"
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
-		obj, err := fm.Apply(cur, applied.DeepCopy(), manager, force)
+		obj, err := fm.Apply(cur.DeepCopyObject(), applied.DeepCopy(), manager, force)
 		if err != nil {
 			return nil, applyError(err)
 		}

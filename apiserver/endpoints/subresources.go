@@ -226,7 +226,7 @@ func (h *Handler) serveFinalize(req *request) error {
 		return err
 	}
 	out, err := h.guaranteedUpdate(req, passthrough{}, req.info.Name, false, func(cur runtime.Object) (runtime.Object, error) {
-		ns := cur.(*corev1.Namespace)
+		ns := cur.DeepCopyObject().(*corev1.Namespace)
 		ns.Spec.Finalizers = want.Spec.Finalizers
 		ns.ResourceVersion = want.ResourceVersion
 		return ns, nil
@@ -258,7 +258,7 @@ func (h *Handler) serveBinding(req *request) error {
 		return err
 	}
 	_, err = h.guaranteedUpdate(req, bindingStrategy{}, req.info.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
-		pod := cur.(*corev1.Pod)
+		pod := cur.DeepCopyObject().(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
 		}

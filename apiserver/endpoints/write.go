@@ -32,10 +32,21 @@ var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 // kind with the request's field validation (warnings kept for the reply),
 // prunes unknown fields, and says whether the request is a dry run.
 func (h *Handler) decodeWrite(req *request) (runtime.Object, bool, error) {
+	obj, _, dry, err := h.decodeWriteBody(req)
+	return obj, dry, err
+}
+
+// decodeWriteBody is decodeWrite that also returns the body it read.
+func (h *Handler) decodeWriteBody(req *request) (runtime.Object, []byte, bool, error) {
 	body, err := readBody(req)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
+	obj, dry, err := h.decodeBody(req, body)
+	return obj, body, dry, err
+}
+
+func (h *Handler) decodeBody(req *request, body []byte) (runtime.Object, bool, error) {
 	validation, err := req.fieldValidation()
 	if err != nil {
 		return nil, false, err
@@ -53,6 +64,15 @@ func (h *Handler) decodeWrite(req *request) (runtime.Object, bool, error) {
 		return nil, false, err
 	}
 	return d.obj, dry, nil
+}
+
+// decodeAgain decodes into a fresh object a body decodeBody has decoded
+// and reported on before (its warnings are the request's already).
+func (h *Handler) decodeAgain(req *request, body []byte) (runtime.Object, error) {
+	warnings := req.warnings
+	obj, _, err := h.decodeBody(req, body)
+	req.warnings = warnings
+	return obj, err
 }
 
 // create serves POST of a new object.
@@ -240,13 +260,15 @@ func trackUpdate(exact, fast *managedfields.FieldManager, live, obj runtime.Obje
 				return obj
 			}
 		} else {
-			// Update strips obj's managedFields before it can fail: the
-			// validating fallback gets an untouched copy.
-			orig := obj.DeepCopyObject()
+			// Of obj, Update changes only its managedFields (it strips
+			// them, then sets the new ones; the object it returns is obj)
+			// whether it fails or not: the validating fallback gets them
+			// back, which spares a copy of every object created.
+			saved := accessor(obj).GetManagedFields()
 			if out, err := fast.Update(live, obj, manager); err == nil {
 				return out
 			}
-			obj = orig
+			accessor(obj).SetManagedFields(saved)
 		}
 	}
 	return exact.UpdateNoErrors(live, obj, manager)
@@ -272,7 +294,10 @@ func pruneUnchanged(live, obj runtime.Object) (prunedLive, prunedObj runtime.Obj
 		if f.Anonymous || !f.IsExported() {
 			continue // TypeMeta and ObjectMeta are embedded
 		}
-		if reflect.DeepEqual(lv.Field(i).Interface(), ov.Field(i).Interface()) {
+		// Compared through pointers to the fields, which DeepEqual follows:
+		// Interface() of a struct field copies it (a whole PodSpec) to
+		// the heap.
+		if reflect.DeepEqual(lv.Field(i).Addr().Interface(), ov.Field(i).Addr().Interface()) {
 			same = append(same, i)
 		}
 	}
@@ -356,7 +381,11 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 	return nil
 }
 
-// mutateFunc computes the new object from (a copy of) the current one.
+// mutateFunc computes the new object from the current one. current is the
+// update loop's own copy of the stored object, which the loop goes on
+// reading as the old object: a mutateFunc that builds the new object by
+// changing current must change a copy of it (current.DeepCopyObject()).
+// Those that only read it (a PUT's, a patch's) spare every write that copy.
 type mutateFunc func(current runtime.Object) (runtime.Object, error)
 
 // updateResult is the outcome of guaranteedUpdate.
@@ -420,7 +449,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			}
 			return nil, err
 		}
-		obj, err := mutate(old.DeepCopyObject())
+		obj, err := mutate(old)
 		if err != nil {
 			return nil, err
 		}
@@ -548,7 +577,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 
 // update serves PUT of an object (or of its status).
 func (h *Handler) update(req *request, st registry.Strategy) error {
-	obj, dry, err := h.decodeWrite(req)
+	obj, body, dry, err := h.decodeWriteBody(req)
 	if err != nil {
 		return err
 	}
@@ -556,8 +585,17 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 	if m.GetName() != req.info.Name {
 		return errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.info.Name))
 	}
+	// The first attempt writes the decoded object itself; an attempt
+	// changes the object it writes, so a retry decodes the body again
+	// rather than every update copying the object in case of one.
+	fresh := obj
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+		if fresh != nil {
+			o := fresh
+			fresh = nil
+			return o, nil
+		}
+		return h.decodeAgain(req, body)
 	}, nil)
 	if err != nil {
 		return err
