@@ -194,14 +194,38 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 		if state.SkipFilterPlugins[p.Name()] {
 			continue
 		}
-		if s := p.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
-			if !s.IsRejected() && s.Code() != framework.Error {
-				s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
-			}
-			return s.WithPlugin(p.Name())
+		if s := runFilter(ctx, p, state, pod, nodeInfo); s != nil {
+			return s
 		}
 	}
 	return nil
+}
+
+// runFilter runs one Filter plugin; nil means the node passed.
+func runFilter(ctx context.Context, p framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s := p.Filter(ctx, state, pod, nodeInfo)
+	if s.IsSuccess() {
+		return nil
+	}
+	if !s.IsRejected() && s.Code() != framework.Error {
+		s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
+	}
+	return s.WithPlugin(p.Name())
+}
+
+// activeFilters lists the Filter plugins whose PreFilter did not Skip, so
+// that filtering many nodes looks the skips up once, not per node and plugin.
+func (f *Framework) activeFilters(state *framework.CycleState) []framework.FilterPlugin {
+	if len(state.SkipFilterPlugins) == 0 {
+		return f.filter
+	}
+	active := make([]framework.FilterPlugin, 0, len(f.filter))
+	for _, p := range f.filter {
+		if !state.SkipFilterPlugins[p.Name()] {
+			active = append(active, p)
+		}
+	}
+	return active
 }
 
 // FindFeasibleNodes filters nodes in parallel, visiting them round-robin from
@@ -229,9 +253,15 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 	var mu sync.Mutex
 	statuses := framework.NodeToStatus{}
 	var firstErr error
+	filters := f.activeFilters(state)
 	parallelize(ctx, f.opts.Parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := f.RunFilterPlugins(ctx, state, pod, ni)
+		var s *framework.Status
+		for _, p := range filters {
+			if s = runFilter(ctx, p, state, pod, ni); s != nil {
+				break
+			}
+		}
 		processed.Add(1)
 		switch {
 		case s.IsSuccess():
