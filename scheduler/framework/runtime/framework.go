@@ -356,18 +356,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	defer cancel()
 	parallelize(ctx, f.opts.Parallelism, len(nodes), func(i int) {
 		ni := nodes[i]
+		name := ni.Node().Name
 		for j, p := range active {
 			sc, s := p.Score(ctx, state, pod, ni)
 			if !s.IsSuccess() {
 				errMu.Lock()
 				if firstErr == nil {
-					firstErr = framework.AsStatus(fmt.Errorf("plugin %q scoring node %q: %w", p.Name(), ni.Node().Name, s.AsError())).WithPlugin(p.Name())
+					firstErr = framework.AsStatus(fmt.Errorf("plugin %q scoring node %q: %w", p.Name(), name, s.AsError())).WithPlugin(p.Name())
 				}
 				errMu.Unlock()
 				cancel()
 				return
 			}
-			perPlugin[j][i] = framework.NodeScore{Name: ni.Node().Name, Score: sc}
+			perPlugin[j][i] = framework.NodeScore{Name: name, Score: sc}
 		}
 	})
 	if firstErr != nil {
