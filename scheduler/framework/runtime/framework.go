@@ -282,7 +282,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 			cancel()
 		default:
 			mu.Lock()
-			statuses[ni.Node().Name] = s
+			statuses[ni.NodeName()] = s
 			mu.Unlock()
 		}
 	})
@@ -356,7 +356,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	defer cancel()
 	parallelize(ctx, f.opts.Parallelism, len(nodes), func(i int) {
 		ni := nodes[i]
-		name := ni.Node().Name
+		name := ni.NodeName()
 		for j, p := range active {
 			sc, s := p.Score(ctx, state, pod, ni)
 			if !s.IsSuccess() {
@@ -376,7 +376,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	}
 	totals := make([]framework.NodeScore, len(nodes))
 	for i, ni := range nodes {
-		totals[i].Name = ni.Node().Name
+		totals[i].Name = ni.NodeName()
 	}
 	for j, p := range active {
 		scores := perPlugin[j]
