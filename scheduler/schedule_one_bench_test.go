@@ -63,9 +63,13 @@ func benchSchedulePod(b *testing.B, nodes int, between func()) {
 		s.cache.AddPod(p)
 	}
 	pod := schedtest.MakePod().Name("p").UID("p").Req("cpu", "100m", "memory", "500Mi").Obj()
+	// Parsed once, as the queue does when the pod arrives.
+	pi := framework.NewPodInfo(pod)
 	ctx := context.Background()
 	attempt := func() {
+		// scheduleOne's steps, without the queue and the binding goroutine.
 		state := framework.NewCycleState()
+		state.WritePodInfo(pi)
 		host, err := s.schedulePod(ctx, state, pod)
 		if err != nil {
 			b.Fatal(err)
@@ -73,7 +77,9 @@ func benchSchedulePod(b *testing.B, nodes int, between func()) {
 		assumed := pod.DeepCopy()
 		assumed.UID = types.UID("p")
 		assumed.Spec.NodeName = host
-		if err := s.cache.AssumePod(assumed); err != nil {
+		assumedInfo := *pi
+		assumedInfo.Pod = assumed
+		if err := s.cache.AssumePodInfo(&assumedInfo); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.cache.ForgetPod(assumed); err != nil {

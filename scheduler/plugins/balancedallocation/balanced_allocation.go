@@ -29,7 +29,7 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 
 // PreScore computes the pod's requests once for all nodes.
 func (*BalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreKey, &preScoreState{req: framework.PodRequests(pod)})
+	state.Write(preScoreKey, &preScoreState{req: framework.PodRequestsFor(state, pod)})
 	return nil
 }
 

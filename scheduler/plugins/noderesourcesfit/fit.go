@@ -140,7 +140,8 @@ func (s *preFilterState) Clone() framework.StateData { return s }
 // PreFilter computes the pod's requests once.
 func (*Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	// Only the requests are needed; a full PodInfo would also parse affinity.
-	state.Write(preFilterKey, &preFilterState{pi: &framework.PodInfo{Pod: pod, Requests: framework.PodRequests(pod), NonZeroRequests: framework.PodNonZeroRequests(pod)}})
+	state.Write(preFilterKey, &preFilterState{pi: &framework.PodInfo{Pod: pod,
+		Requests: framework.PodRequestsFor(state, pod), NonZeroRequests: framework.PodNonZeroRequestsFor(state, pod)}})
 	return nil, nil
 }
 
