@@ -47,6 +47,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	cycle := s.queue.SchedulingCycle()
 	state := framework.NewCycleState()
+	state.WritePodInfo(qp.PodInfo)
 	start := time.Now()
 
 	host, err := s.schedulePod(ctx, state, pod)
@@ -70,7 +71,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = host
-	if err := s.cache.AssumePod(assumed); err != nil {
+	// The queue's parse of pod holds for the copy: only the node name differs.
+	assumedInfo := *qp.PodInfo
+	assumedInfo.Pod = assumed
+	if err := s.cache.AssumePodInfo(&assumedInfo); err != nil {
 		s.handleFailure(ctx, qp, err, cycle, "")
 		return
 	}

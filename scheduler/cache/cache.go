@@ -107,10 +107,12 @@ func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
 	return ni
 }
 
-func (c *Cache) addPodLocked(pod *v1.Pod) {
-	ni := c.nodeInfo(pod.Spec.NodeName)
-	ni.AddPod(pod)
-	c.bump(pod.Spec.NodeName, ni)
+func (c *Cache) addPodLocked(pod *v1.Pod) { c.addPodInfoLocked(framework.NewPodInfo(pod)) }
+
+func (c *Cache) addPodInfoLocked(pi *framework.PodInfo) {
+	ni := c.nodeInfo(pi.Pod.Spec.NodeName)
+	ni.AddPodInfo(pi)
+	c.bump(pi.Pod.Spec.NodeName, ni)
 }
 
 func (c *Cache) removePodLocked(pod *v1.Pod) {
@@ -129,7 +131,12 @@ func (c *Cache) removePodLocked(pod *v1.Pod) {
 
 // AssumePod counts pod (with Spec.NodeName set to the chosen node) on its
 // node before the API server has recorded the binding.
-func (c *Cache) AssumePod(pod *v1.Pod) error {
+func (c *Cache) AssumePod(pod *v1.Pod) error { return c.AssumePodInfo(framework.NewPodInfo(pod)) }
+
+// AssumePodInfo is AssumePod for an already parsed pod (pi.Pod has the node
+// name set), sparing a second parse of what the scheduling queue parsed.
+func (c *Cache) AssumePodInfo(pi *framework.PodInfo) error {
+	pod := pi.Pod
 	if pod.Spec.NodeName == "" {
 		return fmt.Errorf("assume pod %s/%s: no node name", pod.Namespace, pod.Name)
 	}
@@ -138,7 +145,7 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	if _, ok := c.podStates[pod.UID]; ok {
 		return fmt.Errorf("assume pod %s/%s: already in the cache", pod.Namespace, pod.Name)
 	}
-	c.addPodLocked(pod)
+	c.addPodInfoLocked(pi)
 	c.podStates[pod.UID] = &podState{pod: pod}
 	c.assumedPods.Insert(pod.UID)
 	return nil

@@ -19,6 +19,13 @@ type ImageStateSummary struct {
 // what changed into a scheduling snapshot.
 type NodeInfo struct {
 	node *v1.Node
+	// The node fields that the default filters and scores read on every
+	// node of every attempt, copied by SetNode: in the NodeInfo they share
+	// its cache lines, where the Node object is usually one or two fetches
+	// from memory more per node.
+	nodeName      string
+	unschedulable bool
+	taints        []v1.Taint
 
 	Pods                         []*PodInfo
 	PodsWithAffinity             []*PodInfo
@@ -57,14 +64,30 @@ func (n *NodeInfo) Node() *v1.Node {
 	return n.node
 }
 
+// NodeName is Node().Name without reading the Node object.
+func (n *NodeInfo) NodeName() string { return n.nodeName }
+
+// Unschedulable is Node().Spec.Unschedulable without reading the Node object.
+func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
+
+// Taints is Node().Spec.Taints (shared, not to be modified); an untainted
+// node's answer needs no read of the Node object.
+func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
+
 // SetNode sets the node and its allocatable resources.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
+	n.nodeName = node.Name
+	n.unschedulable = node.Spec.Unschedulable
+	n.taints = node.Spec.Taints
 	n.Allocatable = NewResource(node.Status.Allocatable)
 }
 
 // RemoveNode forgets the node but keeps the pods (they may still be deleted later).
-func (n *NodeInfo) RemoveNode() { n.node = nil }
+func (n *NodeInfo) RemoveNode() {
+	n.node = nil
+	n.nodeName, n.unschedulable, n.taints = "", false, nil
+}
 
 // AddPod adds a pod to the node's accounting.
 func (n *NodeInfo) AddPod(pod *v1.Pod) { n.AddPodInfo(NewPodInfo(pod)) }
@@ -122,6 +145,9 @@ func removeByUID(list []*PodInfo, uid types.UID) []*PodInfo {
 func (n *NodeInfo) Clone() *NodeInfo {
 	out := &NodeInfo{
 		node:                         n.node,
+		nodeName:                     n.nodeName,
+		unschedulable:                n.unschedulable,
+		taints:                       n.taints,
 		Pods:                         append([]*PodInfo(nil), n.Pods...),
 		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
 		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),

@@ -194,14 +194,38 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 		if state.SkipFilterPlugins[p.Name()] {
 			continue
 		}
-		if s := p.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
-			if !s.IsRejected() && s.Code() != framework.Error {
-				s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
-			}
-			return s.WithPlugin(p.Name())
+		if s := runFilter(ctx, p, state, pod, nodeInfo); s != nil {
+			return s
 		}
 	}
 	return nil
+}
+
+// runFilter runs one Filter plugin; nil means the node passed.
+func runFilter(ctx context.Context, p framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s := p.Filter(ctx, state, pod, nodeInfo)
+	if s.IsSuccess() {
+		return nil
+	}
+	if !s.IsRejected() && s.Code() != framework.Error {
+		s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
+	}
+	return s.WithPlugin(p.Name())
+}
+
+// activeFilters lists the Filter plugins whose PreFilter did not Skip, so
+// that filtering many nodes looks the skips up once, not per node and plugin.
+func (f *Framework) activeFilters(state *framework.CycleState) []framework.FilterPlugin {
+	if len(state.SkipFilterPlugins) == 0 {
+		return f.filter
+	}
+	active := make([]framework.FilterPlugin, 0, len(f.filter))
+	for _, p := range f.filter {
+		if !state.SkipFilterPlugins[p.Name()] {
+			active = append(active, p)
+		}
+	}
+	return active
 }
 
 // FindFeasibleNodes filters nodes in parallel, visiting them round-robin from
@@ -229,9 +253,15 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 	var mu sync.Mutex
 	statuses := framework.NodeToStatus{}
 	var firstErr error
+	filters := f.activeFilters(state)
 	parallelize(ctx, f.opts.Parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := f.RunFilterPlugins(ctx, state, pod, ni)
+		var s *framework.Status
+		for _, p := range filters {
+			if s = runFilter(ctx, p, state, pod, ni); s != nil {
+				break
+			}
+		}
 		processed.Add(1)
 		switch {
 		case s.IsSuccess():
@@ -252,7 +282,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 			cancel()
 		default:
 			mu.Lock()
-			statuses[ni.Node().Name] = s
+			statuses[ni.NodeName()] = s
 			mu.Unlock()
 		}
 	})
@@ -326,18 +356,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	defer cancel()
 	parallelize(ctx, f.opts.Parallelism, len(nodes), func(i int) {
 		ni := nodes[i]
+		name := ni.NodeName()
 		for j, p := range active {
 			sc, s := p.Score(ctx, state, pod, ni)
 			if !s.IsSuccess() {
 				errMu.Lock()
 				if firstErr == nil {
-					firstErr = framework.AsStatus(fmt.Errorf("plugin %q scoring node %q: %w", p.Name(), ni.Node().Name, s.AsError())).WithPlugin(p.Name())
+					firstErr = framework.AsStatus(fmt.Errorf("plugin %q scoring node %q: %w", p.Name(), name, s.AsError())).WithPlugin(p.Name())
 				}
 				errMu.Unlock()
 				cancel()
 				return
 			}
-			perPlugin[j][i] = framework.NodeScore{Name: ni.Node().Name, Score: sc}
+			perPlugin[j][i] = framework.NodeScore{Name: name, Score: sc}
 		}
 	})
 	if firstErr != nil {
@@ -345,7 +376,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	}
 	totals := make([]framework.NodeScore, len(nodes))
 	for i, ni := range nodes {
-		totals[i].Name = ni.Node().Name
+		totals[i].Name = ni.NodeName()
 	}
 	for j, p := range active {
 		scores := perPlugin[j]

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -9,6 +10,11 @@ import (
 // parallelize calls fn(i) for i in [0, n) on up to workers goroutines,
 // handing out indexes in small chunks so that uneven work balances. It stops
 // handing out work once ctx is done.
+//
+// Filter and Score never block, so goroutines beyond GOMAXPROCS cannot run at
+// the same time and only cost their start and scheduling: the workers are
+// capped there, and the calling goroutine is one of them. The chunk size
+// still follows the requested workers, so early stops stay as prompt.
 func parallelize(ctx context.Context, workers, n int, fn func(i int)) {
 	if n <= 0 {
 		return
@@ -20,9 +26,7 @@ func parallelize(ctx context.Context, workers, n int, fn func(i int)) {
 	if chunk < 1 {
 		chunk = 1
 	}
-	if workers > (n+chunk-1)/chunk {
-		workers = (n + chunk - 1) / chunk
-	}
+	workers = min(workers, goruntime.GOMAXPROCS(0), (n+chunk-1)/chunk)
 	if workers == 1 {
 		for i := 0; i < n && ctx.Err() == nil; i++ {
 			fn(i)
@@ -30,22 +34,26 @@ func parallelize(ctx context.Context, workers, n int, fn func(i int)) {
 		return
 	}
 	var next atomic.Int64
+	work := func() {
+		for ctx.Err() == nil {
+			start := int(next.Add(int64(chunk))) - chunk
+			if start >= n {
+				return
+			}
+			end := min(start+chunk, n)
+			for i := start; i < end; i++ {
+				fn(i)
+			}
+		}
+	}
 	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
+	wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				start := int(next.Add(int64(chunk))) - chunk
-				if start >= n {
-					return
-				}
-				end := min(start+chunk, n)
-				for i := start; i < end; i++ {
-					fn(i)
-				}
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
 }

@@ -29,7 +29,7 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 
 // PreScore computes the pod's requests once for all nodes.
 func (*BalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreKey, &preScoreState{req: framework.PodRequests(pod)})
+	state.Write(preScoreKey, &preScoreState{req: framework.PodRequestsFor(state, pod)})
 	return nil
 }
 
@@ -45,30 +45,22 @@ func (*BalancedAllocation) Score(_ context.Context, state *framework.CycleState,
 	if req == nil {
 		req = framework.PodRequests(pod)
 	}
-	var fractions []float64
-	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		alloc := ni.Allocatable.Get(name)
-		if alloc == 0 {
-			continue
-		}
-		f := float64(ni.Requested.Get(name)+req.Get(name)) / float64(alloc)
-		fractions = append(fractions, math.Min(f, 1))
+	// Two resources, so the standard deviation of their fractions is half
+	// their difference; with one (the node lacks the other) it is zero.
+	// Fields, not a slice: this runs for every scored node of every pod.
+	var fractions [2]float64
+	n := 0
+	if alloc := ni.Allocatable.MilliCPU; alloc != 0 {
+		fractions[n] = math.Min(float64(ni.Requested.MilliCPU+req.MilliCPU)/float64(alloc), 1)
+		n++
+	}
+	if alloc := ni.Allocatable.Memory; alloc != 0 {
+		fractions[n] = math.Min(float64(ni.Requested.Memory+req.Memory)/float64(alloc), 1)
+		n++
 	}
 	var std float64
-	switch len(fractions) {
-	case 0, 1:
-	case 2:
+	if n == 2 {
 		std = math.Abs(fractions[0]-fractions[1]) / 2
-	default:
-		var mean float64
-		for _, f := range fractions {
-			mean += f
-		}
-		mean /= float64(len(fractions))
-		for _, f := range fractions {
-			std += (f - mean) * (f - mean)
-		}
-		std = math.Sqrt(std / float64(len(fractions)))
 	}
 	return int64((1 - std) * float64(framework.MaxNodeScore)), nil
 }

@@ -19,3 +19,27 @@ func TestBalancedAllocationPrefersEvenUse(t *testing.T) {
 		t.Fatalf("scores = %v, want even:100 skewed:62", got)
 	}
 }
+
+func TestBalancedAllocationEdgeCases(t *testing.T) {
+	pod := schedtest.MakePod().Req("cpu", "2", "memory", "1Gi").Obj()
+	tests := []struct {
+		name string
+		node *schedtest.NodeWrapper
+		want int64
+	}{
+		// 2 of 1 CPU counts as full: |1 - 0.25| / 2 off perfect balance.
+		{"a fraction above one counts as one", schedtest.MakeNode().Capacity("cpu", "1", "memory", "4Gi"), 62},
+		// Only CPU is known, so there is nothing to balance against.
+		{"a node without memory is balanced", schedtest.MakeNode().Capacity("cpu", "4"), 100},
+		{"a node with neither is balanced", schedtest.MakeNode(), 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := New(nil, nil)
+			got := schedtest.RunScore(t, p, pod, schedtest.NodeInfo(tc.node.Name("n").Obj()))
+			if got["n"] != tc.want {
+				t.Fatalf("score = %d, want %d", got["n"], tc.want)
+			}
+		})
+	}
+}

@@ -94,6 +94,35 @@ func TestRequestlessPodsStillCountWhenScoring(t *testing.T) {
 	}
 }
 
+func TestConfiguredResourcesAreScoredByWeight(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "memory", "8Gi", "example.com/gpu", "4", "ephemeral-storage", "10Gi").Obj()
+	ni := schedtest.NodeInfo(node, schedtest.MakePod().Name("x").Req("cpu", "1", "example.com/gpu", "2", "ephemeral-storage", "5Gi").Obj())
+	pod := schedtest.MakePod().Req("cpu", "1", "example.com/gpu", "1", "ephemeral-storage", "3Gi").Obj()
+	tests := []struct {
+		name      string
+		resources []ResourceWeight
+		want      int64
+	}{
+		// cpu 2 of 4 used → 50 free; gpu 3 of 4 → 25 free: (50×1 + 25×3) / 4.
+		{"an extended resource", []ResourceWeight{{v1.ResourceCPU, 1}, {"example.com/gpu", 3}}, 31},
+		// ephemeral storage 8 of 10Gi → 20 free; memory (non-zero default 2×200Mi of 8Gi) → 95 free.
+		{"ephemeral storage and memory", []ResourceWeight{{v1.ResourceEphemeralStorage, 1}, {v1.ResourceMemory, 1}}, 57},
+		// a resource the node does not have is left out of the average.
+		{"a resource the node lacks", []ResourceWeight{{v1.ResourceCPU, 1}, {"example.com/fpga", 5}}, 50},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(Args{Resources: tc.resources}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := schedtest.RunScore(t, p, pod, ni); got["n"] != tc.want {
+				t.Fatalf("score = %d, want %d", got["n"], tc.want)
+			}
+		})
+	}
+}
+
 func TestArgsAreValidated(t *testing.T) {
 	for _, args := range []any{
 		Args{ScoringStrategy: "Random"},

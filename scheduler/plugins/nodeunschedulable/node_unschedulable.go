@@ -29,7 +29,7 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 
 // Filter rejects cordoned nodes unless the pod tolerates the unschedulable taint.
 func (*NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	if !ni.Node().Spec.Unschedulable {
+	if !ni.Unschedulable() {
 		return nil
 	}
 	for i := range pod.Spec.Tolerations {

@@ -40,7 +40,7 @@ func doNotSchedule(t *v1.Taint) bool {
 
 // Filter rejects a node with an untolerated NoSchedule/NoExecute taint.
 func (*TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	taints := ni.Node().Spec.Taints
+	taints := ni.Taints()
 	if len(taints) == 0 {
 		return nil
 	}
@@ -78,8 +78,9 @@ func (*TaintToleration) Score(_ context.Context, state *framework.CycleState, _ 
 		return 0, framework.AsStatus(fmt.Errorf("%s: unexpected state %T", Name, d))
 	}
 	var n int64
-	for i := range ni.Node().Spec.Taints {
-		t := &ni.Node().Spec.Taints[i]
+	taints := ni.Taints()
+	for i := range taints {
+		t := &taints[i]
 		if t.Effect == v1.TaintEffectPreferNoSchedule && !corev1helpers.TolerationsTolerateTaint(klog.Background(), tols, t, false) {
 			n++
 		}
