@@ -328,8 +328,9 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)
 	}
 	if !statusEqual(&pod.Status, status) {
-		upd := pod.DeepCopy()
-		upd.Status = *status
+		// A shallow copy with the new status: the request only encodes
+		// it, so the cached pod's metadata and spec need no deep copy.
+		upd := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta, Spec: pod.Spec, Status: *status}
 		if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
 				return 0, nil
