@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,5 +43,49 @@ func TestStatusEqualAtTheAPIsPrecision(t *testing.T) {
 	later.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(started.Add(time.Second))
 	if statusEqual(&stored, later) {
 		t.Fatal("a status one second later compares equal")
+	}
+}
+
+// benchPod is a pod as a hollow node first sees it (bound, no status yet
+// beyond PodScheduled) and the runtime's report of its one container.
+func benchPod() (*corev1.Pod, PodState) {
+	started := metav1.NewTime(time.Date(2026, 11, 30, 13, 40, 44, 123456789, time.UTC))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-1", Namespace: "bench", UID: "0f9e6c5a-4a8e-4a59-9d0c-6c1f3b1e2a7d", ResourceVersion: "1234"},
+		Spec: corev1.PodSpec{NodeName: "hollow-0", Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(started.Add(-time.Second).Truncate(time.Second))}}},
+	}
+	state := PodState{Containers: []corev1.ContainerStatus{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImageID: "fake://registry.k8s.io/pause:3.10",
+		ContainerID: "fake://0f9e6c5a-4a8e-4a59-9d0c-6c1f3b1e2a7d/app", Ready: true, Started: new(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
+	return pod, state
+}
+
+// BenchmarkPodStatus is the status work of a pod's two syncs on a hollow
+// node: the first computes a status that differs from the pod's (and is
+// written), the second, after the write comes back by the watch, one that
+// does not.
+func BenchmarkPodStatus(b *testing.B) {
+	pod, state := benchPod()
+	now := state.Containers[0].State.Running.StartedAt.Time
+	written := pod.DeepCopy()
+	written.Status = *computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	raw, err := json.Marshal(written.Status)
+	if err != nil {
+		b.Fatal(err)
+	}
+	written.Status = corev1.PodStatus{}
+	if err := json.Unmarshal(raw, &written.Status); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if statusEqual(&pod.Status, computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)) {
+			b.Fatal("first sync: status unchanged")
+		}
+		if !statusEqual(&written.Status, computeStatus(written, state, "10.0.0.5", "192.168.1.10", now)) {
+			b.Fatal("second sync: status changed")
+		}
 	}
 }
