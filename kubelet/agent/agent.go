@@ -16,10 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -333,7 +331,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		// A shallow copy with the new status: the request only encodes
 		// it, so the cached pod's metadata and spec need no deep copy.
 		upd := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta, Spec: pod.Spec, Status: *status}
-		if err := a.updatePodStatus(ctx, upd); err != nil {
+		if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
 				return 0, nil
 			}
@@ -359,21 +357,6 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		}
 	}
 	return 0, nil
-}
-
-// updatePodStatus writes pod's status (PUT pods/<name>/status, as
-// UpdateStatus does). The reply, the whole pod as stored, is not decoded:
-// nothing here uses it (the pod's watch brings it), and decoding it was a
-// fifth of the request's cost to a hollow node. A client without a REST
-// client of its own (client-go's fake clientset) gets UpdateStatus.
-func (a *Agent) updatePodStatus(ctx context.Context, pod *corev1.Pod) error {
-	core := a.client.CoreV1()
-	if rc, ok := core.RESTClient().(*rest.RESTClient); ok && rc != nil {
-		return rc.Put().UseProtobufAsDefaultIfPreferred(true).Namespace(pod.Namespace).Resource("pods").Name(pod.Name).
-			SubResource("status").VersionedParams(&metav1.UpdateOptions{}, scheme.ParameterCodec).Body(pod).Do(ctx).Error()
-	}
-	_, err := core.Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-	return err
 }
 
 // terminate stops a pod being deleted, honouring its grace period, then
