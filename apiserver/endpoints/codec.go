@@ -275,22 +275,12 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 // copying it into another (as a bytes.Buffer would, growing to the
 // object's size). Anything else written is appended.
 type ownedWriter struct {
-	// framed leaves room before the buffer for the head of a watch frame
-	// of type eventType (see protobufFrame): whole is the room and alloc.
-	framed    bool
-	eventType string
-	whole     []byte
-	alloc     []byte // the buffer handed to the serializer
-	out       []byte
+	alloc []byte // the buffer handed to the serializer
+	out   []byte
 }
 
 func (w *ownedWriter) Allocate(n uint64) []byte {
-	h := 0
-	if w.framed {
-		h = 4 + watchEventSize(len(w.eventType), int(n)) - int(n)
-	}
-	w.whole = make([]byte, h+int(n))
-	w.alloc = w.whole[h:]
+	w.alloc = make([]byte, n)
 	return w.alloc
 }
 

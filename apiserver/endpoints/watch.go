@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	stderrors "errors"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -94,7 +93,21 @@ func (s *watchStream) sendShared(typ string, e *sharedEvent) error {
 // frame encodes one event in the stream's encoding.
 func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	if s.enc == encProtobuf {
-		return protobufFrame(typ, obj)
+		data, err := encodeProtobuf(obj)
+		if err != nil {
+			return nil, err
+		}
+		// The length prefix and the event in one buffer: marshalling the
+		// event on its own and then copying it behind the prefix would
+		// copy every object once more.
+		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
+		n := ev.Size()
+		frame := make([]byte, 4+n)
+		binary.BigEndian.PutUint32(frame, uint32(n))
+		if _, err := ev.MarshalToSizedBuffer(frame[4:]); err != nil {
+			return nil, err
+		}
+		return frame, nil
 	}
 	data, err := encodeObject(obj)
 	if err != nil {
@@ -342,47 +355,3 @@ func (h *Handler) trigger(res *registry.Resource, sel *selection) *storage.Watch
 			return pod.Spec.NodeName, true
 		}}
 }
-
-// protobufFrame is a protobuf watch frame: the length prefix and the
-// metav1.WatchEvent whose object is obj in the protobuf envelope. The
-// event ends with the object's bytes, so the serializer is given the
-// frame's tail to marshal the object into and the event's head is
-// written before it: one buffer, the object not copied. Should the
-// serializer write elsewhere, the event is marshalled into a buffer of
-// its own.
-func protobufFrame(typ string, obj runtime.Object) ([]byte, error) {
-	if _, ok := obj.(runtime.Unstructured); ok {
-		return nil, fmt.Errorf("%T has no protobuf form", obj)
-	}
-	w := ownedWriter{framed: true, eventType: typ}
-	if err := protoCodec.EncodeWithAllocator(obj, &w, &w); err != nil {
-		return nil, err
-	}
-	data := w.out
-	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: data}}
-	n := ev.Size()
-	// The serializer may ask for more than it writes; the frame ends
-	// where the object does, and its head (no longer than the one room
-	// was left for) goes right before.
-	var frame []byte
-	if h, head := len(w.whole)-len(w.alloc), 4+n-len(data); len(data) > 0 && &data[0] == &w.alloc[0] && head <= h {
-		frame = w.whole[h-head : h+len(data) : h+len(data)]
-	} else {
-		frame = make([]byte, 4+n)
-	}
-	binary.BigEndian.PutUint32(frame, uint32(n))
-	if _, err := ev.MarshalToSizedBuffer(frame[4:]); err != nil {
-		return nil, err
-	}
-	return frame, nil
-}
-
-// watchEventSize is the protobuf size of a WatchEvent whose type is
-// typeLen bytes long and whose object is objLen bytes: field 1 (type),
-// field 2 (a RawExtension whose field 1 is the object).
-func watchEventSize(typeLen, objLen int) int {
-	raw := 1 + varintLen(objLen) + objLen
-	return 1 + varintLen(typeLen) + typeLen + 1 + varintLen(raw) + raw
-}
-
-func varintLen(x int) int { return (bits.Len64(uint64(x)|1) + 6) / 7 }
