@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"context"
 	stderrors "errors"
 	"fmt"
@@ -332,40 +333,17 @@ func readBody(req *request) ([]byte, error) {
 }
 
 // readAll is io.ReadAll for a body whose length the client declared (and
-// net/http holds it to): the buffer is allocated at that size at once,
-// not grown from 512 bytes with a copy of the body at each step. It reads
-// to the end and returns what io.ReadAll would, whatever the body turns
-// out to be.
+// net/http holds it to): the buffer starts at that size (plus the room
+// bytes.Buffer wants to see the end), not grown from 512 bytes with a copy
+// of the body at each step. Whatever the body turns out to be, the result
+// is io.ReadAll's.
 func readAll(body io.Reader, declared int64) ([]byte, error) {
 	if declared <= 0 || declared > MaxBodyBytes {
 		return io.ReadAll(body)
 	}
-	data := make([]byte, 0, declared)
-	for len(data) < cap(data) {
-		n, err := body.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return data, err
-		}
-	}
-	var probe [1]byte
-	for {
-		n, err := body.Read(probe[:])
-		if n > 0 {
-			// Longer than declared: the rest as io.ReadAll reads it.
-			rest, err := io.ReadAll(body)
-			return append(append(data, probe[0]), rest...), err
-		}
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return data, err
-		}
-	}
+	buf := bytes.NewBuffer(make([]byte, 0, declared+bytes.MinRead))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
 }
 
 // writeObject sends an object as JSON with the given status code.
