@@ -190,10 +190,13 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *f
 // RunFilterPlugins runs the Filter plugins on one node and returns the first
 // rejection (later plugins are not consulted, as in kube-scheduler).
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	for _, p := range f.filter {
-		if state.SkipFilterPlugins[p.Name()] {
-			continue
-		}
+	return runFilters(ctx, f.activeFilters(state), state, pod, nodeInfo)
+}
+
+// runFilters runs filters in order on one node and returns the first
+// rejection; nil means the node passed.
+func runFilters(ctx context.Context, filters []framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range filters {
 		if s := runFilter(ctx, p, state, pod, nodeInfo); s != nil {
 			return s
 		}
@@ -256,12 +259,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 	filters := f.activeFilters(state)
 	parallelize(ctx, f.opts.Parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		var s *framework.Status
-		for _, p := range filters {
-			if s = runFilter(ctx, p, state, pod, ni); s != nil {
-				break
-			}
-		}
+		s := runFilters(ctx, filters, state, pod, ni)
 		processed.Add(1)
 		switch {
 		case s.IsSuccess():

@@ -46,53 +46,7 @@ type Args struct {
 // Fit implements PreFilter, Filter and Score.
 type Fit struct {
 	strategy  ScoringStrategy
-	resources []scoredResource
-}
-
-// scoredResource is a ResourceWeight with its Resource field resolved once,
-// so Score reads fields instead of comparing resource names per node.
-type scoredResource struct {
-	ResourceWeight
-	kind resourceKind
-}
-
-type resourceKind int
-
-const (
-	kindScalar resourceKind = iota
-	kindCPU
-	kindMemory
-	kindEphemeralStorage
-	kindPods
-)
-
-func kindOf(name v1.ResourceName) resourceKind {
-	switch name {
-	case v1.ResourceCPU:
-		return kindCPU
-	case v1.ResourceMemory:
-		return kindMemory
-	case v1.ResourceEphemeralStorage:
-		return kindEphemeralStorage
-	case v1.ResourcePods:
-		return kindPods
-	}
-	return kindScalar
-}
-
-// get is r.Get(res.Name) without the name comparisons.
-func (res *scoredResource) get(r *framework.Resource) int64 {
-	switch res.kind {
-	case kindCPU:
-		return r.MilliCPU
-	case kindMemory:
-		return r.Memory
-	case kindEphemeralStorage:
-		return r.EphemeralStorage
-	case kindPods:
-		return int64(r.AllowedPodNumber)
-	}
-	return r.Scalar[res.Name]
+	resources []ResourceWeight
 }
 
 // New builds the plugin from Args (or *Args, or nil for defaults).
@@ -123,11 +77,7 @@ func New(args any, _ framework.Handle) (framework.Plugin, error) {
 			return nil, fmt.Errorf("%s: weight of %s must be in 1..100, got %d", Name, r.Name, r.Weight)
 		}
 	}
-	f := &Fit{strategy: a.ScoringStrategy}
-	for _, r := range a.Resources {
-		f.resources = append(f.resources, scoredResource{r, kindOf(r.Name)})
-	}
-	return f, nil
+	return &Fit{strategy: a.ScoringStrategy, resources: a.Resources}, nil
 }
 
 // Name implements framework.Plugin.
@@ -204,17 +154,16 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, n
 		return 0, framework.AsStatus(err)
 	}
 	var sum, weights int64
-	for i := range f.resources {
-		r := &f.resources[i]
-		alloc := r.get(ni.Allocatable)
+	for _, r := range f.resources {
+		alloc := ni.Allocatable.Get(r.Name)
 		if alloc == 0 {
 			continue
 		}
 		var requested int64
-		if r.kind == kindCPU || r.kind == kindMemory {
-			requested = r.get(ni.NonZeroRequested) + r.get(pi.NonZeroRequests)
+		if r.Name == v1.ResourceCPU || r.Name == v1.ResourceMemory {
+			requested = ni.NonZeroRequested.Get(r.Name) + pi.NonZeroRequests.Get(r.Name)
 		} else {
-			requested = r.get(ni.Requested) + r.get(pi.Requests)
+			requested = ni.Requested.Get(r.Name) + pi.Requests.Get(r.Name)
 		}
 		sum += resourceScore(f.strategy, requested, alloc) * r.Weight
 		weights += r.Weight
