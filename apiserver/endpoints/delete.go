@@ -110,7 +110,7 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 				return nil, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.GetResourceVersion()))
 			}
 		}
-		before, err := encodeStored(obj)
+		before, err := encodeStored(res, obj)
 		if err != nil {
 			return nil, errors.NewInternalError(err)
 		}
@@ -139,7 +139,7 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 			}
 		}
 		if holds {
-			after, err := encodeStored(obj)
+			after, err := encodeStored(res, obj)
 			if err != nil {
 				return nil, errors.NewInternalError(err)
 			}

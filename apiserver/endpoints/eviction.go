@@ -144,7 +144,7 @@ func (h *Handler) spendDisruption(req *request, dry bool) error {
 		if pdb.Status.DisruptionsAllowed == 0 {
 			setDisruptionAllowed(pdb, metav1.ConditionFalse, policyv1.InsufficientPodsReason)
 		}
-		value, err := encodeStored(pdb)
+		value, err := encodeStored(pdbRes, pdb)
 		if err != nil {
 			return errors.NewInternalError(err)
 		}

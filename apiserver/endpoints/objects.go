@@ -40,9 +40,21 @@ func newList(res *registry.Resource) runtime.Object {
 // decodeStored turns a stored value into an object whose resourceVersion is
 // the revision rv (the key's ModRevision, or a deleting revision).
 func decodeStored(res *registry.Resource, value []byte, rv int64) (runtime.Object, error) {
-	obj := newObject(res)
-	if err := jsonUnmarshal(value, obj); err != nil {
-		return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
+	var obj runtime.Object
+	if sf := res.Stored; sf != nil {
+		stored := sf.New()
+		if err := jsonUnmarshal(value, stored); err != nil {
+			return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
+		}
+		var err error
+		if obj, err = sf.FromStored(stored); err != nil {
+			return nil, err
+		}
+	} else {
+		obj = newObject(res)
+		if err := jsonUnmarshal(value, obj); err != nil {
+			return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
 	m, err := meta.Accessor(obj)
@@ -58,9 +70,17 @@ func decodeKV(res *registry.Resource, kv *storage.KeyValue) (runtime.Object, err
 	return decodeStored(res, kv.Value, kv.ModRevision)
 }
 
-// encodeStored renders an object for storage. The resourceVersion is not
-// stored: it is the key's revision, set on every read.
-func encodeStored(obj runtime.Object) ([]byte, error) {
+// encodeStored renders an object of res for storage, in the resource's
+// stored kind. The resourceVersion is not stored: it is the key's
+// revision, set on every read.
+func encodeStored(res *registry.Resource, obj runtime.Object) ([]byte, error) {
+	if sf := res.Stored; sf != nil {
+		stored, err := sf.ToStored(obj)
+		if err != nil {
+			return nil, err
+		}
+		obj = stored
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err

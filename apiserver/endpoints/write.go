@@ -208,7 +208,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		}
 		alloc = a
 	}
-	data, err := encodeStored(obj)
+	data, err := encodeStored(req.res, obj)
 	if err != nil {
 		alloc.Abort()
 		undo()
@@ -525,7 +525,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			}
 			alloc = a
 		}
-		newData, err := encodeStored(obj)
+		newData, err := encodeStored(req.res, obj)
 		if err != nil {
 			alloc.Abort()
 			unadmit()

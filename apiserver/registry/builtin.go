@@ -35,6 +35,7 @@ type spec struct {
 	onCreate                   func(runtime.Object)
 	ttl                        time.Duration
 	storagePrefix              string
+	stored                     *StoredForm
 	finalize, binding, evict   bool
 }
 
@@ -111,8 +112,8 @@ func builtinSpecs() []spec {
 			generation: true},
 		// events.k8s.io/v1 shares storage with core events, as in Kubernetes.
 		{group: "events.k8s.io", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
-			storagePrefix: "/registry/events/",
-			newObj:        func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
+			storagePrefix: "/registry/events/", stored: eventsV1Stored,
+			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
 			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}},
 		// policy/v1
 		{group: "policy", version: "v1", name: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
@@ -158,6 +159,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			FieldLabels:      s.fieldLabels,
 			TTL:              s.ttl,
 			StoragePrefix:    s.storagePrefix,
+			Stored:           s.stored,
 			Table:            table,
 		})
 	}

@@ -45,6 +45,9 @@ type Resource struct {
 	// StorageGroup overrides the key prefix's group part where Kubernetes
 	// stores two API groups in one place (events.k8s.io shares core events).
 	StoragePrefix string
+	// Stored, when set, is the kind the objects are stored as and the
+	// conversions to and from it; nil stores the served kind.
+	Stored *StoredForm
 	// Table converts objects of this resource to a Table; nil uses the
 	// registry's default converter.
 	Table TableConvertor
