@@ -108,7 +108,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		return
 	}
 	s.cache.FinishBinding(assumed)
-	s.recorder.Eventf(assumed, v1.EventTypeNormal, "Scheduled", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
+	s.recorder.Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	s.log.Debug("pod bound", "pod", queue.Key(assumed), "node", host, "took", time.Since(start))
 }
 
@@ -267,7 +267,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 		qp.PodInfo = framework.NewPodInfo(current)
 	}
 	s.queue.AddUnschedulableIfNotPresent(qp, cycle)
-	s.recorder.Event(current, v1.EventTypeWarning, "FailedScheduling", msg)
+	s.recorder.Eventf(current, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()

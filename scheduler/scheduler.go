@@ -9,14 +9,12 @@ import (
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 
 	schedcache "github.com/skiffkube/skiff/scheduler/cache"
 	"github.com/skiffkube/skiff/scheduler/framework/runtime"
@@ -41,8 +39,8 @@ type Scheduler struct {
 	queue    *queue.PriorityQueue
 	fwk      *runtime.Framework
 
-	broadcaster record.EventBroadcaster
-	recorder    record.EventRecorder
+	broadcaster events.EventBroadcaster
+	recorder    events.EventRecorder
 
 	// nextStartNodeIndex rotates where filtering starts, so that stopping
 	// early at enough feasible nodes doesn't always favour the same nodes.
@@ -103,8 +101,12 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		return nil, errors.New("scheduler: the profile has no bind plugin")
 	}
 	s.fwk = fwk
-	s.broadcaster = record.NewBroadcaster()
-	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})
+	// events.k8s.io Events, as kube-scheduler records them: that
+	// broadcaster writes each Event on its own goroutine, so a burst of
+	// bindings is not held to one write at a time (core/v1's record
+	// broadcaster queues 1,000 and then drops).
+	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
+	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, cfg.SchedulerName)
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err
 	}
@@ -126,10 +128,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.ran = true
 	s.mu.Unlock()
 
-	sink := &typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")}
-	stopEvents := s.broadcaster.StartRecordingToSink(sink)
+	if err := s.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("scheduler: recording events: %w", err)
+	}
 	defer s.broadcaster.Shutdown()
-	defer stopEvents.Stop()
 
 	s.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {

@@ -61,14 +61,14 @@ func waitUnschedulable(t testing.TB, cs *fake.Clientset, name string) *v1.PodCon
 
 func events(t testing.TB, cs *fake.Clientset, reason string) []string {
 	t.Helper()
-	list, err := cs.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	list, err := cs.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("list events: %v", err)
 	}
 	var out []string
 	for _, e := range list.Items {
 		if e.Reason == reason {
-			out = append(out, e.Message)
+			out = append(out, e.Note)
 		}
 	}
 	return out

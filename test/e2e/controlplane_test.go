@@ -42,6 +42,10 @@ func TestDeploymentLifecycleOnHollowNodes(t *testing.T) {
 	k.ok("scale", "deploy/web", "--replicas=2")
 	eventually(t, k, []string{"2/2"}, "get", "deploy", "web")
 	contains(t, "events", k.ok("get", "events"), "Scheduled", "ScalingReplicaSet")
+	// The scheduler writes events.k8s.io Events; describe lists core ones:
+	// the same objects, converted by the API server.
+	pod := k.ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
+	eventually(t, k, []string{"default-scheduler", "Successfully assigned default/" + pod + " to hollow-"}, "describe", "pod", pod)
 
 	// Each controller wrote as its own service account, which the store's
 	// history records as the actor of every change.
