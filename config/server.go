@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -72,7 +73,11 @@ func (s *Server) StorageConfig(log *slog.Logger) storage.Config {
 		CompactInterval:  compact,
 		CompactRetain:    s.CompactRetain,
 		HistoryRetention: s.HistoryRetention,
-		Logger:           log,
+		// Events are most of the writes and hardly ever listed: they stay
+		// out of the list cache's memory, as Kubernetes keeps them out of
+		// its watch cache.
+		ListCacheSkip: []string{registry.EventsKeyPrefix},
+		Logger:        log,
 	}
 }
 

@@ -69,6 +69,11 @@ type Config struct {
 	// outgrows it the mirror is dropped and lists read the database; negative
 	// disables the mirror.
 	ListCacheBytes int
+	// ListCacheSkip lists key prefixes the mirror leaves out: many
+	// short-lived keys that are rarely listed (the API server's Events, which
+	// Kubernetes keeps out of its watch cache too). Lists and cached reads
+	// that reach them read the database.
+	ListCacheSkip []string
 	// TTLSweepInterval is how often expired keys are deleted.
 	TTLSweepInterval time.Duration
 	// Logger receives the store's logs; nil means slog.Default().

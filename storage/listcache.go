@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +24,11 @@ import (
 // The cache holds values decrypted, like the watch ring, and shares the
 // *KeyValue of each event with it. If the state outgrows Config.ListCacheBytes
 // the cache is dropped for good (lists read the database, as without it).
+// Keys under Config.ListCacheSkip are not mirrored: lists and reads that
+// reach them read the database.
 type listCache struct {
 	limit int
+	skip  []string // key prefixes not mirrored
 	log   func(msg string, args ...any)
 
 	mu       sync.RWMutex
@@ -40,8 +44,30 @@ type listCache struct {
 // value bytes: the KeyValue struct, the string header and the tree's slot.
 const cacheEntryOverhead = 112
 
-func newListCache(limit int, log func(string, ...any)) *listCache {
-	return &listCache{limit: limit, log: log, disabled: limit < 0, advanced: make(chan struct{})}
+func newListCache(limit int, skip []string, log func(string, ...any)) *listCache {
+	return &listCache{limit: limit, skip: skip, log: log, disabled: limit < 0, advanced: make(chan struct{})}
+}
+
+// skipped tells whether key is under a prefix the cache does not mirror.
+func (c *listCache) skipped(key string) bool {
+	for _, p := range c.skip {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// reachesSkipped tells whether the key range [lo, hi) holds keys of a
+// prefix the cache does not mirror.
+func (c *listCache) reachesSkipped(lo, hi string) bool {
+	for _, p := range c.skip {
+		plo, phi := prefixRange(p)
+		if lo < phi && plo < hi {
+			return true
+		}
+	}
+	return false
 }
 
 func kvLess(a, b *KeyValue) bool { return a.Key < b.Key }
@@ -56,6 +82,9 @@ func (c *listCache) fill(h *hub, kvs []*KeyValue, at int64) bool {
 	tree := btree.NewG(32, kvLess)
 	size := 0
 	for _, kv := range kvs {
+		if c.skipped(kv.Key) {
+			continue
+		}
 		tree.ReplaceOrInsert(kv)
 		size += entryBytes(kv)
 	}
@@ -73,7 +102,7 @@ func (c *listCache) fill(h *hub, kvs []*KeyValue, at int64) bool {
 			return false
 		}
 		for _, ev := range h.ring {
-			if ev.Revision > at {
+			if ev.Revision > at && !c.skipped(ev.KV.Key) {
 				size += applyTo(tree, ev)
 			}
 		}
@@ -117,7 +146,9 @@ func (c *listCache) apply(evs []Event) {
 		if ev.Revision <= c.rev {
 			continue
 		}
-		c.bytes += applyTo(c.tree, ev)
+		if !c.skipped(ev.KV.Key) {
+			c.bytes += applyTo(c.tree, ev)
+		}
 		c.rev, moved = ev.Revision, true
 	}
 	if c.limit > 0 && c.bytes > c.limit {
@@ -192,7 +223,7 @@ func (c *listCache) waitFor(ctx context.Context, rev int64, wake func(), maxWait
 func (c *listCache) list(lo, hi, startAfter string, limit int, exactly int64) (kvs []*KeyValue, rev int64, more, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if !c.loaded || (exactly != 0 && c.rev != exactly) {
+	if !c.loaded || (exactly != 0 && c.rev != exactly) || c.reachesSkipped(lo, hi) {
 		return nil, 0, false, false
 	}
 	from := lo
@@ -217,7 +248,7 @@ func (c *listCache) list(lo, hi, startAfter string, limit int, exactly int64) (k
 func (c *listCache) get(key string) (kv *KeyValue, found, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if !c.loaded {
+	if !c.loaded || c.skipped(key) {
 		return nil, false, false
 	}
 	kv, found = c.tree.Get(&KeyValue{Key: key})

@@ -177,3 +177,42 @@ func TestStoreKeepsItsOwnCopyOfValues(t *testing.T) {
 		}
 	})
 }
+
+// TestListCacheSkip: keys under ListCacheSkip take no room in the cache (so
+// many of them do not outgrow it), and lists and cached reads that reach
+// them still see them, from the database.
+func TestListCacheSkip(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t), func(c *storage.Config) {
+			c.ListCacheBytes = 4096
+			c.ListCacheSkip = []string{"/registry/events/"}
+		})
+		ctx := ctxT(t)
+		for i := 0; i < 20; i++ {
+			if _, err := s.Create(ctx, fmt.Sprintf("/registry/events/default/e%02d", i), make([]byte, 512), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, err := s.Delete(ctx, "/registry/events/default/e00", 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, "/registry/configmaps/default/c", []byte("c"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if !s.ListCacheUsable() {
+			t.Fatal("skipped keys filled the list cache")
+		}
+		for prefix, want := range map[string]int{"/registry/events/": 19, "/registry/events/default/": 19, "/registry/": 20, "/registry/configmaps/": 1} {
+			l, err := s.List(ctx, storage.ListOptions{Prefix: prefix})
+			if err != nil || len(l.KVs) != want {
+				t.Fatalf("list %s: %d keys (want %d), %v", prefix, len(l.KVs), want, err)
+			}
+		}
+		if _, _, ok := s.GetCached("/registry/events/default/e01"); ok {
+			t.Fatal("the cache answered for a skipped key")
+		}
+		if kv, found, ok := s.GetCached("/registry/configmaps/default/c"); !ok || !found || string(kv.Value) != "c" {
+			t.Fatalf("cached read of a mirrored key: %v %v %v", kv, found, ok)
+		}
+	})
+}

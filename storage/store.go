@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.writes = make(chan *writeOp, maxBatchOps)
 	s.hub = newHub(s, rev)
-	s.cache = newListCache(cfg.ListCacheBytes, s.log.Warn)
+	s.cache = newListCache(cfg.ListCacheBytes, cfg.ListCacheSkip, s.log.Warn)
 	s.refill = make(chan struct{}, 1)
 	if err := s.fillListCache(ctx); err != nil {
 		// Not fatal: lists read the database (and report the problem, e.g.

@@ -21,6 +21,9 @@ import (
 // eventTTL is how long Events live, as in Kubernetes (--event-ttl).
 const eventTTL = time.Hour
 
+// EventsKeyPrefix is where Events of both APIs are stored.
+const EventsKeyPrefix = "/registry/events/"
+
 // spec is the compact form the table below is written in.
 type spec struct {
 	group, version, name, kind string
@@ -112,7 +115,7 @@ func builtinSpecs() []spec {
 			generation: true},
 		// events.k8s.io/v1 shares storage with core events, as in Kubernetes.
 		{group: "events.k8s.io", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
-			storagePrefix: "/registry/events/", stored: eventsV1Stored,
+			storagePrefix: EventsKeyPrefix, stored: eventsV1Stored,
 			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
 			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}},
 		// policy/v1
