@@ -40,20 +40,20 @@ func newList(res *registry.Resource) runtime.Object {
 // decodeStored turns a stored value into an object whose resourceVersion is
 // the revision rv (the key's ModRevision, or a deleting revision).
 func decodeStored(res *registry.Resource, value []byte, rv int64) (runtime.Object, error) {
+	sf := res.Stored
 	var obj runtime.Object
-	if sf := res.Stored; sf != nil {
-		stored := sf.New()
-		if err := jsonUnmarshal(value, stored); err != nil {
-			return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
-		}
-		var err error
-		if obj, err = sf.FromStored(stored); err != nil {
-			return nil, err
-		}
+	if sf != nil {
+		obj = sf.New()
 	} else {
 		obj = newObject(res)
-		if err := jsonUnmarshal(value, obj); err != nil {
-			return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
+	}
+	if err := jsonUnmarshal(value, obj); err != nil {
+		return nil, fmt.Errorf("decoding stored %s: %w", res.Kind, err)
+	}
+	if sf != nil {
+		var err error
+		if obj, err = sf.FromStored(obj); err != nil {
+			return nil, err
 		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
