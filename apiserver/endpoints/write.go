@@ -124,6 +124,10 @@ func joinComma(s []string) string {
 
 // createObject fills system metadata, prepares, validates and stores a new
 // object. applied, when set, is the apply configuration that created it.
+// generateNameAttempts is how many names a create with generateName tries
+// before it reports AlreadyExists, as in Kubernetes.
+const generateNameAttempts = 8
+
 func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, applied runtime.Object) (runtime.Object, error) {
 	res := req.res
 	if applied != nil {
@@ -139,7 +143,8 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 	if err := h.checkNamespace(req, m); err != nil {
 		return nil, err
 	}
-	if m.GetName() == "" && m.GetGenerateName() != "" {
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	if generated {
 		m.SetName(m.GetGenerateName() + utilrand.String(5))
 	}
 	m.SetUID(uuidNew())
@@ -208,14 +213,26 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		}
 		alloc = a
 	}
-	data, err := encodeStored(req.res, obj)
-	if err != nil {
-		alloc.Abort()
-		undo()
-		return nil, errors.NewInternalError(err)
-	}
-	kv, err := h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
-	if err != nil {
+	var kv *storage.KeyValue
+	for attempt := 1; ; attempt++ {
+		data, err := encodeStored(req.res, obj)
+		if err != nil {
+			alloc.Abort()
+			undo()
+			return nil, errors.NewInternalError(err)
+		}
+		kv, err = h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
+		if err == nil {
+			break
+		}
+		// A generated name that is taken gets another, as Kubernetes
+		// retries generateName (RetryGenerateName, GA in 1.32): with
+		// five random characters, a ReplicaSet of 10,000 pods meets a
+		// few collisions.
+		if generated && stderrors.Is(err, storage.ErrKeyExists) && attempt < generateNameAttempts {
+			m.SetName(m.GetGenerateName() + utilrand.String(5))
+			continue
+		}
 		alloc.Abort()
 		undo()
 		return nil, storeError(err, res.GroupResource(), m.GetName())
