@@ -34,9 +34,6 @@ const (
 	// joinParallelism bounds the joins (a key, a request, a signature each)
 	// running at once when many hollow nodes start.
 	joinParallelism = 16
-	// eventShards is how many event broadcasters a group of hollow nodes
-	// shares (each writes one Event at a time).
-	eventShards = 16
 )
 
 // runHollowNodes runs --count hollow nodes (--runtime fake), each a kubelet
@@ -62,7 +59,7 @@ func runHollowNodes(ctx context.Context, o *agentOptions, capacity corev1.Resour
 	if ip == "" {
 		ip = defaultNodeIP()
 	}
-	events := agent.NewEventRecorders(min(len(names), eventShards))
+	events := agent.NewEventRecorders()
 	defer events.Stop()
 	agents := make([]*agent.Agent, len(names))
 	for i, name := range names {

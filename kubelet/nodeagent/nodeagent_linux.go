@@ -74,7 +74,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	// Pod Events, as the kubelet records them (source "kubelet", this host).
-	events := agent.NewEventRecorders(1)
+	events := agent.NewEventRecorders()
 	defer events.Stop()
 	recorder := events.For(o.NodeName, o.Client)
 

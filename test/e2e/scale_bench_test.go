@@ -92,6 +92,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.Logf("%d nodes: %d pods created in %.1fs (%.0f/s)", nodes, pods, created.Seconds(), float64(pods)/created.Seconds())
 			b.Logf("%d nodes: %d pods bound in %.1fs = %.0f pods/s (target >= 1000); server RSS idle %.0f MB (target < 100), with the nodes and pods %.0f MB (target < 500 at 1,000 nodes)",
 				nodes, pods, secs, float64(pods)/secs, idle, rssMB(b, s))
+			// Last: listing the Events reads the database and grows the RSS.
+			reportPodEvents(b, cs, "bench", pods)
 		})
 	}
 }
@@ -426,4 +428,51 @@ func (tr *podTracker) waitAll(b *testing.B, n int, at func(podTimes) time.Time) 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// podEventReasons are the Events every benchmark pod should get: the
+// scheduler's, then its kubelet's for its one container.
+var podEventReasons = []string{"Scheduled", "Pulled", "Created", "Started"}
+
+// reportPodEvents waits (up to a minute) for the Events of n pods in ns to
+// stop arriving, then reports how many of each expected reason are missing:
+// an Event recorder that drops under load shows here, not as speed.
+func reportPodEvents(b *testing.B, cs kubernetes.Interface, ns string, n int) {
+	count := func() map[string]int {
+		got := map[string]int{}
+		var cont string
+		for {
+			l, err := cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{Limit: 5000, Continue: cont})
+			if err != nil {
+				b.Fatalf("listing events: %v", err)
+			}
+			for _, e := range l.Items {
+				got[e.Reason]++
+			}
+			if cont = l.Continue; cont == "" {
+				return got
+			}
+		}
+	}
+	var got map[string]int
+	prev := -1
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		got = count()
+		total := 0
+		for _, r := range podEventReasons {
+			total += got[r]
+		}
+		if total == prev || total == n*len(podEventReasons) {
+			break
+		}
+		prev = total
+	}
+	missing := 0
+	var parts []string
+	for _, r := range podEventReasons {
+		missing += max(n-got[r], 0)
+		parts = append(parts, fmt.Sprintf("%s %d", r, got[r]))
+	}
+	b.ReportMetric(float64(missing), "events-missing")
+	b.Logf("Events of %d pods: %s (%d missing)", n, strings.Join(parts, ", "), missing)
 }
