@@ -14,9 +14,9 @@ import (
 // its recorder has the source kubelet/<node>, and its Events are written
 // with that node's own client (its own credential, so the node authorizer
 // applies). A broadcaster writes one Event at a time and drops, without a
-// word, what does not fit its queue of 1,000; one shared by many hollow
-// nodes fell behind in a burst and lost about a tenth of the pods' Events at
-// 1,000 nodes, which is why they are not shared.
+// word, what does not fit its queue of 1,000; sixteen shared by 1,000
+// hollow nodes fell behind in a burst of 10,000 pods and lost about a fifth
+// of the kubelets' Events, which is why they are not shared.
 type EventRecorders struct {
 	mu           sync.Mutex
 	broadcasters []record.EventBroadcaster
