@@ -122,12 +122,12 @@ func joinComma(s []string) string {
 	return b.String()
 }
 
-// createObject fills system metadata, prepares, validates and stores a new
-// object. applied, when set, is the apply configuration that created it.
 // generateNameAttempts is how many names a create with generateName tries
 // before it reports AlreadyExists, as in Kubernetes.
 const generateNameAttempts = 8
 
+// createObject fills system metadata, prepares, validates and stores a new
+// object. applied, when set, is the apply configuration that created it.
 func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, applied runtime.Object) (runtime.Object, error) {
 	res := req.res
 	if applied != nil {
