@@ -27,13 +27,13 @@ func TestCollectOnContainerd(t *testing.T) {
 	socket := nodetest.RequireContainerd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: "skiff-test-imagegc", CgroupRoot: "/skiff-test-imagegc"})
+	dir := t.TempDir()
+	r, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: "skiff-test-imagegc", CgroupRoot: "/skiff-test-imagegc", LogDriver: testimage.BuildLogDriver(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() }) // after the clean-ups below
 
-	dir := t.TempDir()
 	usedTar, used := testimage.Build(t, dir)
 	unusedTar := filepath.Join(dir, "unused.tar")
 	f, err := os.Create(unusedTar)

@@ -32,7 +32,7 @@ type Options struct {
 	ContainerdSocket string
 	// LogDriver is the executable the containerd shim runs as
 	// `<LogDriver> log-driver <path>` to write container logs: the skiff
-	// binary itself.
+	// binary itself. Required.
 	LogDriver string
 	// LogDir defaults to /var/log/pods.
 	LogDir string

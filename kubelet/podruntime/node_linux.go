@@ -32,7 +32,7 @@ type NodeOptions struct {
 	CgroupRoot          string
 	// LogDriver is the executable the containerd shim runs to write CRI
 	// logs (`<LogDriver> log-driver <path>`, see kubelet/logdriver); the
-	// skiff binary's own path in production. Empty writes raw logs.
+	// skiff binary's own path in production. Required.
 	LogDriver string
 	// Objects reads ConfigMaps and Secrets for env and volumes (the agent's
 	// listers or clientset).

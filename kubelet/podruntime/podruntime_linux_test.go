@@ -72,12 +72,13 @@ func newEnv(t testing.TB, bridge, cidr string) *env {
 	t.Helper()
 	socket := nodetest.RequireContainerd(t)
 	ctx := context.Background()
-	ctr, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: "skiff-test-pods", CgroupRoot: "/skiff-test-pods"})
+	build := t.TempDir()
+	ctr, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: "skiff-test-pods", CgroupRoot: "/skiff-test-pods", LogDriver: testimage.BuildLogDriver(t, build)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ctr.Close() })
-	tarPath, _ := testimage.Build(t, t.TempDir())
+	tarPath, _ := testimage.Build(t, build)
 	if _, err := ctr.ImportImages(ctx, tarPath); err != nil {
 		t.Fatal(err)
 	}
@@ -352,9 +353,10 @@ func TestOpenNodeImportsAgentImagesAndRunsAPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	testimage.Build(t, images) // leaves testapp.tar (and the binary, ignored) there
+	driver := testimage.BuildLogDriver(t, t.TempDir())
 	ctx := context.Background()
 	n, err := OpenNode(ctx, NodeOptions{
-		DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: socket,
+		DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: socket, LogDriver: driver,
 		ContainerdNamespace: "skiff-test-node", CgroupRoot: "/skiff-test-node", Bridge: "sktnode0", LogDir: t.TempDir(),
 		// Not the default prefix: a real node agent on this machine (the
 		// e2e tests) cleans up "skiff-" namespaces it does not know.
@@ -392,7 +394,7 @@ func TestOpenNodeImportsAgentImagesAndRunsAPod(t *testing.T) {
 		t.Errorf("pod directory left (stat err %v)", err)
 	}
 
-	if _, err := OpenNode(ctx, NodeOptions{DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: "/nonexistent/containerd.sock"}); err == nil ||
+	if _, err := OpenNode(ctx, NodeOptions{DataDir: dataDir, PodCIDR: "10.251.34.0/24", ContainerdSocket: "/nonexistent/containerd.sock", LogDriver: driver}); err == nil ||
 		!strings.Contains(err.Error(), "containerd socket /nonexistent/containerd.sock not found") {
 		t.Errorf("missing socket: %v", err)
 	}

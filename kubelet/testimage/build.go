@@ -48,6 +48,25 @@ func Build(t testing.TB, dir string) (tarPath, imageRef string) {
 	return tarPath, Ref
 }
 
+// logDriverPackage is the import path of the log driver that BuildLogDriver builds.
+const logDriverPackage = "github.com/skiffkube/skiff/kubelet/logdriver/testdriver"
+
+// BuildLogDriver compiles the log driver into dir and returns its absolute
+// path, for a containerd runtime under test (Config.LogDriver): the shim runs
+// it to write each container's output, as it runs `skiff log-driver` on a
+// node.
+func BuildLogDriver(t testing.TB, dir string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join(dir, "log-driver"))
+	if err != nil {
+		t.Fatalf("testimage: %v", err)
+	}
+	if out, err := exec.Command(goTool(), "build", "-o", bin, logDriverPackage).CombinedOutput(); err != nil {
+		t.Fatalf("testimage: go build %s: %v\n%s", logDriverPackage, err, out)
+	}
+	return bin
+}
+
 // goTool finds the go command: the one that runs this test, else PATH.
 func goTool() string {
 	p := filepath.Join(runtime.GOROOT(), "bin", "go")

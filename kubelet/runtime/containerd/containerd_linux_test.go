@@ -12,9 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -40,41 +38,54 @@ const (
 )
 
 var (
-	imageOnce sync.Once
+	buildOnce sync.Once
+	buildDir  string
 	imageTar  string
-	imageDir  string
-	imageErr  error
+	logDriver string
+	buildErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if imageDir != "" {
-		os.RemoveAll(imageDir)
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
 }
 
-// buildImage builds the test image once per test binary.
-func buildImage(t *testing.T) string {
+// build builds the test image and the log driver once per test binary.
+func build(t *testing.T) {
 	t.Helper()
-	imageOnce.Do(func() {
-		imageDir, imageErr = os.MkdirTemp("", "skiff-testimage-")
-		if imageErr != nil {
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "skiff-testimage-")
+		if buildErr != nil {
 			return
 		}
-		imageTar, _ = testimage.Build(t, imageDir)
+		imageTar, _ = testimage.Build(t, buildDir)
+		logDriver = testimage.BuildLogDriver(t, buildDir)
 	})
-	if imageErr != nil || imageTar == "" {
-		t.Fatalf("test image: %v", imageErr)
+	if buildErr != nil || imageTar == "" || logDriver == "" {
+		t.Fatalf("test image and log driver: %v", buildErr)
 	}
+}
+
+// buildImage returns the test image's tarball.
+func buildImage(t *testing.T) string {
+	build(t)
 	return imageTar
+}
+
+// testConfig is the runtime configuration of every test: its own namespace
+// and cgroup root, and the log driver.
+func testConfig(t *testing.T) Config {
+	build(t)
+	return Config{Socket: nodetest.RequireContainerd(t), Namespace: testNamespace, CgroupRoot: testCgroupRoot, LogDriver: logDriver}
 }
 
 func newTestRuntime(t *testing.T) *Runtime {
 	t.Helper()
-	socket := nodetest.RequireContainerd(t)
 	ctx := context.Background()
-	r, err := New(ctx, Config{Socket: socket, Namespace: testNamespace, CgroupRoot: testCgroupRoot})
+	r, err := New(ctx, testConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +557,7 @@ func TestRestartedAgentAdoptsRunningContainers(t *testing.T) {
 	before := waitState(t, r, id, krt.StateRunning)
 
 	// A new Runtime on the same containerd is the restarted agent.
-	r2, err := New(context.Background(), Config{Socket: nodetest.RequireContainerd(t), Namespace: testNamespace, CgroupRoot: testCgroupRoot})
+	r2, err := New(context.Background(), testConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,48 +685,42 @@ func TestContainerIDIsStableAndBounded(t *testing.T) {
 	}
 }
 
+// TestLogDriverWritesCRIRecordsThatReadBack reads the log as soon as the
+// exit is reported, without waiting: the exit is reported once the task is
+// deleted, and the shim deletes a task only after its log driver has read
+// the pipes to the end. (The shim's own file logging, no longer used, gave
+// up after 2 s and lost the last lines under load.)
 func TestLogDriverWritesCRIRecordsThatReadBack(t *testing.T) {
-	socket := nodetest.RequireContainerd(t)
-	dir := t.TempDir()
-	driver := filepath.Join(dir, "log-driver")
-	build := osexec.Command(goTool(), "build", "-o", driver, "github.com/skiffkube/skiff/kubelet/logdriver/testdriver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build log driver: %v\n%s", err, out)
-	}
-	ctx := context.Background()
-	r, err := New(ctx, Config{Socket: socket, Namespace: testNamespace, CgroupRoot: testCgroupRoot, LogDriver: driver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() }) // after the pod's clean-up, registered later
-	if _, err := r.ImportImages(ctx, buildImage(t)); err != nil {
-		t.Fatal(err)
-	}
+	r := newTestRuntime(t)
 	p := newPod(t, r)
 	cfg := p.config("crasher", "crash", "5")
 	id := p.run(cfg)
 	waitState(t, r, id, krt.StateExited)
-	raw := waitLog(t, cfg.LogPath, "stderr F crashing with exit code 5")
-	if !strings.Contains(raw, " stdout F about to crash\n") {
-		t.Errorf("stdout record missing:\n%s", raw)
+	b, err := os.ReadFile(cfg.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(b)
+	if !strings.Contains(raw, " stdout F about to crash\n") || !strings.Contains(raw, " stderr F crashing with exit code 5\n") {
+		t.Errorf("log incomplete when the exit was reported:\n%s", raw)
 	}
 	var out bytes.Buffer
-	if err := logs.Read(ctx, cfg.LogPath, logs.Options{TailLines: -1}, &out); err != nil {
+	if err := logs.Read(context.Background(), cfg.LogPath, logs.Options{TailLines: -1}, &out); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
 	if !strings.Contains(got, "about to crash\n") || !strings.Contains(got, "crashing with exit code 5\n") || strings.Contains(got, " F ") {
 		t.Errorf("read back %q", got)
 	}
-
-	if _, err := New(ctx, Config{Socket: socket, Namespace: testNamespace, LogDriver: "relative/driver"}); err == nil {
-		t.Error("relative log driver accepted")
-	}
 }
 
-func goTool() string {
-	if p, err := osexec.LookPath("go"); err == nil {
-		return p
+func TestRuntimeRefusesAMissingOrRelativeLogDriver(t *testing.T) {
+	for _, driver := range []string{"", "relative/driver"} {
+		cfg := testConfig(t)
+		cfg.LogDriver = driver
+		_, err := New(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), "log driver") {
+			t.Errorf("log driver %q: err %v, want one naming the log driver", driver, err)
+		}
 	}
-	return filepath.Join(goruntime.GOROOT(), "bin", "go")
 }

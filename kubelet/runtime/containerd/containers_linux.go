@@ -186,14 +186,12 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 			return fmt.Errorf("start container %s: %w", id, err)
 		}
 		creator = func(string) (cio.IO, error) { return held.dio, nil }
-	} else if p := labels[labelLogPath]; p != "" && r.logDriver != "" {
+	} else if p := labels[labelLogPath]; p != "" {
 		uri, err := logdriver.URI(r.logDriver, p)
 		if err != nil {
 			return fmt.Errorf("start container %s: %w", id, err)
 		}
 		creator = cio.LogURI(uri)
-	} else if p != "" {
-		creator = cio.LogFile(p)
 	}
 	task, err := c.NewTask(ctx, creator)
 	if err != nil && held != nil {

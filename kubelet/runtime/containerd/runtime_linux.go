@@ -60,10 +60,15 @@ type Config struct {
 	Snapshotter string
 	// CgroupRoot is the cgroup parent of every pod (default /skiff).
 	CgroupRoot string
-	// LogDriver, if set, is the absolute path of an executable that the
-	// containerd shim runs as `<LogDriver> log-driver <log path>` to write
-	// each container's output in CRI format (kubelet/logdriver; the skiff
-	// binary itself in production). Unset, the shim appends raw output.
+	// LogDriver is the absolute path of an executable that the containerd
+	// shim runs as `<LogDriver> log-driver <log path>` to write each
+	// container's output in CRI format (kubelet/logdriver; the skiff binary
+	// itself in production). Required: the shim's own file logging
+	// (cio.LogFile) loses output. On task delete, containerd 1.6's shim
+	// waits at most 2 s for its copy goroutines before closing the pipes,
+	// and under load the last lines of a container that just exited were
+	// gone. The shim instead closes a driver's pipes and waits for it to
+	// read them to the end.
 	LogDriver string
 	// IODir holds the FIFOs of containers with stdin, one directory per
 	// container (default /run/skiff/<Namespace>/io). It must outlive an
@@ -115,10 +120,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.CgroupRoot[0] != '/' {
 		return nil, fmt.Errorf("containerd: cgroup root %q must be an absolute cgroup path", cfg.CgroupRoot)
 	}
-	if cfg.LogDriver != "" {
-		if st, err := os.Stat(cfg.LogDriver); err != nil || !filepath.IsAbs(cfg.LogDriver) || st.Mode()&0o111 == 0 {
-			return nil, fmt.Errorf("containerd: log driver %q must be an absolute path to an executable", cfg.LogDriver)
-		}
+	if cfg.LogDriver == "" {
+		return nil, errors.New("containerd: no log driver set (Config.LogDriver): containers' output is written only through one")
+	}
+	if st, err := os.Stat(cfg.LogDriver); err != nil || !filepath.IsAbs(cfg.LogDriver) || st.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("containerd: log driver %q must be an absolute path to an executable", cfg.LogDriver)
 	}
 	if cfg.IODir == "" {
 		cfg.IODir = filepath.Join("/run/skiff", cfg.Namespace, "io")

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skiffkube/skiff/kubelet/nodetest"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
 )
 
@@ -175,7 +174,7 @@ func TestRestartedAgentKeepsStdinContainers(t *testing.T) {
 	s.wait(t)
 	r.Close() // the agent stops; the container keeps running
 
-	r2, err := New(context.Background(), Config{Socket: nodetest.RequireContainerd(t), Namespace: testNamespace, CgroupRoot: testCgroupRoot})
+	r2, err := New(context.Background(), testConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
