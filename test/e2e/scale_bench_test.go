@@ -226,7 +226,9 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 
 // saveServerState writes, when $SKIFF_BENCH_PROFILE_DIR is set, the
 // server's heap profile (heap-<name>.pb.gz, for `go tool pprof
-// -sample_index=inuse_space`), its log so far (server-<name>.log: watchers
+// -sample_index=inuse_space`), its goroutines grouped by stack
+// (goroutines-<name>.txt: what each node costs in goroutines, whose stacks
+// every GC cycle scans), its log so far (server-<name>.log: watchers
 // behind, leases lost) and its /metrics (metrics-<name>.txt: the request
 // counts by verb and resource say what each pod cost in API calls).
 func saveServerState(b *testing.B, s *server, cs kubernetes.Interface, name string) {
@@ -234,18 +236,24 @@ func saveServerState(b *testing.B, s *server, cs kubernetes.Interface, name stri
 	if dir == "" {
 		return
 	}
-	get := func(path string) []byte {
-		data, err := cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
+	getWith := func(path string, params ...string) []byte {
+		req := cs.CoreV1().RESTClient().Get().AbsPath(path)
+		for i := 0; i+1 < len(params); i += 2 {
+			req = req.Param(params[i], params[i+1])
+		}
+		data, err := req.DoRaw(context.Background())
 		if err != nil {
 			b.Fatalf("GET %s: %v", path, err)
 		}
 		return data
 	}
+	get := func(path string) []byte { return getWith(path) }
 	for _, f := range []struct {
 		file string
 		data []byte
 	}{
 		{"heap-" + name + ".pb.gz", get("/debug/pprof/heap")},
+		{"goroutines-" + name + ".txt", getWith("/debug/pprof/goroutine", "debug", "1")},
 		{"server-" + name + ".log", []byte(s.log.String())},
 		{"metrics-" + name + ".txt", get("/metrics")},
 	} {
