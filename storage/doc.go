@@ -36,7 +36,9 @@
 // with ErrCompacted, which clients recover from by listing again. A
 // watcher may name a WatchTrigger (pods by node, as Kubernetes' watch cache
 // indexes them): the hub computes the trigger's value of each event once and
-// hands it only to the watchers wanting that value.
+// hands it only to the watchers wanting that value. A watcher has no
+// goroutine: the hub queues its events and its consumer takes them with
+// Watch.Next, all that are ready at once (Events is a channel adapter).
 //
 // Lists at the newest revision are served from memory: the hub also keeps a
 // mirror of the current state (listcache.go), and a list reads only the

@@ -10,3 +10,12 @@ func (s *Store) ListFromDatabase(ctx context.Context, opts ListOptions) (*ListRe
 
 // ListCacheUsable tells whether lists are being served from the cache.
 func (s *Store) ListCacheUsable() bool { return s.cache.usable() }
+
+// LiveWatchers counts the watchers on the hub's live stream.
+func (s *Store) LiveWatchers() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	n := 0
+	s.hub.eachLocked(func(*watcher) { n++ })
+	return n
+}

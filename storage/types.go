@@ -127,10 +127,16 @@ type WatchTrigger struct {
 	Value string
 }
 
-// Watch is a live stream of events.
+// Watch is a live stream of events, read through Next or through Events
+// (not both).
 type Watch interface {
-	// Events delivers events in revision order. It is closed after Stop, after
-	// the context ends, or after a terminal error, which Err then returns.
+	// Next blocks until events are ready and returns every one that is, in
+	// revision order, on the caller's goroutine (one caller at a time). ok
+	// is false once the stream has ended: after Stop, after the context
+	// ends, or after a terminal error, which Err then returns.
+	Next() (events []Event, ok bool)
+	// Events delivers the events one by one on a channel, from a goroutine
+	// that calls Next. It is closed when the stream ends.
 	Events() <-chan Event
 	// Err is the reason the stream ended (ErrCompacted when the watcher fell
 	// behind or started below the compaction floor; nil after Stop).

@@ -294,15 +294,18 @@ func (h *hub) closeAll(err error) {
 	h.eachLocked(func(w *watcher) { h.dropLocked(w, err) })
 }
 
-// watcher is one Watch. Events flow: hub → queue → run goroutine → out
-// (unbuffered, to the caller).
+// watcher is one Watch. Events flow: hub → queue → Next, called by the
+// consumer on its own goroutine. A watch has no goroutine of its own: a
+// server holds one per informer and per node agent (thousands at scale),
+// and each goroutine is a stack that every GC cycle scans and a hand-off
+// per event. Events (the channel) is an adapter that runs Next on one.
 type watcher struct {
 	h        *hub
+	ctx      context.Context
 	prefix   string
 	trigger  *WatchTrigger
 	after    int64 // live events at or below this come from the catch-up instead
 	progress bool
-	out      chan Event
 
 	// Guarded by the hub's mu: lagging is set when the queue overflowed
 	// and the watcher was taken off the stream; events after lagAfter
@@ -312,7 +315,7 @@ type watcher struct {
 	lagAfter int64
 	ended    bool
 
-	// queue holds live events not yet taken by run, up to the store's
+	// queue holds live events not yet taken by Next, up to the store's
 	// WatchBuffer. It grows with the backlog instead of being allocated at
 	// its bound: a server has a watcher per informer and per node agent,
 	// and nearly all of them are idle or nearly so.
@@ -320,15 +323,51 @@ type watcher struct {
 	queue  []Event
 	notify chan struct{} // capacity 1: "queue is not empty"
 
+	// The consumer's state, touched only by Next.
+	pending  *catchUp // events already dispatched that must go first
+	tick     *time.Ticker
+	sent     bool // events went out since the last tick
+	finished bool
+	noCancel func() bool // stops the context.AfterFunc that ends an abandoned watch
+
+	outOnce sync.Once
+	out     chan Event
+
 	once    sync.Once
 	stopped chan struct{}
 	mu      sync.Mutex
 	err     error
 }
 
-func (w *watcher) Events() <-chan Event { return w.out }
+// Events runs Next on a goroutine of its own and hands the events over one
+// by one, for consumers that want a channel. A watch is read through Next or
+// through Events, not both.
+func (w *watcher) Events() <-chan Event {
+	w.outOnce.Do(func() {
+		w.out = make(chan Event)
+		go func() {
+			defer close(w.out)
+			for {
+				evs, ok := w.Next()
+				if !ok {
+					return
+				}
+				for _, ev := range evs {
+					select {
+					case w.out <- ev:
+					case <-w.stopped:
+						return
+					case <-w.ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	})
+	return w.out
+}
 
-// enqueue adds a live event for run; false means the queue is full (the
+// enqueue adds a live event for Next; false means the queue is full (the
 // watcher is too slow and must be dropped).
 func (w *watcher) enqueue(ev Event, limit int) bool {
 	w.qmu.Lock()
@@ -342,11 +381,11 @@ func (w *watcher) enqueue(ev Event, limit int) bool {
 	return true
 }
 
-// poke wakes run; it never blocks.
+// poke wakes Next; it never blocks.
 func (w *watcher) poke() {
 	select {
 	case w.notify <- struct{}{}:
-	default: // run has been told already
+	default: // Next has been told already
 	}
 }
 
@@ -359,7 +398,7 @@ func (w *watcher) take() []Event {
 	return evs
 }
 
-// queued reports whether events are waiting for run.
+// queued reports whether events are waiting for Next.
 func (w *watcher) queued() bool {
 	w.qmu.Lock()
 	defer w.qmu.Unlock()
@@ -410,14 +449,17 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 		return nil, fmt.Errorf("storage: a watch trigger needs an Index and a Func")
 	}
 	h := s.hub
-	w := &watcher{h: h, prefix: opts.Prefix, trigger: opts.Trigger, progress: opts.ProgressNotify,
-		notify: make(chan struct{}, 1), out: make(chan Event), stopped: make(chan struct{})}
+	w := &watcher{h: h, ctx: ctx, prefix: opts.Prefix, trigger: opts.Trigger, progress: opts.ProgressNotify,
+		notify: make(chan struct{}, 1), stopped: make(chan struct{})}
 
 	r, err := h.register(w, opts.AfterRevision)
 	if err != nil {
 		return nil, err
 	}
-	go w.run(ctx, r)
+	w.pending = newCatchUp(r)
+	// The watch ends with its context even if its consumer never calls Next
+	// again: it leaves the hub then, not at the consumer's next call.
+	w.noCancel = context.AfterFunc(ctx, w.Stop)
 	return w, nil
 }
 
@@ -463,43 +505,51 @@ func (h *hub) register(w *watcher, start int64) (registration, error) {
 // errWatcherEnded: a catch-up found its watcher stopped meanwhile.
 var errWatcherEnded = errors.New("storage: watcher ended")
 
-func (w *watcher) run(ctx context.Context, r registration) {
-	defer close(w.out)
-	defer w.Stop()
-	send := func(ev Event) bool {
-		select {
-		case w.out <- ev:
-			return true
-		case <-w.stopped:
-		case <-ctx.Done():
-		}
-		return false
+// Next waits for events and returns them in revision order: first those a
+// registration found already dispatched, then live ones as the hub queues
+// them, all that are queued at once (a consumer can write them out with one
+// flush). With ProgressNotify it returns a Progress event when a
+// ProgressInterval passed with nothing sent. ok is false once the watch has
+// ended: after Stop, after its context ended, or after a terminal error,
+// which Err then returns. Next is called from one goroutine at a time.
+func (w *watcher) Next() (evs []Event, ok bool) {
+	if w.finished {
+		return nil, false
 	}
-	if !w.catchUp(ctx, r, send) {
-		return
-	}
-	var tick <-chan time.Time
-	if w.progress {
-		t := time.NewTicker(w.h.s.cfg.ProgressInterval)
-		defer t.Stop()
-		tick = t.C
-	}
-	sent := false
 	for {
+		if w.pending != nil {
+			evs, err := w.pending.next(w.ctx, w)
+			if err != nil {
+				return w.end(err)
+			}
+			if len(evs) > 0 {
+				w.sent = true
+				return evs, true
+			}
+			w.pending = nil
+		}
+		if w.progress && w.tick == nil {
+			w.tick = time.NewTicker(w.h.s.cfg.ProgressInterval)
+		}
+		var tick <-chan time.Time
+		if w.tick != nil {
+			tick = w.tick.C
+		}
 		select {
 		case <-w.notify:
-			for _, ev := range w.take() {
-				if !send(ev) {
-					return
-				}
+			evs := w.take()
+			// What the queue held goes out first; what the watcher missed
+			// while off the stream follows from a catch-up.
+			if err := w.resumeIfLagging(); err != nil {
+				return w.end(err)
 			}
-			sent = true
-			if !w.resumeIfLagging(ctx, send) {
-				return
+			if len(evs) > 0 {
+				w.sent = true
+				return evs, true
 			}
 		case <-tick:
-			if sent {
-				sent = false
+			if w.sent {
+				w.sent = false
 				continue
 			}
 			// Idle: if nothing is queued, everything up to the hub's revision
@@ -507,75 +557,93 @@ func (w *watcher) run(ctx context.Context, r registration) {
 			w.h.mu.Lock()
 			rev, idle := w.h.rev, !w.queued() && !w.lagging
 			w.h.mu.Unlock()
-			if idle && !send(Event{Type: Progress, Revision: rev}) {
-				return
+			if idle {
+				return []Event{{Type: Progress, Revision: rev}}, true
 			}
 		case <-w.stopped:
-			return
-		case <-ctx.Done():
-			return
+			return w.end(nil)
+		case <-w.ctx.Done():
+			return w.end(nil)
 		}
 	}
 }
 
-// catchUp sends the events in (r.start, r.upTo] that a registration found
-// already dispatched.
-func (w *watcher) catchUp(ctx context.Context, c registration, send func(Event) bool) bool {
-	if !c.fromRing {
-		// Page through history; the queue buffers live events meanwhile.
-		for from := c.start; from < c.upTo; {
-			evs, err := w.h.s.readEvents(ctx, from, c.upTo, w.prefix, pollPage)
-			if err != nil {
-				w.fail(fmt.Errorf("watch catch-up: %w", err))
-				return false
-			}
-			for _, ev := range evs {
-				if !send(ev) {
-					return false
-				}
-			}
-			if len(evs) < pollPage {
-				break
-			}
-			from = evs[len(evs)-1].Revision
-		}
+// end finishes the watch for Next: err (nil when stopped or its context
+// ended) is what Err reports.
+func (w *watcher) end(err error) ([]Event, bool) {
+	w.finished = true
+	if err != nil && !errors.Is(err, errWatcherEnded) {
+		w.fail(err)
 	}
-	for _, ev := range c.backlog {
-		if !send(ev) {
-			return false
-		}
+	w.Stop()
+	w.noCancel()
+	if w.tick != nil {
+		w.tick.Stop()
 	}
-	return true
+	return nil, false
 }
 
-// resumeIfLagging puts a watcher that was taken off the stream, and has
-// now sent everything it had queued, back on it after catching up on what
-// it missed; a revision compacted meanwhile ends it (its client lists).
-func (w *watcher) resumeIfLagging(ctx context.Context, send func(Event) bool) bool {
+// catchUp is what a registration found already dispatched, (start, upTo],
+// handed out a page at a time: history first when the ring did not reach
+// back far enough, then the ring's backlog.
+type catchUp struct {
+	from, upTo int64
+	history    bool
+	backlog    []Event
+}
+
+func newCatchUp(r registration) *catchUp {
+	return &catchUp{from: r.start, upTo: r.upTo, history: !r.fromRing, backlog: r.backlog}
+}
+
+// next returns the next page; none once everything was handed out.
+func (c *catchUp) next(ctx context.Context, w *watcher) ([]Event, error) {
+	if c.history && c.from < c.upTo {
+		evs, err := w.h.s.readEvents(ctx, c.from, c.upTo, w.prefix, pollPage)
+		if err != nil {
+			return nil, fmt.Errorf("watch catch-up: %w", err)
+		}
+		if len(evs) < pollPage {
+			c.history = false
+		} else {
+			c.from = evs[len(evs)-1].Revision
+		}
+		if len(evs) > 0 {
+			return evs, nil
+		}
+	}
+	c.history = false
+	evs := c.backlog
+	c.backlog = nil
+	return evs, nil
+}
+
+// resumeIfLagging puts a watcher that was taken off the stream, and whose
+// queue Next has just emptied, back on it: the events it missed become a
+// catch-up that Next hands out next. A revision compacted meanwhile ends it
+// (its client lists).
+func (w *watcher) resumeIfLagging() error {
 	h := w.h
 	h.mu.Lock()
 	lagging, start := w.lagging, w.lagAfter
 	h.mu.Unlock()
 	if !lagging || w.queued() {
-		return true // not lagging, or run will be poked again for the rest
+		return nil // not lagging, or Next will be poked again for the rest
 	}
-	_, compact, err := h.s.meta(ctx, h.s.d.readDB())
+	_, compact, err := h.s.meta(w.ctx, h.s.d.readDB())
 	if err == nil && start < compact {
 		err = fmt.Errorf("%w: watcher fell behind past compacted revision %d", ErrCompacted, compact)
 	}
 	if err != nil {
-		w.fail(err)
-		return false
+		return err
 	}
 	h.s.log.Info("a watcher fell more than the watch buffer behind; catching it up from the store", "prefix", w.prefix, "after", start, "buffer", h.s.cfg.WatchBuffer)
 	r, err := h.register(w, start)
 	if err != nil {
-		if !errors.Is(err, errWatcherEnded) {
-			w.fail(err)
-		}
-		return false
+		return err
 	}
-	return w.catchUp(ctx, r, send)
+	w.pending = newCatchUp(r)
+	return nil
 }
 
 // readEvents reads history rows in (after, upTo] (upTo 0: no bound) under a

@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -361,4 +362,69 @@ func TestWatchAfterCompactedRevisionFails(t *testing.T) {
 		collect(t, w, kvs[9].ModRevision, 5*time.Second)
 		w.Stop()
 	})
+}
+
+// Next hands over everything queued in one call (the API server writes it
+// with one flush), in order, on the caller's goroutine.
+func TestNextHandsOverEveryQueuedEventAtOnce(t *testing.T) {
+	s := openStore(t, backends(t)[0].endpoint(t))
+	ctx := ctxT(t)
+	w, err := s.Watch(ctx, storage.WatchOptions{Prefix: "/registry/pods/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var last int64
+	for i := range 5 {
+		// The local watchers have their events before the write returns.
+		kv, err := s.Create(ctx, fmt.Sprintf("/registry/pods/p%d", i), []byte("v"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = kv.ModRevision
+	}
+	evs, ok := w.Next()
+	if !ok {
+		t.Fatalf("watch ended: %v", w.Err())
+	}
+	if len(evs) != 5 || evs[4].Revision != last {
+		t.Fatalf("one Next returned %d events (last %+v), want all 5 up to revision %d", len(evs), evs[len(evs)-1], last)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Revision != evs[i-1].Revision+1 {
+			t.Errorf("revision %d after %d", evs[i].Revision, evs[i-1].Revision)
+		}
+	}
+	w.Stop()
+	if evs, ok := w.Next(); ok || len(evs) != 0 || w.Err() != nil {
+		t.Errorf("after Stop: Next = %v, %v; Err %v", evs, ok, w.Err())
+	}
+}
+
+// A watch has no goroutine that notices its context ending: the context
+// itself takes it off the stream, even if nobody calls Next again.
+func TestAWatchLeavesTheStreamWhenItsContextEnds(t *testing.T) {
+	s := openStore(t, backends(t)[0].endpoint(t))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	w, err := s.Watch(ctx, storage.WatchOptions{Prefix: "/registry/pods/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.LiveWatchers(); n != 1 {
+		t.Fatalf("%d live watchers, want 1", n)
+	}
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.LiveWatchers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher stayed on the stream after its context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := s.Create(ctxT(t), "/registry/pods/after", []byte("v"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if evs, ok := w.Next(); ok || len(evs) != 0 || w.Err() != nil {
+		t.Errorf("after the context ended: Next = %v, %v; Err %v", evs, ok, w.Err())
+	}
 }

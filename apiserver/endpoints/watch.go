@@ -62,13 +62,14 @@ func (s *watchStream) send(typ string, obj runtime.Object) error {
 	return s.write(typ, out)
 }
 
-// write encodes one event and flushes it.
+// write encodes one event; the caller flushes.
 func (s *watchStream) write(typ string, obj runtime.Object) error {
 	frame, err := s.frame(typ, obj)
 	if err != nil {
 		return err
 	}
-	return s.flush(frame)
+	_, err = s.w.Write(frame)
+	return err
 }
 
 // sendShared sends a store event's object that other watchers receive too:
@@ -87,7 +88,8 @@ func (s *watchStream) sendShared(typ string, e *sharedEvent) error {
 	if err != nil {
 		return err
 	}
-	return s.flush(frame)
+	_, err = s.w.Write(frame)
+	return err
 }
 
 // frame encodes one event in the stream's encoding.
@@ -121,15 +123,11 @@ func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	return append(frame, "}\n"...), nil
 }
 
-// flush writes one frame and flushes it to the client.
-func (s *watchStream) flush(frame []byte) error {
-	if _, err := s.w.Write(frame); err != nil {
-		return err
-	}
+// flushWritten sends what was written so far to the client.
+func (s *watchStream) flushWritten() {
 	if s.fl != nil {
 		s.fl.Flush()
 	}
-	return nil
 }
 
 // bookmark sends a BOOKMARK carrying only kind, apiVersion and resourceVersion
@@ -151,7 +149,9 @@ func (s *watchStream) bookmark(rev int64, initialEnd bool) error {
 
 func (s *watchStream) sendError(err error) {
 	st := asStatus(err)
-	_ = s.write(evError, &st)
+	if s.write(evError, &st) == nil {
+		s.flushWritten()
+	}
 }
 
 // watch serves ?watch=true: optional initial events, then every change.
@@ -250,26 +250,29 @@ func (h *Handler) watch(req *request) error {
 				return nil
 			}
 		}
+		s.flushWritten()
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events():
-			if !ok {
-				if err := w.Err(); err != nil {
-					if stderrors.Is(err, storage.ErrCompacted) {
-						s.sendError(errors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%v)", start, err)))
-					} else if ctx.Err() == nil {
-						s.sendError(storeError(err, req.res.GroupResource(), ""))
-					}
+		evs, ok := w.Next()
+		if !ok {
+			if err := w.Err(); err != nil {
+				if stderrors.Is(err, storage.ErrCompacted) {
+					s.sendError(errors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%v)", start, err)))
+				} else if ctx.Err() == nil {
+					s.sendError(storeError(err, req.res.GroupResource(), ""))
 				}
-				return nil
 			}
+			return nil
+		}
+		// Every event that was ready goes out with one flush: under load an
+		// informer's watch gets several per wake-up, and each flush is an
+		// HTTP/2 frame and a TLS record of its own.
+		for _, ev := range evs {
 			if err := h.deliver(s, sel, ev, bookmarks); err != nil {
 				return nil
 			}
 		}
+		s.flushWritten()
 	}
 }
 
