@@ -14,9 +14,13 @@ import (
 // again the live heap plus what the runtime holds besides the heap, when
 // that is more. Below the floor the garbage collector keeps its default
 // headroom (GOGC=100 lets the heap reach twice what is live) until the
-// process nears the floor; above it the heap's headroom never shrinks below
-// half the live heap, so a heap that outgrows the floor costs at most the
-// GC work of GOGC=50. The limit counts all the runtime's memory — goroutine
+// process nears the floor; above it the heap may grow by half the live heap
+// less its fragmentation (free slots in in-use spans, which the limit counts
+// and nonHeap leaves out): at 5,000 hollow nodes 130 MB of a 470 MB heap,
+// leaving ~50 MB of headroom and ~40% of the server's CPU to the collector.
+// Counting the fragmentation in nonHeap would lift the limit over the floor
+// at 1,000 nodes too (their RSS target is 500 MB); a large cluster sets a
+// floor of its own instead. The limit counts all the runtime's memory — goroutine
 // stacks (thousands of node connections hold hundreds of MB of them), GC
 // metadata, buffers — so leaving that out would set a limit the process
 // exceeds with no garbage at all, and the collector would run without pause
