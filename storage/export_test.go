@@ -19,3 +19,10 @@ func (s *Store) LiveWatchers() int {
 	s.hub.eachLocked(func(*watcher) { n++ })
 	return n
 }
+
+// WatchReleasedItsContext reports whether a store watch no longer has its
+// context.AfterFunc registered: stopping it again reports it gone.
+func WatchReleasedItsContext(w Watch) bool {
+	stop := w.(*watcher).afterCtx.Load()
+	return stop != nil && !(*stop)()
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -328,7 +329,11 @@ type watcher struct {
 	tick     *time.Ticker
 	sent     bool // events went out since the last tick
 	finished bool
-	noCancel func() bool // stops the context.AfterFunc that ends an abandoned watch
+
+	// afterCtx stops the context.AfterFunc that ends a watch with its
+	// context; Stop calls it so that a stopped watch is not kept by a
+	// long-lived context. Set once Watch has registered it.
+	afterCtx atomic.Pointer[func() bool]
 
 	outOnce sync.Once
 	out     chan Event
@@ -417,6 +422,9 @@ func (w *watcher) Stop() {
 	w.ended = true
 	w.h.mu.Unlock()
 	w.fail(nil)
+	if stop := w.afterCtx.Load(); stop != nil {
+		(*stop)()
+	}
 }
 
 func (w *watcher) fail(err error) {
@@ -459,7 +467,8 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 	w.pending = newCatchUp(r)
 	// The watch ends with its context even if its consumer never calls Next
 	// again: it leaves the hub then, not at the consumer's next call.
-	w.noCancel = context.AfterFunc(ctx, w.Stop)
+	stop := context.AfterFunc(ctx, w.Stop)
+	w.afterCtx.Store(&stop)
 	return w, nil
 }
 
@@ -576,7 +585,6 @@ func (w *watcher) end(err error) ([]Event, bool) {
 		w.fail(err)
 	}
 	w.Stop()
-	w.noCancel()
 	if w.tick != nil {
 		w.tick.Stop()
 	}

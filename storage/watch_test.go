@@ -428,3 +428,21 @@ func TestAWatchLeavesTheStreamWhenItsContextEnds(t *testing.T) {
 		t.Errorf("after the context ended: Next = %v, %v; Err %v", evs, ok, w.Err())
 	}
 }
+
+// A stopped watch is not kept alive by a context that lives on.
+func TestAStoppedWatchLeavesItsContext(t *testing.T) {
+	s := openStore(t, backends(t)[0].endpoint(t))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	w, err := s.Watch(ctx, storage.WatchOptions{Prefix: "/registry/pods/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	if n := s.LiveWatchers(); n != 0 {
+		t.Errorf("%d live watchers after Stop, want 0", n)
+	}
+	if !storage.WatchReleasedItsContext(w) {
+		t.Error("the context still holds the stopped watch")
+	}
+}
