@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -38,8 +39,19 @@ func New() *Metrics {
 		}, []string{"request_kind"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.inflight,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcRuntimeMetrics)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// gcRuntimeMetrics adds to the Go collector's defaults what says how much
+// the garbage collector costs and why: its CPU time
+// (go_cpu_classes_gc_total_cpu_seconds_total, against
+// process_cpu_seconds_total), the live heap it keeps (go_gc_heap_live_bytes)
+// and the heap's free slots in spans in use (go_memory_classes_heap_unused_bytes),
+// which count against the server's soft memory limit (--gc-memory-limit).
+var gcRuntimeMetrics = collectors.GoRuntimeMetricsRule{
+	Matcher: regexp.MustCompile(`^(/cpu/classes/gc/total:cpu-seconds|/gc/heap/live:bytes|/memory/classes/heap/unused:bytes)$`),
 }
 
 // Observe records one finished request. verb is the API verb ("list",

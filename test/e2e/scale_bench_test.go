@@ -58,7 +58,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			agentIdle := pidRSSMB(b, agent.Process.Pid)
 			tr := trackPods(b, cs, "bench")
 			profiled := profileServer(b, cs)
-			cpu0 := pidCPU(b, s.cmd.Process.Pid)
+			cpu0, gc0 := pidCPU(b, s.cmd.Process.Pid), serverMetric(b, cs, gcCPUMetric)
 			agentCPU0, clientCPU0 := pidCPU(b, agent.Process.Pid), pidCPU(b, os.Getpid())
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
@@ -66,6 +66,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			bound := tr.waitAll(b, pods, func(p podTimes) time.Time { return p.bound })
 			secs := bound.Sub(start).Seconds()
 			serverCPU := pidCPU(b, s.cmd.Process.Pid) - cpu0
+			// The runtime's estimate, updated as each GC cycle ends.
+			gcCPU := serverMetric(b, cs, gcCPUMetric) - gc0
 			// The machine's two cores are shared by the server, the hollow
 			// nodes and this process's 32 creating clients and watch: what
 			// each of them spends per pod says where pods/s is lost.
@@ -75,6 +77,9 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			b.ReportMetric(float64(serverCPU.Microseconds())/1000/float64(pods), "server-cpu-ms/pod")
 			b.ReportMetric(float64(agentCPU.Microseconds())/1000/float64(pods), "agent-cpu-ms/pod")
 			b.ReportMetric(float64(clientCPU.Microseconds())/1000/float64(pods), "client-cpu-ms/pod")
+			// The soft memory limit (--gc-memory-limit) trades this CPU
+			// for resident memory.
+			b.ReportMetric(100*gcCPU/serverCPU.Seconds(), "server-gc-%")
 			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
 				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
@@ -222,6 +227,28 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 		b.Fatalf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// gcCPUMetric is the server's garbage collector CPU time on /metrics.
+const gcCPUMetric = "go_cpu_classes_gc_total_cpu_seconds_total"
+
+// serverMetric reads one unlabelled sample from the server's /metrics.
+func serverMetric(b *testing.B, cs kubernetes.Interface, name string) float64 {
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("GET /metrics: %v", err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				b.Fatalf("/metrics %s: %v", name, err)
+			}
+			return v
+		}
+	}
+	b.Fatalf("/metrics has no %s", name)
+	return 0
 }
 
 // saveServerState writes, when $SKIFF_BENCH_PROFILE_DIR is set, the
