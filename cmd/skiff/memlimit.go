@@ -20,11 +20,13 @@ import (
 // leaving ~50 MB of headroom and ~40% of the server's CPU to the collector.
 // Counting the fragmentation in nonHeap would lift the limit over the floor
 // at 1,000 nodes too (their RSS target is 500 MB); a large cluster sets a
-// floor of its own instead. The limit counts all the runtime's memory — goroutine
-// stacks (thousands of node connections hold hundreds of MB of them), GC
-// metadata, buffers — so leaving that out would set a limit the process
-// exceeds with no garbage at all, and the collector would run without pause
-// (seen at 5,000 hollow nodes: 6 pods/s instead of 106).
+// floor of its own instead.
+//
+// The limit counts all the runtime's memory — goroutine stacks (thousands
+// of node connections hold hundreds of MB of them), GC metadata, buffers —
+// so leaving that out would set a limit the process exceeds with no garbage
+// at all, and the collector would run without pause (seen at 5,000 hollow
+// nodes: 6 pods/s instead of 106).
 func gcMemoryLimit(floor, live, nonHeap int64) int64 { return max(floor, live+live/2+nonHeap) }
 
 // memorySamples are what gcMemoryLimit needs of runtime/metrics.
