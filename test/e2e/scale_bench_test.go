@@ -232,12 +232,23 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 // gcCPUMetric is the server's garbage collector CPU time on /metrics.
 const gcCPUMetric = "go_cpu_classes_gc_total_cpu_seconds_total"
 
+// serverGet GETs one of the server's non-resource paths (/metrics,
+// /debug/pprof/…) with query parameters given as name, value pairs.
+func serverGet(b *testing.B, cs kubernetes.Interface, path string, params ...string) []byte {
+	req := cs.CoreV1().RESTClient().Get().AbsPath(path)
+	for i := 0; i+1 < len(params); i += 2 {
+		req = req.Param(params[i], params[i+1])
+	}
+	data, err := req.DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("GET %s: %v", path, err)
+	}
+	return data
+}
+
 // serverMetric reads one unlabelled sample from the server's /metrics.
 func serverMetric(b *testing.B, cs kubernetes.Interface, name string) float64 {
-	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		b.Fatalf("GET /metrics: %v", err)
-	}
+	data := serverGet(b, cs, "/metrics")
 	for line := range strings.Lines(string(data)) {
 		if rest, ok := strings.CutPrefix(line, name+" "); ok {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
@@ -263,26 +274,14 @@ func saveServerState(b *testing.B, s *server, cs kubernetes.Interface, name stri
 	if dir == "" {
 		return
 	}
-	getWith := func(path string, params ...string) []byte {
-		req := cs.CoreV1().RESTClient().Get().AbsPath(path)
-		for i := 0; i+1 < len(params); i += 2 {
-			req = req.Param(params[i], params[i+1])
-		}
-		data, err := req.DoRaw(context.Background())
-		if err != nil {
-			b.Fatalf("GET %s: %v", path, err)
-		}
-		return data
-	}
-	get := func(path string) []byte { return getWith(path) }
 	for _, f := range []struct {
 		file string
 		data []byte
 	}{
-		{"heap-" + name + ".pb.gz", get("/debug/pprof/heap")},
-		{"goroutines-" + name + ".txt", getWith("/debug/pprof/goroutine", "debug", "1")},
+		{"heap-" + name + ".pb.gz", serverGet(b, cs, "/debug/pprof/heap")},
+		{"goroutines-" + name + ".txt", serverGet(b, cs, "/debug/pprof/goroutine", "debug", "1")},
 		{"server-" + name + ".log", []byte(s.log.String())},
-		{"metrics-" + name + ".txt", get("/metrics")},
+		{"metrics-" + name + ".txt", serverGet(b, cs, "/metrics")},
 	} {
 		path := filepath.Join(dir, f.file)
 		if err := os.WriteFile(path, f.data, 0o644); err != nil {
