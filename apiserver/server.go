@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,6 +97,9 @@ type Config struct {
 	// in the kubernetes Service's endpoints (the entry expires after 1.5
 	// intervals); 0 means 10s.
 	EndpointReconcileInterval time.Duration
+	// Collectors are more Prometheus collectors served on /metrics beside
+	// the server's own: the store's (a *storage.Store is one).
+	Collectors []prometheus.Collector
 	// GitCommit and BuildDate fill /version.
 	GitCommit, BuildDate string
 	Logger               *slog.Logger
@@ -214,7 +218,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
 		disc:     discovery.New(reg),
-		metrics:  metrics.New(),
+		metrics:  metrics.New(cfg.Collectors...),
 		authn:    authn.Union{authn.NewClientCert(cfg.ClientCA), tokens},
 		crds:     crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		services: lifecycle,

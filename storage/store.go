@@ -25,6 +25,8 @@ type Store struct {
 	writes chan *writeOp
 	hub    *hub
 	cache  *listCache
+	// metrics are the store's Prometheus collectors (see metrics.go).
+	metrics *storeMetrics
 	// getStmt and metaStmt are getCurrent and selectMeta prepared on the
 	// read pool.
 	getStmt, metaStmt *sql.Stmt
@@ -96,6 +98,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.writes = make(chan *writeOp, maxBatchOps)
 	s.hub = newHub(s, rev)
+	s.metrics = newStoreMetrics(s)
 	s.cache = newListCache(cfg.ListCacheBytes, cfg.ListCacheSkip, s.log.Warn)
 	s.refill = make(chan struct{}, 1)
 	if err := s.fillListCache(ctx); err != nil {

@@ -28,6 +28,7 @@ type hub struct {
 	ringSize int                    // bytes of values held by ring, at most cfg.WatchCacheBytes
 	watchers map[*watcher]struct{}  // watchers without a trigger: offered every event
 	indexes  map[string]*watchIndex // watchers with a trigger, by its Index
+	count    int                    // watchers in watchers and indexes
 	closed   bool
 }
 
@@ -46,7 +47,10 @@ func newHub(s *Store, rev int64) *hub {
 func (h *hub) addLocked(w *watcher) {
 	t := w.trigger
 	if t == nil {
-		h.watchers[w] = struct{}{}
+		if _, ok := h.watchers[w]; !ok {
+			h.watchers[w] = struct{}{}
+			h.count++
+		}
 		return
 	}
 	ix := h.indexes[t.Index]
@@ -59,14 +63,20 @@ func (h *hub) addLocked(w *watcher) {
 		set = map[*watcher]struct{}{}
 		ix.byValue[t.Value] = set
 	}
-	set[w] = struct{}{}
+	if _, ok := set[w]; !ok {
+		set[w] = struct{}{}
+		h.count++
+	}
 }
 
 // removeLocked forgets w; it may be called more than once.
 func (h *hub) removeLocked(w *watcher) {
 	t := w.trigger
 	if t == nil {
-		delete(h.watchers, w)
+		if _, ok := h.watchers[w]; ok {
+			delete(h.watchers, w)
+			h.count--
+		}
 		return
 	}
 	ix := h.indexes[t.Index]
@@ -74,7 +84,11 @@ func (h *hub) removeLocked(w *watcher) {
 		return
 	}
 	set := ix.byValue[t.Value]
+	if _, ok := set[w]; !ok {
+		return
+	}
 	delete(set, w)
+	h.count--
 	if len(set) == 0 {
 		delete(ix.byValue, t.Value)
 		if len(ix.byValue) == 0 {

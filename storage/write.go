@@ -186,8 +186,11 @@ func (s *Store) commit(batch []*writeOp) {
 		var evs []Event
 		var base int64
 		var atCommit bool
+		start := time.Now()
 		res, evs, base, atCommit, err = s.tryCommit(batch)
+		took := time.Since(start)
 		if err == nil {
+			s.metrics.observeCommit(commitCommitted, len(batch), took)
 			// Deliver to local watchers before answering the callers, so a
 			// client that watches after its own write sees it.
 			s.hub.localCommit(base, evs)
@@ -197,14 +200,19 @@ func (s *Store) commit(batch []*writeOp) {
 			return
 		}
 		if atCommit {
+			s.metrics.observeCommit(commitUnknown, len(batch), took)
 			err = fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
 			s.hub.wakeUp()
 			break
 		}
-		if s.ctx.Err() != nil {
-			err = ErrClosed
+		if s.ctx.Err() != nil || attempt == writeAttempts {
+			s.metrics.observeCommit(commitFailed, len(batch), took)
+			if s.ctx.Err() != nil {
+				err = ErrClosed
+			}
 			break
 		}
+		s.metrics.observeCommit(commitRetried, len(batch), took)
 		s.log.Warn("write batch failed before commit; retrying", "attempt", attempt, "ops", len(batch), "err", err)
 		time.Sleep(time.Duration(attempt*attempt) * 50 * time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -75,7 +76,7 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 		Store: served, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
-		NodeSigner: bundle, CAPEM: bundle.CAPEM,
+		NodeSigner: bundle, CAPEM: bundle.CAPEM, Collectors: []prometheus.Collector{store},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if configure != nil {

@@ -20,8 +20,9 @@ type Metrics struct {
 	inflight *prometheus.GaugeVec
 }
 
-// New creates the collectors, plus the Go runtime and process collectors.
-func New() *Metrics {
+// New creates the collectors, plus the Go runtime and process collectors
+// and extra, other parts' collectors (the store's).
+func New(extra ...prometheus.Collector) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,6 +42,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.requests, m.latency, m.inflight,
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcRuntimeMetrics)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(extra...)
 	return m
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
 	"github.com/skiffkube/skiff/apiserver"
@@ -43,7 +44,7 @@ func startServer(ctx context.Context, dir string) (*server, error) {
 	}
 	srv, err := apiserver.New(apiserver.Config{
 		Store: store, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(),
-		BindAddress: "127.0.0.1:0", Logger: quiet,
+		BindAddress: "127.0.0.1:0", Logger: quiet, Collectors: []prometheus.Collector{store},
 	})
 	if err != nil {
 		store.Close()

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -206,6 +207,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	srv, err := apiserver.New(apiserver.Config{
 		NodeClientTLS:     nodeTLS,
 		Store:             store,
+		Collectors:        []prometheus.Collector{store},
 		TLS:               bundle.ServerTLSConfig(),
 		ClientCA:          bundle.CAPool(),
 		Tokens:            tokens,

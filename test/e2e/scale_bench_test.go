@@ -59,6 +59,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			tr := trackPods(b, cs, "bench")
 			profiled := profileServer(b, cs)
 			cpu0, gc0 := pidCPU(b, s.cmd.Process.Pid), serverMetric(b, cs, gcCPUMetric)
+			ops0, commits0 := serverMetric(b, cs, commitOpsSum), serverMetric(b, cs, commitOpsCount)
 			agentCPU0, clientCPU0 := pidCPU(b, agent.Process.Pid), pidCPU(b, os.Getpid())
 			start := time.Now()
 			createPods(b, cs, "bench", pods)
@@ -68,6 +69,7 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			serverCPU := pidCPU(b, s.cmd.Process.Pid) - cpu0
 			// The runtime's estimate, updated as each GC cycle ends.
 			gcCPU := serverMetric(b, cs, gcCPUMetric) - gc0
+			ops, commits := serverMetric(b, cs, commitOpsSum)-ops0, serverMetric(b, cs, commitOpsCount)-commits0
 			// The machine's two cores are shared by the server, the hollow
 			// nodes and this process's 32 creating clients and watch: what
 			// each of them spends per pod says where pods/s is lost.
@@ -80,6 +82,8 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 			// The soft memory limit (--gc-memory-limit) trades this CPU
 			// for resident memory.
 			b.ReportMetric(100*gcCPU/serverCPU.Seconds(), "server-gc-%")
+			b.ReportMetric(ops/commits, "server-ops/commit")
+			b.Logf("%d nodes: %.0f store operations per pod in %.0f commits", nodes, ops/float64(pods), commits)
 			b.Logf("%d nodes: server CPU from the first create to the last binding %.1fs (%.2f ms per pod, %.0f%% of one core)",
 				nodes, serverCPU.Seconds(), float64(serverCPU.Microseconds())/1000/float64(pods), 100*serverCPU.Seconds()/secs)
 			tr.waitAll(b, pods, func(p podTimes) time.Time { return p.running })
@@ -232,6 +236,15 @@ func pidCPU(b *testing.B, pid int) time.Duration {
 // gcCPUMetric is the server's garbage collector CPU time on /metrics.
 const gcCPUMetric = "go_cpu_classes_gc_total_cpu_seconds_total"
 
+// commitOpsSum and commitOpsCount are the server's store's group commits
+// on /metrics: operations committed, and commits. A commit has a fixed
+// cost (a transaction, the pages it rewrites), so operations per commit
+// say how well that cost is shared.
+const (
+	commitOpsSum   = `skiff_storage_commit_operations_sum{dialect="sqlite"}`
+	commitOpsCount = `skiff_storage_commit_operations_count{dialect="sqlite"}`
+)
+
 // serverGet GETs one of the server's non-resource paths (/metrics,
 // /debug/pprof/…) with query parameters given as name, value pairs.
 func serverGet(b *testing.B, cs kubernetes.Interface, path string, params ...string) []byte {
@@ -246,7 +259,8 @@ func serverGet(b *testing.B, cs kubernetes.Interface, path string, params ...str
 	return data
 }
 
-// serverMetric reads one unlabelled sample from the server's /metrics.
+// serverMetric reads one sample from the server's /metrics: name is the
+// metric's name with its labels as /metrics prints them.
 func serverMetric(b *testing.B, cs kubernetes.Interface, name string) float64 {
 	data := serverGet(b, cs, "/metrics")
 	for line := range strings.Lines(string(data)) {
