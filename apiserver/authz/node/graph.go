@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -89,8 +90,29 @@ func (g *Graph) Apply(ev storage.Event) {
 		g.removeLocked(ev.KV.Key)
 		return
 	}
+	if ev.Type == storage.Updated && g.pods[ev.KV.Key] != nil && !bytes.Contains(ev.KV.Value, ephemeralContainersField) {
+		// A bound pod keeps its node (a binding only places an unbound
+		// pod) and its spec's references: pod updates may not change them
+		// (validation's validatePodUpdate), and the status subresource
+		// writes no spec. Only ephemeral containers, added later, can
+		// bring new ones. So an update of a pod the graph has bound, with
+		// none, is nothing to the graph: most pod events (the kubelet's
+		// status updates) skip decoding the pod. A pod recreated under
+		// the same name comes as a delete and a create.
+		return
+	}
 	g.setLocked(ev.KV.Key, ev.KV.Value)
 }
+
+// ephemeralContainersField and nodeNameField are how a stored pod's spec
+// names its ephemeral containers (the status's field is
+// ephemeralContainerStatuses) and its node. Finding neither in a pod's
+// JSON is proof enough that it has none; finding one elsewhere (in an
+// annotation, say) only costs a decode.
+var (
+	ephemeralContainersField = []byte(`"ephemeralContainers"`)
+	nodeNameField            = []byte(`"nodeName"`)
+)
 
 // storedPod is the part of a stored pod the graph reads. Decoding only it
 // skips the status and managedFields, most of a pod's bytes, for every pod
@@ -118,6 +140,11 @@ type containerRefs struct {
 
 func (g *Graph) setLocked(key string, value []byte) {
 	g.removeLocked(key)
+	if !bytes.Contains(value, nodeNameField) {
+		// Not bound (an empty nodeName is left out): nothing to track.
+		// Every pod is created so before the scheduler binds it.
+		return
+	}
 	p := &storedPod{}
 	if err := json.Unmarshal(value, p); err != nil {
 		g.log.Error("node graph: skipping undecodable pod", "key", key, "err", err)

@@ -65,15 +65,123 @@ func TestGraphFollowsEveryKindOfReference(t *testing.T) {
 	}
 	// The pod moves away (rebinding is not possible in Kubernetes, but a
 	// delete and recreate on another node is): n1 loses everything.
+	g.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
 	p.Spec.NodeName = "n2"
 	data, _ = json.Marshal(p)
-	g.Apply(storage.Event{Type: storage.Updated, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
+	g.Apply(storage.Event{Type: storage.Created, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
 	if get(n1, "secrets", "vol-secret") || !get(n2, "secrets", "vol-secret") {
 		t.Error("the graph did not follow the pod to n2")
 	}
 	g.Apply(storage.Event{Type: storage.Deleted, KV: &storage.KeyValue{Key: PodPrefix + "ns/p", Value: data}})
 	if get(n2, "secrets", "vol-secret") || len(g.nodes) != 0 || len(g.pods) != 0 {
 		t.Errorf("the graph kept a deleted pod: %v %v", g.nodes, g.pods)
+	}
+}
+
+// A bound pod's status updates leave its references as they are, and an
+// ephemeral container added to it brings its own.
+func TestGraphFollowsABoundPodsUpdates(t *testing.T) {
+	g := NewGraph(nil)
+	a := NewAuthorizer(g, nil)
+	n1 := &authn.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
+	mayGet := func(secret string) bool {
+		ok, _, _ := a.Authorize(context.Background(), authz.Attributes{User: n1, Verb: "get", Resource: "secrets", Namespace: "ns", Name: secret, ResourceRequest: true})
+		return ok
+	}
+	key := PodPrefix + "ns/p"
+	p := benchPod()
+	apply := func(typ storage.EventType) {
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Apply(storage.Event{Type: typ, KV: &storage.KeyValue{Key: key, Value: data}})
+	}
+	apply(storage.Created)
+	if mayGet("vol-secret") {
+		t.Fatal("n1 may get a secret of a pod not bound to it")
+	}
+	p.Spec.NodeName = "n1" // the binding
+	apply(storage.Updated)
+	if !mayGet("vol-secret") {
+		t.Fatal("n1 may not get the secret of its pod after the binding")
+	}
+	p.Status.Phase = corev1.PodRunning // the kubelet's status update
+	p.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "not-a-container"}}
+	apply(storage.Updated)
+	if !mayGet("vol-secret") || mayGet("debug-secret") {
+		t.Fatal("a status update changed what n1 may get")
+	}
+	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug",
+		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "debug-secret"}}}}}}}
+	apply(storage.Updated)
+	if !mayGet("vol-secret") || !mayGet("debug-secret") {
+		t.Fatal("n1 may not get the secret of an ephemeral container added to its pod")
+	}
+}
+
+// benchPod is a bound pod as a Deployment and a kubelet leave it: a
+// service account token volume, a secret volume, a status with conditions.
+func benchPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: map[string]string{"app": "web", "pod-template-hash": "5d8f9c7b6"}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "default",
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "vol-secret"}}},
+				{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
+				}}}},
+			},
+			Containers: []corev1.Container{{Name: "web", Image: "nginx", Env: []corev1.EnvVar{{Name: "MODE", Value: "production"}}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		}},
+	}
+}
+
+// BenchmarkGraphApply is the graph's cost for the pod events of a pod's
+// life: its creation (unbound), its binding, and a status update of the
+// bound pod, the most common pod event under load.
+func BenchmarkGraphApply(b *testing.B) {
+	unbound := benchPod()
+	bound := benchPod()
+	bound.Spec.NodeName = "n1"
+	for _, bc := range []struct {
+		name   string
+		before *corev1.Pod // in the graph already; nil: none
+		pod    *corev1.Pod
+		typ    storage.EventType
+	}{
+		{"create", nil, unbound, storage.Created},
+		{"binding", unbound, bound, storage.Updated},
+		{"status", bound, bound, storage.Updated},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := NewGraph(nil)
+			key := PodPrefix + "ns/p"
+			var before []byte
+			if bc.before != nil {
+				before, _ = json.Marshal(bc.before)
+			}
+			data, err := json.Marshal(bc.pod)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev := storage.Event{Type: bc.typ, KV: &storage.KeyValue{Key: key, Value: data}}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				if before != nil {
+					g.Reset([]*storage.KeyValue{{Key: key, Value: before}})
+				} else {
+					g.Reset(nil)
+				}
+				b.StartTimer()
+				g.Apply(ev)
+			}
+		})
 	}
 }
 
