@@ -69,12 +69,12 @@ func newStoreMetrics(s *Store) *storeMetrics {
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "skiff_storage_watches",
-			Help:        "Watches open on the store (each API watch is one; so is each of the server's own informers' watches).",
+			Help:        "Watches open on the store, including those catching up after falling behind (each API watch is one, so is each of the server's own informers' watches).",
 			ConstLabels: labels,
 		}, func() float64 {
 			s.hub.mu.Lock()
 			defer s.hub.mu.Unlock()
-			return float64(s.hub.count)
+			return float64(s.hub.open)
 		}),
 	}
 	return m

@@ -28,7 +28,7 @@ type hub struct {
 	ringSize int                    // bytes of values held by ring, at most cfg.WatchCacheBytes
 	watchers map[*watcher]struct{}  // watchers without a trigger: offered every event
 	indexes  map[string]*watchIndex // watchers with a trigger, by its Index
-	count    int                    // watchers in watchers and indexes
+	open     int                    // watches registered and not ended, lagging ones too
 	closed   bool
 }
 
@@ -47,10 +47,7 @@ func newHub(s *Store, rev int64) *hub {
 func (h *hub) addLocked(w *watcher) {
 	t := w.trigger
 	if t == nil {
-		if _, ok := h.watchers[w]; !ok {
-			h.watchers[w] = struct{}{}
-			h.count++
-		}
+		h.watchers[w] = struct{}{}
 		return
 	}
 	ix := h.indexes[t.Index]
@@ -63,20 +60,14 @@ func (h *hub) addLocked(w *watcher) {
 		set = map[*watcher]struct{}{}
 		ix.byValue[t.Value] = set
 	}
-	if _, ok := set[w]; !ok {
-		set[w] = struct{}{}
-		h.count++
-	}
+	set[w] = struct{}{}
 }
 
 // removeLocked forgets w; it may be called more than once.
 func (h *hub) removeLocked(w *watcher) {
 	t := w.trigger
 	if t == nil {
-		if _, ok := h.watchers[w]; ok {
-			delete(h.watchers, w)
-			h.count--
-		}
+		delete(h.watchers, w)
 		return
 	}
 	ix := h.indexes[t.Index]
@@ -84,11 +75,7 @@ func (h *hub) removeLocked(w *watcher) {
 		return
 	}
 	set := ix.byValue[t.Value]
-	if _, ok := set[w]; !ok {
-		return
-	}
 	delete(set, w)
-	h.count--
 	if len(set) == 0 {
 		delete(ix.byValue, t.Value)
 		if len(ix.byValue) == 0 {
@@ -298,8 +285,16 @@ func eventBytes(ev Event) int {
 
 func (h *hub) dropLocked(w *watcher, err error) {
 	h.removeLocked(w)
-	w.ended = true
+	h.endLocked(w)
 	w.fail(err)
+}
+
+// endLocked marks w ended for good, and no longer open.
+func (h *hub) endLocked(w *watcher) {
+	if w.counted && !w.ended {
+		h.open--
+	}
+	w.ended = true
 }
 
 func (h *hub) closeAll(err error) {
@@ -326,9 +321,11 @@ type watcher struct {
 	// and the watcher was taken off the stream; events after lagAfter
 	// must then come from a catch-up. ended is set when it was removed
 	// for good (stopped or failed), so a catch-up must not add it back.
+	// counted says it is counted in the hub's open watches.
 	lagging  bool
 	lagAfter int64
 	ended    bool
+	counted  bool
 
 	// queue holds live events not yet taken by Next, up to the store's
 	// WatchBuffer. It grows with the backlog instead of being allocated at
@@ -433,7 +430,7 @@ func (w *watcher) Err() error {
 func (w *watcher) Stop() {
 	w.h.mu.Lock()
 	w.h.removeLocked(w)
-	w.ended = true
+	w.h.endLocked(w)
 	w.h.mu.Unlock()
 	w.fail(nil)
 	if stop := w.afterCtx.Load(); stop != nil {
@@ -522,6 +519,10 @@ func (h *hub) register(w *watcher, start int64) (registration, error) {
 		}
 	}
 	h.addLocked(w)
+	if !w.counted {
+		w.counted = true
+		h.open++
+	}
 	return c, nil
 }
 
