@@ -334,6 +334,23 @@ func TestIndexedJobCompletesWhenEveryIndexSucceeded(t *testing.T) {
 	}
 }
 
+// Two pods of one index that both succeed (a duplicate that finished
+// before it could be deleted) count once: an Indexed Job's succeeded is its
+// number of succeeded indexes, as in Kubernetes.
+func TestIndexedJobCountsSucceededIndexesNotPods(t *testing.T) {
+	fx := newFixture(t, newJob(indexedMode, completions(3), parallel(3)),
+		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w0-dup", corev1.PodSucceeded, index("0")),
+		newPod("w1", corev1.PodSucceeded, index("1")), newPod("w2", corev1.PodSucceeded, index("2")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.Succeeded != 3 || j.Status.CompletedIndexes != "0-2" || !hasCondition(j, batchv1.JobComplete, "") {
+		t.Fatalf("succeeded %d, completedIndexes %q, complete %v; want 3, 0-2, true", j.Status.Succeeded, j.Status.CompletedIndexes, hasCondition(j, batchv1.JobComplete, ""))
+	}
+	if u := j.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded) > 0 {
+		t.Errorf("succeeded pods of an Indexed Job left uncounted: %v", u.Succeeded)
+	}
+}
+
 func TestSuspendDeletesPodsWithoutCountingFailures(t *testing.T) {
 	fx := newFixture(t, newJob(suspend), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")

@@ -43,11 +43,17 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		switch {
 		case succ.Has(p.UID) || fail.Has(p.UID):
 			release = append(release, p)
+		case p.Status.Phase == corev1.PodSucceeded && indexed(job):
+			// An Indexed Job counts succeeded indexes, not pods, as Kubernetes
+			// does: the index is recorded (and persisted before the finalizer
+			// goes), and a second pod of an index that succeeds adds nothing.
+			if i, ok := completionIndex(p, completions); ok && !completed.Has(i) {
+				completed.Insert(i)
+				recorded = true
+			}
+			release = append(release, p)
 		case p.Status.Phase == corev1.PodSucceeded:
 			succ.Insert(p.UID)
-			if i, ok := completionIndex(p, completions); ok && indexed(job) {
-				completed.Insert(i)
-			}
 			recorded = true
 			release = append(release, p)
 		case p.Status.Phase == corev1.PodFailed && ignoredFailure(job, p):
@@ -70,6 +76,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		u.Succeeded, u.Failed = sortedUIDs(succ), sortedUIDs(fail)
 		if indexed(job) {
 			st.CompletedIndexes = formatIndexes(completed)
+			st.Succeeded = int32(completed.Len())
 		}
 		updated, err := c.writeStatus(ctx, job, st)
 		if err != nil || updated == nil {
@@ -106,7 +113,11 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			keepS = append(keepS, uid)
 			continue
 		}
-		st.Succeeded++
+		// An Indexed Job's succeeded pods (recorded by an older skiff)
+		// are already counted by their indexes.
+		if !indexed(job) {
+			st.Succeeded++
+		}
 		moved = true
 	}
 	for _, uid := range u.Failed {
