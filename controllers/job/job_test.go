@@ -351,6 +351,23 @@ func TestIndexedJobCountsSucceededIndexesNotPods(t *testing.T) {
 	}
 }
 
+// The Job's copy in the informer can predate the status write that
+// recorded an index, while its pod, finalizer already removed, is no longer
+// counted: the pod's success still keeps the index from starting again.
+func TestIndexedJobDoesNotRestartAnIndexWhoseStatusIsStale(t *testing.T) {
+	released := func(p *corev1.Pod) { p.Finalizers = nil }
+	fx := newFixture(t, newJob(indexedMode, completions(3), parallel(3)),
+		newPod("w0", corev1.PodSucceeded, index("0"), released), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	var started []string
+	for _, p := range fx.created(t) {
+		started = append(started, p.Annotations[batchv1.JobCompletionIndexAnnotation])
+	}
+	if !slices.Equal(started, []string{"2"}) {
+		t.Errorf("started indexes %v, want [2] (0 succeeded, 1 runs)", started)
+	}
+}
+
 func TestSuspendDeletesPodsWithoutCountingFailures(t *testing.T) {
 	fx := newFixture(t, newJob(suspend), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")

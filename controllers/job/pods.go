@@ -28,7 +28,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 	var excess []*corev1.Pod
 	var toCreate []*int // nil entries: non-indexed pods
 	if indexed(job) {
-		excess, toCreate = planIndexed(job, st, active, pi)
+		excess, toCreate = planIndexed(job, st, active, all, pi)
 	} else {
 		want := parallelism(job)
 		switch {
@@ -100,9 +100,19 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 
 // planIndexed returns the active pods to delete (no valid index, a duplicate of another active pod,
 // or an index already completed or failed) and the indexes to start, lowest first, within parallelism.
-func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active []*corev1.Pod, pi *perIndexState) (excess []*corev1.Pod, start []*int) {
+// all is every pod of the Job, terminated ones included.
+func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.Pod, pi *perIndexState) (excess []*corev1.Pod, start []*int) {
 	completions := *job.Spec.Completions
 	done := parseIndexes(st.CompletedIndexes, completions)
+	// An index whose pod succeeded is done even if the status does not say so yet: the informer's
+	// copy of the Job can predate the status write that recorded it, while the pod, its tracking
+	// finalizer already removed, no longer adds it in trackTerminated. Starting it again would run
+	// the index twice (Kubernetes also takes succeeded indexes from the pods).
+	for _, p := range all {
+		if i, ok := completionIndex(p, completions); ok && p.Status.Phase == corev1.PodSucceeded {
+			done.Insert(i)
+		}
+	}
 	if pi != nil {
 		done = done.Union(pi.failed) // a failed index is finished too: no pods for it
 	}
