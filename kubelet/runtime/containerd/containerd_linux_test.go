@@ -238,7 +238,11 @@ func assertNothingLeft(t *testing.T, r *Runtime, podUID string, ids []string) {
 
 func TestHTTPServerAnswersOnItsPodIPAndLeavesNothingBehind(t *testing.T) {
 	r := newTestRuntime(t)
-	nets, err := network.New(network.Config{PodCIDR: "10.251.20.0/24", StateDir: t.TempDir(), Bridge: "sktrt0", NetnsPrefix: "skifftest-"})
+	// The namespace prefix is this package's own: kubelet/podruntime's
+	// tests run at the same time and their orphan cleanup tears down every
+	// pod network whose namespace carries their prefix ("skifftest-"),
+	// which once took this pod's veth away mid-test (no route to host).
+	nets, err := network.New(network.Config{PodCIDR: "10.251.20.0/24", StateDir: t.TempDir(), Bridge: "sktrt0", NetnsPrefix: "skiffrttest-"})
 	if err != nil {
 		t.Fatal(err)
 	}
