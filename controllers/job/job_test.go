@@ -368,6 +368,18 @@ func TestIndexedJobDoesNotRestartAnIndexWhoseStatusIsStale(t *testing.T) {
 	}
 }
 
+func TestJobDoesNotReplaceASucceededPodWhoseStatusIsStale(t *testing.T) {
+	// w0 succeeded and was counted, but the Job copy the controller reads
+	// predates that status write: it says nothing succeeded.
+	released := func(p *corev1.Pod) { p.Finalizers = nil }
+	fx := newFixture(t, newJob(completions(3), parallel(3)),
+		newPod("w0", corev1.PodSucceeded, released), newPod("w1", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 1 {
+		t.Errorf("created %d pods, want 1 (3 completions, 1 succeeded, 1 runs)", n)
+	}
+}
+
 func TestSuspendDeletesPodsWithoutCountingFailures(t *testing.T) {
 	fx := newFixture(t, newJob(suspend), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")

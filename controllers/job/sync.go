@@ -73,6 +73,15 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		succeeded += int32(len(u.Succeeded))
 		failed += int32(len(u.Failed))
 	}
+	if !indexed(job) {
+		// The informer's copy of the Job can predate the status write that
+		// counted a pod whose tracking finalizer is already gone; such a pod
+		// no longer adds itself in trackTerminated. Its Succeeded phase, still
+		// listed, keeps the count from falling behind, so no pod is started in
+		// its place. (An Indexed Job takes its done indexes from the pods the
+		// same way, in planIndexed.)
+		succeeded = max(succeeded, countSucceeded(pods))
+	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 
 	// 2. Suspension.
@@ -285,6 +294,18 @@ func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1
 	}
 	c.log.Info("deleted finished job after its TTL", "job", key)
 	return nil
+}
+
+// countSucceeded is the number of the Job's pods that succeeded: a floor
+// under its succeeded count, which also holds the pods deleted since.
+func countSucceeded(pods []*corev1.Pod) int32 {
+	var n int32
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded {
+			n++
+		}
+	}
+	return n
 }
 
 func activePods(pods []*corev1.Pod) []*corev1.Pod {
