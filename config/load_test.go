@@ -164,6 +164,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --gc-memory-limit "lots" (from SKIFF_GC_MEMORY_LIMIT): must be a non-negative size such as 400Mi or 1Gi`}},
 		{name: "negative memory limit", args: []string{"--gc-memory-limit=-1Gi"},
 			want: []string{`invalid --gc-memory-limit "-1Gi": must be a non-negative size`}},
+		{name: "collector CPU budget over Go's own cap", args: []string{"--gc-cpu-budget", "60"},
+			want: []string{`invalid --gc-cpu-budget "60": must be 0-50`}},
 		{name: "negative image gc age", args: []string{"--image-minimum-gc-age=-1m"},
 			want: []string{`invalid --image-minimum-gc-age "-1m": must be 0 (no minimum) or a positive duration such as 2m`}},
 		{name: "node API port out of range", args: []string{"--node-api-port", "65536"},
@@ -209,7 +211,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--log-format", "JSON",
 		"--disable-agent",
 		"--image-gc-high-threshold", "100", "--image-gc-low-threshold", "0", "--image-minimum-gc-age", "0s",
-		"--gc-memory-limit", "400Mi",
+		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +231,8 @@ func TestAcceptsGoodValues(t *testing.T) {
 	if s.ImageGCHighThreshold != 100 || s.ImageGCLowThreshold != 0 || s.ImageMinimumGCAge != 0 {
 		t.Errorf("image gc %d %d %v", s.ImageGCHighThreshold, s.ImageGCLowThreshold, s.ImageMinimumGCAge)
 	}
-	if s.GCMemoryLimit != 400<<20 {
-		t.Errorf("GCMemoryLimit = %d, want %d", s.GCMemoryLimit, 400<<20)
+	if s.GCMemoryLimit != 400<<20 || s.GCCPUBudget != 0 {
+		t.Errorf("GCMemoryLimit = %d, GCCPUBudget = %d, want %d, 0", s.GCMemoryLimit, s.GCCPUBudget, 400<<20)
 	}
 	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
 		t.Errorf("endpoint %q", s.Endpoint())

@@ -94,6 +94,9 @@ type Server struct {
 	// bytes (runtime/debug.SetMemoryLimit), which the server raises to 1.5x
 	// the live heap when that is more; 0 leaves the runtime's (GOMEMLIMIT).
 	GCMemoryLimit int64
+	// GCCPUBudget is the percent of the server's CPU the garbage collector
+	// may take before the memory limit gives way to it; 0 keeps the limit.
+	GCCPUBudget int
 
 	// imageGCHighValid records that ImageGCHighThreshold was accepted, so
 	// that the low threshold is compared with it only then.
@@ -143,6 +146,7 @@ const (
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
 	keyGCMemoryLimit         = "gc-memory-limit"
+	keyGCCPUBudget           = "gc-cpu-budget"
 )
 
 // EnvPrefix is prepended to the upper-cased setting name to form its
@@ -169,6 +173,7 @@ const (
 	DefaultClusterCIDR           = "10.42.0.0/16"
 	DefaultServiceCIDR           = "10.43.0.0/16"
 	DefaultGCMemoryLimit         = "400Mi"
+	DefaultGCCPUBudget           = 30
 	DefaultNodeAPIPort           = 10250
 	DefaultContainerdSocket      = "/run/containerd/containerd.sock"
 	DefaultImageGCHighThreshold  = 85
@@ -500,6 +505,13 @@ func serverSettings(defaultDataDir string) []setting {
 				}
 				s.GCMemoryLimit = q.Value()
 				return nil
+			}},
+		{name: keyGCCPUBudget, kind: kindInt, def: fmt.Sprint(DefaultGCCPUBudget),
+			usage: "percent of the CPU the server uses that its garbage collector may take before --gc-memory-limit is raised to bring it back (50 is Go's own cap under a limit); 0 keeps the limit",
+			apply: func(s *Server, v any) error {
+				n, err := intRange(v, 0, 50)
+				s.GCCPUBudget = int(n)
+				return err
 			}},
 	}
 }

@@ -52,18 +52,128 @@ func readMemory(sample []metrics.Sample) (live, nonHeap int64) {
 	return v[0], max(0, v[1]-v[2]-v[3]-v[4]-v[5])
 }
 
-// keepGCMemoryLimit applies gcMemoryLimit to the runtime's live heap every
-// second until ctx ends.
-func keepGCMemoryLimit(ctx context.Context, floor int64, log *slog.Logger) {
+// cpuSamples are the runtime's CPU estimates gcAllowance judges by: the
+// collector's CPU time and the part of it spent marking on otherwise idle
+// processors, and the CPU time available to the process and the part of it
+// left idle. The runtime updates them together when a collection ends, so
+// their deltas between two readings cover the same span.
+var cpuSamples = []string{
+	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/gc/mark/idle:cpu-seconds",
+	"/cpu/classes/total:cpu-seconds",
+	"/cpu/classes/idle:cpu-seconds",
+}
+
+// cpuUse is the process' cumulative CPU time as the runtime estimates it:
+// the collector's, and all that the process used (the collector's included).
+// Marking on idle processors is left out of both: it takes nothing from the
+// server's work, and counting it would make a lightly loaded server's
+// collector look expensive.
+type cpuUse struct{ gc, used float64 }
+
+func readCPU(sample []metrics.Sample) cpuUse {
+	metrics.Read(sample)
+	v := make([]float64, len(sample))
+	for i := range sample {
+		if sample[i].Value.Kind() == metrics.KindFloat64 {
+			v[i] = sample[i].Value.Float64()
+		}
+	}
+	return cpuUse{gc: v[0] - v[1], used: v[2] - v[3] - v[1]}
+}
+
+// gcAllowance is memory the limit grants beyond gcMemoryLimit while the
+// collector takes more than its budget of the CPU the server uses. With a
+// limit that binds, each collection marks the whole live heap and every
+// goroutine stack, so the collector's cost grows with the heap while its
+// headroom does not: at 5,000 hollow nodes (300 MB live, 250 MB of stacks,
+// 85 MB of headroom) it took half the server's CPU with no pods at all. The
+// floor and the 1,000-node memory target stay as they are as long as the
+// collector keeps within its budget; past it, memory gives way to CPU.
+type gcAllowance struct {
+	budget float64 // the collector's share of the used CPU; 0 grants nothing
+	extra  int64   // granted now
+
+	last   cpuUse // at the last decision
+	primed bool
+	ticks  int // updates since the last decision
+}
+
+const (
+	// allowanceWindow is the fewest updates (seconds) a decision spans.
+	allowanceWindow = 3
+	// allowanceQuiet is how many updates without a finished collection
+	// make the allowance shrink: the server allocates little.
+	allowanceQuiet = 30
+	// allowanceMinCPU is the CPU time per update under which the collector's
+	// share is not judged (a nearly idle server): the allowance only shrinks.
+	allowanceMinCPU = 0.05
+	// allowanceMinStep is the least the allowance grows by.
+	allowanceMinStep = 8 << 20
+)
+
+// update takes the runtime's CPU estimates and the live heap, once a
+// second, and returns the allowance. It decides once at least
+// allowanceWindow updates have passed and a collection has ended since the
+// last decision: a collector over budget grows the allowance by a quarter of
+// the live heap (up to the live heap: beyond that GOGC's own pacing binds
+// first), one under half its budget, or a server nearly idle, shrinks it by
+// a quarter; in between it holds, so that it does not swing back and forth.
+func (a *gcAllowance) update(now cpuUse, live int64) int64 {
+	if !a.primed {
+		a.last, a.primed = now, true
+		return a.extra
+	}
+	a.ticks++
+	gc, used := now.gc-a.last.gc, now.used-a.last.used
+	switch {
+	case used <= 0 && a.ticks >= allowanceQuiet:
+		a.shrink()
+	case used <= 0, a.ticks < allowanceWindow:
+		return a.extra // no collection has ended: nothing to judge yet
+	case a.budget <= 0:
+		a.extra = 0
+	case used >= allowanceMinCPU*float64(a.ticks) && gc > a.budget*used:
+		a.extra = min(a.extra+max(live/4, allowanceMinStep), max(live, allowanceMinStep))
+	case used < allowanceMinCPU*float64(a.ticks) || gc < a.budget*used/2:
+		a.shrink()
+	}
+	a.last, a.ticks = now, 0
+	return a.extra
+}
+
+func (a *gcAllowance) shrink() {
+	a.extra -= a.extra / 4
+	if a.extra < allowanceMinStep {
+		a.extra = 0
+	}
+}
+
+// keepGCMemoryLimit applies gcMemoryLimit to the runtime's live heap, plus
+// the gcAllowance that gcBudget (the collector's share of the used CPU; 0
+// for none) earns, every second until ctx ends.
+func keepGCMemoryLimit(ctx context.Context, floor int64, gcBudget float64, log *slog.Logger) {
 	sample := make([]metrics.Sample, len(memorySamples))
 	for i, name := range memorySamples {
 		sample[i].Name = name
 	}
-	set := int64(-1)
+	cpu := make([]metrics.Sample, len(cpuSamples))
+	for i, name := range cpuSamples {
+		cpu[i].Name = name
+	}
+	allowance := &gcAllowance{budget: gcBudget}
+	set, granted := int64(-1), int64(0)
 	// At once, then every second.
 	wait.UntilWithContext(ctx, func(context.Context) {
 		live, nonHeap := readMemory(sample)
-		if limit := gcMemoryLimit(floor, live, nonHeap); limit != set {
+		extra := allowance.update(readCPU(cpu), live)
+		if (extra == 0) != (granted == 0) {
+			// Rare, and worth an operator's notice: the server holds
+			// more memory than the limit it was given, or stops doing so.
+			log.Info("Go soft memory limit allowance for the garbage collector's CPU budget", "allowance", extra, "budget", gcBudget, "live", live)
+		}
+		granted = extra
+		if limit := gcMemoryLimit(floor, live, nonHeap) + extra; limit != set {
 			debug.SetMemoryLimit(limit)
 			if set < 0 {
 				log.Info("Go soft memory limit set", "floor", floor, "limit", limit)

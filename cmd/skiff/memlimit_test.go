@@ -68,7 +68,7 @@ func TestKeepGCMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	floor := int64(64 << 20)
-	go func() { keepGCMemoryLimit(ctx, floor, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	go func() { keepGCMemoryLimit(ctx, floor, 0, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
 	waitLimit := func(ok func(int64) bool) int64 {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -95,4 +95,89 @@ func TestKeepGCMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 	cancel()
 	<-done
 	t.Logf("limit with 96 MiB live: %d MiB", l>>20)
+}
+
+// The allowance grows while the collector is over its budget of the used
+// CPU, up to the live heap, holds inside the band and shrinks under half the
+// budget or on an idle server; a zero budget grants nothing.
+func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
+	const live = 400 << 20
+	a := &gcAllowance{budget: 0.3}
+	var now cpuUse
+	// window spends used CPU seconds per second for a decision window,
+	// share of them in the collector, and returns the allowance.
+	window := func(used, share float64) int64 {
+		var extra int64
+		for i := 0; i < allowanceWindow; i++ {
+			now.used += used
+			now.gc += used * share
+			extra = a.update(now, live)
+		}
+		return extra
+	}
+	a.update(now, live) // primes
+	if got := window(1, 0.5); got != live/4 {
+		t.Fatalf("over budget: allowance %d, want a quarter of the live heap %d", got, live/4)
+	}
+	for i := 0; i < 10; i++ {
+		window(1, 0.5)
+	}
+	if got := window(1, 0.5); got != live {
+		t.Fatalf("long over budget: allowance %d, want the live heap %d at most", got, live)
+	}
+	if got := window(1, 0.2); got != live {
+		t.Fatalf("within the band (20%% of a 30%% budget): allowance %d, want it held at %d", got, live)
+	}
+	if got := window(1, 0.1); got != live-live/4 {
+		t.Fatalf("under half the budget: allowance %d, want %d", got, live-live/4)
+	}
+	if got := window(0, 0); got != live-live/4 {
+		t.Fatalf("no collection ended in a window: allowance %d, want it held at %d", got, live-live/4)
+	}
+	for i := 0; i < 30; i++ {
+		window(0.01, 0.9) // nearly idle: the collector's share says nothing
+	}
+	if got := window(0.01, 0.9); got != 0 {
+		t.Fatalf("idle server: allowance %d, want it gone", got)
+	}
+	a.extra = live
+	for i := 0; i < allowanceQuiet/allowanceWindow; i++ {
+		window(0, 0) // no collection at all
+	}
+	if got := a.extra; got != live-live/4 {
+		t.Fatalf("%d seconds without a collection: allowance %d, want %d", allowanceQuiet, got, live-live/4)
+	}
+
+	off := &gcAllowance{}
+	now = cpuUse{}
+	off.update(now, live)
+	for i := 0; i < allowanceWindow; i++ {
+		now.used++
+		now.gc += 0.5
+		if got := off.update(now, live); got != 0 {
+			t.Fatalf("no budget: allowance %d", got)
+		}
+	}
+}
+
+// The runtime's CPU counters are read: the collector's share of what the
+// process used, after a forced collection, is above zero.
+func TestReadCPUSeesTheCollector(t *testing.T) {
+	cpu := make([]metrics.Sample, len(cpuSamples))
+	for i, name := range cpuSamples {
+		cpu[i].Name = name
+	}
+	before := readCPU(cpu)
+	ballast := make([][]byte, 64)
+	for i := range ballast {
+		ballast[i] = make([]byte, 1<<20)
+	}
+	for i := 0; i < 5; i++ {
+		runtime.GC()
+	}
+	runtime.KeepAlive(ballast)
+	after := readCPU(cpu)
+	if after.gc <= before.gc || after.used <= before.used || after.gc > after.used {
+		t.Errorf("CPU use before %+v after %+v: want the collector's time to grow, within the used time", before, after)
+	}
 }

@@ -68,7 +68,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		return err
 	}
 	if cfg.GCMemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		go keepGCMemoryLimit(ctx, cfg.GCMemoryLimit, log)
+		go keepGCMemoryLimit(ctx, cfg.GCMemoryLimit, float64(cfg.GCCPUBudget)/100, log)
 	}
 
 	store, err := storage.New(ctx, cfg.StorageConfig(log))
