@@ -92,10 +92,12 @@ type Server struct {
 	ServiceCIDR string
 	// GCMemoryLimit is the floor of the Go runtime's soft memory limit in
 	// bytes (runtime/debug.SetMemoryLimit), which the server raises to 1.5x
-	// the live heap when that is more; 0 leaves the runtime's (GOMEMLIMIT).
+	// the live heap when that is more, and further while the collector is
+	// over GCCPUBudget; 0 leaves the runtime's (GOMEMLIMIT).
 	GCMemoryLimit int64
 	// GCCPUBudget is the percent of the server's CPU the garbage collector
 	// may take before the memory limit gives way to it; 0 keeps the limit.
+	// Without a memory limit it has nothing to do.
 	GCCPUBudget int
 
 	// imageGCHighValid records that ImageGCHighThreshold was accepted, so

@@ -19,8 +19,9 @@ import (
 // and nonHeap leaves out): at 5,000 hollow nodes 130 MB of a 470 MB heap,
 // leaving ~50 MB of headroom and ~40% of the server's CPU to the collector.
 // Counting the fragmentation in nonHeap would lift the limit over the floor
-// at 1,000 nodes too (their RSS target is 500 MB); a large cluster sets a
-// floor of its own instead.
+// at 1,000 nodes too (their RSS target is 500 MB); instead a gcAllowance
+// lifts it where the collector's CPU shows it is needed, and a large cluster
+// may set a floor of its own.
 //
 // The limit counts all the runtime's memory — goroutine stacks (thousands
 // of node connections hold hundreds of MB of them), GC metadata, buffers —
@@ -167,10 +168,13 @@ func keepGCMemoryLimit(ctx context.Context, floor int64, gcBudget float64, log *
 	wait.UntilWithContext(ctx, func(context.Context) {
 		live, nonHeap := readMemory(sample)
 		extra := allowance.update(readCPU(cpu), live)
-		if (extra == 0) != (granted == 0) {
-			// Rare, and worth an operator's notice: the server holds
-			// more memory than the limit it was given, or stops doing so.
-			log.Info("Go soft memory limit allowance for the garbage collector's CPU budget", "allowance", extra, "budget", gcBudget, "live", live)
+		// Rare, and worth an operator's notice: the server holds more
+		// memory than its limit's rule gives, or stops doing so.
+		switch {
+		case extra > 0 && granted == 0:
+			log.Info("garbage collector over its CPU budget: raising the Go soft memory limit", "allowance", extra, "budget", gcBudget, "live", live)
+		case extra == 0 && granted > 0:
+			log.Info("garbage collector within its CPU budget: the Go soft memory limit is back to its rule", "live", live)
 		}
 		granted = extra
 		if limit := gcMemoryLimit(floor, live, nonHeap) + extra; limit != set {
