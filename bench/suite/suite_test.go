@@ -44,6 +44,10 @@ func TestSmoke(t *testing.T) {
 	if dsn == "" && os.Getenv("CI") == "true" {
 		t.Fatal("CI=true but SKIFF_TEST_POSTGRES_DSN is not set")
 	}
+	// Built (minutes, on a machine without the cached binary) before the
+	// run's deadline starts: inside Run's arguments the build ate the five
+	// minutes and PostgreSQL's dial failed on the expired context.
+	kine := kineBinary(t)
 	var progress bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -58,7 +62,7 @@ func TestSmoke(t *testing.T) {
 		PostgresListSizes: []int{20},
 		WatchRate:         20,
 		WatchDuration:     time.Second,
-		KineBin:           kineBinary(t),
+		KineBin:           kine,
 		WorkDir:           t.TempDir(),
 		Log:               &progress,
 	})
