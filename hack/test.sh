@@ -140,6 +140,14 @@ status=0
 say "go test ./... (module $(go list -m))"
 go test -count=1 -timeout 45m "$@" ./... || status=1
 if [ -f bench/go.mod ]; then
+	# kine is built once here (minutes on a fresh machine): bench/kineproc
+	# and bench/suite, run side by side, would each build it otherwise.
+	say "building kine for the storage benchmark's tests"
+	if kine_bin=$(cd bench && go run ./cmd/storebench -build-kine); then
+		export SKIFF_BENCH_KINE="$kine_bin"
+	else
+		say "could not build kine; the tests that need it will say why"
+	fi
 	say "go test ./... in bench/"
 	(cd bench && go test -count=1 -timeout 45m "$@" ./...) || status=1
 fi

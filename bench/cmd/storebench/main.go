@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skiffkube/skiff/bench/kineproc"
 	"github.com/skiffkube/skiff/bench/suite"
 )
 
@@ -56,12 +57,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		workDir   = fs.String("workdir", "", "directory for SQLite files and kine logs (default: a fresh temporary directory, removed afterwards)")
 		out       = fs.String("o", "", "also write the table to this file")
 		profDir   = fs.String("cpuprofile-dir", "", "write a CPU profile of every skiff step into this directory")
+		buildKine = fs.Bool("build-kine", false, "only build kine into -kine-cache (if it is not there yet) and print its path")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *buildKine {
+		return ensureKine(*kineCache, stdout, stderr)
 	}
 	ws, err := ints("-writers", *writers)
 	if err != nil {
@@ -159,4 +164,24 @@ func ints(flagName, s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// ensureKine builds kine into cacheDir (the default cache when empty) unless
+// it is there, and prints the binary's path. The test script runs it once
+// before the packages that need kine start side by side, each of which
+// would otherwise build it on a fresh machine (minutes each).
+func ensureKine(cacheDir string, stdout, stderr io.Writer) error {
+	if cacheDir == "" {
+		dir, err := kineproc.DefaultCacheDir()
+		if err != nil {
+			return err
+		}
+		cacheDir = dir
+	}
+	bin, err := kineproc.Ensure(context.Background(), cacheDir, stderr)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, bin)
+	return err
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,5 +48,22 @@ func TestBadFlags(t *testing.T) {
 		if err := run(args, &out, &errOut); err == nil {
 			t.Errorf("run(%q) succeeded, want an error", args)
 		}
+	}
+}
+
+// -build-kine only prints the cached kine binary's path (building it when
+// it is missing, which this test avoids with a fake one in place).
+func TestBuildKinePrintsTheCachedBinary(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "kine")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-build-kine", "-kine-cache", dir}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != fake {
+		t.Errorf("printed %q, want %q", got, fake)
 	}
 }
