@@ -28,6 +28,14 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(base, "skiff-bench", "kine-"+Version), nil
 }
 
+// CacheDir is dir, or DefaultCacheDir when dir is empty.
+func CacheDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return DefaultCacheDir()
+}
+
 // Ensure returns the path of a kine binary in cacheDir, building it with
 // `go install github.com/k3s-io/kine@Version` (CGO_ENABLED=0) if it is not
 // there yet. A cold build downloads and compiles kine's dependencies and takes

@@ -84,15 +84,11 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	}
 	kineBin := o.KineBin
 	if kineBin == "" {
-		dir := o.KineCacheDir
-		if dir == "" {
-			var err error
-			if dir, err = kineproc.DefaultCacheDir(); err != nil {
-				return nil, err
-			}
+		dir, err := kineproc.CacheDir(o.KineCacheDir)
+		if err != nil {
+			return nil, err
 		}
 		fmt.Fprintf(o.Log, "kine: using or building %s@%s in %s (a cold build takes minutes)\n", kineproc.Module, kineproc.Version, dir)
-		var err error
 		if kineBin, err = kineproc.Ensure(ctx, dir, o.Log); err != nil {
 			return nil, err
 		}

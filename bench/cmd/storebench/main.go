@@ -171,14 +171,11 @@ func ints(flagName, s string) ([]int, error) {
 // before the packages that need kine start side by side, each of which
 // would otherwise build it on a fresh machine (minutes each).
 func ensureKine(cacheDir string, stdout, stderr io.Writer) error {
-	if cacheDir == "" {
-		dir, err := kineproc.DefaultCacheDir()
-		if err != nil {
-			return err
-		}
-		cacheDir = dir
+	dir, err := kineproc.CacheDir(cacheDir)
+	if err != nil {
+		return err
 	}
-	bin, err := kineproc.Ensure(context.Background(), cacheDir, stderr)
+	bin, err := kineproc.Ensure(context.Background(), dir, stderr)
 	if err != nil {
 		return err
 	}
