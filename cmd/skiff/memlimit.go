@@ -40,6 +40,15 @@ var memorySamples = []string{
 	"/memory/classes/heap/free:bytes",
 }
 
+// newSamples is a runtime/metrics sample slice for names.
+func newSamples(names []string) []metrics.Sample {
+	s := make([]metrics.Sample, len(names))
+	for i, name := range names {
+		s[i].Name = name
+	}
+	return s
+}
+
 // readMemory returns the live heap and the memory the runtime holds outside
 // the heap (what the memory limit counts besides heap spans).
 func readMemory(sample []metrics.Sample) (live, nonHeap int64) {
@@ -154,14 +163,7 @@ func (a *gcAllowance) shrink() {
 // the gcAllowance that gcBudget (the collector's share of the used CPU; 0
 // for none) earns, every second until ctx ends.
 func keepGCMemoryLimit(ctx context.Context, floor int64, gcBudget float64, log *slog.Logger) {
-	sample := make([]metrics.Sample, len(memorySamples))
-	for i, name := range memorySamples {
-		sample[i].Name = name
-	}
-	cpu := make([]metrics.Sample, len(cpuSamples))
-	for i, name := range cpuSamples {
-		cpu[i].Name = name
-	}
+	sample, cpu := newSamples(memorySamples), newSamples(cpuSamples)
 	allowance := &gcAllowance{budget: gcBudget}
 	set, granted := int64(-1), int64(0)
 	// At once, then every second.

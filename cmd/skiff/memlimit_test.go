@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -29,10 +28,7 @@ func TestGCMemoryLimitIsTheFloorOrHalfAgainTheLiveHeap(t *testing.T) {
 
 // What the runtime holds outside the heap includes goroutine stacks.
 func TestReadMemoryCountsStacks(t *testing.T) {
-	sample := make([]metrics.Sample, len(memorySamples))
-	for i, name := range memorySamples {
-		sample[i].Name = name
-	}
+	sample := newSamples(memorySamples)
 	_, before := readMemory(sample)
 	stop := make(chan struct{})
 	for i := 0; i < 2000; i++ {
@@ -163,10 +159,7 @@ func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
 // The runtime's CPU counters are read: the collector's share of what the
 // process used, after a forced collection, is above zero.
 func TestReadCPUSeesTheCollector(t *testing.T) {
-	cpu := make([]metrics.Sample, len(cpuSamples))
-	for i, name := range cpuSamples {
-		cpu[i].Name = name
-	}
+	cpu := newSamples(cpuSamples)
 	before := readCPU(cpu)
 	ballast := make([][]byte, 64)
 	for i := range ballast {
