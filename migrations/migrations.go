@@ -45,6 +45,12 @@ var ownTables = []string{"meta", "kv", "history"}
 // serialises them (the second finds nothing to do); a SQLite file has a single
 // server, which the store guarantees with a file lock before calling Apply.
 func Apply(ctx context.Context, db *sql.DB, dialect Dialect, log *slog.Logger) (int64, error) {
+	return ApplyUpTo(ctx, db, dialect, 0, log)
+}
+
+// ApplyUpTo is Apply stopping at version (0: the newest), for tests of what
+// an upgrade from an older schema does to the data it finds.
+func ApplyUpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64, log *slog.Logger) (int64, error) {
 	sub, err := fs.Sub(files, string(dialect))
 	if err != nil {
 		return 0, fmt.Errorf("migrations for %s: %w", dialect, err)
@@ -74,7 +80,10 @@ func Apply(ctx context.Context, db *sql.DB, dialect Dialect, log *slog.Logger) (
 		return 0, fmt.Errorf("%w: the database is at schema version %d but this binary knows versions up to %d; run the newer skiff or restore a backup",
 			ErrNewerSchema, current, target)
 	}
-	results, err := p.Up(ctx)
+	if version > 0 && version < target {
+		target = version
+	}
+	results, err := p.UpTo(ctx, target)
 	if err != nil {
 		return 0, fmt.Errorf("applying migrations: %w", err)
 	}

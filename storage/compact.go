@@ -68,6 +68,8 @@ func (s *Store) Compact(ctx context.Context, revision int64) error {
 // Each history row is visited once, as the "newer row", in revision order
 // behind a watermark (meta.trimmed_revision); rows younger than
 // HistoryRetention are left for a later pass by not advancing past them.
+// A live key's newest row is never superseded, so it is never trimmed: it is
+// where the key's current value is stored (see selectCurrent).
 func (s *Store) trim(ctx context.Context) error {
 	cutoff := s.d.timeArg(time.Now().Add(-s.cfg.HistoryRetention))
 	for ctx.Err() == nil {

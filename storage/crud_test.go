@@ -194,14 +194,13 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 		if _, err := s.Create(ctx, "/registry/secrets/default/db", secret, 0); err != nil {
 			t.Fatal(err)
 		}
-		for _, table := range []string{"kv", "history"} {
-			var raw []byte
-			if err := s.DB().QueryRowContext(ctx, `SELECT value FROM `+table+` WHERE key = '/registry/secrets/default/db'`).Scan(&raw); err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(raw, []byte("hunter2")) {
-				t.Fatalf("%s holds the secret in plain text", table)
-			}
+		// The value is stored once, in history (kv holds revisions only).
+		var raw []byte
+		if err := s.DB().QueryRowContext(ctx, `SELECT value FROM history WHERE key = '/registry/secrets/default/db'`).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) == 0 || bytes.Contains(raw, []byte("hunter2")) {
+			t.Fatalf("history holds the secret as %q", raw)
 		}
 		got, err := s.Get(ctx, "/registry/secrets/default/db", 0)
 		if err != nil || !bytes.Equal(got.Value, secret) {

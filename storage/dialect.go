@@ -48,7 +48,7 @@ type dialect interface {
 // into the statements that write it (the last one updates meta).
 type planFunc func(base int64, current map[string]*KeyValue) ([]stmt, error)
 
-// scanCurrent reads rows of kvColumns into a map by key.
+// scanCurrent reads rows of currentColumns into a map by key.
 func scanCurrent(next func() bool, scan func(...any) error) (map[string]*KeyValue, error) {
 	current := map[string]*KeyValue{}
 	for next() {

@@ -5,12 +5,15 @@
 //
 // Layout of the data (migrations/ holds the only copy of the schema):
 //
-//   - kv: the current state, one row per live key. Get and List read only this
-//     table (plus, for a list pinned to an older revision, the few history rows
-//     written after it), so lists never scan history.
+//   - kv: the current state, one row per live key with its newest revision.
+//     Get and List read one index range of it and fetch each key's value from
+//     the history row of that revision by primary key (plus, for a list pinned
+//     to an older revision, the few history rows written after it), so lists
+//     never scan history.
 //   - history: one row per revision — create, update or delete — with the new
 //     value, the revision it replaced, who made it and when. Watches are served
-//     from it, and it is what an auditor queries with SQL.
+//     from it, and it is what an auditor queries with SQL. A value is stored
+//     only here: trimming never removes a live key's newest row (compact.go).
 //   - meta: one row holding the newest revision and the compaction floor.
 //
 // Revision order is commit order by construction: every write transaction

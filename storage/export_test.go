@@ -26,3 +26,6 @@ func WatchReleasedItsContext(w Watch) bool {
 	stop := w.(*watcher).afterCtx.Load()
 	return stop != nil && !(*stop)()
 }
+
+// RebindDollar is rebindDollar, for tests writing raw SQL for PostgreSQL.
+var RebindDollar = rebindDollar

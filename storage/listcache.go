@@ -9,8 +9,8 @@ import (
 	"github.com/google/btree"
 )
 
-// listCache mirrors the current state (the kv table) in memory so that a list
-// at the newest revision reads memory instead of the database. The hub keeps
+// listCache mirrors the current state (kv with its values) in memory so that
+// a list at the newest revision reads memory instead of the database. The hub keeps
 // it, applying the same ordered, gap-free event stream the watchers get, so
 // the cache is always the exact state at its revision.
 //

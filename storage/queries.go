@@ -6,17 +6,27 @@ package storage
 const (
 	selectMeta = `SELECT revision, compact_revision FROM meta WHERE id = 1`
 
-	kvColumns = `key, value, create_revision, mod_revision, version, expires_at`
+	// kv holds each live key's revisions; its value is stored once, in the
+	// history row of its newest revision (history's primary key), which
+	// trimming never removes (compact.go). Current state is read joined:
+	// one index range over kv, then a primary-key lookup per row. CROSS
+	// JOIN keeps kv as SQLite's outer loop; PostgreSQL plans it as any
+	// inner join.
+	currentColumns = `kv.key, h.value, kv.create_revision, kv.mod_revision, kv.version, kv.expires_at`
+	selectCurrent  = `SELECT ` + currentColumns + ` FROM kv CROSS JOIN history h WHERE h.revision = kv.mod_revision`
 
-	getCurrent = `SELECT ` + kvColumns + ` FROM kv WHERE key = ?`
+	// kvColumns are what a write stores in kv.
+	kvColumns = `key, create_revision, mod_revision, version, expires_at`
+
+	getCurrent = selectCurrent + ` AND kv.key = ?`
 
 	// listCurrentFrom / listCurrentAfter read one index range of the current
 	// state. The *Unchanged variants keep only keys not written after the
 	// list's revision (used when the list is pinned to an older revision).
-	listCurrentFrom           = `SELECT ` + kvColumns + ` FROM kv WHERE key >= ? AND key < ? ORDER BY key LIMIT ?`
-	listCurrentAfter          = `SELECT ` + kvColumns + ` FROM kv WHERE key > ? AND key < ? ORDER BY key LIMIT ?`
-	listCurrentFromUnchanged  = `SELECT ` + kvColumns + ` FROM kv WHERE key >= ? AND key < ? AND mod_revision <= ? ORDER BY key LIMIT ?`
-	listCurrentAfterUnchanged = `SELECT ` + kvColumns + ` FROM kv WHERE key > ? AND key < ? AND mod_revision <= ? ORDER BY key LIMIT ?`
+	listCurrentFrom           = selectCurrent + ` AND kv.key >= ? AND kv.key < ? ORDER BY kv.key LIMIT ?`
+	listCurrentAfter          = selectCurrent + ` AND kv.key > ? AND kv.key < ? ORDER BY kv.key LIMIT ?`
+	listCurrentFromUnchanged  = selectCurrent + ` AND kv.key >= ? AND kv.key < ? AND kv.mod_revision <= ? ORDER BY kv.key LIMIT ?`
+	listCurrentAfterUnchanged = selectCurrent + ` AND kv.key > ? AND kv.key < ? AND kv.mod_revision <= ? ORDER BY kv.key LIMIT ?`
 
 	// keysChangedSince lists the keys in a range written after a revision.
 	keysChangedSince = `SELECT DISTINCT key FROM history WHERE revision > ? AND key >= ? AND key < ?`

@@ -192,7 +192,7 @@ func isStoreError(err error) bool {
 	return false
 }
 
-// scanKV reads a row of kvColumns; the value is still sealed.
+// scanKV reads a row of currentColumns; the value is still sealed.
 func scanKV(sc interface{ Scan(...any) error }) (*KeyValue, error) {
 	var kv KeyValue
 	var exp sql.NullInt64

@@ -348,11 +348,11 @@ type rowsTemplate struct{ head, row, tail string }
 
 // The write path's multi-row statements.
 var (
-	loadTemplate    = rowsTemplate{`SELECT ` + kvColumns + ` FROM kv WHERE key IN (`, "?", `)`}
+	loadTemplate    = rowsTemplate{selectCurrent + ` AND kv.key IN (`, "?", `)`}
 	historyTemplate = rowsTemplate{`INSERT INTO history (revision, key, op, value, create_revision, prev_revision, version, expires_at, actor, at) VALUES `,
 		"(" + placeholders(10) + ")", ""}
-	kvUpsertTemplate = rowsTemplate{`INSERT INTO kv (` + kvColumns + `) VALUES `, "(" + placeholders(6) + ")", ` ON CONFLICT (key) DO UPDATE SET
-			value = excluded.value, create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+	kvUpsertTemplate = rowsTemplate{`INSERT INTO kv (` + kvColumns + `) VALUES `, "(" + placeholders(5) + ")", ` ON CONFLICT (key) DO UPDATE SET
+			create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
 			version = excluded.version, expires_at = excluded.expires_at`}
 	kvDeleteTemplate = rowsTemplate{`DELETE FROM kv WHERE key IN (`, "?", `)`}
 )
@@ -422,7 +422,8 @@ func (s *Store) writeStatements(hist []historyRow, final map[string]*KeyValue, r
 			continue
 		}
 		nUp++
-		upserts = append(upserts, kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, timeMs(kv.ExpiresAt))
+		// The value goes only into the history row (see selectCurrent).
+		upserts = append(upserts, kv.Key, kv.CreateRevision, kv.ModRevision, kv.Version, timeMs(kv.ExpiresAt))
 	}
 	if nUp > 0 {
 		out = append(out, kvUpsertTemplate.stmt(nUp, upserts))
