@@ -31,6 +31,7 @@ const (
 	commitRetried   = "retried"   // failed before COMMIT; the batch is tried again
 	commitFailed    = "failed"    // failed before COMMIT on the last attempt, or the store closed
 	commitUnknown   = "unknown"   // COMMIT itself failed: the outcome is unknown
+	commitRejected  = "rejected"  // every operation failed its precondition: nothing to write, rolled back
 )
 
 func newStoreMetrics(s *Store) *storeMetrics {
@@ -50,11 +51,11 @@ func newStoreMetrics(s *Store) *storeMetrics {
 		}),
 		commits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "skiff_storage_commits_total",
-			Help:        "Write transaction attempts by result: committed, retried (failed before COMMIT and tried again), failed (failed before COMMIT, not retried), unknown (COMMIT failed).",
+			Help:        "Write transaction attempts by result: committed, retried (failed before COMMIT and tried again), failed (failed before COMMIT, not retried), unknown (COMMIT failed), rejected (every operation failed its precondition, nothing written).",
 			ConstLabels: labels,
 		}, []string{"result"}),
 	}
-	for _, r := range []string{commitCommitted, commitRetried, commitFailed, commitUnknown} {
+	for _, r := range []string{commitCommitted, commitRetried, commitFailed, commitUnknown, commitRejected} {
 		m.commits.WithLabelValues(r) // present at zero, so rates work from the start
 	}
 	m.funcs = []prometheus.Collector{

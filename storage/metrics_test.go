@@ -46,17 +46,17 @@ func commitsWith(t *testing.T, mfs map[string]*dto.MetricFamily, result string) 
 }
 
 // The store's metrics account for every write it commits: the operations
-// per commit add up to the writes made (including one that failed its
-// precondition), each commit is timed, the revision gauge is the store's
-// revision, and the watch gauge follows watches opening and closing, with
-// and without a trigger.
+// per commit add up to the writes made, a batch that wrote nothing (its one
+// create failed its precondition) counts as rejected, each commit is timed,
+// the revision gauge is the store's revision, and the watch gauge follows
+// watches opening and closing, with and without a trigger.
 func TestMetricsAccountForCommitsAndWatches(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		// A small buffer: the watch that is never read falls behind.
 		s := openStore(t, b.endpoint(t), func(cfg *storage.Config) { cfg.WatchBuffer = 4 })
 		ctx := ctxT(t)
 		before := gather(t, s)
-		for _, r := range []string{"committed", "retried", "failed", "unknown"} {
+		for _, r := range []string{"committed", "retried", "failed", "unknown", "rejected"} {
 			if got := commitsWith(t, before, r); got != 0 {
 				t.Errorf("a new store counts %v %s commits", got, r)
 			}
@@ -80,7 +80,8 @@ func TestMetricsAccountForCommitsAndWatches(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		// A create of a key that exists is an operation of a commit too.
+		// A create of a key that exists, alone in its batch, writes nothing:
+		// a rejected batch, not a commit.
 		if _, err := s.Create(ctx, "/registry/things/ns/t-0", []byte("v"), 0); err == nil {
 			t.Fatal("a second create of one key succeeded")
 		}
@@ -96,12 +97,15 @@ func TestMetricsAccountForCommitsAndWatches(t *testing.T) {
 
 		after := gather(t, s)
 		ops := after["skiff_storage_commit_operations"].GetMetric()[0].GetHistogram()
-		if ops.GetSampleSum() != writers+1 {
-			t.Errorf("commits carried %v operations, want %d", ops.GetSampleSum(), writers+1)
+		if ops.GetSampleSum() != writers {
+			t.Errorf("commits carried %v operations, want %d", ops.GetSampleSum(), writers)
 		}
 		committed := commitsWith(t, after, "committed")
-		if committed < 1 || committed > writers+1 || float64(ops.GetSampleCount()) != committed {
-			t.Errorf("%v commits counted and %d in the operations histogram, for %d writes", committed, ops.GetSampleCount(), writers+1)
+		if committed < 1 || committed > writers || float64(ops.GetSampleCount()) != committed {
+			t.Errorf("%v commits counted and %d in the operations histogram, for %d writes", committed, ops.GetSampleCount(), writers)
+		}
+		if rejected := commitsWith(t, after, "rejected"); rejected != 1 {
+			t.Errorf("%v rejected batches counted, want the one of the duplicate create", rejected)
 		}
 		if d := after["skiff_storage_commit_duration_seconds"].GetMetric()[0].GetHistogram(); float64(d.GetSampleCount()) != committed || d.GetSampleSum() <= 0 {
 			t.Errorf("commit durations: %d samples summing to %vs, for %v commits", d.GetSampleCount(), d.GetSampleSum(), committed)

@@ -190,7 +190,11 @@ func (s *Store) commit(batch []*writeOp) {
 		res, evs, base, atCommit, err = s.tryCommit(batch)
 		took := time.Since(start)
 		if err == nil {
-			s.metrics.observeCommit(commitCommitted, len(batch), took)
+			result := commitCommitted
+			if len(evs) == 0 {
+				result = commitRejected // nothing was written
+			}
+			s.metrics.observeCommit(result, len(batch), took)
 			// Deliver to local watchers before answering the callers, so a
 			// client that watches after its own write sees it.
 			s.hub.localCommit(base, evs)
