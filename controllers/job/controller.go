@@ -53,6 +53,7 @@ type Controller struct {
 	synced    []cache.InformerSynced
 	queue     runner.Queue
 	exp       *expectations.Store
+	written   *writtenStatuses
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	backoff   time.Duration
@@ -69,6 +70,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 		synced:   []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:    runner.NewQueue(Name),
 		exp:      expectations.New(0, opts.Now),
+		written:  newWrittenStatuses(),
 		recorder: recorder, log: opts.Logger, backoff: opts.Backoff, now: opts.Now,
 	}
 	if c.log == nil {
@@ -84,6 +86,12 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
 		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if j, ok := obj.(*batchv1.Job); ok {
+				c.written.forget(j.UID)
+			}
 			if key, ok := runner.KeyOf(obj); ok {
 				c.exp.Forget(key)
 				c.queue.Add(key)

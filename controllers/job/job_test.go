@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -26,6 +27,7 @@ type fixture struct {
 	client *fake.Clientset
 	c      *Controller
 	rec    *record.FakeRecorder
+	pods   cache.SharedIndexInformer // what the controller's pod lister reads
 }
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
@@ -46,7 +48,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		}
 	}
 	client.ClearActions()
-	return &fixture{client: client, c: c, rec: rec}
+	return &fixture{client: client, c: c, rec: rec, pods: f.Core().V1().Pods().Informer()}
 }
 
 func (fx *fixture) sync(t *testing.T, key string) {
@@ -368,15 +370,50 @@ func TestIndexedJobDoesNotRestartAnIndexWhoseStatusIsStale(t *testing.T) {
 	}
 }
 
-func TestJobDoesNotReplaceASucceededPodWhoseStatusIsStale(t *testing.T) {
-	// w0 succeeded and was counted, but the Job copy the controller reads
-	// predates that status write: it says nothing succeeded.
-	released := func(p *corev1.Pod) { p.Finalizers = nil }
-	fx := newFixture(t, newJob(completions(3), parallel(3)),
-		newPod("w0", corev1.PodSucceeded, released), newPod("w1", corev1.PodRunning))
+func TestJobDoesNotReplaceATerminatedPodWhoseStatusIsStale(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		job  *batchv1.Job
+		pods []runtime.Object
+	}{
+		// w0 succeeded and w1 runs: the two completions are covered.
+		{"succeeded", newJob(completions(2), parallel(2)),
+			[]runtime.Object{newPod("w0", corev1.PodSucceeded), newPod("w1", corev1.PodRunning)}},
+		// w0's failure exhausts a backoff limit of 0: the Job has failed.
+		{"failed", newJob(completions(1), parallel(1), backoffLim(0)),
+			[]runtime.Object{newPod("w0", corev1.PodFailed)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The first sync counts w0 and removes its tracking finalizer.
+			fx := newFixture(t, append([]runtime.Object{tc.job}, tc.pods...)...)
+			fx.sync(t, "ns/work")
+			if n := len(fx.created(t)); n != 0 {
+				t.Fatalf("first sync created %d pods", n)
+			}
+			// The next sync sees w0 released, but the informer's Job still
+			// predates the status writes that counted it.
+			w0 := tc.pods[0].(*corev1.Pod).DeepCopy()
+			w0.Finalizers = nil
+			controllertest.Load(t, fx.pods, w0)
+			fx.sync(t, "ns/work")
+			if n := len(fx.created(t)); n != 0 {
+				t.Errorf("created %d pods in place of w0, counted before", n)
+			}
+		})
+	}
+}
+
+// A Succeeded pod that never carried the tracking finalizer (one adopted by
+// the Job, say) is not counted, as in Kubernetes: the Job runs its own.
+func TestJobDoesNotCountAnUntrackedSucceededPod(t *testing.T) {
+	stray := newPod("stray", corev1.PodSucceeded, func(p *corev1.Pod) { p.Finalizers = nil })
+	fx := newFixture(t, newJob(completions(2), parallel(2)), stray)
 	fx.sync(t, "ns/work")
-	if n := len(fx.created(t)); n != 1 {
-		t.Errorf("created %d pods, want 1 (3 completions, 1 succeeded, 1 runs)", n)
+	if n := len(fx.created(t)); n != 2 {
+		t.Errorf("created %d pods, want 2", n)
+	}
+	if j := fx.job(t); j.Status.Succeeded != 0 {
+		t.Errorf("succeeded = %d, want 0", j.Status.Succeeded)
 	}
 }
 

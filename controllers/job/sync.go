@@ -68,20 +68,11 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	now := c.now()
 	st := job.Status.DeepCopy()
 	active := activePods(pods)
-	succeeded, failed := st.Succeeded, st.Failed
-	if u := st.UncountedTerminatedPods; u != nil {
-		succeeded += int32(len(u.Succeeded))
-		failed += int32(len(u.Failed))
-	}
-	if !indexed(job) {
-		// The informer's copy of the Job can predate the status write that
-		// counted a pod whose tracking finalizer is already gone; such a pod
-		// no longer adds itself in trackTerminated. Its Succeeded phase, still
-		// listed, keeps the count from falling behind, so no pod is started in
-		// its place. (An Indexed Job takes its done indexes from the pods the
-		// same way, in planIndexed.)
-		succeeded = max(succeeded, countSucceeded(pods))
-	}
+	// The informer's copy of the Job can predate a status this controller
+	// wrote (see writtenStatuses); what it wrote is a floor under the counts.
+	// An Indexed Job takes its done indexes from the pods, in planIndexed.
+	counted, wrote := countsOf(st), c.written.floor(job.UID)
+	succeeded, failed := max(counted.succeeded, wrote.succeeded), max(counted.failed, wrote.failed)
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 
 	// 2. Suspension.
@@ -296,18 +287,6 @@ func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1
 	return nil
 }
 
-// countSucceeded is the number of the Job's pods that succeeded: a floor
-// under its succeeded count, which also holds the pods deleted since.
-func countSucceeded(pods []*corev1.Pod) int32 {
-	var n int32
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded {
-			n++
-		}
-	}
-	return n
-}
-
 func activePods(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
@@ -359,6 +338,7 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job, st *bat
 	if err != nil {
 		return fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
+	c.written.wrote(job.UID, st)
 	return nil
 }
 

@@ -160,6 +160,7 @@ func (c *Controller) writeStatus(ctx context.Context, job *batchv1.Job, st *batc
 	if err != nil {
 		return nil, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
+	c.written.wrote(job.UID, st)
 	return updated, nil
 }
 
