@@ -49,7 +49,9 @@ func Apply(ctx context.Context, db *sql.DB, dialect Dialect, log *slog.Logger) (
 }
 
 // ApplyUpTo is Apply stopping at version (0: the newest), for tests of what
-// an upgrade from an older schema does to the data it finds.
+// an upgrade from an older schema does to the data it finds. It returns the
+// version it brought the database to (a database already past it is left
+// as it is).
 func ApplyUpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64, log *slog.Logger) (int64, error) {
 	sub, err := fs.Sub(files, string(dialect))
 	if err != nil {
@@ -92,7 +94,7 @@ func ApplyUpTo(ctx context.Context, db *sql.DB, dialect Dialect, version int64, 
 			log.Info("applied schema migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
 		}
 	}
-	return target, nil
+	return max(current, target), nil
 }
 
 func checkNotForeign(ctx context.Context, db *sql.DB, dialect Dialect) error {

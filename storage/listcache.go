@@ -10,9 +10,9 @@ import (
 )
 
 // listCache mirrors the current state (kv with its values) in memory so that
-// a list at the newest revision reads memory instead of the database. The hub keeps
-// it, applying the same ordered, gap-free event stream the watchers get, so
-// the cache is always the exact state at its revision.
+// a list at the newest revision reads memory instead of the database. The hub
+// keeps it, applying the same ordered, gap-free event stream the watchers
+// get, so the cache is always the exact state at its revision.
 //
 // Lists stay linearizable, with several servers on one database too: a list
 // first reads the database's newest revision R (one small query), waits until
