@@ -329,17 +329,8 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job, st *bat
 	if statusEqual(&job.Status, st) {
 		return nil
 	}
-	next := job.DeepCopy()
-	next.Status = *st
-	_, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	c.written.wrote(job.UID, st)
-	return nil
+	_, err := c.writeStatus(ctx, job, st)
+	return err
 }
 
 func statusEqual(a, b *batchv1.JobStatus) bool {
