@@ -10,10 +10,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/restmapper"
@@ -34,8 +36,9 @@ const (
 	DefaultRecheck = 5 * time.Second
 )
 
-// ownerIndex indexes every monitored object by the UIDs of its owners.
-const ownerIndex = "ownerUID"
+// ownerIndex indexes every monitored object by the UIDs of its owners. The name is the garbage
+// collector's own: it is added to informers other loops share.
+const ownerIndex = "garbagecollector/ownerUID"
 
 // ignored resources are never garbage collected (as in Kubernetes): events churn and are
 // short-lived, and nothing owns them.
@@ -51,6 +54,17 @@ type Options struct {
 	Recheck         time.Duration
 	// Resync of the monitors' informers; 0 means none (the work is event driven and level based).
 	Resync time.Duration
+	// Shared, when set, hands out informers that other loops of the process already run. A
+	// resource with one is monitored through it, not through a metadata watch and cache of the
+	// collector's own: the process then caches and decodes each pod once, not twice.
+	Shared SharedInformers
+}
+
+// SharedInformers gives access to informers that already run in the process
+// (sharedinformers.View implements it).
+type SharedInformers interface {
+	// Existing returns the process's informer for objects like obj, if it has one; it creates none.
+	Existing(obj runtime.Object) (cache.SharedIndexInformer, bool)
 }
 
 // Controller is the garbage collector.
@@ -68,13 +82,14 @@ type Controller struct {
 	monitors map[schema.GroupResource]*monitor
 }
 
-// monitor watches one resource's metadata.
+// monitor watches one resource's metadata, through an informer of its own or one the process
+// shares (whose objects are typed: see partial).
 type monitor struct {
 	gvr        schema.GroupVersionResource
 	kind       string
 	namespaced bool
 	informer   cache.SharedIndexInformer
-	stop       context.CancelFunc
+	stop       func() // stops the informer, or takes the handlers off a shared one
 	started    time.Time
 }
 
@@ -200,23 +215,50 @@ func hasVerbs(have metav1.Verbs, want ...string) bool {
 }
 
 func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
+	handlers := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.onAdd(m, obj) },
+		UpdateFunc: func(old, cur any) { c.onUpdate(m, old, cur) },
+		DeleteFunc: func(obj any) { c.onDelete(m, obj) },
+	}
+	if inf, ok := c.sharedInformer(m); ok {
+		if err := inf.AddIndexers(cache.Indexers{ownerIndex: indexByOwner}); err != nil {
+			return err
+		}
+		reg, err := inf.AddEventHandler(handlers)
+		if err != nil {
+			return err
+		}
+		m.informer, m.started = inf, time.Now()
+		m.stop = func() { _ = inf.RemoveEventHandler(reg) }
+		return nil
+	}
 	inf := metadatainformer.NewFilteredMetadataInformer(c.md, m.gvr, metav1.NamespaceAll, c.opts.Resync,
 		cache.Indexers{ownerIndex: indexByOwner}, nil).Informer()
 	// Keep only what garbage collection reads: the caches hold every object of the cluster.
 	if err := inf.SetTransform(trim); err != nil {
 		return err
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.onAdd(m, obj) },
-		UpdateFunc: func(old, cur any) { c.onUpdate(m, old, cur) },
-		DeleteFunc: func(obj any) { c.onDelete(m, obj) },
-	}); err != nil {
+	if _, err := inf.AddEventHandler(handlers); err != nil {
 		return err
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	m.informer, m.stop, m.started = inf, cancel, time.Now()
 	go inf.Run(mctx.Done())
 	return nil
+}
+
+// sharedInformer returns the process's informer of m's resource, if Options.Shared has one. The
+// served version must be the one client-go's types describe: the shared informer watches that
+// version.
+func (c *Controller) sharedInformer(m *monitor) (cache.SharedIndexInformer, bool) {
+	if c.opts.Shared == nil {
+		return nil, false
+	}
+	obj, err := clientscheme.Scheme.New(m.gvr.GroupVersion().WithKind(m.kind))
+	if err != nil {
+		return nil, false // not a built-in type (a custom resource)
+	}
+	return c.opts.Shared.Existing(obj)
 }
 
 // trim drops managed fields, labels and annotations from cached metadata.
@@ -284,7 +326,7 @@ func (c *Controller) dependentsOf(uid string) []dependent {
 			continue
 		}
 		for _, o := range objs {
-			if p, ok := o.(*metav1.PartialObjectMetadata); ok {
+			if p := partial(o); p != nil {
 				out = append(out, dependent{m: m, obj: p})
 			}
 		}

@@ -1,8 +1,12 @@
 // Package garbagecollector deletes objects whose owners are gone, following metadata.ownerReferences
 // across every resource the API serves (custom resources included).
 //
-// It discovers resources periodically and keeps one metadata-only informer ("monitor") per resource,
-// each indexed by owner UID, so it can find any object's dependents without reading full objects.
+// It discovers resources periodically and keeps one informer ("monitor") per resource, each indexed
+// by owner UID, so it can find any object's dependents. A monitor is metadata-only, unless another
+// loop of the process already watches the resource's full objects (Options.Shared, as in skiff
+// server, where pods, ReplicaSets and the like are cached for the controllers and the scheduler):
+// then it shares that informer instead of opening a second watch and keeping a second cache, as
+// kube-controller-manager's collector does with its typed informers.
 // Work items are single objects; processing one decides, from a live read, what it needs:
 //
 //   - an owner being deleted with the "orphan" finalizer: drop its ownerReference from every

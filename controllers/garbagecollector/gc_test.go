@@ -15,11 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/controllers/sharedinformers"
 )
 
 const ns = "gc"
@@ -30,29 +33,62 @@ type env struct {
 	rec    *record.FakeRecorder
 }
 
-// start runs a real API server and the garbage collector against it.
-func start(t *testing.T) *env {
+// start runs a real API server and the garbage collector against it. With shared, the collector
+// runs as in skiff server: another loop of the process already watches configmaps through a
+// sharedinformers pool, and the collector must use that informer, not a metadata watch of its own.
+func start(t *testing.T, shared bool) *env {
 	t.Helper()
 	srv := apiservertest.Start(t)
 	client := kubernetes.NewForConfigOrDie(srv.Config)
 	md := metadata.NewForConfigOrDie(srv.Config)
 	dyn := dynamic.NewForConfigOrDie(srv.Config)
 	rec := record.NewFakeRecorder(1000)
-	c, err := New(client.Discovery(), md, rec, Options{
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := Options{
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DiscoveryPeriod: 500 * time.Millisecond, Recheck: 500 * time.Millisecond,
-	})
+	}
+	var configMaps cache.SharedIndexInformer
+	if shared {
+		pool := sharedinformers.New(ctx, informers.NewSharedInformerFactory(client, 0))
+		t.Cleanup(pool.Shutdown) // runs after cancel (cleanups run last first)
+		view := pool.View(0)
+		configMaps = view.Core().V1().ConfigMaps().Informer() // "another loop" asks for configmaps
+		view.Start(ctx.Done())
+		opts.Shared = view
+	}
+	c, err := New(client.Discovery(), md, rec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { c.Run(ctx, 2); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
+	if shared {
+		gr := schema.GroupResource{Resource: "configmaps"}
+		waitFor(t, "the configmaps monitor", func() bool { return c.monitorFor(gr) != nil })
+		if m := c.monitorFor(gr); m.informer.GetStore() != configMaps.GetStore() {
+			t.Fatal("the collector watches configmaps itself although the process has an informer for them")
+		}
+		if c.monitorFor(schema.GroupResource{Resource: "secrets"}) == nil {
+			t.Fatal("no monitor for secrets: resources without a shared informer must still be watched")
+		}
+	}
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return &env{client: client, dyn: dyn, rec: rec}
+}
+
+// bothWays runs test with the collector's own metadata informers and with a shared typed one.
+func bothWays(t *testing.T, test func(t *testing.T, e *env)) {
+	for _, shared := range []bool{false, true} {
+		name := "own informers"
+		if shared {
+			name = "shared informers"
+		}
+		t.Run(name, func(t *testing.T) { test(t, start(t, shared)) })
+	}
 }
 
 func (e *env) configMap(t *testing.T, name string, owners ...metav1.OwnerReference) *corev1.ConfigMap {
@@ -102,127 +138,134 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestBackgroundDeletesDependentsAfterOwner(t *testing.T) {
-	e := start(t)
-	owner := e.configMap(t, "owner")
-	e.configMap(t, "child", ownedBy(owner, false))
-	grandchild := e.configMap(t, "grandchild", ownedBy(e.get(t, "child"), false))
-	_ = grandchild
-	e.del(t, "owner", metav1.DeletePropagationBackground)
-	waitFor(t, "child and grandchild to be collected", func() bool { return e.get(t, "child") == nil && e.get(t, "grandchild") == nil })
+	bothWays(t, func(t *testing.T, e *env) {
+		owner := e.configMap(t, "owner")
+		e.configMap(t, "child", ownedBy(owner, false))
+		grandchild := e.configMap(t, "grandchild", ownedBy(e.get(t, "child"), false))
+		_ = grandchild
+		e.del(t, "owner", metav1.DeletePropagationBackground)
+		waitFor(t, "child and grandchild to be collected", func() bool { return e.get(t, "child") == nil && e.get(t, "grandchild") == nil })
+	})
 }
 
 func TestDependentWithAnotherLiveOwnerOnlyLosesTheReference(t *testing.T) {
-	e := start(t)
-	a, b := e.configMap(t, "a"), e.configMap(t, "b")
-	e.configMap(t, "shared", ownedBy(a, false), ownedBy(b, false))
-	e.del(t, "a", metav1.DeletePropagationBackground)
-	waitFor(t, "the reference to a to go", func() bool {
-		cm := e.get(t, "shared")
-		return cm != nil && len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == b.UID
+	bothWays(t, func(t *testing.T, e *env) {
+		a, b := e.configMap(t, "a"), e.configMap(t, "b")
+		e.configMap(t, "shared", ownedBy(a, false), ownedBy(b, false))
+		e.del(t, "a", metav1.DeletePropagationBackground)
+		waitFor(t, "the reference to a to go", func() bool {
+			cm := e.get(t, "shared")
+			return cm != nil && len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == b.UID
+		})
 	})
 }
 
 func TestDanglingOwnerReferenceIsCollected(t *testing.T) {
-	e := start(t)
-	e.configMap(t, "stray", metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "never", UID: types.UID("no-such-uid")})
-	waitFor(t, "stray to be collected", func() bool { return e.get(t, "stray") == nil })
+	bothWays(t, func(t *testing.T, e *env) {
+		e.configMap(t, "stray", metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "never", UID: types.UID("no-such-uid")})
+		waitFor(t, "stray to be collected", func() bool { return e.get(t, "stray") == nil })
+	})
 }
 
 func TestOrphanKeepsDependentsAndDropsReferences(t *testing.T) {
-	e := start(t)
-	owner := e.configMap(t, "owner")
-	e.configMap(t, "child", ownedBy(owner, true))
-	e.del(t, "owner", metav1.DeletePropagationOrphan)
-	waitFor(t, "owner to be gone", func() bool { return e.get(t, "owner") == nil })
-	child := e.get(t, "child")
-	if child == nil || len(child.OwnerReferences) != 0 {
-		t.Fatalf("child after orphaning: %+v", child)
-	}
-	// The child stays: nothing collects an object without owners.
-	time.Sleep(time.Second)
-	if e.get(t, "child") == nil {
-		t.Fatal("orphaned child was deleted")
-	}
+	bothWays(t, func(t *testing.T, e *env) {
+		owner := e.configMap(t, "owner")
+		e.configMap(t, "child", ownedBy(owner, true))
+		e.del(t, "owner", metav1.DeletePropagationOrphan)
+		waitFor(t, "owner to be gone", func() bool { return e.get(t, "owner") == nil })
+		child := e.get(t, "child")
+		if child == nil || len(child.OwnerReferences) != 0 {
+			t.Fatalf("child after orphaning: %+v", child)
+		}
+		// The child stays: nothing collects an object without owners.
+		time.Sleep(time.Second)
+		if e.get(t, "child") == nil {
+			t.Fatal("orphaned child was deleted")
+		}
+	})
 }
 
 func TestForegroundWaitsForBlockingDependents(t *testing.T) {
-	e := start(t)
-	const hold = "example.com/hold"
-	owner := e.configMap(t, "owner")
-	child, err := e.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "child", Finalizers: []string{hold}, OwnerReferences: []metav1.OwnerReference{ownedBy(owner, true)}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.configMap(t, "loose", ownedBy(owner, false))
-	e.del(t, "owner", metav1.DeletePropagationForeground)
+	bothWays(t, func(t *testing.T, e *env) {
+		const hold = "example.com/hold"
+		owner := e.configMap(t, "owner")
+		child, err := e.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "child", Finalizers: []string{hold}, OwnerReferences: []metav1.OwnerReference{ownedBy(owner, true)}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.configMap(t, "loose", ownedBy(owner, false))
+		e.del(t, "owner", metav1.DeletePropagationForeground)
 
-	waitFor(t, "child deletion to start", func() bool { c := e.get(t, "child"); return c != nil && c.DeletionTimestamp != nil })
-	waitFor(t, "the non-blocking dependent to go", func() bool { return e.get(t, "loose") == nil })
-	time.Sleep(time.Second)
-	o := e.get(t, "owner")
-	if o == nil || o.DeletionTimestamp == nil || !slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) {
-		t.Fatalf("owner must wait for its blocking dependent: %+v", o)
-	}
-	// Release the child: then the owner follows.
-	child = e.get(t, "child")
-	child.Finalizers = nil
-	if _, err := e.client.CoreV1().ConfigMaps(ns).Update(context.Background(), child, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "owner to be gone", func() bool { return e.get(t, "owner") == nil })
+		waitFor(t, "child deletion to start", func() bool { c := e.get(t, "child"); return c != nil && c.DeletionTimestamp != nil })
+		waitFor(t, "the non-blocking dependent to go", func() bool { return e.get(t, "loose") == nil })
+		time.Sleep(time.Second)
+		o := e.get(t, "owner")
+		if o == nil || o.DeletionTimestamp == nil || !slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) {
+			t.Fatalf("owner must wait for its blocking dependent: %+v", o)
+		}
+		// Release the child: then the owner follows.
+		child = e.get(t, "child")
+		child.Finalizers = nil
+		if _, err := e.client.CoreV1().ConfigMaps(ns).Update(context.Background(), child, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "owner to be gone", func() bool { return e.get(t, "owner") == nil })
+	})
 }
 
 func TestForegroundCascadesThroughLevels(t *testing.T) {
-	e := start(t)
-	owner := e.configMap(t, "top")
-	mid := e.configMap(t, "mid", ownedBy(owner, true))
-	e.configMap(t, "leaf", ownedBy(mid, true))
-	e.del(t, "top", metav1.DeletePropagationForeground)
-	waitFor(t, "all three to be gone", func() bool {
-		return e.get(t, "top") == nil && e.get(t, "mid") == nil && e.get(t, "leaf") == nil
+	bothWays(t, func(t *testing.T, e *env) {
+		owner := e.configMap(t, "top")
+		mid := e.configMap(t, "mid", ownedBy(owner, true))
+		e.configMap(t, "leaf", ownedBy(mid, true))
+		e.del(t, "top", metav1.DeletePropagationForeground)
+		waitFor(t, "all three to be gone", func() bool {
+			return e.get(t, "top") == nil && e.get(t, "mid") == nil && e.get(t, "leaf") == nil
+		})
 	})
 }
 
 func TestCustomResourceOwner(t *testing.T) {
-	e := start(t)
-	ctx := context.Background()
-	crd := &unstructured.Unstructured{}
-	if err := crd.UnmarshalJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+	bothWays(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		crd := &unstructured.Unstructured{}
+		if err := crd.UnmarshalJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 		"metadata":{"name":"widgets.gc.example.com"},
 		"spec":{"group":"gc.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
 		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`)); err != nil {
-		t.Fatal(err)
-	}
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := e.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	widgets := schema.GroupVersionResource{Group: "gc.example.com", Version: "v1", Resource: "widgets"}
-	var w *unstructured.Unstructured
-	waitFor(t, "the widget resource to be served", func() bool {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
-		var err error
-		w, err = e.dyn.Resource(widgets).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-		return err == nil
-	})
-	// A configmap owned by the widget, and a widget owned by a configmap: both directions.
-	e.configMap(t, "of-widget", metav1.OwnerReference{APIVersion: "gc.example.com/v1", Kind: "Widget", Name: "w", UID: w.GetUID()})
-	cmOwner := e.configMap(t, "widget-owner")
-	child := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "child"}}}
-	child.SetOwnerReferences([]metav1.OwnerReference{ownedBy(cmOwner, false)})
-	if _, err := e.dyn.Resource(widgets).Namespace(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+			t.Fatal(err)
+		}
+		crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		if _, err := e.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		widgets := schema.GroupVersionResource{Group: "gc.example.com", Version: "v1", Resource: "widgets"}
+		var w *unstructured.Unstructured
+		waitFor(t, "the widget resource to be served", func() bool {
+			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
+			var err error
+			w, err = e.dyn.Resource(widgets).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+			return err == nil
+		})
+		// A configmap owned by the widget, and a widget owned by a configmap: both directions.
+		e.configMap(t, "of-widget", metav1.OwnerReference{APIVersion: "gc.example.com/v1", Kind: "Widget", Name: "w", UID: w.GetUID()})
+		cmOwner := e.configMap(t, "widget-owner")
+		child := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "child"}}}
+		child.SetOwnerReferences([]metav1.OwnerReference{ownedBy(cmOwner, false)})
+		if _, err := e.dyn.Resource(widgets).Namespace(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 
-	if err := e.dyn.Resource(widgets).Namespace(ns).Delete(ctx, "w", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.del(t, "widget-owner", metav1.DeletePropagationBackground)
-	waitFor(t, "the widget's configmap to be collected", func() bool { return e.get(t, "of-widget") == nil })
-	waitFor(t, "the configmap's widget to be collected", func() bool {
-		_, err := e.dyn.Resource(widgets).Namespace(ns).Get(ctx, "child", metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
+		if err := e.dyn.Resource(widgets).Namespace(ns).Delete(ctx, "w", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.del(t, "widget-owner", metav1.DeletePropagationBackground)
+		waitFor(t, "the widget's configmap to be collected", func() bool { return e.get(t, "of-widget") == nil })
+		waitFor(t, "the configmap's widget to be collected", func() bool {
+			_, err := e.dyn.Resource(widgets).Namespace(ns).Get(ctx, "child", metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
 	})
 }

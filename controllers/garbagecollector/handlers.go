@@ -49,12 +49,22 @@ func ownerItem(ref metav1.OwnerReference, ns string) item {
 	return item{apiVersion: ref.APIVersion, kind: ref.Kind, namespace: ns, name: ref.Name, uid: ref.UID}
 }
 
+// partial is the metadata of a monitored object: the object itself from a metadata informer, a
+// copy of a typed object's metadata from a shared informer. The copy is shallow: its slices are
+// the cache's, and like everything from a cache they are only read.
 func partial(obj any) *metav1.PartialObjectMetadata {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	p, _ := obj.(*metav1.PartialObjectMetadata)
-	return p
+	switch o := obj.(type) {
+	case *metav1.PartialObjectMetadata:
+		return o
+	case metav1.ObjectMetaAccessor:
+		if m, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && m != nil {
+			return &metav1.PartialObjectMetadata{ObjectMeta: *m}
+		}
+	}
+	return nil
 }
 
 func (c *Controller) enqueue(i item) { c.queue.Add(i.key()) }

@@ -69,7 +69,7 @@ func (c *Controller) cached(t target) *metav1.PartialObjectMetadata {
 	if err != nil || !ok {
 		return nil
 	}
-	p, _ := obj.(*metav1.PartialObjectMetadata)
+	p := partial(obj)
 	if p == nil || p.UID != t.uid {
 		return nil
 	}

@@ -83,8 +83,13 @@ var Registry = map[string]Constructor{
 		if b.Options.Metadata == nil {
 			return nil, fmt.Errorf("%w: the garbage collector needs Options.Metadata (metadata.NewForConfig)", ErrUnavailable)
 		}
-		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name),
-			garbagecollector.Options{Logger: b.Options.Logger})
+		opts := garbagecollector.Options{Logger: b.Options.Logger}
+		// A factory that can hand out the informers other loops run (a sharedinformers.View)
+		// spares the collector a second watch and cache of pods and the like.
+		if shared, ok := b.Informers.(garbagecollector.SharedInformers); ok {
+			opts.Shared = shared
+		}
+		return garbagecollector.New(b.Client.Discovery(), b.Options.Metadata, b.Recorder(garbagecollector.Name), opts)
 	},
 	daemonset.Name: func(b BuildContext) (Runnable, error) {
 		return daemonset.New(b.Client, b.Informers.Apps().V1().DaemonSets(), b.Informers.Apps().V1().ControllerRevisions(),

@@ -33,13 +33,16 @@ type Pool struct {
 	ctx     context.Context
 	factory informers.SharedInformerFactory
 	indexMu sync.Mutex // serializes AddIndexers of the views
+
+	typesMu sync.Mutex
+	byType  map[reflect.Type]cache.SharedIndexInformer // every typed informer a view asked for
 }
 
 // New returns a Pool of factory's informers, which run until ctx ends.
 // factory's default resync is the longest any view asks for; each view's
 // handlers get the view's own resync period.
 func New(ctx context.Context, factory informers.SharedInformerFactory) *Pool {
-	return &Pool{ctx: ctx, factory: factory}
+	return &Pool{ctx: ctx, factory: factory, byType: map[reflect.Type]cache.SharedIndexInformer{}}
 }
 
 // Shutdown waits for the pool's informers to stop, after its context ended.
@@ -214,7 +217,34 @@ func (v *View) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult
 
 // InformerFor returns the pool's informer for obj, seen through the view.
 func (v *View) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
-	return v.wrap(v.pool.factory.InformerFor(obj, newFunc))
+	inf := v.pool.factory.InformerFor(obj, newFunc)
+	v.pool.typesMu.Lock()
+	v.pool.byType[reflect.TypeOf(obj)] = inf
+	v.pool.typesMu.Unlock()
+	return v.wrap(inf)
+}
+
+// Existing returns, seen through the view, the pool's informer for objects
+// like obj if some loop of the process has asked for one through the typed
+// accessors (InformerFor); it never creates one. A loop that could watch a resource in some cheaper form (the garbage
+// collector watches metadata only) takes the full objects the process
+// caches anyway instead of a second watch and cache of its own. An informer
+// asked for by a view that has not started yet starts now if this view
+// has.
+func (v *View) Existing(obj runtime.Object) (cache.SharedIndexInformer, bool) {
+	v.pool.typesMu.Lock()
+	inf, ok := v.pool.byType[reflect.TypeOf(obj)]
+	v.pool.typesMu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	v.mu.Lock()
+	started := v.started
+	v.mu.Unlock()
+	if started {
+		v.pool.factory.Start(v.pool.ctx.Done()) // a no-op for informers already running
+	}
+	return v.wrap(inf), true
 }
 
 // InformerName is the pool factory's, for informer metrics.

@@ -192,3 +192,53 @@ func TestPendingSyncCheckerEndsWithViewOrPool(t *testing.T) {
 		})
 	}
 }
+
+// Existing hands out only informers some view asked for, seen through the
+// asking view: a handler added through it follows that view's term, and an
+// informer asked for by a view that never started runs once a started view
+// takes it.
+func TestExistingFindsOnlyInformersAskedFor(t *testing.T) {
+	srv := apiservertest.Start(t)
+	client, err := kubernetes.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pool := New(ctx, informers.NewSharedInformerFactory(client, 0))
+	defer func() {
+		cancel()
+		pool.Shutdown()
+	}()
+	idle, taker := pool.View(0), pool.View(0)
+	taker.Start(ctx.Done())
+	if _, ok := taker.Existing(&corev1.ConfigMap{}); ok {
+		t.Fatal("Existing found a configmap informer nobody asked for")
+	}
+	idle.Core().V1().ConfigMaps().Informer() // asked for, never started by its view
+	inf, ok := taker.Existing(&corev1.ConfigMap{})
+	if !ok {
+		t.Fatal("Existing did not find the configmap informer another view asked for")
+	}
+	if _, ok := taker.Existing(&corev1.Secret{}); ok {
+		t.Fatal("Existing found a secret informer nobody asked for")
+	}
+	s := &seen{names: map[string]int{}}
+	if _, err := inf.AddEventHandler(s.handler()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the handler to see configmap a", func() bool { return s.has("a") })
+	taker.Shutdown()
+	if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the shared cache to hold configmap b", func() bool {
+		_, ok, _ := inf.GetStore().GetByKey("default/b")
+		return ok
+	})
+	if s.has("b") {
+		t.Fatal("a handler added through Existing outlived its view's term")
+	}
+}
