@@ -59,7 +59,7 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 // its own kube-system service account with tokens from the TokenRequest
 // API, as kube-controller-manager --use-service-account-credentials. With a
 // pool the controllers take their informers from it (shared with the
-// scheduler of the same process) instead of a factory of their own.
+// scheduler of the same process), else from a pool of their own.
 func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, pool *sharedinformers.Pool) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
@@ -71,11 +71,20 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	}
 	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
 		ControllerCredentials: manager.ServiceAccountCredentials(client, rc)}
-	if pool != nil {
-		view := pool.View(manager.DefaultResync)
-		defer view.Shutdown()
-		opts.Informers = view
+	if pool == nil {
+		// Alone (skiff controller-manager) the controllers still take their informers from a pool,
+		// for this term only: through it the garbage collector shares their watches of pods and
+		// the like instead of opening its own.
+		poolCtx, cancel := context.WithCancel(ctx)
+		if pool, err = newInformerPool(poolCtx, rc); err != nil {
+			cancel()
+			return err
+		}
+		defer func() { cancel(); pool.Shutdown() }()
 	}
+	view := pool.View(manager.DefaultResync)
+	defer view.Shutdown()
+	opts.Informers = view
 	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()}, opts)
 	if err != nil {
 		return err
