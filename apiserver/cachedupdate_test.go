@@ -78,3 +78,42 @@ func TestUpdatesFromAStaleCache(t *testing.T) {
 		t.Fatalf("no-op update: %v, resourceVersion %s -> %s", err, patched.ResourceVersion, same.ResourceVersion)
 	}
 }
+
+// TestGetAnyVersionMayComeFromTheCache: a GET with resourceVersion=0 asks
+// for any version and may be answered from the store's cache, as
+// Kubernetes answers it from its watch cache; a GET without one must be
+// the newest state, whatever the cache holds. A key the cache does not
+// hold is read from the database either way.
+func TestGetAnyVersionMayComeFromTheCache(t *testing.T) {
+	sc := &staleCache{stale: map[string]*storage.KeyValue{}}
+	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { sc.Store = st; return sc }, nil)
+	cs := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	cms := cs.CoreV1().ConfigMaps("default")
+	v1, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "/registry/configmaps/default/cm"
+	old, err := sc.Store.Get(ctx, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1.Data["v"] = "2"
+	if _, err := cms.Update(ctx, v1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sc.mu.Lock()
+	sc.stale[key] = old
+	sc.mu.Unlock()
+
+	if got, err := cms.Get(ctx, "cm", metav1.GetOptions{}); err != nil || got.Data["v"] != "2" {
+		t.Fatalf("GET without resourceVersion: %v %v, want the newest state (v=2)", got.Data, err)
+	}
+	if got, err := cms.Get(ctx, "cm", metav1.GetOptions{ResourceVersion: "0"}); err != nil || got.Data["v"] != "1" {
+		t.Fatalf("GET with resourceVersion=0: %v %v, want the cache's state (v=1)", got.Data, err)
+	}
+	if _, err := cms.Get(ctx, "nothing", metav1.GetOptions{ResourceVersion: "0"}); !apierrors.IsNotFound(err) {
+		t.Fatalf("GET with resourceVersion=0 of a missing object: %v, want NotFound", err)
+	}
+}

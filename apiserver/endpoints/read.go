@@ -18,9 +18,13 @@ import (
 	"github.com/skiffkube/skiff/storage"
 )
 
-// get serves GET of one object (also of its status subresource).
+// get serves GET of one object (also of its status subresource). With
+// resourceVersion=0 ("any version", what the kubelet asks for its node
+// before each status update) the answer may come from the store's cache,
+// as Kubernetes serves it from its watch cache; otherwise, and when the
+// cache does not hold the key, it is the newest state in the database.
 func (h *Handler) get(req *request) error {
-	obj, _, err := h.load(req, req.info.Namespace, req.info.Name)
+	obj, _, _, err := h.loadMaybeCached(req, req.info.Namespace, req.info.Name, req.query("resourceVersion") == "0")
 	if err != nil {
 		return err
 	}
