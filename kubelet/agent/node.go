@@ -182,8 +182,17 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 	}
 	var out *corev1.Node
 	var events []string
+	attempt := 0
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		orig, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+		// The first read may come from the API server's cache, as the
+		// kubelet's does: most refreshes write nothing, and a stale copy
+		// only costs a conflict and a fresh read.
+		opts := metav1.GetOptions{}
+		if attempt == 0 {
+			opts.ResourceVersion = "0"
+		}
+		attempt++
+		orig, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, opts)
 		if err != nil {
 			return err
 		}
