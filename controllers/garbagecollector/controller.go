@@ -224,7 +224,7 @@ func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 		if err := inf.AddIndexers(cache.Indexers{ownerIndex: indexByOwner}); err != nil {
 			return err
 		}
-		reg, err := inf.AddEventHandler(handlers)
+		reg, err := inf.AddEventHandlerWithResyncPeriod(handlers, c.opts.Resync)
 		if err != nil {
 			return err
 		}

@@ -226,11 +226,11 @@ func (v *View) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInf
 
 // Existing returns, seen through the view, the pool's informer for objects
 // like obj if some loop of the process has asked for one through the typed
-// accessors (InformerFor); it never creates one. A loop that could watch a resource in some cheaper form (the garbage
-// collector watches metadata only) takes the full objects the process
-// caches anyway instead of a second watch and cache of its own. An informer
-// asked for by a view that has not started yet starts now if this view
-// has.
+// accessors (InformerFor); it never creates one. A loop that could watch a
+// resource in some cheaper form (the garbage collector watches metadata
+// only) takes the full objects the process caches anyway instead of a
+// second watch and cache of its own. An informer asked for by a view that
+// has not started yet starts now if this view has.
 func (v *View) Existing(obj runtime.Object) (cache.SharedIndexInformer, bool) {
 	v.pool.typesMu.Lock()
 	inf, ok := v.pool.byType[reflect.TypeOf(obj)]
