@@ -181,7 +181,11 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	node := cached.DeepCopy()
+	// The cached node is only read here: every change is made on a copy
+	// (markUnknown, reconcileTaints). Every node is synced each monitor
+	// period, so copying it first cost 1,000 deep copies a second at 5,000
+	// nodes, nearly all of them of nodes that needed nothing.
+	node := cached
 	now := c.now()
 	if now.Sub(c.lastHeartbeat(node)) > c.grace {
 		if node, err = c.markUnknown(ctx, node, now); err != nil {
