@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
@@ -32,11 +33,11 @@ func (s *staleCache) GetCached(key string) (*storage.KeyValue, bool, bool) {
 	return s.Store.GetCached(key)
 }
 
-// TestUpdatesFromAStaleCache: updates read the object from the store's
-// cache first; when that copy is stale they must still behave exactly as
-// on a fresh read (no false conflict, patches applied to the current
-// object, real conflicts still 409).
-func TestUpdatesFromAStaleCache(t *testing.T) {
+// staleConfigMap starts a server whose store's cache is stale for one
+// configmap, default/cm: the cache holds its first state (v=1), the
+// database its second (v=2), which it returns.
+func staleConfigMap(t *testing.T) (typedcorev1.ConfigMapInterface, *corev1.ConfigMap) {
+	t.Helper()
 	sc := &staleCache{stale: map[string]*storage.KeyValue{}}
 	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { sc.Store = st; return sc }, nil)
 	cs := clientsetFor(t, srv.Config)
@@ -59,7 +60,16 @@ func TestUpdatesFromAStaleCache(t *testing.T) {
 	sc.mu.Lock()
 	sc.stale[key] = old // from now on the cache says v1
 	sc.mu.Unlock()
+	return cms, v2
+}
 
+// TestUpdatesFromAStaleCache: updates read the object from the store's
+// cache first; when that copy is stale they must still behave exactly as
+// on a fresh read (no false conflict, patches applied to the current
+// object, real conflicts still 409).
+func TestUpdatesFromAStaleCache(t *testing.T) {
+	cms, v2 := staleConfigMap(t)
+	ctx := context.Background()
 	v2.Data["v"] = "3"
 	v3, err := cms.Update(ctx, v2, metav1.UpdateOptions{})
 	if err != nil {
@@ -85,28 +95,8 @@ func TestUpdatesFromAStaleCache(t *testing.T) {
 // the newest state, whatever the cache holds. A key the cache does not
 // hold is read from the database either way.
 func TestGetAnyVersionMayComeFromTheCache(t *testing.T) {
-	sc := &staleCache{stale: map[string]*storage.KeyValue{}}
-	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { sc.Store = st; return sc }, nil)
-	cs := clientsetFor(t, srv.Config)
+	cms, _ := staleConfigMap(t)
 	ctx := context.Background()
-	cms := cs.CoreV1().ConfigMaps("default")
-	v1, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := "/registry/configmaps/default/cm"
-	old, err := sc.Store.Get(ctx, key, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1.Data["v"] = "2"
-	if _, err := cms.Update(ctx, v1, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sc.mu.Lock()
-	sc.stale[key] = old
-	sc.mu.Unlock()
-
 	if got, err := cms.Get(ctx, "cm", metav1.GetOptions{}); err != nil || got.Data["v"] != "2" {
 		t.Fatalf("GET without resourceVersion: %v %v, want the newest state (v=2)", got.Data, err)
 	}

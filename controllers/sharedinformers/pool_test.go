@@ -55,10 +55,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// Against a real API server: two views share one informer (one cache), a
-// view's handlers get events only between its Start and its Shutdown, and
-// the informer keeps serving the other view after one shut down.
-func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
+// startPool runs a real API server and a pool of informers on it; the
+// pool's context ends, and its informers stop, when the test does.
+func startPool(t *testing.T) (kubernetes.Interface, context.Context, *Pool) {
+	t.Helper()
 	srv := apiservertest.Start(t)
 	client, err := kubernetes.NewForConfig(srv.Config)
 	if err != nil {
@@ -66,10 +66,18 @@ func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pool := New(ctx, informers.NewSharedInformerFactory(client, 0))
-	defer func() {
+	t.Cleanup(func() {
 		cancel() // the informers stop with ctx
 		pool.Shutdown()
-	}()
+	})
+	return client, ctx, pool
+}
+
+// Against a real API server: two views share one informer (one cache), a
+// view's handlers get events only between its Start and its Shutdown, and
+// the informer keeps serving the other view after one shut down.
+func TestViewsShareInformersAndScopeHandlersToTheirTerm(t *testing.T) {
+	client, ctx, pool := startPool(t)
 	create := func(name string) {
 		t.Helper()
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -198,17 +206,7 @@ func TestPendingSyncCheckerEndsWithViewOrPool(t *testing.T) {
 // informer asked for by a view that never started runs once a started view
 // takes it.
 func TestExistingFindsOnlyInformersAskedFor(t *testing.T) {
-	srv := apiservertest.Start(t)
-	client, err := kubernetes.NewForConfig(srv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	pool := New(ctx, informers.NewSharedInformerFactory(client, 0))
-	defer func() {
-		cancel()
-		pool.Shutdown()
-	}()
+	client, ctx, pool := startPool(t)
 	idle, taker := pool.View(0), pool.View(0)
 	taker.Start(ctx.Done())
 	if _, ok := taker.Existing(&corev1.ConfigMap{}); ok {
