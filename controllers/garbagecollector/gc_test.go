@@ -269,3 +269,50 @@ func TestCustomResourceOwner(t *testing.T) {
 		})
 	})
 }
+
+// A dependent judged from a read that has since gone stale must not be
+// deleted: here its owner is orphaning it, so the reference is dropped
+// after the collector read the dependent and before the owner is gone. A
+// delete by UID alone removed the orphan (seen as a rare failure of
+// TestOrphanKeepsDependentsAndDropsReferences with two workers).
+func TestStaleJudgementDeletesNothing(t *testing.T) {
+	srv := apiservertest.Start(t)
+	client := kubernetes.NewForConfigOrDie(srv.Config)
+	md := metadata.NewForConfigOrDie(srv.Config)
+	c, err := New(client.Discovery(), md, record.NewFakeRecorder(10), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{client: client}
+	owner := e.configMap(t, "owner")
+	e.configMap(t, "child", ownedBy(owner, true))
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	judged, err := md.Resource(gvr).Namespace(ns).Get(ctx, "child", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What orphaning does meanwhile: the reference goes, then the owner.
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(ctx, "child", types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/metadata/ownerReferences"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.del(t, "owner", metav1.DeletePropagationBackground) // no collector runs to finish an orphaning
+	if e.get(t, "owner") != nil {
+		t.Fatal("the owner is still there")
+	}
+
+	target, err := c.resolve(itemOf(&monitor{gvr: gvr, kind: "ConfigMap", namespaced: true}, judged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.collect(ctx, target, judged); err == nil {
+		t.Error("collect on a stale read reported success; want an error so the item is judged again")
+	}
+	if e.get(t, "child") == nil {
+		t.Fatal("the orphaned child was deleted on a stale judgement")
+	}
+}

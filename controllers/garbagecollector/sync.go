@@ -213,12 +213,20 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 		// An owner waits for us: our own dependents must go before we do.
 		policy = metav1.DeletePropagationForeground
 	}
-	uid := t.uid
+	// Delete only the state that was judged: another worker may have just
+	// dropped the references (orphaning by the owner's sync) after obj was
+	// read and before the owner went away, and a delete by UID alone would
+	// then remove an object that has no owner left. A conflict (changed
+	// since, or replaced by a namesake) is judged again from a fresh read.
+	uid, rv := t.uid, obj.ResourceVersion
 	err := c.client(t).Delete(ctx, t.name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy,
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &policy,
 	})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone already, or a namesake
+	if apierrors.IsNotFound(err) {
+		return nil // gone already
+	}
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s: changed since it was read, judging it again: %w", t.item, err)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", t.item, err)
