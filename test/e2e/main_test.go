@@ -294,25 +294,47 @@ func (b *background) stop() {
 // within grace. Its output is logged when the test failed.
 func runAgent(t testing.TB, grace time.Duration, args ...string) *exec.Cmd {
 	t.Helper()
-	out := &lockedWriter{w: &strings.Builder{}}
-	cmd := exec.Command(skiffBin, append([]string{"agent"}, args...)...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	return runSkiff(t, grace, append([]string{"agent"}, args...)...).cmd
+}
+
+// process is a running skiff command other than the server.
+type process struct {
+	cmd *exec.Cmd
+	log *lockedWriter // the process writes it while tests read it
+	// stop interrupts the process and waits for it to exit, killing it
+	// after its grace period (at most once).
+	stop func()
+}
+
+// runSkiff runs the skiff binary with args until the test ends (or stop),
+// and shows its output if the test failed.
+func runSkiff(t testing.TB, grace time.Duration, args ...string) *process {
+	t.Helper()
+	p := &process{log: &lockedWriter{w: &strings.Builder{}}}
+	p.cmd = exec.Command(skiffBin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() { _ = p.cmd.Wait(); close(exited) }()
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			_ = p.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(grace):
+				_ = p.cmd.Process.Kill()
+				<-exited
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(grace):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		p.stop()
 		if t.Failed() {
-			t.Logf("skiff agent log:\n%s", out.String())
+			t.Logf("skiff %s log:\n%s", args[0], p.log.String())
 		}
 	})
-	return cmd
+	return p
 }
