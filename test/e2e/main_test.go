@@ -85,40 +85,16 @@ func startServer(t testing.TB, extra ...string) *server {
 func startServerIn(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
 	port := freePort(t)
-	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port), log: &lockedWriter{w: &strings.Builder{}}}
+	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port)}
 	args := append([]string{"server", "--data-dir", dir, "--bind-address", "127.0.0.1",
 		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig}, extra...)
-	s.cmd = exec.Command(skiffBin, args...)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting skiff: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(exited) }()
-	s.exited = exited
-	var once sync.Once
-	s.stop = func() {
-		once.Do(func() {
-			_ = s.cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(20 * time.Second):
-				_ = s.cmd.Process.Kill()
-				<-exited
-			}
-		})
-	}
-	t.Cleanup(func() {
-		s.stop()
-		if t.Failed() {
-			t.Logf("skiff server log:\n%s", s.log.String())
-		}
-	})
+	p := runSkiff(t, 20*time.Second, args...)
+	s.cmd, s.log, s.stop, s.exited = p.cmd, p.log, p.stop, p.exited
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
-		case <-exited:
+		case <-s.exited:
 			t.Fatalf("skiff server exited early:\n%s", s.log.String())
 		default:
 		}
@@ -297,13 +273,15 @@ func runAgent(t testing.TB, grace time.Duration, args ...string) *exec.Cmd {
 	return runSkiff(t, grace, append([]string{"agent"}, args...)...).cmd
 }
 
-// process is a running skiff command other than the server.
+// process is a running skiff command.
 type process struct {
 	cmd *exec.Cmd
 	log *lockedWriter // the process writes it while tests read it
 	// stop interrupts the process and waits for it to exit, killing it
 	// after its grace period (at most once).
 	stop func()
+	// exited is closed once the process has exited.
+	exited <-chan struct{}
 }
 
 // runSkiff runs the skiff binary with args until the test ends (or stop),
@@ -318,6 +296,7 @@ func runSkiff(t testing.TB, grace time.Duration, args ...string) *process {
 	}
 	exited := make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(exited) }()
+	p.exited = exited
 	var once sync.Once
 	p.stop = func() {
 		once.Do(func() {
