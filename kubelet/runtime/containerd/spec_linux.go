@@ -65,9 +65,9 @@ func (r *Runtime) specOpts(ctx context.Context, img client.Image, cfg krt.Contai
 		return nil, err
 	}
 	opts := []oci.SpecOpts{
-		// The image's env, working directory and user first; the pod's
+		// The image's env and working directory first; the pod's
 		// settings below override them.
-		oci.WithImageConfig(img),
+		withImageEnvAndCwd(ic.Config),
 		oci.WithProcessArgs(argv...),
 		oci.WithEnv(cfg.Env),
 		oci.WithCgroup(cgroupPath),
@@ -147,19 +147,8 @@ func (r *Runtime) specOpts(ctx context.Context, img client.Image, cfg krt.Contai
 			return nil, fmt.Errorf("container %q: %w: user or group ID %d out of range", cfg.Name, krt.ErrInvalidConfig, *id)
 		}
 	}
-	switch {
-	case sec.RunAsUser != nil && sec.RunAsGroup != nil:
-		opts = append(opts, oci.WithUIDGID(uint32(*sec.RunAsUser), uint32(*sec.RunAsGroup)))
-	case sec.RunAsUser != nil:
-		// The group comes from the image's /etc/passwd, else 0, as on Kubernetes.
-		opts = append(opts, oci.WithUserID(uint32(*sec.RunAsUser)))
-	case sec.RunAsGroup != nil:
-		gid := uint32(*sec.RunAsGroup)
-		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-			s.Process.User.GID = gid
-			return nil
-		})
-	}
+	// The image's user, then the pod's runAsUser and runAsGroup.
+	opts = append(opts, withUser(ic.Config.User, sec))
 	// The VM may lack CAP_SYS_RESOURCE; a negative oom_score_adj then makes
 	// runc fail, so never ask for one (see notes/node-runtime-and-network.md).
 	opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
