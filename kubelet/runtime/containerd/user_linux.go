@@ -106,84 +106,75 @@ func withRootFS(ctx context.Context, cl oci.Client, c *containers.Container, fn 
 // of root when the image names none), then the pod's runAsUser and
 // runAsGroup (WithUIDGID, WithUserID, or the group alone).
 func resolveUser(root fs.FS, u specs.User, imageUser string, sec krt.Security) (specs.User, error) {
+	member := "root"
 	if imageUser != "" {
 		var err error
-		if u, err = userFromString(root, u, imageUser); err != nil {
+		if u.UID, u.GID, err = idsFromString(root, imageUser); err != nil {
 			return u, err
 		}
-		if u.AdditionalGids, err = supplementaryGroups(root, strconv.FormatUint(uint64(u.UID), 10)); err != nil {
-			return u, err
-		}
-	} else {
-		var err error
-		if u.AdditionalGids, err = supplementaryGroups(root, "root"); err != nil {
+		if member, err = nameOf(root, u.UID); err != nil {
 			return u, err
 		}
 	}
-	u = withPrimaryGroup(u)
+	groups, err := supplementaryGroups(root, member)
+	if err != nil {
+		return u, err
+	}
+	// The primary group first unless listed (containerd's
+	// ensureAdditionalGids).
+	if !slices.Contains(groups, u.GID) {
+		groups = append([]uint32{u.GID}, groups...)
+	}
+	u.AdditionalGids = groups
 	switch {
 	case sec.RunAsUser != nil && sec.RunAsGroup != nil:
-		u.UID, u.GID, u.AdditionalGids = uint32(*sec.RunAsUser), uint32(*sec.RunAsGroup), nil
-		u = withPrimaryGroup(u)
+		u.UID, u.GID = uint32(*sec.RunAsUser), uint32(*sec.RunAsGroup)
+		u.AdditionalGids = []uint32{u.GID}
 	case sec.RunAsUser != nil:
 		// The group is the image's for that user, else 0, as on Kubernetes.
-		var err error
-		if u, err = userFromID(root, u, uint32(*sec.RunAsUser)); err != nil {
+		if u.UID, u.GID, err = idsFromUID(root, uint32(*sec.RunAsUser)); err != nil {
 			return u, err
 		}
+		u.AdditionalGids = []uint32{u.GID}
 	case sec.RunAsGroup != nil:
 		u.GID = uint32(*sec.RunAsGroup)
 	}
 	return u, nil
 }
 
-// withPrimaryGroup lists the primary group first among the supplementary
-// ones unless they hold it (containerd's ensureAdditionalGids).
-func withPrimaryGroup(u specs.User) specs.User {
-	if !slices.Contains(u.AdditionalGids, u.GID) {
-		u.AdditionalGids = append([]uint32{u.GID}, u.AdditionalGids...)
-	}
-	return u
-}
-
-// userFromString resolves an image's USER: "uid", "name", "uid:gid",
-// "name:group" or a mix (oci.WithUser). Its supplementary groups are
-// cleared; the caller sets them.
-func userFromString(root fs.FS, u specs.User, s string) (specs.User, error) {
-	u.AdditionalGids = nil
+// idsFromString resolves an image's USER: "uid", "name", "uid:gid",
+// "name:group" or a mix (oci.WithUser).
+func idsFromString(root fs.FS, s string) (uid, gid uint32, err error) {
 	parts := strings.Split(s, ":")
 	if len(parts) > 2 {
-		return u, fmt.Errorf("invalid USER value %s", s)
+		return 0, 0, fmt.Errorf("invalid USER value %s", s)
 	}
 	uid, uidName, err := parseID(parts[0])
 	if err != nil {
-		return u, fmt.Errorf("invalid USER value %q: uid %w", s, err)
+		return 0, 0, fmt.Errorf("invalid USER value %q: uid %w", s, err)
 	}
 	if len(parts) == 1 {
 		if uidName {
-			return userFromName(root, u, parts[0])
+			return idsFromName(root, parts[0])
 		}
-		return userFromID(root, u, uid)
+		return idsFromUID(root, uid)
 	}
 	gid, gidName, err := parseID(parts[1])
 	if err != nil {
-		return u, fmt.Errorf("invalid USER value %q: gid %w", s, err)
+		return 0, 0, fmt.Errorf("invalid USER value %q: gid %w", s, err)
 	}
 	// An empty name ("":100) is ID 0, not looked up, as in containerd.
 	if uidName && parts[0] != "" {
-		usr, err := oci.UserFromFS(root, func(x user.User) bool { return x.Name == parts[0] })
-		if err != nil {
-			return u, err
+		if uid, _, err = idsFromName(root, parts[0]); err != nil {
+			return 0, 0, err
 		}
-		uid = uint32(usr.Uid)
 	}
 	if gidName && parts[1] != "" {
 		if gid, err = oci.GIDFromFS(root, func(g user.Group) bool { return g.Name == parts[1] }); err != nil {
-			return u, err
+			return 0, 0, err
 		}
 	}
-	u.UID, u.GID = uid, gid
-	return withPrimaryGroup(u), nil
+	return uid, gid, nil
 }
 
 // parseID reads a numeric user or group ID; isName is true when s is not
@@ -202,49 +193,50 @@ func parseID(s string) (id uint32, isName bool, err error) {
 	return uint32(v), false, nil
 }
 
-// userFromID sets uid and its group from /etc/passwd, or group 0 when the
+// idsFromUID is uid and its group from /etc/passwd, or group 0 when the
 // file or the user is missing (oci.WithUserID).
-func userFromID(root fs.FS, u specs.User, uid uint32) (specs.User, error) {
-	u.AdditionalGids = nil
+func idsFromUID(root fs.FS, uid uint32) (uint32, uint32, error) {
 	usr, err := oci.UserFromFS(root, func(x user.User) bool { return x.Uid == int(uid) })
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, oci.ErrNoUsersFound):
-		u.UID, u.GID = uid, 0
+	case missing(err):
+		return uid, 0, nil
 	case err != nil:
-		return u, err
-	default:
-		u.UID, u.GID = uint32(usr.Uid), uint32(usr.Gid)
+		return 0, 0, err
 	}
-	return withPrimaryGroup(u), nil
+	return uint32(usr.Uid), uint32(usr.Gid), nil
 }
 
-// userFromName sets the named user and its group from /etc/passwd, which
-// must list it (oci.WithUsername).
-func userFromName(root fs.FS, u specs.User, name string) (specs.User, error) {
-	u.AdditionalGids = nil
+// idsFromName is the named user and its group from /etc/passwd, which must
+// list it (oci.WithUsername).
+func idsFromName(root fs.FS, name string) (uint32, uint32, error) {
 	usr, err := oci.UserFromFS(root, func(x user.User) bool { return x.Name == name })
 	if err != nil {
-		return u, err
+		return 0, 0, err
 	}
-	u.UID, u.GID = uint32(usr.Uid), uint32(usr.Gid)
-	return withPrimaryGroup(u), nil
+	return uint32(usr.Uid), uint32(usr.Gid), nil
 }
 
-// supplementaryGroups are the groups /etc/group lists the user in, but
-// for one named as the user (oci.WithAdditionalGIDs). A numeric user is
-// looked up in /etc/passwd first; none when either file or the user is
-// missing.
-func supplementaryGroups(root fs.FS, userOrUID string) ([]uint32, error) {
-	name := userOrUID
-	if uid, err := strconv.Atoi(userOrUID); err == nil {
-		usr, err := oci.UserFromFS(root, func(x user.User) bool { return x.Uid == uid })
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, oci.ErrNoUsersFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		name = usr.Name
+// nameOf is the name /etc/passwd gives uid, "" when the file or the user is
+// missing (then the user has no supplementary groups).
+func nameOf(root fs.FS, uid uint32) (string, error) {
+	usr, err := oci.UserFromFS(root, func(x user.User) bool { return x.Uid == int(uid) })
+	if missing(err) {
+		return "", nil
+	}
+	return usr.Name, err
+}
+
+// missing is true of a lookup that found no /etc/passwd or no such user.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, oci.ErrNoUsersFound)
+}
+
+// supplementaryGroups are the groups /etc/group lists name in, but for one
+// named as the user (oci.WithAdditionalGIDs); none when the name is empty
+// or the file missing.
+func supplementaryGroups(root fs.FS, name string) ([]uint32, error) {
+	if name == "" {
+		return nil, nil
 	}
 	// GIDFromFS finds one group; its filter sees each, and collects them
 	// all (it opens the file as containerd does, symbolic links resolved
