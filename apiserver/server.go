@@ -333,11 +333,12 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// warmWorkers is how many goroutines serve short requests (see package
+// warmWorkers is how many goroutines may serve short requests (see package
 // warmstack). Requests waiting on a storage commit hold theirs, so it is
-// sized for the requests in flight under load, not for the cores; an idle
-// worker's stack shrinks back at garbage collection.
-const warmWorkers = 64
+// sized for the requests in flight under load, not for the cores: up to
+// ~800 at 1,000 hollow nodes. Each costs a goroutine; an idle one's stack
+// shrinks back at garbage collection.
+const warmWorkers = 1024
 
 // longSubresources are streams that can last as long as the client wants,
 // as Kubernetes' long-running request check lists them.

@@ -9,6 +9,17 @@
 // that has served a request keeps its grown stack for the next one. grpc-go
 // offers the same remedy as its NumStreamWorkers server option.
 //
+// Workers are started as requests need them, up to a limit, and never
+// stop before Close: hundreds of node agents write at once, so a busy
+// server has hundreds of requests in flight (at 1,000 hollow nodes up to
+// ~800, most waiting on a commit), and a fixed few dozen workers left a
+// third of the requests to grow fresh stacks. Idle workers wait on a
+// stack, not a queue: the one that finished last serves next, so a lightly
+// loaded server keeps reusing a few warm workers while the others' stacks
+// shrink back at garbage collection (the runtime halves an idle
+// goroutine's stack at each cycle); handing work round-robin would regrow
+// every one of them.
+//
 // Only short requests are handed over: a watch or a stream would hold a
 // worker for minutes. When every worker is busy the request simply runs on
 // its own goroutine as before, so the pool never queues or delays anything.
@@ -19,12 +30,20 @@ import (
 	"sync"
 )
 
-// Pool is a fixed set of worker goroutines.
+// Pool is a set of worker goroutines.
 type Pool struct {
+	mu      sync.Mutex
+	idle    []*worker // the most recently released last
+	started int       // workers running, idle or not
+	limit   int
+	closed  bool
+	wg      sync.WaitGroup // running workers
+}
+
+// worker is one goroutine of the pool; jobs holds at most the one job it
+// was acquired for.
+type worker struct {
 	jobs chan *job
-	stop chan struct{}
-	once sync.Once
-	wg   sync.WaitGroup // running workers
 }
 
 // job is one request handed to a worker. The caller's goroutine waits on
@@ -40,14 +59,9 @@ type job struct {
 
 var jobs = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
 
-// New starts workers goroutines; Close stops them.
-func New(workers int) *Pool {
-	p := &Pool{jobs: make(chan *job), stop: make(chan struct{})}
-	p.wg.Add(workers)
-	for range workers {
-		go p.work()
-	}
-	return p
+// New returns a pool that starts up to limit workers; Close stops them.
+func New(limit int) *Pool {
+	return &Pool{limit: limit}
 }
 
 // Close tells the workers to exit once they finish what they are serving;
@@ -55,16 +69,65 @@ func New(workers int) *Pool {
 // must not hold up the process's exit). Requests after Close run on their
 // own goroutines.
 func (p *Pool) Close() {
-	p.once.Do(func() { close(p.stop) })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	for _, w := range p.idle {
+		close(w.jobs)
+	}
+	p.idle = nil
 }
 
-func (p *Pool) work() {
+// acquire returns the most recently idle worker, a new one when none is
+// idle and the limit allows, or nil.
+func (p *Pool) acquire() *worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		return w
+	}
+	if p.started == p.limit {
+		return nil
+	}
+	p.started++
+	w := &worker{jobs: make(chan *job, 1)}
+	p.wg.Add(1)
+	go p.work(w)
+	return w
+}
+
+// release puts w back on top of the idle stack; false means the pool is
+// closed and w is to exit.
+func (p *Pool) release(w *worker) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		p.started--
+		return false
+	}
+	p.idle = append(p.idle, w)
+	return true
+}
+
+func (p *Pool) work(w *worker) {
 	defer p.wg.Done()
-	for {
-		select {
-		case j := <-p.jobs:
-			j.serve()
-		case <-p.stop:
+	for j := range w.jobs {
+		j.serve()
+		// Idle again before the caller hears it is done, so the caller's
+		// next request (HTTP/2 streams often come one after another) finds
+		// this worker, whose stack is the warm one.
+		ok := p.release(w)
+		j.done <- struct{}{}
+		if !ok {
 			return
 		}
 	}
@@ -77,27 +140,28 @@ func (j *job) serve() {
 		// else is logged) must happen there, and a panic here would end
 		// the process.
 		j.panic = recover()
-		j.done <- struct{}{}
 	}()
 	j.h.ServeHTTP(j.w, j.r)
 }
 
 // Handler serves requests with next, on a worker when short(r) says the
-// request is short and a worker is idle, else on the caller's goroutine.
+// request is short and a worker is idle or may be started, else on the
+// caller's goroutine.
 func (p *Pool) Handler(next http.Handler, short func(*http.Request) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !short(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		wk := p.acquire()
+		if wk == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
 		j := jobs.Get().(*job)
 		j.h, j.w, j.r = next, w, r
-		select {
-		case p.jobs <- j:
-			<-j.done
-		default:
-			next.ServeHTTP(w, r)
-		}
+		wk.jobs <- j
+		<-j.done
 		v := j.panic
 		*j = job{done: j.done}
 		jobs.Put(j)
