@@ -72,6 +72,7 @@ type Handler struct {
 	log             *slog.Logger
 	maxWatchTimeout time.Duration
 	fms             *fieldManagers
+	createFields    *createFieldsCache
 	events          *eventCache
 	nodes           NodeProxy
 	// activeNamespaces maps a namespace's name to the store cache's
@@ -93,7 +94,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), events: newEventCache(), nodes: cfg.NodeProxy}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), createFields: newCreateFieldsCache(), events: newEventCache(), nodes: cfg.NodeProxy}, nil
 }
 
 // request is one resource request in flight.

@@ -182,11 +182,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		}
 	}
 	if applied == nil {
-		tracked, err := h.trackFields(req, newObject(res), obj, nil)
-		if err != nil {
-			return nil, err
-		}
-		obj = tracked
+		obj = h.trackCreate(req, obj)
 		m = accessor(obj)
 	}
 	undo := func() {}
@@ -261,6 +257,21 @@ func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (
 		return out, nil
 	}
 	return trackUpdate(fm, h.fms.getFast(req.res, subresourceForFields(req)), live, obj, managerName(req)), nil
+}
+
+// trackCreate records the create of obj in its managedFields, through the
+// cache of creates' fields for the built-in kinds (see createFieldsCache).
+func (h *Handler) trackCreate(req *request, obj runtime.Object) runtime.Object {
+	sub := subresourceForFields(req)
+	exact, err := h.fms.get(req.res, sub)
+	if err != nil {
+		return obj // tracking is best effort; the write itself is valid
+	}
+	fast := h.fms.getFast(req.res, sub)
+	if fast == nil {
+		return trackUpdate(exact, nil, newObject(req.res), obj, managerName(req))
+	}
+	return h.createFields.track(exact, fast, req.res.GVK(), sub, managerName(req), obj, newObject(req.res))
 }
 
 // trackUpdate records a non-apply write of obj over live by manager with
