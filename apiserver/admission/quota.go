@@ -43,7 +43,7 @@ func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), er
 	if a.Namespace == "" {
 		return nil, nil
 	}
-	return c.charge(ctx, a, Usage(a.Resource, a.Object))
+	return c.charge(ctx, a, func() corev1.ResourceList { return Usage(a.Resource, a.Object) })
 }
 
 // chargeClaimUpdate charges what an update of a claim adds to its usage (a
@@ -67,16 +67,22 @@ func (c *Chain) chargeClaimUpdate(ctx context.Context, a *Attributes, old runtim
 	if len(delta) == 0 {
 		return nil, nil
 	}
-	return c.charge(ctx, a, delta)
+	return c.charge(ctx, a, func() corev1.ResourceList { return delta })
 }
 
-// charge checks delta against the namespace's quotas and adds it to their
-// usage.
-func (c *Chain) charge(ctx context.Context, a *Attributes, delta corev1.ResourceList) (undo func(), err error) {
+// charge checks what usage computes against the namespace's quotas and
+// adds it to their usage. usage runs only when the namespace has quotas:
+// most have none, and summing a pod's requests and limits was most of
+// what quota admission allocated per pod.
+func (c *Chain) charge(ctx context.Context, a *Attributes, usage func() corev1.ResourceList) (undo func(), err error) {
+	var delta corev1.ResourceList
 	for attempt := 0; attempt < quotaAttempts; attempt++ {
 		quotas, err := c.quotas(ctx, a.Namespace, attempt == 0)
 		if err != nil || len(quotas) == 0 {
 			return nil, err
+		}
+		if delta == nil {
+			delta = usage()
 		}
 		type charge struct {
 			sq   storedQuota
