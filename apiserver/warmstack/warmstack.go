@@ -12,8 +12,8 @@
 // Workers are started as requests need them, up to a limit, and never
 // stop before Close: hundreds of node agents write at once, so a busy
 // server has hundreds of requests in flight (at 1,000 hollow nodes up to
-// ~800, most waiting on a commit), and a fixed few dozen workers left a
-// third of the requests to grow fresh stacks. Idle workers wait on a
+// ~800, most waiting on a commit), and a fixed 64 workers left a third of
+// the requests to grow fresh stacks. Idle workers wait on a
 // stack, not a queue: the one that finished last serves next, so a lightly
 // loaded server keeps reusing a few warm workers while the others' stacks
 // shrink back at garbage collection (the runtime halves an idle
