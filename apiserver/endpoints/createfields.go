@@ -40,8 +40,13 @@ type createFieldsCache struct {
 	entries map[string][]metav1.ManagedFieldsEntry
 }
 
-// createFieldsCacheSize bounds the shapes remembered (a few KB each).
-const createFieldsCacheSize = 512
+// createFieldsCacheSize bounds the shapes remembered, and maxShapeKey the
+// size of one: an object with long lists (an Endpoints of a big Service)
+// is tracked as before rather than cached.
+const (
+	createFieldsCacheSize = 512
+	maxShapeKey           = 8 << 10
+)
 
 func newCreateFieldsCache() *createFieldsCache {
 	return &createFieldsCache{entries: map[string][]metav1.ManagedFieldsEntry{}}
@@ -49,14 +54,17 @@ func newCreateFieldsCache() *createFieldsCache {
 
 // track records the create of obj by manager in its managedFields: from
 // the cache when an object of its shape was created before, else with the
-// field managers (see trackUpdate), remembering the result.
-func (c *createFieldsCache) track(exact, fast *managedfields.FieldManager, gvk schema.GroupVersionKind, subresource, manager string, obj runtime.Object, empty runtime.Object) runtime.Object {
+// field managers (see trackUpdate) over the empty object newEmpty returns,
+// remembering the result.
+func (c *createFieldsCache) track(exact, fast *managedfields.FieldManager, gvk schema.GroupVersionKind, subresource, manager string, obj runtime.Object, newEmpty func() runtime.Object) runtime.Object {
 	bp := shapeBuffers.Get().(*[]byte)
-	defer shapeBuffers.Put(bp)
 	key, ok := createFieldsKey((*bp)[:0], gvk, subresource, manager, obj)
-	*bp = key
-	if !ok {
-		return trackUpdate(exact, fast, empty, obj, manager)
+	if cap(key) <= 2*maxShapeKey {
+		*bp = key
+		defer shapeBuffers.Put(bp)
+	}
+	if !ok || len(key) > maxShapeKey {
+		return trackUpdate(exact, fast, newEmpty(), obj, manager)
 	}
 	c.mu.Lock()
 	cached, hit := c.entries[string(key)]
@@ -65,7 +73,7 @@ func (c *createFieldsCache) track(exact, fast *managedfields.FieldManager, gvk s
 		accessor(obj).SetManagedFields(copyManagedFields(cached, time.Now().UTC()))
 		return obj
 	}
-	out := trackUpdate(exact, fast, empty, obj, manager)
+	out := trackUpdate(exact, fast, newEmpty(), obj, manager)
 	entries := copyManagedFields(accessor(out).GetManagedFields(), time.Time{})
 	c.mu.Lock()
 	if len(c.entries) >= createFieldsCacheSize {

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -291,7 +292,7 @@ func TestCreateFieldsCacheMatchesFieldManager(t *testing.T) {
 		empty.GetObjectKind().SetGroupVersionKind(gvk)
 		exactFM, fastFM := res.managers(t, fm)
 		before := time.Now().UTC().Truncate(time.Second)
-		got := cache.track(exactFM, fastFM, gvk, "", manager, in, empty)
+		got := cache.track(exactFM, fastFM, gvk, "", manager, in, func() runtime.Object { return empty })
 		if !apiequality.Semantic.DeepEqual(withoutTimes(got), withoutTimes(want)) {
 			t.Fatalf("create %d (%s by %s, cached %v): managedFields differ\ncache: %+v\nfield manager: %+v", i, gvk.Kind, manager, cached,
 				accessor(got).GetManagedFields(), accessor(want).GetManagedFields())
@@ -333,4 +334,39 @@ func (r *fakeResource) managers(t *testing.T, f *fieldManagers) (exact, fast *ma
 		t.Fatal(err)
 	}
 	return exact, fast
+}
+
+// An object whose shape is too long to keep (long lists) is tracked by the
+// field manager and not cached.
+func TestCreateFieldsCacheSkipsLongShapes(t *testing.T) {
+	builtin := applyconfigurations.NewTypeConverter(Scheme)
+	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "default"}}
+	subset := corev1.EndpointSubset{Ports: []corev1.EndpointPort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}
+	for i := range 1000 {
+		subset.Addresses = append(subset.Addresses, corev1.EndpointAddress{IP: fmt.Sprintf("10.42.%d.%d", i/250, i%250+1)})
+	}
+	ep.Subsets = []corev1.EndpointSubset{subset}
+	gvk := gvkOf(t, ep)
+	ep.GetObjectKind().SetGroupVersionKind(gvk)
+	if key, _ := createFieldsKey(nil, gvk, "", "m", ep); len(key) <= maxShapeKey {
+		t.Fatalf("test object's shape is %d bytes, not over %d", len(key), maxShapeKey)
+	}
+	exact, err := managedfields.NewDefaultFieldManager(builtin, Scheme, Scheme, Scheme, gvk, gvk.GroupVersion(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := createTracked(t, exact, gvk, ep, "m")
+	exactFM, fastFM := (&fakeResource{gvk: gvk}).managers(t, newFieldManagers())
+	cache := newCreateFieldsCache()
+	got := cache.track(exactFM, fastFM, gvk, "", "m", ep.DeepCopy(), func() runtime.Object {
+		o, _ := Scheme.New(gvk)
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		return o
+	})
+	if !apiequality.Semantic.DeepEqual(withoutTimes(got), withoutTimes(want)) {
+		t.Fatal("managedFields differ from the field manager's")
+	}
+	if len(cache.entries) != 0 {
+		t.Fatalf("%d shapes cached, want none", len(cache.entries))
+	}
 }

@@ -271,7 +271,7 @@ func (h *Handler) trackCreate(req *request, obj runtime.Object) runtime.Object {
 	if fast == nil {
 		return trackUpdate(exact, nil, newObject(req.res), obj, managerName(req))
 	}
-	return h.createFields.track(exact, fast, req.res.GVK(), sub, managerName(req), obj, newObject(req.res))
+	return h.createFields.track(exact, fast, req.res.GVK(), sub, managerName(req), obj, func() runtime.Object { return newObject(req.res) })
 }
 
 // trackUpdate records a non-apply write of obj over live by manager with
