@@ -275,7 +275,6 @@ func TestCreateFieldsCacheMatchesFieldManager(t *testing.T) {
 		}
 		want := createTracked(t, exact, gvk, obj, manager)
 
-		res := &fakeResource{gvk: gvk}
 		in := obj.DeepCopyObject()
 		in.GetObjectKind().SetGroupVersionKind(gvk)
 		key, ok := createFieldsKey(nil, gvk, "", manager, in)
@@ -290,7 +289,7 @@ func TestCreateFieldsCacheMatchesFieldManager(t *testing.T) {
 		}
 		empty, _ := Scheme.New(gvk)
 		empty.GetObjectKind().SetGroupVersionKind(gvk)
-		exactFM, fastFM := res.managers(t, fm)
+		exactFM, fastFM := endpointFieldManagers(t, fm, gvk)
 		before := time.Now().UTC().Truncate(time.Second)
 		got := cache.track(exactFM, fastFM, gvk, "", manager, in, func() runtime.Object { return empty })
 		if !apiequality.Semantic.DeepEqual(withoutTimes(got), withoutTimes(want)) {
@@ -320,16 +319,15 @@ func TestCreateFieldsCacheMatchesFieldManager(t *testing.T) {
 	}
 }
 
-// fakeResource gives the field managers the endpoints build for a kind.
-type fakeResource struct{ gvk schema.GroupVersionKind }
-
-func (r *fakeResource) managers(t *testing.T, f *fieldManagers) (exact, fast *managedfields.FieldManager) {
+// endpointFieldManagers builds the validating and unvalidated field
+// managers the endpoints use for gvk.
+func endpointFieldManagers(t *testing.T, f *fieldManagers, gvk schema.GroupVersionKind) (exact, fast *managedfields.FieldManager) {
 	t.Helper()
-	exact, err := managedfields.NewDefaultFieldManager(f.builtin, unsafeConvertor, Scheme, Scheme, r.gvk, r.gvk.GroupVersion(), "", nil)
+	exact, err := managedfields.NewDefaultFieldManager(f.builtin, unsafeConvertor, Scheme, Scheme, gvk, gvk.GroupVersion(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, err = managedfields.NewDefaultFieldManager(f.builtinNoValidation, unsafeConvertor, Scheme, Scheme, r.gvk, r.gvk.GroupVersion(), "", nil)
+	fast, err = managedfields.NewDefaultFieldManager(f.builtinNoValidation, unsafeConvertor, Scheme, Scheme, gvk, gvk.GroupVersion(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +354,7 @@ func TestCreateFieldsCacheSkipsLongShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := createTracked(t, exact, gvk, ep, "m")
-	exactFM, fastFM := (&fakeResource{gvk: gvk}).managers(t, newFieldManagers())
+	exactFM, fastFM := endpointFieldManagers(t, newFieldManagers(), gvk)
 	cache := newCreateFieldsCache()
 	got := cache.track(exactFM, fastFM, gvk, "", "m", ep.DeepCopy(), func() runtime.Object {
 		o, _ := Scheme.New(gvk)

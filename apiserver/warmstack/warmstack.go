@@ -13,12 +13,11 @@
 // stop before Close: hundreds of node agents write at once, so a busy
 // server has hundreds of requests in flight (at 1,000 hollow nodes up to
 // ~800, most waiting on a commit), and a fixed 64 workers left a third of
-// the requests to grow fresh stacks. Idle workers wait on a
-// stack, not a queue: the one that finished last serves next, so a lightly
-// loaded server keeps reusing a few warm workers while the others' stacks
-// shrink back at garbage collection (the runtime halves an idle
-// goroutine's stack at each cycle); handing work round-robin would regrow
-// every one of them.
+// the requests to grow fresh stacks. Idle workers wait on a stack, not a
+// queue: the one that finished last serves next, so a lightly loaded
+// server keeps reusing a few warm workers while the others' stacks shrink
+// back at garbage collection (the runtime halves an idle goroutine's stack
+// at each cycle); handing work round-robin would regrow every one of them.
 //
 // Only short requests are handed over: a watch or a stream would hold a
 // worker for minutes. When every worker is busy the request simply runs on
