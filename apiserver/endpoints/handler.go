@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -130,12 +131,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errors.NewNotFound(schema.GroupResource{}, ""), nil)
 		return
 	}
-	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
-		o.Verb, o.Resource = info.Verb, info.Resource
-		if info.Subresource != "" {
-			o.Resource += "/" + info.Subresource
-		}
+	resource := info.Resource
+	if info.Subresource != "" {
+		resource += "/" + info.Subresource
 	}
+	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
+		o.Verb, o.Resource = info.Verb, resource
+	}
+	// A CPU profile of the server (/debug/pprof/profile) splits the time
+	// spent serving requests by what they asked for: go tool pprof
+	// -tagfocus resource=events, or -tags for the table. The labels are
+	// this goroutine's while it serves (a watch's deliveries included) and
+	// of the goroutines it starts; work on the store's own goroutines (the
+	// group commit, the watch hub) carries none. The goroutine may serve
+	// other requests next, so the request's own labels (none) come back.
+	pprof.SetGoroutineLabels(pprof.WithLabels(r.Context(), pprof.Labels("group", info.Group, "resource", resource, "verb", info.Verb)))
+	defer pprof.SetGoroutineLabels(r.Context())
 	res, ok := h.reg.Get(schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource})
 	if !ok {
 		writeErrorAs(w, errors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil, statusEncoding(r.Header.Get("Accept")))
