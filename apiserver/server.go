@@ -153,6 +153,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Hooks.ValidateUpdate == nil {
 		cfg.Hooks.ValidateUpdate = kh.ValidateUpdate
+		// The kinds' status rules go with their update rules: a caller's
+		// own ValidateUpdate also judges status updates unless it brings
+		// a ValidateStatusUpdate too.
+		if cfg.Hooks.ValidateStatusUpdate == nil {
+			cfg.Hooks.ValidateStatusUpdate = kh.ValidateStatusUpdate
+		}
 	}
 	if cfg.Table == nil {
 		cfg.Table = KindTables

@@ -263,3 +263,33 @@ func TestJobFieldSelectorStatusSuccessful(t *testing.T) {
 		}
 	}
 }
+
+// TestPodStatusUpdateValidatesStatus checks that a status write is judged
+// by the pod's status rules: a malformed pod IP is rejected with the field
+// named, and nothing of it is stored; a good status is stored.
+func TestPodStatusUpdateValidatesStatus(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, testPod("ips"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := pod.DeepCopy()
+	bad.Status.PodIP, bad.Status.PodIPs = "10.42.0.300", []corev1.PodIP{{IP: "10.42.0.300"}}
+	_, err = pods.UpdateStatus(ctx, bad, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("status with pod IP 10.42.0.300: %v, want Invalid", err)
+	}
+	if st := err.(apierrors.APIStatus).Status(); st.Details == nil || len(st.Details.Causes) == 0 || st.Details.Causes[0].Field != "status.podIPs[0].ip" {
+		t.Errorf("causes %+v, want one for status.podIPs[0].ip", st.Details)
+	}
+	if got, _ := pods.Get(ctx, "ips", metav1.GetOptions{}); got.Status.PodIP != "" || got.ResourceVersion != pod.ResourceVersion {
+		t.Errorf("the rejected status was stored: podIP %q, resourceVersion %s (was %s)", got.Status.PodIP, got.ResourceVersion, pod.ResourceVersion)
+	}
+	good := pod.DeepCopy()
+	good.Status.PodIP, good.Status.PodIPs = "10.42.0.30", []corev1.PodIP{{IP: "10.42.0.30"}}
+	if out, err := pods.UpdateStatus(ctx, good, metav1.UpdateOptions{}); err != nil || out.Status.PodIP != "10.42.0.30" {
+		t.Fatalf("good status: %v (podIP %q)", err, out.Status.PodIP)
+	}
+}

@@ -41,6 +41,10 @@ type Hooks struct {
 	Default        func(obj runtime.Object)
 	Validate       func(obj runtime.Object) field.ErrorList
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateStatusUpdate checks an update through the status
+	// subresource, whose everything but status the status strategy has
+	// already set to the stored object's; nil runs ValidateUpdate.
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
 }
 
 // DefaultStrategy is the strategy most resources use.
@@ -127,14 +131,20 @@ func dedupe(errs field.ErrorList) field.ErrorList {
 
 // ValidateUpdate implements Strategy.
 func (s *DefaultStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	return s.validateUpdateWith(obj, old, s.Hooks.ValidateUpdate)
+}
+
+// validateUpdateWith checks an update's metadata and then runs hook (if
+// any), the kind's own rules.
+func (s *DefaultStrategy) validateUpdateWith(obj, old runtime.Object, hook func(obj, old runtime.Object) field.ErrorList) field.ErrorList {
 	errs := s.validateMeta(obj)
 	m, err1 := meta.Accessor(obj)
 	om, err2 := meta.Accessor(old)
 	if err1 == nil && err2 == nil {
 		errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, om, field.NewPath("metadata"))...)
 	}
-	if s.Hooks.ValidateUpdate != nil {
-		errs = append(errs, s.Hooks.ValidateUpdate(obj, old)...)
+	if hook != nil {
+		errs = append(errs, hook(obj, old)...)
 	}
 	return dedupe(errs)
 }
@@ -174,7 +184,12 @@ func (s *statusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 
 func (s *statusStrategy) Validate(obj runtime.Object) field.ErrorList { return s.main.Validate(obj) }
 
+// ValidateUpdate checks the metadata as any update does (PrepareForUpdate
+// kept the stored one) and the kind's rules for a status update.
 func (s *statusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	if s.main.Hooks.ValidateStatusUpdate != nil {
+		return s.main.validateUpdateWith(obj, old, s.main.Hooks.ValidateStatusUpdate)
+	}
 	return s.main.ValidateUpdate(obj, old)
 }
 

@@ -108,6 +108,12 @@ type rules struct {
 	// createOnly holds rules a new object must meet but a stored one may
 	// have outgrown (a pod gains ephemeral containers after creation).
 	createOnly func(obj runtime.Object) field.ErrorList
+	// statusUpdate, when set, is all a status subresource update checks:
+	// such an update keeps the stored spec and metadata (the status
+	// strategy copies them), which passed their rules when written. Kinds
+	// without it run spec and update on a status update too (some of them
+	// look at the status: a Node's capacity, a bound claim).
+	statusUpdate func(newObj, oldObj runtime.Object) field.ErrorList
 }
 
 // create runs the content checks for a new object.
@@ -140,6 +146,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *corev1.Pod:
 		r := kindRules("Pod", true, validatePod, validatePodUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList { return validatePodCreate(obj.(*corev1.Pod)) }
+		r.statusUpdate = func(n, o runtime.Object) field.ErrorList {
+			return validatePodStatusUpdate(n.(*corev1.Pod), o.(*corev1.Pod))
+		}
 		return r, true
 	case *corev1.Service:
 		return kindRules("Service", true, validateService, validateServiceUpdate), true
@@ -237,4 +246,17 @@ func ValidateContentUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 		errs = append(errs, r.update(newObj, oldObj)...)
 	}
 	return errs
+}
+
+// ValidateStatusUpdate is ValidateContentUpdate for an update through the
+// status subresource, whose spec and metadata are the stored object's: a
+// kind with rules for its status runs only those (a pod's spec is not
+// checked again on each of its kubelet's writes, as in Kubernetes), any
+// other kind the rules of any update.
+func ValidateStatusUpdate(newObj, oldObj runtime.Object) field.ErrorList {
+	r, ok := rulesFor(newObj)
+	if !ok || r.statusUpdate == nil || reflect.TypeOf(newObj) != reflect.TypeOf(oldObj) {
+		return ValidateContentUpdate(newObj, oldObj)
+	}
+	return r.statusUpdate(newObj, oldObj)
 }
