@@ -85,6 +85,29 @@ func (s *customStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList
 	return append(s.DefaultStrategy.ValidateUpdate(obj, old), validateObject(obj, s.schema)...)
 }
 
+// StatusStrategy is the status endpoint's: DefaultStrategy's (everything
+// but status stays as stored) with the version's schema, so that a status
+// write is defaulted and validated as a write of the whole object is (as
+// Kubernetes validates the whole custom resource on a status update).
+// Unknown fields are pruned by PruneUnknown, which serves both endpoints.
+func (s *customStrategy) StatusStrategy() registry.Strategy {
+	return &customStatusStrategy{Strategy: s.DefaultStrategy.StatusStrategy(), schema: s.schema}
+}
+
+type customStatusStrategy struct {
+	registry.Strategy
+	schema *apiextensionsv1.JSONSchemaProps
+}
+
+func (s *customStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
+	s.Strategy.PrepareForUpdate(obj, old)
+	applyDefaults(obj, s.schema)
+}
+
+func (s *customStatusStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	return append(s.Strategy.ValidateUpdate(obj, old), validateObject(obj, s.schema)...)
+}
+
 // OpenAPIV3Schema is the version's schema, which discovery serves in the
 // OpenAPI v3 document for kubectl explain.
 func (s *customStrategy) OpenAPIV3Schema() *apiextensionsv1.JSONSchemaProps { return s.schema }
