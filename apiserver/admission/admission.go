@@ -54,6 +54,9 @@ type Chain struct {
 	// be built, refuses what it would check (500) rather than admit it.
 	psa    *psadmission.Admission
 	psaErr error
+	// defaultClass is the global default PriorityClass, for pods that
+	// name none.
+	defaultClass globalDefaultClass
 }
 
 // New returns the admission chain over store.
