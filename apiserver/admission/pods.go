@@ -56,7 +56,7 @@ func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 			case <-time.After(interval):
 			}
 		}
-		sa, found, err := getCachedInto[corev1.ServiceAccount](ctx, c.store, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
+		sa, found, err := getCachedInto[corev1.ServiceAccount](ctx, c.store, &c.decoded, "/registry/serviceaccounts/"+a.Namespace+"/"+name)
 		if err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (c *Chain) priority(ctx context.Context, a *Attributes) error {
 			pod.Spec.PriorityClassName = class.Name
 		}
 	} else {
-		pc, found, err := getCachedInto[schedulingv1.PriorityClass](ctx, c.store, priorityClassPrefix+pod.Spec.PriorityClassName)
+		pc, found, err := getCachedInto[schedulingv1.PriorityClass](ctx, c.store, &c.decoded, priorityClassPrefix+pod.Spec.PriorityClassName)
 		if err != nil {
 			return err
 		}

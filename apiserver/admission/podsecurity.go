@@ -43,7 +43,7 @@ var (
 // newPodSecurity builds the library's Admission with store-backed getters.
 // The configuration and checks are built once per process (they are
 // immutable); each Chain gets its own Admission around its store.
-func newPodSecurity(store Store) (*psadmission.Admission, error) {
+func newPodSecurity(store Store, decoded *decodedCache) (*psadmission.Admission, error) {
 	psaOnce.Do(func() {
 		cfg, err := load.LoadFromData(nil)
 		if err != nil {
@@ -65,8 +65,8 @@ func newPodSecurity(store Store) (*psadmission.Admission, error) {
 		Configuration:   psaDeps.config,
 		Evaluator:       psaDeps.evaluator,
 		Metrics:         noMetrics{},
-		NamespaceGetter: storeNamespaces{store},
-		PodLister:       storeNamespaces{store},
+		NamespaceGetter: storeNamespaces{store, decoded},
+		PodLister:       storeNamespaces{store, decoded},
 	}
 	if err := a.CompleteConfiguration(); err != nil {
 		return nil, err
@@ -117,10 +117,13 @@ func (c *Chain) podSecurity(ctx context.Context, a *Attributes, old runtime.Obje
 }
 
 // storeNamespaces reads namespaces and pods for the library from the store.
-type storeNamespaces struct{ store Store }
+type storeNamespaces struct {
+	store   Store
+	decoded *decodedCache
+}
 
 func (s storeNamespaces) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	ns, found, err := getCachedInto[corev1.Namespace](ctx, s.store, "/registry/namespaces/"+name)
+	ns, found, err := getCachedInto[corev1.Namespace](ctx, s.store, s.decoded, "/registry/namespaces/"+name)
 	if err != nil {
 		return nil, err
 	}

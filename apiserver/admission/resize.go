@@ -48,7 +48,7 @@ func (c *Chain) allowResize(ctx context.Context, pvc, oldPVC *corev1.PersistentV
 	if class == "" || class != oldClass {
 		return false, nil
 	}
-	sc, found, err := getCachedInto[storagev1.StorageClass](ctx, c.store, storageClassPrefix+class)
+	sc, found, err := getCachedInto[storagev1.StorageClass](ctx, c.store, &c.decoded, storageClassPrefix+class)
 	if err != nil || !found {
 		return false, err
 	}
