@@ -3,9 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +26,8 @@ func TestCustomResourceStatusFollowsSchema(t *testing.T) {
 	}
 	ctx := context.Background()
 	nonNegative := map[string]any{"type": "integer", "minimum": int64(0)}
-	crd := &unstructured.Unstructured{Object: map[string]any{
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "counters"}
+	createCRD(t, srv, map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "counters.example.com"},
 		"spec": map[string]any{
@@ -46,19 +45,7 @@ func TestCustomResourceStatusFollowsSchema(t *testing.T) {
 				}}},
 			}},
 		},
-	}}
-	if _, err := dyn.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "counters"}
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, ok := srv.Server.Registry().Get(gvr); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("counters.example.com never became served")
-		}
-	}
+	}, gvr)
 	counters := dyn.Resource(gvr).Namespace("default")
 	cr, err := counters.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Counter", "metadata": map[string]any{"name": "c"},

@@ -28,11 +28,7 @@ const aggregatedV2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=A
 // discovery has to list them for a CRD as well as for built-ins.
 func createGadgetCRD(t *testing.T, srv *apiservertest.Running) {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(srv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := map[string]any{
+	createCRD(t, srv, map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "gadgets.example.com"},
 		"spec": map[string]any{
@@ -44,19 +40,28 @@ func createGadgetCRD(t *testing.T, srv *apiservertest.Running) {
 				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
 			}},
 		},
+	}, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"})
+}
+
+// createCRD creates the CustomResourceDefinition crd and waits until the
+// server serves gvr, one of its versions.
+func createCRD(t *testing.T, srv *apiservertest.Running, crd map[string]any, gvr schema.GroupVersionResource) {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
 	}
-	u := &unstructured.Unstructured{Object: crd}
 	crdGVR := apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
-	if _, err := dyn.Resource(crdGVR).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(crdGVR).Create(context.Background(), &unstructured.Unstructured{Object: crd}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating CRD: %v", err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if _, ok := srv.Server.Registry().Get(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}); ok {
+		if _, ok := srv.Server.Registry().Get(gvr); ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("gadgets.example.com never became served")
+			t.Fatalf("%s never became served", gvr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -2,10 +2,8 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,9 +79,21 @@ func (c *Chain) priority(ctx context.Context, a *Attributes) error {
 	pod := a.Object.(*corev1.Pod)
 	var class *schedulingv1.PriorityClass
 	if pod.Spec.PriorityClassName == "" {
-		var err error
-		if class, err = c.defaultClass.get(ctx, c.store); err != nil {
-			return err
+		// Listed from the store's cache; each class is decoded only once
+		// it is written (decodeCached).
+		l, err := c.store.List(ctx, storage.ListOptions{Prefix: priorityClassPrefix, AnyRevision: true})
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		for _, kv := range l.KVs {
+			pc, err := decodeCached[schedulingv1.PriorityClass](&c.decoded, kv)
+			if err != nil {
+				return err
+			}
+			// Several global defaults: Kubernetes takes the lowest value.
+			if pc.GlobalDefault && (class == nil || pc.Value < class.Value) {
+				class = pc
+			}
 		}
 		if class != nil {
 			pod.Spec.PriorityClassName = class.Name
@@ -114,55 +124,4 @@ func (c *Chain) priority(ctx context.Context, a *Attributes) error {
 		pod.Spec.PreemptionPolicy = &policy
 	}
 	return nil
-}
-
-// globalDefaultClass finds the global default PriorityClass, remembering
-// it for the stored classes it was found among (named by key and revision):
-// most pods name no class, and decoding every class for each of them was
-// ~1% of a busy server's CPU. Listing them again, from the store's cache,
-// is what tells a class was created, changed or deleted since.
-type globalDefaultClass struct {
-	mu     sync.Mutex
-	listed []keyRevision
-	class  *schedulingv1.PriorityClass // shared: read only; nil for none
-}
-
-type keyRevision struct {
-	key string
-	rev int64
-}
-
-// get returns the global default class (nil when there is none); several
-// global defaults: Kubernetes takes the lowest value.
-func (g *globalDefaultClass) get(ctx context.Context, s Store) (*schedulingv1.PriorityClass, error) {
-	l, err := s.List(ctx, storage.ListOptions{Prefix: priorityClassPrefix, AnyRevision: true})
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	g.mu.Lock()
-	same := len(g.listed) == len(l.KVs) && g.listed != nil
-	for i := 0; same && i < len(l.KVs); i++ {
-		same = g.listed[i] == keyRevision{l.KVs[i].Key, l.KVs[i].ModRevision}
-	}
-	class := g.class
-	g.mu.Unlock()
-	if same {
-		return class, nil
-	}
-	listed := make([]keyRevision, 0, len(l.KVs))
-	class = nil
-	for _, kv := range l.KVs {
-		pc := new(schedulingv1.PriorityClass)
-		if err := json.Unmarshal(kv.Value, pc); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", kv.Key, err))
-		}
-		if pc.GlobalDefault && (class == nil || pc.Value < class.Value) {
-			class = pc
-		}
-		listed = append(listed, keyRevision{kv.Key, kv.ModRevision})
-	}
-	g.mu.Lock()
-	g.listed, g.class = listed, class
-	g.mu.Unlock()
-	return class, nil
 }

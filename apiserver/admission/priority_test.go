@@ -18,8 +18,8 @@ import (
 // TestGlobalDefaultPriorityClassFollowsTheStore checks that a pod naming
 // no PriorityClass gets the global default as the store holds it at that
 // moment: one created, changed, outranked, deleted or demoted just before
-// is seen by the next pod (priority admission remembers the default for
-// the classes' keys and revisions).
+// is seen by the next pod (admission keeps the decoded classes by key and
+// revision).
 func TestGlobalDefaultPriorityClassFollowsTheStore(t *testing.T) {
 	st := storagetest.Open(t, storagetest.SQLiteEndpoint(t))
 	chain := admission.New(st, nil)
