@@ -26,7 +26,7 @@ type squatter struct {
 	taken  int
 }
 
-func (s *squatter) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*storage.KeyValue, error) {
+func (s *squatter) Create(ctx context.Context, key string, value []byte, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error) {
 	s.mu.Lock()
 	squat := strings.HasPrefix(key, "/registry/configmaps/default/gen-") && s.remain > 0
 	if squat {
@@ -41,7 +41,7 @@ func (s *squatter) Create(ctx context.Context, key string, value []byte, ttl tim
 		s.taken++
 		s.mu.Unlock()
 	}
-	return s.Store.Create(ctx, key, value, ttl)
+	return s.Store.Create(ctx, key, value, ttl, opts...)
 }
 
 // TestGenerateNameRetriesACollision: a create with generateName whose

@@ -446,3 +446,76 @@ func TestAStoppedWatchLeavesItsContext(t *testing.T) {
 		t.Error("the context still holds the stopped watch")
 	}
 }
+
+// TestOnCommittedRunsBeforeWatchersSeeTheWrite checks the write option the
+// API server uses to hand its watchers the object it has just written: the
+// hook sees the written state, runs before a watcher of this process
+// receives the event (so what it leaves for them is there when they look),
+// and does not run for a write that fails its check.
+func TestOnCommittedRunsBeforeWatchersSeeTheWrite(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t))
+		ctx := ctxT(t)
+		w, err := s.Watch(ctx, storage.WatchOptions{Prefix: "/registry/leases/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var mu sync.Mutex
+		hooked := map[int64]string{} // revision -> key=value, as the hook saw them
+		hook := storage.OnCommitted(func(kv *storage.KeyValue) {
+			mu.Lock()
+			defer mu.Unlock()
+			hooked[kv.ModRevision] = kv.Key + "=" + string(kv.Value)
+		})
+		// The watcher looks for the hook's record the moment it receives
+		// each event, while the writes go on.
+		const writes = 50
+		received := make(chan []string, 1)
+		go func() {
+			var missing []string
+			for n := 0; n < writes; {
+				select {
+				case ev := <-w.Events():
+					if ev.Type == storage.Progress {
+						continue
+					}
+					n++
+					mu.Lock()
+					if got, want := hooked[ev.Revision], ev.KV.Key+"="+string(ev.KV.Value); got != want {
+						missing = append(missing, fmt.Sprintf("revision %d: received %s, the hook had seen %q", ev.Revision, want, got))
+					}
+					mu.Unlock()
+				case <-time.After(10 * time.Second):
+					missing = append(missing, fmt.Sprintf("timed out after %d events", n))
+					n = writes
+				}
+			}
+			received <- missing
+		}()
+		kv, err := s.Create(ctx, "/registry/leases/a", []byte("0"), 0, hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := kv.ModRevision
+		for i := 1; i < writes; i++ {
+			if kv, err = s.Update(ctx, "/registry/leases/a", []byte(fmt.Sprint(i)), kv.ModRevision, 0, hook); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Update(ctx, "/registry/leases/a", []byte("stale"), stale, 0, hook); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("stale update: %v, want a conflict", err)
+		}
+		if _, err := s.Create(ctx, "/registry/leases/a", []byte("again"), 0, hook); !errors.Is(err, storage.ErrKeyExists) {
+			t.Fatalf("second create: %v, want ErrKeyExists", err)
+		}
+		for _, m := range <-received {
+			t.Error(m)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(hooked) != writes {
+			t.Errorf("the hook ran for %d writes, want the %d that committed only", len(hooked), writes)
+		}
+	})
+}

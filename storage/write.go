@@ -45,6 +45,23 @@ type writeOp struct {
 	ttl    time.Duration
 	actor  string
 	done   chan writeResult // buffered: the writer never blocks on a caller
+	// committed, if set, is called by the writer once the operation has
+	// committed, before this process's watchers are handed its event.
+	committed func(*KeyValue)
+}
+
+// A WriteOption changes how one write is made.
+type WriteOption func(*writeOp)
+
+// OnCommitted has the writer call f with the written state once the write
+// has committed and before any watcher of this process is handed its event,
+// and only then: a caller that holds the value's decoded form can leave it
+// where the watchers will look, so they need not decode the value again.
+// f runs on the store's single writer, so it must be quick and must not
+// call the store. It is not called for a write that fails, nor when the
+// commit's outcome is unknown.
+func OnCommitted(f func(kv *KeyValue)) WriteOption {
+	return func(op *writeOp) { op.committed = f }
 }
 
 type writeResult struct {
@@ -58,27 +75,30 @@ type writeResult struct {
 var ErrUnknownOutcome = errors.New("storage: commit outcome unknown (connection lost during commit)")
 
 // Create stores a new key. ttl > 0 deletes it that long after its last write.
-func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*KeyValue, error) {
-	r := s.submit(ctx, &writeOp{kind: opCreate, key: key, plain: value, ttl: ttl})
+func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.Duration, opts ...WriteOption) (*KeyValue, error) {
+	r := s.submit(ctx, &writeOp{kind: opCreate, key: key, plain: value, ttl: ttl}, opts)
 	return r.kv, r.err
 }
 
 // Update replaces the value of an existing key if its ModRevision equals
 // expectedRevision (0 skips the check). On ErrConflict the current state is
 // returned with the error, so a caller can retry without another read.
-func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*KeyValue, error) {
-	r := s.submit(ctx, &writeOp{kind: opUpdate, key: key, plain: value, expect: expectedRevision, ttl: ttl})
+func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...WriteOption) (*KeyValue, error) {
+	r := s.submit(ctx, &writeOp{kind: opUpdate, key: key, plain: value, expect: expectedRevision, ttl: ttl}, opts)
 	return r.kv, r.err
 }
 
 // Delete removes a key if its ModRevision equals expectedRevision (0 skips the
 // check). It returns the state the key had and the deleting revision.
 func (s *Store) Delete(ctx context.Context, key string, expectedRevision int64) (*KeyValue, int64, error) {
-	r := s.submit(ctx, &writeOp{kind: opDelete, key: key, expect: expectedRevision})
+	r := s.submit(ctx, &writeOp{kind: opDelete, key: key, expect: expectedRevision}, nil)
 	return r.kv, r.rev, r.err
 }
 
-func (s *Store) submit(ctx context.Context, op *writeOp) writeResult {
+func (s *Store) submit(ctx context.Context, op *writeOp, opts []WriteOption) writeResult {
+	for _, o := range opts {
+		o(op)
+	}
 	if err := validateKey(op.key, s.cfg.MaxKeyBytes); err != nil {
 		return writeResult{err: err}
 	}
@@ -226,6 +246,11 @@ func (s *Store) commit(batch []*writeOp) {
 				result = commitRejected // nothing was written
 			}
 			s.metrics.observeCommit(result, len(batch), took)
+			for i, op := range batch {
+				if op.committed != nil && res[i].err == nil {
+					op.committed(res[i].kv)
+				}
+			}
 			// Deliver to local watchers before answering the callers, so a
 			// client that watches after its own write sees it.
 			s.hub.localCommit(base, evs)

@@ -21,7 +21,7 @@ import (
 type Store interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
 	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
-	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 }
 
 // Attributes describe an object about to be created or updated.

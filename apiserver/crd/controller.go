@@ -22,7 +22,7 @@ import (
 // Store is the part of the store the controller uses.
 type Store interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
-	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 	Delete(ctx context.Context, key string, expectedRevision int64) (*storage.KeyValue, int64, error)
 	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
 	Watch(ctx context.Context, opts storage.WatchOptions) (storage.Watch, error)

@@ -27,8 +27,8 @@ import (
 // Store is the part of the revisioned store the handler uses; *storage.Store
 // implements it.
 type Store interface {
-	Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*storage.KeyValue, error)
-	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Create(ctx context.Context, key string, value []byte, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 	Delete(ctx context.Context, key string, expectedRevision int64) (*storage.KeyValue, int64, error)
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
 	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)

@@ -22,8 +22,8 @@ import (
 // Store is the part of the store reconciliation reads and writes.
 type Store interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
-	Create(ctx context.Context, key string, value []byte, ttl time.Duration) (*storage.KeyValue, error)
-	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Create(ctx context.Context, key string, value []byte, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 	Delete(ctx context.Context, key string, expectedRevision int64) (*storage.KeyValue, int64, error)
 }
 

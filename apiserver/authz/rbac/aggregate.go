@@ -19,7 +19,7 @@ import (
 // Writer is the part of the store the aggregator writes through.
 type Writer interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
-	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 }
 
 // AggregatorActor is recorded in history for the aggregator's writes.
