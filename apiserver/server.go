@@ -108,6 +108,9 @@ type Config struct {
 	// and Ready is closed; the server command returns start-up memory
 	// there (see cmd/skiff/startupmem.go).
 	StartupDone func()
+	// CheckSeeds is endpoints.Config.CheckSeeds: tests set it to have every
+	// write's object handed to watchers checked against what was stored.
+	CheckSeeds func(error)
 }
 
 // Server is a configured API server.
@@ -217,7 +220,8 @@ func New(cfg Config) (*Server, error) {
 		nodes = p
 	}
 	h, err := endpoints.New(endpoints.Config{Store: cfg.Store, Registry: reg, Authorizer: cfg.Authorizer,
-		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger, NodeProxy: nodes})
+		Admission: admission.New(cfg.Store, cfg.Logger), Logger: cfg.Logger, NodeProxy: nodes,
+		CheckSeeds: cfg.CheckSeeds})
 	if err != nil {
 		return nil, err
 	}

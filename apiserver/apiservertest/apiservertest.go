@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +80,23 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 		NodeSigner: bundle, CAPEM: bundle.CAPEM, Collectors: []prometheus.Collector{store},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
+	// Every write's object the handler keeps for its watchers must be what
+	// a decoding of the stored value would give; the check runs in the
+	// store's writer, so differences are gathered and reported at the end.
+	var seedMu sync.Mutex
+	var seedErrs []error
+	cfg.CheckSeeds = func(err error) {
+		seedMu.Lock()
+		defer seedMu.Unlock()
+		seedErrs = append(seedErrs, err)
+	}
+	t.Cleanup(func() { // registered first, so it runs after the server has stopped
+		seedMu.Lock()
+		defer seedMu.Unlock()
+		for _, err := range seedErrs {
+			t.Errorf("seeded watch object differs from the stored state: %v", err)
+		}
+	})
 	if configure != nil {
 		configure(&cfg)
 	}

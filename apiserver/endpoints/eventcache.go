@@ -1,8 +1,14 @@
 package endpoints
 
 import (
+	"bytes"
+	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -18,8 +24,10 @@ import (
 // too: the read-modify-write of an update (a binding, a kubelet's status
 // write) and a GET of a state the watchers have just decoded copy it
 // rather than decode its JSON again, as Kubernetes' reads from its watch
-// cache hold decoded objects. A stored state is named by its key and
-// revision, which never change meaning. Entries live only a short while:
+// cache hold decoded objects. A write this process makes seeds the cache
+// with a copy of the object it wrote (seedOnCommit), so that nobody
+// decodes it at all. A stored state is named by its key and revision,
+// which never change meaning. Entries live only a short while:
 // the cache keeps the most recent states and forgets the oldest, and a
 // reader that misses simply does the work itself.
 type eventCache struct {
@@ -89,16 +97,39 @@ func (c *eventCache) get(res *registry.Resource, kv *storage.KeyValue, value []b
 	e, ok := c.entries[k]
 	if !ok {
 		e = &sharedEvent{}
-		c.entries[k] = e
-		c.order = append(c.order, k)
-		if len(c.order) > eventCacheSize {
-			delete(c.entries, c.order[0])
-			c.order = c.order[1:]
-		}
+		c.insertLocked(k, e)
 	}
 	c.mu.Unlock()
 	e.once.Do(func() { e.obj, e.err = decodeStored(res, value, rev) })
 	return e
+}
+
+// seed records obj as the decoded form of kv's stored state, which this
+// process has just written from obj: the watchers of the write and the
+// reads that follow it use the writer's object instead of decoding the
+// value again. obj must be the caller's own copy; it becomes shared and
+// must not be modified afterwards. A state already decoded is kept.
+func (c *eventCache) seed(res *registry.Resource, kv *storage.KeyValue, obj runtime.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
+	accessor(obj).SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	e := &sharedEvent{obj: obj}
+	e.once.Do(func() {}) // decoded already
+	k := eventKey{key: kv.Key, res: res, rev: kv.ModRevision}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; ok {
+		return
+	}
+	c.insertLocked(k, e)
+}
+
+func (c *eventCache) insertLocked(k eventKey, e *sharedEvent) {
+	c.entries[k] = e
+	c.order = append(c.order, k)
+	if len(c.order) > eventCacheSize {
+		delete(c.entries, c.order[0])
+		c.order = c.order[1:]
+	}
 }
 
 // frame returns the event's frame of type typ in encoding enc, building it
@@ -131,4 +162,80 @@ func (c *eventCache) object(res *registry.Resource, kv *storage.KeyValue) (runti
 		return nil, e.err
 	}
 	return e.obj.DeepCopyObject(), nil
+}
+
+// seedOnCommit returns the store option that seeds the cache with a copy
+// of obj as the decoded form of the state data is about to store, or
+// nothing when decoding data might give back something else than obj:
+//
+//   - a kind stored in another form (res.Stored) or unstructured (numbers,
+//     pruning) decodes to a different object;
+//   - a string that is not valid UTF-8 is stored with U+FFFD in its place
+//     (encoding/json writes it as the escape `\ufffd`).
+//
+// Times are otherwise the one thing a round trip through JSON changes: a
+// metav1.Time keeps whole seconds. Clients' times arrive in whole seconds
+// (JSON and protobuf alike), and the times this server sets are truncated
+// where they are set; the field manager's are truncated here, in the copy.
+// Everything else in a typed object survives encoding/json unchanged.
+func (h *Handler) seedOnCommit(res *registry.Resource, obj runtime.Object, data []byte) []storage.WriteOption {
+	cp := seedCopy(res, obj, data)
+	if cp == nil {
+		return nil
+	}
+	return []storage.WriteOption{storage.OnCommitted(func(kv *storage.KeyValue) {
+		h.events.seed(res, kv, cp)
+		if h.checkSeeds != nil {
+			if err := checkSeeded(res, kv, cp); err != nil {
+				h.checkSeeds(err)
+			}
+		}
+	})}
+}
+
+// seedCopy returns the copy of obj to seed for data, or nil (see
+// seedOnCommit).
+func seedCopy(res *registry.Resource, obj runtime.Object, data []byte) runtime.Object {
+	if res.Stored != nil || res.Unstructured() || bytes.Contains(data, invalidUTF8Escape) {
+		return nil
+	}
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return nil
+	}
+	cp := obj.DeepCopyObject()
+	mf := accessor(cp).GetManagedFields() // the copy's own entries
+	for i := range mf {
+		if t := mf[i].Time; t != nil && t.Nanosecond() != 0 {
+			mf[i].Time = &metav1.Time{Time: t.Truncate(time.Second)}
+		}
+	}
+	return cp
+}
+
+var invalidUTF8Escape = []byte(`\ufffd`)
+
+// checkSeeded reports how obj, seeded as kv's decoded state, differs from
+// a decoding of kv's value: to the code that compares old and new objects
+// (semantic equality: a time to the nanosecond) or when served in JSON or
+// protobuf.
+func checkSeeded(res *registry.Resource, kv *storage.KeyValue, obj runtime.Object) error {
+	decoded, err := decodeStored(res, kv.Value, kv.ModRevision)
+	if err != nil {
+		return fmt.Errorf("%s at %d: decoding the stored value: %w", kv.Key, kv.ModRevision, err)
+	}
+	if !apiequality.Semantic.DeepEqual(obj, decoded) {
+		return fmt.Errorf("%s at %d: the seeded object is not semantically equal to the stored one:\n%+v\nstored:\n%+v", kv.Key, kv.ModRevision, obj, decoded)
+	}
+	encoders := []struct {
+		name   string
+		encode func(runtime.Object) ([]byte, error)
+	}{{"JSON", encodeObject}, {"protobuf", encodeProtobuf}}
+	for _, e := range encoders {
+		want, werr := e.encode(decoded)
+		got, gerr := e.encode(obj)
+		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+			return fmt.Errorf("%s at %d: the seeded object encodes in %s as\n%q (%v)\nthe stored value as\n%q (%v)", kv.Key, kv.ModRevision, e.name, got, gerr, want, werr)
+		}
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	stderrors "errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -140,7 +139,7 @@ func (h *Handler) spendDisruption(req *request, dry bool) error {
 		if pdb.Status.DisruptedPods == nil {
 			pdb.Status.DisruptedPods = map[string]metav1.Time{}
 		}
-		pdb.Status.DisruptedPods[pod.Name] = metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+		pdb.Status.DisruptedPods[pod.Name] = wholeSecondsNow()
 		if pdb.Status.DisruptionsAllowed == 0 {
 			setDisruptionAllowed(pdb, metav1.ConditionFalse, policyv1.InsufficientPodsReason)
 		}
@@ -182,7 +181,7 @@ func setDisruptionAllowed(pdb *policyv1.PodDisruptionBudget, status metav1.Condi
 		c := &pdb.Status.Conditions[i]
 		if c.Type == policyv1.DisruptionAllowedCondition {
 			if c.Status != status {
-				c.LastTransitionTime = metav1.Now()
+				c.LastTransitionTime = wholeSecondsNow()
 			}
 			c.Status, c.Reason, c.ObservedGeneration = status, reason, pdb.Status.ObservedGeneration
 			return
@@ -190,6 +189,6 @@ func setDisruptionAllowed(pdb *policyv1.PodDisruptionBudget, status metav1.Condi
 	}
 	pdb.Status.Conditions = append(pdb.Status.Conditions, metav1.Condition{
 		Type: policyv1.DisruptionAllowedCondition, Status: status, Reason: reason,
-		ObservedGeneration: pdb.Status.ObservedGeneration, LastTransitionTime: metav1.Now(),
+		ObservedGeneration: pdb.Status.ObservedGeneration, LastTransitionTime: wholeSecondsNow(),
 	})
 }

@@ -62,6 +62,11 @@ type Config struct {
 	// MaxWatchTimeout caps (and, when the client gives none, picks a random
 	// value below) a watch's duration; 0 means 30 minutes.
 	MaxWatchTimeout time.Duration
+	// CheckSeeds, when set, has every object the handler leaves for its
+	// watchers after a write (see seedOnCommit) compared with a decoding
+	// of what was stored, and each difference reported to it. For tests:
+	// it decodes every write again.
+	CheckSeeds func(error)
 }
 
 // Handler serves every resource URL.
@@ -76,6 +81,7 @@ type Handler struct {
 	createFields    *createFieldsCache
 	events          *eventCache
 	nodes           NodeProxy
+	checkSeeds      func(error)
 	// activeNamespaces maps a namespace's name to the store cache's
 	// *KeyValue of the state last seen active (see namespaceAcceptsContent).
 	activeNamespaces sync.Map
@@ -95,7 +101,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxWatchTimeout == 0 {
 		cfg.MaxWatchTimeout = 30 * time.Minute
 	}
-	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), createFields: newCreateFieldsCache(), events: newEventCache(), nodes: cfg.NodeProxy}, nil
+	return &Handler{store: cfg.Store, reg: cfg.Registry, authz: cfg.Authorizer, admission: cfg.Admission, log: cfg.Logger, maxWatchTimeout: cfg.MaxWatchTimeout, fms: newFieldManagers(), createFields: newCreateFieldsCache(), events: newEventCache(), nodes: cfg.NodeProxy, checkSeeds: cfg.CheckSeeds}, nil
 }
 
 // request is one resource request in flight.

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,6 +91,10 @@ func encodeStored(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 	defer m.SetResourceVersion(rv)
 	return encodeObject(obj)
 }
+
+// wholeSecondsNow is the time a server-set metav1.Time gets: what storing
+// it keeps, so the object written and the object read back are equal.
+func wholeSecondsNow() metav1.Time { return metav1.NewTime(time.Now().UTC().Truncate(time.Second)) }
 
 // accessor is meta.Accessor for objects known to have metadata.
 func accessor(obj runtime.Object) metav1.Object {

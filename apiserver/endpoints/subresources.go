@@ -287,7 +287,7 @@ func (h *Handler) serveBinding(req *request) error {
 }
 
 func setPodScheduled(pod *corev1.Pod) {
-	now := metav1.Now()
+	now := wholeSecondsNow()
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
 			pod.Status.Conditions[i].Status = corev1.ConditionTrue

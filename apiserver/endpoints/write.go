@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -148,7 +147,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		m.SetName(m.GetGenerateName() + utilrand.String(5))
 	}
 	m.SetUID(uuidNew())
-	m.SetCreationTimestamp(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
+	m.SetCreationTimestamp(wholeSecondsNow())
 	m.SetResourceVersion("")
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
@@ -217,7 +216,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 			undo()
 			return nil, errors.NewInternalError(err)
 		}
-		kv, err = h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL)
+		kv, err = h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL, h.seedOnCommit(res, obj, data)...)
 		if err == nil {
 			break
 		}
@@ -588,7 +587,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			}
 			return &updateResult{obj: obj}, nil
 		}
-		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL)
+		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL, h.seedOnCommit(res, obj, newData)...)
 		if err != nil {
 			alloc.Abort()
 			unadmit()

@@ -1,0 +1,109 @@
+package endpoints
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/storage"
+)
+
+func builtin(t *testing.T, name string) *registry.Resource {
+	t.Helper()
+	for _, r := range registry.Builtins(registry.Hooks{}, nil) {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no built-in resource %q", name)
+	return nil
+}
+
+// seedAndCheck writes obj as the write path does (encoded, then seeded at
+// a revision) and returns what the cache holds and checkSeeded's verdict.
+func seedAndCheck(t *testing.T, res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
+	t.Helper()
+	data, err := encodeStored(res, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := seedCopy(res, obj, data)
+	if cp == nil {
+		return nil, nil
+	}
+	kv := &storage.KeyValue{Key: res.Key("default", accessor(obj).GetName()), Value: data, ModRevision: 42}
+	c := newEventCache()
+	c.seed(res, kv, cp)
+	return c.get(res, kv, kv.Value, kv.ModRevision).obj, checkSeeded(res, kv, cp)
+}
+
+// TestSeededObjectIsWhatTheStoreWouldGiveBack checks the object a write
+// leaves for its watchers against a decoding of the stored value: equal
+// where the write path's object survives JSON unchanged (the field
+// manager's times to the nanosecond are cut to seconds in the copy), not
+// seeded where it would not (invalid UTF-8, a kind stored in another
+// form), and a difference the check must catch (a server-set time with
+// nanoseconds) is caught.
+func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
+	pods := builtin(t, "pods")
+	now := time.Now().UTC() // with nanoseconds, as the field manager sets managedFields times
+	whole := metav1.NewTime(now.Truncate(time.Second))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", CreationTimestamp: whole,
+			Labels: map[string]string{}, // stored without it: empty and absent are the same
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
+				APIVersion: "v1", Time: &metav1.Time{Time: now}, FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:containers":{}}}`)}}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1")}}}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: whole}}},
+	}
+	got, err := seedAndCheck(t, pods, pod)
+	if err != nil {
+		t.Fatalf("a pod as the write path holds it: %v", err)
+	}
+	if got == nil || accessor(got).GetResourceVersion() != "42" || got.GetObjectKind().GroupVersionKind().Kind != "Pod" {
+		t.Fatalf("the cache holds %v, want the seeded pod at resourceVersion 42 with its kind", got)
+	}
+	if mt := accessor(pod).GetManagedFields()[0].Time; mt.Time != now {
+		t.Errorf("seeding changed the writer's own object (managedFields time %v, was %v)", mt.Time, now)
+	}
+
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n", Namespace: "default"},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now.Truncate(time.Microsecond)}}}
+	if _, err := seedAndCheck(t, builtin(t, "leases"), lease); err != nil {
+		t.Errorf("a lease renewed to the microsecond, as clients send it: %v", err)
+	}
+
+	late := pod.DeepCopy()
+	late.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now)
+	if _, err := seedAndCheck(t, pods, late); err == nil || !strings.Contains(err.Error(), "not semantically equal") {
+		t.Errorf("a condition time with nanoseconds, which storing cuts: check says %v, want a difference", err)
+	}
+
+	bad := pod.DeepCopy()
+	bad.Annotations = map[string]string{"a": "\xff"}
+	if got, _ := seedAndCheck(t, pods, bad); got != nil {
+		t.Errorf("an object with a string that is not UTF-8 was seeded")
+	}
+
+	ev := builtin(t, "events")
+	for _, r := range registry.Builtins(registry.Hooks{}, nil) {
+		if r.Group == "events.k8s.io" && r.Name == "events" {
+			ev = r
+		}
+	}
+	if ev.Stored == nil {
+		t.Fatal("events.k8s.io Events are expected to be stored as core Events")
+	}
+	if cp := seedCopy(ev, ev.New(), []byte("{}")); cp != nil {
+		t.Errorf("an object stored in another form was seeded")
+	}
+}
