@@ -119,7 +119,7 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 		holds := len(finalizers) > 0 || grace > 0 || namespaceSpecFinalizers(obj) > 0
 		if holds {
 			m.SetFinalizers(finalizers)
-			now := time.Now().UTC()
+			now := time.Now() // local, as decoding gives it (see wholeSecondsNow)
 			if dt := m.GetDeletionTimestamp(); dt == nil {
 				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
 				m.SetDeletionTimestamp(&t)

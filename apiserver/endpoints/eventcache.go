@@ -206,7 +206,7 @@ func seedCopy(res *registry.Resource, obj runtime.Object, data []byte) runtime.O
 	mf := accessor(cp).GetManagedFields() // the copy's own entries
 	for i := range mf {
 		if t := mf[i].Time; t != nil && t.Nanosecond() != 0 {
-			mf[i].Time = &metav1.Time{Time: t.Truncate(time.Second)}
+			mf[i].Time = &metav1.Time{Time: t.Truncate(time.Second).Local()}
 		}
 	}
 	return cp

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +27,20 @@ func builtin(t *testing.T, name string) *registry.Resource {
 	return nil
 }
 
-// seedAndCheck writes obj as the write path does (encoded, then seeded at
-// a revision) and returns what the cache holds and checkSeeded's verdict.
-func seedAndCheck(t *testing.T, res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
+func mustEncode(t *testing.T, res *registry.Resource, obj runtime.Object) []byte {
 	t.Helper()
 	data, err := encodeStored(res, obj)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data
+}
+
+// seedAndCheck writes obj as the write path does (encoded, then seeded at
+// a revision) and returns what the cache holds and checkSeeded's verdict.
+func seedAndCheck(t *testing.T, res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
+	t.Helper()
+	data := mustEncode(t, res, obj)
 	cp := seedCopy(res, obj, data)
 	if cp == nil {
 		return nil, nil
@@ -53,8 +60,8 @@ func seedAndCheck(t *testing.T, res *registry.Resource, obj runtime.Object) (run
 // nanoseconds) is caught.
 func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 	pods := builtin(t, "pods")
-	now := time.Now().UTC() // with nanoseconds, as the field manager sets managedFields times
-	whole := metav1.NewTime(now.Truncate(time.Second))
+	now := time.Now().UTC()    // with nanoseconds, as the field manager sets managedFields times
+	whole := wholeSecondsNow() // as the server sets a condition's time
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", CreationTimestamp: whole,
 			Labels: map[string]string{}, // stored without it: empty and absent are the same
@@ -71,6 +78,18 @@ func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 	}
 	if got == nil || accessor(got).GetResourceVersion() != "42" || got.GetObjectKind().GroupVersionKind().Kind != "Pod" {
 		t.Fatalf("the cache holds %v, want the seeded pod at resourceVersion 42 with its kind", got)
+	}
+	// Equal even to reflect.DeepEqual, which tells a time's zone apart:
+	// pruneUnchanged compares live and new objects so.
+	stored, err := decodeStored(pods, mustEncode(t, pods, pod), 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.(*corev1.Pod).Status, stored.(*corev1.Pod).Status) {
+		t.Errorf("the seeded status is not reflect.DeepEqual to the stored one:\n%+v\n%+v", got.(*corev1.Pod).Status, stored.(*corev1.Pod).Status)
+	}
+	if !reflect.DeepEqual(accessor(got).GetManagedFields(), accessor(stored).GetManagedFields()) {
+		t.Errorf("the seeded managedFields are not reflect.DeepEqual to the stored ones")
 	}
 	if mt := accessor(pod).GetManagedFields()[0].Time; mt.Time != now {
 		t.Errorf("seeding changed the writer's own object (managedFields time %v, was %v)", mt.Time, now)

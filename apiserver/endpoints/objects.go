@@ -93,8 +93,10 @@ func encodeStored(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 }
 
 // wholeSecondsNow is the time a server-set metav1.Time gets: what storing
-// it keeps, so the object written and the object read back are equal.
-func wholeSecondsNow() metav1.Time { return metav1.NewTime(time.Now().UTC().Truncate(time.Second)) }
+// it keeps (whole seconds, in the local zone as decoding gives it), so the
+// object written and the object read back are equal, even to
+// reflect.DeepEqual (see pruneUnchanged).
+func wholeSecondsNow() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
 
 // accessor is meta.Accessor for objects known to have metadata.
 func accessor(obj runtime.Object) metav1.Object {
