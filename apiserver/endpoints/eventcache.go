@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -34,6 +35,12 @@ type eventCache struct {
 	mu      sync.Mutex
 	entries map[eventKey]*sharedEvent
 	order   []eventKey // insertion order, for eviction
+
+	// watches counts each resource's open watches (*atomic.Int64 by
+	// *registry.Resource). Only writes of watched resources are seeded:
+	// a kind nobody watches (core Events, a third of the writes at scale)
+	// would only push the states readers want out of the cache.
+	watches sync.Map
 }
 
 // eventCacheSize bounds the cache; a write's fan-out completes long before
@@ -104,6 +111,20 @@ func (c *eventCache) get(res *registry.Resource, kv *storage.KeyValue, value []b
 	return e
 }
 
+// watchStarted counts a watch of res until the returned func is called.
+func (c *eventCache) watchStarted(res *registry.Resource) (ended func()) {
+	v, _ := c.watches.LoadOrStore(res, new(atomic.Int64))
+	n := v.(*atomic.Int64)
+	n.Add(1)
+	return func() { n.Add(-1) }
+}
+
+// watched reports whether res has an open watch.
+func (c *eventCache) watched(res *registry.Resource) bool {
+	v, ok := c.watches.Load(res)
+	return ok && v.(*atomic.Int64).Load() > 0
+}
+
 // seed records obj as the decoded form of kv's stored state, which this
 // process has just written from obj: the watchers of the write and the
 // reads that follow it use the writer's object instead of decoding the
@@ -166,7 +187,8 @@ func (c *eventCache) object(res *registry.Resource, kv *storage.KeyValue) (runti
 
 // seedOnCommit returns the store option that seeds the cache with a copy
 // of obj as the decoded form of the state data is about to store, or
-// nothing when decoding data might give back something else than obj:
+// nothing: when nobody watches res, or when decoding data might give back
+// something else than obj:
 //
 //   - a kind stored in another form (res.Stored) or unstructured (numbers,
 //     pruning) decodes to a different object;
@@ -179,6 +201,9 @@ func (c *eventCache) object(res *registry.Resource, kv *storage.KeyValue) (runti
 // where they are set; the field manager's are truncated here, in the copy.
 // Everything else in a typed object survives encoding/json unchanged.
 func (h *Handler) seedOnCommit(res *registry.Resource, obj runtime.Object, data []byte) []storage.WriteOption {
+	if !h.events.watched(res) {
+		return nil
+	}
 	cp := seedCopy(res, obj, data)
 	if cp == nil {
 		return nil

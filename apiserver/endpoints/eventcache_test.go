@@ -126,3 +126,30 @@ func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 		t.Errorf("an object stored in another form was seeded")
 	}
 }
+
+// TestOnlyWatchedKindsAreSeeded checks that a write is seeded only while
+// its resource has an open watch: a kind nobody watches would only push
+// the states readers want out of the cache.
+func TestOnlyWatchedKindsAreSeeded(t *testing.T) {
+	h := &Handler{events: newEventCache()}
+	pods, events := builtin(t, "pods"), builtin(t, "events")
+	if events.Group != "" || events.Stored != nil {
+		t.Fatalf("want the core Events resource, got group %q", events.Group)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}
+	if opts := h.seedOnCommit(pods, pod, mustEncode(t, pods, pod)); len(opts) != 0 {
+		t.Errorf("a pod written with no pod watch open is seeded")
+	}
+	ended := h.events.watchStarted(pods)
+	if opts := h.seedOnCommit(pods, pod, mustEncode(t, pods, pod)); len(opts) != 1 {
+		t.Errorf("a pod written while pods are watched is not seeded")
+	}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default"}}
+	if opts := h.seedOnCommit(events, ev, mustEncode(t, events, ev)); len(opts) != 0 {
+		t.Errorf("an Event is seeded while only pods are watched")
+	}
+	ended()
+	if opts := h.seedOnCommit(pods, pod, mustEncode(t, pods, pod)); len(opts) != 0 {
+		t.Errorf("a pod written after the last pod watch ended is seeded")
+	}
+}

@@ -221,6 +221,7 @@ func (h *Handler) watch(req *request) error {
 			return storeError(err, req.res.GroupResource(), "")
 		}
 	}
+	defer h.events.watchStarted(req.res)()
 	w, err := h.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: start, ProgressNotify: bookmarks, Trigger: h.trigger(req.res, sel)})
 	if err != nil {
 		if stderrors.Is(err, storage.ErrCompacted) {
