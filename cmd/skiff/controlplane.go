@@ -69,8 +69,16 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	if err != nil {
 		return err
 	}
+	// Each controller's own client (its service account's token) goes over
+	// TCP: client-go shares one transport between configurations that
+	// differ only in credentials, but never one with a custom dialer, so
+	// in memory (rc.Dial, see componentConfig) every controller would open
+	// a connection of its own. The heavy traffic, the shared informers'
+	// watches and the scheduler's writes, stays in memory.
+	tcp := rest.CopyConfig(rc)
+	tcp.Dial = nil
 	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
-		ControllerCredentials: manager.ServiceAccountCredentials(client, rc)}
+		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp)}
 	if pool == nil {
 		// Alone (skiff controller-manager) the controllers still take their informers from a pool,
 		// for this term only: through it the garbage collector shares their watches of pods and

@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 )
 
 // TestControlPlaneClientsSpeakProtobuf checks that the in-process loops'
@@ -26,5 +33,28 @@ func TestControlPlaneClientsSpeakProtobuf(t *testing.T) {
 	}
 	if base.ContentType != "" || base.QPS != 0 {
 		t.Errorf("the caller's configuration changed: %+v", base)
+	}
+}
+
+// TestComponentConfigDialsInMemory checks that the server's own loops
+// reach it through its in-memory listener: their configuration works with
+// an address nothing listens on, as their own least-privilege users.
+func TestComponentConfigDialsInMemory(t *testing.T) {
+	srv := apiservertest.Start(t)
+	rc, err := componentConfig(srv.Bundle, srv.Server, bootstrap.SchedulerUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Host = "https://127.0.0.1:1"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("the scheduler's client: %v", err)
+	}
+	if _, err := cs.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the scheduler listed secrets: %v, want Forbidden (it must act as itself, not as admin)", err)
 	}
 }

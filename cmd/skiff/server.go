@@ -224,10 +224,10 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		return nil, err
 	}
 	api := &runningAPI{url: srv.URL(), bundle: bundle, done: make(chan error, 1)}
-	if api.controllerManager, err = componentConfig(bundle, srv.URL(), bootstrap.ControllerManagerUser); err != nil {
+	if api.controllerManager, err = componentConfig(bundle, srv, bootstrap.ControllerManagerUser); err != nil {
 		return nil, err
 	}
-	if api.scheduler, err = componentConfig(bundle, srv.URL(), bootstrap.SchedulerUser); err != nil {
+	if api.scheduler, err = componentConfig(bundle, srv, bootstrap.SchedulerUser); err != nil {
 		return nil, err
 	}
 	go func() { api.done <- srv.Run(ctx) }()
@@ -245,13 +245,15 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 
 // componentConfig is a client configuration for one of the server's own
 // loops: a client certificate for user, minted from the cluster CA at every
-// start (it is never written to disk, so nothing needs rotating on disk).
-func componentConfig(bundle *pki.Bundle, url, user string) (*rest.Config, error) {
+// start (it is never written to disk, so nothing needs rotating on disk),
+// over srv's in-memory connections (apiserver.Server.DialLocal).
+func componentConfig(bundle *pki.Bundle, srv *apiserver.Server, user string) (*rest.Config, error) {
 	certPEM, keyPEM, err := bundle.IssueClientCert(user, nil, pki.LeafValidity)
 	if err != nil {
 		return nil, fmt.Errorf("issuing the %s certificate: %w", user, err)
 	}
-	rc := bundle.AdminRESTConfig(url)
+	rc := bundle.AdminRESTConfig(srv.URL())
 	rc.TLSClientConfig.CertData, rc.TLSClientConfig.KeyData = certPEM, keyPEM
+	rc.Dial = srv.DialLocal
 	return rc, nil
 }
