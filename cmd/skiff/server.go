@@ -95,8 +95,9 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 	if err != nil {
 		return err
 	}
-	// The control plane talks to the API server like any client, over
-	// loopback, each loop with its own least-privilege identity.
+	// The control plane talks to the API server like any client (over TLS,
+	// in memory: see componentConfig), each loop with its own
+	// least-privilege identity.
 	var loops sync.WaitGroup
 	defer loops.Wait()
 	ctx, stopLoops := context.WithCancel(ctx)
