@@ -356,6 +356,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("apiserver serving", "url", s.URL())
 	select {
 	case err := <-errc:
+		_ = srv.Close() // the other listener stops too
 		return fmt.Errorf("apiserver: %w", err)
 	case <-ctx.Done():
 	}

@@ -25,9 +25,9 @@ import (
 // too: the read-modify-write of an update (a binding, a kubelet's status
 // write) and a GET of a state the watchers have just decoded copy it
 // rather than decode its JSON again, as Kubernetes' reads from its watch
-// cache hold decoded objects. A write this process makes seeds the cache
-// with a copy of the object it wrote (seedOnCommit), so that nobody
-// decodes it at all. A stored state is named by its key and revision,
+// cache hold decoded objects. A write this process makes of a watched
+// resource seeds the cache with a copy of the object it wrote
+// (seedOnCommit), so that nobody decodes it at all. A stored state is named by its key and revision,
 // which never change meaning. Entries live only a short while:
 // the cache keeps the most recent states and forgets the oldest, and a
 // reader that misses simply does the work itself.
