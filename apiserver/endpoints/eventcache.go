@@ -224,9 +224,6 @@ func seedCopy(res *registry.Resource, obj runtime.Object, data []byte) runtime.O
 	if res.Stored != nil || res.Unstructured() || bytes.Contains(data, invalidUTF8Escape) {
 		return nil
 	}
-	if _, ok := obj.(runtime.Unstructured); ok {
-		return nil
-	}
 	cp := obj.DeepCopyObject()
 	mf := accessor(cp).GetManagedFields() // the copy's own entries
 	for i := range mf {

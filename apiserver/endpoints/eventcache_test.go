@@ -16,14 +16,14 @@ import (
 	"github.com/skiffkube/skiff/storage"
 )
 
-func builtin(t *testing.T, name string) *registry.Resource {
+func builtin(t *testing.T, group, name string) *registry.Resource {
 	t.Helper()
 	for _, r := range registry.Builtins(registry.Hooks{}, nil) {
-		if r.Name == name {
+		if r.Group == group && r.Name == name {
 			return r
 		}
 	}
-	t.Fatalf("no built-in resource %q", name)
+	t.Fatalf("no built-in resource %q in group %q", name, group)
 	return nil
 }
 
@@ -59,7 +59,7 @@ func seedAndCheck(t *testing.T, res *registry.Resource, obj runtime.Object) (run
 // form), and a difference the check must catch (a server-set time with
 // nanoseconds) is caught.
 func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
-	pods := builtin(t, "pods")
+	pods := builtin(t, "", "pods")
 	now := time.Now().UTC()    // with nanoseconds, as the field manager sets managedFields times
 	whole := wholeSecondsNow() // as the server sets a condition's time
 	pod := &corev1.Pod{
@@ -97,7 +97,7 @@ func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n", Namespace: "default"},
 		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now.Truncate(time.Microsecond)}}}
-	if _, err := seedAndCheck(t, builtin(t, "leases"), lease); err != nil {
+	if _, err := seedAndCheck(t, builtin(t, "coordination.k8s.io", "leases"), lease); err != nil {
 		t.Errorf("a lease renewed to the microsecond, as clients send it: %v", err)
 	}
 
@@ -113,12 +113,7 @@ func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 		t.Errorf("an object with a string that is not UTF-8 was seeded")
 	}
 
-	ev := builtin(t, "events")
-	for _, r := range registry.Builtins(registry.Hooks{}, nil) {
-		if r.Group == "events.k8s.io" && r.Name == "events" {
-			ev = r
-		}
-	}
+	ev := builtin(t, "events.k8s.io", "events")
 	if ev.Stored == nil {
 		t.Fatal("events.k8s.io Events are expected to be stored as core Events")
 	}
@@ -132,9 +127,9 @@ func TestSeededObjectIsWhatTheStoreWouldGiveBack(t *testing.T) {
 // the states readers want out of the cache.
 func TestOnlyWatchedKindsAreSeeded(t *testing.T) {
 	h := &Handler{events: newEventCache()}
-	pods, events := builtin(t, "pods"), builtin(t, "events")
-	if events.Group != "" || events.Stored != nil {
-		t.Fatalf("want the core Events resource, got group %q", events.Group)
+	pods, events := builtin(t, "", "pods"), builtin(t, "", "events")
+	if events.Stored != nil {
+		t.Fatal("core Events are expected to be stored as they are")
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}
 	if opts := h.seedOnCommit(pods, pod, mustEncode(t, pods, pod)); len(opts) != 0 {
