@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -30,6 +31,19 @@ type hub struct {
 	indexes  map[string]*watchIndex // watchers with a trigger, by its Index
 	open     int                    // watches registered and not ended, lagging ones too
 	closed   bool
+	// hooks are the OnCommitted hooks of this process's writes being
+	// committed, by planned revision; dispatch runs each before offering
+	// its event, and forgets those the stream has passed.
+	hooks map[int64]commitHook
+}
+
+// commitHook is one write's OnCommitted hook with what identifies the write
+// at its revision: a revision planned but not committed may be committed
+// by another server with another value.
+type commitHook struct {
+	key   string
+	value []byte
+	f     func(*KeyValue)
 }
 
 // watchIndex holds the watchers of one WatchTrigger index by the value
@@ -41,7 +55,68 @@ type watchIndex struct {
 }
 
 func newHub(s *Store, rev int64) *hub {
-	return &hub{s: s, rev: rev, wake: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}, indexes: map[string]*watchIndex{}}
+	return &hub{s: s, rev: rev, wake: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}, indexes: map[string]*watchIndex{},
+		hooks: map[int64]commitHook{}}
+}
+
+// expectHooks holds the OnCommitted hooks of a planned batch's successful
+// creates and updates until their events are dispatched, and returns their
+// revisions.
+func (h *hub) expectHooks(batch []*writeOp, res []writeResult) []int64 {
+	var revs []int64
+	for i, op := range batch {
+		if op.committed == nil || res[i].err != nil || op.kind == opDelete {
+			continue
+		}
+		revs = append(revs, res[i].rev)
+	}
+	if len(revs) == 0 {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, op := range batch {
+		if op.committed != nil && res[i].err == nil && op.kind != opDelete {
+			h.hooks[res[i].rev] = commitHook{key: op.key, value: op.plain, f: op.committed}
+		}
+	}
+	return revs
+}
+
+// dropHooks forgets the hooks of revisions that were not committed.
+func (h *hub) dropHooks(revs []int64) {
+	if len(revs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range revs {
+		delete(h.hooks, r)
+	}
+}
+
+// runHookLocked calls the OnCommitted hook held for ev's revision, if ev is
+// the write it was planned for.
+func (h *hub) runHookLocked(ev Event) {
+	hk, ok := h.hooks[ev.Revision]
+	if !ok {
+		return
+	}
+	delete(h.hooks, ev.Revision)
+	if ev.Type != Deleted && ev.KV.Key == hk.key && bytes.Equal(ev.KV.Value, hk.value) {
+		hk.f(ev.KV)
+	}
+}
+
+// forgetPassedHooksLocked drops hooks of revisions the stream has passed
+// without their write (an outcome unknown that was not committed, or
+// compacted before this process read it).
+func (h *hub) forgetPassedHooksLocked() {
+	for r := range h.hooks {
+		if r <= h.rev {
+			delete(h.hooks, r)
+		}
+	}
 }
 
 func (h *hub) addLocked(w *watcher) {
@@ -241,6 +316,9 @@ func (h *hub) dispatch(evs []Event) {
 			h.s.requestRefill()
 		}
 		h.rev = ev.Revision
+		if len(h.hooks) > 0 {
+			h.runHookLocked(ev)
+		}
 		h.ring = append(h.ring, ev)
 		h.ringSize += eventBytes(ev)
 		if len(h.ring) > h.s.cfg.WatchCache || h.ringSize > h.s.cfg.WatchCacheBytes {
@@ -252,6 +330,9 @@ func (h *hub) dispatch(evs []Event) {
 		for _, ix := range h.indexes {
 			h.offerIndexedLocked(ix, ev)
 		}
+	}
+	if len(h.hooks) > 0 {
+		h.forgetPassedHooksLocked()
 	}
 }
 

@@ -45,21 +45,25 @@ type writeOp struct {
 	ttl    time.Duration
 	actor  string
 	done   chan writeResult // buffered: the writer never blocks on a caller
-	// committed, if set, is called by the writer once the operation has
-	// committed, before this process's watchers are handed its event.
+	// committed, if set, is called with the written state before this
+	// process's watchers are handed its event (see OnCommitted).
 	committed func(*KeyValue)
 }
 
 // A WriteOption changes how one write is made.
 type WriteOption func(*writeOp)
 
-// OnCommitted has the writer call f with the written state once the write
-// has committed and before any watcher of this process is handed its event,
-// and only then: a caller that holds the value's decoded form can leave it
-// where the watchers will look, so they need not decode the value again.
-// f runs on the store's single writer, so it must be quick and must not
-// call the store. It is not called for a write that fails, nor when the
-// commit's outcome is unknown.
+// OnCommitted has f called with the written state once the write has
+// committed, before any watcher of this process is handed its event: a
+// caller that holds the value's decoded form can leave it where the
+// watchers will look, so they need not decode the value again. Whichever
+// path of this process dispatches the event first calls f: the writer, or
+// the watch poller, which on PostgreSQL may read the commit before the
+// writer is back from it. f runs under the watch hub's lock, so it must be
+// quick and must not call the store. It is not called for a write that
+// fails its check or whose transaction fails; when the commit's outcome is
+// unknown it is called only if the write shows up in the history. f only
+// ever sees a state with the write's key and value.
 func OnCommitted(f func(kv *KeyValue)) WriteOption {
 	return func(op *writeOp) { op.committed = f }
 }
@@ -246,11 +250,6 @@ func (s *Store) commit(batch []*writeOp) {
 				result = commitRejected // nothing was written
 			}
 			s.metrics.observeCommit(result, len(batch), took)
-			for i, op := range batch {
-				if op.committed != nil && res[i].err == nil {
-					op.committed(res[i].kv)
-				}
-			}
 			// Deliver to local watchers before answering the callers, so a
 			// client that watches after its own write sees it.
 			s.hub.localCommit(base, evs)
@@ -295,13 +294,22 @@ func (s *Store) tryCommit(batch []*writeOp) (res []writeResult, evs []Event, bas
 		}
 	}
 	load := loadTemplate.stmt(len(keys), keys)
+	var hooked []int64 // revisions whose OnCommitted hooks the hub holds
 	atCommit, err = s.d.runBatch(s.ctx, load, func(b int64, current map[string]*KeyValue) ([]stmt, error) {
 		var stmts []stmt
 		base = b
 		res, evs, stmts, err = s.plan(batch, b, current)
+		if err == nil {
+			// Before COMMIT: once committed, the poller may dispatch
+			// these revisions before this goroutine is back.
+			hooked = append(hooked, s.hub.expectHooks(batch, res)...)
+		}
 		return stmts, err
 	})
 	if err != nil {
+		if !atCommit {
+			s.hub.dropHooks(hooked) // nothing was written
+		}
 		return nil, nil, 0, atCommit, err
 	}
 	return res, evs, base, false, nil
