@@ -54,6 +54,7 @@ type Controller struct {
 	queue     runner.Queue
 	exp       *expectations.Store
 	written   *writtenStatuses
+	released  *releasedPods
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	backoff   time.Duration
@@ -71,6 +72,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 		queue:    runner.NewQueue(Name),
 		exp:      expectations.New(0, opts.Now),
 		written:  newWrittenStatuses(),
+		released: newReleasedPods(),
 		recorder: recorder, log: opts.Logger, backoff: opts.Backoff, now: opts.Now,
 	}
 	if c.log == nil {
@@ -94,6 +96,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 			}
 			if key, ok := runner.KeyOf(obj); ok {
 				c.exp.Forget(key)
+				c.released.forget(key)
 				c.queue.Add(key)
 			}
 		},
@@ -142,6 +145,9 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 		return
 	}
 	key := j.Namespace + "/" + j.Name
+	if deleted || !hasTrackingFinalizer(pod) {
+		c.released.observed(key, pod.UID)
+	}
 	switch {
 	case deleted || (pod.DeletionTimestamp != nil && !added):
 		c.exp.DeletionObserved(key, pod.Namespace+"/"+pod.Name)

@@ -28,6 +28,7 @@ type fixture struct {
 	c      *Controller
 	rec    *record.FakeRecorder
 	pods   cache.SharedIndexInformer // what the controller's pod lister reads
+	jobs   cache.SharedIndexInformer // what its Job lister reads
 }
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
@@ -48,7 +49,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		}
 	}
 	client.ClearActions()
-	return &fixture{client: client, c: c, rec: rec, pods: f.Core().V1().Pods().Informer()}
+	return &fixture{client: client, c: c, rec: rec, pods: f.Core().V1().Pods().Informer(), jobs: f.Batch().V1().Jobs().Informer()}
 }
 
 func (fx *fixture) sync(t *testing.T, key string) {
@@ -223,6 +224,32 @@ func TestCountsTerminatedPodsThroughUncountedThenFinalizerRemoval(t *testing.T) 
 	}
 	if j.Status.Active != 1 {
 		t.Errorf("active = %d", j.Status.Active)
+	}
+}
+
+// TestAReleasedPodIsNotCountedAgainFromAnOlderCopy checks a sync that sees
+// the Job as last written (the failure counted, uncountedTerminatedPods
+// empty) but the failed pod as it was before its tracking finalizer was
+// removed: the informers deliver the two kinds on separate watches, and
+// under load the pod's copy can lag. The pod must not be counted again
+// (seen end to end: a Job with backoffLimit 2 reporting 4 failures).
+func TestAReleasedPodIsNotCountedAgainFromAnOlderCopy(t *testing.T) {
+	fx := newFixture(t, newJob(completions(3), parallel(1), backoffLim(5)), newPod("bad", corev1.PodFailed, finishedAgo(time.Hour)))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 1 {
+		t.Fatalf("after the first sync: failed = %d, want 1", j.Status.Failed)
+	}
+	controllertest.Load(t, fx.jobs, fx.job(t)) // the Job's copy catches up; the pod's does not
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 1 {
+		t.Errorf("a sync with the pod's older copy: failed = %d, want 1 (the pod counted twice)", j.Status.Failed)
+	}
+	// Once the informer shows the finalizer gone, nothing is held back.
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "bad", metav1.GetOptions{})
+	controllertest.Load(t, fx.pods, p)
+	fx.c.podChanged(p, false, false)
+	if fx.c.released.pending("ns/work", p.UID) {
+		t.Errorf("the pod is still pending after the informer showed its finalizer gone")
 	}
 }
 

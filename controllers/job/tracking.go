@@ -34,10 +34,14 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	}
 	completed := parseIndexes(st.CompletedIndexes, completions)
 
+	key := job.Namespace + "/" + job.Name
+	// holds reports whether the pod still holds its tracking finalizer: not
+	// when this controller removed it and the informer is behind.
+	holds := func(p *corev1.Pod) bool { return hasTrackingFinalizer(p) && !c.released.pending(key, p.UID) }
 	var release []*corev1.Pod // pods whose finalizer can go now
 	recorded := false
 	for _, p := range pods {
-		if !hasTrackingFinalizer(p) {
+		if !holds(p) {
 			continue
 		}
 		switch {
@@ -88,7 +92,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	var errs []string
 	stillHeld := sets.New[types.UID]()
 	for _, p := range pods {
-		if hasTrackingFinalizer(p) {
+		if holds(p) {
 			stillHeld.Insert(p.UID)
 		}
 	}
@@ -97,6 +101,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			errs = append(errs, err.Error())
 			continue
 		}
+		c.released.released(key, p.UID)
 		stillHeld.Delete(p.UID)
 	}
 
