@@ -22,6 +22,24 @@ import (
 func TestCPUProfileLabelsRequests(t *testing.T) {
 	cs, _ := clientset(t)
 	ctx := context.Background()
+	// The only requests during the profile must be the test's: wait for
+	// the test server's service account controller to have made each
+	// namespace's "default" account (its writes at start-up).
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range nss.Items {
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if _, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no default service account in %s after 30s", ns.Name)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	var buf bytes.Buffer
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		t.Fatalf("starting a CPU profile (is one already running, go test -cpuprofile?): %v", err)
