@@ -676,17 +676,25 @@ func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
 	t.Cleanup(e.rt.Stop)
 	changed := make(chan types.UID, 100)
 	e.rt.OnPodChange(func(uid types.UID) { changed <- uid })
-	waitChange := func(what string, uid types.UID) {
+	// The pod is given so that a missing notice says what the runtime
+	// saw instead: this once failed in a loaded CI run and passed alone.
+	waitChange := func(what string, pod *corev1.Pod, ip string) {
 		t.Helper()
 		timeout := time.After(30 * time.Second)
 		for {
 			select {
 			case got := <-changed:
-				if got == uid {
+				if got == pod.UID {
 					return
 				}
 			case <-timeout:
-				t.Fatalf("no change notice for %s within 30s", what)
+				st, err := e.rt.SyncPod(context.Background(), pod, ip)
+				var containers []corev1.ContainerStatus
+				if err == nil {
+					containers = st.Containers
+				}
+				t.Fatalf("no change notice for %s within 30s; %d probe workers run; the pod now: %+v (sync error %v)",
+					what, e.rt.probes.Len(), containers, err)
 			}
 		}
 	}
@@ -697,7 +705,7 @@ func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
 	if _, err := e.rt.SyncPod(context.Background(), crasher, "10.251.38.9"); err != nil {
 		t.Fatal(err)
 	}
-	waitChange("a container's exit", crasher.UID)
+	waitChange("a container's exit", crasher, "10.251.38.9")
 	st, err := e.rt.SyncPod(context.Background(), crasher, "10.251.38.9")
 	if err != nil {
 		t.Fatal(err)
@@ -718,7 +726,7 @@ func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
 	if _, err := e.rt.SyncPod(context.Background(), probed, "10.251.38.10"); err != nil {
 		t.Fatal(err)
 	}
-	waitChange("a readiness verdict", probed.UID)
+	waitChange("a readiness verdict", probed, "10.251.38.10")
 	if st, err := e.rt.SyncPod(context.Background(), probed, "10.251.38.10"); err != nil || !st.Containers[0].Ready {
 		t.Errorf("after the readiness notice: ready=%v (%v), want ready", err == nil && st.Containers[0].Ready, err)
 	}
