@@ -170,10 +170,6 @@ func conformance(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 	if _, err := ri.Create(ctx, obj, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 		t.Errorf("second create: got %v, want AlreadyExists", err)
 	}
-	got, err := ri.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get: %v", err)
-	}
 	list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 	if err != nil {
 		t.Fatalf("list: %v", err)
@@ -181,11 +177,23 @@ func conformance(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 	if len(list.Items) != 1 || list.Items[0].GetUID() != created.GetUID() {
 		t.Errorf("list by name: %d items, want the created one", len(list.Items))
 	}
-	// Update with the current resourceVersion succeeds and moves it.
-	got.SetLabels(map[string]string{"conformance": "updated"})
-	updated, err := ri.Update(ctx, got, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatalf("update: %v", err)
+	// Update with the current resourceVersion succeeds and moves it. The
+	// server's own controllers may write the object between the get and
+	// the update (the CRD controller its conditions, right after the
+	// create), which is a conflict as it should be: then read it again.
+	var got, updated *unstructured.Unstructured
+	for attempt := 1; ; attempt++ {
+		if got, err = ri.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		got.SetLabels(map[string]string{"conformance": "updated"})
+		updated, err = ri.Update(ctx, got, metav1.UpdateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt == 5 {
+			t.Fatalf("update (attempt %d): %v", attempt, err)
+		}
 	}
 	if updated.GetResourceVersion() == got.GetResourceVersion() {
 		t.Errorf("update kept resourceVersion %s", got.GetResourceVersion())
