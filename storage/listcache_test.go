@@ -178,6 +178,38 @@ func TestStoreKeepsItsOwnCopyOfValues(t *testing.T) {
 	})
 }
 
+// TestHandedOverValueIsKeptAsIs: a value handed over is what the store
+// keeps, not a copy (the point of HandOver), cut to its length so that an
+// append by a reader cannot write into the caller's spare capacity.
+func TestHandedOverValueIsKeptAsIs(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := openStore(t, b.endpoint(t))
+		ctx := context.Background()
+		for _, write := range []func(v []byte) (*storage.KeyValue, error){
+			func(v []byte) (*storage.KeyValue, error) {
+				return s.Create(ctx, "/registry/configmaps/default/c", v, 0, storage.HandOver())
+			},
+			func(v []byte) (*storage.KeyValue, error) {
+				return s.Update(ctx, "/registry/configmaps/default/c", v, 0, 0, storage.HandOver())
+			},
+		} {
+			v := make([]byte, 8, 64)
+			copy(v, "original")
+			kv, err := write(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &kv.Value[0] != &v[0] || cap(kv.Value) != len(v) {
+				t.Fatalf("the store kept %p (cap %d), not the value handed over %p cut to %d", &kv.Value[0], cap(kv.Value), &v[0], len(v))
+			}
+			got, err := s.Get(ctx, "/registry/configmaps/default/c", 0)
+			if err != nil || string(got.Value) != "original" {
+				t.Fatalf("get after a handed-over write: %v %v", got, err)
+			}
+		}
+	})
+}
+
 // TestListCacheSkip: keys under ListCacheSkip take no room in the cache (so
 // many of them do not outgrow it), and lists and cached reads that reach
 // them still see them, from the database.

@@ -48,6 +48,8 @@ type writeOp struct {
 	// committed, if set, is called with the written state before this
 	// process's watchers are handed its event (see OnCommitted).
 	committed func(*KeyValue)
+	// handedOver: the caller gave the store its value (see HandOver).
+	handedOver bool
 }
 
 // A WriteOption changes how one write is made.
@@ -66,6 +68,15 @@ type WriteOption func(*writeOp)
 // ever sees a state with the write's key and value.
 func OnCommitted(f func(kv *KeyValue)) WriteOption {
 	return func(op *writeOp) { op.committed = f }
+}
+
+// HandOver gives the store the write's value instead of a copy of it: the
+// caller promises never to change (or reuse) the slice again. The value
+// lives on in the watch ring and the list cache; a caller that encoded it
+// into a slice of its own for this write spares the store copying every
+// object written once more.
+func HandOver() WriteOption {
+	return func(op *writeOp) { op.handedOver = true }
 }
 
 type writeResult struct {
@@ -113,12 +124,17 @@ func (s *Store) submit(ctx context.Context, op *writeOp, opts []WriteOption) wri
 		return writeResult{err: fmt.Errorf("storage: negative TTL %s for %s", op.ttl, op.key)}
 	}
 	if op.kind != opDelete {
-		// The store keeps its own copy: the value lives on in the watch ring
-		// and the list cache, and the caller may reuse its buffer.
-		// Exactly its length, so that an append by a reader reallocates.
-		own := make([]byte, len(op.plain))
-		copy(own, op.plain)
-		op.plain = own
+		// The store keeps its own copy, unless handed the value: it lives on
+		// in the watch ring and the list cache, and the caller may reuse
+		// its buffer. Exactly its length, so that an append by a reader
+		// reallocates.
+		if op.handedOver {
+			op.plain = op.plain[:len(op.plain):len(op.plain)]
+		} else {
+			own := make([]byte, len(op.plain))
+			copy(own, op.plain)
+			op.plain = own
+		}
 		sealed, err := s.sealer.seal(op.key, op.plain)
 		if err != nil {
 			return writeResult{err: err}

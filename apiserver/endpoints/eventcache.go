@@ -185,6 +185,14 @@ func (c *eventCache) object(res *registry.Resource, kv *storage.KeyValue) (runti
 	return e.obj.DeepCopyObject(), nil
 }
 
+// storeOptions are the options of a create or update that stores data, the
+// encoding of obj made for it (encodeStored): data is handed over to the
+// store, which would otherwise copy it (nothing here changes it after), and
+// the event cache is seeded with obj.
+func (h *Handler) storeOptions(res *registry.Resource, obj runtime.Object, data []byte) []storage.WriteOption {
+	return append(h.seedOnCommit(res, obj, data), storage.HandOver())
+}
+
 // seedOnCommit returns the store option that seeds the cache with a copy
 // of obj as the decoded form of the state data is about to store, or
 // nothing: when nobody watches res, or when decoding data might give back

@@ -216,7 +216,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 			undo()
 			return nil, errors.NewInternalError(err)
 		}
-		kv, err = h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL, h.seedOnCommit(res, obj, data)...)
+		kv, err = h.store.Create(req.ctx, res.Key(m.GetNamespace(), m.GetName()), data, res.TTL, h.storeOptions(res, obj, data)...)
 		if err == nil {
 			break
 		}
@@ -587,7 +587,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			}
 			return &updateResult{obj: obj}, nil
 		}
-		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL, h.seedOnCommit(res, obj, newData)...)
+		nkv, err := h.store.Update(req.ctx, key, newData, kv.ModRevision, res.TTL, h.storeOptions(res, obj, newData)...)
 		if err != nil {
 			alloc.Abort()
 			unadmit()
