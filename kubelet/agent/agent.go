@@ -140,7 +140,7 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 				return
 			}
 			a.setPodCIDR(registered)
-			go a.node.heartbeat(ctx, registered)
+			go a.node.heartbeat(ctx, registered, a.setPodCIDR)
 			if d, ok := a.runtime.(*DeferredRuntime); ok {
 				go a.openDeferred(ctx, d, registered, a.cfg.RuntimeRetry)
 			}
@@ -412,7 +412,11 @@ func (a *Agent) podIP(ctx context.Context, pod *corev1.Pod) (string, error) {
 	ips := a.ips
 	a.mu.Unlock()
 	if ips == nil {
-		n, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+		// From the API server's cache, as the kubelet reads its Node from
+		// an informer: the CIDR was assigned well before, and a copy that
+		// lacks it only means another try in a moment (a read from the
+		// database costs the server many times more, once per node).
+		n, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{ResourceVersion: "0"})
 		if err != nil {
 			return "", err
 		}

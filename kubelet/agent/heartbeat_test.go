@@ -106,3 +106,30 @@ type fakeVersionRuntime struct{ Runtime }
 
 func (fakeVersionRuntime) Name() string                            { return "test" }
 func (fakeVersionRuntime) Version(context.Context) (string, error) { return "1.0", nil }
+
+// The heartbeat hands on the Node it refreshed, so the agent learns the pod
+// CIDR the node IPAM controller assigned after registration without a read
+// of its own when its first pod comes.
+func TestHeartbeatHandsOnTheNodeItRefreshed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	registered := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	assigned := registered.DeepCopy()
+	assigned.Spec.PodCIDR = "10.42.7.0/24"
+	client := fake.NewClientset(assigned)
+	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler), StatusUpdateInterval: 20 * time.Millisecond}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{cfg: cfg, client: client, runtime: fakeVersionRuntime{}, poked: make(chan struct{}, 1)}
+	seen := make(chan *corev1.Node, 100)
+	go n.heartbeat(ctx, registered, func(n *corev1.Node) { seen <- n })
+	select {
+	case got := <-seen:
+		if got.Spec.PodCIDR != "10.42.7.0/24" {
+			t.Fatalf("the heartbeat handed on a node with pod CIDR %q, want the assigned 10.42.7.0/24", got.Spec.PodCIDR)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the heartbeat handed on no node")
+	}
+}

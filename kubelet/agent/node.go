@@ -274,8 +274,10 @@ func setNodeCondition(st *corev1.NodeStatus, c corev1.NodeCondition, now metav1.
 }
 
 // heartbeat renews the Lease every quarter of its duration and refreshes the
-// status every StatusUpdateInterval, until ctx ends.
-func (n *node) heartbeat(ctx context.Context, owner *corev1.Node) {
+// status every StatusUpdateInterval, until ctx ends. The Node each refresh
+// reads or writes goes to seen: the agent learns there the pod CIDR that the
+// node IPAM controller assigns after registration, before a pod needs it.
+func (n *node) heartbeat(ctx context.Context, owner *corev1.Node, seen func(*corev1.Node)) {
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := n.renewLease(ctx, owner); err != nil && ctx.Err() == nil {
 			n.cfg.Logger.Warn("renewing node lease failed", "err", err)
@@ -292,9 +294,14 @@ func (n *node) heartbeat(ctx context.Context, owner *corev1.Node) {
 		case <-t.C:
 		case <-n.poked:
 		}
-		if _, err := n.updateStatus(ctx); err != nil && ctx.Err() == nil {
-			n.cfg.Logger.Warn("node status heartbeat failed", "err", err)
+		out, err := n.updateStatus(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.cfg.Logger.Warn("node status heartbeat failed", "err", err)
+			}
+			continue
 		}
+		seen(out)
 	}
 }
 
