@@ -29,7 +29,7 @@ func TestGCMemoryLimitIsTheFloorOrHalfAgainTheLiveHeap(t *testing.T) {
 // What the runtime holds outside the heap includes goroutine stacks.
 func TestReadMemoryCountsStacks(t *testing.T) {
 	sample := newSamples(memorySamples)
-	_, before := readMemory(sample)
+	before := readMemory(sample).nonHeap
 	stop := make(chan struct{})
 	for i := 0; i < 2000; i++ {
 		go func() {
@@ -46,7 +46,8 @@ func TestReadMemoryCountsStacks(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
-	live, after := readMemory(sample)
+	m := readMemory(sample)
+	live, after := m.live, m.nonHeap
 	close(stop)
 	if after-before < 8<<20 {
 		t.Errorf("2,000 goroutines with ~8 KiB stacks: non-heap memory grew by %d bytes, want at least 8 MiB", after-before)
@@ -94,31 +95,45 @@ func TestKeepGCMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 }
 
 // The allowance grows while the collector is over its budget of the used
-// CPU, up to the live heap, holds inside the band and shrinks under half the
-// budget or on an idle server; a zero budget grants nothing.
+// CPU, by what brings its share back to the budget if the headroom grows in
+// proportion, up to the live heap; it holds inside the band and shrinks
+// under half the budget or on an idle server; a zero budget grants nothing.
 func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
 	const live = 400 << 20
+	mem := memoryUse{live: live, goal: live + 40<<20} // 40 MiB of headroom
 	a := &gcAllowance{budget: 0.3}
 	var now cpuUse
 	// window spends used CPU seconds per second for a decision window,
-	// share of them in the collector, and returns the allowance.
+	// share of them in the collector, with a collection ending each
+	// second, and returns the allowance.
 	window := func(used, share float64) int64 {
 		var extra int64
-		for i := 0; i < allowanceWindow; i++ {
+		for i := 0; i < max(allowanceWindow, allowanceCycles); i++ {
 			now.used += used
 			now.gc += used * share
-			extra = a.update(now, live)
+			now.cycles++
+			extra = a.update(now, mem)
 		}
 		return extra
 	}
-	a.update(now, live) // primes
-	if got := window(1, 0.5); got != live/4 {
-		t.Fatalf("over budget: allowance %d, want a quarter of the live heap %d", got, live/4)
+	a.update(now, mem) // primes
+	if got, want := window(1, 0.45), int64(20<<20); got != want {
+		t.Fatalf("half again the budget: allowance %d, want half the headroom %d", got, want)
+	}
+	if got, want := window(1, 0.33), int64(28<<20); got != want {
+		t.Fatalf("a tenth over the budget: allowance %d, want the least step more, %d", got, want)
+	}
+	if got, want := window(1, 0.9), int64(28<<20+80<<20); got != want {
+		t.Fatalf("three times the budget: allowance %d, want twice the headroom more, %d", got, want)
+	}
+	mem.goal = live + 200<<20
+	if got, want := window(1, 0.9), int64(108<<20+live/4); got != want {
+		t.Fatalf("three times the budget with 200 MiB of headroom: allowance %d, want a quarter of the live heap more, %d", got, want)
 	}
 	for i := 0; i < 10; i++ {
-		window(1, 0.5)
+		window(1, 0.9)
 	}
-	if got := window(1, 0.5); got != live {
+	if got := window(1, 0.9); got != live {
 		t.Fatalf("long over budget: allowance %d, want the live heap %d at most", got, live)
 	}
 	if got := window(1, 0.2); got != live {
@@ -128,7 +143,7 @@ func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
 		t.Fatalf("under half the budget: allowance %d, want %d", got, live-live/4)
 	}
 	if got := window(0, 0); got != live-live/4 {
-		t.Fatalf("no collection ended in a window: allowance %d, want it held at %d", got, live-live/4)
+		t.Fatalf("no CPU used in a window: allowance %d, want it held at %d", got, live-live/4)
 	}
 	for i := 0; i < 30; i++ {
 		window(0.01, 0.9) // nearly idle: the collector's share says nothing
@@ -136,9 +151,34 @@ func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
 	if got := window(0.01, 0.9); got != 0 {
 		t.Fatalf("idle server: allowance %d, want it gone", got)
 	}
+
+	// Too few collections to judge by: a window of three seconds with one
+	// long collection over budget decides nothing until allowanceCycles
+	// have ended, or allowanceQuiet seconds have passed.
+	a = &gcAllowance{budget: 0.3}
+	a.update(now, mem)
+	for i := 0; i < allowanceWindow; i++ {
+		now.used++
+		now.gc += 0.9
+		if i == 0 {
+			now.cycles++
+		}
+		if got := a.update(now, mem); got != 0 {
+			t.Fatalf("one collection in %d s: allowance %d, want none yet", i+1, got)
+		}
+	}
+	for i := allowanceWindow; i < allowanceQuiet-1; i++ {
+		if got := a.update(now, mem); got != 0 {
+			t.Fatalf("one collection in %d s: allowance %d, want none yet", i+1, got)
+		}
+	}
+	if got := a.update(now, mem); got == 0 {
+		t.Fatalf("one collection over budget in %d s: no allowance", allowanceQuiet)
+	}
+
 	a.extra = live
-	for i := 0; i < allowanceQuiet/allowanceWindow; i++ {
-		window(0, 0) // no collection at all
+	for i := 0; i < allowanceQuiet; i++ {
+		a.update(now, mem) // no collection at all
 	}
 	if got := a.extra; got != live-live/4 {
 		t.Fatalf("%d seconds without a collection: allowance %d, want %d", allowanceQuiet, got, live-live/4)
@@ -146,11 +186,12 @@ func TestGCAllowanceFollowsTheCollectorsShareOfTheCPU(t *testing.T) {
 
 	off := &gcAllowance{}
 	now = cpuUse{}
-	off.update(now, live)
-	for i := 0; i < allowanceWindow; i++ {
+	off.update(now, mem)
+	for i := 0; i < max(allowanceWindow, allowanceCycles); i++ {
 		now.used++
 		now.gc += 0.5
-		if got := off.update(now, live); got != 0 {
+		now.cycles++
+		if got := off.update(now, mem); got != 0 {
 			t.Fatalf("no budget: allowance %d", got)
 		}
 	}
@@ -170,7 +211,7 @@ func TestReadCPUSeesTheCollector(t *testing.T) {
 	}
 	runtime.KeepAlive(ballast)
 	after := readCPU(cpu)
-	if after.gc <= before.gc || after.used <= before.used || after.gc > after.used {
-		t.Errorf("CPU use before %+v after %+v: want the collector's time to grow, within the used time", before, after)
+	if after.gc <= before.gc || after.used <= before.used || after.gc > after.used || after.cycles < before.cycles+5 {
+		t.Errorf("CPU use before %+v after %+v: want the collector's time to grow, within the used time, by five collections", before, after)
 	}
 }
