@@ -97,17 +97,16 @@ type cpuUse struct {
 
 func readCPU(sample []metrics.Sample) cpuUse {
 	metrics.Read(sample)
-	v := make([]float64, len(sample))
-	var cycles uint64
+	v := make([]float64, len(sample)) // by position in cpuSamples, as readMemory
 	for i := range sample {
 		switch sample[i].Value.Kind() {
 		case metrics.KindFloat64:
 			v[i] = sample[i].Value.Float64()
 		case metrics.KindUint64:
-			cycles = sample[i].Value.Uint64()
+			v[i] = float64(sample[i].Value.Uint64())
 		}
 	}
-	return cpuUse{gc: v[0] - v[1], used: v[2] - v[3] - v[1], cycles: cycles}
+	return cpuUse{gc: v[0] - v[1], used: v[2] - v[3] - v[1], cycles: uint64(v[4])}
 }
 
 // gcAllowance is memory the limit grants beyond gcMemoryLimit while the
