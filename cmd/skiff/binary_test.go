@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/elf"
+	"strings"
 	"testing"
 )
 
@@ -31,8 +32,30 @@ func TestLinkerDropsUnusedMethods(t *testing.T) {
 		if canaries[s.Name] {
 			t.Errorf("the binary holds %s, which nothing calls: the linker kept every exported method.\n"+
 				"Find what reaches a method called by name with\n"+
-				"  go build -tags grpcnotrace -ldflags=-dumpdep -o /dev/null ./cmd/skiff 2>&1 | grep '<ReflectMethod>'\n"+
+				"  go build -tags grpcnotrace,nomsgpack -ldflags=-dumpdep -o /dev/null ./cmd/skiff 2>&1 | grep '<ReflectMethod>'\n"+
 				"and follow the '->' edges back from it (was the binary built without -tags grpcnotrace?)", s.Name)
+		}
+	}
+}
+
+// TestBinaryLeavesOutMessagePack checks that the binary was built with
+// -tags nomsgpack: gin's MessagePack codec (github.com/ugorji/go/codec),
+// which skiff never uses, otherwise comes with gin's binding package and
+// its initialisation keeps 3 MB of code in the binary, ~7 MB resident in
+// every skiff process.
+func TestBinaryLeavesOutMessagePack(t *testing.T) {
+	f, err := elf.Open(skiffBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "github.com/ugorji/go/codec.") {
+			t.Fatalf("the binary holds %s: build it with -tags grpcnotrace,nomsgpack, as the README says", s.Name)
 		}
 	}
 }

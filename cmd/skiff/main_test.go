@@ -43,8 +43,9 @@ func TestMain(m *testing.M) {
 	}
 	skiffBin = filepath.Join(dir, "skiff")
 	// Built as the README says: -tags grpcnotrace keeps gRPC's tracing,
-	// and the templates it runs, out (TestLinkerDropsUnusedMethods).
-	build := exec.Command(goTool(), "build", "-tags", "grpcnotrace", "-o", skiffBin,
+	// and the templates it runs, out (TestLinkerDropsUnusedMethods),
+	// nomsgpack gin's MessagePack codec (TestBinaryLeavesOutMessagePack).
+	build := exec.Command(goTool(), "build", "-tags", "grpcnotrace,nomsgpack", "-o", skiffBin,
 		"-ldflags", "-X main.version="+testVersion+" -X main.gitCommit="+testCommit, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

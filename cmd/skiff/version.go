@@ -10,7 +10,7 @@ import (
 
 // version and gitCommit are set at build time:
 //
-//	go build -tags grpcnotrace -ldflags "-X main.version=v0.2.0 -X main.gitCommit=$(git rev-parse HEAD)" ./cmd/skiff
+//	go build -tags grpcnotrace,nomsgpack -ldflags "-X main.version=v0.2.0 -X main.gitCommit=$(git rev-parse HEAD)" ./cmd/skiff
 //
 // They describe skiff itself. The Kubernetes version the API server reports
 // to clients (for kubectl's version skew checks) is a separate constant.

@@ -31,8 +31,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	skiffBin = filepath.Join(dir, "skiff")
-	// Built as the README says (-tags grpcnotrace keeps the binary small).
-	cmd := exec.Command("go", "build", "-tags", "grpcnotrace", "-o", skiffBin, "github.com/skiffkube/skiff/cmd/skiff")
+	// Built as the README says (its build tags keep the binary small).
+	cmd := exec.Command("go", "build", "-tags", "grpcnotrace,nomsgpack", "-o", skiffBin, "github.com/skiffkube/skiff/cmd/skiff")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building skiff:", err)
