@@ -15,20 +15,11 @@ import (
 // resident in every skiff process). gin's (*Context).Bind is such a method:
 // skiff never calls it.
 func TestLinkerDropsUnusedMethods(t *testing.T) {
-	f, err := elf.Open(skiffBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
 	canaries := map[string]bool{
 		"github.com/gin-gonic/gin.(*Context).Bind":     true,
 		"github.com/gin-gonic/gin.(*Context).BindYAML": true,
 	}
-	for _, s := range syms {
+	for _, s := range binarySymbols(t) {
 		if canaries[s.Name] {
 			t.Errorf("the binary holds %s, which nothing calls: the linker kept every exported method.\n"+
 				"Find what reaches a method called by name with\n"+
@@ -44,6 +35,16 @@ func TestLinkerDropsUnusedMethods(t *testing.T) {
 // its initialisation keeps 3 MB of code in the binary, ~7 MB resident in
 // every skiff process.
 func TestBinaryLeavesOutMessagePack(t *testing.T) {
+	for _, s := range binarySymbols(t) {
+		if strings.HasPrefix(s.Name, "github.com/ugorji/go/codec.") {
+			t.Fatalf("the binary holds %s: build it with -tags grpcnotrace,nomsgpack, as the README says", s.Name)
+		}
+	}
+}
+
+// binarySymbols is the symbol table of the skiff binary the tests built.
+func binarySymbols(t *testing.T) []elf.Symbol {
+	t.Helper()
 	f, err := elf.Open(skiffBin)
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +54,5 @@ func TestBinaryLeavesOutMessagePack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range syms {
-		if strings.HasPrefix(s.Name, "github.com/ugorji/go/codec.") {
-			t.Fatalf("the binary holds %s: build it with -tags grpcnotrace,nomsgpack, as the README says", s.Name)
-		}
-	}
+	return syms
 }
