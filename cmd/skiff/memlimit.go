@@ -61,14 +61,26 @@ type memoryUse struct{ live, nonHeap, goal int64 }
 func (m memoryUse) headroom() int64 { return max(0, m.goal-m.live) }
 
 func readMemory(sample []metrics.Sample) memoryUse {
+	v := readSamples(sample)
+	live, goal := int64(v[0]), int64(v[6])
+	nonHeap := max(0, int64(v[1])-int64(v[2])-int64(v[3])-int64(v[4])-int64(v[5]))
+	return memoryUse{live: live, nonHeap: nonHeap, goal: goal}
+}
+
+// readSamples reads sample and returns its values by position, counts and
+// byte sizes as float64 (exact below 2^53) and times as they are.
+func readSamples(sample []metrics.Sample) []float64 {
 	metrics.Read(sample)
-	v := make([]int64, len(sample))
+	v := make([]float64, len(sample))
 	for i := range sample {
-		if sample[i].Value.Kind() == metrics.KindUint64 {
-			v[i] = int64(sample[i].Value.Uint64())
+		switch sample[i].Value.Kind() {
+		case metrics.KindFloat64:
+			v[i] = sample[i].Value.Float64()
+		case metrics.KindUint64:
+			v[i] = float64(sample[i].Value.Uint64())
 		}
 	}
-	return memoryUse{live: v[0], nonHeap: max(0, v[1]-v[2]-v[3]-v[4]-v[5]), goal: v[6]}
+	return v
 }
 
 // cpuSamples are the runtime's CPU estimates gcAllowance judges by: the
@@ -96,16 +108,7 @@ type cpuUse struct {
 }
 
 func readCPU(sample []metrics.Sample) cpuUse {
-	metrics.Read(sample)
-	v := make([]float64, len(sample)) // by position in cpuSamples, as readMemory
-	for i := range sample {
-		switch sample[i].Value.Kind() {
-		case metrics.KindFloat64:
-			v[i] = sample[i].Value.Float64()
-		case metrics.KindUint64:
-			v[i] = float64(sample[i].Value.Uint64())
-		}
-	}
+	v := readSamples(sample)
 	return cpuUse{gc: v[0] - v[1], used: v[2] - v[3] - v[1], cycles: uint64(v[4])}
 }
 
@@ -170,7 +173,7 @@ func (a *gcAllowance) update(now cpuUse, mem memoryUse) int64 {
 	switch {
 	case cycles == 0 && a.ticks >= allowanceQuiet:
 		a.shrink()
-	case cycles == 0, used <= 0, a.ticks < allowanceWindow, cycles < allowanceCycles && a.ticks < allowanceQuiet:
+	case used <= 0, a.ticks < allowanceWindow, cycles < allowanceCycles && a.ticks < allowanceQuiet:
 		return a.extra // too few collections have ended to judge by
 	case a.budget <= 0:
 		a.extra = 0
