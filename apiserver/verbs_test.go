@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -291,5 +292,101 @@ func TestPodStatusUpdateValidatesStatus(t *testing.T) {
 	good.Status.PodIP, good.Status.PodIPs = "10.42.0.30", []corev1.PodIP{{IP: "10.42.0.30"}}
 	if out, err := pods.UpdateStatus(ctx, good, metav1.UpdateOptions{}); err != nil || out.Status.PodIP != "10.42.0.30" {
 		t.Fatalf("good status: %v (podIP %q)", err, out.Status.PodIP)
+	}
+}
+
+// TestPodStatusUpdateKeepsIPsAndTheirListsTogether: as Kubernetes' v1
+// conversion keeps them, status.podIP is the first of status.podIPs (and
+// hostIP of hostIPs) after any status write, whichever of the two the
+// writer set; where they disagree the singular field wins, as it does for
+// the older kubelets that set only it.
+func TestPodStatusUpdateKeepsIPsAndTheirListsTogether(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	for _, tc := range []struct {
+		name       string
+		podIP      string
+		podIPs     []string
+		hostIP     string
+		hostIPs    []string
+		wantPod    []string
+		wantHost   []string
+		wantPodIP  string
+		wantHostIP string
+	}{
+		{name: "singular-only", podIP: "10.42.0.7", hostIP: "192.168.1.5",
+			wantPodIP: "10.42.0.7", wantPod: []string{"10.42.0.7"}, wantHostIP: "192.168.1.5", wantHost: []string{"192.168.1.5"}},
+		{name: "lists-only", podIPs: []string{"10.42.0.8", "fd00::8"}, hostIPs: []string{"192.168.1.6", "fd00:1::6"},
+			wantPodIP: "10.42.0.8", wantPod: []string{"10.42.0.8", "fd00::8"}, wantHostIP: "192.168.1.6", wantHost: []string{"192.168.1.6", "fd00:1::6"}},
+		{name: "disagreeing", podIP: "10.42.0.9", podIPs: []string{"10.42.0.10", "fd00::10"}, hostIP: "192.168.1.7", hostIPs: []string{"192.168.1.8"},
+			wantPodIP: "10.42.0.9", wantPod: []string{"10.42.0.9"}, wantHostIP: "192.168.1.7", wantHost: []string{"192.168.1.7"}},
+		{name: "agreeing", podIP: "10.42.0.11", podIPs: []string{"10.42.0.11", "fd00::11"}, hostIP: "192.168.1.9", hostIPs: []string{"192.168.1.9"},
+			wantPodIP: "10.42.0.11", wantPod: []string{"10.42.0.11", "fd00::11"}, wantHostIP: "192.168.1.9", wantHost: []string{"192.168.1.9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod, err := pods.Create(ctx, testPod("ips-"+tc.name), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod.Status.PodIP, pod.Status.HostIP = tc.podIP, tc.hostIP
+			for _, ip := range tc.podIPs {
+				pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: ip})
+			}
+			for _, ip := range tc.hostIPs {
+				pod.Status.HostIPs = append(pod.Status.HostIPs, corev1.HostIP{IP: ip})
+			}
+			if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotPod, gotHost []string
+			for _, ip := range got.Status.PodIPs {
+				gotPod = append(gotPod, ip.IP)
+			}
+			for _, ip := range got.Status.HostIPs {
+				gotHost = append(gotHost, ip.IP)
+			}
+			if got.Status.PodIP != tc.wantPodIP || fmt.Sprint(gotPod) != fmt.Sprint(tc.wantPod) {
+				t.Errorf("stored podIP %q podIPs %v, want %q %v", got.Status.PodIP, gotPod, tc.wantPodIP, tc.wantPod)
+			}
+			if got.Status.HostIP != tc.wantHostIP || fmt.Sprint(gotHost) != fmt.Sprint(tc.wantHost) {
+				t.Errorf("stored hostIP %q hostIPs %v, want %q %v", got.Status.HostIP, gotHost, tc.wantHostIP, tc.wantHost)
+			}
+		})
+	}
+}
+
+// TestNodeStatusUpdateDefaultsAllocatable: a node is created with the
+// status it carries (as a kubelet registers it), and a status write is
+// defaulted as any write is: a node whose kubelet reports only its
+// capacity can allocate all of it, at creation and after.
+func TestNodeStatusUpdateDefaultsAllocatable(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	nodes := cs.CoreV1().Nodes()
+	capacity := func(cpu string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}
+	}
+	node, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n-alloc"}, Status: corev1.NodeStatus{Capacity: capacity("4")}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Status.Allocatable.Cpu().String() != "4" {
+		t.Fatalf("created node allocatable %v, want its capacity", node.Status.Allocatable)
+	}
+	node.Status.Capacity, node.Status.Allocatable = capacity("8"), nil
+	if _, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := nodes.Get(ctx, "n-alloc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Allocatable.Cpu().String() != "8" || got.Status.Allocatable.Pods().String() != "110" {
+		t.Errorf("allocatable after a status write of capacity 8 alone: %v, want the capacity", got.Status.Allocatable)
 	}
 }

@@ -39,6 +39,28 @@ func defaultPod(pod *corev1.Pod) {
 		defaultHostNetworkPorts(pod.Spec.InitContainers)
 	}
 	defaultPodSpec(&pod.Spec)
+	pairStatusIPs(&pod.Status)
+}
+
+// pairStatusIPs makes status.podIP the first of status.podIPs and hostIP
+// the first of hostIPs, as Kubernetes' conversion of v1 pods does on every
+// write, so readers of either field agree: a list written alone names the
+// singular field, and a singular field written alone, or differing from
+// its list's first address, becomes the whole list (it wins, as written
+// by the older kubelets that know only it).
+func pairStatusIPs(st *corev1.PodStatus) {
+	if st.PodIP != "" && (len(st.PodIPs) == 0 || st.PodIPs[0].IP != st.PodIP) {
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
+	if st.PodIP == "" && len(st.PodIPs) > 0 {
+		st.PodIP = st.PodIPs[0].IP
+	}
+	if st.HostIP != "" && (len(st.HostIPs) == 0 || st.HostIPs[0].IP != st.HostIP) {
+		st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+	}
+	if st.HostIP == "" && len(st.HostIPs) > 0 {
+		st.HostIP = st.HostIPs[0].IP
+	}
 }
 
 func defaultRequestsFromLimits(r *corev1.ResourceRequirements) {

@@ -31,6 +31,7 @@ type spec struct {
 	short, categories          []string
 	newObj, newList            func() runtime.Object
 	status, generation         bool
+	createWithStatus           bool
 	scale                      *ScalePaths
 	fields                     []string
 	fieldLabels                map[string]FieldLabel
@@ -53,7 +54,8 @@ func builtinSpecs() []spec {
 			status: true, fields: []string{"status.phase"}, nameFunc: apivalidation.ValidateNamespaceName, onCreate: namespaceOnCreate, finalize: true},
 		{group: "", version: "v1", name: "nodes", kind: "Node", short: []string{"no"},
 			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} },
-			status: true, fields: []string{"spec.unschedulable"}},
+			// A kubelet registers its node with the status it has.
+			status: true, createWithStatus: true, fields: []string{"spec.unschedulable"}},
 		{group: "", version: "v1", name: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} },
 			status: true, onCreate: podOnCreate, binding: true, evict: true,
@@ -152,7 +154,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			New: s.newObj, NewList: s.newList,
 			Strategy: &DefaultStrategy{
 				Namespaced: s.namespaced, NameFunc: s.nameFunc, HasStatus: s.status,
-				Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
+				CreateWithStatus: s.createWithStatus, Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
 			},
 			Subresources: Subresources{
 				Status: s.status, Scale: s.scale, Finalize: s.finalize,

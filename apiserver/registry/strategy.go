@@ -55,6 +55,11 @@ type DefaultStrategy struct {
 	NameFunc apivalidation.ValidateNameFunc
 	// HasStatus: the main endpoint ignores status (it has a subresource).
 	HasStatus bool
+	// CreateWithStatus keeps the status a create carries, where the main
+	// endpoint otherwise ignores it: Kubernetes lets nodes alone be
+	// created so, as a kubelet registers its node with its capacity and
+	// conditions.
+	CreateWithStatus bool
 	// Generation: metadata.generation starts at 1 and grows on spec changes.
 	Generation bool
 	// Hooks adds per-kind defaulting and validation.
@@ -66,7 +71,7 @@ type DefaultStrategy struct {
 
 // PrepareForCreate implements Strategy.
 func (s *DefaultStrategy) PrepareForCreate(obj runtime.Object) {
-	if s.HasStatus {
+	if s.HasStatus && !s.CreateWithStatus {
 		resetStatus(obj)
 	}
 	if m, err := meta.Accessor(obj); err == nil {
@@ -169,17 +174,21 @@ type statusStrategy struct{ main *DefaultStrategy }
 
 func (s *statusStrategy) PrepareForCreate(obj runtime.Object) { s.main.PrepareForCreate(obj) }
 
-// PrepareForUpdate keeps everything of old but its status.
+// PrepareForUpdate keeps everything of old but its status, which is
+// defaulted as the status of any write is (a node's allocatable from its
+// capacity, a pod's podIPs from its podIP).
 func (s *statusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	m, err1 := meta.Accessor(obj)
-	om, err2 := meta.Accessor(old)
+	_, err2 := meta.Accessor(old)
 	if err1 != nil || err2 != nil {
 		return
 	}
 	rv := m.GetResourceVersion()
 	copyAllButStatus(obj, old)
 	m.SetResourceVersion(rv)
-	_ = om
+	if s.main.Hooks.Default != nil {
+		s.main.Hooks.Default(obj)
+	}
 }
 
 func (s *statusStrategy) Validate(obj runtime.Object) field.ErrorList { return s.main.Validate(obj) }
