@@ -261,3 +261,76 @@ func TestSystemNamespacesCannotBeDeleted(t *testing.T) {
 		t.Fatalf("create in a missing namespace: %v, want NotFound", err)
 	}
 }
+
+// TestPodQOSClassCountsAdmission: a new pod's status.qosClass is decided
+// by its resources as admission leaves them, so LimitRange defaults count;
+// a status write that leaves the class out keeps it.
+func TestPodQOSClassCountsAdmission(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	plain, err := cs.CoreV1().Pods("default").Create(ctx, testPod("plain"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Status.QOSClass != corev1.PodQOSBestEffort {
+		t.Errorf("pod without resources: qosClass %q, want BestEffort", plain.Status.QOSClass)
+	}
+	namespace(t, cs, "limited", nil)
+	both := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
+	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "lr"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, Default: both}}}}
+	if _, err := cs.CoreV1().LimitRanges("limited").Create(ctx, lr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cs.CoreV1().Pods("limited").Create(ctx, testPod("defaulted"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.QOSClass != corev1.PodQOSGuaranteed {
+		t.Errorf("pod given equal requests and limits by a LimitRange: qosClass %q, want Guaranteed (resources %+v)", p.Status.QOSClass, p.Spec.Containers[0].Resources)
+	}
+	p.Status.QOSClass = ""
+	p.Status.Phase = corev1.PodRunning
+	if _, err := cs.CoreV1().Pods("limited").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cs.CoreV1().Pods("limited").Get(ctx, "defaulted", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.QOSClass != corev1.PodQOSGuaranteed || got.Status.Phase != corev1.PodRunning {
+		t.Errorf("after a status write without the class: qosClass %q phase %s, want Guaranteed Running", got.Status.QOSClass, got.Status.Phase)
+	}
+}
+
+// TestQuotaBestEffortScopeFollowsQOSClass: a quota's BestEffort scope
+// selects pods by QoS class, which only CPU and memory decide; a pod that
+// asks only for ephemeral storage is BestEffort.
+func TestQuotaBestEffortScopeFollowsQOSClass(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	namespace(t, cs, "scoped", nil)
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "best-effort"}, Spec: corev1.ResourceQuotaSpec{
+		Hard:   corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")},
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}}
+	if _, err := cs.CoreV1().ResourceQuotas("scoped").Create(ctx, q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storageOnly := func(name string) *corev1.Pod {
+		p := testPod(name)
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+		return p
+	}
+	if _, err := cs.CoreV1().Pods("scoped").Create(ctx, storageOnly("first"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cs.CoreV1().Pods("scoped").Create(ctx, storageOnly("second"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: best-effort") {
+		t.Fatalf("second BestEffort pod over a BestEffort quota of 1 pod: %v, want Forbidden, exceeded quota", err)
+	}
+	burstable := testPod("burstable")
+	burstable.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	if _, err := cs.CoreV1().Pods("scoped").Create(ctx, burstable, metav1.CreateOptions{}); err != nil {
+		t.Errorf("Burstable pod outside the BestEffort scope: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 
+	"github.com/skiffkube/skiff/apiserver/qos"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -351,16 +352,9 @@ func scopeMatches(sel corev1.ScopedResourceSelectorRequirement, pod *corev1.Pod)
 	return false
 }
 
-func isBestEffort(pod *corev1.Pod) bool {
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, ctr := range list {
-			if len(ctr.Resources.Requests) > 0 || len(ctr.Resources.Limits) > 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
+// isBestEffort: a quota's BestEffort scope selects pods by their QoS
+// class, which only CPU and memory decide.
+func isBestEffort(pod *corev1.Pod) bool { return qos.Of(pod) == corev1.PodQOSBestEffort }
 
 // usageNow counts, from the store, what the namespace's objects use of the
 // named quota resources.

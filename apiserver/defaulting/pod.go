@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiffkube/skiff/apiserver/qos"
 )
 
 // Values Kubernetes uses; named so tests and readers can find them.
@@ -39,6 +41,11 @@ func defaultPod(pod *corev1.Pod) {
 		defaultHostNetworkPorts(pod.Spec.InitContainers)
 	}
 	defaultPodSpec(&pod.Spec)
+	// A status written without the class (by a kubelet that drops it)
+	// keeps the one its spec gives; a create records it after admission.
+	if pod.Status.QOSClass == "" {
+		pod.Status.QOSClass = qos.Class(pod)
+	}
 	pairStatusIPs(&pod.Status)
 }
 

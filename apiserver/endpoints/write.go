@@ -172,6 +172,9 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 			return nil, err
 		}
 	}
+	if p, ok := res.Strategy.(registry.AdmittedPreparer); ok {
+		p.PrepareAdmitted(obj)
+	}
 	if errs := res.Strategy.Validate(obj); len(errs) > 0 {
 		return nil, errors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}

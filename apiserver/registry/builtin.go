@@ -16,6 +16,8 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skiffkube/skiff/apiserver/qos"
 )
 
 // eventTTL is how long Events live, as in Kubernetes (--event-ttl).
@@ -36,7 +38,7 @@ type spec struct {
 	fields                     []string
 	fieldLabels                map[string]FieldLabel
 	nameFunc                   apivalidation.ValidateNameFunc
-	onCreate                   func(runtime.Object)
+	onCreate, onAdmitted       func(runtime.Object)
 	ttl                        time.Duration
 	storagePrefix              string
 	stored                     *StoredForm
@@ -58,7 +60,7 @@ func builtinSpecs() []spec {
 			status: true, createWithStatus: true, fields: []string{"spec.unschedulable"}},
 		{group: "", version: "v1", name: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} },
-			status: true, onCreate: podOnCreate, binding: true, evict: true,
+			status: true, onCreate: podOnCreate, onAdmitted: podOnAdmitted, binding: true, evict: true,
 			fields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
 		{group: "", version: "v1", name: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} },
@@ -155,6 +157,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			Strategy: &DefaultStrategy{
 				Namespaced: s.namespaced, NameFunc: s.nameFunc, HasStatus: s.status,
 				CreateWithStatus: s.createWithStatus, Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
+				OnAdmitted: s.onAdmitted,
 			},
 			Subresources: Subresources{
 				Status: s.status, Scale: s.scale, Finalize: s.finalize,
@@ -201,4 +204,12 @@ func podOnCreate(obj runtime.Object) {
 		return
 	}
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+}
+
+// podOnAdmitted records a new pod's QoS class, from its resources as
+// admission left them (LimitRange defaults included).
+func podOnAdmitted(obj runtime.Object) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		pod.Status.QOSClass = qos.Class(pod)
+	}
 }

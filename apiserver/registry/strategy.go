@@ -34,6 +34,14 @@ type StatusStrategist interface {
 	StatusStrategy() Strategy
 }
 
+// AdmittedPreparer is implemented by strategies that complete a new object
+// from what mutating admission left in it, as Kubernetes' PrepareForCreate
+// does, which runs after admission: a pod's QoS class counts the resources
+// a LimitRange defaulted.
+type AdmittedPreparer interface {
+	PrepareAdmitted(obj runtime.Object)
+}
+
 // Hooks are the per-kind defaulting and validation functions that live in
 // their own packages (apiserver/defaulting, apiserver/validation). Each may be
 // nil; each must ignore kinds it does not know.
@@ -67,6 +75,15 @@ type DefaultStrategy struct {
 	// Extra runs after the hooks: resource-specific preparation (pods start
 	// Pending, namespaces get their finalizer) without a new strategy type.
 	OnCreate func(obj runtime.Object)
+	// OnAdmitted completes a new object after mutating admission.
+	OnAdmitted func(obj runtime.Object)
+}
+
+// PrepareAdmitted implements AdmittedPreparer.
+func (s *DefaultStrategy) PrepareAdmitted(obj runtime.Object) {
+	if s.OnAdmitted != nil {
+		s.OnAdmitted(obj)
+	}
 }
 
 // PrepareForCreate implements Strategy.

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/conversion"
+
+	"github.com/skiffkube/skiff/apiserver/qos"
 )
 
 // computeStatus derives a pod's status from what the runtime reports, as the
@@ -20,7 +22,7 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 		PodIP:                 podIP,
 		InitContainerStatuses: state.InitContainers,
 		ContainerStatuses:     state.Containers,
-		QOSClass:              qosClass(pod),
+		QOSClass:              qos.Of(pod),
 		StartTime:             old.StartTime,
 		NominatedNodeName:     old.NominatedNodeName,
 	}
@@ -139,36 +141,6 @@ func phase(pod *corev1.Pod, state PodState, initialized bool) corev1.PodPhase {
 		return corev1.PodSucceeded
 	}
 	return corev1.PodRunning // terminated containers that will be restarted
-}
-
-func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
-	requests, limits := 0, 0
-	guaranteed := true
-	for _, list := range [2][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			res := &list[i].Resources
-			for _, r := range [2]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-				req, hasReq := res.Requests[r]
-				lim, hasLim := res.Limits[r]
-				if hasReq && !req.IsZero() {
-					requests++
-				}
-				if hasLim && !lim.IsZero() {
-					limits++
-				}
-				if !hasLim || (hasReq && req.Cmp(lim) != 0) {
-					guaranteed = false
-				}
-			}
-		}
-	}
-	switch {
-	case requests == 0 && limits == 0:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
 }
 
 func boolStatus(b bool) corev1.ConditionStatus {

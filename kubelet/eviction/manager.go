@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/skiffkube/skiff/apiserver/qos"
 )
 
 // Defaults as the kubelet's.
@@ -196,27 +198,11 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string) {
 		return true, ""
 	}
 	if len(conds) == 1 && conds[0] == corev1.NodeMemoryPressure {
-		if !bestEffort(pod) || toleratesMemoryPressure(pod) {
+		if qos.Of(pod) != corev1.PodQOSBestEffort || toleratesMemoryPressure(pod) {
 			return true, ""
 		}
 	}
 	return false, fmt.Sprintf("The node had condition: %v. ", conds)
-}
-
-// bestEffort: no container (nor init container) requests or limits CPU or memory.
-func bestEffort(pod *corev1.Pod) bool {
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-				for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-					if q, ok := rl[r]; ok && !q.IsZero() {
-						return false
-					}
-				}
-			}
-		}
-	}
-	return true
 }
 
 func toleratesMemoryPressure(pod *corev1.Pod) bool {
