@@ -20,7 +20,8 @@ var podConditionTypes = map[corev1.PodConditionType]bool{
 // its kubelet (or a controller) writes it: well-formed conditions, a
 // nominated node that can be a node's name, pod and host IPs that are IP
 // addresses (one of each family at most), and no container brought back
-// from termination that its restart policy keeps terminated.
+// from termination that its restart policy keeps terminated (an ephemeral
+// container is never restarted).
 func validatePodStatusUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	st := field.NewPath("status")
 	var errs field.ErrorList
@@ -54,7 +55,9 @@ func validatePodStatusUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 			sidecars[c.Name] = true
 		}
 	}
-	return append(errs, validateStaysTerminated(newPod.Status.InitContainerStatuses, oldPod.Status.InitContainerStatuses, policy, sidecars, st.Child("initContainerStatuses"))...)
+	errs = append(errs, validateStaysTerminated(newPod.Status.InitContainerStatuses, oldPod.Status.InitContainerStatuses, policy, sidecars, st.Child("initContainerStatuses"))...)
+	return append(errs, validateStaysTerminated(newPod.Status.EphemeralContainerStatuses, oldPod.Status.EphemeralContainerStatuses,
+		corev1.RestartPolicyNever, nil, st.Child("ephemeralContainerStatuses"))...)
 }
 
 // validateIPFamilies checks a status list of IPs (podIPs, hostIPs): each an

@@ -72,6 +72,21 @@ func TestValidatePodStatusUpdate(t *testing.T) {
 				s.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 			},
 			want: []want{{"status.initContainerStatuses[0].state", forbidden}}},
+		{name: "finished ephemeral container restarted under Always", policy: corev1.RestartPolicyAlways,
+			old: func(s *corev1.PodStatus) {
+				s.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug", State: terminated(0)}}
+			},
+			new: func(s *corev1.PodStatus) {
+				s.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			},
+			want: []want{{"status.ephemeralContainerStatuses[0].state", forbidden}}},
+		{name: "ephemeral container still running", policy: corev1.RestartPolicyAlways,
+			old: func(s *corev1.PodStatus) {
+				s.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			},
+			new: func(s *corev1.PodStatus) {
+				s.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug", State: terminated(1)}}
+			}},
 		{name: "sidecar restarted under Never", policy: corev1.RestartPolicyNever, initAlways: true,
 			old: func(s *corev1.PodStatus) {
 				s.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: terminated(0)}}
