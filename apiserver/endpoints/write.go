@@ -165,6 +165,14 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 			return nil, err
 		}
 	}
+	// managedFields record the create as Kubernetes records it: the
+	// object as the client sent it and defaulting completed it, before
+	// admission adds to it (a pod's service account, tolerations and
+	// priority belong to no manager).
+	if applied == nil {
+		obj = h.trackCreate(req, obj)
+		m = accessor(obj)
+	}
 	attrs := &admission.Attributes{Resource: res.GroupResource(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj,
 		Subresource: req.info.Subresource, DryRun: dry}
 	if h.admission != nil {
@@ -182,10 +190,6 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		if err := res.WriteGuard(req.ctx, obj); err != nil {
 			return nil, err
 		}
-	}
-	if applied == nil {
-		obj = h.trackCreate(req, obj)
-		m = accessor(obj)
 	}
 	undo := func() {}
 	if h.admission != nil {
@@ -263,17 +267,50 @@ func (h *Handler) trackFields(req *request, live, obj, applied runtime.Object) (
 
 // trackCreate records the create of obj in its managedFields, through the
 // cache of creates' fields for the built-in kinds (see createFieldsCache).
+// Of a kind with a status subresource the status is left out, as
+// Kubernetes' reset fields leave it out of the main endpoint's writes:
+// nobody owns the phase and QoS class the server gives a new pod, nor the
+// status a node is registered with.
 func (h *Handler) trackCreate(req *request, obj runtime.Object) runtime.Object {
 	sub := subresourceForFields(req)
 	exact, err := h.fms.get(req.res, sub)
 	if err != nil {
 		return obj // tracking is best effort; the write itself is valid
 	}
-	fast := h.fms.getFast(req.res, sub)
-	if fast == nil {
-		return trackUpdate(exact, nil, newObject(req.res), obj, managerName(req))
+	tracked := obj
+	if req.res.Subresources.Status {
+		tracked = withoutStatus(obj)
 	}
-	return h.createFields.track(exact, fast, req.res.GVK(), sub, managerName(req), obj, func() runtime.Object { return newObject(req.res) })
+	var out runtime.Object
+	if fast := h.fms.getFast(req.res, sub); fast == nil {
+		out = trackUpdate(exact, nil, newObject(req.res), tracked, managerName(req))
+	} else {
+		out = h.createFields.track(exact, fast, req.res.GVK(), sub, managerName(req), tracked, func() runtime.Object { return newObject(req.res) })
+	}
+	if tracked == obj {
+		return out
+	}
+	accessor(obj).SetManagedFields(accessor(out).GetManagedFields())
+	return obj
+}
+
+// withoutStatus returns obj itself when it has no status (or an empty
+// one), else a shallow copy of it (a pointer to a struct, as built-in kinds
+// are) without its status. An unstructured object's status was already
+// removed by its strategy.
+func withoutStatus(obj runtime.Object) runtime.Object {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	st := v.Elem().FieldByName("Status")
+	if !st.IsValid() || st.IsZero() {
+		return obj
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	cp.Elem().FieldByName("Status").SetZero()
+	return cp.Interface().(runtime.Object)
 }
 
 // trackUpdate records a non-apply write of obj over live by manager with
