@@ -279,7 +279,7 @@ func (h *Handler) trackCreate(req *request, obj runtime.Object) runtime.Object {
 	}
 	tracked := obj
 	if req.res.Subresources.Status {
-		tracked = withoutStatus(obj)
+		tracked = registry.WithoutStatus(obj)
 	}
 	var out runtime.Object
 	if fast := h.fms.getFast(req.res, sub); fast == nil {
@@ -292,25 +292,6 @@ func (h *Handler) trackCreate(req *request, obj runtime.Object) runtime.Object {
 	}
 	accessor(obj).SetManagedFields(accessor(out).GetManagedFields())
 	return obj
-}
-
-// withoutStatus returns obj itself when it has no status (or an empty
-// one), else a shallow copy of it (a pointer to a struct, as built-in kinds
-// are) without its status. An unstructured object's status was already
-// removed by its strategy.
-func withoutStatus(obj runtime.Object) runtime.Object {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return obj
-	}
-	st := v.Elem().FieldByName("Status")
-	if !st.IsValid() || st.IsZero() {
-		return obj
-	}
-	cp := reflect.New(v.Elem().Type())
-	cp.Elem().Set(v.Elem())
-	cp.Elem().FieldByName("Status").SetZero()
-	return cp.Interface().(runtime.Object)
 }
 
 // trackUpdate records a non-apply write of obj over live by manager with

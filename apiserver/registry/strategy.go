@@ -230,6 +230,21 @@ func resetStatus(obj runtime.Object) {
 	}
 }
 
+// WithoutStatus returns obj itself when it has no status (or an empty
+// one), else a shallow copy of it (a pointer to a struct, as built-in kinds
+// are) without its status. An unstructured object is returned as it is:
+// its strategy removed its status on create.
+func WithoutStatus(obj runtime.Object) runtime.Object {
+	if st := structField(obj, "Status"); !st.IsValid() || st.IsZero() {
+		return obj
+	}
+	v := reflect.ValueOf(obj).Elem()
+	cp := reflect.New(v.Type())
+	cp.Elem().Set(v)
+	cp.Elem().FieldByName("Status").SetZero()
+	return cp.Interface().(runtime.Object)
+}
+
 // copyStatus sets obj's status to old's.
 func copyStatus(obj, old runtime.Object) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
