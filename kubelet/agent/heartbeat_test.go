@@ -133,3 +133,68 @@ func TestHeartbeatHandsOnTheNodeItRefreshed(t *testing.T) {
 		t.Fatal("the heartbeat handed on no node")
 	}
 }
+
+// A new node is registered as a kubelet registers it: one create that
+// carries the status, so the scheduler can place pods on it at once and a
+// thousand hollow nodes starting together send a thousand requests, not
+// three thousand. A node that already exists keeps its object and gets its
+// status written.
+func TestRegistrationCreatesTheNodeWithItsStatus(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	capacity := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}
+	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler), Capacity: capacity}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{cfg: cfg, client: client, runtime: fakeVersionRuntime{}}
+	got, err := n.register(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verbs []string
+	for _, a := range client.Actions() {
+		verbs = append(verbs, a.GetVerb()+" "+a.GetResource().Resource+"/"+a.GetSubresource())
+	}
+	if len(verbs) != 1 || verbs[0] != "create nodes/" {
+		t.Errorf("registering a new node sent %q, want one create", verbs)
+	}
+	stored, err := client.CoreV1().Nodes().Get(ctx, "n", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []*corev1.Node{got, stored} {
+		if !nodeIsReady(node) || !node.Status.Capacity.Pods().Equal(resource.MustParse("110")) || node.Status.NodeInfo.ContainerRuntimeVersion != "test://1.0" {
+			t.Errorf("registered node status %+v: want Ready, 110 pods of capacity and the runtime's version", node.Status)
+		}
+	}
+
+	// Again, as a restarted agent: the node exists, its status is refreshed.
+	client.ClearActions()
+	n.cfg.Capacity = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20")}
+	n.reported.Store(0)
+	if got, err = n.register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Status.Capacity.Pods().Equal(resource.MustParse("20")) {
+		t.Errorf("re-registered node capacity %v, want 20 pods", got.Status.Capacity.Pods())
+	}
+	statusWrites := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("re-registration wrote the status %d times, want 1", statusWrites)
+	}
+}
+
+func nodeIsReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -109,16 +109,25 @@ func (n *node) nodeRef() *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Node", Name: n.cfg.NodeName, UID: types.UID(n.cfg.NodeName)}
 }
 
-// register creates the Node, or brings an existing one's labels, taints and
-// status up to date (a restarted agent keeps the user's labels).
+// register creates the Node with its status, as a kubelet registers, or
+// brings an existing one's labels, taints and status up to date (a restarted
+// agent keeps the user's labels).
 func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 	want := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: n.labels(), Annotations: n.cfg.Annotations},
 		Spec:       corev1.NodeSpec{Taints: n.cfg.Taints},
 	}
-	_, err := n.client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+	rs := n.observeRuntime(ctx)
+	events := n.fillStatus(&want.Status, rs, metav1.Now())
+	created, err := n.client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
 	switch {
 	case err == nil:
+		// One request instead of three (create, read, status write): at
+		// a thousand hollow nodes registering at once, that is what
+		// keeps the API server's queue short.
+		n.reported.Store(time.Now().UnixNano())
+		n.recordPressureEvents(events)
+		return created, nil
 	case apierrors.IsAlreadyExists(err):
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			cur, err := n.client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
@@ -148,7 +157,7 @@ func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 	default:
 		return nil, fmt.Errorf("registering node %s: %w", n.cfg.NodeName, err)
 	}
-	return n.updateStatus(ctx)
+	return n.writeStatus(ctx, rs)
 }
 
 func (n *node) labels() map[string]string {
@@ -163,23 +172,68 @@ func (n *node) labels() map[string]string {
 	return l
 }
 
-// updateStatus writes capacity, addresses, node info and fresh conditions.
-func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
-	version, verr := n.runtime.Version(ctx)
-	ready := verr
-	if rc, ok := n.runtime.(readinessChecker); ok && ready == nil {
-		ready = rc.Ready(ctx)
+// runtimeState is what node status reports of the container runtime, read
+// once per status update rather than per conflict retry.
+type runtimeState struct {
+	version string
+	// ready is why the runtime cannot run pods; nil when it can.
+	ready error
+	// images are the runtime's images, when listed is true.
+	images []corev1.ContainerImage
+	listed bool
+}
+
+func (n *node) observeRuntime(ctx context.Context) runtimeState {
+	var rs runtimeState
+	var verr error
+	rs.version, verr = n.runtime.Version(ctx)
+	rs.ready = verr
+	if rc, ok := n.runtime.(readinessChecker); ok && rs.ready == nil {
+		rs.ready = rc.Ready(ctx)
 	}
-	var images []corev1.ContainerImage
-	listed := false
-	if il, ok := n.runtime.(imageLister); ok && ready == nil {
+	if il, ok := n.runtime.(imageLister); ok && rs.ready == nil {
 		var err error
-		if images, err = il.NodeImages(ctx); err == nil {
-			listed = true
+		if rs.images, err = il.NodeImages(ctx); err == nil {
+			rs.listed = true
 		} else {
 			n.cfg.Logger.Warn("listing images for node status", "err", err)
 		}
 	}
+	return rs
+}
+
+// fillStatus writes capacity, addresses, node info and fresh conditions
+// into st, and returns the Events of the pressure conditions that changed.
+func (n *node) fillStatus(st *corev1.NodeStatus, rs runtimeState, now metav1.Time) (events []string) {
+	st.Capacity, st.Allocatable = n.cfg.Capacity, n.cfg.Allocatable
+	st.Addresses = n.cfg.Addresses
+	st.NodeInfo = n.cfg.NodeInfo
+	st.DaemonEndpoints.KubeletEndpoint.Port = n.cfg.DaemonPort
+	if rs.version != "" {
+		st.NodeInfo.ContainerRuntimeVersion = n.runtime.Name() + "://" + rs.version
+	}
+	st.Phase = corev1.NodeRunning
+	if rs.listed {
+		st.Images = rs.images
+	}
+	readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
+	if rs.ready != nil {
+		readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + rs.ready.Error()}
+	}
+	conds, events := n.pressure(st.Conditions)
+	for _, c := range append(conds, readyCond) {
+		setNodeCondition(st, c, now)
+	}
+	return events
+}
+
+// updateStatus writes capacity, addresses, node info and fresh conditions.
+func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
+	return n.writeStatus(ctx, n.observeRuntime(ctx))
+}
+
+// writeStatus is updateStatus with the runtime already observed.
+func (n *node) writeStatus(ctx context.Context, rs runtimeState) (*corev1.Node, error) {
 	var out *corev1.Node
 	var events []string
 	attempt := 0
@@ -197,29 +251,8 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 			return err
 		}
 		cur := orig.DeepCopy()
-		now := metav1.Now()
-		st := &cur.Status
-		st.Capacity, st.Allocatable = n.cfg.Capacity, n.cfg.Allocatable
-		st.Addresses = n.cfg.Addresses
-		st.NodeInfo = n.cfg.NodeInfo
-		st.DaemonEndpoints.KubeletEndpoint.Port = n.cfg.DaemonPort
-		if version != "" {
-			st.NodeInfo.ContainerRuntimeVersion = n.runtime.Name() + "://" + version
-		}
-		st.Phase = corev1.NodeRunning
-		if listed {
-			st.Images = images
-		}
-		readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
-		if ready != nil {
-			readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + ready.Error()}
-		}
-		var conds []corev1.NodeCondition
-		conds, events = n.pressure(st.Conditions)
-		for _, c := range append(conds, readyCond) {
-			setNodeCondition(st, c, now)
-		}
-		if sameButHeartbeats(&orig.Status, st) && time.Since(time.Unix(0, n.reported.Load())) < n.cfg.StatusReportInterval {
+		events = n.fillStatus(&cur.Status, rs, metav1.Now())
+		if sameButHeartbeats(&orig.Status, &cur.Status) && time.Since(time.Unix(0, n.reported.Load())) < n.cfg.StatusReportInterval {
 			out = cur // nothing to say yet: the Lease tells the node is alive
 			return nil
 		}
@@ -232,14 +265,20 @@ func (n *node) updateStatus(ctx context.Context) (*corev1.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("updating status of node %s: %w", n.cfg.NodeName, err)
 	}
-	// Only a node that measures records them: a thousand hollow nodes
-	// would write three Events each at registration, all saying nothing.
-	if n.cfg.Recorder != nil && n.cfg.Pressure != nil {
-		for _, e := range events {
-			n.cfg.Recorder.Eventf(n.nodeRef(), corev1.EventTypeNormal, e, "Node %s status is now: %s", n.cfg.NodeName, e)
-		}
-	}
+	n.recordPressureEvents(events)
 	return out, nil
+}
+
+// recordPressureEvents records the pressure conditions' transitions. Only
+// a node that measures records them: a thousand hollow nodes would write
+// three Events each at registration, all saying nothing.
+func (n *node) recordPressureEvents(events []string) {
+	if n.cfg.Recorder == nil || n.cfg.Pressure == nil {
+		return
+	}
+	for _, e := range events {
+		n.cfg.Recorder.Eventf(n.nodeRef(), corev1.EventTypeNormal, e, "Node %s status is now: %s", n.cfg.NodeName, e)
+	}
 }
 
 // sameButHeartbeats says whether two node statuses differ only in their
