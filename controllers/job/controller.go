@@ -27,10 +27,10 @@ import (
 const Name = "job-controller"
 
 // Back-off before a failed pod is replaced: DefaultBackoff doubled per failure, capped at MaxBackoff
-// (Kubernetes' values).
+// (Kubernetes' values: DefaultJobPodFailureBackOff and MaxJobPodFailureBackOff, 10 minutes since v1.28).
 const (
 	DefaultBackoff = 10 * time.Second
-	MaxBackoff     = 6 * time.Minute
+	MaxBackoff     = 10 * time.Minute
 )
 
 var controllerKind = batchv1.SchemeGroupVersion.WithKind("Job")

@@ -7,8 +7,10 @@
 // Indexed Job complete before every index has; spec.backoffLimitPerIndex gives each index its own
 // failure budget and back-off (the count travels on the replacement pod's
 // batch.kubernetes.io/job-index-failure-count annotation), failed indexes are listed in
-// status.failedIndexes and bounded by spec.maxFailedIndexes. A finished Job is deleted
-// spec.ttlSecondsAfterFinished later.
+// status.failedIndexes and bounded by spec.maxFailedIndexes. As in Kubernetes, the verdict is first
+// recorded as FailureTarget or SuccessCriteriaMet; the Failed or Complete condition follows once
+// none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).
+// A finished Job is deleted spec.ttlSecondsAfterFinished later.
 //
 // Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
 // batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in

@@ -283,7 +283,8 @@ func TestBackoffLimitExceededFailsTheJob(t *testing.T) {
 		newPod("bad", corev1.PodFailed, finishedAgo(time.Hour)), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")
 	j := fx.job(t)
-	if !hasCondition(j, batchv1.JobFailed, ReasonBackoffLimitExceeded) || j.Status.Failed != 2 {
+	// FailureTarget first; Failed once the running pod, deleted, is gone.
+	if !hasCondition(j, batchv1.JobFailureTarget, ReasonBackoffLimitExceeded) || hasCondition(j, batchv1.JobFailed, "") || j.Status.Failed != 2 {
 		t.Fatalf("status: %+v", j.Status)
 	}
 	if !slices.Equal(fx.deleted(), []string{"run"}) {
@@ -291,6 +292,11 @@ func TestBackoffLimitExceededFailsTheJob(t *testing.T) {
 	}
 	if len(fx.created(t)) != 0 {
 		t.Error("a failed job created pods")
+	}
+	fx = newFixture(t, j)
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, ReasonBackoffLimitExceeded) {
+		t.Fatalf("status once the pod is gone: %+v", j.Status)
 	}
 	if !strings.Contains(events(fx), "BackoffLimitExceeded") {
 		t.Errorf("events: %s", events(fx))
@@ -321,7 +327,7 @@ func TestFailedPodReplacedOnlyAfterBackoff(t *testing.T) {
 func TestActiveDeadlineFailsTheJob(t *testing.T) {
 	fx := newFixture(t, newJob(deadline(10), startedAgo(20*time.Second)), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")
-	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, ReasonDeadlineExceeded) {
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailureTarget, ReasonDeadlineExceeded) {
 		t.Fatalf("status: %+v", j.Status)
 	}
 	if !slices.Equal(fx.deleted(), []string{"run"}) {
@@ -521,7 +527,7 @@ func TestPodFailurePolicy(t *testing.T) {
 	fx := newFixture(t, newJob(policy, parallel(2), completions(4)), newPod("bad", corev1.PodFailed, exitCode(42)), newPod("run", corev1.PodRunning))
 	fx.sync(t, "ns/work")
 	j := fx.job(t)
-	c := condition(&j.Status, batchv1.JobFailed)
+	c := condition(&j.Status, batchv1.JobFailureTarget)
 	if c == nil || c.Reason != batchv1.JobReasonPodFailurePolicy || !strings.Contains(c.Message, "exit code 42 matching FailJob rule at index 0") {
 		t.Fatalf("failed condition: %+v", c)
 	}
@@ -568,7 +574,8 @@ func TestSuccessPolicyCompletesEarly(t *testing.T) {
 		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
 	fx.sync(t, "ns/work")
 	j := fx.job(t)
-	if c := condition(&j.Status, batchv1.JobComplete); c == nil || c.Reason != batchv1.JobReasonSuccessPolicy || c.Message != "Matched rules at index 0" {
+	// w1 still runs: SuccessCriteriaMet now, Complete once it is gone.
+	if c := condition(&j.Status, batchv1.JobSuccessCriteriaMet); c == nil || c.Reason != batchv1.JobReasonSuccessPolicy || c.Message != "Matched rules at index 0" {
 		t.Fatalf("complete condition: %+v", c)
 	}
 	if len(fx.created(t)) != 0 {
@@ -646,7 +653,7 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 	strict := newJob(perIndexLimit(0), completions(3), parallel(3), func(j *batchv1.Job) { j.Spec.MaxFailedIndexes = ptrTo(int32(0)) })
 	fx = newFixture(t, strict, newPod("w1", corev1.PodFailed, index("1"), priorFailures("0"), finishedAgo(time.Hour)), newPod("w0", corev1.PodRunning, index("0")))
 	fx.sync(t, "ns/work")
-	if j := fx.job(t); !hasCondition(j, batchv1.JobFailed, batchv1.JobReasonMaxFailedIndexesExceeded) {
+	if j := fx.job(t); !hasCondition(j, batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded) {
 		t.Fatalf("status: %+v", j.Status)
 	}
 	if !slices.Equal(fx.deleted(), []string{"w0"}) {

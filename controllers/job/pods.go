@@ -45,7 +45,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		}
 	}
 	if len(excess) > 0 {
-		if err := c.deletePods(ctx, key, job, excess); err != nil {
+		if err := c.deletePods(ctx, key, job, excess, true); err != nil {
 			return 0, err
 		}
 	}
@@ -72,9 +72,11 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 			ready = append(ready, i)
 		}
 		toCreate = ready
-	case failed > 0:
-		if next := newestFailure(job, all).Add(backoffDelay(c.backoff, failed)); c.now().Before(next) {
-			return next.Sub(c.now()), nil
+	default:
+		if n, last := backoffFailures(job, all, failed); n > 0 {
+			if next := last.Add(backoffDelay(c.backoff, n)); c.now().Before(next) {
+				return next.Sub(c.now()), nil
+			}
 		}
 	}
 	if len(toCreate) > maxCreatesPerSync {
@@ -206,7 +208,10 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int
 	return nil
 }
 
-func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
+// deletePods deletes pods. With release, each pod first loses its tracking finalizer, so it is never
+// counted as a failure: Kubernetes does so for pods deleted because there are too many or the Job
+// is suspended, but keeps the finalizer on the pods a failing Job kills, which count as failed.
+func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod, release bool) error {
 	if len(pods) == 0 {
 		return nil
 	}
@@ -219,6 +224,14 @@ func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Jo
 	errs := make([]error, len(pods))
 	for i, p := range pods {
 		wg.Go(func() {
+			if release && hasTrackingFinalizer(p) {
+				if err := c.removeTrackingFinalizer(ctx, p); err != nil {
+					c.exp.DeletionObserved(key, keys[i])
+					errs[i] = fmt.Errorf("release pod %s before deleting it: %w", keys[i], err)
+					return
+				}
+				c.released.released(key, p.UID)
+			}
 			uid := p.UID
 			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			switch {

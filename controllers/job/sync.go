@@ -92,14 +92,22 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		}
 	}
 
-	// 3. Has the Job failed or completed?
+	// 3. Has the Job failed or completed? As in Kubernetes (since v1.31), the verdict is first recorded
+	// as FailureTarget or SuccessCriteriaMet and stands from then on; the pods still running are
+	// deleted, and the terminal Failed or Complete condition follows once none is left running or
+	// terminating.
 	var failReason, failMessage string
+	if cond := condition(st, batchv1.JobFailureTarget); cond != nil && cond.Status == corev1.ConditionTrue {
+		failReason, failMessage = cond.Reason, cond.Message
+	}
 	var pi *perIndexState
 	if perIndex(job) {
 		pi = &perIndexState{failures: failuresByIndex(job, pods)}
 		pi.failed = failedIndexes(job, st, pi.failures)
 		st.FailedIndexes = ptrTo(formatIndexes(pi.failed))
-		failReason, failMessage = perIndexOutcome(job, st, pi.failed)
+		if failReason == "" {
+			failReason, failMessage = perIndexOutcome(job, st, pi.failed)
+		}
 	}
 	for _, p := range pods {
 		if failReason != "" {
@@ -112,38 +120,65 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 	switch {
 	case failReason != "":
-	case failed > backoffLimit(job):
+	case failed > backoffLimit(job) || pastBackoffLimitOnFailure(job, pods):
 		failReason, failMessage = ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil &&
 		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
 		failReason, failMessage = ReasonDeadlineExceeded, "Job was active longer than specified deadline"
 	}
 	completeReason, completeMessage := batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"
-	complete := failReason == "" && isComplete(job, st, succeeded, len(active))
-	if failReason == "" && !complete {
-		if i, ok := successPolicyMet(job, st); ok {
+	complete := false
+	if failReason == "" {
+		if cond := condition(st, batchv1.JobSuccessCriteriaMet); cond != nil && cond.Status == corev1.ConditionTrue {
+			complete, completeReason, completeMessage = true, cond.Reason, cond.Message
+		} else if isComplete(job, st, succeeded, len(active)) {
+			complete = true
+		} else if i, ok := successPolicyMet(job, st); ok {
 			complete = true
 			completeReason, completeMessage = batchv1.JobReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i)
 		}
 	}
 
+	ready := int32(0)
+	terminating := int32(0)
+	for _, p := range pods {
+		if podstate.IsActive(p) && podstate.IsReady(p) {
+			ready++
+		}
+		if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) {
+			terminating++
+		}
+	}
+	// settled: no pod of the Job runs or terminates any more, so a verdict can become final.
+	settled := len(active) == 0 && terminating == 0 && satisfied
+
 	var manageErr error
 	switch {
 	case failReason != "":
-		manageErr = c.deletePods(ctx, key, job, active)
+		// The pods keep their tracking finalizer: killed, they count as failed.
+		if manageErr = c.deletePods(ctx, key, job, active, false); manageErr == nil {
+			terminating += int32(len(active))
+		}
 		setCondition(st, batchv1.JobFailureTarget, corev1.ConditionTrue, failReason, failMessage, now)
-		setCondition(st, batchv1.JobFailed, corev1.ConditionTrue, failReason, failMessage, now)
-		c.recorder.Event(job, corev1.EventTypeWarning, failReason, failMessage)
+		if settled && setCondition(st, batchv1.JobFailed, corev1.ConditionTrue, failReason, failMessage, now) {
+			c.recorder.Event(job, corev1.EventTypeWarning, failReason, failMessage)
+		}
 	case complete:
-		t := metav1.NewTime(now)
-		st.CompletionTime = &t
-		// The pods still running (a success policy met early) are deleted once the Job is finished.
+		// Pods still running once the Job has succeeded (a success policy met early) are not failures.
+		if manageErr = c.deletePods(ctx, key, job, active, true); manageErr == nil {
+			terminating += int32(len(active))
+		}
 		setCondition(st, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, completeReason, completeMessage, now)
-		setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now)
-		c.recorder.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
+		if settled && setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now) {
+			t := metav1.NewTime(now)
+			st.CompletionTime = &t
+			c.recorder.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
+		}
 	case suspended:
 		if satisfied {
-			manageErr = c.deletePods(ctx, key, job, active)
+			if manageErr = c.deletePods(ctx, key, job, active, true); manageErr == nil {
+				terminating += int32(len(active))
+			}
 		}
 	case satisfied && job.DeletionTimestamp == nil:
 		var wait time.Duration
@@ -155,16 +190,6 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 
 	// 4. Status.
 	st.Active = int32(len(active))
-	ready := int32(0)
-	terminating := int32(0)
-	for _, p := range pods {
-		if podstate.IsActive(p) && podstate.IsReady(p) {
-			ready++
-		}
-		if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) {
-			terminating++
-		}
-	}
 	st.Ready = &ready
 	st.Terminating = &terminating
 	if failReason != "" || complete {
@@ -263,7 +288,7 @@ func finishedAt(job *batchv1.Job) time.Time {
 // afterFinished deletes a finished Job's pods that still run, and the Job itself once its
 // ttlSecondsAfterFinished have passed.
 func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
-	if err := c.deletePods(ctx, key, job, activePods(pods)); err != nil {
+	if err := c.deletePods(ctx, key, job, activePods(pods), false); err != nil {
 		return err
 	}
 	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
@@ -384,21 +409,34 @@ func completionIndex(pod *corev1.Pod, completions int32) (int, bool) {
 	return i, true
 }
 
-// failureTime is when a failed pod finished (the latest container termination), for back-off.
+// failureTime is when a pod finished, for back-off, found as Kubernetes does: the latest container
+// termination if every container has terminated, else when its Ready condition turned false, else
+// when it was deleted (less the grace period), else when it was created.
 func failureTime(pod *corev1.Pod) time.Time {
 	var t time.Time
 	for _, s := range pod.Status.ContainerStatuses {
-		if s.State.Terminated != nil && s.State.Terminated.FinishedAt.After(t) {
+		if s.State.Terminated == nil || s.State.Terminated.FinishedAt.IsZero() {
+			t = time.Time{}
+			break
+		}
+		if s.State.Terminated.FinishedAt.After(t) {
 			t = s.State.Terminated.FinishedAt.Time
 		}
 	}
-	if t.IsZero() && pod.DeletionTimestamp != nil {
-		t = pod.DeletionTimestamp.Time
+	if !t.IsZero() {
+		return t
 	}
-	if t.IsZero() {
-		t = pod.CreationTimestamp.Time
+	if c := podstate.ReadyCondition(pod); c != nil && c.Status == corev1.ConditionFalse && !c.LastTransitionTime.IsZero() {
+		return c.LastTransitionTime.Time
 	}
-	return t
+	if pod.DeletionTimestamp != nil {
+		grace := time.Duration(0)
+		if pod.DeletionGracePeriodSeconds != nil {
+			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		}
+		return pod.DeletionTimestamp.Add(-grace)
+	}
+	return pod.CreationTimestamp.Time
 }
 
 // backoffDelay is the pause after the n-th failure before a replacement pod is created.
@@ -417,16 +455,59 @@ func isFailed(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodFailed || (pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
 }
 
-// newestFailure is the latest failure time among the Job's failed pods still around (failures
-// the pod failure policy ignores do not delay replacements).
-func newestFailure(job *batchv1.Job, pods []*corev1.Pod) time.Time {
-	var t time.Time
+// backoffFailures returns how many failures the back-off before a replacement counts, and when the
+// latest of them happened. As in Kubernetes, a success resets the count: with a succeeded pod in
+// view, only the failed pods that finished after the latest success count; without one, every
+// failure the Job has counted (failed). Failures the pod failure policy ignores never count.
+func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32, time.Time) {
+	var lastSuccess, lastFailure time.Time
 	for _, p := range pods {
-		if isFailed(p) && !ignoredFailure(job, p) {
-			if ft := failureTime(p); ft.After(t) {
-				t = ft
+		if p.Status.Phase == corev1.PodSucceeded {
+			if t := failureTime(p); t.After(lastSuccess) {
+				lastSuccess = t
 			}
 		}
 	}
-	return t
+	var since int32
+	for _, p := range pods {
+		if !isFailed(p) || ignoredFailure(job, p) {
+			continue
+		}
+		t := failureTime(p)
+		if t.After(lastFailure) {
+			lastFailure = t
+		}
+		if t.After(lastSuccess) {
+			since++
+		}
+	}
+	if lastSuccess.IsZero() {
+		return failed, lastFailure
+	}
+	return since, lastFailure
+}
+
+// pastBackoffLimitOnFailure: with restartPolicy OnFailure a failing container is restarted in place
+// rather than its pod failing, so Kubernetes counts the restarts of the Job's pending and running
+// pods against the backoff limit (any restart at all with a limit of 0).
+func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
+	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		return false
+	}
+	var restarts int32
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		for _, s := range p.Status.InitContainerStatuses {
+			restarts += s.RestartCount
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			restarts += s.RestartCount
+		}
+	}
+	if limit := backoffLimit(job); limit > 0 {
+		return restarts >= limit
+	}
+	return restarts > 0
 }

@@ -1,0 +1,185 @@
+package job
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+// Behaviours checked against kube-controller-manager's Job controller
+// (pkg/controller/job).
+
+// The pod-failure back-off is capped at 10 minutes.
+func TestPodFailureBackoffCap(t *testing.T) {
+	if d := backoffDelay(DefaultBackoff, 7); d != 10*time.Minute {
+		t.Errorf("seventh back-off = %s, want 10m (10s doubled six times is 640s, capped)", d)
+	}
+	if d := backoffDelay(DefaultBackoff, 6); d != 320*time.Second {
+		t.Errorf("sixth back-off = %s, want 5m20s", d)
+	}
+}
+
+// With restartPolicy OnFailure pods do not fail, their containers restart: the
+// restarts of the running pods count against the backoff limit.
+func TestRestartPolicyOnFailureRestartsCountAgainstBackoffLimit(t *testing.T) {
+	onFailure := func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }
+	restarts := func(n int32) podOpt {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: n}}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		limit    int32
+		restarts int32
+		fail     bool
+	}{
+		{"below the limit", 3, 2, false},
+		{"at the limit", 3, 3, true},
+		{"limit 0, one restart", 0, 1, true},
+		{"limit 0, none", 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newJob(onFailure, backoffLim(tc.limit)), newPod("run", corev1.PodRunning, restarts(tc.restarts)))
+			fx.sync(t, "ns/work")
+			c := condition(&fx.job(t).Status, batchv1.JobFailureTarget)
+			if failed := c != nil && c.Status == corev1.ConditionTrue; failed != tc.fail {
+				t.Fatalf("failing = %v, want %v (conditions %+v)", failed, tc.fail, fx.job(t).Status.Conditions)
+			}
+			if tc.fail && (c.Reason != ReasonBackoffLimitExceeded || c.Message != "Job has reached the specified backoff limit") {
+				t.Errorf("condition: %+v", c)
+			}
+			if tc.fail && !slices.Equal(fx.deleted(), []string{"run"}) {
+				t.Errorf("deleted %v", fx.deleted())
+			}
+		})
+	}
+}
+
+// Pods deleted because there are too many (parallelism lowered, a duplicate
+// index) lose their tracking finalizer before they are deleted: they are not
+// failures and never count against the backoff limit.
+func TestExcessPodsAreNotCountedAsFailed(t *testing.T) {
+	fx := newFixture(t, newJob(completions(5), parallel(1), backoffLim(0)),
+		newPod("old", corev1.PodRunning), newPod("new", corev1.PodRunning, func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now) }))
+	fx.sync(t, "ns/work")
+	if !slices.Equal(fx.deleted(), []string{"new"}) {
+		t.Fatalf("deleted %v, want the newer pod", fx.deleted())
+	}
+	patched := false
+	for _, a := range fx.client.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "pods" && a.(k8stesting.PatchAction).GetName() == "new" {
+			patched = true
+		}
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" && !patched {
+			t.Fatal("the excess pod was deleted before its tracking finalizer was removed")
+		}
+	}
+	// The next sync sees it terminating (the informer may still show the finalizer).
+	ts := metav1.NewTime(now)
+	dying := newPod("new", corev1.PodRunning, func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now); p.DeletionTimestamp = &ts })
+	controllertest.Load(t, fx.pods, dying)
+	controllertest.Load(t, fx.jobs, fx.job(t))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.Failed != 0 || hasCondition(j, batchv1.JobFailureTarget, "") || hasCondition(j, batchv1.JobFailed, "") {
+		t.Fatalf("a pod deleted for scale-down counted as a failure: %+v", j.Status)
+	}
+}
+
+// A Job that fails first gets FailureTarget, its running pods are deleted and
+// counted as failed, and only once none is left terminating does it get the
+// Failed condition (and the Warning event), as Kubernetes since v1.31.
+func TestFailedConditionWaitsForPodsToTerminate(t *testing.T) {
+	fx := newFixture(t, newJob(deadline(10), startedAgo(20*time.Second)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if c := condition(&j.Status, batchv1.JobFailureTarget); c == nil || c.Status != corev1.ConditionTrue ||
+		c.Reason != ReasonDeadlineExceeded || c.Message != "Job was active longer than specified deadline" {
+		t.Fatalf("FailureTarget: %+v", c)
+	}
+	if hasCondition(j, batchv1.JobFailed, "") {
+		t.Fatal("Failed set while the pod is still terminating")
+	}
+	if !slices.Equal(fx.deleted(), []string{"run"}) || j.Status.Active != 0 {
+		t.Fatalf("deleted %v, active %d", fx.deleted(), j.Status.Active)
+	}
+	if strings.Contains(events(fx), ReasonDeadlineExceeded) {
+		t.Errorf("failure event before the Job failed: %s", events(fx))
+	}
+
+	// The pod is terminating, its finalizer still on: it counts as a failure.
+	ts := metav1.NewTime(now)
+	dying := newPod("run", corev1.PodRunning, func(p *corev1.Pod) { p.DeletionTimestamp = &ts })
+	fx = newFixture(t, j, dying)
+	fx.sync(t, "ns/work")
+	j = fx.job(t)
+	if j.Status.Failed != 1 {
+		t.Fatalf("failed = %d, want 1 (the pod killed at the deadline)", j.Status.Failed)
+	}
+	if hasCondition(j, batchv1.JobFailed, "") || j.Status.Terminating == nil || *j.Status.Terminating != 1 {
+		t.Fatalf("while the pod terminates: %+v", j.Status)
+	}
+
+	// The pod is gone: the Job has failed.
+	fx = newFixture(t, j)
+	fx.sync(t, "ns/work")
+	j = fx.job(t)
+	c := condition(&j.Status, batchv1.JobFailed)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonDeadlineExceeded || c.Message != "Job was active longer than specified deadline" {
+		t.Fatalf("Failed: %+v", c)
+	}
+	if !hasCondition(j, batchv1.JobFailureTarget, ReasonDeadlineExceeded) || j.Status.Failed != 1 || j.Status.CompletionTime != nil {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if !strings.Contains(events(fx), "Warning DeadlineExceeded Job was active longer than specified deadline") {
+		t.Errorf("events: %s", events(fx))
+	}
+}
+
+// The back-off before a replacement counts the failures since the last
+// success, not all of the Job's failures.
+func TestBackoffCountsFailuresSinceTheLastSuccess(t *testing.T) {
+	succeededAgo := func(d time.Duration) podOpt {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now.Add(-d))},
+			}}}
+		}
+	}
+	released := func(p *corev1.Pod) { p.Finalizers = nil }
+	j := newJob(completions(5), parallel(1), func(j *batchv1.Job) { j.Status.Failed, j.Status.Succeeded = 4, 1 })
+	// Three failures, then a success a minute ago, then one failure 15s ago: one failure
+	// since the success, a 10s back-off, over.
+	fx := newFixture(t, j,
+		newPod("f1", corev1.PodFailed, finishedAgo(5*time.Minute), released),
+		newPod("f2", corev1.PodFailed, finishedAgo(4*time.Minute), released),
+		newPod("f3", corev1.PodFailed, finishedAgo(3*time.Minute), released),
+		newPod("ok", corev1.PodSucceeded, succeededAgo(time.Minute), released),
+		newPod("f4", corev1.PodFailed, finishedAgo(15*time.Second), released))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 1 {
+		t.Fatalf("created %d pods, want 1: one failure since the last success means a 10s back-off", n)
+	}
+}
+
+// A failed pod without container statuses (rejected at admission, say) failed
+// when its Ready condition turned false, not when it was created.
+func TestBackoffTakesTheFailureTimeFromTheReadyCondition(t *testing.T) {
+	notReady := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Second))}}
+	}
+	fx := newFixture(t, newJob(), newPod("bad", corev1.PodFailed, notReady))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d pods 2s after a failure", n)
+	}
+}
