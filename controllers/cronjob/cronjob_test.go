@@ -183,7 +183,7 @@ func TestTimeZone(t *testing.T) {
 	fx := newFixture(t, newCronJob("0 9 * * *", func(cj *batchv1.CronJob) { cj.Spec.TimeZone = &tz }))
 	fx.sync(t)
 	jobs := fx.created()
-	if len(jobs) != 1 || jobs[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation] != "2026-03-01T00:00:00Z" {
+	if len(jobs) != 1 || jobs[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation] != "2026-03-01T09:00:00+09:00" {
 		t.Fatalf("jobs: %+v", jobs)
 	}
 	bad := "Mars/Olympus"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -30,6 +31,8 @@ const (
 	ReasonJobAlreadyActive   = "JobAlreadyActive"
 	ReasonUnparseableSched   = "UnparseableSchedule"
 	ReasonUnknownTimeZone    = "UnknownTimeZone"
+	ReasonUnsupportedSched   = "UnsupportedSchedule"
+	ReasonInvalidSched       = "InvalidSchedule"
 )
 
 // Default history limits of batch/v1.
@@ -210,36 +213,88 @@ func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, j *batc
 	return nil
 }
 
-// parseSchedule reads spec.schedule in spec.timeZone.
-func parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
+// parseSchedule reads spec.schedule in spec.timeZone. As in Kubernetes, a schedule that carries its
+// own TZ= or CRON_TZ= prefix is used as written (with a warning: it is not officially supported), and
+// the timeZone field is then not applied.
+func (c *Controller) parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
 	spec := cj.Spec.Schedule
-	if cj.Spec.TimeZone != nil {
+	switch {
+	case strings.Contains(spec, "TZ"):
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnsupportedSched,
+			"CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", spec)
+	case cj.Spec.TimeZone != nil:
 		if _, err := time.LoadLocation(*cj.Spec.TimeZone); err != nil {
-			return nil, fmt.Errorf("%w: %v", errTimeZone, err)
+			return nil, fmt.Errorf("%w: %q: %v", errTimeZone, *cj.Spec.TimeZone, err)
 		}
 		spec = "TZ=" + *cj.Spec.TimeZone + " " + spec
 	}
-	return cron.ParseStandard(spec)
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("unparseable schedule: %q : %v", cj.Spec.Schedule, err)
+	}
+	return sched, nil
 }
 
-var errTimeZone = errors.New("unknown time zone")
+var errTimeZone = errors.New("invalid timeZone")
+
+// mostRecentDue returns the latest schedule time after earliest and not after now (zero if none),
+// and roughly how many schedule times that span holds. Like Kubernetes it estimates the count from
+// the interval between the first two times rather than walking them all: after a long outage, or
+// with a clock off by years, walking every minute of a "* * * * *" schedule would take the
+// controller's CPU for a long while.
+func mostRecentDue(sched cron.Schedule, earliest, now time.Time) (time.Time, int64, error) {
+	t1 := sched.Next(earliest) // zero for a schedule that never fires (30 February)
+	if t1.IsZero() || t1.After(now) {
+		return time.Time{}, 0, nil
+	}
+	t2 := sched.Next(t1)
+	if t2.IsZero() || t2.After(now) {
+		return t1, 1, nil
+	}
+	interval := t2.Sub(t1).Round(time.Second)
+	if interval < time.Second {
+		return time.Time{}, 0, fmt.Errorf("time difference between two schedules is less than 1 second")
+	}
+	missed := int64(now.Sub(t1)/interval) + 1
+	// Walk from a little before the estimated latest time; an irregular schedule (weekdays only,
+	// say) can put it further back, so step back further until a time is found.
+	for back := int64(2); ; back *= 2 {
+		from := t1.Add(time.Duration(missed-back) * interval)
+		if from.Before(earliest) {
+			from = earliest
+		}
+		var due time.Time
+		for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+			due = t
+		}
+		if !due.IsZero() || !from.After(earliest) {
+			return due, missed, nil
+		}
+	}
+}
 
 // schedule starts the Job of the most recent schedule time that is due, if the policies allow, and
 // returns the next schedule time.
 func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, now time.Time) (time.Time, error) {
-	sched, err := parseSchedule(cj)
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		// Kubernetes still reports an unknown time zone of a suspended CronJob.
+		if tz := cj.Spec.TimeZone; tz != nil {
+			if _, err := time.LoadLocation(*tz); err != nil {
+				c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnknownTimeZone, "invalid timeZone: %q: %v", *tz, err)
+			}
+		}
+		return time.Time{}, nil
+	}
+	sched, err := c.parseSchedule(cj)
 	if err != nil {
 		reason := ReasonUnparseableSched
 		if errors.Is(err, errTimeZone) {
 			reason = ReasonUnknownTimeZone
 		}
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, reason, "invalid schedule %q: %v", cj.Spec.Schedule, err)
+		c.recorder.Event(cj, corev1.EventTypeWarning, reason, err.Error())
 		return time.Time{}, nil // an edit of the CronJob wakes us
 	}
 	next := sched.Next(now) // zero for a schedule that never fires: then no wake-up
-	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
-		return time.Time{}, nil
-	}
 	earliest := cj.CreationTimestamp.Time
 	if st.LastScheduleTime != nil {
 		earliest = st.LastScheduleTime.Time
@@ -249,19 +304,17 @@ func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batc
 			earliest = w
 		}
 	}
-	var due time.Time
-	missed := 0
-	// Next returns the zero time for a schedule that never fires (30 February).
-	for t := sched.Next(earliest); !t.IsZero() && !t.After(now); t = sched.Next(t) {
-		due = t
-		missed++
+	due, missed, err := mostRecentDue(sched, earliest, now)
+	if err != nil {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonInvalidSched, "invalid schedule: %s : %v", cj.Spec.Schedule, err)
+		return time.Time{}, nil
 	}
 	if due.IsZero() {
 		return next, nil
 	}
 	if missed > tooManyMissed {
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
-			"too many missed start times: %d. Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed)
+		c.recorder.Event(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
+			"too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew")
 	}
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil && due.Add(time.Duration(*d)*time.Second).Before(now) {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule, "Missed scheduled time to start a job: %s", due.UTC().Format(time.RFC1123Z))
@@ -310,7 +363,14 @@ func (c *Controller) createJob(ctx context.Context, cj *batchv1.CronJob, at time
 	for k, v := range tmpl.Annotations {
 		annotations[k] = v
 	}
-	annotations[batchv1.CronJobScheduledTimestampAnnotation] = at.In(time.UTC).Format(time.RFC3339)
+	// In the CronJob's time zone, as Kubernetes writes it (UTC without one).
+	loc := time.UTC
+	if cj.Spec.TimeZone != nil {
+		if l, err := time.LoadLocation(*cj.Spec.TimeZone); err == nil {
+			loc = l
+		}
+	}
+	annotations[batchv1.CronJobScheduledTimestampAnnotation] = at.In(loc).Format(time.RFC3339)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: jobName(cj, at), Namespace: cj.Namespace,

@@ -1,0 +1,98 @@
+package cronjob
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Behaviours checked against kube-controller-manager's CronJob controller
+// (pkg/controller/cronjob).
+
+// The scheduled-timestamp annotation is written in the CronJob's time zone.
+func TestScheduledTimestampAnnotationIsInTheTimeZone(t *testing.T) {
+	tz := "Asia/Tokyo"
+	saved := now
+	now = time.Date(2026, 3, 1, 0, 0, 30, 0, time.UTC)
+	defer func() { now = saved }()
+	fx := newFixture(t, newCronJob("0 9 * * *", func(cj *batchv1.CronJob) { cj.Spec.TimeZone = &tz }))
+	fx.sync(t)
+	jobs := fx.created()
+	if len(jobs) != 1 {
+		t.Fatalf("created %d jobs", len(jobs))
+	}
+	if got := jobs[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != "2026-03-01T09:00:00+09:00" {
+		t.Errorf("scheduled timestamp = %q, want 2026-03-01T09:00:00+09:00", got)
+	}
+	if want := fmt.Sprintf("tick-%d", now.Add(-30*time.Second).Unix()/60); jobs[0].Name != want {
+		t.Errorf("job name %s, want %s", jobs[0].Name, want)
+	}
+}
+
+// A CronJob whose last schedule is ages ago (a controller down, a clock off by
+// decades) warns of too many missed start times and runs the latest one; the
+// missed times are estimated, not walked one by one.
+func TestTooManyMissedStartTimes(t *testing.T) {
+	fx := newFixture(t, newCronJob("* * * * *", func(cj *batchv1.CronJob) {
+		cj.CreationTimestamp = metav1.NewTime(now.AddDate(-50, 0, 0))
+	}))
+	start := time.Now()
+	fx.sync(t)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a sync took %s", d)
+	}
+	if !strings.Contains(fx.events(), "Warning TooManyMissedTimes too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew") {
+		t.Errorf("events: %s", fx.events())
+	}
+	jobs := fx.created()
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if len(jobs) != 1 || jobs[0].Name != fmt.Sprintf("tick-%d", due.Unix()/60) {
+		t.Fatalf("jobs: %v", jobs)
+	}
+}
+
+// TZ= or CRON_TZ= in the schedule is not officially supported: Kubernetes warns
+// with an UnsupportedSchedule event and uses the schedule as written (the
+// timeZone field is then not applied).
+func TestTZInScheduleWarnsAndIsUsedAsWritten(t *testing.T) {
+	tz := "Asia/Tokyo"
+	saved := now
+	now = time.Date(2026, 3, 1, 9, 0, 30, 0, time.UTC)
+	defer func() { now = saved }()
+	fx := newFixture(t, newCronJob("CRON_TZ=UTC 0 9 * * *", func(cj *batchv1.CronJob) { cj.Spec.TimeZone = &tz }))
+	fx.sync(t)
+	if !strings.Contains(fx.events(), "Warning UnsupportedSchedule CRON_TZ or TZ used in schedule") {
+		t.Errorf("events: %s", fx.events())
+	}
+	if jobs := fx.created(); len(jobs) != 1 {
+		t.Fatalf("created %d jobs, want the 09:00 UTC one", len(jobs))
+	}
+}
+
+// mostRecentDue agrees with walking every schedule time, irregular schedules included.
+func TestMostRecentDueMatchesAWalk(t *testing.T) {
+	earliest := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, spec := range []string{"* * * * *", "*/7 * * * *", "0 9 * * 1-5", "30 6-16/4 * * 1-5", "@every 1h30m", "0 0 1 * *", "0 0 29 2 *"} {
+		sched, err := cron.ParseStandard(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, span := range []time.Duration{30 * time.Second, time.Hour, 50 * time.Hour, 9 * 24 * time.Hour, 60 * 24 * time.Hour} {
+			now := earliest.Add(span)
+			var want time.Time
+			for at := sched.Next(earliest); !at.IsZero() && !at.After(now); at = sched.Next(at) {
+				want = at
+			}
+			got, _, err := mostRecentDue(sched, earliest, now)
+			if err != nil || !got.Equal(want) {
+				t.Errorf("%q over %s: got %s (%v), want %s", spec, span, got, err, want)
+			}
+		}
+	}
+}
