@@ -293,15 +293,7 @@ func TestOnDeleteKeepsOldPods(t *testing.T) {
 
 func TestRevisionsNumberedAndPruned(t *testing.T) {
 	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(1)) })
-	yes := true
-	rev := func(name string, n int64) *appsv1.ControllerRevision {
-		return &appsv1.ControllerRevision{
-			ObjectMeta: metav1.ObjectMeta{Name: "agent-" + name, Namespace: "ns", Labels: map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: name},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-agent", Controller: &yes}}},
-			Revision: n,
-		}
-	}
-	fx := newFixture(t, ds, rev("r1", 1), rev("r2", 2), rev("r3", 3))
+	fx := newFixture(t, ds, ownedRevision("r1", 1), ownedRevision("r2", 2), ownedRevision("r3", 3))
 	fx.sync(t)
 	creates := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions")
 	if len(creates) != 1 || creates[0].(k8stesting.CreateAction).GetObject().(*appsv1.ControllerRevision).Revision != 4 {
@@ -317,6 +309,15 @@ func TestRevisionsNumberedAndPruned(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ownedRevision is a ControllerRevision of newDS's DaemonSet, named after its hash label.
+func ownedRevision(hash string, n int64) *appsv1.ControllerRevision {
+	return &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-" + hash, Namespace: "ns", Labels: map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: hash},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-agent", Controller: ptr(true)}}},
+		Revision: n,
+	}
+}
 
 func TestRollingUpdateWithSurge(t *testing.T) {
 	surge := func(ds *appsv1.DaemonSet) {

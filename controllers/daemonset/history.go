@@ -42,5 +42,12 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, pods
 	if ds.Spec.RevisionHistoryLimit != nil {
 		limit = *ds.Spec.RevisionHistoryLimit
 	}
+	// Kubernetes' DaemonSet controller counts every old revision against the limit, including
+	// ones pods still run (those are kept; fewer unused ones are), unlike the StatefulSet's.
+	for _, r := range owned {
+		if r.Name != current.Name && inUse[r.Name] && limit > 0 {
+			limit--
+		}
+	}
 	return hash, c.history.Prune(ctx, owned, inUse, limit)
 }

@@ -22,16 +22,19 @@ const (
 	taintNetworkUnavailable = "node.kubernetes.io/network-unavailable"
 )
 
-// addDaemonTolerations adds the tolerations every daemon pod gets, unless the pod already has a
-// toleration for the same key and effect.
+// addDaemonTolerations adds the tolerations every daemon pod gets. As Kubernetes does, a template
+// toleration of the same key, operator, value and effect is replaced by the default one, so a
+// tolerationSeconds on it cannot get daemon pods evicted from not-ready or unreachable nodes.
 func addDaemonTolerations(spec *corev1.PodSpec) {
 	add := func(key string, effect corev1.TaintEffect) {
-		for _, t := range spec.Tolerations {
-			if t.Key == key && t.Effect == effect {
+		want := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect}
+		for i := range spec.Tolerations {
+			if want.MatchToleration(&spec.Tolerations[i]) {
+				spec.Tolerations[i] = want
 				return
 			}
 		}
-		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect})
+		spec.Tolerations = append(spec.Tolerations, want)
 	}
 	add(taintNotReady, corev1.TaintEffectNoExecute)
 	add(taintUnreachable, corev1.TaintEffectNoExecute)
@@ -47,6 +50,10 @@ func addDaemonTolerations(spec *corev1.PodSpec) {
 // placement says whether a DaemonSet's pod belongs on a node: shouldRun (create one if missing) and
 // shouldContinueRunning (keep an existing one; a NoSchedule taint added later does not evict).
 func placement(ds *appsv1.DaemonSet, node *corev1.Node) (shouldRun, shouldContinueRunning bool) {
+	// A template that names a node confines the DaemonSet to it, as in Kubernetes.
+	if n := ds.Spec.Template.Spec.NodeName; n != "" && n != node.Name {
+		return false, false
+	}
 	pod := &corev1.Pod{Spec: *ds.Spec.Template.Spec.DeepCopy()}
 	addDaemonTolerations(&pod.Spec)
 	if match, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !match {

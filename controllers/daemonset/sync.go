@@ -27,6 +27,8 @@ const (
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonFailedDaemonPod  = "FailedDaemonPod"
+	// ReasonSucceededDaemonPod: a daemon pod exited (e.g. stopped by a node shutdown) and is replaced.
+	ReasonSucceededDaemonPod = "SucceededDaemonPod"
 )
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -66,9 +68,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	byNode := map[string][]*corev1.Pod{}
+	// Nodes whose daemon pod is still terminating. As in Kubernetes, without maxSurge the
+	// replacement waits until the old pod is gone, so a daemon holding host ports, sockets or
+	// devices never overlaps with its successor; with maxSurge it may start beside it.
+	terminatingOn := map[string]bool{}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
-			continue // going away; a replacement may start beside it
+			terminatingOn[targetNode(p)] = true
+			continue
 		}
 		byNode[targetNode(p)] = append(byNode[targetNode(p)], p)
 	}
@@ -80,14 +87,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		shouldRun, keep := placement(ds, node)
 		var running []*corev1.Pod
 		for _, p := range byNode[node.Name] {
-			if p.Status.Phase == corev1.PodFailed {
+			switch p.Status.Phase {
+			case corev1.PodFailed:
 				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedDaemonPod, "Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node.Name)
 				remove = append(remove, p)
-				continue
+			case corev1.PodSucceeded:
+				// Daemon pods restart Always, so this one was stopped from outside (node shutdown,
+				// eviction); Kubernetes deletes and replaces it like a failed one.
+				c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", p.Namespace, p.Name, node.Name)
+				remove = append(remove, p)
+			default:
+				running = append(running, p)
 			}
-			running = append(running, p)
 		}
 		switch {
+		case shouldRun && len(running) == 0 && terminatingOn[node.Name] && !allowsSurge(ds):
+			// wait for the old pod to be gone
 		case shouldRun && len(running) == 0:
 			create = append(create, node.Name)
 		case keep && len(running) > 1 && surging(ds, running, hash):
@@ -123,14 +138,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if satisfied {
 		switch {
 		case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
-		case maxSurge(ds, len(nodes)) > 0:
+		case allowsSurge(ds):
 			create = append(create, c.surgeNodes(ds, nodes, byNode, hash)...)
 		default:
 			remove = append(remove, c.rollingUpdateVictims(ds, nodes, byNode, hash, remove)...)
 		}
 		manageErr = c.manage(ctx, key, ds, create, remove, hash)
 	}
-	if err := c.updateStatus(ctx, ds, nodes, byNode, hash); err != nil {
+	if err := c.updateStatus(ctx, ds, nodes, byNode, hash, satisfied); err != nil {
 		return err
 	}
 	return manageErr
@@ -141,11 +156,10 @@ func (c *Controller) claimPods(ctx context.Context, ds *appsv1.DaemonSet, select
 	if err != nil {
 		return nil, err
 	}
-	var objs []metav1.Object
-	for _, p := range all {
-		if !podstate.IsTerminal(p) || p.Status.Phase == corev1.PodFailed {
-			objs = append(objs, p)
-		}
+	// Finished pods are claimed too: failed and succeeded daemon pods are deleted and replaced.
+	objs := make([]metav1.Object, len(all))
+	for i, p := range all {
+		objs[i] = p
 	}
 	cl := controllerref.Claimer{
 		Owner: ds, OwnerGVK: controllerKind, Selector: selector,
@@ -179,23 +193,26 @@ func maxUnavailable(ds *appsv1.DaemonSet, desired int) int {
 	return n
 }
 
-// maxSurge resolves rollingUpdate.maxSurge against the number of nodes (percentages round up);
-// 0 means updates delete before they create.
-func maxSurge(ds *appsv1.DaemonSet, nodes int) int {
+// maxSurge resolves rollingUpdate.maxSurge against the number of nodes that should run the pod
+// (percentages round up, as in Kubernetes); 0 means updates delete before they create.
+func maxSurge(ds *appsv1.DaemonSet, desired int) int {
 	ru := ds.Spec.UpdateStrategy.RollingUpdate
-	if ru == nil || ru.MaxSurge == nil {
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType || ru == nil || ru.MaxSurge == nil {
 		return 0
 	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, nodes, true)
+	n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, desired, true)
 	if err != nil || n < 0 {
 		return 0
 	}
 	return n
 }
 
+// allowsSurge: rolling updates start new pods beside old ones (any non-zero maxSurge).
+func allowsSurge(ds *appsv1.DaemonSet) bool { return maxSurge(ds, 1) > 0 }
+
 // surging: a node runs exactly one current-revision pod beside old ones, as a surge update leaves it.
 func surging(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
-	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType || maxSurge(ds, 1) == 0 {
+	if !allowsSurge(ds) {
 		return false
 	}
 	current := 0
@@ -221,15 +238,18 @@ func (c *Controller) currentAvailable(ds *appsv1.DaemonSet, running []*corev1.Po
 // are not yet available.
 func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []string {
 	now := c.now()
-	budget := maxSurge(ds, len(nodes))
-	var candidates, out []string
+	var eligible []*corev1.Node
 	for _, node := range nodes {
-		if shouldRun, _ := placement(ds, node); !shouldRun {
-			continue
+		if shouldRun, _ := placement(ds, node); shouldRun {
+			eligible = append(eligible, node)
 		}
+	}
+	budget := maxSurge(ds, len(eligible))
+	var candidates, out []string
+	for _, node := range eligible {
 		var current, old []*corev1.Pod
 		for _, p := range byNode[node.Name] {
-			if p.Status.Phase == corev1.PodFailed {
+			if podstate.IsTerminal(p) {
 				continue
 			}
 			if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
@@ -279,7 +299,7 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 		desired++
 		available := false
 		for _, p := range byNode[node.Name] {
-			if doomed[p.UID] || p.Status.Phase == corev1.PodFailed {
+			if doomed[p.UID] || podstate.IsTerminal(p) {
 				continue
 			}
 			old := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash
@@ -361,7 +381,10 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 	return errors.Join(errs...)
 }
 
-func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) error {
+// updateStatus records the counts; observed says this sync acted on the DaemonSet's spec. Like
+// Kubernetes, a sync that only waited for earlier creations/deletions does not raise
+// observedGeneration, so kubectl rollout status keeps waiting for the controller to act.
+func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string, observed bool) error {
 	now := c.now()
 	st := ds.Status.DeepCopy()
 	var desired, current, misscheduled, ready, available, updated int32
@@ -369,7 +392,7 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 		shouldRun, _ := placement(ds, node)
 		var ps []*corev1.Pod
 		for _, p := range byNode[node.Name] {
-			if p.Status.Phase != corev1.PodFailed {
+			if !podstate.IsTerminal(p) {
 				ps = append(ps, p)
 			}
 		}
@@ -408,7 +431,9 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 	st.DesiredNumberScheduled, st.CurrentNumberScheduled, st.NumberMisscheduled = desired, current, misscheduled
 	st.NumberReady, st.NumberAvailable, st.UpdatedNumberScheduled = ready, available, updated
 	st.NumberUnavailable = desired - available
-	st.ObservedGeneration = ds.Generation
+	if observed {
+		st.ObservedGeneration = ds.Generation
+	}
 	if apiequality.Semantic.DeepEqual(&ds.Status, st) {
 		return nil
 	}

@@ -1,0 +1,157 @@
+package daemonset
+
+import (
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
+)
+
+func terminating(p *corev1.Pod) {
+	ts := metav1.NewTime(now)
+	p.DeletionTimestamp = &ts
+}
+
+// Without surge, Kubernetes creates a node's replacement daemon pod only once the old one is gone,
+// so a daemon holding host ports, sockets or devices never overlaps with its successor.
+func TestReplacementWaitsForTheTerminatingPod(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), daemonPod(ds, "old", "n1", oldRevision, terminating))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n2"}) {
+		t.Fatalf("created on %v, want only n2 while n1's old pod terminates", got)
+	}
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v", got)
+	}
+
+	// With maxSurge the new pod may start beside the terminating one.
+	surge := newDS(func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	})
+	fx = newFixture(t, surge, newNode("n1"), daemonPod(surge, "old", "n1", oldRevision, terminating))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("surge: created on %v, want n1", got)
+	}
+}
+
+// A template nodeName restricts the DaemonSet to that node, as in Kubernetes.
+func TestTemplateNodeNameRestrictsNodes(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.NodeName = "n2" })
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), newNode("n3"))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n2"}) {
+		t.Fatalf("created on %v, want only n2", got)
+	}
+	if st := fx.status(t); st.DesiredNumberScheduled != 1 {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+// A daemon pod that ended Succeeded (e.g. stopped by a node shutdown with exit code 0) is deleted
+// and replaced, like a failed one.
+func TestSucceededPodIsDeleted(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"),
+		daemonPod(ds, "done", "n1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"done"}) {
+		t.Fatalf("deleted %v, want the succeeded pod", got)
+	}
+}
+
+// maxSurge percentages are of the nodes that should run the pod, not of all nodes.
+func TestMaxSurgePercentOfDesiredNodes(t *testing.T) {
+	ds := newDS(selecting("role", "edge"), func(ds *appsv1.DaemonSet) {
+		pct, zero := intstr.FromString("50%"), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &pct, MaxUnavailable: &zero}
+	})
+	objs := []runtime.Object{ds,
+		newNode("e1", label("role", "edge")), newNode("e2", label("role", "edge")),
+		newNode("x1"), newNode("x2"), newNode("x3"), newNode("x4"), newNode("x5"), newNode("x6"),
+		daemonPod(ds, "o1", "e1", oldRevision), daemonPod(ds, "o2", "e2", oldRevision)}
+	fx := newFixture(t, objs...)
+	fx.sync(t)
+	// 50% of 2 desired nodes is 1 (not 50% of 8 nodes = 4).
+	if got := fx.createdOn(); len(got) != 1 {
+		t.Fatalf("created on %v, want one surge pod", got)
+	}
+}
+
+// A template toleration for a default daemon taint is replaced by the controller's infinite one
+// (Kubernetes' AddOrUpdate semantics), so a tolerationSeconds copied from elsewhere does not get
+// daemon pods evicted from not-ready nodes; one that merely shares key and effect (another operator
+// or value) does not stand in for it.
+func TestDefaultTolerationsOverrideMatchingOnes(t *testing.T) {
+	secs := int64(300)
+	ds := newDS(func(ds *appsv1.DaemonSet) {
+		ds.Spec.Template.Spec.Tolerations = []corev1.Toleration{
+			{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
+			{Key: taintUnreachable, Operator: corev1.TolerationOpEqual, Value: "x", Effect: corev1.TaintEffectNoExecute},
+		}
+	})
+	fx := newFixture(t, ds, newNode("n1"))
+	fx.sync(t)
+	pods := controllertest.Filter(fx.client.Actions(), "create", "pods")
+	if len(pods) != 1 {
+		t.Fatalf("created %d pods", len(pods))
+	}
+	pod := pods[0].(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+	var notReady, unreachableExists int
+	for _, tol := range pod.Spec.Tolerations {
+		if tol.Key == taintNotReady {
+			notReady++
+			if tol.TolerationSeconds != nil {
+				t.Errorf("not-ready toleration kept tolerationSeconds: %+v", tol)
+			}
+		}
+		if tol.Key == taintUnreachable && tol.Operator == corev1.TolerationOpExists && tol.TolerationSeconds == nil {
+			unreachableExists++
+		}
+	}
+	if notReady != 1 || unreachableExists != 1 {
+		t.Errorf("tolerations %+v: want one infinite not-ready and an added unreachable Exists", pod.Spec.Tolerations)
+	}
+}
+
+// revisionHistoryLimit bounds all old revisions, as in Kubernetes: one still run by a pod counts
+// against the limit (it is kept, and fewer unused ones are).
+func TestHistoryLimitCountsRevisionsInUse(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(1)) })
+	fx := newFixture(t, ds, newNode("n1"), ownedRevision("r1", 1), ownedRevision("r2", 2), ownedRevision("r3", 3),
+		daemonPod(ds, "a", "n1", func(p *corev1.Pod) { p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] = "r1" }))
+	fx.sync(t)
+	var deleted []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
+		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+	}
+	if !slices.Equal(deleted, []string{"agent-r2", "agent-r3"}) {
+		t.Fatalf("pruned %v, want agent-r2 and agent-r3 (agent-r1 is in use and fills the limit of 1)", deleted)
+	}
+}
+
+// While earlier creations and deletions are still unobserved the controller does not act on the
+// DaemonSet, so, as in Kubernetes, it refreshes the counts but does not claim to have observed
+// the new generation (kubectl rollout status keeps waiting).
+func TestObservedGenerationWaitsForExpectations(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Status.ObservedGeneration = 2 })
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), daemonPod(ds, "a", "n1"))
+	fx.c.exp.ExpectCreations("ns/agent", 1)
+	fx.sync(t)
+	if got := fx.createdOn(); len(got) != 0 {
+		t.Fatalf("created on %v with creations pending", got)
+	}
+	st := fx.status(t)
+	if st.ObservedGeneration != 2 || st.DesiredNumberScheduled != 2 || st.CurrentNumberScheduled != 1 {
+		t.Fatalf("status %+v: want the counts refreshed and observedGeneration left at 2", st)
+	}
+}
