@@ -1,18 +1,20 @@
-// Package statefulset runs StatefulSets: pods with stable names <set>-<ordinal> (0 … replicas-1),
-// a stable hostname and the governing service as subdomain. Under the OrderedReady policy pods start
-// one at a time in ordinal order, each waiting for the ones before it to be Running and Ready, and
-// stop one at a time from the highest ordinal; Parallel starts and stops them all at once.
+// Package statefulset runs StatefulSets: pods with stable names <set>-<ordinal> (start …
+// start+replicas-1, start being spec.ordinals.start, 0 by default), a stable hostname and the
+// governing service as subdomain. Under the OrderedReady policy pods start one at a time in ordinal
+// order, each waiting for the ones before it to be Running and Ready, and stop one at a time from
+// the highest ordinal; Parallel starts and stops them all at once. Failed or Succeeded pods are
+// deleted and recreated.
 //
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
 // controller-revision-hash). RollingUpdate replaces pods from the highest ordinal down to
-// spec.updateStrategy.rollingUpdate.partition, one at a time, each after the set is healthy again;
-// ordinals below the partition keep (and are recreated at) the current revision. OnDelete leaves
-// old pods until someone deletes them.
+// spec.updateStrategy.rollingUpdate.partition (counted from the start ordinal), one at a time, each
+// once the pods above it are updated and healthy; ordinals below the partition keep (and are
+// recreated at) the current revision. OnDelete leaves old pods until someone deletes them.
 //
 // volumeClaimTemplates: before a pod is created, each template's claim <template>-<set>-<ordinal>
 // is created if missing (labelled with the selector) and the pod's volume of the template's name
 // points at it; a claim still being deleted makes the pod wait. persistentVolumeClaimRetentionPolicy:
 // whenDeleted Delete makes the set the claims' owner (the garbage collector removes them with the
-// set); whenScaled Delete makes a condemned pod (ordinal ≥ replicas) their owner before it is
+// set); whenScaled Delete makes a condemned pod (ordinal outside the range) their owner before it is
 // deleted; Retain (the default) leaves claims to outlive pods and set.
 package statefulset

@@ -174,6 +174,15 @@ func replicasOf(set *appsv1.StatefulSet) int {
 	return int(*set.Spec.Replicas)
 }
 
+// startOrdinal is spec.ordinals.start: the set's pods are numbered start … start+replicas-1.
+func startOrdinal(set *appsv1.StatefulSet) int {
+	if set.Spec.Ordinals == nil {
+		return 0
+	}
+	return int(set.Spec.Ordinals.Start)
+}
+
+// partitionOf is the rolling update partition, counted (as in Kubernetes) from the start ordinal.
 func partitionOf(set *appsv1.StatefulSet) int {
 	ru := set.Spec.UpdateStrategy.RollingUpdate
 	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil || ru.Partition == nil {
@@ -189,27 +198,30 @@ func (c *Controller) healthy(set *appsv1.StatefulSet, p *corev1.Pod) bool {
 
 func revisionOf(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisionHashLabelKey] }
 
-// manage takes the next steps towards the declared state: create missing and replace failed pods,
-// remove pods beyond replicas, then roll pods at or above the partition to the update revision. Under
-// OrderedReady it takes one step and waits for the set to be healthy before the next.
+// manage takes the next steps towards the declared state: create missing and replace finished pods,
+// remove pods outside the ordinal range, then roll pods at or above the partition to the update
+// revision. Under OrderedReady it takes one step and waits for the set to be healthy before the next.
 func (c *Controller) manage(ctx context.Context, key string, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) error {
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
-	replicas, partition := replicasOf(set), partitionOf(set)
+	start, partition := startOrdinal(set), partitionOf(set)
+	end := start + replicasOf(set) // exclusive
 
 	var errs []error
-	// 1. Ordinals below replicas: create what is missing, replace failed pods.
-	for i := 0; i < replicas; i++ {
+	// 1. Ordinals in [start, end): create what is missing, replace finished pods. Succeeded counts
+	// as finished too: a pod stopped from outside (node shutdown, eviction) may exit 0, and
+	// Kubernetes recreates it regardless of the exit code.
+	for i := start; i < end; i++ {
 		p := byOrdinal[i]
 		switch {
 		case p == nil:
 			rev, tmpl := revs.update, revs.updateTemplate
-			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && i < partition {
+			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && i < start+partition {
 				rev, tmpl = revs.current, revs.currentTemplate
 			}
 			if err := c.createPod(ctx, key, set, i, rev, tmpl); err != nil || ordered {
 				return err
 			}
-		case p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil:
+		case podstate.IsTerminal(p) && p.DeletionTimestamp == nil:
 			if err := c.deletePod(ctx, key, set, p); err != nil || ordered {
 				return err
 			}
@@ -217,10 +229,10 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			return nil // wait for this pod before touching the next
 		}
 	}
-	// 2. Ordinals at or above replicas go, highest first.
+	// 2. Ordinals outside the range go, highest first.
 	var condemned []*corev1.Pod
 	for i, p := range byOrdinal {
-		if i >= replicas {
+		if i < start || i >= end {
 			condemned = append(condemned, p)
 		}
 	}
@@ -244,18 +256,22 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 	if len(errs) > 0 || len(condemned) > 0 {
 		return errors.Join(errs...)
 	}
-	// 3. Rolling update, highest ordinal first, one pod at a time and only while the set is healthy.
+	// 3. Rolling update, highest ordinal first, one pod at a time: an old pod is deleted (and
+	// recreated at the update revision by step 1) once every pod above it is updated and healthy.
+	// As in Kubernetes, pods below the one being replaced need not be healthy — under OrderedReady
+	// step 1 has already waited for them; under Parallel this lets a fix for crash-looping pods roll out.
 	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		return nil
 	}
-	for i := 0; i < replicas; i++ {
-		if p := byOrdinal[i]; p == nil || !c.healthy(set, p) {
-			return nil
-		}
-	}
-	for i := replicas - 1; i >= partition; i-- {
-		if p := byOrdinal[i]; revisionOf(p) != revs.update.Name {
-			return c.deletePod(ctx, key, set, p) // recreated at the update revision by step 1
+	for i := end - 1; i >= start+partition; i-- {
+		p := byOrdinal[i]
+		switch {
+		case p == nil || podstate.IsTerminal(p):
+			return nil // being created or replaced by step 1
+		case revisionOf(p) != revs.update.Name && p.DeletionTimestamp == nil:
+			return c.deletePod(ctx, key, set, p)
+		case !c.healthy(set, p):
+			return nil // wait for it before the next
 		}
 	}
 	return nil

@@ -1,0 +1,113 @@
+package statefulset
+
+import (
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func startAt(n int32) setOpt {
+	return func(s *appsv1.StatefulSet) { s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: n} }
+}
+
+// named is member with an explicit ordinal (member only handles 0-9).
+func named(set *appsv1.StatefulSet, ordinal int, rev string, opts ...podOpt) *corev1.Pod {
+	p := member(set, 0, rev, opts...)
+	p.Name = podFor(set, ordinal, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: rev}}, &set.Spec.Template).Name
+	p.UID = types.UID("uid-" + p.Name)
+	return p
+}
+
+// spec.ordinals.start (GA in Kubernetes 1.31) numbers the pods start … start+replicas-1.
+func TestOrdinalsStart(t *testing.T) {
+	set := newSet(2, startAt(5), claimTemplates)
+	fx := newFixture(t, set)
+	fx.sync(t)
+	pods := fx.created()
+	if !slices.Equal(names(pods), []string{"web-5"}) {
+		t.Fatalf("created %v, want web-5 first", names(pods))
+	}
+	if p := pods[0]; p.Labels[podIndexLabel] != "5" || p.Labels[podNameLabel] != "web-5" || p.Spec.Hostname != "web-5" ||
+		p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data-web-5" {
+		t.Errorf("pod identity: labels %v hostname %s volumes %+v", p.Labels, p.Spec.Hostname, p.Spec.Volumes)
+	}
+
+	// web-5 ready: web-6 next; web-0 (below start) is condemned once the range is healthy.
+	rev := pods[0].Labels[appsv1.ControllerRevisionHashLabelKey]
+	fx = newFixture(t, set, named(set, 0, rev), named(set, 5, rev))
+	fx.sync(t)
+	if got := names(fx.created()); !slices.Equal(got, []string{"web-6"}) {
+		t.Fatalf("created %v, want web-6", got)
+	}
+	fx = newFixture(t, set, named(set, 0, rev), named(set, 5, rev), named(set, 6, rev))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-0"}) {
+		t.Fatalf("deleted %v, want web-0 (outside the ordinal range)", got)
+	}
+	if st := fx.status(t); st.Replicas != 3 || st.ReadyReplicas != 3 {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+// The partition counts from spec.ordinals.start.
+func TestOrdinalsStartPartition(t *testing.T) {
+	set := newSet(3, startAt(10), partition(1))
+	old := revisionFor(t, set, "web:1", 1)
+	update := revisionFor(t, set, "web:2", 2)
+	set.Status.CurrentRevision = old.Name
+	fx := newFixture(t, set, old, update, named(set, 10, old.Name), named(set, 11, update.Name), named(set, 12, update.Name))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v below the partition", got)
+	}
+	fx = newFixture(t, set, old, update, named(set, 10, old.Name), named(set, 12, update.Name))
+	fx.sync(t)
+	pods := fx.created()
+	if len(pods) != 1 || pods[0].Name != "web-11" || pods[0].Labels[appsv1.ControllerRevisionHashLabelKey] != update.Name {
+		t.Fatalf("created %v, want web-11 at the update revision", names(pods))
+	}
+}
+
+// A pod that ended Succeeded (e.g. stopped by a node shutdown with exit code 0) is deleted and
+// recreated, as a failed one is.
+func TestSucceededPodIsReplaced(t *testing.T) {
+	for _, opt := range []setOpt{func(*appsv1.StatefulSet) {}, parallel} {
+		set := newSet(2, opt)
+		rev := revisionFor(t, set, "web:2", 1)
+		fx := newFixture(t, set, rev, member(set, 0, rev.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), member(set, 1, rev.Name))
+		fx.sync(t)
+		if got := fx.deleted(); !slices.Equal(got, []string{"web-0"}) {
+			t.Fatalf("%s: deleted %v, want web-0", set.Spec.PodManagementPolicy, got)
+		}
+	}
+}
+
+// Under Parallel, Kubernetes rolls pods from the highest ordinal down even while a lower pod is
+// unhealthy, so a template fixing crash-looping pods gets rolled out.
+func TestParallelRollingUpdateProceedsPastUnhealthyPods(t *testing.T) {
+	set := newSet(3, parallel)
+	old := revisionFor(t, set, "web:1", 1)
+	set.Status.CurrentRevision = old.Name
+	fx := newFixture(t, set, old, member(set, 0, old.Name, notReady), member(set, 1, old.Name, notReady), member(set, 2, old.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-2"}) {
+		t.Fatalf("deleted %v, want web-2", got)
+	}
+	// web-2 updated but not ready yet: wait for it.
+	update := revisionFor(t, set, "web:2", 2)
+	fx = newFixture(t, set, old, update, member(set, 0, old.Name, notReady), member(set, 1, old.Name, notReady), member(set, 2, update.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v while web-2 is not ready", got)
+	}
+	// web-2 ready: web-1 next.
+	fx = newFixture(t, set, old, update, member(set, 0, old.Name, notReady), member(set, 1, old.Name, notReady), member(set, 2, update.Name))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-1"}) {
+		t.Fatalf("deleted %v, want web-1", got)
+	}
+}
