@@ -75,7 +75,7 @@ func (h HostPortInfo) CheckConflict(ip, protocol string, port int32) bool {
 	return h[ip][pp] > 0 || h[DefaultBindAllHostIP][pp] > 0
 }
 
-// AddPod records every host port of pod's containers (init containers included).
+// AddPod records the host ports of pod's containers and sidecars.
 func (h HostPortInfo) AddPod(pod *v1.Pod) {
 	ForEachHostPort(pod, func(p *v1.ContainerPort) { h.Add(p.HostIP, string(p.Protocol), p.HostPort) })
 }
@@ -98,15 +98,26 @@ func (h HostPortInfo) Clone() HostPortInfo {
 	return out
 }
 
-// ForEachHostPort calls fn for each container port with a host port.
+// ForEachHostPort calls fn for each container port with a host port. Init
+// containers count only when restartable (sidecars): the others have exited
+// before the pod's containers start, so, as in kube-scheduler, they hold no
+// port for the pod's lifetime.
 func ForEachHostPort(pod *v1.Pod, fn func(*v1.ContainerPort)) {
-	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			for j := range list[i].Ports {
-				if list[i].Ports[j].HostPort > 0 {
-					fn(&list[i].Ports[j])
-				}
-			}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			forEachHostPort(c, fn)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		forEachHostPort(&pod.Spec.Containers[i], fn)
+	}
+}
+
+func forEachHostPort(c *v1.Container, fn func(*v1.ContainerPort)) {
+	for j := range c.Ports {
+		if c.Ports[j].HostPort > 0 {
+			fn(&c.Ports[j])
 		}
 	}
 }
