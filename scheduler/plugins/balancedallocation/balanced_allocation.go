@@ -27,9 +27,16 @@ type preScoreState struct{ req *framework.Resource }
 
 func (s *preScoreState) Clone() framework.StateData { return s }
 
-// PreScore computes the pod's requests once for all nodes.
+// PreScore computes the pod's requests once for all nodes. A pod requesting
+// neither CPU nor memory is not scored, as in kube-scheduler: it changes no
+// node's balance, and scoring it would send every such pod to the same
+// best-balanced node (kubernetes/kubernetes#129138).
 func (*BalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreKey, &preScoreState{req: framework.PodRequestsFor(state, pod)})
+	req := framework.PodRequestsFor(state, pod)
+	if req.MilliCPU == 0 && req.Memory == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	state.Write(preScoreKey, &preScoreState{req: req})
 	return nil
 }
 

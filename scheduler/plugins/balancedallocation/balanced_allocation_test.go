@@ -3,6 +3,8 @@ package balancedallocation
 import (
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
 
@@ -39,6 +41,33 @@ func TestBalancedAllocationEdgeCases(t *testing.T) {
 			got := schedtest.RunScore(t, p, pod, schedtest.NodeInfo(tc.node.Name("n").Obj()))
 			if got["n"] != tc.want {
 				t.Fatalf("score = %d, want %d", got["n"], tc.want)
+			}
+		})
+	}
+}
+
+func TestBalancedAllocationSkipsPodsWithoutRequests(t *testing.T) {
+	// A pod requesting neither CPU nor memory changes no node's balance; were
+	// it scored, every such pod would chase the same best-balanced node
+	// (kube-scheduler skips them, kubernetes/kubernetes#129138).
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		wantSkip bool
+	}{
+		{"a pod without requests is not scored", schedtest.MakePod().Obj(), true},
+		{"a pod requesting only ephemeral storage is not scored", schedtest.MakePod().Req("ephemeral-storage", "1Gi").Obj(), true},
+		{"a pod requesting CPU is scored", schedtest.MakePod().Req("cpu", "100m").Obj(), false},
+		{"a pod requesting memory is scored", schedtest.MakePod().Req("memory", "1Gi").Obj(), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := New(nil, nil)
+			ni := schedtest.NodeInfo(schedtest.MakeNode().Name("n").Capacity("cpu", "4", "memory", "4Gi").Obj(),
+				schedtest.MakePod().Name("x").Req("cpu", "3").Obj())
+			got := schedtest.RunScore(t, p, tc.pod, ni)
+			if skipped := got == nil; skipped != tc.wantSkip {
+				t.Fatalf("scores = %v, want skipped %v", got, tc.wantSkip)
 			}
 		})
 	}
