@@ -193,28 +193,30 @@ func readPreFilter(state *framework.CycleState) (*preFilterState, error) {
 	return s, nil
 }
 
-// Filter applies the three rules in kube-scheduler's order: placed pods'
-// anti-affinity, the pod's anti-affinity, the pod's affinity.
+// Filter applies the three rules in kube-scheduler's order: the pod's
+// affinity, the pod's anti-affinity, placed pods' anti-affinity. The order
+// decides the reported reason and code when several fail: an affinity miss is
+// UnschedulableAndUnresolvable, so preemption leaves such a node alone.
 func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	s, err := readPreFilter(state)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
 	node := ni.Node()
-	for p, n := range s.existingAnti {
-		if n > 0 && node.Labels[p.key] == p.value {
-			if _, ok := node.Labels[p.key]; ok {
-				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
-			}
-		}
+	if !s.satisfiesAffinity(node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
 	}
 	for _, t := range s.pod.RequiredAntiAffinityTerms {
 		if v, ok := node.Labels[t.TopologyKey]; ok && s.anti[topologyPair{t.TopologyKey, v}] > 0 {
 			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
 		}
 	}
-	if !s.satisfiesAffinity(node) {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	for p, n := range s.existingAnti {
+		if n > 0 && node.Labels[p.key] == p.value {
+			if _, ok := node.Labels[p.key]; ok {
+				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+			}
+		}
 	}
 	return nil
 }

@@ -60,6 +60,21 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch},
 		},
 		{
+			// kube-scheduler checks the pod's own affinity first: its rejection is
+			// UnschedulableAndUnresolvable, so preemption does not try the node.
+			name: "a node failing both the pod's affinity and a placed pod's anti-affinity reports the affinity",
+			pod:  schedtest.MakePod().Name("web").Label("app", "web").PodAffinity(zone, "app", "db").Obj(),
+			n1:   []*v1.Pod{db()},
+			n3:   []*v1.Pod{schedtest.MakePod().Name("loner").PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()},
+			want: map[string]string{"n1": "", "n2": "", "n3": "UnschedulableAndUnresolvable: " + ErrReasonAffinityRulesNotMatch},
+		},
+		{
+			name: "a node failing both the pod's anti-affinity and a placed pod's anti-affinity reports the pod's",
+			pod:  schedtest.MakePod().Name("web").Label("app", "web").PodAntiAffinity(v1.LabelHostname, "app", "loner").Obj(),
+			n3:   []*v1.Pod{schedtest.MakePod().Name("loner").Label("app", "loner").PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()},
+			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonAntiAffinityRulesNotMatch},
+		},
+		{
 			name: "pods in other namespaces are not selected by default",
 			pod:  schedtest.MakePod().Name("web").PodAntiAffinity(zone, "app", "db").Obj(),
 			n1:   []*v1.Pod{schedtest.MakePod().Namespace("other").Name("db").Label("app", "db").Obj()},
