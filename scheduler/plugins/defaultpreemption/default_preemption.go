@@ -7,8 +7,11 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -19,7 +22,8 @@ const (
 	Name = "DefaultPreemption"
 	// ReasonNotHelpful is counted for nodes where evicting pods cannot help.
 	ReasonNotHelpful = "Preemption is not helpful for scheduling"
-	// ReasonNoVictims is counted for nodes where even evicting every lower-priority pod is not enough.
+	// ReasonNoVictims is counted for nodes holding no lower-priority pod (where evicting
+	// them all is not enough, the Filter's own reason is counted instead).
 	ReasonNoVictims = "No preemption victims found for incoming pod"
 	// MsgPolicyNever is the verdict for pods with preemptionPolicy: Never (the
 	// FitError message adds the final period, as for every part).
@@ -29,14 +33,23 @@ const (
 )
 
 // DefaultPreemption implements PostFilter.
-type DefaultPreemption struct{ h framework.Handle }
+type DefaultPreemption struct {
+	h framework.Handle
+	// pdbs lists PodDisruptionBudgets: victims are chosen to violate as few
+	// as possible (nil without an informer factory: no budget is known).
+	pdbs policylisters.PodDisruptionBudgetLister
+}
 
 // New builds the plugin.
 func New(_ any, h framework.Handle) (framework.Plugin, error) {
 	if h == nil || h.ClientSet() == nil {
 		return nil, errors.New("DefaultPreemption needs a clientset")
 	}
-	return &DefaultPreemption{h: h}, nil
+	pl := &DefaultPreemption{h: h}
+	if f := h.SharedInformerFactory(); f != nil {
+		pl.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
+	}
+	return pl, nil
 }
 
 // Name implements framework.Plugin.
@@ -46,6 +59,9 @@ func (*DefaultPreemption) Name() string { return Name }
 type Candidate struct {
 	Node    string
 	Victims []*v1.Pod
+	// NumPDBViolations counts victims whose eviction exceeds a
+	// PodDisruptionBudget's allowed disruptions.
+	NumPDBViolations int
 }
 
 // PostFilter finds a candidate, deletes its victims and nominates its node.
@@ -98,6 +114,14 @@ func (pl *DefaultPreemption) ineligible(pod *v1.Pod) string {
 func (pl *DefaultPreemption) FindCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) ([]Candidate, framework.NodeToStatus, error) {
 	nodes := pl.h.SnapshotLister().List()
 	statuses := framework.NodeToStatus{}
+	var pdbs []budget
+	if pl.pdbs != nil {
+		list, err := pl.pdbs.List(labels.Everything())
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+		}
+		pdbs = parseBudgets(list)
+	}
 	var candidates []Candidate
 	for _, ni := range nodes {
 		name := ni.Node().Name
@@ -105,23 +129,26 @@ func (pl *DefaultPreemption) FindCandidates(ctx context.Context, state *framewor
 			statuses[name] = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNotHelpful)
 			continue
 		}
-		victims, fits, err := pl.selectVictimsOnNode(ctx, state, pod, ni)
-		if err != nil {
-			return nil, nil, err
+		c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
+		if s.Code() == framework.Error {
+			return nil, nil, s.AsError()
 		}
-		if !fits || len(victims) == 0 {
-			statuses[name] = framework.NewStatus(framework.Unschedulable, ReasonNoVictims)
+		if !s.IsSuccess() {
+			statuses[name] = s
 			continue
 		}
-		candidates = append(candidates, Candidate{Node: name, Victims: victims})
+		candidates = append(candidates, c)
 	}
 	return candidates, statuses, nil
 }
 
 // selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks
 // that pod fits, then reprieves pods from the most important down while it
-// still fits. fits is false when evicting everything is not enough.
-func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) ([]*v1.Pod, bool, error) {
+// still fits: first those whose eviction would violate a PodDisruptionBudget,
+// then the others. As in kube-scheduler, a node without lower-priority pods
+// says "No preemption victims found", and a node where evicting all of them
+// is not enough gives the Filter's own rejection (e.g. "Insufficient cpu").
+func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []budget) (Candidate, *framework.Status) {
 	prio := corev1helpers.PodPriority(pod)
 	var lower []*framework.PodInfo
 	for _, p := range ni.Pods {
@@ -130,21 +157,18 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 		}
 	}
 	if len(lower) == 0 {
-		return nil, false, nil
+		return Candidate{}, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNoVictims)
 	}
 	node := ni.Clone()
 	st := state.Clone()
 	for _, p := range lower {
 		node.RemovePod(p.Pod)
 		if s := pl.h.RunPreFilterExtensionRemovePod(ctx, st, pod, p, node); !s.IsSuccess() {
-			return nil, false, s.AsError()
+			return Candidate{}, framework.AsStatus(s.AsError())
 		}
 	}
 	if s := pl.h.RunFilterPlugins(ctx, st, pod, node); !s.IsSuccess() {
-		if s.Code() == framework.Error {
-			return nil, false, s.AsError()
-		}
-		return nil, false, nil
+		return Candidate{}, s
 	}
 	// Most important first: those are the ones worth keeping.
 	sort.SliceStable(lower, func(i, j int) bool {
@@ -154,26 +178,105 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 		}
 		return lower[i].Pod.CreationTimestamp.Before(&lower[j].Pod.CreationTimestamp)
 	})
-	var victims []*v1.Pod
-	for _, p := range lower {
+	violating, nonViolating := splitByPDBViolation(lower, pdbs)
+	c := Candidate{Node: ni.NodeName()}
+	reprieve := func(p *framework.PodInfo) (bool, *framework.Status) {
 		node.AddPodInfo(p)
 		if s := pl.h.RunPreFilterExtensionAddPod(ctx, st, pod, p, node); !s.IsSuccess() {
-			return nil, false, s.AsError()
+			return false, framework.AsStatus(s.AsError())
 		}
 		if s := pl.h.RunFilterPlugins(ctx, st, pod, node); s.IsSuccess() {
-			continue
+			return true, nil
 		}
 		node.RemovePod(p.Pod)
 		if s := pl.h.RunPreFilterExtensionRemovePod(ctx, st, pod, p, node); !s.IsSuccess() {
-			return nil, false, s.AsError()
+			return false, framework.AsStatus(s.AsError())
 		}
-		victims = append(victims, p.Pod)
+		c.Victims = append(c.Victims, p.Pod)
+		return false, nil
 	}
-	return victims, true, nil
+	for _, p := range violating {
+		kept, s := reprieve(p)
+		if s != nil {
+			return Candidate{}, s
+		}
+		if !kept {
+			c.NumPDBViolations++
+		}
+	}
+	for _, p := range nonViolating {
+		if _, s := reprieve(p); s != nil {
+			return Candidate{}, s
+		}
+	}
+	if len(c.Victims) == 0 {
+		// The pod fits without evicting anything: nothing for preemption to do here.
+		return Candidate{}, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNoVictims)
+	}
+	return c, nil
 }
 
-// SelectCandidate picks the candidate whose most important victim is least
-// important, then the smallest sum of victim priorities, then the fewest victims.
+// budget is a PodDisruptionBudget with its selector parsed once per preemption.
+type budget struct {
+	pdb *policyv1.PodDisruptionBudget
+	sel labels.Selector
+}
+
+// parseBudgets keeps the budgets that can select pods: a nil, empty or
+// invalid selector matches none.
+func parseBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
+	out := make([]budget, 0, len(pdbs))
+	for _, pdb := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		out = append(out, budget{pdb: pdb, sel: sel})
+	}
+	return out
+}
+
+// splitByPDBViolation sorts pods (keeping their order) into those whose
+// eviction, counted in order, would exceed the allowed disruptions of a
+// PodDisruptionBudget selecting them, and the others. Pods a budget already
+// lists as disrupted do not count against it again.
+func splitByPDBViolation(pods []*framework.PodInfo, pdbs []budget) (violating, nonViolating []*framework.PodInfo) {
+	if len(pdbs) == 0 {
+		return nil, pods
+	}
+	allowed := make([]int32, len(pdbs))
+	for i := range pdbs {
+		allowed[i] = pdbs[i].pdb.Status.DisruptionsAllowed
+	}
+	for _, p := range pods {
+		violates := false
+		if len(p.Pod.Labels) > 0 {
+			for i, b := range pdbs {
+				if b.pdb.Namespace != p.Pod.Namespace || !b.sel.Matches(labels.Set(p.Pod.Labels)) {
+					continue
+				}
+				if _, done := b.pdb.Status.DisruptedPods[p.Pod.Name]; done {
+					continue
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violates = true
+				}
+			}
+		}
+		if violates {
+			violating = append(violating, p)
+		} else {
+			nonViolating = append(nonViolating, p)
+		}
+	}
+	return violating, nonViolating
+}
+
+// SelectCandidate picks, as kube-scheduler does, the candidate with the
+// fewest PodDisruptionBudget violations, then whose most important victim is
+// least important, then the smallest sum of victim priorities, then the
+// fewest victims.
 func SelectCandidate(cs []Candidate) Candidate {
 	best := 0
 	for i := 1; i < len(cs); i++ {
@@ -185,6 +288,9 @@ func SelectCandidate(cs []Candidate) Candidate {
 }
 
 func better(a, b Candidate) bool {
+	if a.NumPDBViolations != b.NumPDBViolations {
+		return a.NumPDBViolations < b.NumPDBViolations
+	}
 	ha, hb := highest(a.Victims), highest(b.Victims)
 	if ha != hb {
 		return ha < hb

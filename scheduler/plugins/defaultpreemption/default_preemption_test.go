@@ -2,9 +2,11 @@ package defaultpreemption
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -81,7 +83,9 @@ func TestPreemptionExplainsWhyNoNodeHelps(t *testing.T) {
 	f, _ := setup(t, nodes...)
 	_, s := postFilter(t, f, schedtest.MakePod().Name("big").Priority(1000).Req("cpu", "2").Obj())
 	// The scheduler's FitError appends the final period when it adds this to its own message.
-	want := "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod"
+	// "small" still lacks CPU with its low-priority pod gone: as kube-scheduler
+	// does, the message gives that filter's reason, not "no victims".
+	want := "preemption: 0/3 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling"
 	if s.Code() != framework.Unschedulable || s.Message() != want {
 		t.Fatalf("status = %v\nwant message %q", s, want)
 	}
@@ -95,5 +99,83 @@ func TestPodsThatMayNotPreemptSayWhy(t *testing.T) {
 	pod.Spec.PreemptionPolicy = &never
 	if _, s := postFilter(t, f, pod); s.Message() != MsgPolicyNever {
 		t.Fatalf("message = %q, want %q", s.Message(), MsgPolicyNever)
+	}
+}
+
+func guarded(name string, prio int32, cpu string) *v1.Pod {
+	return schedtest.MakePod().Name(name).Label("app", "guarded").Priority(prio).Req("cpu", cpu).Obj()
+}
+
+// noDisruptions is a budget allowing no eviction of app=guarded pods.
+func noDisruptions() *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "guard", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}
+}
+
+func TestPreemptionAvoidsViolatingPodDisruptionBudgets(t *testing.T) {
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("cpu", "2").Obj() }
+	tests := []struct {
+		name        string
+		nodes       []*framework.NodeInfo
+		wantNode    string
+		wantDeleted []string
+	}{
+		{
+			// Without the budget n1 would win: its victim is less important.
+			name: "a node whose victims violate no budget wins over less important victims",
+			nodes: []*framework.NodeInfo{
+				schedtest.NodeInfo(node("n1"), guarded("a", 10, "2")),
+				schedtest.NodeInfo(node("n2"), low("b", 20, "2")),
+			},
+			wantNode: "n2", wantDeleted: []string{"b"},
+		},
+		{
+			// Reprieving by importance alone would keep b and evict a.
+			name: "on a node, pods guarded by a budget are reprieved first",
+			nodes: []*framework.NodeInfo{
+				schedtest.NodeInfo(node("n1"), guarded("a", 5, "1"), low("b", 10, "1")),
+			},
+			wantNode: "n1", wantDeleted: []string{"b"},
+		},
+		{
+			name: "when every node violates a budget, the fewest violations win",
+			nodes: []*framework.NodeInfo{
+				schedtest.NodeInfo(node("n1"), guarded("a1", 1, "1"), guarded("a2", 1, "1")),
+				schedtest.NodeInfo(node("n2"), guarded("b1", 50, "1"), low("b2", 60, "1")),
+			},
+			wantNode: "n2", wantDeleted: []string{"b1", "b2"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cs := setup(t, tc.nodes...)
+			if err := f.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Informer().GetIndexer().Add(noDisruptions()); err != nil {
+				t.Fatal(err)
+			}
+			need := "1"
+			if len(tc.wantDeleted) == 2 {
+				need = "2"
+			}
+			res, s := postFilter(t, f, schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", need).Obj())
+			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
+				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+			pods, _ := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+			left := map[string]bool{}
+			for _, p := range pods.Items {
+				left[p.Name] = true
+			}
+			for _, ni := range tc.nodes {
+				for _, p := range ni.Pods {
+					deleted := !left[p.Pod.Name]
+					if want := slices.Contains(tc.wantDeleted, p.Pod.Name); deleted != want {
+						t.Errorf("%s deleted = %v, want %v", p.Pod.Name, deleted, want)
+					}
+				}
+			}
+		})
 	}
 }
