@@ -70,27 +70,26 @@ func parseConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]c
 	return out, nil
 }
 
-// eligible reports whether node counts as a domain for constraints.
-func eligible(node *v1.Node, pod *v1.Pod, cs []constraint, aff nodeaffinity.RequiredNodeAffinity) bool {
-	for _, c := range cs {
-		if _, ok := node.Labels[c.key]; !ok {
-			return false
-		}
-	}
-	for _, c := range cs {
-		if c.honorAff {
-			if ok, _ := aff.Match(node); !ok {
-				return false
-			}
-			break
-		}
-	}
-	for _, c := range cs {
-		if c.honorTaints && untolerated(node, pod) {
+// hasAllKeys reports whether node has every constraint's topology label:
+// kube-scheduler leaves other nodes out of the counts.
+func hasAllKeys(node *v1.Node, cs []constraint) bool {
+	for i := range cs {
+		if _, ok := node.Labels[cs[i].key]; !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// includes reports whether node's pods count for c under c's own node
+// inclusion policies (each constraint applies its own, as in kube-scheduler).
+func (c *constraint) includes(node *v1.Node, pod *v1.Pod, aff nodeaffinity.RequiredNodeAffinity) bool {
+	if c.honorAff {
+		if ok, _ := aff.Match(node); !ok {
+			return false
+		}
+	}
+	return !c.honorTaints || !untolerated(node, pod)
 }
 
 func untolerated(node *v1.Node, pod *v1.Pod) bool {

@@ -14,10 +14,25 @@ import (
 )
 
 // PodTopologySpread implements PreFilter (with extensions), Filter, PreScore and Score.
-type PodTopologySpread struct{ h framework.Handle }
+type PodTopologySpread struct {
+	h framework.Handle
+	// owners backs the system default constraints; nil without an informer factory.
+	owners *ownerListers
+}
 
 // New builds the plugin.
-func New(_ any, h framework.Handle) (framework.Plugin, error) { return &PodTopologySpread{h: h}, nil }
+func New(_ any, h framework.Handle) (framework.Plugin, error) {
+	pl := &PodTopologySpread{h: h}
+	if h != nil && h.SharedInformerFactory() != nil {
+		f := h.SharedInformerFactory()
+		pl.owners = &ownerListers{
+			services:     f.Core().V1().Services().Lister(),
+			replicaSets:  f.Apps().V1().ReplicaSets().Lister(),
+			statefulSets: f.Apps().V1().StatefulSets().Lister(),
+		}
+	}
+	return pl, nil
+}
 
 // Name implements framework.Plugin.
 func (*PodTopologySpread) Name() string { return Name }
@@ -69,11 +84,13 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 	for _, ni := range pl.h.SnapshotLister().List() {
 		node := ni.Node()
-		if !eligible(node, pod, cs, s.aff) {
+		if !hasAllKeys(node, cs) {
 			continue
 		}
-		for i, c := range cs {
-			s.counts[i][node.Labels[c.key]] += countMatching(ni, pod.Namespace, c.selector)
+		for i := range cs {
+			if c := &cs[i]; c.includes(node, pod, s.aff) {
+				s.counts[i][node.Labels[c.key]] += countMatching(ni, pod.Namespace, c.selector)
+			}
 		}
 	}
 	state.Write(preFilterKey, s)
@@ -108,11 +125,11 @@ func update(state *framework.CycleState, pod, changed *v1.Pod, ni *framework.Nod
 		return framework.AsStatus(err)
 	}
 	node := ni.Node()
-	if !eligible(node, pod, s.constraints, s.aff) {
+	if !hasAllKeys(node, s.constraints) {
 		return nil
 	}
-	for i, c := range s.constraints {
-		if matches(changed, pod.Namespace, c.selector) {
+	for i := range s.constraints {
+		if c := &s.constraints[i]; c.includes(node, pod, s.aff) && matches(changed, pod.Namespace, c.selector) {
 			s.counts[i][node.Labels[c.key]] += delta
 		}
 	}

@@ -3,7 +3,11 @@ package podtopologyspread
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
@@ -79,5 +83,108 @@ func TestPodTopologySpreadScorePrefersLessCrowdedDomains(t *testing.T) {
 	got := schedtest.RunScore(t, p, pod, nodes...)
 	if !(got["n3"] > got["n1"] && got["n1"] == got["n2"]) || got["n4"] != 0 || got["n3"] != 100 {
 		t.Fatalf("scores = %v, want zone b highest (100), zone a equal and lower, unlabelled 0", got)
+	}
+}
+
+func TestPodTopologySpreadScoreValues(t *testing.T) {
+	// zones() plus n5, alone in zone c and not among the feasible nodes.
+	all := append(zones(), schedtest.NodeInfo(schedtest.MakeNode().Name("n5").Label(zone, "c").Obj()))
+	feasible := all[:4]
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want map[string]int64
+	}{
+		{
+			// kube-scheduler's raw score is count × log(domains+2) + (maxSkew-1),
+			// the domains being those of the feasible nodes (a and b, not c):
+			// zone a 3×ln4+2 ≈ 6, zone b 2, then reversed over [2, 6].
+			name: "maxSkew waters down the difference; unfeasible domains do not weigh",
+			pod:  schedtest.MakePod().Name("new").Label("app", "web").SpreadConstraint(3, zone, v1.ScheduleAnyway, "app", "web").Obj(),
+			want: map[string]int64{"n1": 33, "n2": 33, "n3": 100, "n4": 0},
+		},
+		{
+			// Per node, over the 4 feasible nodes: n1 2×ln6 ≈ 4, n2 ≈ 2, n3 and n4 0.
+			name: "hostname spreading counts each node",
+			pod:  schedtest.MakePod().Name("new").Label("app", "web").SpreadConstraint(1, v1.LabelHostname, v1.ScheduleAnyway, "app", "web").Obj(),
+			want: map[string]int64{"n1": 0, "n2": 50, "n3": 100, "n4": 100},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := New(nil, schedtest.Handle(t, all...))
+			got := schedtest.RunScore(t, p, tc.pod, feasible...)
+			for n, want := range tc.want {
+				if got[n] != want {
+					t.Errorf("scores = %v, want %v", got, tc.want)
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestPodTopologySpreadSystemDefaults(t *testing.T) {
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	svc := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       v1.ServiceSpec{Selector: map[string]string{"app": "web"}},
+	}
+	owned := func() *v1.Pod {
+		p := web("new")
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: ptr.To(true)}}
+		return p
+	}
+	// Default constraints: hostname maxSkew 3, zone maxSkew 5; n4 lacks a zone
+	// but is still scored by hostname. Raw: n1 2×ln6+2 + 3×ln5+4 ≈ 14,
+	// n2 ≈ 13, n3 6, n4 2; reversed over [2, 14].
+	spread := map[string]int64{"n1": 14, "n2": 21, "n3": 71, "n4": 100}
+	tests := []struct {
+		name    string
+		pod     *v1.Pod
+		objects []runtime.Object
+		want    map[string]int64 // nil: not scored
+	}{
+		{"a ReplicaSet's pod is spread by default", owned(), []runtime.Object{rs}, spread},
+		{"a Service's pod is spread by default", web("new"), []runtime.Object{svc}, spread},
+		{"a pod of no Service or controller is not spread", web("new"), nil, nil},
+		{"a pod whose controller is gone is not spread", owned(), nil, nil},
+		{"a pod with its own constraints gets no defaults", schedtest.MakePod().Name("new").Label("app", "web").
+			SpreadConstraint(1, zone, v1.DoNotSchedule, "app", "web").Obj(), []runtime.Object{rs, svc}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := zones()
+			h := schedtest.Handle(t, nodes...)
+			f := h.SharedInformerFactory()
+			for _, o := range tc.objects {
+				var err error
+				switch o := o.(type) {
+				case *appsv1.ReplicaSet:
+					err = f.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(o)
+				case *v1.Service:
+					err = f.Core().V1().Services().Informer().GetIndexer().Add(o)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := New(nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := schedtest.RunScore(t, p, tc.pod, nodes...)
+			if (got == nil) != (tc.want == nil) {
+				t.Fatalf("scores = %v, want %v", got, tc.want)
+			}
+			for n, want := range tc.want {
+				if got[n] != want {
+					t.Fatalf("scores = %v, want %v", got, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -13,8 +13,15 @@ import (
 
 type preScoreState struct {
 	constraints []constraint
-	counts      []map[string]int64
-	// weights favour constraints over many domains: log(domains + 2).
+	// requireAll: a node lacking any constraint's label is not scored. Only
+	// the pod's own constraints require it; with the system defaults a node
+	// without a zone is still spread by hostname.
+	requireAll bool
+	// counts[i] maps the domains of constraint i that feasible nodes are in
+	// to their matching pods (hostname constraints count in Score).
+	counts []map[string]int64
+	// weights favour constraints over many domains: log(domains + 2), the
+	// domains being those of the feasible nodes.
 	weights []float64
 }
 
@@ -23,38 +30,92 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 // ignored marks nodes lacking a constraint's label; NormalizeScore gives them 0.
 const ignored = -1
 
-// PreScore counts matching pods per domain for the soft constraints.
-func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	cs, err := parseConstraints(pod, v1.ScheduleAnyway)
-	if err != nil {
-		return framework.AsStatus(err)
+// PreScore counts matching pods per domain for the soft constraints: the
+// pod's own, or kube-scheduler's system defaults when it has none.
+func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
+	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0
+	var cs []constraint
+	if requireAll {
+		var err error
+		if cs, err = parseConstraints(pod, v1.ScheduleAnyway); err != nil {
+			return framework.AsStatus(err)
+		}
+	} else {
+		cs = pl.defaultConstraints(pod)
 	}
-	if len(cs) == 0 {
+	if len(cs) == 0 || len(feasible) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
-	s := &preScoreState{constraints: cs, counts: make([]map[string]int64, len(cs)), weights: make([]float64, len(cs))}
+	s := &preScoreState{constraints: cs, requireAll: requireAll, counts: make([]map[string]int64, len(cs)), weights: make([]float64, len(cs))}
+	sizes := make([]int, len(cs))
+	unlabelled := make([]bool, len(cs))
 	for i := range s.counts {
 		s.counts[i] = map[string]int64{}
+	}
+	scored := 0
+	for _, ni := range feasible {
+		node := ni.Node()
+		if requireAll && !hasAllKeys(node, cs) {
+			continue
+		}
+		scored++
+		for i := range cs {
+			if cs[i].key == v1.LabelHostname {
+				continue
+			}
+			v, ok := node.Labels[cs[i].key]
+			switch {
+			case !ok:
+				// Nodes without the label form one more domain for the
+				// weight, as in kube-scheduler; they never score on it.
+				if !unlabelled[i] {
+					unlabelled[i] = true
+					sizes[i]++
+				}
+			case !hasDomain(s.counts[i], v):
+				s.counts[i][v] = 0
+				sizes[i]++
+			}
+		}
+	}
+	for i := range cs {
+		size := sizes[i]
+		if cs[i].key == v1.LabelHostname {
+			size = scored
+		}
+		s.weights[i] = math.Log(float64(size + 2))
 	}
 	aff := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, ni := range pl.h.SnapshotLister().List() {
 		node := ni.Node()
-		if !eligible(node, pod, cs, aff) {
+		if requireAll && !hasAllKeys(node, cs) {
 			continue
 		}
-		for i, c := range cs {
-			s.counts[i][node.Labels[c.key]] += countMatching(ni, pod.Namespace, c.selector)
+		for i := range cs {
+			c := &cs[i]
+			if c.key == v1.LabelHostname {
+				continue
+			}
+			v, ok := node.Labels[c.key]
+			if !ok || !hasDomain(s.counts[i], v) || !c.includes(node, pod, aff) {
+				continue
+			}
+			s.counts[i][v] += countMatching(ni, pod.Namespace, c.selector)
 		}
-	}
-	for i := range cs {
-		s.weights[i] = math.Log(float64(len(s.counts[i]) + 2))
 	}
 	state.Write(preScoreKey, s)
 	return nil
 }
 
-// Score is the weighted count of matching pods in the node's domains (fewer is better).
-func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+func hasDomain(m map[string]int64, v string) bool {
+	_, ok := m[v]
+	return ok
+}
+
+// Score is kube-scheduler's: per constraint, the matching pods in the node's
+// domain times the constraint's weight, plus maxSkew-1 (which waters down
+// small differences); fewer is better.
+func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	d, err := state.Read(preScoreKey)
 	if err != nil {
 		return 0, framework.AsStatus(err)
@@ -63,13 +124,24 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 	if !ok {
 		return 0, framework.AsStatus(fmt.Errorf("%s: unexpected state %T", Name, d))
 	}
+	node := ni.Node()
+	if s.requireAll && !hasAllKeys(node, s.constraints) {
+		return ignored, nil
+	}
 	var score float64
-	for i, c := range s.constraints {
-		v, ok := ni.Node().Labels[c.key]
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		v, ok := node.Labels[c.key]
 		if !ok {
-			return ignored, nil
+			continue
 		}
-		score += float64(s.counts[i][v]+c.maxSkew-1) * s.weights[i]
+		var n int64
+		if c.key == v1.LabelHostname {
+			n = countMatching(ni, pod.Namespace, c.selector)
+		} else {
+			n = s.counts[i][v]
+		}
+		score += float64(n)*s.weights[i] + float64(c.maxSkew-1)
 	}
 	return int64(math.Round(score)), nil
 }
