@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -82,7 +83,25 @@ func fieldRef(pod *corev1.Pod, path, podIP string) (string, error) {
 	case "status.hostIP", "status.hostIPs":
 		return pod.Status.HostIP, nil
 	}
+	// One label or annotation, as metadata.labels['key']: the Job
+	// controller hands indexed pods JOB_COMPLETION_INDEX this way. A key the
+	// pod lacks resolves to "", as in the kubelet.
+	if key, ok := subscript(path, "metadata.labels"); ok {
+		return pod.Labels[key], nil
+	}
+	if key, ok := subscript(path, "metadata.annotations"); ok {
+		return pod.Annotations[key], nil
+	}
 	return "", fmt.Errorf("fieldRef %q is not supported", path)
+}
+
+// subscript returns key when path is field['key'].
+func subscript(path, field string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, field+"['")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, "']")
 }
 
 // expand replaces $(NAME) with earlier variables' values; $$ escapes a

@@ -28,12 +28,18 @@ func TestEnvForResolvesLiteralsFieldRefsAndReferences(t *testing.T) {
 		{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 		{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		{Name: "INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+		{Name: "TIER", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['tier']"}}},
+		{Name: "ABSENT", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['absent']"}}},
 	}}
-	got, err := envFor(testPod(), c, "10.1.0.5", nil, nil)
+	pod := testPod()
+	pod.Labels = map[string]string{"tier": "front"}
+	pod.Annotations = map[string]string{"batch.kubernetes.io/job-completion-index": "3"}
+	got, err := envFor(pod, c, "10.1.0.5", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"A=one", "B=one-two $(A) $(MISSING)", "POD=web", "NS=shop", "IP=10.1.0.5", "NODE=node-a"}
+	want := []string{"A=one", "B=one-two $(A) $(MISSING)", "POD=web", "NS=shop", "IP=10.1.0.5", "NODE=node-a", "INDEX=3", "TIER=front", "ABSENT="}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("env = %q, want %q", got, want)
 	}
@@ -49,6 +55,7 @@ func TestEnvForRejectsWhatItCannotResolve(t *testing.T) {
 	}{
 		{"secret key", corev1.Container{Env: []corev1.EnvVar{{Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}}},
 		{"unknown field", corev1.Container{Env: []corev1.EnvVar{{Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		{"subscript of a field without keys", corev1.Container{Env: []corev1.EnvVar{{Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name['x']"}}}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
