@@ -184,9 +184,7 @@ func validateEnvVarValueFrom(ev corev1.EnvVar, fldPath *field.Path) field.ErrorL
 	n := 0
 	if from.FieldRef != nil {
 		n++
-		if from.FieldRef.FieldPath == "" {
-			errs = append(errs, field.Required(fldPath.Child("fieldRef", "fieldPath"), ""))
-		}
+		errs = append(errs, validateObjectFieldSelector(from.FieldRef, envFieldPaths, fldPath.Child("fieldRef"))...)
 	}
 	if from.ResourceFieldRef != nil {
 		n++

@@ -143,7 +143,49 @@ func TestValidatePod(t *testing.T) {
 		{name: "hostNetwork ports default to container ports", obj: podWith(func(p *corev1.Pod) { p.Spec.HostNetwork = true })},
 		{name: "nodeName must be a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.NodeName = "Node_1" }),
 			want: []want{{"spec.nodeName", invalid}}},
+		{name: "env fieldRefs the downward API resolves", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{
+				envField("A", "status.podIP"), envField("B", "metadata.labels['app']"),
+				envField("C", "metadata.annotations['batch.kubernetes.io/job-completion-index']"),
+			}
+		})},
+		{name: "env fieldRef to an unknown field", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{envField("A", "spec.hostname")}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", notSupported}}},
+		{name: "env fieldRef to a whole label map", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{envField("A", "metadata.labels")}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", notSupported}}},
+		{name: "env fieldRef subscript of a plain field", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{envField("A", "metadata.name['x']")}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom.fieldRef", invalid}}},
+		{name: "env fieldRef to an impossible label key", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{envField("A", "metadata.labels['a b']")}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom.fieldRef", invalid}}},
+		{name: "env fieldRef of another API version", obj: podWith(func(p *corev1.Pod) {
+			e := envField("A", "metadata.name")
+			e.ValueFrom.FieldRef.APIVersion = "v2"
+			p.Spec.Containers[0].Env = []corev1.EnvVar{e}
+		}), want: []want{{"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", invalid}}},
+		{name: "downwardAPI volume files", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+				{Path: "app", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}},
+				{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
+			}}}
+		})},
+		{name: "downwardAPI volume file problems", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "ip", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}},
+				{Path: "../up", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
+				{Path: "none"},
+			}}}
+		}), want: []want{{"spec.volumes[0].downwardAPI.items[0].fieldRef.fieldPath", notSupported},
+			{"spec.volumes[0].downwardAPI.items[1].path", invalid}, {"spec.volumes[0].downwardAPI.items[2]", required}}},
 	})
+}
+
+func envField(name, path string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
 func TestPodErrorReadsLikeKubernetes(t *testing.T) {

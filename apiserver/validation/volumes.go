@@ -1,11 +1,14 @@
 package validation
 
 import (
+	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -71,6 +74,75 @@ func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.E
 		errs = append(errs, validateMode(src.Projected.DefaultMode, fldPath.Child("projected", "defaultMode"))...)
 	case src.DownwardAPI != nil:
 		errs = append(errs, validateMode(src.DownwardAPI.DefaultMode, fldPath.Child("downwardAPI", "defaultMode"))...)
+		errs = append(errs, validateDownwardAPIFiles(src.DownwardAPI.Items, fldPath.Child("downwardAPI", "items"))...)
+	}
+	return errs
+}
+
+// Fields the downward API resolves (Kubernetes' lists): environment
+// variables take single values, volume files also whole label and
+// annotation maps. Either takes one label or annotation as
+// metadata.labels['key'].
+var (
+	envFieldPaths = []string{"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+		"spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"}
+	volumeFieldPaths = []string{"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"}
+)
+
+// validateObjectFieldSelector checks a fieldRef against the fields its user
+// can resolve, so a pod the node agent could never start is refused here.
+func validateObjectFieldSelector(fs *corev1.ObjectFieldSelector, supported []string, fldPath *field.Path) field.ErrorList {
+	switch {
+	case fs.APIVersion == "":
+		return field.ErrorList{field.Required(fldPath.Child("apiVersion"), "")}
+	case fs.FieldPath == "":
+		return field.ErrorList{field.Required(fldPath.Child("fieldPath"), "")}
+	case fs.APIVersion != "v1":
+		return field.ErrorList{field.Invalid(fldPath.Child("fieldPath"), fs.FieldPath,
+			fmt.Sprintf("error converting fieldPath: unsupported pod version: %s", fs.APIVersion))}
+	}
+	if base, key, ok := strings.Cut(strings.TrimSuffix(fs.FieldPath, "']"), "['"); ok && base != "" && strings.HasSuffix(fs.FieldPath, "']") {
+		var msgs []string
+		switch base {
+		case "metadata.annotations":
+			msgs = validation.IsQualifiedName(strings.ToLower(key))
+		case "metadata.labels":
+			msgs = validation.IsQualifiedName(key)
+		default:
+			return field.ErrorList{field.Invalid(fldPath, base, "does not support subscript")}
+		}
+		var errs field.ErrorList
+		for _, msg := range msgs {
+			errs = append(errs, field.Invalid(fldPath, key, msg))
+		}
+		return errs
+	}
+	if !slices.Contains(supported, fs.FieldPath) {
+		return field.ErrorList{field.NotSupported(fldPath.Child("fieldPath"), fs.FieldPath, supported)}
+	}
+	return nil
+}
+
+// validateDownwardAPIFiles checks a downwardAPI volume's items: a path
+// inside the volume, a mode, and exactly one of fieldRef and resourceFieldRef.
+func validateDownwardAPIFiles(items []corev1.DownwardAPIVolumeFile, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, it := range items {
+		p := fldPath.Index(i)
+		if it.Path == "" {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		} else {
+			errs = append(errs, validateLocalDescendingPath(it.Path, p.Child("path"))...)
+		}
+		errs = append(errs, validateMode(it.Mode, p.Child("mode"))...)
+		switch {
+		case it.FieldRef != nil && it.ResourceFieldRef != nil:
+			errs = append(errs, field.Invalid(p, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+		case it.FieldRef != nil:
+			errs = append(errs, validateObjectFieldSelector(it.FieldRef, volumeFieldPaths, p.Child("fieldRef"))...)
+		case it.ResourceFieldRef == nil:
+			errs = append(errs, field.Required(p, "one of fieldRef and resourceFieldRef is required"))
+		}
 	}
 	return errs
 }
