@@ -358,6 +358,39 @@ func TestIndexedJobStartsMissingIndexes(t *testing.T) {
 	}
 }
 
+// Indexed pods are built as Kubernetes builds them: JOB_COMPLETION_INDEX in
+// every container unless the template sets it, the index as hostname even over
+// the template's, and a generateName prefix short enough for a random suffix.
+func TestIndexedPodsCarryTheirIndex(t *testing.T) {
+	j := newJob(indexedMode, completions(3))
+	j.Spec.Template.Spec.Hostname = "fixed"
+	j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "setup", Env: []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", Value: "mine"}}}}
+	j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}}
+	p := podFor(j, ptrTo(7), 0)
+	if p.Spec.Hostname != "work-7" || p.GenerateName != "work-7-" {
+		t.Errorf("hostname %q, generateName %q; want work-7 and work-7-", p.Spec.Hostname, p.GenerateName)
+	}
+	if env := p.Spec.InitContainers[0].Env; len(env) != 1 || env[0].Value != "mine" {
+		t.Errorf("init container env %+v: the template's own JOB_COMPLETION_INDEX must stay", env)
+	}
+	env := p.Spec.Containers[0].Env
+	if len(env) != 2 || env[1].Name != "JOB_COMPLETION_INDEX" || env[1].ValueFrom == nil || env[1].ValueFrom.FieldRef == nil ||
+		env[1].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("container env %+v, want JOB_COMPLETION_INDEX from the index annotation appended", env)
+	}
+	if len(j.Spec.Template.Spec.Containers[0].Env) != 1 || j.Spec.Template.Spec.Hostname != "fixed" {
+		t.Error("podFor changed the Job's template")
+	}
+
+	j.Name = strings.Repeat("n", 63)
+	if got := podFor(j, ptrTo(12), 0).GenerateName; got != strings.Repeat("n", 54)+"-12-" {
+		t.Errorf("generateName %q (%d chars), want the name cut to leave 58 for the prefix", got, len(got))
+	}
+	if got := podFor(newJob(), nil, 0); len(got.Spec.Containers[0].Env) != len(newJob().Spec.Template.Spec.Containers[0].Env) {
+		t.Errorf("a non-indexed pod got env %+v", got.Spec.Containers[0].Env)
+	}
+}
+
 func TestIndexedJobCompletesWhenEveryIndexSucceeded(t *testing.T) {
 	j := newJob(indexedMode, completions(3), parallel(3))
 	j.Status.CompletedIndexes = "0,2"

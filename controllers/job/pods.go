@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/storage/names"
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/podstate"
@@ -176,7 +178,9 @@ func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
 	}
 	if index != nil {
 		s := strconv.Itoa(*index)
-		pod.GenerateName = job.Name + "-" + s + "-"
+		pod.GenerateName = generateNameWithIndex(job.Name, s)
+		addCompletionIndexEnv(pod.Spec.InitContainers)
+		addCompletionIndexEnv(pod.Spec.Containers)
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}
@@ -188,12 +192,43 @@ func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
 			pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(priorFailures))
 		}
 		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
-		if pod.Spec.Hostname == "" {
-			pod.Spec.Hostname = job.Name + "-" + s
-		}
+		// As in Kubernetes, the index names the host even over the
+		// template's hostname: with a headless Service as subdomain, every
+		// index is reachable as <job>-<index>.
+		pod.Spec.Hostname = job.Name + "-" + s
 	}
 	return pod
 }
+
+// generateNameWithIndex is <job>-<index>-, with the job name cut short so
+// the prefix leaves room for the API server's random suffix in a name.
+func generateNameWithIndex(jobName, index string) string {
+	suffix := "-" + index + "-"
+	if len(jobName)+len(suffix) > names.MaxGeneratedNameLength {
+		jobName = jobName[:names.MaxGeneratedNameLength-len(suffix)]
+	}
+	return jobName + suffix
+}
+
+// addCompletionIndexEnv gives each container JOB_COMPLETION_INDEX from the
+// pod's completion-index annotation, unless the template sets it itself.
+func addCompletionIndexEnv(containers []corev1.Container) {
+	for i := range containers {
+		c := &containers[i]
+		if slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == completionIndexEnv }) {
+			continue
+		}
+		c.Env = append(c.Env, corev1.EnvVar{Name: completionIndexEnv, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{
+				APIVersion: "v1",
+				FieldPath:  "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']",
+			},
+		}})
+	}
+}
+
+// completionIndexEnv is the variable an indexed Job's containers read their index from.
+const completionIndexEnv = "JOB_COMPLETION_INDEX"
 
 func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int, priorFailures int32) error {
 	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index, priorFailures), metav1.CreateOptions{})

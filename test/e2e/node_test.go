@@ -325,6 +325,36 @@ spec:
 		}
 	})
 
+	// The Job controller hands each indexed pod JOB_COMPLETION_INDEX as a
+	// fieldRef to its completion-index annotation; the agent resolves it.
+	t.Run("indexed job pods know their index", func(t *testing.T) {
+		k.okIn(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: indexed
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: app
+        image: `+testimage.Ref+`
+        args: ["env"]
+`, "apply", "-f", "-")
+		k.ok("wait", "--for=condition=complete", "job/indexed", "--timeout=90s")
+		for _, i := range []string{"0", "1"} {
+			pod := k.ok("get", "pods", "-l", "batch.kubernetes.io/job-completion-index="+i, "-o", "jsonpath={.items[0].metadata.name}")
+			contains(t, "env of index "+i, k.ok("logs", pod), "JOB_COMPLETION_INDEX="+i)
+			if h := k.ok("get", "pod", pod, "-o", "jsonpath={.spec.hostname}"); h != "indexed-"+i {
+				t.Errorf("pod %s has hostname %q, want indexed-%s", pod, h, i)
+			}
+		}
+		k.ok("delete", "job", "indexed", "--timeout=60s")
+	})
+
 	t.Run("graceful deletion sends SIGTERM first", func(t *testing.T) {
 		// serve exits on SIGTERM: deleting it with a long grace period
 		// returns long before the period. block ignores SIGTERM: it goes
