@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +18,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
@@ -48,7 +51,25 @@ type Controller struct {
 	recorder   record.EventRecorder
 	log        *slog.Logger
 	now        func() time.Time
+	// failedBackoff spaces out replacing failed daemon pods, per node.
+	failedBackoff *flowcontrol.Backoff
 }
+
+// Back-off between replacing a node's failed daemon pods (Kubernetes' values).
+const (
+	failedBackoffInitial = time.Second
+	failedBackoffMax     = 15 * time.Minute
+)
+
+// nowClock is the real clock reading the time from now, so the back-off
+// follows the controller's (in tests, fixed) time.
+type nowClock struct {
+	clock.RealClock
+	now func() time.Time
+}
+
+func (c nowClock) Now() time.Time                  { return c.now() }
+func (c nowClock) Since(t time.Time) time.Duration { return c.now().Sub(t) }
 
 // New wires the controller to the informers. Call it before the informer factory is started.
 func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer, revInformer appsinformers.ControllerRevisionInformer,
@@ -73,6 +94,8 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	if c.now == nil {
 		c.now = time.Now
 	}
+	// "Fake" in client-go's name only means "on this clock".
+	c.failedBackoff = flowcontrol.NewFakeBackOff(failedBackoffInitial, failedBackoffMax, nowClock{now: func() time.Time { return c.now() }})
 	if _, err := dsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
@@ -110,6 +133,7 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 
 // Run processes DaemonSets with the given number of workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	go wait.Until(c.failedBackoff.GC, time.Minute, ctx.Done())
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 

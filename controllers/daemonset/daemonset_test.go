@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -28,6 +30,8 @@ type fixture struct {
 	client *fake.Clientset
 	c      *Controller
 	rec    *record.FakeRecorder
+	pods   cache.Store
+	revs   cache.Store
 }
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
@@ -53,7 +57,8 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		}
 	}
 	client.ClearActions()
-	return &fixture{client: client, c: c, rec: rec}
+	return &fixture{client: client, c: c, rec: rec, pods: f.Core().V1().Pods().Informer().GetStore(),
+		revs: f.Apps().V1().ControllerRevisions().Informer().GetStore()}
 }
 
 func (fx *fixture) sync(t *testing.T) {
@@ -239,8 +244,72 @@ func TestDuplicateAndFailedPodsAreDeleted(t *testing.T) {
 	if got := fx.deleted(); !slices.Equal(got, []string{"broken", "second"}) {
 		t.Fatalf("deleted %v", got)
 	}
-	if got := fx.createdOn(); !slices.Equal(got, []string{"n2"}) {
-		t.Fatalf("created on %v", got)
+	// As in Kubernetes, the replacement waits for the failed pod to be gone.
+	if got := fx.createdOn(); len(got) != 0 {
+		t.Fatalf("created on %v while the failed pod is still there", got)
+	}
+}
+
+// A node that fails every daemon pod gets replacements ever more slowly
+// (1 s, 2 s, … up to 15 min), as in Kubernetes, instead of a hot loop.
+func TestFailedPodReplacementBacksOff(t *testing.T) {
+	ds := newDS()
+	broken := daemonPod(ds, "broken-0", "n1", failed)
+	fx := newFixture(t, ds, newNode("n1"), broken)
+	clock := now
+	fx.c.now = func() time.Time { return clock }
+	fx.sync(t) // writes the ControllerRevision; the informer would bring it back
+	revs, err := fx.client.AppsV1().ControllerRevisions("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(revs.Items) != 1 {
+		t.Fatalf("revisions %v, %v", revs, err)
+	}
+	if err := fx.revs.Add(&revs.Items[0]); err != nil {
+		t.Fatal(err)
+	}
+	fx.c.failedBackoff.Reset(failedBackoffKey(ds, "n1")) // that sync's deletion is replayed by step
+	fx.c.exp.Forget("ns/agent")
+	controllertest.Events(fx.rec.Events)
+	// step: the failed pod goes, its replacement is created and fails at once.
+	step := func(name string) {
+		t.Helper()
+		fx.client.ClearActions()
+		fx.sync(t)
+		if got := fx.deleted(); !slices.Equal(got, []string{broken.Name}) {
+			t.Fatalf("at +%v deleted %v, want %s", clock.Sub(now), got, broken.Name)
+		}
+		if err := fx.pods.Delete(broken); err != nil {
+			t.Fatal(err)
+		}
+		fx.c.podChanged(broken, false, true)
+		fx.client.ClearActions()
+		fx.sync(t)
+		if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) {
+			t.Fatalf("at +%v created on %v after the failed pod went, want n1", clock.Sub(now), got)
+		}
+		broken = daemonPod(ds, name, "n1", failed)
+		if err := fx.pods.Add(broken); err != nil {
+			t.Fatal(err)
+		}
+		fx.c.podChanged(broken, true, false)
+	}
+	waits := func() {
+		t.Helper()
+		fx.client.ClearActions()
+		fx.sync(t)
+		if got, created := fx.deleted(), fx.createdOn(); len(got) != 0 || len(created) != 0 {
+			t.Fatalf("at +%v deleted %v and created on %v during the back-off", clock.Sub(now), got, created)
+		}
+	}
+	step("broken-1")
+	waits()
+	clock = clock.Add(1100 * time.Millisecond)
+	step("broken-2")
+	clock = clock.Add(1100 * time.Millisecond)
+	waits() // the back-off is 2 s now
+	clock = clock.Add(time.Second)
+	step("broken-3")
+	if got := len(slices.DeleteFunc(controllertest.Events(fx.rec.Events), func(e string) bool { return !strings.Contains(e, ReasonFailedDaemonPod) })); got != 3 {
+		t.Errorf("%d FailedDaemonPod events, want one per deleted pod (3)", got)
 	}
 }
 

@@ -86,14 +86,31 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		known[node.Name] = true
 		shouldRun, keep := placement(ds, node)
 		var running []*corev1.Pod
+		finished := false // a failed or succeeded pod is still on the node
 		for _, p := range byNode[node.Name] {
 			switch p.Status.Phase {
 			case corev1.PodFailed:
+				finished = true
+				if !keep {
+					remove = append(remove, p)
+					break
+				}
+				// A node that fails every daemon pod (a kubelet rejecting it, a crashing
+				// init) would otherwise see delete and create in a hot loop: as in
+				// Kubernetes, each replacement on the node waits twice as long, up to 15 min.
+				bk := failedBackoffKey(ds, node.Name)
+				now := c.now()
+				if c.failedBackoff.IsInBackOffSinceUpdate(bk, now) {
+					c.queue.AddAfter(key, c.failedBackoff.Get(bk))
+					break
+				}
+				c.failedBackoff.Next(bk, now)
 				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedDaemonPod, "Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node.Name)
 				remove = append(remove, p)
 			case corev1.PodSucceeded:
 				// Daemon pods restart Always, so this one was stopped from outside (node shutdown,
 				// eviction); Kubernetes deletes and replaces it like a failed one.
+				finished = true
 				c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", p.Namespace, p.Name, node.Name)
 				remove = append(remove, p)
 			default:
@@ -101,6 +118,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		}
 		switch {
+		case shouldRun && len(running) == 0 && finished:
+			// The replacement follows once the finished pod is gone (its deletion event
+			// brings the next sync), or once its back-off ends.
 		case shouldRun && len(running) == 0 && terminatingOn[node.Name] && !allowsSurge(ds):
 			// wait for the old pod to be gone
 		case shouldRun && len(running) == 0:
@@ -447,4 +467,10 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 		return fmt.Errorf("update status of daemonset %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
 	return nil
+}
+
+// failedBackoffKey names a back-off per DaemonSet, node and generation, so a
+// changed template is tried at once.
+func failedBackoffKey(ds *appsv1.DaemonSet, node string) string {
+	return fmt.Sprintf("%s/%d/%s", ds.UID, ds.Status.ObservedGeneration, node)
 }
