@@ -187,11 +187,29 @@ func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 // validateSchedule parses the schedule as the CronJob controller will, with
 // the standard five fields and the @hourly-style descriptors.
 func validateSchedule(schedule string, fldPath *field.Path) field.ErrorList {
-	if strings.Contains(schedule, "TZ") {
-		return field.ErrorList{field.Invalid(fldPath, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")}
-	}
 	if _, err := cron.ParseStandard(schedule); err != nil {
 		return field.ErrorList{field.Invalid(fldPath, schedule, err.Error())}
+	}
+	return nil
+}
+
+// TZ= or CRON_TZ= in a schedule is refused on new CronJobs (spec.timeZone
+// says it), but, as in Kubernetes, a CronJob stored with one may keep it
+// through updates: the controller warns about it and runs it as written.
+func validateCronJobCreate(cj *batchv1.CronJob) field.ErrorList {
+	return refuseScheduleTZ(cj.Spec.Schedule)
+}
+
+func validateCronJobUpdate(newCJ, oldCJ *batchv1.CronJob) field.ErrorList {
+	if strings.Contains(oldCJ.Spec.Schedule, "TZ") {
+		return nil
+	}
+	return refuseScheduleTZ(newCJ.Spec.Schedule)
+}
+
+func refuseScheduleTZ(schedule string) field.ErrorList {
+	if strings.Contains(schedule, "TZ") {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "schedule"), schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")}
 	}
 	return nil
 }

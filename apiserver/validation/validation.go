@@ -189,7 +189,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *batchv1.Job:
 		return kindRules("Job", true, validateJob, validateJobUpdate), true
 	case *batchv1.CronJob:
-		return kindRules("CronJob", true, validateCronJob, nil), true
+		r := kindRules("CronJob", true, validateCronJob, validateCronJobUpdate)
+		r.createOnly = func(obj runtime.Object) field.ErrorList { return validateCronJobCreate(obj.(*batchv1.CronJob)) }
+		return r, true
 
 	// other groups
 	case *coordinationv1.Lease:

@@ -282,4 +282,14 @@ func TestValidateCronJob(t *testing.T) {
 			c.Spec.JobTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: appLabels}
 		}), want: []want{{"spec.jobTemplate.spec.selector", invalid}}},
 	})
+
+	// A CronJob stored with TZ in its schedule (from an older server) may
+	// keep one through updates; one without may not gain it.
+	withTZ := cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "TZ=Europe/Paris 0 * * * *"; c.ResourceVersion = "1" })
+	plain := cj(func(c *batchv1.CronJob) { c.ResourceVersion = "1" })
+	runUpdate(t, []updateCase{
+		{name: "keeps TZ", old: withTZ, new: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "TZ=Europe/Paris 30 * * * *"; c.ResourceVersion = "1" })},
+		{name: "gains TZ", old: plain, new: withTZ, want: []want{{"spec.schedule", invalid}}},
+		{name: "drops TZ", old: withTZ, new: plain},
+	})
 }
