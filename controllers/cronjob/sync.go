@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +34,8 @@ const (
 	ReasonUnknownTimeZone    = "UnknownTimeZone"
 	ReasonUnsupportedSched   = "UnsupportedSchedule"
 	ReasonInvalidSched       = "InvalidSchedule"
+	ReasonMissingJob         = "MissingJob"
+	ReasonUnexpectedJob      = "UnexpectedJob"
 )
 
 // Default history limits of batch/v1.
@@ -63,7 +66,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	st := cj.Status.DeepCopy()
-	c.reconcileActive(cj, st, jobs)
+	if err := c.reconcileActive(ctx, cj, st, jobs); err != nil {
+		return err
+	}
 	if err := c.cleanupHistory(ctx, cj, jobs); err != nil {
 		return err
 	}
@@ -108,7 +113,7 @@ func finished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
 
 // reconcileActive makes status.active the owned Jobs still running; completions update
 // lastSuccessfulTime.
-func (c *Controller) reconcileActive(cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job) {
+func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job) error {
 	byUID := map[string]*batchv1.Job{}
 	for _, j := range jobs {
 		byUID[string(j.UID)] = j
@@ -117,7 +122,18 @@ func (c *Controller) reconcileActive(cj *batchv1.CronJob, st *batchv1.CronJobSta
 	for _, ref := range st.Active {
 		j, ok := byUID[string(ref.UID)]
 		if !ok {
-			continue // deleted by someone
+			// Not in the cache: asked of the API server, since a Job created a moment ago may
+			// not have reached the informer yet.
+			got, err := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err) || (err == nil && got.UID != ref.UID):
+				c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %v", ref.Name)
+			case err != nil:
+				return fmt.Errorf("get active job %s/%s: %w", cj.Namespace, ref.Name, err)
+			default:
+				active = append(active, ref)
+			}
+			continue
 		}
 		if done, how := finished(j); done {
 			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.Name, how)
@@ -125,17 +141,28 @@ func (c *Controller) reconcileActive(cj *batchv1.CronJob, st *batchv1.CronJobSta
 		}
 		active = append(active, ref)
 	}
-	// Running Jobs we own but did not list (a lost status write) are active too.
+	// Running Jobs we own but did not list (a lost status write, or a Job made by hand with
+	// this CronJob as controller) are active too, so Forbid holds; Kubernetes tells of them.
+	var stored *batchv1.CronJob
 	for _, j := range jobs {
 		if done, _ := finished(j); done || j.DeletionTimestamp != nil {
 			continue
 		}
-		found := false
-		for _, ref := range active {
-			found = found || ref.UID == j.UID
+		if slices.ContainsFunc(active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
+			continue
 		}
-		if !found {
-			active = append(active, jobRef(j))
+		active = append(active, jobRef(j))
+		// The cached CronJob may predate this controller's own status write: only a Job
+		// the stored status does not list either is unexpected.
+		if stored == nil {
+			got, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("get cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
+			}
+			stored = got
+		}
+		if !slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
+			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
 		}
 	}
 	sort.Slice(active, func(i, k int) bool { return active[i].Name < active[k].Name })
@@ -149,6 +176,7 @@ func (c *Controller) reconcileActive(cj *batchv1.CronJob, st *batchv1.CronJobSta
 			}
 		}
 	}
+	return nil
 }
 
 func jobRef(j *batchv1.Job) corev1.ObjectReference {

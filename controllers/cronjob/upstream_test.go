@@ -1,7 +1,9 @@
 package cronjob
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +96,51 @@ func TestMostRecentDueMatchesAWalk(t *testing.T) {
 				t.Errorf("%q over %s: got %s (%v), want %s", spec, span, got, err, want)
 			}
 		}
+	}
+}
+
+// An active Job that is gone from the cache and from the API server leaves
+// status.active with a MissingJob event; one the cache has not seen yet but
+// the API server has stays. A running Job the CronJob controls but never
+// listed is adopted as active with an UnexpectedJob warning, unless the
+// stored status (newer than the cache) lists it.
+func TestActiveJobsMissingFromTheCacheOrUnlisted(t *testing.T) {
+	gone := ownedJob("tick-gone", now.Add(-time.Minute))
+	fresh := ownedJob("tick-fresh", now.Add(-time.Second))
+	stray := ownedJob("tick-stray", now.Add(-2*time.Minute))
+	cj := newCronJob("0 0 1 1 *", withActive(gone), withActive(fresh))
+	fx := newFixture(t, cj, stray)
+	if _, err := fx.client.BatchV1().Jobs("ns").Create(context.Background(), fresh, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.sync(t)
+	var active []string
+	for _, ref := range fx.status(t).Active {
+		active = append(active, ref.Name)
+	}
+	if !slices.Equal(active, []string{"tick-fresh", "tick-stray"}) {
+		t.Errorf("active %v, want the job only the API server has and the adopted stray", active)
+	}
+	events := fx.events()
+	for _, want := range []string{"Normal MissingJob Active job went missing: tick-gone",
+		"Warning UnexpectedJob Saw a job that the controller did not create or forgot: tick-stray"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("events lack %q:\n%s", want, events)
+		}
+	}
+	if strings.Contains(events, "tick-fresh") {
+		t.Errorf("the job the cache has not seen yet was reported:\n%s", events)
+	}
+
+	// The cache lags the controller's own status write: no warning.
+	listed := newCronJob("0 0 1 1 *", withActive(stray))
+	cached := newCronJob("0 0 1 1 *")
+	fx = newFixture(t, cached, stray)
+	if _, err := fx.client.BatchV1().CronJobs("ns").UpdateStatus(context.Background(), listed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.sync(t)
+	if events := fx.events(); strings.Contains(events, ReasonUnexpectedJob) {
+		t.Errorf("a job the stored status lists was called unexpected:\n%s", events)
 	}
 }
