@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,6 +41,7 @@ type spec struct {
 	fieldLabels                map[string]FieldLabel
 	nameFunc                   apivalidation.ValidateNameFunc
 	onCreate, onAdmitted       func(runtime.Object)
+	onUpdate                   func(obj, old runtime.Object)
 	ttl                        time.Duration
 	storagePrefix              string
 	stored                     *StoredForm
@@ -99,7 +102,7 @@ func builtinSpecs() []spec {
 			status: true, generation: true, scale: replicasScale},
 		{group: "apps", version: "v1", name: "daemonsets", kind: "DaemonSet", namespaced: true, short: []string{"ds"}, categories: all,
 			newObj: func() runtime.Object { return &appsv1.DaemonSet{} }, newList: func() runtime.Object { return &appsv1.DaemonSetList{} },
-			status: true, generation: true},
+			status: true, generation: true, onCreate: daemonSetOnCreate, onUpdate: daemonSetOnUpdate},
 		{group: "apps", version: "v1", name: "controllerrevisions", kind: "ControllerRevision", namespaced: true,
 			newObj: func() runtime.Object { return &appsv1.ControllerRevision{} }, newList: func() runtime.Object { return &appsv1.ControllerRevisionList{} }},
 		// batch/v1
@@ -157,7 +160,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			Strategy: &DefaultStrategy{
 				Namespaced: s.namespaced, NameFunc: s.nameFunc, HasStatus: s.status,
 				CreateWithStatus: s.createWithStatus, Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
-				OnAdmitted: s.onAdmitted,
+				OnAdmitted: s.onAdmitted, OnUpdate: s.onUpdate,
 			},
 			Subresources: Subresources{
 				Status: s.status, Scale: s.scale, Finalize: s.finalize,
@@ -212,4 +215,37 @@ func podOnAdmitted(obj runtime.Object) {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		pod.Status.QOSClass = qos.Class(pod)
 	}
+}
+
+// A DaemonSet's template generation: 1 when created, one more each time the
+// template changes, kept in the annotation apps/v1 has carried it in since
+// the field left the API. The DaemonSet controller labels pods with it
+// (pod-template-generation), as Kubernetes' does; clients cannot set it.
+func daemonSetOnCreate(obj runtime.Object) {
+	if ds, ok := obj.(*appsv1.DaemonSet); ok {
+		setTemplateGeneration(ds, 1)
+	}
+}
+
+func daemonSetOnUpdate(obj, old runtime.Object) {
+	ds, ok1 := obj.(*appsv1.DaemonSet)
+	oldDS, ok2 := old.(*appsv1.DaemonSet)
+	if !ok1 || !ok2 {
+		return
+	}
+	gen, err := strconv.ParseInt(oldDS.Annotations[appsv1.DeprecatedTemplateGeneration], 10, 64)
+	if err != nil {
+		gen = 0 // stored before skiff kept it: counting starts now
+	}
+	if !apiequality.Semantic.DeepEqual(ds.Spec.Template, oldDS.Spec.Template) {
+		gen++
+	}
+	setTemplateGeneration(ds, gen)
+}
+
+func setTemplateGeneration(ds *appsv1.DaemonSet, gen int64) {
+	if ds.Annotations == nil {
+		ds.Annotations = map[string]string{}
+	}
+	ds.Annotations[appsv1.DeprecatedTemplateGeneration] = strconv.FormatInt(gen, 10)
 }

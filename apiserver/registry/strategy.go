@@ -77,6 +77,9 @@ type DefaultStrategy struct {
 	OnCreate func(obj runtime.Object)
 	// OnAdmitted completes a new object after mutating admission.
 	OnAdmitted func(obj runtime.Object)
+	// OnUpdate is OnCreate's counterpart for updates of the main resource
+	// (a DaemonSet's template generation follows its template).
+	OnUpdate func(obj, old runtime.Object)
 }
 
 // PrepareAdmitted implements AdmittedPreparer.
@@ -121,6 +124,9 @@ func (s *DefaultStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	}
 	if s.Hooks.Default != nil {
 		s.Hooks.Default(obj)
+	}
+	if s.OnUpdate != nil {
+		s.OnUpdate(obj, old)
 	}
 }
 

@@ -140,3 +140,43 @@ func TestKeys(t *testing.T) {
 		}
 	}
 }
+
+// A DaemonSet's template generation annotation starts at 1, grows with each
+// template change, and is the server's: a client's value is replaced.
+func TestDaemonSetTemplateGeneration(t *testing.T) {
+	var ds *Resource
+	for _, r := range Builtins(Hooks{}, nil) {
+		if r.Name == "daemonsets" {
+			ds = r
+		}
+	}
+	gen := func(d *appsv1.DaemonSet) string { return d.Annotations[appsv1.DeprecatedTemplateGeneration] }
+	image := func(img string) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "n", Annotations: map[string]string{appsv1.DeprecatedTemplateGeneration: "41"}},
+			Spec:       appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: img}}}}},
+		}
+	}
+	created := image("a:1")
+	ds.Strategy.PrepareForCreate(created)
+	if gen(created) != "1" {
+		t.Fatalf("created with template generation %q, want 1", gen(created))
+	}
+	same := image("a:1")
+	same.Spec.MinReadySeconds = 5
+	ds.Strategy.PrepareForUpdate(same, created)
+	if gen(same) != "1" {
+		t.Errorf("a change outside the template gave generation %q, want 1", gen(same))
+	}
+	changed := image("a:2")
+	ds.Strategy.PrepareForUpdate(changed, same)
+	if gen(changed) != "2" {
+		t.Errorf("a template change gave generation %q, want 2", gen(changed))
+	}
+	status := changed.DeepCopy()
+	status.Annotations[appsv1.DeprecatedTemplateGeneration] = "9"
+	ds.Strategy.(StatusStrategist).StatusStrategy().PrepareForUpdate(status, changed)
+	if gen(status) != "2" {
+		t.Errorf("a status update changed the generation to %q", gen(status))
+	}
+}

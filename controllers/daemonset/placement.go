@@ -79,6 +79,11 @@ func podFor(ds *appsv1.DaemonSet, nodeName, hash string) *corev1.Pod {
 		labels[k] = v
 	}
 	labels[appsv1.DefaultDaemonSetUniqueLabelKey] = hash
+	// The template generation the API server keeps in an annotation, as the
+	// pod-template-generation label Kubernetes' controller still writes.
+	if gen, ok := ds.Annotations[appsv1.DeprecatedTemplateGeneration]; ok {
+		labels[templateGenerationLabel] = gen
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName:    ds.Name + "-",
@@ -123,3 +128,6 @@ func targetNode(pod *corev1.Pod) string {
 	}
 	return ""
 }
+
+// templateGenerationLabel is extensions/v1beta1's DaemonSetTemplateGenerationKey.
+const templateGenerationLabel = "pod-template-generation"

@@ -155,3 +155,17 @@ func TestObservedGenerationWaitsForExpectations(t *testing.T) {
 		t.Fatalf("status %+v: want the counts refreshed and observedGeneration left at 2", st)
 	}
 }
+
+// Pods carry the template generation the API server keeps on the DaemonSet
+// as the pod-template-generation label.
+func TestPodsLabelledWithTemplateGeneration(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) {
+		ds.Annotations = map[string]string{appsv1.DeprecatedTemplateGeneration: "4"}
+	})
+	if got := podFor(ds, "n1", "h").Labels["pod-template-generation"]; got != "4" {
+		t.Errorf("pod-template-generation %q, want 4", got)
+	}
+	if _, ok := podFor(newDS(), "n1", "h").Labels["pod-template-generation"]; ok {
+		t.Error("a DaemonSet without the annotation gave its pods the label")
+	}
+}

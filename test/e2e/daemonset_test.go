@@ -50,6 +50,12 @@ func TestDaemonSetOnMatchingNodes(t *testing.T) {
 	k.ok("rollout", "undo", "ds/edge-agent")
 	k.ok("rollout", "status", "ds/edge-agent", "--timeout=90s")
 	contains(t, "image after undo", k.ok("get", "ds", "edge-agent", "-o", "jsonpath={.spec.template.spec.containers[0].image}"), "example.com/agent:1")
+	// Three templates so far (agent:1, agent:2, agent:1 again): the API
+	// server counts them as Kubernetes' does and the pods carry the count.
+	contains(t, "template generation", k.ok("get", "ds", "edge-agent", "-o", `jsonpath={.metadata.annotations.deprecated\.daemonset\.template\.generation}`), "3")
+	if gens := k.ok("get", "pods", "-l", "app=edge-agent", "--field-selector=status.phase=Running", "-o", `jsonpath={.items[*].metadata.labels.pod-template-generation}`); gens != "3 3" {
+		t.Errorf("pod-template-generation labels %q after the undo, want 3 on both pods", gens)
+	}
 
 	// A surge update: new pods start beside the old ones, which go once they are replaced.
 	k.ok("patch", "ds/edge-agent", "--type=merge", "-p", `{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}`)
