@@ -212,6 +212,13 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 	// Kubernetes recreates it regardless of the exit code.
 	for i := start; i < end; i++ {
 		p := byOrdinal[i]
+		if p != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil && len(set.Spec.VolumeClaimTemplates) > 0 {
+			// A claim deleted while its pod waits (for a node, for the volume) is
+			// made again, as in Kubernetes; the pod could never start without it.
+			if err := c.ensureClaims(ctx, set, i, p.Name); err != nil {
+				return err
+			}
+		}
 		switch {
 		case p == nil:
 			rev, tmpl := revs.update, revs.updateTemplate

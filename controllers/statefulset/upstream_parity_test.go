@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/skiffkube/skiff/controllers/controllertest"
 )
 
 func startAt(n int32) setOpt {
@@ -109,5 +112,22 @@ func TestParallelRollingUpdateProceedsPastUnhealthyPods(t *testing.T) {
 	fx.sync(t)
 	if got := fx.deleted(); !slices.Equal(got, []string{"web-1"}) {
 		t.Fatalf("deleted %v, want web-1", got)
+	}
+}
+
+// A claim deleted while its pod is still Pending is made again, as in
+// Kubernetes; a running pod's missing claim is left alone.
+func TestPendingPodsMissingClaimIsRecreated(t *testing.T) {
+	set := newSet(2, parallel, claimTemplates)
+	rev := revisionFor(t, set, "web:2", 1)
+	pending := member(set, 0, rev.Name, func(p *corev1.Pod) { p.Status = corev1.PodStatus{Phase: corev1.PodPending} })
+	fx := newFixture(t, set, rev, pending, member(set, 1, rev.Name))
+	fx.sync(t)
+	var made []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "create", "persistentvolumeclaims") {
+		made = append(made, a.(k8stesting.CreateAction).GetObject().(*corev1.PersistentVolumeClaim).Name)
+	}
+	if !slices.Equal(made, []string{"data-web-0"}) {
+		t.Errorf("claims created %v, want data-web-0 for the pending pod only", made)
 	}
 }
