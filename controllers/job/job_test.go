@@ -693,3 +693,19 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 		t.Errorf("deleted %v", fx.deleted())
 	}
 }
+
+// More successes than completions (pods that raced past the count) complete
+// the Job with Kubernetes' TooManySucceededPods warning first.
+func TestTooManySucceededPodsIsToldOfOnCompletion(t *testing.T) {
+	j := newJob(completions(2), parallel(2))
+	j.Status.Succeeded = 3
+	fx := newFixture(t, j)
+	fx.sync(t, "ns/work")
+	if !hasCondition(fx.job(t), batchv1.JobComplete, "") {
+		t.Fatalf("status: %+v", fx.job(t).Status)
+	}
+	got := events(fx)
+	if !strings.Contains(got, "Warning TooManySucceededPods Too many succeeded pods running after completion count reached\nNormal Completed Job completed") {
+		t.Errorf("events:\n%s", got)
+	}
+}

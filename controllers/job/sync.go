@@ -24,6 +24,7 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonCompleted            = "Completed"
+	ReasonTooManySucceeded     = "TooManySucceededPods"
 	ReasonSuspended            = "Suspended"
 	ReasonResumed              = "Resumed"
 	ReasonSuccessfulCreate     = "SuccessfulCreate"
@@ -172,6 +173,10 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		if settled && setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now) {
 			t := metav1.NewTime(now)
 			st.CompletionTime = &t
+			if job.Spec.Completions != nil && succeeded > *job.Spec.Completions {
+				// Pods that raced past the count (a restarted controller, pods made by hand).
+				c.recorder.Event(job, corev1.EventTypeWarning, ReasonTooManySucceeded, "Too many succeeded pods running after completion count reached")
+			}
 			c.recorder.Event(job, corev1.EventTypeNormal, ReasonCompleted, "Job completed")
 		}
 	case suspended:
