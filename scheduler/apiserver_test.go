@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
@@ -88,5 +89,97 @@ func TestEveryProfileSchedulesAgainstSkiffsAPIServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Preemption against skiff's API server: the victim gets the DisruptionTarget
+// condition (a server-side apply of pods/status, as kube-scheduler sends it)
+// and is deleted; with no node agent here it stays terminating, so the
+// condition can be read back.
+func TestPreemptionMarksTheVictimOnSkiffsAPIServer(t *testing.T) {
+	srv := apiservertest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	node := schedtest.MakeNode().Name("small").Capacity("cpu", "1", "memory", "1Gi", "pods", "10").Obj()
+	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status = node.Status
+	created.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	high := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}
+	if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, high, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	victim := schedtest.MakePod().Name("victim").Namespace("default").Node("small").Req("cpu", "800m").Obj()
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, victim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	s, err := scheduler.New(cs, factory, scheduler.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx); close(done) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	vip := schedtest.MakePod().Name("vip").Namespace("default").Req("cpu", "500m").Obj()
+	vip.Spec.PriorityClassName = "high"
+	vip.Spec.Priority = nil
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, vip, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := cs.CoreV1().Pods("default").Get(ctx, "victim", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the victim: %v", err)
+		}
+		if got.DeletionTimestamp != nil {
+			var cond *v1.PodCondition
+			for i := range got.Status.Conditions {
+				if got.Status.Conditions[i].Type == v1.DisruptionTarget {
+					cond = &got.Status.Conditions[i]
+				}
+			}
+			if cond == nil || cond.Status != v1.ConditionTrue || cond.Reason != v1.PodReasonPreemptionByScheduler ||
+				cond.Message != "default-scheduler: preempting to accommodate a higher priority pod" {
+				t.Errorf("the preempted pod's DisruptionTarget condition: %+v", cond)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the victim was never deleted; vip: %+v", vip.Status)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	for {
+		evs, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=victim"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "Preempted" && strings.HasPrefix(e.Note, "Preempted by pod ") && strings.HasSuffix(e.Note, " on node small") {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no Preempted event on the victim: %+v", evs.Items)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }

@@ -87,12 +87,19 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	nsInformer := factory.Core().V1().Namespaces()
 	s.podLister = podInformer.Lister()
 	s.nsLister = nsInformer.Lister()
+	// events.k8s.io Events, as kube-scheduler records them: that
+	// broadcaster writes each Event on its own goroutine, so a burst of
+	// bindings is not held to one write at a time (core/v1's record
+	// broadcaster queues 1,000 and then drops).
+	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
+	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, cfg.SchedulerName)
 	fwk, err := runtime.New(registry, profile, runtime.Options{
-		ClientSet:   clientset,
-		Informers:   factory,
-		Snapshot:    s.snapshot,
-		Namespaces:  namespaceLabels{s.nsLister},
-		Parallelism: cfg.Parallelism,
+		ClientSet:     clientset,
+		Informers:     factory,
+		Snapshot:      s.snapshot,
+		Namespaces:    namespaceLabels{s.nsLister},
+		Parallelism:   cfg.Parallelism,
+		EventRecorder: s.recorder,
 	})
 	if err != nil {
 		return nil, err
@@ -101,12 +108,6 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		return nil, errors.New("scheduler: the profile has no bind plugin")
 	}
 	s.fwk = fwk
-	// events.k8s.io Events, as kube-scheduler records them: that
-	// broadcaster writes each Event on its own goroutine, so a burst of
-	// bindings is not held to one write at a time (core/v1's record
-	// broadcaster queues 1,000 and then drops).
-	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
-	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, cfg.SchedulerName)
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err
 	}

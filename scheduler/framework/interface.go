@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 )
 
 // Score bounds: every score plugin's NormalizeScore maps into [MinNodeScore, MaxNodeScore].
@@ -132,6 +133,9 @@ type Handle interface {
 	// volumes, storage classes); informers asked for in a constructor are
 	// started and synced with the scheduler's own.
 	SharedInformerFactory() informers.SharedInformerFactory
+	// EventRecorder records events.k8s.io Events as the scheduler (a
+	// preempted pod's "Preempted"); never nil.
+	EventRecorder() events.EventRecorder
 	// SnapshotLister reads the current attempt's snapshot.
 	SnapshotLister() NodeInfoLister
 	// Namespaces reads namespace labels; may return nil labels for unknown namespaces.

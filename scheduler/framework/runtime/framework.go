@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 )
@@ -25,6 +27,8 @@ type Options struct {
 	Namespaces framework.NamespaceLabeler
 	// Parallelism bounds the goroutines used for Filter and Score (default 16).
 	Parallelism int
+	// EventRecorder is what plugins record Events with; nil drops them.
+	EventRecorder events.EventRecorder
 }
 
 // Framework runs a profile's plugins at each extension point.
@@ -117,6 +121,19 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 
 func (f *Framework) ClientSet() kubernetes.Interface          { return f.opts.ClientSet }
 func (f *Framework) SnapshotLister() framework.NodeInfoLister { return f.opts.Snapshot }
+
+// EventRecorder implements framework.Handle.
+func (f *Framework) EventRecorder() events.EventRecorder {
+	if f.opts.EventRecorder == nil {
+		return dropEvents{}
+	}
+	return f.opts.EventRecorder
+}
+
+// dropEvents is the recorder of a framework built without one (unit tests).
+type dropEvents struct{}
+
+func (dropEvents) Eventf(apiruntime.Object, apiruntime.Object, string, string, string, string, ...any) {}
 func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory {
 	return f.opts.Informers
 }

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
@@ -80,14 +81,53 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	}
 	best := SelectCandidate(candidates)
 	for _, victim := range best.Victims {
-		err := pl.h.ClientSet().CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &victim.UID},
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := pl.preempt(ctx, pod, victim, best.Node); err != nil {
 			return nil, framework.AsStatus(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
 		}
 	}
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// preempt marks victim with the DisruptionTarget condition, then deletes it,
+// as kube-scheduler does: the condition tells the victim's owner (a Job's
+// podFailurePolicy, a user reading kubectl describe) why it is going.
+func (pl *DefaultPreemption) preempt(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
+	pods := pl.h.ClientSet().CoreV1().Pods(victim.Namespace)
+	if !hasDisruptionTarget(victim) {
+		apply := corev1apply.Pod(victim.Name, victim.Namespace).WithStatus(corev1apply.PodStatus().WithConditions(
+			corev1apply.PodCondition().WithType(v1.DisruptionTarget).WithStatus(v1.ConditionTrue).
+				WithReason(v1.PodReasonPreemptionByScheduler).
+				WithMessage(preemptor.Spec.SchedulerName + ": preempting to accommodate a higher priority pod").
+				WithLastTransitionTime(metav1.Now())))
+		_, err := pods.ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("add the DisruptionTarget condition: %w", err)
+		}
+	}
+	err := pods.Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pl.h.EventRecorder().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", preemptor.UID, node)
+	return nil
+}
+
+// fieldManager owns the condition preemption applies, as kube-scheduler's.
+const fieldManager = "kube-scheduler"
+
+func hasDisruptionTarget(pod *v1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // ineligible returns why pod may not preempt, or "".
