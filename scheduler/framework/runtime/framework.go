@@ -133,7 +133,9 @@ func (f *Framework) EventRecorder() events.EventRecorder {
 // dropEvents is the recorder of a framework built without one (unit tests).
 type dropEvents struct{}
 
-func (dropEvents) Eventf(apiruntime.Object, apiruntime.Object, string, string, string, string, ...any) {}
+func (dropEvents) Eventf(apiruntime.Object, apiruntime.Object, string, string, string, string, ...any) {
+}
+
 func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory {
 	return f.opts.Informers
 }
