@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -142,4 +143,79 @@ func asStatus(err error, out *apierrors.APIStatus) bool {
 		*out = s
 	}
 	return ok
+}
+
+// An evicted pod is marked DisruptionTarget (EvictionByEvictionAPI) before it
+// is deleted, as in Kubernetes: one bound to a node stays terminating with the
+// condition; one going at once shows it to watchers first. A resourceVersion
+// precondition still holds (it is moved past the condition's write), and a
+// stale one fails without marking.
+func TestEvictionMarksThePodDisruptionTarget(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	condition := func(p *corev1.Pod) string {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget {
+				return string(c.Status) + " " + c.Reason + " " + c.Message
+			}
+		}
+		return ""
+	}
+	const want = "True EvictionByEvictionAPI Eviction API: evicting"
+
+	bound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bound"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}}}
+	created, err := c.CoreV1().Pods("default").Create(ctx, bound, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := "1"
+	err = c.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "default"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("eviction with a stale resourceVersion: %v, want a conflict", err)
+	}
+	if got, _ := c.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{}); condition(got) != "" {
+		t.Fatalf("a refused eviction marked the pod: %s", condition(got))
+	}
+	err = c.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "default"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &created.ResourceVersion}}})
+	if err != nil {
+		t.Fatalf("eviction with the current resourceVersion: %v", err)
+	}
+	got, err := c.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{})
+	if err != nil || got.DeletionTimestamp == nil || condition(got) != want {
+		t.Fatalf("the evicted bound pod: %v, deletionTimestamp %v, condition %q", err, got.DeletionTimestamp, condition(got))
+	}
+
+	unbound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unbound"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}}}
+	created, err = c.CoreV1().Pods("default").Create(ctx, unbound, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=unbound", ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := evict(c, "unbound"); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for ev := range w.ResultChan() {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			t.Fatalf("watch event %s: %T", ev.Type, ev.Object)
+		}
+		seen = append(seen, string(ev.Type)+": "+condition(p))
+		if ev.Type == "DELETED" {
+			break
+		}
+	}
+	if len(seen) != 2 || seen[0] != "MODIFIED: "+want || seen[1] != "DELETED: "+want {
+		t.Errorf("watch of the unbound pod's eviction: %q, want the condition, then the deletion", seen)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -19,6 +20,9 @@ import (
 const (
 	msgViolatesBudget = "Cannot evict pod as it would violate the pod's disruption budget."
 	msgManyBudgets    = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+	// The DisruptionTarget condition an evicted pod gets, as Kubernetes words it.
+	reasonEvictionByAPI = "EvictionByEvictionAPI"
+	msgEvictionByAPI    = "Eviction API: evicting"
 	// maxDisruptedPods bounds status.disruptedPods, as Kubernetes does.
 	maxDisruptedPods = 2000
 )
@@ -57,11 +61,85 @@ func (h *Handler) serveEviction(req *request) error {
 	if err := h.spendDisruption(req, dry); err != nil {
 		return err
 	}
+	if !dry {
+		if opts, err = h.markEvicted(req, opts); err != nil {
+			return err
+		}
+	}
 	if _, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry); err != nil {
 		return err
 	}
 	writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
 	return nil
+}
+
+// markEvicted gives the pod the DisruptionTarget condition before it is deleted, as Kubernetes'
+// eviction does, so its owner tells an eviction from a failure (a Job's podFailurePolicy) and
+// kubectl describe says why it went. The delete options come back with a resourceVersion
+// precondition moved to the version this write made.
+func (h *Handler) markEvicted(req *request, opts *metav1.DeleteOptions) (*metav1.DeleteOptions, error) {
+	for attempt := 0; ; attempt++ {
+		obj, kv, err := h.load(req, req.info.Namespace, req.info.Name)
+		if err != nil {
+			return nil, err
+		}
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil, errors.NewInternalError(fmt.Errorf("pods/eviction on %T", obj))
+		}
+		if pc := opts.Preconditions; pc != nil {
+			if pc.UID != nil && *pc.UID != pod.UID {
+				return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, pod.UID))
+			}
+			if pc.ResourceVersion != nil && *pc.ResourceVersion != pod.ResourceVersion {
+				return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, pod.ResourceVersion))
+			}
+		}
+		if !setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: reasonEvictionByAPI, Message: msgEvictionByAPI}) {
+			return opts, nil
+		}
+		value, err := encodeStored(req.res, pod)
+		if err != nil {
+			return nil, errors.NewInternalError(err)
+		}
+		nkv, err := h.store.Update(req.ctx, kv.Key, value, kv.ModRevision, req.res.TTL)
+		if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
+			continue
+		}
+		if err != nil {
+			return nil, storeError(err, req.res.GroupResource(), pod.Name)
+		}
+		if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+			opts = opts.DeepCopy()
+			rv := strconv.FormatInt(nkv.ModRevision, 10)
+			opts.Preconditions.ResourceVersion = &rv
+		}
+		return opts, nil
+	}
+}
+
+// setPodCondition sets c on the status, its transition time moving only when its status does,
+// and reports whether anything changed.
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) bool {
+	now := wholeSecondsNow()
+	for i := range st.Conditions {
+		cur := &st.Conditions[i]
+		if cur.Type != c.Type {
+			continue
+		}
+		if cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+			return false
+		}
+		if cur.Status != c.Status {
+			cur.LastTransitionTime = now
+		}
+		cur.Status, cur.Reason, cur.Message = c.Status, c.Reason, c.Message
+		return true
+	}
+	c.LastTransitionTime = now
+	st.Conditions = append(st.Conditions, c)
+	return true
 }
 
 // spendDisruption checks the pod's budget and takes one disruption from it; nil means the pod may go.

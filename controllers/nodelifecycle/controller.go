@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -377,6 +378,12 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 				next = wait
 			}
 			continue
+		}
+		// As Kubernetes' taint manager does, the pod is marked first, so its owner
+		// can tell this eviction from a failure (a Job's podFailurePolicy).
+		if err := podstate.MarkDisrupted(ctx, c.client, pod, Name, "DeletionByTaintManager",
+			"Taint manager: deleting due to NoExecute taint", false); err != nil {
+			return err
 		}
 		err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

@@ -3,6 +3,7 @@ package nodelifecycle
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,6 +154,19 @@ func TestEviction(t *testing.T) {
 	slices.Sort(deleted)
 	if want := []string{"expired", "intolerant", "zero"}; !slices.Equal(deleted, want) {
 		t.Errorf("evicted %v, want %v", deleted, want)
+	}
+	// Each was first marked as Kubernetes' taint manager marks them.
+	var marked []string
+	for _, a := range controllertest.Filter(client.Actions(), "patch", "pods") {
+		p := a.(k8stesting.PatchAction)
+		if p.GetSubresource() == "status" && strings.Contains(string(p.GetPatch()), `"reason":"DeletionByTaintManager"`) &&
+			strings.Contains(string(p.GetPatch()), `"type":"DisruptionTarget"`) {
+			marked = append(marked, p.GetName())
+		}
+	}
+	slices.Sort(marked)
+	if !slices.Equal(marked, deleted) {
+		t.Errorf("marked DisruptionTarget %v, want every evicted pod %v", marked, deleted)
 	}
 }
 

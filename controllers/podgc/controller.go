@@ -24,6 +24,9 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "pod-garbage-collector"
 
+// fieldManager owns what PodGC writes to pod statuses, as in Kubernetes.
+const fieldManager = "PodGC"
+
 // Defaults, as kube-controller-manager's.
 const (
 	DefaultThreshold  = 12500
@@ -136,7 +139,7 @@ func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) 
 	}
 	sort.Slice(done, func(i, j int) bool { return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp) })
 	for _, p := range done[:excess] {
-		c.delete(ctx, p, false, ReasonTerminated, fmt.Sprintf("Deleted: more than %d terminated pods", c.opts.Threshold))
+		c.delete(ctx, p, false, "", ReasonTerminated, fmt.Sprintf("Deleted: more than %d terminated pods", c.opts.Threshold))
 	}
 }
 
@@ -178,7 +181,7 @@ func (c *Controller) collectOrphaned(ctx context.Context, pods []*corev1.Pod) {
 		}
 		for _, p := range pods {
 			if p.Spec.NodeName == n {
-				c.delete(ctx, p, true, ReasonOrphaned, fmt.Sprintf("Deleted: bound to node %s, which no longer exists", n))
+				c.delete(ctx, p, true, "PodGC: node no longer exists", ReasonOrphaned, fmt.Sprintf("Deleted: bound to node %s, which no longer exists", n))
 			}
 		}
 	}
@@ -187,18 +190,28 @@ func (c *Controller) collectOrphaned(ctx context.Context, pods []*corev1.Pod) {
 func (c *Controller) collectUnscheduledTerminating(ctx context.Context, pods []*corev1.Pod) {
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil && p.Spec.NodeName == "" && len(p.Finalizers) == 0 {
-			c.delete(ctx, p, true, ReasonUnbound, "Deleted: being deleted and never scheduled, so no node will finish it")
+			c.delete(ctx, p, true, "", ReasonUnbound, "Deleted: being deleted and never scheduled, so no node will finish it")
 		}
 	}
 }
 
-// delete removes a pod, at once (grace 0) when force is set since no kubelet will act on it.
-func (c *Controller) delete(ctx context.Context, p *corev1.Pod, force bool, reason, msg string) {
+// delete removes a pod, at once (grace 0) when force is set since no kubelet will act on it. As
+// Kubernetes' PodGC does, such a pod, unless finished, is first marked Failed, and DisruptionTarget
+// with disruption as message when one is given, so its owner counts it as Kubernetes' would.
+func (c *Controller) delete(ctx context.Context, p *corev1.Pod, force bool, disruption, reason, msg string) {
 	uid := p.UID
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 	if force {
 		zero := int64(0)
 		opts.GracePeriodSeconds = &zero
+		condReason := ""
+		if disruption != "" {
+			condReason = "DeletionByPodGC"
+		}
+		if err := podstate.MarkDisrupted(ctx, c.client, p, fieldManager, condReason, disruption, true); err != nil {
+			c.log.Warn("pod garbage collection failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+			return
+		}
 	}
 	err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,18 @@ func (fx *fixture) deleted() []string {
 	return out
 }
 
+// statusApplies lists the pods/status applies as name: body.
+func (fx *fixture) statusApplies() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "patch", "pods") {
+		if p := a.(k8stesting.PatchActionImpl); p.GetSubresource() == "status" && p.GetPatchType() == types.ApplyPatchType {
+			out = append(out, p.GetName()+": "+string(p.GetPatch()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func pod(name, node string, phase corev1.PodPhase, age time.Duration) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(base.Add(-age))},
@@ -101,6 +114,27 @@ func TestPodsOfGoneNodesAfterQuarantine(t *testing.T) {
 	if got := fx.deleted(); !slices.Equal(got, []string{"stranded!"}) {
 		t.Fatalf("deleted %v, want only the pod of the gone node, forced", got)
 	}
+	// As Kubernetes' PodGC: Failed, with DisruptionTarget, before it goes.
+	applies := fx.statusApplies()
+	if len(applies) != 1 || !strings.HasPrefix(applies[0], "stranded: ") {
+		t.Fatalf("status applies %q, want one for stranded", applies)
+	}
+	for _, want := range []string{`"phase":"Failed"`, `"type":"DisruptionTarget"`, `"reason":"DeletionByPodGC"`, `"message":"PodGC: node no longer exists"`} {
+		if !strings.Contains(applies[0], want) {
+			t.Errorf("status apply %s lacks %s", applies[0], want)
+		}
+	}
+}
+
+// A finished pod of a gone node is deleted as it is.
+func TestFinishedPodOfAGoneNodeIsNotMarked(t *testing.T) {
+	fx := newFixture(t, -1, []runtime.Object{pod("done", "gone", corev1.PodSucceeded, time.Hour)})
+	fx.c.sweep(context.Background())
+	fx.now = base.Add(DefaultQuarantine + time.Second)
+	fx.c.sweep(context.Background())
+	if got, applies := fx.deleted(), fx.statusApplies(); !slices.Equal(got, []string{"done!"}) || len(applies) != 0 {
+		t.Fatalf("deleted %v, status applies %q; want done deleted unmarked", got, applies)
+	}
 }
 
 func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
@@ -114,5 +148,8 @@ func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
 	fx.c.sweep(context.Background())
 	if got := fx.deleted(); !slices.Equal(got, []string{"stuck!"}) {
 		t.Fatalf("deleted %v", got)
+	}
+	if applies := fx.statusApplies(); len(applies) != 1 || !strings.Contains(applies[0], `"phase":"Failed"`) || strings.Contains(applies[0], "DisruptionTarget") {
+		t.Errorf("status applies %q, want stuck marked Failed without a condition", applies)
 	}
 }

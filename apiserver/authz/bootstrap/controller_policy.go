@@ -118,7 +118,7 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 		NodeController: {
 			rule(verbs("get", "list", "update", "delete", "patch"), groups(legacyGroup), "nodes"),
 			rule(verbs("patch", "update"), groups(legacyGroup), "nodes/status"),
-			rule(verbs("update"), groups(legacyGroup), "pods/status"),
+			rule(verbs("update", "patch"), groups(legacyGroup), "pods/status"), // patch: taint eviction marks pods DisruptionTarget
 			rule(verbs("list", "delete"), groups(legacyGroup), "pods"),
 			eventsRule(),
 		},
