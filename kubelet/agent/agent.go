@@ -376,8 +376,29 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 			}
 		}
 	}
+	// As the kubelet: the containers stop, the pod's terminal status (phase and how each
+	// container ended) is written, and only then does the pod go; with a finalizer (a Job's
+	// tracking) it stays in that final state.
+	var final *PodState
+	if s, ok := a.runtime.(PodStopper); ok {
+		state, err := s.StopPod(ctx, pod, time.Duration(grace)*time.Second)
+		if err != nil {
+			return fmt.Errorf("stopping containers of %s: %w", key, err)
+		}
+		final, grace = &state, 0
+	}
+	if final != nil {
+		if err := a.writeTerminated(ctx, pod, final); err != nil {
+			return err
+		}
+	}
 	if err := a.runtime.KillPod(ctx, pod, time.Duration(grace)*time.Second); err != nil {
 		return fmt.Errorf("stopping containers of %s: %w", key, err)
+	}
+	if final == nil {
+		if err := a.writeTerminated(ctx, pod, nil); err != nil {
+			return err
+		}
 	}
 	a.forget(key, pod)
 	uid := pod.UID

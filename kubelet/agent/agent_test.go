@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
@@ -111,6 +112,27 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		_, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+	// Before the pod went, its terminal status was written, as the kubelet
+	// does: the hollow container, stopped, ended as a process without a
+	// SIGTERM handler (143), so the pod Failed.
+	var final *corev1.Pod
+	finalAt, deletedAt := -1, -1
+	for i, a := range client.Actions() {
+		if u, ok := a.(k8stesting.UpdateAction); ok && a.GetResource().Resource == "pods" && a.GetSubresource() == "status" {
+			if p := u.GetObject().(*corev1.Pod); p.Status.Phase == corev1.PodFailed {
+				final, finalAt = p, i
+			}
+		}
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+			deletedAt = i
+		}
+	}
+	if final == nil || finalAt > deletedAt {
+		t.Fatalf("no Failed status written before the pod's removal (status at %d, delete at %d)", finalAt, deletedAt)
+	}
+	if c := final.Status.ContainerStatuses; len(c) != 1 || c[0].State.Terminated == nil || c[0].State.Terminated.ExitCode != 143 || c[0].Ready {
+		t.Errorf("final container statuses %+v, want app terminated with 143", c)
+	}
 	// Shutdown cordons the nodes.
 	cancel()
 	if err := <-done; err != nil {

@@ -115,6 +115,20 @@ func (d *DeferredRuntime) KillPod(ctx context.Context, pod *corev1.Pod, grace ti
 	return rt.KillPod(ctx, pod, grace)
 }
 
+// StopPod stops the pod on the opened runtime, reporting how its containers
+// ended when that runtime can tell (a PodStopper); otherwise it kills the pod
+// and reports nothing.
+func (d *DeferredRuntime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (PodState, error) {
+	rt, err := d.current()
+	if err != nil {
+		return PodState{}, fmt.Errorf("container runtime not ready: %w", err)
+	}
+	if s, ok := rt.(PodStopper); ok {
+		return s.StopPod(ctx, pod, grace)
+	}
+	return PodState{}, rt.KillPod(ctx, pod, grace)
+}
+
 // OnPodChange passes changed on to the runtime once it is opened, if it
 // tells of changes.
 func (d *DeferredRuntime) OnPodChange(changed func(types.UID)) {

@@ -174,6 +174,14 @@ func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
 // the DisruptionTarget condition.
 func evictedStatus(st *corev1.PodStatus, message string, now metav1.Time) {
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, message
+	endContainers(st, now)
+	setPodCondition(st, corev1.PodCondition{Type: disruptionTarget, Status: corev1.ConditionTrue, Reason: terminationByKubelet, Message: message, LastTransitionTime: now})
+}
+
+// endContainers marks every container of the status ended, as the kubelet reports a pod it
+// stopped: one still reported running was killed (137), one that never ran could not be
+// located; none is ready. ContainersReady and Ready turn False (PodCompleted).
+func endContainers(st *corev1.PodStatus, now metav1.Time) {
 	kill := func(list []corev1.ContainerStatus) {
 		for i := range list {
 			c := &list[i]
@@ -190,19 +198,65 @@ func evictedStatus(st *corev1.PodStatus, message string, now metav1.Time) {
 	}
 	kill(st.InitContainerStatuses)
 	kill(st.ContainerStatuses)
-	set := func(c corev1.PodCondition) {
-		for i := range st.Conditions {
-			if st.Conditions[i].Type == c.Type {
-				if st.Conditions[i].Status == c.Status {
-					c.LastTransitionTime = st.Conditions[i].LastTransitionTime
-				}
-				st.Conditions[i] = c
-				return
+	setPodCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+}
+
+// setPodCondition replaces the condition of c's type (keeping its transition time when the
+// status stays) or adds c.
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
 			}
+			st.Conditions[i] = c
+			return
 		}
-		st.Conditions = append(st.Conditions, c)
 	}
-	set(corev1.PodCondition{Type: disruptionTarget, Status: corev1.ConditionTrue, Reason: terminationByKubelet, Message: message, LastTransitionTime: now})
-	set(corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
-	set(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+	st.Conditions = append(st.Conditions, c)
+}
+
+// writeTerminated writes the terminal status of a pod being deleted whose containers have
+// stopped: how each ended (final, from the runtime; nil: from the last reported status, the
+// running ones killed) and phase Succeeded when every container exited 0, else Failed, as the
+// kubelet since Kubernetes 1.27. A pod already finished, or gone, is left as it is.
+func (a *Agent) writeTerminated(ctx context.Context, pod *corev1.Pod, final *PodState) error {
+	now := metav1.Now()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != pod.UID || cur.Status.Phase == corev1.PodSucceeded || cur.Status.Phase == corev1.PodFailed {
+			return nil
+		}
+		if final != nil && len(final.InitContainers)+len(final.Containers) > 0 {
+			cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses = final.InitContainers, final.Containers
+		}
+		endContainers(&cur.Status, now)
+		cur.Status.Phase = corev1.PodFailed
+		if allSucceeded(cur) {
+			cur.Status.Phase = corev1.PodSucceeded
+		}
+		_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the final status of %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// allSucceeded reports whether every container of the pod is reported exited with 0.
+func allSucceeded(pod *corev1.Pod) bool {
+	if len(pod.Status.ContainerStatuses) != len(pod.Spec.Containers) {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -39,6 +39,16 @@ type PodState struct {
 	RecheckAfter time.Duration
 }
 
+// PodStopper is a runtime that can stop a pod's containers without
+// releasing them and report how each ended. The agent writes that as the
+// pod's terminal status before it deletes the pod, as the kubelet does (a
+// Job judges a deleted pod by its phase and exit codes); KillPod then
+// releases what is left. Without it, the terminal status is made from the
+// last reported one.
+type PodStopper interface {
+	StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (PodState, error)
+}
+
 // ChangeNotifier is a runtime that tells the agent when a pod's
 // containers change on their own — a process exits, a probe's verdict
 // turns — so that the pod is synced at once rather than at the next

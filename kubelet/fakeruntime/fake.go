@@ -154,6 +154,38 @@ func status(pod *corev1.Pod, c corev1.Container) corev1.ContainerStatus {
 
 func ptrTrue() *bool { b := true; return &b }
 
+// StopPod stops the containers as KillPod does and reports how they ended: a
+// scripted exit that came first as scripted, every other container as a
+// process without a SIGTERM handler ends (143). A pod this runtime never
+// started reports nothing.
+func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (agent.PodState, error) {
+	r.mu.Lock()
+	_, seen := r.started[pod.UID]
+	r.mu.Unlock()
+	var st agent.PodState
+	if seen {
+		st, _ = r.SyncPod(ctx, pod, "")
+		st.Pulled = nil
+	}
+	if err := r.KillPod(ctx, pod, grace); err != nil {
+		return agent.PodState{}, err
+	}
+	now := metav1.Now()
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainers, st.Containers} {
+		for i := range list {
+			c := &list[i]
+			if run := c.State.Running; run != nil {
+				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error",
+					StartedAt: run.StartedAt, FinishedAt: now, ContainerID: c.ContainerID}}
+				c.Ready, c.Started = false, new(bool)
+			}
+		}
+	}
+	return st, nil
+}
+
+var _ agent.PodStopper = (*Runtime)(nil)
+
 // KillPod waits for the containers to "exit": stopDelay, capped by grace.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	r.mu.Lock()

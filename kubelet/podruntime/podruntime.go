@@ -623,12 +623,67 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	return errors.Join(errs...)
 }
 
+// StopPod stops the pod's containers as KillPod does but leaves them in
+// place, and reports how each ended (its exit code and reason), for the
+// terminal status the agent writes before KillPod releases them.
+func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (agent.PodState, error) {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)})
+	if err != nil {
+		return agent.PodState{}, err
+	}
+	if err := r.stopContainers(ctx, pod, list, grace); err != nil {
+		return agent.PodState{}, err
+	}
+	if list, err = r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)}); err != nil {
+		return agent.PodState{}, err
+	}
+	history := map[string][]krt.ContainerStatus{}
+	for _, s := range list {
+		history[s.Name] = append(history[s.Name], s)
+	}
+	var state agent.PodState
+	for _, cs := range []struct {
+		spec []corev1.Container
+		out  *[]corev1.ContainerStatus
+	}{{pod.Spec.InitContainers, &state.InitContainers}, {pod.Spec.Containers, &state.Containers}} {
+		for i := range cs.spec {
+			c := &cs.spec[i]
+			h := history[c.Name]
+			if len(h) == 0 {
+				*cs.out = append(*cs.out, waiting(c, "ContainerCreating", ""))
+				continue
+			}
+			sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
+			var previous *krt.ContainerStatus
+			if len(h) > 1 {
+				previous = &h[1]
+			}
+			*cs.out = append(*cs.out, report(c, h[0], previous))
+		}
+	}
+	return state, nil
+}
+
+var _ agent.PodStopper = (*Runtime)(nil)
+
 func (r *Runtime) removePodContainers(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	uid := string(pod.UID)
 	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: uid})
 	if err != nil {
 		return err
 	}
+	errs := []error{r.stopContainers(ctx, pod, list, grace)}
+	for _, s := range list {
+		r.forgetProbes(s.ID)
+		if err := r.c.RemoveContainer(ctx, s.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopContainers stops the running ones of list (preStop hooks, SIGTERM, SIGKILL after grace) in parallel.
+func (r *Runtime) stopContainers(ctx context.Context, pod *corev1.Pod, list []krt.ContainerStatus, grace time.Duration) error {
 	var wg sync.WaitGroup
 	errc := make(chan error, len(list))
 	for _, s := range list {
@@ -646,12 +701,6 @@ func (r *Runtime) removePodContainers(ctx context.Context, pod *corev1.Pod, grac
 	var errs []error
 	for err := range errc {
 		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, s := range list {
-		r.forgetProbes(s.ID)
-		if err := r.c.RemoveContainer(ctx, s.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}

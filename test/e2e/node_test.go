@@ -398,6 +398,29 @@ spec:
 		}
 	})
 
+	// As the kubelet, the agent writes how a deleted pod's containers ended
+	// before the pod goes: a finalizer keeps it here to be read.
+	t.Run("a deleted pod's final status", func(t *testing.T) {
+		k.okIn(`apiVersion: v1
+kind: Pod
+metadata:
+  name: last-words
+  finalizers: [skiff.test/keep]
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["sleep", "3"]
+`, "apply", "-f", "-")
+		waitFor(t, k, 60*time.Second, "last-words running", func(out string) bool { return out == "Running" }, "get", "pod", "last-words", "-o", "jsonpath={.status.phase}")
+		k.ok("delete", "pod", "last-words", "--wait=false")
+		waitFor(t, k, 60*time.Second, "last-words Failed with its own exit code", func(out string) bool { return out == "Failed 3 Error False" },
+			"get", "pod", "last-words", "-o", `jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.reason} {.status.conditions[?(@.type=="Ready")].status}`)
+		k.ok("patch", "pod", "last-words", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		waitFor(t, k, 60*time.Second, "last-words gone", func(out string) bool { return out == "" }, "get", "pods", "--field-selector=metadata.name=last-words", "-o", "name")
+	})
+
 	t.Run("nothing left after deleting everything", func(t *testing.T) {
 		// skiff has no garbage collector yet: scale to zero, then the
 		// deployment and its ReplicaSet go explicitly.
