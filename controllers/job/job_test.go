@@ -593,6 +593,58 @@ func TestPodFailurePolicy(t *testing.T) {
 	}
 }
 
+// With a pod failure policy (so podReplacementPolicy Failed), a pod being deleted is neither a
+// failure nor replaced until it is Failed: the policy then judges its final conditions. Without
+// one, a deleted pod counts as failed at once, as in Kubernetes.
+func TestTerminatingPodsWaitForTheirVerdict(t *testing.T) {
+	ignoreDisruptions := failurePolicy(batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}})
+	terminating := func(p *corev1.Pod) {
+		ts := metav1.NewTime(now)
+		p.DeletionTimestamp = &ts
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
+	}
+	for _, tc := range []struct {
+		name    string
+		job     *batchv1.Job
+		failed  int32
+		created int
+	}{
+		{"pod failure policy", newJob(ignoreDisruptions, backoffLim(0)), 0, 0},
+		{"podReplacementPolicy Failed", newJob(backoffLim(3), func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptrTo(batchv1.Failed) }), 0, 0},
+		{"TerminatingOrFailed (replaced after the failure's back-off)", newJob(backoffLim(3)), 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, tc.job, newPod("going", corev1.PodRunning, terminating))
+			fx.sync(t, "ns/work")
+			j := fx.job(t)
+			if j.Status.Failed != tc.failed || finished(j) || len(fx.created(t)) != tc.created {
+				t.Fatalf("failed %d, finished %v, created %d; want %d failed, unfinished, %d created",
+					j.Status.Failed, finished(j), len(fx.created(t)), tc.failed, tc.created)
+			}
+		})
+	}
+
+	// Indexed: the terminating pod's index waits too, and keeps its place within parallelism.
+	fx := newFixture(t, newJob(ignoreDisruptions, indexedMode, completions(3), parallel(2)),
+		newPod("w0", corev1.PodRunning, index("0"), terminating))
+	fx.sync(t, "ns/work")
+	var started []string
+	for _, p := range fx.created(t) {
+		started = append(started, p.Annotations[batchv1.JobCompletionIndexAnnotation])
+	}
+	if !slices.Equal(started, []string{"1"}) {
+		t.Fatalf("started indexes %v, want only 1 (0 is terminating, parallelism 2)", started)
+	}
+
+	// Once Failed with the condition, the failure is ignored and the pod replaced.
+	fx = newFixture(t, newJob(ignoreDisruptions, backoffLim(0)), newPod("gone", corev1.PodFailed, exitCode(137), terminating))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 0 || finished(j) || len(fx.created(t)) != 1 {
+		t.Fatalf("after the evicted pod failed: %+v, created %d", j.Status, len(fx.created(t)))
+	}
+}
+
 func TestSuccessPolicyCompletesEarly(t *testing.T) {
 	leaderOnly := "0"
 	two := int32(2)

@@ -28,7 +28,7 @@ func failuresByIndex(job *batchv1.Job, pods []*corev1.Pod) map[int]*indexFailure
 	completions := *job.Spec.Completions
 	for _, p := range pods {
 		i, ok := completionIndex(p, completions)
-		if !ok || !isFailed(p) || ignoredFailure(job, p) {
+		if !ok || !isFailed(job, p) || ignoredFailure(job, p) {
 			continue
 		}
 		f := out[i]

@@ -42,7 +42,11 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		if d := len(active) - int(want); d > 0 {
 			excess = pickExcess(active, d)
 		}
-		for i := len(active); i < int(want); i++ {
+		running := len(active)
+		if onlyReplaceFailed(job) {
+			running += len(terminatingPods(all)) // replaced once Failed, not before
+		}
+		for i := running; i < int(want); i++ {
 			toCreate = append(toCreate, nil)
 		}
 	}
@@ -121,12 +125,12 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 		done = done.Union(pi.failed) // a failed index is finished too: no pods for it
 	}
 	running := map[int]bool{}
+	kept := 0
 	// Keep the oldest pod of each index.
 	sorted := append([]*corev1.Pod(nil), active...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
 	})
-	kept := 0
 	for _, p := range sorted {
 		i, ok := completionIndex(p, completions)
 		if !ok || running[i] || done.Has(i) {
@@ -135,6 +139,16 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 		}
 		running[i] = true
 		kept++
+	}
+	if onlyReplaceFailed(job) {
+		// A terminating pod's index is started again once that pod is Failed, not before, and
+		// it still takes its place within parallelism.
+		for _, p := range terminatingPods(all) {
+			if i, ok := completionIndex(p, completions); ok && !running[i] && !done.Has(i) {
+				running[i] = true
+				kept++
+			}
+		}
 	}
 	room := int(parallelism(job)) - kept
 	for i := 0; i < int(completions) && len(start) < room; i++ {

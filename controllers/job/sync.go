@@ -456,8 +456,32 @@ func backoffDelay(base time.Duration, n int32) time.Duration {
 	return min(d, MaxBackoff)
 }
 
-func isFailed(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodFailed || (pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
+// isFailed reports whether the pod counts as a failure: Failed, or, unless the Job replaces only
+// failed pods, being deleted before it succeeded (an orphan may never reach a phase).
+func isFailed(job *batchv1.Job, pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	return !onlyReplaceFailed(job) && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
+}
+
+// onlyReplaceFailed is Kubernetes' rule for podReplacementPolicy: Failed (the default with a pod
+// failure policy): a terminating pod is neither a failure nor replaced until it is Failed, so the
+// failure policy judges the pod's final conditions (a DisruptionTarget from an eviction, say).
+func onlyReplaceFailed(job *batchv1.Job) bool {
+	return job.Spec.PodFailurePolicy != nil ||
+		(job.Spec.PodReplacementPolicy != nil && *job.Spec.PodReplacementPolicy == batchv1.Failed)
+}
+
+// terminatingPods are those being deleted that have not finished.
+func terminatingPods(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // backoffFailures returns how many failures the back-off before a replacement counts, and when the
@@ -475,7 +499,7 @@ func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32,
 	}
 	var since int32
 	for _, p := range pods {
-		if !isFailed(p) || ignoredFailure(job, p) {
+		if !isFailed(job, p) || ignoredFailure(job, p) {
 			continue
 		}
 		t := failureTime(p)

@@ -72,4 +72,31 @@ func TestJobsOnHollowNodes(t *testing.T) {
 	eventually(t, k, []string{"2"}, "get", "job", "long", "-o", "jsonpath={.status.active}")
 	k.ok("delete", "job", "long", "--timeout=60s")
 	waitCount(t, "pods of the deleted job", 0, func() int { return podCountSel(k, "batch.kubernetes.io/job-name=long") })
+
+	// An evicted pod carries DisruptionTarget, so a podFailurePolicy that ignores disruptions
+	// does not spend the Job's backoffLimit of 0 on it: a replacement starts instead.
+	tolerant := strings.Replace(jobManifest("tolerant", `  backoffLimit: 0
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget}]`, "0"), "exit-after: 1s", "exit-after: 1h", 1)
+	k.okIn(tolerant, "apply", "-f", "-")
+	eventually(t, k, []string{"1"}, "get", "job", "tolerant", "-o", "jsonpath={.status.active}")
+	pod := k.ok("get", "pods", "-l", "batch.kubernetes.io/job-name=tolerant", "-o", "jsonpath={.items[0].metadata.name}")
+	k.okIn(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"`+pod+`","namespace":"default"}}`,
+		"create", "--raw", "/api/v1/namespaces/default/pods/"+pod+"/eviction", "-f", "-")
+	// The replacement starts once the evicted pod is Failed.
+	waitCount(t, "pods of the tolerant job other than the evicted one", 1, func() int {
+		n := 0
+		for _, name := range strings.Fields(k.ok("get", "pods", "-l", "batch.kubernetes.io/job-name=tolerant", "-o", "name")) {
+			if name != "pod/"+pod {
+				n++
+			}
+		}
+		return n
+	})
+	if out := k.ok("get", "job", "tolerant", "-o", "jsonpath=failed={.status.failed} conditions={.status.conditions[*].type}"); strings.TrimSpace(out) != "failed= conditions=" {
+		t.Errorf("the job after an ignored eviction: %q, want no failure counted and no condition", out)
+	}
+	k.ok("delete", "job", "tolerant", "--timeout=60s")
 }
