@@ -29,17 +29,8 @@ func TestEveryProfileSchedulesAgainstSkiffsAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	node := schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "n1").
-		Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj()
-	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = node.Status
-	created.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createReadyNode(ctx, t, cs, schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "n1").
+		Capacity("cpu", "4", "memory", "8Gi", "pods", "110").Obj())
 	// A Service selecting the pods sends them through the system default
 	// spread constraints, which look up the pod's owners and Services.
 	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -51,20 +42,8 @@ func TestEveryProfileSchedulesAgainstSkiffsAPIServer(t *testing.T) {
 
 	for _, strategy := range []string{scheduler.ScoringLeastAllocated, scheduler.ScoringMostAllocated} {
 		t.Run(strategy, func(t *testing.T) {
-			runCtx, stop := context.WithCancel(ctx)
-			factory := informers.NewSharedInformerFactory(cs, 0)
-			s, err := scheduler.New(cs, factory, scheduler.Config{ScoringStrategy: strategy})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- s.Run(runCtx); close(done) }()
-			defer func() {
-				stop()
-				if err := <-done; err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			}()
+			factory, done, stop := runScheduler(ctx, t, cs, scheduler.Config{ScoringStrategy: strategy})
+			defer stop()
 
 			pod := schedtest.MakePod().Name("web-"+strings.ToLower(strategy)).Namespace("default").Label("app", "web").Req("cpu", "100m").Obj()
 			if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -102,16 +81,7 @@ func TestPreemptionMarksTheVictimOnSkiffsAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	node := schedtest.MakeNode().Name("small").Capacity("cpu", "1", "memory", "1Gi", "pods", "10").Obj()
-	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = node.Status
-	created.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createReadyNode(ctx, t, cs, schedtest.MakeNode().Name("small").Capacity("cpu", "1", "memory", "1Gi", "pods", "10").Obj())
 	high := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}
 	if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, high, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -121,20 +91,8 @@ func TestPreemptionMarksTheVictimOnSkiffsAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	s, err := scheduler.New(cs, factory, scheduler.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx); close(done) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	_, _, stop := runScheduler(ctx, t, cs, scheduler.Config{})
+	defer stop()
 
 	vip := schedtest.MakePod().Name("vip").Namespace("default").Req("cpu", "500m").Obj()
 	vip.Spec.PriorityClassName = "high"
@@ -180,6 +138,43 @@ func TestPreemptionMarksTheVictimOnSkiffsAPIServer(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("no Preempted event on the victim: %+v", evs.Items)
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// createReadyNode writes node and a Ready status for it, as a node agent
+// would.
+func createReadyNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, node *v1.Node) {
+	t.Helper()
+	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status = node.Status
+	created.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runScheduler runs a scheduler with cfg until the returned stop is called;
+// stop reports an error Run returned. done yields Run's result if it ends
+// early.
+func runScheduler(ctx context.Context, t *testing.T, cs kubernetes.Interface, cfg scheduler.Config) (factory informers.SharedInformerFactory, done <-chan error, stop func()) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	factory = informers.NewSharedInformerFactory(cs, 0)
+	s, err := scheduler.New(cs, factory, cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- s.Run(runCtx); close(ch) }()
+	return factory, ch, func() {
+		cancel()
+		if err := <-ch; err != nil {
+			t.Errorf("Run: %v", err)
 		}
 	}
 }

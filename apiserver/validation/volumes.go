@@ -129,12 +129,7 @@ func validateDownwardAPIFiles(items []corev1.DownwardAPIVolumeFile, fldPath *fie
 	var errs field.ErrorList
 	for i, it := range items {
 		p := fldPath.Index(i)
-		if it.Path == "" {
-			errs = append(errs, field.Required(p.Child("path"), ""))
-		} else {
-			errs = append(errs, validateLocalDescendingPath(it.Path, p.Child("path"))...)
-		}
-		errs = append(errs, validateMode(it.Mode, p.Child("mode"))...)
+		errs = append(errs, validateFileItem(it.Path, it.Mode, p)...)
 		switch {
 		case it.FieldRef != nil && it.ResourceFieldRef != nil:
 			errs = append(errs, field.Invalid(p, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
@@ -202,14 +197,21 @@ func validateKeyToPaths(items []corev1.KeyToPath, fldPath *field.Path) field.Err
 		if kp.Key == "" {
 			errs = append(errs, field.Required(p.Child("key"), ""))
 		}
-		if kp.Path == "" {
-			errs = append(errs, field.Required(p.Child("path"), ""))
-		} else {
-			errs = append(errs, validateLocalDescendingPath(kp.Path, p.Child("path"))...)
-		}
-		errs = append(errs, validateMode(kp.Mode, p.Child("mode"))...)
+		errs = append(errs, validateFileItem(kp.Path, kp.Mode, p)...)
 	}
 	return errs
+}
+
+// validateFileItem checks what every file of a volume's items has: a path
+// inside the volume and a valid mode.
+func validateFileItem(filePath string, mode *int32, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if filePath == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	} else {
+		errs = append(errs, validateLocalDescendingPath(filePath, p.Child("path"))...)
+	}
+	return append(errs, validateMode(mode, p.Child("mode"))...)
 }
 
 // validateLocalDescendingPath keeps file paths inside the volume: relative,
