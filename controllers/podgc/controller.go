@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -39,6 +40,9 @@ const (
 	ReasonTerminated = "PodGCTerminated"
 	ReasonOrphaned   = "PodGCOrphaned"
 	ReasonUnbound    = "PodGCUnscheduledTerminating"
+	// ReasonOutOfService: a pod stuck terminating on a node an administrator declared
+	// out of service (non-graceful node shutdown).
+	ReasonOutOfService = "PodGCOutOfServiceNode"
 )
 
 // Options tune the controller; zero values mean the defaults.
@@ -124,6 +128,7 @@ func (c *Controller) sweep(ctx context.Context) {
 	}
 	c.collectOrphaned(ctx, pods)
 	c.collectUnscheduledTerminating(ctx, pods)
+	c.collectOutOfService(ctx, pods)
 }
 
 func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) {
@@ -193,6 +198,33 @@ func (c *Controller) collectUnscheduledTerminating(ctx context.Context, pods []*
 			c.delete(ctx, p, true, "", ReasonUnbound, "Deleted: being deleted and never scheduled, so no node will finish it")
 		}
 	}
+}
+
+// collectOutOfService force-deletes the terminating pods of nodes that are not Ready and carry the
+// node.kubernetes.io/out-of-service taint: Kubernetes' non-graceful node shutdown, where an
+// administrator vouches that the node is down, so that a StatefulSet's pod (and its volume) can
+// start elsewhere without waiting for a kubelet that will not come back. The taint's NoExecute
+// effect has the node lifecycle controller start the deletions.
+func (c *Controller) collectOutOfService(ctx context.Context, pods []*corev1.Pod) {
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
+			continue
+		}
+		node, err := c.nodeLister.Get(p.Spec.NodeName)
+		if err != nil || nodeReady(node) || !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeOutOfService }) {
+			continue
+		}
+		c.delete(ctx, p, true, "", ReasonOutOfService, fmt.Sprintf("Deleted: terminating on node %s, which is out of service", node.Name))
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // delete removes a pod, at once (grace 0) when force is set since no kubelet will act on it. As

@@ -153,3 +153,34 @@ func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
 		t.Errorf("status applies %q, want stuck marked Failed without a condition", applies)
 	}
 }
+
+// Non-graceful node shutdown: terminating pods of a NotReady node tainted
+// out-of-service are forced out, Failed first; not while the node is Ready,
+// nor on a NotReady node without the taint, nor pods not terminating.
+func TestTerminatingPodsOfOutOfServiceNodesAreForced(t *testing.T) {
+	down := func(name string, ready corev1.ConditionStatus, taints ...corev1.Taint) *corev1.Node {
+		n := node(name)
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}
+		n.Spec.Taints = taints
+		return n
+	}
+	oos := corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
+	terminating := func(name, node string) *corev1.Pod {
+		p := pod(name, node, corev1.PodRunning, time.Hour)
+		ts := metav1.NewTime(base)
+		p.DeletionTimestamp = &ts
+		return p
+	}
+	fx := newFixture(t, -1, []runtime.Object{
+		down("dead", corev1.ConditionUnknown, oos), down("alive", corev1.ConditionTrue, oos), down("unsure", corev1.ConditionFalse),
+		terminating("stuck", "dead"), pod("running", "dead", corev1.PodRunning, time.Hour),
+		terminating("fine", "alive"), terminating("waiting", "unsure"),
+	})
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"stuck!"}) {
+		t.Fatalf("deleted %v, want only stuck, forced", got)
+	}
+	if applies := fx.statusApplies(); len(applies) != 1 || !strings.Contains(applies[0], `"phase":"Failed"`) {
+		t.Errorf("status applies %q, want stuck marked Failed", applies)
+	}
+}

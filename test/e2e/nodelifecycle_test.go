@@ -35,6 +35,26 @@ spec:
 	k.ok("rollout", "status", "deploy/mover", "--timeout=90s")
 	contains(t, "pods on the only node", k.ok("get", "pods", "-l", "app=mover", "-o", "jsonpath={.items[*].spec.nodeName}"),
 		"doomed doomed doomed")
+	// A StatefulSet's pod cannot be replaced while its predecessor of the same
+	// name is stuck terminating on a dead node: only the administrator's
+	// out-of-service taint (non-graceful node shutdown) lets it go.
+	k.okIn(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: keeper, namespace: default}
+spec:
+  replicas: 1
+  serviceName: keeper
+  selector: {matchLabels: {app: keeper}}
+  template:
+    metadata: {labels: {app: keeper}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      tolerations:
+      - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      containers: [{name: app, image: example.com/db:1}]
+`, "apply", "-f", "-")
+	k.ok("rollout", "status", "sts/keeper", "--timeout=90s")
 
 	startHollowNodes(t, s, "--count", "2", "--node-name", "spare")
 	eventually(t, k, []string{"spare-0", "spare-1"}, "get", "nodes")
@@ -60,4 +80,12 @@ spec:
 	}, "get", "pods", "-l", "app=mover", "--field-selector", "status.phase=Running", "-o",
 		`go-template={{range .items}}{{if not .metadata.deletionTimestamp}}{{.spec.nodeName}}/{{.status.phase}} {{end}}{{end}}`)
 	contains(t, "eviction events", k.ok("get", "events", "--field-selector", "reason=TaintManagerEviction"), "Marking for deletion Pod default/mover-")
+
+	waitFor(t, k, 60*time.Second, "keeper-0 evicted but stuck terminating on doomed", func(out string) bool {
+		return strings.HasPrefix(out, "doomed ") && out != "doomed "
+	}, "get", "pod", "keeper-0", "-o", "jsonpath={.spec.nodeName} {.metadata.deletionTimestamp}")
+	k.ok("taint", "node", "doomed", "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
+	waitFor(t, k, 90*time.Second, "keeper-0 running again on a spare node", func(out string) bool {
+		return strings.HasPrefix(out, "spare-") && strings.HasSuffix(out, " Running")
+	}, "get", "pod", "keeper-0", "-o", "jsonpath={.spec.nodeName} {.status.phase}")
 }
