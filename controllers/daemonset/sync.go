@@ -81,9 +81,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	var create []string
 	var remove []*corev1.Pod
-	known := map[string]bool{}
 	for _, node := range nodes {
-		known[node.Name] = true
 		shouldRun, keep := placement(ds, node)
 		var running []*corev1.Pod
 		finished := false // a failed or succeeded pod is still on the node
@@ -148,11 +146,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			remove = append(remove, running...)
 		}
 	}
-	for n, ps := range byNode {
-		if !known[n] {
-			remove = append(remove, ps...) // meant for a node that no longer exists
-		}
-	}
+	// Pods bound to a node that no longer exists are PodGC's, as in Kubernetes: it deletes
+	// them once the node has been gone a while, so a node being registered again keeps them.
 
 	var manageErr error
 	if satisfied {
