@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -210,13 +211,15 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 	if s := pl.h.RunFilterPlugins(ctx, st, pod, node); !s.IsSuccess() {
 		return Candidate{}, s
 	}
-	// Most important first: those are the ones worth keeping.
+	// Most important first: those are the ones worth keeping (higher priority, then running
+	// longer, as kube-scheduler's MoreImportantPod).
+	now := time.Now()
 	sort.SliceStable(lower, func(i, j int) bool {
 		pi, pj := corev1helpers.PodPriority(lower[i].Pod), corev1helpers.PodPriority(lower[j].Pod)
 		if pi != pj {
 			return pi > pj
 		}
-		return lower[i].Pod.CreationTimestamp.Before(&lower[j].Pod.CreationTimestamp)
+		return startTime(lower[i].Pod, now).Before(startTime(lower[j].Pod, now))
 	})
 	violating, nonViolating := splitByPDBViolation(lower, pdbs)
 	c := Candidate{Node: ni.NodeName()}
@@ -339,7 +342,34 @@ func better(a, b Candidate) bool {
 	if sa != sb {
 		return sa < sb
 	}
-	return len(a.Victims) < len(b.Victims)
+	if len(a.Victims) != len(b.Victims) {
+		return len(a.Victims) < len(b.Victims)
+	}
+	// Last, as kube-scheduler: the node whose most important victims started latest, so
+	// the pods that have run longest keep running.
+	now := time.Now()
+	return earliestStart(a.Victims, now).After(earliestStart(b.Victims, now))
+}
+
+// earliestStart is when the first of the highest-priority victims started.
+func earliestStart(ps []*v1.Pod, now time.Time) time.Time {
+	top, earliest := highest(ps), now
+	for _, p := range ps {
+		if corev1helpers.PodPriority(p) == top {
+			if t := startTime(p, now); t.Before(earliest) {
+				earliest = t
+			}
+		}
+	}
+	return earliest
+}
+
+// startTime is when the pod started on its node; now for one not started yet.
+func startTime(p *v1.Pod, now time.Time) time.Time {
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return now
 }
 
 func highest(ps []*v1.Pod) int32 {

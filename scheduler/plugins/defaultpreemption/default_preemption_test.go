@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -177,5 +178,28 @@ func TestPreemptionAvoidsViolatingPodDisruptionBudgets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// When the candidates tie on every other count, kube-scheduler preempts on
+// the node whose most important victims started latest: the pod that has
+// run longest keeps running.
+func TestPreemptionSparesThePodRunningLongest(t *testing.T) {
+	started := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		st := metav1.NewTime(time.Now().Add(-ago))
+		p.Status.StartTime = &st
+		return p
+	}
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj() }
+	for _, order := range [][2]string{{"old", "new"}, {"new", "old"}} {
+		nodes := []*framework.NodeInfo{
+			schedtest.NodeInfo(node("n-"+order[0]), started(low(order[0], 10, "1"), map[string]time.Duration{"old": time.Hour, "new": time.Minute}[order[0]])),
+			schedtest.NodeInfo(node("n-"+order[1]), started(low(order[1], 10, "1"), map[string]time.Duration{"old": time.Hour, "new": time.Minute}[order[1]])),
+		}
+		f, _ := setup(t, nodes...)
+		res, s := postFilter(t, f, schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj())
+		if !s.IsSuccess() || res == nil || res.NominatedNodeName != "n-new" {
+			t.Fatalf("nodes in order %v: result %+v status %v, want n-new (its victim started a minute ago)", order, res, s)
+		}
 	}
 }
