@@ -25,6 +25,9 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "pod-garbage-collector"
 
+// evictedReason is the status reason of a pod the kubelet evicted.
+const evictedReason = "Evicted"
+
 // fieldManager owns what PodGC writes to pod statuses, as in Kubernetes.
 const fieldManager = "PodGC"
 
@@ -142,7 +145,13 @@ func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) 
 	if excess <= 0 {
 		return
 	}
-	sort.Slice(done, func(i, j int) bool { return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp) })
+	// As Kubernetes': pods the kubelet evicted go first, then the oldest.
+	sort.Slice(done, func(i, j int) bool {
+		if ei, ej := done[i].Status.Reason == evictedReason, done[j].Status.Reason == evictedReason; ei != ej {
+			return ei
+		}
+		return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp)
+	})
 	for _, p := range done[:excess] {
 		c.delete(ctx, p, false, "", ReasonTerminated, fmt.Sprintf("Deleted: more than %d terminated pods", c.opts.Threshold))
 	}

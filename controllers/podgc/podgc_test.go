@@ -100,6 +100,18 @@ func TestTerminatedPodsBeyondThresholdOldestFirst(t *testing.T) {
 	}
 }
 
+// Evicted pods are collected before older ones, as in Kubernetes.
+func TestEvictedTerminatedPodsGoFirst(t *testing.T) {
+	evicted := pod("evicted", "n1", corev1.PodFailed, time.Minute)
+	evicted.Status.Reason = "Evicted"
+	fx := newFixture(t, 1, []runtime.Object{node("n1"), evicted,
+		pod("oldest", "n1", corev1.PodSucceeded, 5*time.Hour), pod("older", "n1", corev1.PodFailed, 4*time.Hour)})
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"evicted", "oldest"}) {
+		t.Fatalf("deleted %v, want the evicted pod and then the oldest", got)
+	}
+}
+
 func TestPodsOfGoneNodesAfterQuarantine(t *testing.T) {
 	fx := newFixture(t, -1,
 		[]runtime.Object{node("n1"), pod("alive", "n1", corev1.PodRunning, time.Hour),
