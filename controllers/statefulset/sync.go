@@ -260,7 +260,9 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			return errors.Join(errs...)
 		}
 	}
-	if len(errs) > 0 || len(condemned) > 0 {
+	// (Under OrderedReady the loop above has returned; under Parallel, as in Kubernetes,
+	// the rolling update goes on in the same pass as the scale-down.)
+	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	// 3. Rolling update, highest ordinal first, one pod at a time: an old pod is deleted (and

@@ -115,6 +115,18 @@ func TestParallelRollingUpdateProceedsPastUnhealthyPods(t *testing.T) {
 	}
 }
 
+// Under Parallel, Kubernetes scales down and rolls the update in the same pass.
+func TestParallelScaleDownAndUpdateTogether(t *testing.T) {
+	set := newSet(2, parallel)
+	old := revisionFor(t, set, "web:1", 1)
+	set.Status.CurrentRevision = old.Name
+	fx := newFixture(t, set, old, member(set, 0, old.Name), member(set, 1, old.Name), member(set, 2, old.Name))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-1", "web-2"}) {
+		t.Fatalf("deleted %v, want web-2 (scale-down) and web-1 (update) at once", got)
+	}
+}
+
 // A claim deleted while its pod is still Pending is made again, as in
 // Kubernetes; a running pod's missing claim is left alone.
 func TestPendingPodsMissingClaimIsRecreated(t *testing.T) {
