@@ -1,6 +1,7 @@
 package interpodaffinity
 
 import (
+	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -111,5 +112,23 @@ func TestInterPodAffinityScore(t *testing.T) {
 	got = schedtest.RunScore(t, p, far, nodes...)
 	if got["n1"] != 0 || got["n2"] != 0 || got["n3"] != 100 {
 		t.Errorf("preferred anti-affinity scores = %v, want zone a:0, b:100", got)
+	}
+}
+
+// NormalizeScore rounds as kube-scheduler's floating point does: 29 of 100
+// becomes 28 (100 × 0.29 is 28.999…), 1 of 3 becomes 33.
+func TestNormalizeScoreRoundsAsKubeScheduler(t *testing.T) {
+	pl := &InterPodAffinity{}
+	scores := []framework.NodeScore{{Name: "a", Score: 0}, {Name: "b", Score: 29}, {Name: "c", Score: 100}}
+	if s := pl.NormalizeScore(context.Background(), nil, nil, scores); s != nil {
+		t.Fatal(s)
+	}
+	if scores[0].Score != 0 || scores[1].Score != 28 || scores[2].Score != 100 {
+		t.Errorf("normalized %+v, want 0, 28, 100", scores)
+	}
+	thirds := []framework.NodeScore{{Name: "a", Score: -3}, {Name: "b", Score: -2}, {Name: "c", Score: 0}}
+	pl.NormalizeScore(context.Background(), nil, nil, thirds)
+	if thirds[0].Score != 0 || thirds[1].Score != 33 || thirds[2].Score != 100 {
+		t.Errorf("normalized %+v, want 0, 33, 100", thirds)
 	}
 }

@@ -123,7 +123,9 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, _ *framework.Cycle
 			scores[i].Score = 0
 			continue
 		}
-		scores[i].Score = framework.MaxNodeScore * (scores[i].Score - lo) / (hi - lo)
+		// In floating point, as kube-scheduler: its rounding (100 × 29/100 is 28.999…, so 28)
+		// decides ties the same way.
+		scores[i].Score = int64(float64(framework.MaxNodeScore) * (float64(scores[i].Score-lo) / float64(hi-lo)))
 	}
 	return nil
 }
