@@ -141,15 +141,12 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 
 	ready := int32(0)
-	terminating := int32(0)
 	for _, p := range pods {
 		if podstate.IsActive(p) && podstate.IsReady(p) {
 			ready++
 		}
-		if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) {
-			terminating++
-		}
 	}
+	terminating := int32(len(terminatingPods(pods)))
 	// settled: no pod of the Job runs or terminates any more, so a verdict can become final.
 	settled := len(active) == 0 && terminating == 0 && satisfied
 

@@ -70,7 +70,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		case p.DeletionTimestamp != nil && stopping:
 			// Deleted because the Job finished or was suspended: not a failure of the pod.
 			release = append(release, p)
-		case p.DeletionTimestamp != nil && !onlyReplaceFailed(job):
+		case isFailed(job, p): // deleted before it finished, and the Job does not wait for Failed
 			fail.Insert(p.UID)
 			recorded = true
 			release = append(release, p)

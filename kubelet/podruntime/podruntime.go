@@ -210,14 +210,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 	if err != nil {
 		return state, err
 	}
-	history := map[string][]krt.ContainerStatus{}
-	for _, s := range existing {
-		history[s.Name] = append(history[s.Name], s)
-	}
-	for name := range history {
-		h := history[name]
-		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
-	}
+	history := attemptsByName(existing)
 	failed := r.writeVolumes(ctx, pod, podIP)
 	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: failed, claimPaths: r.claimVolumes(ctx, pod, failed),
 		recheck: &state.RecheckAfter}
@@ -637,10 +630,7 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	if list, err = r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)}); err != nil {
 		return agent.PodState{}, err
 	}
-	history := map[string][]krt.ContainerStatus{}
-	for _, s := range list {
-		history[s.Name] = append(history[s.Name], s)
-	}
+	history := attemptsByName(list)
 	var state agent.PodState
 	for _, cs := range []struct {
 		spec []corev1.Container
@@ -653,7 +643,6 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 				*cs.out = append(*cs.out, waiting(c, "ContainerCreating", ""))
 				continue
 			}
-			sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
 			var previous *krt.ContainerStatus
 			if len(h) > 1 {
 				previous = &h[1]
@@ -665,6 +654,18 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 }
 
 var _ agent.PodStopper = (*Runtime)(nil)
+
+// attemptsByName groups a pod's containers by container name, newest attempt first.
+func attemptsByName(list []krt.ContainerStatus) map[string][]krt.ContainerStatus {
+	history := map[string][]krt.ContainerStatus{}
+	for _, s := range list {
+		history[s.Name] = append(history[s.Name], s)
+	}
+	for _, h := range history {
+		sort.Slice(h, func(i, j int) bool { return h[i].Attempt > h[j].Attempt })
+	}
+	return history
+}
 
 func (r *Runtime) removePodContainers(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	uid := string(pod.UID)
