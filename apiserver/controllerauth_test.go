@@ -22,6 +22,7 @@ import (
 	namespacectrl "github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 )
 
@@ -55,7 +56,8 @@ func TestControllerIdentities(t *testing.T) {
 		}
 		return clientsetFor(t, rc)
 	}
-	jobs, rs, ns, node, sa := as(job.Name), as(replicaset.Name), as(namespacectrl.Name), as(nodelifecycle.Name), as(serviceaccount.Name)
+	jobs, rs, ns, node, sa, rootca := as(job.Name), as(replicaset.Name), as(namespacectrl.Name), as(nodelifecycle.Name),
+		as(serviceaccount.Name), as(rootcacert.Name)
 
 	// The token is the account's (the first request creates the account).
 	review, err := jobs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -147,6 +149,22 @@ func TestControllerIdentities(t *testing.T) {
 		}, true},
 		{"serviceaccount", "delete a service account", func() error {
 			return sa.CoreV1().ServiceAccounts("default").Delete(ctx, "made", metav1.DeleteOptions{})
+		}, false},
+		{"root CA publisher", "create a config map", func() error {
+			_, err := rootca.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca-probe"}}, metav1.CreateOptions{})
+			return err
+		}, true},
+		{"root CA publisher", "update a config map", func() error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca-probe"}, Data: map[string]string{"ca.crt": "x"}}
+			_, err := rootca.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{})
+			return err
+		}, true},
+		{"root CA publisher", "delete a config map", func() error {
+			return rootca.CoreV1().ConfigMaps("default").Delete(ctx, "ca-probe", metav1.DeleteOptions{})
+		}, false},
+		{"root CA publisher", "read a secret", func() error {
+			_, err := rootca.CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
+			return err
 		}, false},
 		// The manager's own identity only watches, elects, records and mints.
 		{"manager", "list pods", func() error {

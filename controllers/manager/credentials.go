@@ -30,6 +30,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
+	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/volumeprotection"
@@ -59,6 +60,7 @@ var ServiceAccounts = map[string]string{
 	podgc.Name:            "pod-garbage-collector",
 	replicaset.Name:       "replicaset-controller",
 	resourcequota.Name:    "resourcequota-controller",
+	rootcacert.Name:       "root-ca-cert-publisher",
 	serviceaccount.Name:   "service-account-controller",
 	statefulset.Name:      "statefulset-controller",
 	persistentvolume.Name: "persistent-volume-binder",

@@ -70,7 +70,9 @@ type Options struct {
 	// rest.Config as the clientset with metadata.NewForConfig. Without it the namespace controller is
 	// not run.
 	Metadata metadata.Interface
-	// RootCA is the cluster CA (PEM) that service account token Secrets carry as ca.crt.
+	// RootCA is the cluster CA (PEM) that service account token Secrets carry as ca.crt and the
+	// root CA publisher puts in every namespace's kube-root-ca.crt. Without it that publisher is
+	// not run.
 	RootCA []byte
 	// ControllerCredentials, when set, gives each controller listed in ServiceAccounts its own
 	// client: the rest.Config acting as that kube-system ServiceAccount (ServiceAccountCredentials).

@@ -28,6 +28,7 @@ func TestConfigValidation(t *testing.T) {
 		{"defaults are valid", Config{}, ""},
 		{"unknown controller is named", Config{Controllers: []string{"nope"}}, `unknown controller "nope"`},
 		{"a controller asked for by name must be buildable", Config{Controllers: []string{"namespace-controller"}}, "Options.Metadata"},
+		{"the root CA publisher asked for by name needs a root CA", Config{Controllers: []string{"root-ca-cert-publisher"}}, "Options.RootCA"},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
@@ -38,10 +39,11 @@ func TestConfigValidation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// Without a metadata client the controllers that reach any resource do not run.
-				needMetadata := []string{"namespace-controller", "garbage-collector-controller"}
-				if len(m.Controllers()) != len(Registry)-len(needMetadata) || slices.ContainsFunc(m.Controllers(), func(n string) bool { return slices.Contains(needMetadata, n) }) {
-					t.Errorf("controllers = %v, want all of the registry but %v", m.Controllers(), needMetadata)
+				// Without a metadata client the controllers that reach any resource do not run,
+				// nor without a root CA its publisher.
+				skipped := []string{"namespace-controller", "garbage-collector-controller", "root-ca-cert-publisher"}
+				if len(m.Controllers()) != len(Registry)-len(skipped) || slices.ContainsFunc(m.Controllers(), func(n string) bool { return slices.Contains(skipped, n) }) {
+					t.Errorf("controllers = %v, want all of the registry but %v", m.Controllers(), skipped)
 				}
 				return
 			}
@@ -146,13 +148,14 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	}
 }
 
-func TestMetadataClientEnablesNamespaceController(t *testing.T) {
+func TestMetadataClientAndRootCAEnableEveryController(t *testing.T) {
 	scheme := metadatafake.NewTestScheme()
-	m, err := New(fake.NewClientset(), Config{}, Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme)})
+	m, err := New(fake.NewClientset(), Config{}, Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme), RootCA: []byte("ca")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(m.Controllers(), "namespace-controller") || len(m.Controllers()) != len(Registry) {
+	if !slices.Contains(m.Controllers(), "namespace-controller") || !slices.Contains(m.Controllers(), "root-ca-cert-publisher") ||
+		len(m.Controllers()) != len(Registry) {
 		t.Errorf("controllers = %v, want the whole registry", m.Controllers())
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
+	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/tokensecret"
@@ -137,6 +138,13 @@ var Registry = map[string]Constructor{
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {
 		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(tokensecret.Name), tokensecret.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
+	},
+	rootcacert.Name: func(b BuildContext) (Runnable, error) {
+		if len(b.Options.RootCA) == 0 {
+			return nil, fmt.Errorf("%w: the root CA publisher needs Options.RootCA", ErrUnavailable)
+		}
+		return rootcacert.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ConfigMaps(),
+			rootcacert.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
 	},
 	persistentvolume.Name: func(b BuildContext) (Runnable, error) {
 		c := b.Informers.Core().V1()

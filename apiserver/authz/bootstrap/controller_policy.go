@@ -28,6 +28,7 @@ const (
 	PodGarbageCollector      = "pod-garbage-collector"
 	ReplicaSetController     = "replicaset-controller"
 	ResourceQuotaController  = "resourcequota-controller"
+	RootCACertPublisher      = "root-ca-cert-publisher"
 	ServiceAccountController = "service-account-controller"
 	StatefulSetController    = "statefulset-controller"
 	// skiff's volume loops: Kubernetes' binder account; the local-path
@@ -140,6 +141,10 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			// get: skiff reads the quota fresh before writing its status.
 			rule(verbs("get"), groups(legacyGroup), "resourcequotas"),
 			rule(verbs("update"), groups(legacyGroup), "resourcequotas/status"),
+			eventsRule(),
+		},
+		RootCACertPublisher: {
+			rule(verbs("create", "update"), groups(legacyGroup), "configmaps"),
 			eventsRule(),
 		},
 		ServiceAccountController: {
