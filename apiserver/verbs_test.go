@@ -217,8 +217,9 @@ func TestWorkloadVerbs(t *testing.T) {
 	if err != nil || ns.Status.Phase != corev1.NamespaceTerminating {
 		t.Fatalf("deleted namespace: %v %v", err, ns.Status.Phase)
 	}
-	if _, err := cs.CoreV1().ConfigMaps("gone").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("create in terminating namespace: %v, want Forbidden", err)
+	if _, err := cs.CoreV1().ConfigMaps("gone").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) ||
+		!apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		t.Errorf("create in terminating namespace: %v, want Forbidden with cause %s", err, corev1.NamespaceTerminatingCause)
 	}
 	ns.Spec.Finalizers = nil
 	if _, err := nss.Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -424,7 +425,12 @@ func (h *Handler) namespaceAcceptsContent(req *request, ns string) error {
 		return errors.NewInternalError(err)
 	}
 	if p.DeletionTimestamp != nil {
-		return errors.NewForbidden(req.res.GroupResource(), "", fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+		// With Kubernetes' cause, which controllers look for to stop
+		// retrying (apierrors.HasStatusCause(err, NamespaceTerminatingCause)).
+		err := errors.NewForbidden(req.res.GroupResource(), "", fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace"})
+		return err
 	}
 	return nil
 }
