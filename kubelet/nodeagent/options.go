@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skiffkube/skiff/kubelet/eviction"
@@ -116,8 +118,13 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// clientObjects reads ConfigMaps and Secrets for pods through the API.
+// clientObjects reads ConfigMaps and Secrets for pods through the API, and
+// requests their service account tokens.
 type clientObjects struct{ c kubernetes.Interface }
+
+func (o clientObjects) CreateToken(ctx context.Context, ns, sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return o.c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+}
 
 func (o clientObjects) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
 	return o.c.CoreV1().ConfigMaps(ns).Get(ctx, name, getOptions)

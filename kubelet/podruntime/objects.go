@@ -234,8 +234,10 @@ func (r *Runtime) volumeFiles(ctx context.Context, pod *corev1.Pod, podIP string
 				}
 			case src.DownwardAPI != nil:
 				err = downwardFiles(pod, podIP, src.DownwardAPI.Items, mode, files)
+			case src.ServiceAccountToken != nil:
+				err = r.tokenFile(ctx, pod, src.ServiceAccountToken, mode, files)
 			default:
-				err = fmt.Errorf("%w: volume %s: only configMap, secret and downwardAPI projections are supported by this agent yet", errConfig, v.Name)
+				err = fmt.Errorf("%w: volume %s: only configMap, secret, downwardAPI and serviceAccountToken projections are supported by this agent yet", errConfig, v.Name)
 			}
 			if err != nil {
 				return nil, 0, err
@@ -244,6 +246,20 @@ func (r *Runtime) volumeFiles(ctx context.Context, pod *corev1.Pod, podIP string
 		return files, mode, nil
 	}
 	return nil, 0, nil
+}
+
+// tokenFile writes the pod's service account token (kept fresh by the
+// token manager) at the projection's path.
+func (r *Runtime) tokenFile(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection, mode fs.FileMode, into map[string]file) error {
+	if r.tokens == nil {
+		return fmt.Errorf("%w: serviceAccountToken %s: this agent cannot request tokens", errConfig, p.Path)
+	}
+	tok, err := r.tokens.Token(ctx, pod, p)
+	if err != nil {
+		return fmt.Errorf("%w: serviceAccountToken %s: %w", errConfig, p.Path, err)
+	}
+	into[p.Path] = file{[]byte(tok), mode}
+	return nil
 }
 
 func downwardFiles(pod *corev1.Pod, podIP string, items []corev1.DownwardAPIVolumeFile, mode fs.FileMode, into map[string]file) error {

@@ -3,16 +3,21 @@ package podruntime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffkube/skiff/kubelet/satoken"
 )
 
 // objectStore is an in-memory ObjectGetter for tests.
@@ -155,5 +160,62 @@ func TestVolumesFollowTheirObjects(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(objectVolumePath(r.podPath(pod.UID), "site"), "extra.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("removed key still on disk (%v)", err)
+	}
+}
+
+// tokenIssuer is an objectStore that also issues service account tokens.
+type tokenIssuer struct {
+	*objectStore
+	issued []string
+}
+
+func (s *tokenIssuer) CreateToken(_ context.Context, ns, sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	out := tr.DeepCopy()
+	ref := tr.Spec.BoundObjectRef
+	tok := fmt.Sprintf("token-%d-%s/%s-%s", len(s.issued)+1, ns, sa, ref.Name)
+	s.issued = append(s.issued, tok)
+	out.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(time.Now().Add(time.Hour))}
+	return out, nil
+}
+
+// TestServiceAccountTokenVolume: the kube-api-access volume admission
+// gives pods holds a token for the pod's account, ca.crt and the
+// namespace; the token is not requested again on every sync.
+func TestServiceAccountTokenVolume(t *testing.T) {
+	objs := &tokenIssuer{objectStore: newObjectStore()}
+	objs.putConfigMap("shop", "kube-root-ca.crt", map[string]string{"ca.crt": "PEM"})
+	dir := t.TempDir()
+	r := &Runtime{objects: objs, podDir: dir, tokens: satoken.New(objs, nil)}
+	pod := testPod()
+	pod.Spec.ServiceAccountName = "robot"
+	mode, exp := int32(0o644), int64(3607)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "kube-api-access-x1y2z", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: &mode,
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &exp}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		}}}}}
+	for range 3 {
+		if failed := r.writeVolumes(context.Background(), pod, "10.0.0.1"); len(failed) != 0 {
+			t.Fatalf("failed volumes: %v", failed)
+		}
+	}
+	vol := objectVolumePath(r.podPath(pod.UID), "kube-api-access-x1y2z")
+	for file, want := range map[string]string{"token": "token-1-shop/robot-web", "ca.crt": "PEM", "namespace": "shop"} {
+		if b, err := os.ReadFile(filepath.Join(vol, file)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", file, b, err, want)
+		}
+	}
+	if len(objs.issued) != 1 {
+		t.Errorf("%d tokens requested over three syncs, want 1", len(objs.issued))
+	}
+	// An agent that cannot request tokens says so instead of mounting an
+	// empty file.
+	r.tokens = nil
+	if failed := r.writeVolumes(context.Background(), pod, "10.0.0.1"); !errors.Is(failed["kube-api-access-x1y2z"], errConfig) {
+		t.Errorf("without a token requester: failed = %v", failed)
 	}
 }

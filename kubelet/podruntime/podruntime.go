@@ -24,6 +24,7 @@ import (
 	"github.com/skiffkube/skiff/kubelet/network"
 	"github.com/skiffkube/skiff/kubelet/prober"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
+	"github.com/skiffkube/skiff/kubelet/satoken"
 )
 
 // Network is what podruntime needs of the pod network (network.Manager).
@@ -67,6 +68,8 @@ type Config struct {
 	PodDir string
 	// Objects reads ConfigMaps and Secrets for env and volumes; without
 	// it, containers that need them wait with CreateContainerConfigError.
+	// If it is also a satoken.Requester, projected serviceAccountToken
+	// sources get tokens through it.
 	Objects ObjectGetter
 	// LogDir holds container logs (default /var/log/pods).
 	LogDir string
@@ -90,6 +93,9 @@ type Runtime struct {
 	now    func() time.Time
 
 	objects ObjectGetter
+	// tokens keeps the pods' service account tokens; nil when Objects
+	// cannot request them.
+	tokens *satoken.Manager
 
 	probes     *prober.Manager
 	stopProbes context.CancelFunc
@@ -144,6 +150,9 @@ func New(cfg Config) (*Runtime, error) {
 	r := &Runtime{
 		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, rec: cfg.Recorder, now: cfg.Now,
 		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
+	}
+	if req, ok := cfg.Objects.(satoken.Requester); ok {
+		r.tokens = satoken.New(req, cfg.Now)
 	}
 	if w, ok := cfg.Containers.(krt.ExitWatcher); ok {
 		go w.WatchExits(ctx, func(_, podUID string) { r.notify(types.UID(podUID)) })
@@ -598,6 +607,9 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 		return err
 	}
 	r.forgetPulls(uid)
+	if r.tokens != nil {
+		r.tokens.ForgetPod(pod.UID)
+	}
 	var errs []error
 	if err := r.c.RemovePod(ctx, uid); err != nil {
 		errs = append(errs, err)
