@@ -152,6 +152,10 @@ func matrixFixture(t *testing.T) (*apiservertest.Running, map[string]identity) {
 func TestAuthorizationMatrix(t *testing.T) {
 	srv, ids := matrixFixture(t)
 	order := []string{"anonymous", "admin", "alice", "robot", "node"}
+	p1, err := clientsetFor(t, srv.Config).CoreV1().Pods("team").Get(context.Background(), "p1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cm := func(name string) []byte {
 		return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q}}`, name))
 	}
@@ -198,7 +202,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"get own lease", "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1", nil, nil, [5]int{401, 200, 403, 403, 200}},
 		{"update another node's lease", "PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n2", func(string) []byte { return []byte(`{}`) }, nil, [5]int{401, 200, 403, 403, 403}},
 		{"token for the service account of a pod on n1", "POST", "/api/v1/namespaces/team/serviceaccounts/robot/token",
-			func(string) []byte { return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest"}`) }, nil, [5]int{401, 201, 403, 201, 201}},
+			func(string) []byte {
+				return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"apiVersion":"v1","kind":"Pod","name":"p1","uid":"` + string(p1.UID) + `"}}}`)
+			}, nil, [5]int{401, 201, 403, 201, 201}},
+		// NodeRestriction: a node's tokens are bound to its own pods.
+		{"unbound token for the service account of a pod on n1", "POST", "/api/v1/namespaces/team/serviceaccounts/robot/token",
+			func(string) []byte { return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest"}`) }, nil, [5]int{401, 201, 403, 201, 403}},
 		{"token for a service account that does not exist", "POST", "/api/v1/namespaces/team/serviceaccounts/ghost/token",
 			func(string) []byte { return []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest"}`) }, nil, [5]int{401, 404, 403, 404, 403}},
 		{"read role bindings", "GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings", nil, nil, [5]int{401, 200, 403, 403, 403}},

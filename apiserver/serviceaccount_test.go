@@ -2,8 +2,11 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,7 +109,9 @@ func TestServiceAccountTokens(t *testing.T) {
 		}
 	})
 	t.Run("a token bound to a pod dies with the pod", func(t *testing.T) {
-		pod, err := admin.CoreV1().Pods("default").Create(ctx, testPod("holder"), metav1.CreateOptions{})
+		holder := testPod("holder")
+		holder.Spec.ServiceAccountName = "robot"
+		pod, err := admin.CoreV1().Pods("default").Create(ctx, holder, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,4 +150,230 @@ func TestServiceAccountTokens(t *testing.T) {
 			t.Errorf("token of a recreated service account: %v, want 401", err)
 		}
 	})
+}
+
+// TestPodsMountTheirServiceAccountToken: as Kubernetes' ServiceAccount
+// admission, a new pod's containers mount the kube-api-access projected
+// volume unless the pod or its account opts out or a container has
+// something of its own at the path.
+func TestPodsMountTheirServiceAccountToken(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet"},
+		AutomountServiceAccountToken: ptr.To(false)}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(p *corev1.Pod) *corev1.Pod {
+		t.Helper()
+		out, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating pod %s: %v", p.Name, err)
+		}
+		return out
+	}
+	tokenVolume := func(p *corev1.Pod) *corev1.Volume {
+		for i, v := range p.Spec.Volumes {
+			if strings.HasPrefix(v.Name, "kube-api-access-") {
+				return &p.Spec.Volumes[i]
+			}
+		}
+		return nil
+	}
+	mountPath := "/var/run/secrets/kubernetes.io/serviceaccount"
+
+	withInit := testPod("auto")
+	withInit.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+	p := create(withInit)
+	v := tokenVolume(p)
+	if v == nil || v.Projected == nil || len(v.Projected.Sources) != 3 || *v.Projected.DefaultMode != 0o644 {
+		t.Fatalf("pod volumes = %+v, want one kube-api-access projected volume", p.Spec.Volumes)
+	}
+	src := v.Projected.Sources
+	if tok := src[0].ServiceAccountToken; tok == nil || tok.Path != "token" || *tok.ExpirationSeconds != 3607 || tok.Audience != "" {
+		t.Errorf("token projection = %+v", src[0])
+	}
+	if cm := src[1].ConfigMap; cm == nil || cm.Name != "kube-root-ca.crt" || len(cm.Items) != 1 || cm.Items[0].Key != "ca.crt" || cm.Items[0].Path != "ca.crt" {
+		t.Errorf("CA projection = %+v", src[1])
+	}
+	if d := src[2].DownwardAPI; d == nil || len(d.Items) != 1 || d.Items[0].Path != "namespace" || d.Items[0].FieldRef.FieldPath != "metadata.namespace" {
+		t.Errorf("namespace projection = %+v", src[2])
+	}
+	for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+		if m := c.VolumeMounts; len(m) != 1 || m[0].Name != v.Name || !m[0].ReadOnly || m[0].MountPath != mountPath {
+			t.Errorf("container %s mounts %+v, want %s read-only at %s", c.Name, m, v.Name, mountPath)
+		}
+	}
+
+	optOut := testPod("optout")
+	optOut.Spec.AutomountServiceAccountToken = ptr.To(false)
+	if p := create(optOut); len(p.Spec.Volumes) != 0 || len(p.Spec.Containers[0].VolumeMounts) != 0 {
+		t.Errorf("pod with automountServiceAccountToken false got %+v", p.Spec.Volumes)
+	}
+	quiet := testPod("quiet")
+	quiet.Spec.ServiceAccountName = "quiet"
+	if p := create(quiet); tokenVolume(p) != nil {
+		t.Errorf("pod of an account with automountServiceAccountToken false got a token volume")
+	}
+	insist := testPod("insist")
+	insist.Spec.ServiceAccountName = "quiet"
+	insist.Spec.AutomountServiceAccountToken = ptr.To(true)
+	if p := create(insist); tokenVolume(p) == nil {
+		t.Errorf("pod asking for a token against its account's default got none")
+	}
+
+	// A container with its own volume at the path keeps it; the volume is
+	// added only for the containers that have none there.
+	own := testPod("own")
+	own.Spec.Volumes = []corev1.Volume{{Name: "mine", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	own.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "mine", MountPath: mountPath}}
+	if p := create(own); tokenVolume(p) != nil || len(p.Spec.Containers[0].VolumeMounts) != 1 {
+		t.Errorf("pod mounting its own volume at the token path = %+v", p.Spec)
+	}
+	mixed := own.DeepCopy()
+	mixed.Name = "mixed"
+	mixed.Spec.Containers = append(mixed.Spec.Containers, corev1.Container{Name: "d", Image: "busybox"})
+	p = create(mixed)
+	if v := tokenVolume(p); v == nil || len(p.Spec.Containers[1].VolumeMounts) != 1 || p.Spec.Containers[1].VolumeMounts[0].Name != v.Name ||
+		p.Spec.Containers[0].VolumeMounts[0].Name != "mine" {
+		t.Errorf("pod with one container mounting its own volume = %+v", p.Spec)
+	}
+}
+
+// jwtClaims decodes a token's payload without checking it.
+func jwtClaims(t *testing.T, tok string) map[string]any {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token %q is not a JWT", tok)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPodTokenExtension: a pod-bound token for the API of exactly 3607 s
+// (what a kube-api-access volume asks for) is valid for a year and says
+// when it should have been renewed; its status still reports 3607 s, so
+// the node agent renews it in time. Any other request is issued as asked.
+func TestPodTokenExtension(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	pod, err := admin.CoreV1().Pods("default").Create(ctx, testPod("holder"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func(exp int64, aud []string, bound bool) (*authenticationv1.TokenRequest, error) {
+		spec := authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp, Audiences: aud}
+		if bound {
+			spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+		}
+		return admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: spec}, metav1.CreateOptions{})
+	}
+	lifetime := func(tr *authenticationv1.TokenRequest) (time.Duration, map[string]any) {
+		c := jwtClaims(t, tr.Status.Token)
+		return time.Duration(c["exp"].(float64)-c["iat"].(float64)) * time.Second, c
+	}
+	year := 365 * 24 * time.Hour
+
+	tr, err := request(3607, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(tr.Status.ExpirationTimestamp.Time); left < 3500*time.Second || left > 3608*time.Second {
+		t.Errorf("extended token's status expires in %s, want the 3607s asked for", left)
+	}
+	life, c := lifetime(tr)
+	k8s, _ := c["kubernetes.io"].(map[string]any)
+	if life != year || k8s == nil || k8s["warnafter"] == nil || k8s["warnafter"].(float64)-c["iat"].(float64) != 3607 {
+		t.Errorf("extended token lives %s with claims %v, want a year and warnafter 3607s after issue", life, c)
+	}
+	for _, tc := range []struct {
+		name  string
+		exp   int64
+		aud   []string
+		bound bool
+	}{
+		{"not bound to a pod", 3607, nil, false},
+		{"for another audience", 3607, []string{"vault"}, true},
+		{"of another lifetime", 3600, nil, true},
+	} {
+		tr, err := request(tc.exp, tc.aud, tc.bound)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if life, c := lifetime(tr); life != time.Duration(tc.exp)*time.Second || c["kubernetes.io"].(map[string]any)["warnafter"] != nil {
+			t.Errorf("token %s lives %s (claims %v), want %ds and no warnafter", tc.name, life, c, tc.exp)
+		}
+	}
+	// A token bound to a pod is the pod's own account's.
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "other", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name}}}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "different serviceaccount name") {
+		t.Errorf("token of another account bound to the pod: %v, want 400", err)
+	}
+}
+
+// TestNodeTokenRequests: a node may ask only for tokens bound to a pod on
+// itself (Kubernetes' NodeRestriction), for the accounts those pods use
+// (the node authorizer).
+func TestNodeTokenRequests(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	n1 := clientsetFor(t, srv.UserConfig(t, "system:node:n1", "system:nodes"))
+	ctx := context.Background()
+	onNode := func(name, node string) *corev1.Pod {
+		p := testPod(name)
+		p.Spec.NodeName = node
+		out, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	mine, theirs := onNode("mine", "n1"), onNode("theirs", "n2")
+	ask := func(ref *authenticationv1.BoundObjectReference) error {
+		_, err := n1.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: ref}}, metav1.CreateOptions{})
+		return err
+	}
+	// The pod reaches the node authorizer's graph through a watch.
+	waitAllowed(t, "token for a pod on the node", func() error {
+		return ask(&authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: mine.Name, UID: mine.UID})
+	})
+	for _, tc := range []struct {
+		name string
+		ref  *authenticationv1.BoundObjectReference
+		want string
+	}{
+		{"unbound", nil, "node requested token not bound to a pod"},
+		{"bound to a secret", &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s"}, "node requested token not bound to a pod"},
+		{"without a uid", &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: mine.Name}, "node requested token with a pod binding without a uid"},
+		{"for another node's pod", &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: theirs.Name, UID: theirs.UID},
+			"node requested token bound to a pod scheduled on a different node"},
+	} {
+		err := ask(tc.ref)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want 403 %q", tc.name, err, tc.want)
+		}
+	}
+	// Accounts no pod of the node runs as stay out of reach.
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "unused"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := n1.CoreV1().ServiceAccounts("default").CreateToken(ctx, "unused", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: mine.Name, UID: mine.UID}}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("token of an account no pod on the node uses: %v, want 403", err)
+	}
 }

@@ -27,7 +27,9 @@ const (
 // one that does not exist, with Kubernetes' message: `pods "x" is forbidden:
 // error looking up service account ns/sa: serviceaccount "sa" not found`.
 // A pod without imagePullSecrets gets its account's, as Kubernetes'
-// ServiceAccount admission plugin copies them.
+// ServiceAccount admission plugin copies them, and unless the pod or its
+// account opts out, every container mounts the account's token (the
+// kube-api-access projected volume).
 func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 	pod := a.Object.(*corev1.Pod)
 	name := pod.Spec.ServiceAccountName
@@ -61,6 +63,9 @@ func (c *Chain) serviceAccount(ctx context.Context, a *Attributes) error {
 		if found {
 			if len(pod.Spec.ImagePullSecrets) == 0 && len(sa.ImagePullSecrets) > 0 {
 				pod.Spec.ImagePullSecrets = append([]corev1.LocalObjectReference(nil), sa.ImagePullSecrets...)
+			}
+			if _, mirror := pod.Annotations[mirrorPodAnnotation]; !mirror && shouldAutomount(sa, pod) {
+				mountServiceAccountToken(pod)
 			}
 			return nil
 		}

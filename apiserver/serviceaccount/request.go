@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -24,6 +25,12 @@ const (
 	DefaultTTL = time.Hour
 	MinTTL     = 10 * time.Minute
 	MaxTTL     = (1 << 32) * time.Second
+	// ExtendableTTLSeconds is Kubernetes' WarnOnlyBoundTokenExpirationSeconds,
+	// what ServiceAccount admission puts in a pod's kube-api-access volume.
+	ExtendableTTLSeconds = 3607
+	// ExtendedTTL is Kubernetes' ExpirationExtensionSeconds: how long such
+	// a token is really valid.
+	ExtendedTTL = 365 * 24 * time.Hour
 )
 
 var tokenRequestGK = schema.GroupKind{Group: "authentication.k8s.io", Kind: "TokenRequest"}
@@ -41,6 +48,9 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	tr, ok := obj.(*authenticationv1.TokenRequest)
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected a TokenRequest, got %T", obj))
+	}
+	if err := t.restrictNode(ctx, namespace, name, tr.Spec.BoundObjectRef); err != nil {
+		return nil, err
 	}
 	sa := &corev1.ServiceAccount{}
 	if err := t.load(ctx, "serviceaccounts", namespace, name, sa); err != nil {
@@ -77,6 +87,11 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 				if r.UID != "" && r.UID != b.Pod.UID {
 					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Pod.UID))
 				}
+				// A pod's token is its own account's: binding another
+				// account's token to it would lend that account the pod.
+				if b.Pod.Spec.ServiceAccountName != name {
+					return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", name))
+				}
 			case "Secret":
 				b.Secret = &corev1.Secret{}
 				if err := t.load(ctx, "secrets", namespace, r.Name, b.Secret); err != nil {
@@ -93,10 +108,19 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(tokenRequestGK, name, errs)
 	}
+	// The token of a kube-api-access volume (3607 s, bound to a pod, for
+	// the API server) is valid for a year but says when it should have been
+	// replaced, as Kubernetes' --service-account-extend-token-expiration
+	// (on by default): in-cluster clients that read the file only once
+	// keep working, and the status still asks the agent to renew in time.
+	if b.Pod != nil && int64(ttl/time.Second) == ExtendableTTLSeconds && subset(tr.Spec.Audiences, t.audiences) {
+		b.TTL, b.WarnAfter = ExtendedTTL, ttl
+	}
 	tok, exp, err := t.Issue(b)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	exp = exp.Add(ttl - b.TTL)
 	secs := int64(ttl / time.Second)
 	tr.Spec.ExpirationSeconds = &secs
 	if len(tr.Spec.Audiences) == 0 {
@@ -106,6 +130,17 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	tr.CreationTimestamp = metav1.NewTime(t.now().UTC().Truncate(time.Second))
 	tr.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
 	return tr, nil
+}
+
+// subset reports whether every audience asked for is one of allowed; none
+// asked for means the API server's own.
+func subset(asked, allowed []string) bool {
+	for _, a := range asked {
+		if !slices.Contains(allowed, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // load reads one object, answering NotFound as the API would.

@@ -54,6 +54,8 @@ type k8sClaims struct {
 	ServiceAccount ref    `json:"serviceaccount"`
 	Pod            *ref   `json:"pod,omitempty"`
 	Secret         *ref   `json:"secret,omitempty"`
+	// WarnAfter is when an extended token should have been replaced.
+	WarnAfter *jwt.NumericDate `json:"warnafter,omitempty"`
 }
 
 type claims struct {
@@ -92,6 +94,9 @@ type Binding struct {
 	Secret         *corev1.Secret // optional
 	Audiences      []string       // empty: the API server's
 	TTL            time.Duration
+	// WarnAfter, when set, is how long after issue the token should have
+	// been replaced (the "warnafter" claim of an extended token).
+	WarnAfter time.Duration
 }
 
 // Issue signs a token and returns it with its expiry.
@@ -116,6 +121,9 @@ func (t *Tokens) Issue(b Binding) (string, time.Time, error) {
 	}
 	if b.Secret != nil {
 		c.Kubernetes.Secret = &ref{Name: b.Secret.Name, UID: b.Secret.UID}
+	}
+	if b.WarnAfter > 0 {
+		c.Kubernetes.WarnAfter = jwt.NewNumericDate(now.Add(b.WarnAfter))
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, c).SignedString(t.key)
 	if err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -190,6 +191,54 @@ spec:
 		if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 4 {
 			t.Errorf("kubectl 1.27 exec of a command exiting 4: err %v, output:\n%s", err, out)
 		}
+	})
+
+	// In-cluster credentials: the pod's kube-api-access volume (added by
+	// ServiceAccount admission) holds a token the agent requested for the
+	// pod, the cluster CA from kube-root-ca.crt and the namespace; the
+	// token is the default service account's, bound to the pod.
+	t.Run("service account token", func(t *testing.T) {
+		const dir = "/var/run/secrets/kubernetes.io/serviceaccount/"
+		if got := k.ok("exec", pod, "--", "/app", "read", dir+"namespace"); got != "default" {
+			t.Errorf("namespace file = %q", got)
+		}
+		ca, err := base64.StdEncoding.DecodeString(k.ok("config", "view", "--raw", "--minify", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.ok("exec", pod, "--", "/app", "read", dir+"ca.crt"); strings.TrimSpace(got) != strings.TrimSpace(string(ca)) {
+			t.Errorf("ca.crt in the pod is not the cluster CA:\n%s", got)
+		}
+		token := k.ok("exec", pod, "--", "/app", "read", dir+"token")
+		// A kubeconfig with only the server, its CA and the pod's token.
+		kc := filepath.Join(t.TempDir(), "pod.kubeconfig")
+		if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]
+users: [{name: pod, user: {token: %q}}]
+contexts: [{name: c, context: {cluster: c, user: pod}}]
+current-context: c
+`, s.url, base64.StdEncoding.EncodeToString(ca), token)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		asPod := &kubectl{t: t, bin: k.bin, kc: kc, cacheDir: t.TempDir()}
+		who := asPod.ok("auth", "whoami", "-o", `jsonpath={.status.userInfo.username} {.status.userInfo.extra.authentication\.kubernetes\.io/pod-name[0]}`)
+		if want := "system:serviceaccount:default:default " + pod; who != want {
+			t.Errorf("the pod's token is %q, want %q", who, want)
+		}
+		// Opting out leaves the directory away.
+		k.okIn(podManifest("no-token", `  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+`), "apply", "-f", "-")
+		k.ok("wait", "--for=condition=Ready", "pod/no-token", "--timeout=60s")
+		if out, err := k.run("", "exec", "no-token", "--", "/app", "read", dir+"token"); err == nil {
+			t.Errorf("a pod with automountServiceAccountToken false reads a token: %q", out)
+		}
+		k.ok("delete", "pod", "no-token", "--wait=false")
 	})
 
 	t.Run("port-forward", func(t *testing.T) {
