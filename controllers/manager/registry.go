@@ -99,7 +99,7 @@ var Registry = map[string]Constructor{
 	},
 	statefulset.Name: func(b BuildContext) (Runnable, error) {
 		return statefulset.New(b.Client, b.Informers.Apps().V1().StatefulSets(), b.Informers.Apps().V1().ControllerRevisions(),
-			b.Informers.Core().V1().Pods(), b.Recorder(statefulset.Name), statefulset.Options{Logger: b.Options.Logger})
+			b.Informers.Core().V1().Pods(), b.Informers.Core().V1().PersistentVolumeClaims(), b.Recorder(statefulset.Name), statefulset.Options{Logger: b.Options.Logger})
 	},
 	cronjob.Name: func(b BuildContext) (Runnable, error) {
 		return cronjob.New(b.Client, b.Informers.Batch().V1().CronJobs(), b.Informers.Batch().V1().Jobs(), b.Recorder(cronjob.Name),

@@ -38,26 +38,30 @@ type Controller struct {
 	client    kubernetes.Interface
 	setLister appslisters.StatefulSetLister
 	podLister corelisters.PodLister
-	history   *revision.History
-	synced    []cache.InformerSynced
-	queue     runner.Queue
-	exp       *expectations.Store
-	recorder  record.EventRecorder
-	log       *slog.Logger
-	now       func() time.Time
+	// claimLister reads the claims whose owners carry out the
+	// persistentVolumeClaimRetentionPolicy.
+	claimLister corelisters.PersistentVolumeClaimLister
+	history     *revision.History
+	synced      []cache.InformerSynced
+	queue       runner.Queue
+	exp         *expectations.Store
+	recorder    record.EventRecorder
+	log         *slog.Logger
+	now         func() time.Time
 }
 
 // New wires the controller to the informers. Call it before the informer factory is started.
 func New(client kubernetes.Interface, setInformer appsinformers.StatefulSetInformer, revInformer appsinformers.ControllerRevisionInformer,
-	podInformer coreinformers.PodInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
-	if client == nil || setInformer == nil || revInformer == nil || podInformer == nil || recorder == nil {
+	podInformer coreinformers.PodInformer, claimInformer coreinformers.PersistentVolumeClaimInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || setInformer == nil || revInformer == nil || podInformer == nil || claimInformer == nil || recorder == nil {
 		return nil, fmt.Errorf("statefulset: client, informers and recorder are required")
 	}
 	c := &Controller{
-		client: client, setLister: setInformer.Lister(), podLister: podInformer.Lister(),
+		client: client, setLister: setInformer.Lister(), podLister: podInformer.Lister(), claimLister: claimInformer.Lister(),
 		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
 			HashLabel: appsv1.ControllerRevisionHashLabelKey},
-		synced:   []cache.InformerSynced{setInformer.Informer().HasSynced, revInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		synced: []cache.InformerSynced{setInformer.Informer().HasSynced, revInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
+			claimInformer.Informer().HasSynced},
 		queue:    runner.NewQueue(Name),
 		exp:      expectations.New(0, opts.Now),
 		recorder: recorder, log: opts.Logger, now: opts.Now,

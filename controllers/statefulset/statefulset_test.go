@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	client := controllertest.NewClient(objs...)
 	f := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(1000)
-	c, err := New(client, f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(), rec,
+	c, err := New(client, f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(), f.Core().V1().PersistentVolumeClaims(), rec,
 		Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,8 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 			controllertest.Load(t, f.Apps().V1().ControllerRevisions().Informer(), o)
 		case *corev1.Pod:
 			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		case *corev1.PersistentVolumeClaim:
+			controllertest.Load(t, f.Core().V1().PersistentVolumeClaims().Informer(), o)
 		}
 	}
 	client.ClearActions()
@@ -155,7 +158,8 @@ func member(set *appsv1.StatefulSet, ordinal int, rev string, opts ...podOpt) *c
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "1",
-			Labels:          map[string]string{"app": "web", appsv1.ControllerRevisionHashLabelKey: rev},
+			Labels: map[string]string{"app": "web", appsv1.ControllerRevisionHashLabelKey: rev,
+				podNameLabel: name, podIndexLabel: strconv.Itoa(ordinal)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: set.Name, UID: set.UID, Controller: &yes}},
 		},
 		Spec: corev1.PodSpec{NodeName: "n1"},

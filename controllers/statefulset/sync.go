@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -27,6 +28,8 @@ const (
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulUpdate = "SuccessfulUpdate"
+	ReasonFailedUpdate     = "FailedUpdate"
 )
 
 // Pod labels Kubernetes puts on StatefulSet pods.
@@ -235,6 +238,17 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 		case ordered && !c.healthy(set, p):
 			return nil // wait for this pod before touching the next
 		}
+		// The set's invariants on a pod it keeps, as Kubernetes enforces
+		// them once the pod may be touched: its identity labels, and its
+		// claims' owners under the retention policy.
+		if p != nil && p.DeletionTimestamp == nil && !podstate.IsTerminal(p) {
+			if err := c.restoreIdentity(ctx, set, p, i); err != nil {
+				return err
+			}
+			if err := c.matchClaimRetention(ctx, set, p, false); err != nil {
+				return err
+			}
+		}
 	}
 	// 2. Ordinals outside the range go, highest first.
 	var condemned []*corev1.Pod
@@ -244,6 +258,16 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 		}
 	}
 	sort.Slice(condemned, func(a, b int) bool { return condOrd(set, condemned[a]) > condOrd(set, condemned[b]) })
+	// Condemned pods' claims first get the owners of scaled-down claims
+	// (whenScaled: Delete hands them to the pod, so they go with it).
+	for _, p := range condemned {
+		if err := c.matchClaimRetention(ctx, set, p, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	for _, p := range condemned {
 		if p.DeletionTimestamp != nil {
 			if ordered {
@@ -251,9 +275,7 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			}
 			continue
 		}
-		if err := c.releaseClaimsWithPod(ctx, set, p); err != nil {
-			errs = append(errs, err)
-		} else if err := c.deletePod(ctx, key, set, p); err != nil {
+		if err := c.deletePod(ctx, key, set, p); err != nil {
 			errs = append(errs, err)
 		}
 		if ordered {
@@ -283,6 +305,30 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			return nil // wait for it before the next
 		}
 	}
+	return nil
+}
+
+// restoreIdentity puts back the identity labels of the set's pod at
+// ordinal (statefulset.kubernetes.io/pod-name, apps.kubernetes.io/pod-index)
+// when someone removed or changed them, as Kubernetes' updateIdentity:
+// Services and peers select a member by them.
+func (c *Controller) restoreIdentity(ctx context.Context, set *appsv1.StatefulSet, pod *corev1.Pod, ordinal int) error {
+	index := strconv.Itoa(ordinal)
+	if pod.Labels[podNameLabel] == pod.Name && pod.Labels[podIndexLabel] == index {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{podNameLabel: pod.Name, podIndexLabel: index}}})
+	if err != nil {
+		return err
+	}
+	if _, err := c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedUpdate, "update Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		return fmt.Errorf("update pod %s/%s identity: %w", pod.Namespace, pod.Name, err)
+	}
+	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulUpdate, "update Pod %s in StatefulSet %s successful", pod.Name, set.Name)
 	return nil
 }
 

@@ -43,6 +43,11 @@ func TestStatefulSetOnHollowNodes(t *testing.T) {
 		contains(t, "stable identities", out, want)
 	}
 
+	// A member's identity labels are the set's: removed, they come back.
+	k.ok("label", "pod", "web-1", "statefulset.kubernetes.io/pod-name-", "apps.kubernetes.io/pod-index=9", "--overwrite")
+	eventually(t, k, []string{"web-1 1"}, "get", "pod", "web-1", "-o",
+		`jsonpath={.metadata.labels.statefulset\.kubernetes\.io/pod-name} {.metadata.labels.apps\.kubernetes\.io/pod-index}`)
+
 	k.ok("set", "image", "sts/web", "web=example.com/web:2")
 	k.ok("rollout", "status", "sts/web", "--timeout=90s")
 	images := k.ok("get", "pods", "-l", "app=web-sts", "-o", "jsonpath={.items[*].spec.containers[0].image}")

@@ -109,6 +109,22 @@ func TestPersistentVolumesOnHollowNodes(t *testing.T) {
 		t.Errorf("recreated claim bound to %q (old volume %s)", pv, pv1)
 	}
 
+	// A retention policy set on a running set reaches its existing claims:
+	// with whenDeleted Delete they belong to the set, and with whenScaled
+	// Delete a scaled-down pod's claim passes to the pod and goes with it.
+	k.ok("patch", "sts/db", "-p", `{"spec":{"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Delete","whenScaled":"Delete"}}}`)
+	for _, claim := range []string{"data-db-0", "data-db-1"} {
+		eventually(t, k, []string{"StatefulSet/db"}, "get", "pvc", claim, "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}")
+	}
+	k.ok("scale", "sts/db", "--replicas=1")
+	waitCount(t, "claim of the scaled-down pod under whenScaled Delete", 0, func() int {
+		out, _ := k.run("", "get", "pvc", "-o", "name")
+		return strings.Count(out, "persistentvolumeclaim/data-db-1")
+	})
+	if out := k.ok("get", "pvc", "data-db-0", "-o", "jsonpath={.metadata.ownerReferences[*].kind}"); out != "StatefulSet" {
+		t.Errorf("the kept pod's claim is owned by %q, want the StatefulSet alone", out)
+	}
+
 	// A pod naming a claim that does not exist cannot be scheduled.
 	k.okIn(`apiVersion: v1
 kind: Pod
