@@ -341,6 +341,10 @@ func TestNodeTokenRequests(t *testing.T) {
 		}
 		return out
 	}
+	n1Node, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mine, theirs := onNode("mine", "n1"), onNode("theirs", "n2")
 	ask := func(ref *authenticationv1.BoundObjectReference) error {
 		_, err := n1.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
@@ -367,11 +371,33 @@ func TestNodeTokenRequests(t *testing.T) {
 			t.Errorf("%s: %v, want 403 %q", tc.name, err, tc.want)
 		}
 	}
+	// The token names the pod's node (Kubernetes' ServiceAccountTokenPodNodeInfo);
+	// a pod on a node without a Node object gets a token without one.
+	for _, tc := range []struct {
+		pod           *corev1.Pod
+		wantNode, uid string
+	}{{mine, "n1", string(n1Node.UID)}, {theirs, "", ""}} {
+		tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: tc.pod.Name, UID: tc.pod.UID}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		who, err := clientsetFor(t, tokenConfig(srv, tr.Status.Token)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra := who.Status.UserInfo.Extra
+		if got := strings.Join(extra["authentication.kubernetes.io/node-name"], ","); got != tc.wantNode ||
+			strings.Join(extra["authentication.kubernetes.io/node-uid"], ",") != tc.uid {
+			t.Errorf("token of pod %s: node extras %v, want node %q uid %q", tc.pod.Name, extra, tc.wantNode, tc.uid)
+		}
+	}
+
 	// Accounts no pod of the node runs as stay out of reach.
 	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "unused"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := n1.CoreV1().ServiceAccounts("default").CreateToken(ctx, "unused", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+	_, err = n1.CoreV1().ServiceAccounts("default").CreateToken(ctx, "unused", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: mine.Name, UID: mine.UID}}}, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("token of an account no pod on the node uses: %v, want 403", err)

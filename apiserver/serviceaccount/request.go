@@ -92,6 +92,16 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 				if b.Pod.Spec.ServiceAccountName != name {
 					return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", name))
 				}
+				// The pod's node goes into the token too, as Kubernetes
+				// does since 1.30; a node already gone is left out.
+				if n := b.Pod.Spec.NodeName; n != "" {
+					node := &corev1.Node{}
+					if err := t.load(ctx, "nodes", "", n, node); err == nil {
+						b.Node = node
+					} else if !apierrors.IsNotFound(err) {
+						return nil, err
+					}
+				}
 			case "Secret":
 				b.Secret = &corev1.Secret{}
 				if err := t.load(ctx, "secrets", namespace, r.Name, b.Secret); err != nil {
@@ -143,9 +153,14 @@ func subset(asked, allowed []string) bool {
 	return true
 }
 
-// load reads one object, answering NotFound as the API would.
+// load reads one object (namespace "" for a cluster-scoped one),
+// answering NotFound as the API would.
 func (t *Tokens) load(ctx context.Context, resource, namespace, name string, into any) error {
-	kv, err := t.store.Get(ctx, "/registry/"+resource+"/"+namespace+"/"+name, 0)
+	key := "/registry/" + resource + "/"
+	if namespace != "" {
+		key += namespace + "/"
+	}
+	kv, err := t.store.Get(ctx, key+name, 0)
 	if errors.Is(err, storage.ErrNotFound) {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
 	}

@@ -35,6 +35,8 @@ const (
 	ExtraPodName      = "authentication.kubernetes.io/pod-name"
 	ExtraPodUID       = "authentication.kubernetes.io/pod-uid"
 	ExtraCredentialID = "authentication.kubernetes.io/credential-id"
+	ExtraNodeName     = "authentication.kubernetes.io/node-name"
+	ExtraNodeUID      = "authentication.kubernetes.io/node-uid"
 )
 
 // Store is the part of the store tokens are checked against.
@@ -54,6 +56,10 @@ type k8sClaims struct {
 	ServiceAccount ref    `json:"serviceaccount"`
 	Pod            *ref   `json:"pod,omitempty"`
 	Secret         *ref   `json:"secret,omitempty"`
+	// Node is the node a bound pod ran on when the token was issued
+	// (Kubernetes' ServiceAccountTokenPodNodeInfo): information for the
+	// token's audience, not a binding the token dies with.
+	Node *ref `json:"node,omitempty"`
 	// WarnAfter is when an extended token should have been replaced.
 	WarnAfter *jwt.NumericDate `json:"warnafter,omitempty"`
 }
@@ -92,6 +98,7 @@ type Binding struct {
 	ServiceAccount *corev1.ServiceAccount
 	Pod            *corev1.Pod    // optional
 	Secret         *corev1.Secret // optional
+	Node           *corev1.Node   // optional: the bound pod's node
 	Audiences      []string       // empty: the API server's
 	TTL            time.Duration
 	// WarnAfter, when set, is how long after issue the token should have
@@ -121,6 +128,9 @@ func (t *Tokens) Issue(b Binding) (string, time.Time, error) {
 	}
 	if b.Secret != nil {
 		c.Kubernetes.Secret = &ref{Name: b.Secret.Name, UID: b.Secret.UID}
+	}
+	if b.Node != nil {
+		c.Kubernetes.Node = &ref{Name: b.Node.Name, UID: b.Node.UID}
 	}
 	if b.WarnAfter > 0 {
 		c.Kubernetes.WarnAfter = jwt.NewNumericDate(now.Add(b.WarnAfter))
@@ -178,6 +188,10 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 		}
 		u.Extra[ExtraPodName] = []string{k.Pod.Name}
 		u.Extra[ExtraPodUID] = []string{string(k.Pod.UID)}
+		if k.Node != nil {
+			u.Extra[ExtraNodeName] = []string{k.Node.Name}
+			u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
+		}
 	}
 	if k.Secret != nil {
 		if err := t.stillExists(ctx, "secrets", k.Namespace, *k.Secret); err != nil {

@@ -222,8 +222,8 @@ current-context: c
 			t.Fatal(err)
 		}
 		asPod := &kubectl{t: t, bin: k.bin, kc: kc, cacheDir: t.TempDir()}
-		who := asPod.ok("auth", "whoami", "-o", `jsonpath={.status.userInfo.username} {.status.userInfo.extra.authentication\.kubernetes\.io/pod-name[0]}`)
-		if want := "system:serviceaccount:default:default " + pod; who != want {
+		who := asPod.ok("auth", "whoami", "-o", `jsonpath={.status.userInfo.username} {.status.userInfo.extra.authentication\.kubernetes\.io/pod-name[0]} {.status.userInfo.extra.authentication\.kubernetes\.io/node-name[0]}`)
+		if want := "system:serviceaccount:default:default " + pod + " " + nodeName; who != want {
 			t.Errorf("the pod's token is %q, want %q", who, want)
 		}
 		// Opting out leaves the directory away.
