@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
@@ -139,6 +140,65 @@ func TestPreemptionMarksTheVictimOnSkiffsAPIServer(t *testing.T) {
 			t.Fatalf("no Preempted event on the victim: %+v", evs.Items)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// TestSchedulingGatesOnSkiffsAPIServer: a pod created with scheduling gates
+// says SchedulingGated and stays unbound, whatever happens in the cluster,
+// and cannot be bound by hand; removing its last gate gets it scheduled.
+func TestSchedulingGatesOnSkiffsAPIServer(t *testing.T) {
+	srv := apiservertest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, stop := runScheduler(ctx, t, cs, scheduler.Config{})
+	defer stop()
+
+	gated := schedtest.MakePod().Name("gated").Namespace("default").Obj()
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}, {Name: "ready"}}
+	got, err := cs.CoreV1().Pods("default").Create(ctx, gated, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Status.Conditions; len(c) != 1 || c[0].Type != v1.PodScheduled || c[0].Status != v1.ConditionFalse ||
+		c[0].Reason != v1.PodReasonSchedulingGated || c[0].Message != "Scheduling is blocked due to non-empty scheduling gates" {
+		t.Errorf("a gated pod's conditions: %+v", c)
+	}
+	// A node appearing wakes unschedulable pods, not gated ones.
+	createReadyNode(ctx, t, cs, schedtest.MakeNode().Name("n1").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj())
+	time.Sleep(time.Second)
+	if got, err = cs.CoreV1().Pods("default").Get(ctx, "gated", metav1.GetOptions{}); err != nil || got.Spec.NodeName != "" {
+		t.Fatalf("a gated pod was placed: node %q, %v", got.Spec.NodeName, err)
+	}
+	// Not even tried: an attempt would have left its own reason (the API
+	// server refuses to bind a gated pod, so a try fails late).
+	if c := got.Status.Conditions; len(c) != 1 || c[0].Reason != v1.PodReasonSchedulingGated {
+		t.Errorf("the scheduler tried the gated pod: conditions %+v", c)
+	}
+	err = cs.CoreV1().Pods("default").Bind(ctx, &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "gated"}, Target: v1.ObjectReference{Kind: "Node", Name: "n1"}}, metav1.CreateOptions{})
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "pod gated has non-empty .spec.schedulingGates") {
+		t.Errorf("binding a gated pod by hand: %v, want 409", err)
+	}
+	// Gates go one by one (they may only be removed); the last one frees it.
+	for _, gates := range [][]v1.PodSchedulingGate{{{Name: "ready"}}, nil} {
+		got.Spec.SchedulingGates = gates
+		if got, err = cs.CoreV1().Pods("default").Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for got.Spec.NodeName == "" {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the pod was not scheduled after its gates went: %+v", got.Status)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if got, err = cs.CoreV1().Pods("default").Get(ctx, "gated", metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bound, it no longer reads as gated.
+	if c := got.Status.Conditions; len(c) != 1 || c[0].Status != v1.ConditionTrue || c[0].Reason != "" || c[0].Message != "" {
+		t.Errorf("a bound pod's conditions: %+v", c)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -69,7 +70,6 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		factory:  factory,
 		cache:    schedcache.New(cfg.AssumedPodTTL),
 		snapshot: schedcache.NewEmptySnapshot(),
-		queue:    queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff}),
 		rand:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5c1ff)),
 	}
 	registry := plugins.Registry()
@@ -108,6 +108,8 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		return nil, errors.New("scheduler: the profile has no bind plugin")
 	}
 	s.fwk = fwk
+	s.queue = queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff,
+		PreEnqueue: func(pod *v1.Pod) bool { return fwk.RunPreEnqueuePlugins(context.Background(), pod).IsSuccess() }})
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err
 	}

@@ -265,6 +265,10 @@ func (h *Handler) serveBinding(req *request) error {
 		if pod.Spec.NodeName != "" {
 			return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("pod %s is already assigned to node %q", pod.Name, pod.Spec.NodeName))
 		}
+		// A gated pod is not ready to be scheduled, whoever binds it.
+		if len(pod.Spec.SchedulingGates) != 0 {
+			return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("pod %s has non-empty .spec.schedulingGates", pod.Name))
+		}
 		if b.UID != "" && b.UID != pod.UID {
 			return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
 		}
@@ -289,9 +293,14 @@ func (h *Handler) serveBinding(req *request) error {
 func setPodScheduled(pod *corev1.Pod) {
 	now := wholeSecondsNow()
 	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
-			pod.Status.Conditions[i].Status = corev1.ConditionTrue
-			pod.Status.Conditions[i].LastTransitionTime = now
+		if c := &pod.Status.Conditions[i]; c.Type == corev1.PodScheduled {
+			// As Kubernetes' UpdatePodCondition: the reason and message of
+			// an earlier Unschedulable or SchedulingGated verdict go, and
+			// the transition time moves only with the status.
+			if c.Status != corev1.ConditionTrue {
+				c.LastTransitionTime = now
+			}
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
 			return
 		}
 	}

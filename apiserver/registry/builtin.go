@@ -200,13 +200,19 @@ func namespaceOnCreate(obj runtime.Object) {
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
 }
 
-// podOnCreate: a new pod is Pending until the node agent reports otherwise.
+// podOnCreate: a new pod is Pending until the node agent reports otherwise;
+// one with scheduling gates says so in PodScheduled, as Kubernetes' pod
+// strategy does (kubectl get pods shows SchedulingGated).
 func podOnCreate(obj runtime.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
 	}
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	if len(pod.Spec.SchedulingGates) > 0 {
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
+	}
 }
 
 // podOnAdmitted records a new pod's QoS class, from its resources as

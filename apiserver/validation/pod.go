@@ -35,7 +35,25 @@ func validatePodCreate(pod *corev1.Pod) field.ErrorList {
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create")}
 	}
+	// A gated pod is not ready to be placed, by the scheduler or by hand.
+	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared")}
+	}
 	return nil
+}
+
+// validateSchedulingGates: qualified names, each once.
+func validateSchedulingGates(gates []corev1.PodSchedulingGate, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, g := range gates {
+		errs = append(errs, validateLabelName(g.Name, fldPath.Index(i))...)
+		if seen.Has(g.Name) {
+			errs = append(errs, field.Duplicate(fldPath.Index(i), g.Name))
+		}
+		seen.Insert(g.Name)
+	}
+	return errs
 }
 
 func validatePod(pod *corev1.Pod) field.ErrorList {
@@ -80,6 +98,7 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(fldPath.Child("dnsConfig"), fmt.Sprintf("must provide `dnsConfig` when `dnsPolicy` is %s", corev1.DNSNone)))
 	}
 	errs = append(errs, metav1validation.ValidateLabels(s.NodeSelector, fldPath.Child("nodeSelector"))...)
+	errs = append(errs, validateSchedulingGates(s.SchedulingGates, fldPath.Child("schedulingGates"))...)
 	if s.NodeName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(s.NodeName, false) {
 			errs = append(errs, field.Invalid(fldPath.Child("nodeName"), s.NodeName, msg))

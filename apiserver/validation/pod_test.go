@@ -173,6 +173,16 @@ func TestValidatePod(t *testing.T) {
 				{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
 			}}}
 		})},
+		{name: "scheduling gates", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/quota"}, {Name: "ready"}}
+		})},
+		{name: "bad and repeated scheduling gates", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "not a name"}, {Name: "ready"}, {Name: "ready"}}
+		}), want: []want{{"spec.schedulingGates[0]", invalid}, {"spec.schedulingGates[2]", duplicate}}},
+		{name: "a gated pod cannot name its node", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "ready"}}
+			p.Spec.NodeName = "n1"
+		}), want: []want{{"spec.nodeName", forbidden}}},
 		{name: "downwardAPI volume file problems", obj: podWith(func(p *corev1.Pod) {
 			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
 				{Path: "ip", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}},

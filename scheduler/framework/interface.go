@@ -25,6 +25,14 @@ type PreFilterResult struct {
 	NodeNames map[string]bool
 }
 
+// PreEnqueuePlugin decides whether a pod may enter the active queue at all;
+// a pod one of them refuses waits, outside every attempt, until an update
+// of the pod changes the answer (kube-scheduler's PreEnqueue).
+type PreEnqueuePlugin interface {
+	Plugin
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
 // PreFilterPlugin runs once per attempt before any node is looked at, to
 // reject the pod outright or to precompute state for Filter.
 type PreFilterPlugin interface {

@@ -13,6 +13,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/nodeunschedulable"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
+	"github.com/skiffkube/skiff/scheduler/plugins/schedulinggates"
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 )
@@ -20,6 +21,7 @@ import (
 // Registry returns a fresh map of every in-tree plugin's constructor.
 func Registry() runtime.Registry {
 	return runtime.Registry{
+		schedulinggates.Name:    schedulinggates.New,
 		nodeunschedulable.Name:  nodeunschedulable.New,
 		nodename.Name:           nodename.New,
 		tainttoleration.Name:    tainttoleration.New,
@@ -42,6 +44,7 @@ func Registry() runtime.Registry {
 // NodeResourcesFit's scoring ("" = LeastAllocated).
 func DefaultProfile(strategy noderesourcesfit.ScoringStrategy) []runtime.PluginConfig {
 	return []runtime.PluginConfig{
+		{Name: schedulinggates.Name},
 		{Name: nodeunschedulable.Name},
 		{Name: nodename.Name},
 		{Name: tainttoleration.Name, Weight: 3},

@@ -52,6 +52,10 @@ type Options struct {
 	InitialBackoff     time.Duration
 	MaxBackoff         time.Duration
 	MaxInUnschedulable time.Duration
+	// PreEnqueue, if set, says whether a pod may be queued for attempts at
+	// all (the framework's PreEnqueue plugins: scheduling gates). A pod it
+	// refuses waits among the gated until an update lets it in.
+	PreEnqueue func(*v1.Pod) bool
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -65,6 +69,9 @@ type PriorityQueue struct {
 	activeQ       *keyedHeap
 	backoffQ      *keyedHeap
 	unschedulable map[string]*QueuedPodInfo
+	// gated holds pods PreEnqueue refused; no cluster event or timer moves
+	// them, only an update of the pod itself.
+	gated map[string]*QueuedPodInfo
 	// schedulingCycle counts Pops; moveRequestCycle is the cycle of the last
 	// cluster event, so a pod whose attempt overlapped an event is retried.
 	schedulingCycle  int64
@@ -89,7 +96,7 @@ func New(opts Options) *PriorityQueue {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, moveRequestCycle: -1}
+	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{}, moveRequestCycle: -1}
 	q.cond = sync.NewCond(&q.mu)
 	q.activeQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
 		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
@@ -126,11 +133,29 @@ func (q *PriorityQueue) newQueued(pod *v1.Pod) *QueuedPodInfo {
 	return &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), key: Key(pod), Timestamp: now}
 }
 
-// Add queues a new pending pod in activeQ.
+// admits runs PreEnqueue.
+func (q *PriorityQueue) admits(pod *v1.Pod) bool {
+	return q.opts.PreEnqueue == nil || q.opts.PreEnqueue(pod)
+}
+
+// gate moves p (wherever it was) among the gated.
+func (q *PriorityQueue) gate(p *QueuedPodInfo) {
+	q.activeQ.Delete(p.key)
+	q.backoffQ.Delete(p.key)
+	delete(q.unschedulable, p.key)
+	q.gated[p.key] = p
+}
+
+// Add queues a new pending pod in activeQ, or among the gated.
 func (q *PriorityQueue) Add(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := q.newQueued(pod)
+	if !q.admits(pod) {
+		q.gate(p)
+		return
+	}
+	delete(q.gated, p.key)
 	delete(q.unschedulable, p.key)
 	q.backoffQ.Delete(p.key)
 	q.activeQ.AddOrUpdate(p)
@@ -144,6 +169,30 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	key := Key(newPod)
+	if p, ok := q.gated[key]; ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		if q.admits(newPod) {
+			// Its gates are gone: it is a new arrival for the active queue.
+			delete(q.gated, key)
+			p.Timestamp = q.opts.Now()
+			q.activeQ.AddOrUpdate(p)
+			q.cond.Broadcast()
+		}
+		return
+	}
+	if !q.admits(newPod) {
+		p := q.newQueued(newPod)
+		if old, ok := q.activeQ.Get(key); ok {
+			p = old
+		} else if old, ok := q.backoffQ.Get(key); ok {
+			p = old
+		} else if old, ok := q.unschedulable[key]; ok {
+			p = old
+		}
+		p.PodInfo = framework.NewPodInfo(newPod)
+		q.gate(p)
+		return
+	}
 	if p, ok := q.activeQ.Get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		q.activeQ.AddOrUpdate(p)
@@ -195,6 +244,7 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	q.activeQ.Delete(key)
 	q.backoffQ.Delete(key)
 	delete(q.unschedulable, key)
+	delete(q.gated, key)
 }
 
 // Pop blocks until a pod is in activeQ, the queue closes, or ctx is done.
@@ -246,6 +296,9 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle 
 		return
 	}
 	if _, ok := q.unschedulable[p.key]; ok {
+		return
+	}
+	if _, ok := q.gated[p.key]; ok {
 		return
 	}
 	p.Timestamp = q.opts.Now()
@@ -354,5 +407,13 @@ func (q *PriorityQueue) Has(pod *v1.Pod) bool {
 	_, a := q.activeQ.Get(key)
 	_, b := q.backoffQ.Get(key)
 	_, u := q.unschedulable[key]
-	return a || b || u
+	_, g := q.gated[key]
+	return a || b || u || g
+}
+
+// Gated is how many pods wait for PreEnqueue to admit them.
+func (q *PriorityQueue) Gated() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.gated)
 }

@@ -156,3 +156,44 @@ func TestPopUnblocksOnClose(t *testing.T) {
 		t.Fatal("Pop did not return after Close")
 	}
 }
+
+// TestGatedPodsWaitForAnUpdate: a pod PreEnqueue refuses is never popped,
+// cluster events and the leftover flush leave it be, and the update that
+// makes PreEnqueue admit it queues it.
+func TestGatedPodsWaitForAnUpdate(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	q := New(Options{Now: c.now, PreEnqueue: func(p *v1.Pod) bool { return len(p.Spec.SchedulingGates) == 0 }})
+	gated := pod("gated", 10)
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "ready"}}
+	q.Add(gated)
+	q.Add(pod("plain", 1))
+	if got := pop(t, q).Pod.Name; got != "plain" {
+		t.Fatalf("popped %s, want plain (the gated pod has the higher priority but waits)", got)
+	}
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	c.advance(time.Hour)
+	q.flushUnschedulableLeftover()
+	q.flushBackoffCompleted()
+	if a, b, u := q.Lengths(); a != 0 || b != 0 || u != 0 || q.Gated() != 1 || !q.Has(gated) {
+		t.Fatalf("after events and flushes: active %d backoff %d unschedulable %d gated %d", a, b, u, q.Gated())
+	}
+	// Another update that keeps a gate keeps it waiting.
+	relabelled := gated.DeepCopy()
+	relabelled.Labels = map[string]string{"x": "y"}
+	q.Update(gated, relabelled)
+	if q.Gated() != 1 {
+		t.Fatalf("an update keeping the gate let the pod in")
+	}
+	open := relabelled.DeepCopy()
+	open.Spec.SchedulingGates = nil
+	q.Update(relabelled, open)
+	if got := pop(t, q); got.Pod.Name != "gated" || len(got.Pod.Spec.SchedulingGates) != 0 || q.Gated() != 0 {
+		t.Fatalf("after the gates went: popped %s, %d gated", got.Pod.Name, q.Gated())
+	}
+	// A deleted gated pod leaves no trace.
+	q.Add(gated)
+	q.Delete(gated)
+	if q.Gated() != 0 || q.Has(gated) {
+		t.Fatalf("a deleted gated pod is still queued")
+	}
+}

@@ -111,6 +111,22 @@ spec:
 	eventually(t, k, []string{`Pulled    kubelet   hollow-1   Container image "example.com/web:1" already present on machine`,
 		"Created   kubelet   hollow-1   Created container app", "Started   kubelet   hollow-1   Started container app"}, events...)
 
+	// A gated pod waits, as kubectl shows, until its gates are removed.
+	k.okIn(`apiVersion: v1
+kind: Pod
+metadata: {name: gated, namespace: default}
+spec:
+  schedulingGates: [{name: example.com/admitted}]
+  terminationGracePeriodSeconds: 1
+  containers: [{name: app, image: example.com/web:1}]
+`, "apply", "-f", "-")
+	contains(t, "gated pod", k.ok("get", "pod", "gated"), "SchedulingGated")
+	time.Sleep(time.Second)
+	contains(t, "gated pod a second later", k.ok("get", "pod", "gated", "-o", "jsonpath={.spec.nodeName}|{.status.conditions[0].reason}"), "|SchedulingGated")
+	k.ok("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
+	eventually(t, k, []string{"Running"}, "get", "pod", "gated")
+	k.ok("delete", "pod", "gated", "--wait=false")
+
 	// Each node has its own certificate, and with it sees only its pods.
 	for _, name := range []string{"hollow-0", "hollow-1", "hollow-2"} {
 		if cn := certSubject(t, filepath.Join(certDir, name, "node.crt")); cn != "system:node:"+name {

@@ -35,6 +35,7 @@ type Options struct {
 type Framework struct {
 	opts Options
 
+	preEnqueue []framework.PreEnqueuePlugin
 	preFilter  []framework.PreFilterPlugin
 	filter     []framework.FilterPlugin
 	postFilter []framework.PostFilterPlugin
@@ -81,6 +82,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 			return nil, fmt.Errorf("scheduler framework: building plugin %q: %w", pc.Name, err)
 		}
 		f.plugins[pc.Name] = p
+		if x, ok := p.(framework.PreEnqueuePlugin); ok {
+			f.preEnqueue = append(f.preEnqueue, x)
+		}
 		if x, ok := p.(framework.PreFilterPlugin); ok {
 			f.preFilter = append(f.preFilter, x)
 		}
@@ -145,6 +149,17 @@ func (f *Framework) Plugin(name string) framework.Plugin    { return f.plugins[n
 func (f *Framework) HasPostFilterPlugins() bool             { return len(f.postFilter) > 0 }
 func (f *Framework) HasScorePlugins() bool                  { return len(f.score) > 0 }
 func (f *Framework) HasBindPlugins() bool                   { return len(f.bind) > 0 }
+
+// RunPreEnqueuePlugins runs PreEnqueue plugins in order; the first that
+// refuses the pod keeps it out of the active queue.
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *framework.Status {
+	for _, p := range f.preEnqueue {
+		if s := p.PreEnqueue(ctx, pod); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
 
 // RunPreFilterPlugins runs PreFilter plugins in order; the first rejection or
 // error ends the attempt. Results narrowing the node set are intersected.
