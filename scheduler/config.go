@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 )
 
@@ -44,6 +45,10 @@ type Config struct {
 	Registry runtime.Registry
 	// Logger receives the scheduler's logs; default slog.Default().
 	Logger *slog.Logger
+	// Metrics receives the scheduler's Prometheus metrics; the process
+	// registers it once and hands it to each scheduler it builds. Nil
+	// keeps them private.
+	Metrics *metrics.Metrics
 }
 
 func (c *Config) setDefaults() error {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/queue"
 )
 
@@ -55,6 +56,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		nominated := ""
 		var fe *framework.FitError
 		if errors.As(err, &fe) && s.fwk.HasPostFilterPlugins() {
+			s.metrics.Preemption()
 			result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
 			switch {
 			case st.IsSuccess() && result != nil:
@@ -65,7 +67,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 				fe.Diagnosis.PostFilterMsg = st.Message()
 			}
 		}
-		s.handleFailure(ctx, qp, err, cycle, nominated)
+		s.handleFailure(ctx, qp, err, cycle, nominated, start)
 		return
 	}
 
@@ -75,14 +77,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	assumedInfo := *qp.PodInfo
 	assumedInfo.Pod = assumed
 	if err := s.cache.AssumePodInfo(&assumedInfo); err != nil {
-		s.handleFailure(ctx, qp, err, cycle, "")
+		s.handleFailure(ctx, qp, err, cycle, "", start)
 		return
 	}
 	if st := s.fwk.RunReservePlugins(ctx, state, assumed, host); !st.IsSuccess() {
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forgetting assumed pod", "pod", queue.Key(pod), "err", ferr)
 		}
-		s.handleFailure(ctx, qp, st.AsError(), cycle, "")
+		s.handleFailure(ctx, qp, st.AsError(), cycle, "", start)
 		return
 	}
 	s.bindings.Add(1)
@@ -104,10 +106,11 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		}
 		// The node has room again for whoever was waiting on it.
 		s.queue.MoveAllToActiveOrBackoffQueue(nil)
-		s.handleFailure(ctx, qp, st.AsError(), cycle, "")
+		s.handleFailure(ctx, qp, st.AsError(), cycle, "", start)
 		return
 	}
 	s.cache.FinishBinding(assumed)
+	s.metrics.Attempt(s.cfg.SchedulerName, metrics.Scheduled, time.Since(start))
 	s.recorder.Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	s.log.Debug("pod bound", "pod", queue.Key(assumed), "node", host, "took", time.Since(start))
 }
@@ -234,9 +237,16 @@ func (s *Scheduler) selectHost(scores []framework.NodeScore) string {
 
 // handleFailure requeues the pod, records a FailedScheduling event and sets
 // PodScheduled=False (and the nominated node, after preemption) on the pod.
-func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nominated string) {
+func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nominated string, start time.Time) {
 	pod := qp.Pod
 	reason := v1.PodReasonSchedulerError
+	defer func() {
+		result := metrics.Error
+		if reason == v1.PodReasonUnschedulable {
+			result = metrics.Unschedulable
+		}
+		s.metrics.Attempt(s.cfg.SchedulerName, result, time.Since(start))
+	}()
 	var fe *framework.FitError
 	if errors.As(err, &fe) {
 		reason = v1.PodReasonUnschedulable

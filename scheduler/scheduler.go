@@ -19,6 +19,7 @@ import (
 
 	schedcache "github.com/skiffkube/skiff/scheduler/cache"
 	"github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/queue"
@@ -39,6 +40,7 @@ type Scheduler struct {
 	snapshot *schedcache.Snapshot
 	queue    *queue.PriorityQueue
 	fwk      *runtime.Framework
+	metrics  *metrics.Metrics
 
 	broadcaster events.EventBroadcaster
 	recorder    events.EventRecorder
@@ -110,6 +112,15 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	s.fwk = fwk
 	s.queue = queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff,
 		PreEnqueue: func(pod *v1.Pod) bool { return fwk.RunPreEnqueuePlugins(context.Background(), pod).IsSuccess() }})
+	s.metrics = cfg.Metrics
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
+	q := s.queue
+	s.metrics.Attach(func() (int, int, int, int) {
+		a, b, u := q.Lengths()
+		return a, b, u, q.Gated()
+	})
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err
 	}

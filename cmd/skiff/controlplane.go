@@ -21,6 +21,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/scheduler"
+	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
 )
 
 // identity names this process in the leader Leases: host plus a random
@@ -115,8 +116,10 @@ func schedulerClientConfig(rc *rest.Config) *rest.Config {
 }
 
 // runScheduler runs the scheduler while this process holds its Lease, with
-// its informers from pool if there is one, else from a factory of its own.
-func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool) error {
+// its informers from pool if there is one, else from a factory of its own,
+// and its metrics in m (nil: kept private, as a standalone scheduler serves
+// no /metrics).
+func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics) error {
 	client, err := kubernetes.NewForConfig(schedulerClientConfig(rc))
 	if err != nil {
 		return err
@@ -129,7 +132,7 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *
 	} else {
 		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(manager.TrimManagedFields))
 	}
-	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler")})
+	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler"), Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -208,7 +211,7 @@ func newControllerManagerCommand() *cobra.Command {
 func newSchedulerCommand() *cobra.Command {
 	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)",
 		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger) error {
-			return runScheduler(ctx, rc, log, nil)
+			return runScheduler(ctx, rc, log, nil, nil)
 		})
 }
 

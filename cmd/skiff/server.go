@@ -23,6 +23,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
+	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -136,7 +137,9 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
-			supervise(ctx, "scheduler", log, func(ctx context.Context) error { return runScheduler(ctx, api.scheduler, log, pool) })
+			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
+				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics)
+			})
 		}()
 	}
 	log.Info("skiff is ready", "endpoint", cfg.RedactedEndpoint(), "revision", rev, "dataDir", cfg.DataDir, "api", api.url)
@@ -181,6 +184,9 @@ type runningAPI struct {
 	controllerManager, scheduler *rest.Config
 	bundle                       *pki.Bundle // the cluster PKI (the embedded agent's certificates)
 	done                         chan error  // receives Run's result once it returns
+	// schedulerMetrics is served on /metrics and shared by every scheduler
+	// this process builds (one per leadership term).
+	schedulerMetrics *schedmetrics.Metrics
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -205,10 +211,11 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
 	}
 	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
+	schedulerMetrics := schedmetrics.New()
 	srv, err := apiserver.New(apiserver.Config{
 		NodeClientTLS:     nodeTLS,
 		Store:             store,
-		Collectors:        []prometheus.Collector{store},
+		Collectors:        append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...),
 		TLS:               bundle.ServerTLSConfig(),
 		ClientCA:          bundle.CAPool(),
 		Tokens:            tokens,
@@ -224,7 +231,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), bundle: bundle, done: make(chan error, 1)}
+	api := &runningAPI{url: srv.URL(), bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
 	if api.controllerManager, err = componentConfig(bundle, srv, bootstrap.ControllerManagerUser); err != nil {
 		return nil, err
 	}

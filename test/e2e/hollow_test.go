@@ -123,8 +123,14 @@ spec:
 	contains(t, "gated pod", k.ok("get", "pod", "gated"), "SchedulingGated")
 	time.Sleep(time.Second)
 	contains(t, "gated pod a second later", k.ok("get", "pod", "gated", "-o", "jsonpath={.spec.nodeName}|{.status.conditions[0].reason}"), "|SchedulingGated")
+	// The scheduler's metrics, as kube-scheduler names them, on the server's /metrics.
+	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 1`,
+		`scheduler_pending_pods{queue="active"} 0`)
 	k.ok("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
 	eventually(t, k, []string{"Running"}, "get", "pod", "gated")
+	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 0`,
+		`scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1`,
+		`scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le=`)
 	k.ok("delete", "pod", "gated", "--wait=false")
 
 	// Each node has its own certificate, and with it sees only its pods.

@@ -1,0 +1,70 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// gather returns each sample as "name{label=value,...}" -> value (the
+// sample count for histograms).
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName() + "{"
+			for i, l := range m.GetLabel() {
+				if i > 0 {
+					key += ","
+				}
+				key += l.GetName() + "=" + l.GetValue()
+			}
+			key += "}"
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[key] = m.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				out[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+func TestMetricsReadLikeKubeScheduler(t *testing.T) {
+	m := New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m.Collectors()...)
+	if got := gather(t, reg); got["scheduler_pending_pods{queue=active}"] != 0 || len(got) != 5 {
+		t.Errorf("before anything: %v (want the four queues at 0 and the preemption counter)", got)
+	}
+	m.Attempt("default-scheduler", Scheduled, 3*time.Millisecond)
+	m.Attempt("default-scheduler", Scheduled, 5*time.Millisecond)
+	m.Attempt("default-scheduler", Unschedulable, time.Millisecond)
+	m.Preemption()
+	m.Attach(func() (int, int, int, int) { return 4, 3, 2, 1 })
+	got := gather(t, reg)
+	for key, want := range map[string]float64{
+		"scheduler_pending_pods{queue=active}":                                                      4,
+		"scheduler_pending_pods{queue=backoff}":                                                     3,
+		"scheduler_pending_pods{queue=unschedulable}":                                               2,
+		"scheduler_pending_pods{queue=gated}":                                                       1,
+		"scheduler_preemption_attempts_total{}":                                                     1,
+		"scheduler_schedule_attempts_total{profile=default-scheduler,result=scheduled}":             2,
+		"scheduler_schedule_attempts_total{profile=default-scheduler,result=unschedulable}":         1,
+		"scheduler_scheduling_attempt_duration_seconds{profile=default-scheduler,result=scheduled}": 2,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
+		}
+	}
+}
