@@ -22,6 +22,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/storage"
@@ -211,11 +212,15 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
 	}
 	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
-	schedulerMetrics := schedmetrics.New()
+	// The in-process scheduler's and controllers' metrics are served on
+	// the API server's /metrics, as one process exports them all.
+	schedulerMetrics, queueMetrics := schedmetrics.New(), runner.NewQueueMetrics()
+	runner.UseQueueMetrics(queueMetrics)
+	collectors := append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...)
 	srv, err := apiserver.New(apiserver.Config{
 		NodeClientTLS:     nodeTLS,
 		Store:             store,
-		Collectors:        append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...),
+		Collectors:        append(collectors, queueMetrics.Collectors()...),
 		TLS:               bundle.ServerTLSConfig(),
 		ClientCA:          bundle.CAPool(),
 		Tokens:            tokens,

@@ -19,10 +19,11 @@ type Queue = workqueue.TypedRateLimitingInterface[string]
 
 // NewQueue returns a named rate-limited queue with client-go's default controller backoff.
 func NewQueue(name string) Queue {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
-	)
+	cfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: name}
+	if m := queueMetrics.Load(); m != nil {
+		cfg.MetricsProvider = m
+	}
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), cfg)
 }
 
 // SyncFunc reconciles one key.

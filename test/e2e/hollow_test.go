@@ -124,8 +124,9 @@ spec:
 	time.Sleep(time.Second)
 	contains(t, "gated pod a second later", k.ok("get", "pod", "gated", "-o", "jsonpath={.spec.nodeName}|{.status.conditions[0].reason}"), "|SchedulingGated")
 	// The scheduler's metrics, as kube-scheduler names them, on the server's /metrics.
-	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 1`,
-		`scheduler_pending_pods{queue="active"} 0`)
+	contains(t, "scheduler and controller metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 1`,
+		`scheduler_pending_pods{queue="active"} 0`, `workqueue_adds_total{name="nodelifecycle-controller"}`,
+		`workqueue_depth{name="endpointslice-controller"}`, `workqueue_work_duration_seconds_bucket{name="nodeipam-controller",le=`)
 	k.ok("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
 	eventually(t, k, []string{"Running"}, "get", "pod", "gated")
 	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 0`,
