@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
@@ -200,6 +201,72 @@ func TestSchedulingGatesOnSkiffsAPIServer(t *testing.T) {
 	if c := got.Status.Conditions; len(c) != 1 || c[0].Status != v1.ConditionTrue || c[0].Reason != "" || c[0].Message != "" {
 		t.Errorf("a bound pod's conditions: %+v", c)
 	}
+}
+
+// TestReadWriteOncePodOnSkiffsAPIServer: a second pod using a
+// ReadWriteOncePod claim is unschedulable with kube-scheduler's message
+// until the first pod is gone.
+func TestReadWriteOncePodOnSkiffsAPIServer(t *testing.T) {
+	srv := apiservertest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createReadyNode(ctx, t, cs, schedtest.MakeNode().Name("n1").Capacity("cpu", "4", "memory", "8Gi", "pods", "10").Obj())
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-solo"}, Spec: v1.PersistentVolumeSpec{
+		Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod},
+		PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/solo"}},
+		ClaimRef:               &v1.ObjectReference{Namespace: "default", Name: "solo"},
+	}}
+	if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "solo", Namespace: "default"}, Spec: v1.PersistentVolumeClaimSpec{
+		AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}, VolumeName: "pv-solo", StorageClassName: &empty,
+		Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stop := runScheduler(ctx, t, cs, scheduler.Config{})
+	defer stop()
+
+	user := func(name string) {
+		p := schedtest.MakePod().Name(name).Namespace("default").Obj()
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "solo"}}}}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod := func(name, what string, ok func(*v1.Pod) bool) {
+		for {
+			got, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err == nil && ok(got) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("pod %s never %s: %+v", name, what, got.Status)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	user("first")
+	waitPod("first", "scheduled", func(p *v1.Pod) bool { return p.Spec.NodeName == "n1" })
+	user("second")
+	const want = "0/1 nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode."
+	waitPod("second", "reported unschedulable", func(p *v1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable && strings.HasPrefix(c.Message, want) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod("second", "scheduled once the first was gone", func(p *v1.Pod) bool { return p.Spec.NodeName == "n1" })
 }
 
 // createReadyNode writes node and a Ready status for it, as a node agent

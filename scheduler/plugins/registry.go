@@ -16,6 +16,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/schedulinggates"
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
+	"github.com/skiffkube/skiff/scheduler/plugins/volumerestrictions"
 )
 
 // Registry returns a fresh map of every in-tree plugin's constructor.
@@ -28,6 +29,7 @@ func Registry() runtime.Registry {
 		nodeaffinity.Name:       nodeaffinity.New,
 		nodeports.Name:          nodeports.New,
 		noderesourcesfit.Name:   noderesourcesfit.New,
+		volumerestrictions.Name: volumerestrictions.New,
 		volumebinding.Name:      volumebinding.New,
 		podtopologyspread.Name:  podtopologyspread.New,
 		interpodaffinity.Name:   interpodaffinity.New,
@@ -51,6 +53,7 @@ func DefaultProfile(strategy noderesourcesfit.ScoringStrategy) []runtime.PluginC
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesourcesfit.Name, Weight: 1, Args: noderesourcesfit.Args{ScoringStrategy: strategy}},
+		{Name: volumerestrictions.Name},
 		{Name: volumebinding.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
