@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, handler: h,
 		disc:     discovery.New(reg),
-		metrics:  metrics.New(cfg.Collectors...),
+		metrics:  metrics.New(slices.Concat(cfg.Collectors, tokenCollectors(saTokens))...),
 		authn:    authn.Union{authn.NewClientCert(cfg.ClientCA), tokens},
 		crds:     crd.NewController(cfg.Store, reg, cfg.CustomTable, cfg.Logger),
 		services: lifecycle,
@@ -579,4 +580,12 @@ func (s *Server) authorizePath(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// tokenCollectors are the service account token counters, if tokens are served.
+func tokenCollectors(t *serviceaccount.Tokens) []prometheus.Collector {
+	if t == nil {
+		return nil
+	}
+	return t.Collectors()
 }

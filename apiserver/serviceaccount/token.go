@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,6 +77,32 @@ type Tokens struct {
 	audiences []string // what the API server accepts by default
 	store     Store
 	now       func() time.Time
+	// used counts authenticated tokens by kind, as Kubernetes' metrics.
+	used usage
+}
+
+// usage are Kubernetes' serviceaccount_*_tokens_total counters: a token
+// bound to a Secret (what the token Secret controller writes) is legacy;
+// an extended kube-api-access token used after its warnafter time is
+// stale, a sign that a client never rereads its token file.
+type usage struct {
+	legacy, stale, valid prometheus.Counter
+}
+
+func newUsage() usage {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Subsystem: "serviceaccount", Name: name, Help: help})
+	}
+	return usage{
+		legacy: c("legacy_tokens_total", "Cumulative legacy service account tokens used"),
+		stale:  c("stale_tokens_total", "Cumulative stale projected service account tokens used"),
+		valid:  c("valid_tokens_total", "Cumulative valid projected service account tokens used"),
+	}
+}
+
+// Collectors are the token usage counters, for the API server's /metrics.
+func (t *Tokens) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{t.used.legacy, t.used.stale, t.used.valid}
 }
 
 // New returns a token issuer/authenticator. issuer "" takes DefaultIssuer;
@@ -87,7 +114,7 @@ func New(key *ecdsa.PrivateKey, issuer string, store Store) (*Tokens, error) {
 	if issuer == "" {
 		issuer = DefaultIssuer
 	}
-	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now}, nil
+	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now, used: newUsage()}, nil
 }
 
 // APIAudiences are the audiences the API server itself accepts.
@@ -197,6 +224,14 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 		if err := t.stillExists(ctx, "secrets", k.Namespace, *k.Secret); err != nil {
 			return nil, false, err
 		}
+	}
+	switch {
+	case k.Secret != nil:
+		t.used.legacy.Inc()
+	case k.WarnAfter != nil && t.now().After(k.WarnAfter.Time):
+		t.used.stale.Inc()
+	default:
+		t.used.valid.Inc()
 	}
 	return u, true, nil
 }

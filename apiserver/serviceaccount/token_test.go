@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/storage"
 	"github.com/skiffkube/skiff/storage/storagetest"
 )
 
@@ -76,5 +79,51 @@ func TestTokensFromElsewhereAreNotOurs(t *testing.T) {
 	none := "eyJhbGciOiJub25lIn0.eyJpc3MiOiJodHRwczovL2t1YmVybmV0ZXMuZGVmYXVsdC5zdmMuY2x1c3Rlci5sb2NhbCJ9."
 	if _, ok, err := tokens.AuthenticateToken(context.Background(), none); ok || err == nil {
 		t.Errorf("alg=none token: ok=%v err=%v", ok, err)
+	}
+}
+
+// TestTokenUsageCounters: each authenticated token counts once as valid,
+// stale (an extended token used after its warnafter time) or legacy (bound
+// to a Secret), as Kubernetes' serviceaccount_*_tokens_total.
+func TestTokenUsageCounters(t *testing.T) {
+	tokens, sa := newTokens(t)
+	now := time.Now()
+	tokens.now = func() time.Time { return now }
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "robot-token", Namespace: "default", UID: "uid-s"}}
+	data, _ := json.Marshal(secret)
+	if _, err := tokens.store.(*storage.Store).Create(context.Background(), "/registry/secrets/default/robot-token", data, 0); err != nil {
+		t.Fatal(err)
+	}
+	issue := func(b Binding) string {
+		t.Helper()
+		tok, _, err := tokens.Issue(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	plain := issue(Binding{ServiceAccount: sa, TTL: time.Hour})
+	extended := issue(Binding{ServiceAccount: sa, TTL: ExtendedTTL, WarnAfter: time.Hour})
+	legacy := issue(Binding{ServiceAccount: sa, Secret: secret, TTL: ExtendedTTL})
+	use := func(toks ...string) {
+		t.Helper()
+		for _, tok := range toks {
+			if _, ok, err := tokens.AuthenticateToken(context.Background(), tok); !ok || err != nil {
+				t.Fatalf("token refused: %v", err)
+			}
+		}
+	}
+	use(plain, extended, legacy)
+	now = now.Add(2 * time.Hour)
+	use(extended)
+	for name, c := range map[string]prometheus.Counter{"valid": tokens.used.valid, "stale": tokens.used.stale, "legacy": tokens.used.legacy} {
+		m := &dto.Metric{}
+		if err := c.Write(m); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]float64{"valid": 2, "stale": 1, "legacy": 1}[name]
+		if got := m.GetCounter().GetValue(); got != want {
+			t.Errorf("%s tokens counted %v, want %v", name, got, want)
+		}
 	}
 }

@@ -126,7 +126,9 @@ spec:
 	// The scheduler's metrics, as kube-scheduler names them, on the server's /metrics.
 	contains(t, "scheduler and controller metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 1`,
 		`scheduler_pending_pods{queue="active"} 0`, `workqueue_adds_total{name="nodelifecycle-controller"}`,
-		`workqueue_depth{name="endpointslice-controller"}`, `workqueue_work_duration_seconds_bucket{name="nodeipam-controller",le=`)
+		`workqueue_depth{name="endpointslice-controller"}`, `workqueue_work_duration_seconds_bucket{name="nodeipam-controller",le=`,
+		// The controllers act with service account tokens.
+		"serviceaccount_valid_tokens_total ", "serviceaccount_stale_tokens_total 0")
 	k.ok("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
 	eventually(t, k, []string{"Running"}, "get", "pod", "gated")
 	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 0`,
