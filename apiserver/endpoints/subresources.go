@@ -291,18 +291,8 @@ func (h *Handler) serveBinding(req *request) error {
 }
 
 func setPodScheduled(pod *corev1.Pod) {
-	now := wholeSecondsNow()
-	for i := range pod.Status.Conditions {
-		if c := &pod.Status.Conditions[i]; c.Type == corev1.PodScheduled {
-			// As Kubernetes' UpdatePodCondition: the reason and message of
-			// an earlier Unschedulable or SchedulingGated verdict go, and
-			// the transition time moves only with the status.
-			if c.Status != corev1.ConditionTrue {
-				c.LastTransitionTime = now
-			}
-			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
-			return
-		}
-	}
-	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	// As Kubernetes' UpdatePodCondition: the reason and message of an
+	// earlier Unschedulable or SchedulingGated verdict go, and the
+	// transition time moves only with the status.
+	setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 }
