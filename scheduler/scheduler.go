@@ -116,11 +116,7 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	if s.metrics == nil {
 		s.metrics = metrics.New()
 	}
-	q := s.queue
-	s.metrics.Attach(func() (int, int, int, int) {
-		a, b, u := q.Lengths()
-		return a, b, u, q.Gated()
-	})
+	s.metrics.Attach(s.queue.Lengths)
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err
 	}

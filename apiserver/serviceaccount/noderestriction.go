@@ -19,31 +19,32 @@ import (
 // accounts its pods run as, and this makes each such token one bound to a
 // pod on that very node, so a node cannot mint long-lived or unbound
 // credentials for an account. It runs before the request is looked at
-// further, as admission does. Other users are not affected.
-func (t *Tokens) restrictNode(ctx context.Context, namespace, account string, r *authenticationv1.BoundObjectReference) error {
+// further, as admission does. Other users are not affected. For a node it
+// returns the bound pod it read, so the request need not read it again.
+func (t *Tokens) restrictNode(ctx context.Context, namespace, account string, r *authenticationv1.BoundObjectReference) (*corev1.Pod, error) {
 	u, _ := authn.UserFrom(ctx)
 	self, isNode := node.NodeName(u)
 	if !isNode {
-		return nil
+		return nil, nil
 	}
 	refuse := func(msg string) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, account, errors.New(msg))
 	}
 	switch {
 	case r == nil || r.Kind != "Pod" || r.APIVersion != "v1" || r.Name == "":
-		return refuse("node requested token not bound to a pod")
+		return nil, refuse("node requested token not bound to a pod")
 	case r.UID == "":
-		return refuse("node requested token with a pod binding without a uid")
+		return nil, refuse("node requested token with a pod binding without a uid")
 	}
 	pod := &corev1.Pod{}
 	if err := t.load(ctx, "pods", namespace, r.Name, pod); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case pod.UID != r.UID:
-		return refuse(fmt.Sprintf("the UID in the bound object reference (%s) does not match the UID in record; the object might have been deleted and then recreated", r.UID))
+		return nil, refuse(fmt.Sprintf("the UID in the bound object reference (%s) does not match the UID in record; the object might have been deleted and then recreated", r.UID))
 	case pod.Spec.NodeName != self:
-		return refuse("node requested token bound to a pod scheduled on a different node")
+		return nil, refuse("node requested token bound to a pod scheduled on a different node")
 	}
-	return nil
+	return pod, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
 )
@@ -25,11 +26,9 @@ const (
 	DefaultTTL = time.Hour
 	MinTTL     = 10 * time.Minute
 	MaxTTL     = (1 << 32) * time.Second
-	// ExtendableTTLSeconds is Kubernetes' WarnOnlyBoundTokenExpirationSeconds,
-	// what ServiceAccount admission puts in a pod's kube-api-access volume.
-	ExtendableTTLSeconds = 3607
-	// ExtendedTTL is Kubernetes' ExpirationExtensionSeconds: how long such
-	// a token is really valid.
+	// ExtendedTTL is Kubernetes' ExpirationExtensionSeconds: how long the
+	// token of a kube-api-access volume (admission.TokenExpirationSeconds)
+	// is really valid.
 	ExtendedTTL = 365 * 24 * time.Hour
 )
 
@@ -49,7 +48,8 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected a TokenRequest, got %T", obj))
 	}
-	if err := t.restrictNode(ctx, namespace, name, tr.Spec.BoundObjectRef); err != nil {
+	nodesPod, err := t.restrictNode(ctx, namespace, name, tr.Spec.BoundObjectRef)
+	if err != nil {
 		return nil, err
 	}
 	sa := &corev1.ServiceAccount{}
@@ -80,9 +80,11 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 		if len(errs) == 0 {
 			switch r.Kind {
 			case "Pod":
-				b.Pod = &corev1.Pod{}
-				if err := t.load(ctx, "pods", namespace, r.Name, b.Pod); err != nil {
-					return nil, err
+				if b.Pod = nodesPod; b.Pod == nil {
+					b.Pod = &corev1.Pod{}
+					if err := t.load(ctx, "pods", namespace, r.Name, b.Pod); err != nil {
+						return nil, err
+					}
 				}
 				if r.UID != "" && r.UID != b.Pod.UID {
 					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Pod.UID))
@@ -123,7 +125,7 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	// replaced, as Kubernetes' --service-account-extend-token-expiration
 	// (on by default): in-cluster clients that read the file only once
 	// keep working, and the status still asks the agent to renew in time.
-	if b.Pod != nil && int64(ttl/time.Second) == ExtendableTTLSeconds && subset(tr.Spec.Audiences, t.audiences) {
+	if b.Pod != nil && int64(ttl/time.Second) == admission.TokenExpirationSeconds && subset(tr.Spec.Audiences, t.audiences) {
 		b.TTL, b.WarnAfter = ExtendedTTL, ttl
 	}
 	tok, exp, err := t.Issue(b)

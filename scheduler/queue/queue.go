@@ -392,11 +392,13 @@ func (q *PriorityQueue) Close() {
 	q.cond.Broadcast()
 }
 
-// Lengths reports the size of each sub-queue.
-func (q *PriorityQueue) Lengths() (active, backoff, unschedulable int) {
+// Lengths reports the size of each sub-queue under one lock, so the four
+// add up to the queue's size at one moment; gated pods wait for PreEnqueue
+// to admit them.
+func (q *PriorityQueue) Lengths() (active, backoff, unschedulable, gated int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.activeQ.Len(), q.backoffQ.Len(), len(q.unschedulable)
+	return q.activeQ.Len(), q.backoffQ.Len(), len(q.unschedulable), len(q.gated)
 }
 
 // Has reports whether pod is anywhere in the queue.
@@ -409,11 +411,4 @@ func (q *PriorityQueue) Has(pod *v1.Pod) bool {
 	_, u := q.unschedulable[key]
 	_, g := q.gated[key]
 	return a || b || u || g
-}
-
-// Gated is how many pods wait for PreEnqueue to admit them.
-func (q *PriorityQueue) Gated() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.gated)
 }

@@ -64,23 +64,23 @@ func TestUnschedulablePodWaitsForAClusterEventThenItsBackoff(t *testing.T) {
 	p := pop(t, q)
 	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
 	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
-	if a, b, u := q.Lengths(); a != 0 || b != 0 || u != 1 {
+	if a, b, u, _ := q.Lengths(); a != 0 || b != 0 || u != 1 {
 		t.Fatalf("lengths = %d/%d/%d, want the pod unschedulable", a, b, u)
 	}
 	// An event that doesn't concern its plugin leaves it alone.
 	q.MoveAllToActiveOrBackoffQueue(func(p *QueuedPodInfo) bool { return p.UnschedulablePlugins.Has("InterPodAffinity") })
-	if _, _, u := q.Lengths(); u != 1 {
+	if _, _, u, _ := q.Lengths(); u != 1 {
 		t.Fatal("unrelated event moved the pod")
 	}
 	// A relevant event within the backoff moves it to backoffQ...
 	q.MoveAllToActiveOrBackoffQueue(nil)
-	if _, b, _ := q.Lengths(); b != 1 {
+	if _, b, _, _ := q.Lengths(); b != 1 {
 		t.Fatal("pod should be backing off")
 	}
 	// ...and once the backoff passes, the flush makes it active.
 	c.advance(1100 * time.Millisecond)
 	q.flushBackoffCompleted()
-	if a, _, _ := q.Lengths(); a != 1 {
+	if a, _, _, _ := q.Lengths(); a != 1 {
 		t.Fatal("pod should be active after its backoff")
 	}
 }
@@ -93,7 +93,7 @@ func TestAnEventDuringTheAttemptSendsThePodToBackoffNotUnschedulable(t *testing.
 	q.MoveAllToActiveOrBackoffQueue(nil) // e.g. a node was added mid-attempt
 	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
 	q.AddUnschedulableIfNotPresent(p, cycle)
-	if _, b, u := q.Lengths(); b != 1 || u != 0 {
+	if _, b, u, _ := q.Lengths(); b != 1 || u != 0 {
 		t.Fatalf("backoff=%d unschedulable=%d, want the pod in backoff", b, u)
 	}
 }
@@ -106,12 +106,12 @@ func TestLeftoverUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
 	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
 	c.advance(4 * time.Minute)
 	q.flushUnschedulableLeftover()
-	if _, _, u := q.Lengths(); u != 1 {
+	if _, _, u, _ := q.Lengths(); u != 1 {
 		t.Fatal("flushed too early")
 	}
 	c.advance(2 * time.Minute)
 	q.flushUnschedulableLeftover()
-	if a, _, u := q.Lengths(); a != 1 || u != 0 {
+	if a, _, u, _ := q.Lengths(); a != 1 || u != 0 {
 		t.Fatal("pod not flushed after five minutes")
 	}
 }
@@ -127,13 +127,13 @@ func TestUpdatingAnUnschedulablePodsSpecRequeuesIt(t *testing.T) {
 	statusOnly := old.DeepCopy()
 	statusOnly.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
 	q.Update(old, statusOnly)
-	if _, _, u := q.Lengths(); u != 1 {
+	if _, _, u, _ := q.Lengths(); u != 1 {
 		t.Fatal("a status-only update (our own failure record) must not requeue")
 	}
 	relabelled := statusOnly.DeepCopy()
 	relabelled.Labels = map[string]string{"fixed": "yes"}
 	q.Update(statusOnly, relabelled)
-	if a, _, _ := q.Lengths(); a != 1 {
+	if a, _, _, _ := q.Lengths(); a != 1 {
 		t.Fatal("a spec/label change should make the pod active")
 	}
 	if got := pop(t, q).Pod.Labels["fixed"]; got != "yes" {
@@ -174,26 +174,31 @@ func TestGatedPodsWaitForAnUpdate(t *testing.T) {
 	c.advance(time.Hour)
 	q.flushUnschedulableLeftover()
 	q.flushBackoffCompleted()
-	if a, b, u := q.Lengths(); a != 0 || b != 0 || u != 0 || q.Gated() != 1 || !q.Has(gated) {
-		t.Fatalf("after events and flushes: active %d backoff %d unschedulable %d gated %d", a, b, u, q.Gated())
+	if a, b, u, g := q.Lengths(); a != 0 || b != 0 || u != 0 || g != 1 || !q.Has(gated) {
+		t.Fatalf("after events and flushes: active %d backoff %d unschedulable %d gated %d", a, b, u, g)
 	}
 	// Another update that keeps a gate keeps it waiting.
 	relabelled := gated.DeepCopy()
 	relabelled.Labels = map[string]string{"x": "y"}
 	q.Update(gated, relabelled)
-	if q.Gated() != 1 {
+	if gatedLen(q) != 1 {
 		t.Fatalf("an update keeping the gate let the pod in")
 	}
 	open := relabelled.DeepCopy()
 	open.Spec.SchedulingGates = nil
 	q.Update(relabelled, open)
-	if got := pop(t, q); got.Pod.Name != "gated" || len(got.Pod.Spec.SchedulingGates) != 0 || q.Gated() != 0 {
-		t.Fatalf("after the gates went: popped %s, %d gated", got.Pod.Name, q.Gated())
+	if got := pop(t, q); got.Pod.Name != "gated" || len(got.Pod.Spec.SchedulingGates) != 0 || gatedLen(q) != 0 {
+		t.Fatalf("after the gates went: popped %s, %d gated", got.Pod.Name, gatedLen(q))
 	}
 	// A deleted gated pod leaves no trace.
 	q.Add(gated)
 	q.Delete(gated)
-	if q.Gated() != 0 || q.Has(gated) {
+	if gatedLen(q) != 0 || q.Has(gated) {
 		t.Fatalf("a deleted gated pod is still queued")
 	}
+}
+
+func gatedLen(q *PriorityQueue) int {
+	_, _, _, g := q.Lengths()
+	return g
 }
