@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -18,7 +22,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skiffkube/skiff/apiserver/delegated"
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/scheduler"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
@@ -117,8 +123,7 @@ func schedulerClientConfig(rc *rest.Config) *rest.Config {
 
 // runScheduler runs the scheduler while this process holds its Lease, with
 // its informers from pool if there is one, else from a factory of its own,
-// and its metrics in m (nil: kept private, as a standalone scheduler serves
-// no /metrics).
+// and its metrics in m (nil: kept private).
 func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics) error {
 	client, err := kubernetes.NewForConfig(schedulerClientConfig(rc))
 	if err != nil {
@@ -170,9 +175,13 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 }
 
 // standaloneCommand builds `skiff controller-manager` or `skiff scheduler`:
-// the same loop as in the server, against any API server's kubeconfig.
-func standaloneCommand(use, short string, run func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error) *cobra.Command {
-	var kubeconfig, clusterCIDR string
+// the same loop as in the server, against any API server's kubeconfig. Its
+// health and metrics are served over HTTPS on --secure-port (kube-scheduler's
+// 10259, kube-controller-manager's 10257), callers vetted by the API server;
+// run registers the loop's metrics in reg.
+func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, reg prometheus.Registerer) error) *cobra.Command {
+	var kubeconfig, clusterCIDR, bindAddress, certFile, keyFile string
+	var securePort int
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -181,13 +190,36 @@ func standaloneCommand(use, short string, run func(ctx context.Context, rc *rest
 			if kubeconfig == "" {
 				return fmt.Errorf("invalid --kubeconfig: required (the API server to work against)")
 			}
+			if securePort < 0 || securePort > 65535 {
+				return fmt.Errorf("invalid --secure-port %d: must be 1-65535, or 0 to serve no health and metrics endpoint", securePort)
+			}
+			if net.ParseIP(bindAddress) == nil {
+				return fmt.Errorf("invalid --bind-address %q: must be an IP address", bindAddress)
+			}
+			if (certFile == "") != (keyFile == "") {
+				return fmt.Errorf("invalid --tls-cert-file %q and --tls-private-key-file %q: give both or neither", certFile, keyFile)
+			}
 			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("invalid --kubeconfig %q: %w", kubeconfig, err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			err = run(ctx, rc, clusterCIDR, slog.Default())
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			if securePort != 0 {
+				client, err := kubernetes.NewForConfig(rc)
+				if err != nil {
+					return err
+				}
+				if _, err := delegated.Start(ctx, delegated.Endpoint{
+					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
+					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg,
+				}); err != nil {
+					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
+				}
+			}
+			err = run(ctx, rc, clusterCIDR, slog.Default(), reg)
 			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
 				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
 			}
@@ -198,20 +230,29 @@ func standaloneCommand(use, short string, run func(ctx context.Context, rc *rest
 	if use == "controller-manager" {
 		cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
 	}
+	cmd.Flags().IntVar(&securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open) and /metrics (RBAC: get on the path, as system:monitoring grants); 0: none")
+	cmd.Flags().StringVar(&bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
+	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
+	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
 	return cmd
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)",
-		func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger) error {
+	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
+		func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, reg prometheus.Registerer) error {
+			q := runner.NewQueueMetrics()
+			runner.UseQueueMetrics(q)
+			reg.MustRegister(q.Collectors()...)
 			return runControllerManager(ctx, rc, clusterCIDR, log, nil)
 		})
 }
 
 func newSchedulerCommand() *cobra.Command {
-	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)",
-		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger) error {
-			return runScheduler(ctx, rc, log, nil, nil)
+	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259,
+		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger, reg prometheus.Registerer) error {
+			m := schedmetrics.New()
+			reg.MustRegister(m.Collectors()...)
+			return runScheduler(ctx, rc, log, nil, m)
 		})
 }
 

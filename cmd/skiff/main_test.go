@@ -380,3 +380,42 @@ func TestAgentRejectsBadEvictionFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestStandaloneComponentsRejectBadEndpointFlags(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, busyPort, _ := net.SplitHostPort(busy.Addr().String())
+	for _, component := range []string{"scheduler", "controller-manager"} {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--secure-port", "70000"}, `invalid --secure-port 70000: must be 1-65535, or 0 to serve no health and metrics endpoint`},
+			{[]string{"--bind-address", "my-host"}, `invalid --bind-address "my-host": must be an IP address`},
+			{[]string{"--tls-cert-file", "/etc/x.crt"}, `invalid --tls-cert-file "/etc/x.crt" and --tls-private-key-file "": give both or neither`},
+			{[]string{"--secure-port", busyPort}, `health and metrics endpoint (--bind-address 127.0.0.1, --secure-port ` + busyPort + `, --tls-cert-file ""): listen tcp 127.0.0.1:` + busyPort + `: bind: address already in use`},
+			{[]string{"--tls-cert-file", "/nonexistent.crt", "--tls-private-key-file", "/nonexistent.key", "--secure-port", busyPort},
+				`serving certificate /nonexistent.crt, key /nonexistent.key: open /nonexistent.crt: no such file or directory`},
+		} {
+			cmd := exec.Command(skiffBin, append([]string{component, "--kubeconfig", kubeconfig}, tc.args...)...)
+			cmd.Env = skiffEnv()
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("%s %v: %v, output %q does not contain %q", component, tc.args, err, out, tc.want)
+			}
+		}
+	}
+}

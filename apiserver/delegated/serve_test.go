@@ -1,0 +1,174 @@
+package delegated_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/apiserver/delegated"
+)
+
+// The endpoint asks the real API server who a caller is and what it may do,
+// with the scheduler's own identity (whose role allows both reviews).
+func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
+	api := apiservertest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := kubernetes.NewForConfigOrDie(api.Config)
+	component := kubernetes.NewForConfigOrDie(api.UserConfig(t, "system:kube-scheduler"))
+
+	reg := prometheus.NewRegistry()
+	scrapes := prometheus.NewCounter(prometheus.CounterOpts{Name: "demo_scrapes_total", Help: "test"})
+	scrapes.Inc()
+	reg.MustRegister(scrapes)
+	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0", Client: component, Metrics: reg})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+
+	// A monitoring account: bound to system:monitoring, as Prometheus is.
+	monitor := serviceAccountToken(t, admin, "prometheus")
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-monitoring"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:monitoring"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("binding: %v", err)
+	}
+	stranger := serviceAccountToken(t, admin, "stranger")
+
+	for _, tc := range []struct {
+		name, path, auth string
+		code             int
+		want             string
+	}{
+		{"health needs no credentials", "/healthz", "", 200, "ok"},
+		{"readiness needs no credentials", "/readyz", "", 200, "ok"},
+		{"anonymous may not scrape", "/metrics", "", 403, `User \"system:anonymous\" cannot get path \"/metrics\"`},
+		{"a forged token is refused", "/metrics", "Bearer not-a-token", 401, "Unauthorized"},
+		{"only bearer tokens", "/metrics", "Basic YWRtaW46YWRtaW4=", 401, "only bearer tokens"},
+		{"an account without the role may not scrape", "/metrics", "Bearer " + stranger, 403, `system:serviceaccount:default:stranger\" cannot get path \"/metrics\"`},
+		{"system:monitoring may scrape", "/metrics", "Bearer " + monitor, 200, "demo_scrapes_total 1"},
+		{"the admin may scrape", "/metrics", "Bearer " + apiservertest.AdminToken, 200, "demo_scrapes_total 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := get(t, addr, tc.path, tc.auth)
+			if code != tc.code || !strings.Contains(body, tc.want) {
+				t.Fatalf("GET %s: %d %s, want %d containing %q", tc.path, code, body, tc.code, tc.want)
+			}
+			if code >= 400 {
+				var st metav1.Status
+				if err := json.Unmarshal([]byte(body), &st); err != nil || st.Kind != "Status" || int(st.Code) != code {
+					t.Fatalf("refusal is not a Status with code %d: %s (%v)", code, body, err)
+				}
+			}
+		})
+	}
+}
+
+// The certificate made without --tls-cert-file is valid for the address
+// the endpoint listens on, so a client that pins it can verify the name.
+func TestSelfSignedCertificateNamesTheAddress(t *testing.T) {
+	api := apiservertest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0",
+		Client: kubernetes.NewForConfigOrDie(api.Config), Metrics: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	chain := conn.ConnectionState().PeerCertificates
+	if len(chain) < 2 {
+		t.Fatalf("want leaf and its CA, got %d certificates", len(chain))
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(chain[len(chain)-1])
+	for _, name := range []string{"127.0.0.1", "localhost"} {
+		if _, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
+			t.Errorf("certificate not valid for %s: %v", name, err)
+		}
+	}
+}
+
+func TestStartRefusesBadSettings(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		name string
+		e    delegated.Endpoint
+		want string
+	}{
+		{"port in use", delegated.Endpoint{Address: busy.Addr().String()}, "address already in use"},
+		{"certificate without key", delegated.Endpoint{Address: "127.0.0.1:0", CertFile: "/tmp/x.crt"}, "give both the certificate and its key"},
+		{"unreadable certificate", delegated.Endpoint{Address: "127.0.0.1:0", CertFile: "/nonexistent.crt", KeyFile: "/nonexistent.key"}, "serving certificate /nonexistent.crt"},
+		{"address without port", delegated.Endpoint{Address: "127.0.0.1"}, "missing port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.e.Metrics = prometheus.NewRegistry()
+			if _, err := delegated.Start(ctx, tc.e); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Start: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// serviceAccountToken creates the account name in default and returns a
+// token for it from the TokenRequest API.
+func serviceAccountToken(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("service account %s: %v", name, err)
+	}
+	tr, err := c.CoreV1().ServiceAccounts("default").CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for %s: %v", name, err)
+	}
+	return tr.Status.Token
+}
+
+func get(t *testing.T, addr, path, auth string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // a self-signed test certificate
+	}}
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
