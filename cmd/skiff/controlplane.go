@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/skiffkube/skiff/apiserver/delegated"
 	"github.com/skiffkube/skiff/controllers/manager"
@@ -67,7 +68,7 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 // API, as kube-controller-manager --use-service-account-credentials. With a
 // pool the controllers take their informers from it (shared with the
 // scheduler of the same process), else from a pool of their own.
-func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, pool *sharedinformers.Pool) error {
+func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	// watches and the scheduler's writes, stays in memory.
 	tcp := rest.CopyConfig(rc)
 	tcp.Dial = nil
-	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rc.CAData,
+	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rootCA,
 		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp)}
 	if pool == nil {
 		// Alone (skiff controller-manager) the controllers still take their informers from a pool,
@@ -179,8 +180,8 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 // health and metrics are served over HTTPS on --secure-port (kube-scheduler's
 // 10259, kube-controller-manager's 10257), callers vetted by the API server;
 // run registers the loop's metrics in reg.
-func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, reg prometheus.Registerer) error) *cobra.Command {
-	var kubeconfig, clusterCIDR, bindAddress, certFile, keyFile string
+func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error) *cobra.Command {
+	var kubeconfig, bindAddress, certFile, keyFile string
 	var securePort int
 	cmd := &cobra.Command{
 		Use:   use,
@@ -219,7 +220,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
 				}
 			}
-			err = run(ctx, rc, clusterCIDR, slog.Default(), reg)
+			err = run(ctx, rc, slog.Default(), reg)
 			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
 				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
 			}
@@ -227,9 +228,6 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
-	if use == "controller-manager" {
-		cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
-	}
 	cmd.Flags().IntVar(&securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open) and /metrics (RBAC: get on the path, as system:monitoring grants); 0: none")
 	cmd.Flags().StringVar(&bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
@@ -238,18 +236,59 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	return standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
-		func(ctx context.Context, rc *rest.Config, clusterCIDR string, log *slog.Logger, reg prometheus.Registerer) error {
+	var clusterCIDR, rootCAFile string
+	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error {
+			rootCA, err := clusterRootCA(rc, rootCAFile)
+			if err != nil {
+				return err
+			}
 			q := runner.NewQueueMetrics()
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, clusterCIDR, log, nil)
+			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil)
 		})
+	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
+	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
+	return cmd
+}
+
+// clusterRootCA is the CA bundle pods are told to trust: --root-ca-file if
+// given (a cluster whose API server certificate chains to another CA than
+// the one the kubeconfig names), else the kubeconfig's CA, inline or as a
+// file. It must hold at least one certificate.
+func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
+	var setting string
+	var data []byte
+	switch {
+	case file != "":
+		setting = fmt.Sprintf("--root-ca-file %q", file)
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("invalid %s: %w", setting, err)
+		}
+	case len(rc.CAData) > 0:
+		setting, data = "the kubeconfig's certificate-authority-data", rc.CAData
+	case rc.CAFile != "":
+		setting = fmt.Sprintf("the kubeconfig's certificate-authority %q", rc.CAFile)
+		var err error
+		if data, err = os.ReadFile(rc.CAFile); err != nil {
+			return nil, fmt.Errorf("invalid %s: %w", setting, err)
+		}
+	default:
+		// No CA: the root CA publisher is skipped (it says so in the log)
+		// and token Secrets carry no ca.crt.
+		return nil, nil
+	}
+	if _, err := certutil.ParseCertsPEM(data); err != nil {
+		return nil, fmt.Errorf("invalid %s: %w", setting, err)
+	}
+	return data, nil
 }
 
 func newSchedulerCommand() *cobra.Command {
 	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259,
-		func(ctx context.Context, rc *rest.Config, _ string, log *slog.Logger, reg prometheus.Registerer) error {
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error {
 			m := schedmetrics.New()
 			reg.MustRegister(m.Collectors()...)
 			return runScheduler(ctx, rc, log, nil, m)

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
@@ -56,5 +61,54 @@ func TestComponentConfigDialsInMemory(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the scheduler listed secrets: %v, want Forbidden (it must act as itself, not as admin)", err)
+	}
+}
+
+func TestClusterRootCAComesFromTheFlagElseTheKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	flagCA, _, err := certutil.GenerateSelfSignedCertKey("flag-ca", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigCA, _, err := certutil.GenerateSelfSignedCertKey("kubeconfig-ca", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	flagFile, kubeconfigFile, garbage := write("flag.crt", flagCA), write("kc.crt", kubeconfigCA), write("garbage.crt", []byte("not a certificate"))
+	for _, tc := range []struct {
+		name    string
+		rc      rest.Config
+		file    string
+		want    []byte
+		wantErr string
+	}{
+		{name: "the flag wins", rc: rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: kubeconfigCA}}, file: flagFile, want: flagCA},
+		{name: "inline kubeconfig CA", rc: rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: kubeconfigCA}}, want: kubeconfigCA},
+		{name: "kubeconfig CA file", rc: rest.Config{TLSClientConfig: rest.TLSClientConfig{CAFile: kubeconfigFile}}, want: kubeconfigCA},
+		{name: "no CA anywhere", rc: rest.Config{}, want: nil},
+		{name: "missing flag file", file: filepath.Join(dir, "none.crt"), wantErr: `invalid --root-ca-file "` + filepath.Join(dir, "none.crt") + `": open`},
+		{name: "flag file without certificates", file: garbage, wantErr: `invalid --root-ca-file "` + garbage + `": data does not contain any valid RSA or ECDSA certificates`},
+		{name: "kubeconfig CA file without certificates", rc: rest.Config{TLSClientConfig: rest.TLSClientConfig{CAFile: garbage}},
+			wantErr: `invalid the kubeconfig's certificate-authority "` + garbage + `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := clusterRootCA(&tc.rc, tc.file)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(got, tc.want) {
+				t.Fatalf("got %d bytes, %v; want %d bytes", len(got), err, len(tc.want))
+			}
+		})
 	}
 }

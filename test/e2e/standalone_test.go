@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skiffkube/skiff/apiserver/pki"
 )
 
 // The controller manager and the scheduler run alone against a server that
@@ -20,10 +24,12 @@ import (
 func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	s := startServer(t, "--disable-controller-manager", "--disable-scheduler")
 	k := newKubectl(t, s, 33)
+	caFile := filepath.Join(s.dataDir, "tls", pki.CACertFile)
 	cmPorts := []int{freePort(t), freePort(t)}
 	schedPort := freePort(t)
 	cms := []*process{
-		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[0])),
+		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[0]),
+			"--root-ca-file", caFile),
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1])),
 	}
 	runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPort))
@@ -37,6 +43,13 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	}
 	// Both Leases are held, by the processes: the server runs neither loop.
 	eventually(t, k, []string{"skiff-controller-manager", "kube-scheduler"}, "get", "leases", "-n", "kube-system")
+
+	// Pods are told the cluster CA (--root-ca-file, or the kubeconfig's).
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, k, []string{strings.TrimSpace(string(ca))}, "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
 
 	// Their metrics, on their own HTTPS ports, for whom RBAC lets get
 	// /metrics (a monitoring account here, as for Prometheus); health for
