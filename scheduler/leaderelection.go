@@ -24,6 +24,9 @@ type LeaderElection struct {
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
+	// WatchDog, if set, watches this instance's leadership for a health
+	// check: it fails once the instance leads but stopped renewing.
+	WatchDog *leaderelection.HealthzAdaptor
 }
 
 // ErrLostLeadership is returned when another instance took the Lease while
@@ -70,6 +73,7 @@ func RunWithLeaderElection(ctx context.Context, clientset kubernetes.Interface, 
 		RetryPeriod:     le.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            le.Name,
+		WatchDog:        le.WatchDog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leadCtx context.Context) {
 				close(started)

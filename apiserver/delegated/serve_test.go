@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -171,4 +172,42 @@ func get(t *testing.T, addr, path, auth string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// failing is a health check whose result the test sets.
+type failing struct{ err error }
+
+func (f *failing) Name() string              { return "leaderElection" }
+func (f *failing) Check(*http.Request) error { return f.err }
+
+// A failed check (a leader that no longer renews its Lease) fails /healthz
+// and /livez, so a liveness probe restarts the process; /readyz and the
+// reason stay as they were.
+func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
+	api := apiservertest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	check := &failing{}
+	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0",
+		Client: kubernetes.NewForConfigOrDie(api.Config), Metrics: prometheus.NewRegistry(), Checks: []delegated.HealthCheck{check}})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		if code, body := get(t, addr, p, ""); code != 200 || body != "ok" {
+			t.Fatalf("healthy %s: %d %q", p, code, body)
+		}
+	}
+	check.err = errors.New("failed election to renew leadership on lease kube-scheduler")
+	for p, want := range map[string]string{
+		"/healthz": "[-]leaderElection failed: reason withheld\nhealthz check failed\n",
+		"/livez":   "[-]leaderElection failed: reason withheld\nlivez check failed\n",
+	} {
+		if code, body := get(t, addr, p, ""); code != 500 || body != want {
+			t.Fatalf("unhealthy %s: %d %q, want 500 %q", p, code, body, want)
+		}
+	}
+	if code, body := get(t, addr, "/readyz", ""); code != 200 || body != "ok" {
+		t.Fatalf("readyz with a failed liveness check: %d %q", code, body)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/skiffkube/skiff/apiserver/delegated"
@@ -68,7 +69,7 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 // API, as kube-controller-manager --use-service-account-credentials. With a
 // pool the controllers take their informers from it (shared with the
 // scheduler of the same process), else from a pool of their own.
-func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool) error {
+func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool, watchDog *leaderelection.HealthzAdaptor) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	tcp := rest.CopyConfig(rc)
 	tcp.Dial = nil
 	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rootCA,
-		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp)}
+		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp), LeaderWatchDog: watchDog}
 	if pool == nil {
 		// Alone (skiff controller-manager) the controllers still take their informers from a pool,
 		// for this term only: through it the garbage collector shares their watches of pods and
@@ -124,8 +125,9 @@ func schedulerClientConfig(rc *rest.Config) *rest.Config {
 
 // runScheduler runs the scheduler while this process holds its Lease, with
 // its informers from pool if there is one, else from a factory of its own,
-// and its metrics in m (nil: kept private).
-func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics) error {
+// its metrics in m (nil: kept private), and its leadership watched by
+// watchDog if set.
+func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics, watchDog *leaderelection.HealthzAdaptor) error {
 	client, err := kubernetes.NewForConfig(schedulerClientConfig(rc))
 	if err != nil {
 		return err
@@ -142,7 +144,7 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *
 	if err != nil {
 		return err
 	}
-	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity()})
+	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity(), WatchDog: watchDog})
 }
 
 // newInformerPool is the informer factory that the controller manager and
@@ -179,8 +181,9 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 // the same loop as in the server, against any API server's kubeconfig. Its
 // health and metrics are served over HTTPS on --secure-port (kube-scheduler's
 // 10259, kube-controller-manager's 10257), callers vetted by the API server;
-// run registers the loop's metrics in reg.
-func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error) *cobra.Command {
+// run registers the loop's metrics in reg and has its leader election
+// watched by watchDog, which /healthz and /livez check.
+func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error) *cobra.Command {
 	var kubeconfig, bindAddress, certFile, keyFile string
 	var securePort int
 	cmd := &cobra.Command{
@@ -208,6 +211,9 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			defer stop()
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			// A leader that has not renewed its Lease for 20 s past its
+			// duration fails the health checks, as Kubernetes' components.
+			watchDog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 			if securePort != 0 {
 				client, err := kubernetes.NewForConfig(rc)
 				if err != nil {
@@ -215,12 +221,12 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 				}
 				if _, err := delegated.Start(ctx, delegated.Endpoint{
 					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
-					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg,
+					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []delegated.HealthCheck{watchDog},
 				}); err != nil {
 					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
 				}
 			}
-			err = run(ctx, rc, slog.Default(), reg)
+			err = run(ctx, rc, slog.Default(), reg, watchDog)
 			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
 				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
 			}
@@ -238,7 +244,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error {
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error {
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
 				return err
@@ -246,7 +252,7 @@ func newControllerManagerCommand() *cobra.Command {
 			q := runner.NewQueueMetrics()
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil)
+			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil, watchDog)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
@@ -288,10 +294,10 @@ func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
 
 func newSchedulerCommand() *cobra.Command {
 	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer) error {
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error {
 			m := schedmetrics.New()
 			reg.MustRegister(m.Collectors()...)
-			return runScheduler(ctx, rc, log, nil, m)
+			return runScheduler(ctx, rc, log, nil, m, watchDog)
 		})
 }
 

@@ -121,7 +121,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool)
+				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, nil)
 			})
 		}()
 	}
@@ -139,7 +139,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
-				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics)
+				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, nil)
 			})
 		}()
 	}

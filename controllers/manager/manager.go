@@ -64,6 +64,9 @@ type Config struct {
 // Options are injected dependencies.
 type Options struct {
 	Logger *slog.Logger
+	// LeaderWatchDog, if set, watches this instance's leadership for a
+	// health check: it fails once the instance leads but stopped renewing.
+	LeaderWatchDog *leaderelection.HealthzAdaptor
 	// EventSink receives recorded events; nil means the clientset's core/v1 Events.
 	EventSink record.EventSink
 	// Metadata lists and deletes objects of any resource (namespace deletion). Build it from the same
@@ -286,6 +289,7 @@ func (m *Manager) RunWithLeaderElection(ctx context.Context) error {
 		RetryPeriod:     m.cfg.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            m.cfg.LeaseName,
+		WatchDog:        m.opts.LeaderWatchDog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leadCtx context.Context) {
 				runStart.Do(func() {
