@@ -20,19 +20,22 @@ import (
 // kubeconfig): a Deployment on hollow nodes gets its pods created, bound
 // and running, deleting it collects them (the garbage collector of a
 // controller manager on its own), and when the leading controller manager
-// stops, the standby one takes over.
+// and scheduler stop, the standby ones take over.
 func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	s := startServer(t, "--disable-controller-manager", "--disable-scheduler")
 	k := newKubectl(t, s, 33)
 	caFile := filepath.Join(s.dataDir, "tls", pki.CACertFile)
 	cmPorts := []int{freePort(t), freePort(t)}
-	schedPort := freePort(t)
+	schedPorts := []int{freePort(t), freePort(t)}
 	cms := []*process{
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[0]),
 			"--root-ca-file", caFile),
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1])),
 	}
-	runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPort))
+	scheds := []*process{
+		runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[0])),
+		runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[1])),
+	}
 	startHollowNodes(t, s, "--count", "2", "--node-name", "hollow")
 	eventually(t, k, []string{"hollow-0", "hollow-1"}, "get", "nodes")
 
@@ -57,44 +60,60 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	k.ok("create", "serviceaccount", "prometheus")
 	k.ok("create", "clusterrolebinding", "prometheus", "--clusterrole=system:monitoring", "--serviceaccount=default:prometheus")
 	token := strings.TrimSpace(k.ok("create", "token", "prometheus"))
-	for _, port := range append([]int{schedPort}, cmPorts...) {
+	for _, port := range append(schedPorts, cmPorts...) {
 		contains(t, "healthz", scrape(t, port, "/healthz", ""), "200 ok")
 		contains(t, "anonymous metrics", scrape(t, port, "/metrics", ""), "403 ",
 			`User \"system:anonymous\" cannot get path \"/metrics\"`)
 		contains(t, "process metrics", scrape(t, port, "/metrics", token), "200 ", "process_resident_memory_bytes ", "go_goroutines ")
 	}
-	contains(t, "scheduler metrics", scrape(t, schedPort, "/metrics", token),
+	contains(t, "scheduler metrics", scrape(t, schedPorts[0], "/metrics", token)+scrape(t, schedPorts[1], "/metrics", token),
 		`scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 3`)
 	cmMetrics := scrape(t, cmPorts[0], "/metrics", token) + scrape(t, cmPorts[1], "/metrics", token)
 	contains(t, "controller-manager metrics", cmMetrics, `workqueue_adds_total{name="deployment-controller"}`)
 
-	// Stop whichever controller manager leads; the other takes over.
-	leader, standby := -1, -1
-	deadline := time.Now().Add(30 * time.Second)
-	for leader < 0 {
-		for i, p := range cms {
-			if strings.Contains(p.log.String(), "became leader") {
-				leader, standby = i, 1-i
-			}
-		}
-		if leader < 0 && time.Now().After(deadline) {
-			t.Fatal("no controller manager became leader")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if strings.Contains(cms[standby].log.String(), "became leader") {
-		t.Fatal("both controller managers led at once")
-	}
-	cms[leader].stop()
+	// Stop whichever controller manager and scheduler lead; the others
+	// take over: the scaled Deployment's new pod is created and bound.
+	cmLeader, cmStandby := leaderOf(t, "controller manager", cms, "became leader")
+	schedLeader, schedStandby := leaderOf(t, "scheduler", scheds, "acquired leader lease")
+	cmLeader.stop()
+	schedLeader.stop()
 	k.ok("scale", "deploy/web", "--replicas=4")
 	k.ok("rollout", "status", "deploy/web", "--timeout=90s")
-	if !strings.Contains(cms[standby].log.String(), "became leader") {
+	if !strings.Contains(cmStandby.log.String(), "became leader") {
 		t.Fatal("the standby controller manager scaled the Deployment without logging that it leads")
+	}
+	if !strings.Contains(schedStandby.log.String(), "acquired leader lease") {
+		t.Fatal("the fourth pod was bound without the standby scheduler logging that it leads")
 	}
 
 	k.ok("delete", "deployment", "web")
 	waitCount(t, "ReplicaSets of the deleted Deployment", 0, func() int { return rsCount(k, "web") })
 	waitCount(t, "pods of the deleted Deployment", 0, func() int { return podCount(k, "web") })
+}
+
+// leaderOf waits for one of two instances to log marker (it leads) and
+// returns it and the other, which must not have logged it too.
+func leaderOf(t *testing.T, what string, procs []*process, marker string) (leader, standby *process) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for i, p := range procs {
+			if strings.Contains(p.log.String(), marker) {
+				leader, standby = p, procs[1-i]
+			}
+		}
+		if leader != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s became leader", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(standby.log.String(), marker) {
+		t.Fatalf("both %ss led at once", what)
+	}
+	return leader, standby
 }
 
 // scrape GETs path from a standalone component's HTTPS port (its
