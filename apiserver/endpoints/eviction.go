@@ -58,11 +58,12 @@ func (h *Handler) serveEviction(req *request) error {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
-	if err := h.spendDisruption(req, dry); err != nil {
+	pod, podKV, err := h.spendDisruption(req, dry)
+	if err != nil {
 		return err
 	}
 	if !dry {
-		if opts, err = h.markEvicted(req, opts); err != nil {
+		if opts, err = h.markEvicted(req, opts, pod, podKV); err != nil {
 			return err
 		}
 	}
@@ -76,23 +77,29 @@ func (h *Handler) serveEviction(req *request) error {
 // markEvicted gives the pod the DisruptionTarget condition before it is deleted, as Kubernetes'
 // eviction does, so its owner tells an eviction from a failure (a Job's podFailurePolicy) and
 // kubectl describe says why it went. The delete options come back with a resourceVersion
-// precondition moved to the version this write made.
-func (h *Handler) markEvicted(req *request, opts *metav1.DeleteOptions) (*metav1.DeleteOptions, error) {
+// precondition moved to the version this write made. pod and kv, if not nil, are the pod as the
+// budget check read it: the first attempt starts from them instead of reading the pod again.
+func (h *Handler) markEvicted(req *request, opts *metav1.DeleteOptions, pod *corev1.Pod, kv *storage.KeyValue) (*metav1.DeleteOptions, error) {
+	handed := pod != nil
 	for attempt := 0; ; attempt++ {
-		obj, kv, err := h.load(req, req.info.Namespace, req.info.Name)
-		if err != nil {
-			return nil, err
-		}
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			return nil, errors.NewInternalError(fmt.Errorf("pods/eviction on %T", obj))
+		if attempt > 0 || !handed {
+			var err error
+			if pod, kv, err = h.loadPod(req); err != nil {
+				return nil, err
+			}
 		}
 		if pc := opts.Preconditions; pc != nil {
+			var failed error
 			if pc.UID != nil && *pc.UID != pod.UID {
-				return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, pod.UID))
+				failed = fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, pod.UID)
+			} else if pc.ResourceVersion != nil && *pc.ResourceVersion != pod.ResourceVersion {
+				failed = fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, pod.ResourceVersion)
 			}
-			if pc.ResourceVersion != nil && *pc.ResourceVersion != pod.ResourceVersion {
-				return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, pod.ResourceVersion))
+			if failed != nil && attempt == 0 && handed {
+				continue // the handed pod may be older than the caller's: judge the current one
+			}
+			if failed != nil {
+				return nil, errors.NewConflict(req.res.GroupResource(), pod.Name, failed)
 			}
 		}
 		if !setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
@@ -142,36 +149,46 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) bool {
 	return true
 }
 
-// spendDisruption checks the pod's budget and takes one disruption from it; nil means the pod may go.
-func (h *Handler) spendDisruption(req *request, dry bool) error {
+// loadPod reads the pod being evicted.
+func (h *Handler) loadPod(req *request) (*corev1.Pod, *storage.KeyValue, error) {
+	obj, kv, err := h.load(req, req.info.Namespace, req.info.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil, errors.NewInternalError(fmt.Errorf("pods/eviction on %T", obj))
+	}
+	return pod, kv, nil
+}
+
+// spendDisruption checks the pod's budget and takes one disruption from it; a nil error means
+// the pod may go. It returns the pod as it last read it, nil if it had no need to.
+func (h *Handler) spendDisruption(req *request, dry bool) (*corev1.Pod, *storage.KeyValue, error) {
 	pdbRes, ok := h.reg.Get(pdbGVR)
 	if !ok {
-		return nil // no budgets served, nothing to honour
+		return nil, nil, nil // no budgets served, nothing to honour
 	}
 	for attempt := 0; ; attempt++ {
-		obj, _, err := h.load(req, req.info.Namespace, req.info.Name)
+		pod, podKV, err := h.loadPod(req)
 		if err != nil {
-			return err
-		}
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			return errors.NewInternalError(fmt.Errorf("pods/eviction on %T", obj))
+			return nil, nil, err
 		}
 		// Pods that are not running (or already going) cost no availability.
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded ||
 			pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodPending {
-			return nil
+			return pod, podKV, nil
 		}
 		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: pdbRes.KeyPrefix() + pod.Namespace + "/"})
 		if err != nil {
-			return storeError(err, pdbRes.GroupResource(), "")
+			return pod, podKV, storeError(err, pdbRes.GroupResource(), "")
 		}
 		var pdb *policyv1.PodDisruptionBudget
 		var pdbKV *storage.KeyValue
 		for _, kv := range page.KVs {
 			o, err := decodeKV(pdbRes, kv)
 			if err != nil {
-				return errors.NewInternalError(err)
+				return pod, podKV, errors.NewInternalError(err)
 			}
 			b, ok := o.(*policyv1.PodDisruptionBudget)
 			if !ok || b.Spec.Selector == nil {
@@ -182,36 +199,36 @@ func (h *Handler) spendDisruption(req *request, dry bool) error {
 				continue
 			}
 			if pdb != nil {
-				return errors.NewInternalError(stderrors.New(msgManyBudgets))
+				return pod, podKV, errors.NewInternalError(stderrors.New(msgManyBudgets))
 			}
 			pdb, pdbKV = b, kv
 		}
 		if pdb == nil {
-			return nil
+			return pod, podKV, nil
 		}
 		if !podReady(pod) {
 			// An unhealthy pod may go when the budget allows it (AlwaysAllow) or the application
 			// is not disrupted anyway (IfHealthyBudget, the default).
 			p := pdb.Spec.UnhealthyPodEvictionPolicy
 			if (p != nil && *p == policyv1.AlwaysAllow) || pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
-				return nil
+				return pod, podKV, nil
 			}
 		}
 		if pdb.Status.ObservedGeneration < pdb.Generation {
-			return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+			return pod, podKV, tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
 		}
 		if pdb.Status.DisruptionsAllowed < 0 {
-			return errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("pdb disruptions allowed is negative"))
+			return pod, podKV, errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("pdb disruptions allowed is negative"))
 		}
 		if len(pdb.Status.DisruptedPods) > maxDisruptedPods {
-			return errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+			return pod, podKV, errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
 		}
 		if pdb.Status.DisruptionsAllowed == 0 {
-			return tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
+			return pod, podKV, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
 				pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
 		}
 		if dry {
-			return nil
+			return pod, podKV, nil
 		}
 		pdb.Status.DisruptionsAllowed--
 		if pdb.Status.DisruptedPods == nil {
@@ -223,18 +240,18 @@ func (h *Handler) spendDisruption(req *request, dry bool) error {
 		}
 		value, err := encodeStored(pdbRes, pdb)
 		if err != nil {
-			return errors.NewInternalError(err)
+			return pod, podKV, errors.NewInternalError(err)
 		}
 		if _, err := h.store.Update(req.ctx, pdbKV.Key, value, pdbKV.ModRevision, pdbRes.TTL); err != nil {
 			if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
 				continue // another eviction spent from the same budget: look again
 			}
 			if stderrors.Is(err, storage.ErrConflict) {
-				return tooManyRequests("The disruption budget " + pdb.Name + " is being updated concurrently; try again")
+				return pod, podKV, tooManyRequests("The disruption budget " + pdb.Name + " is being updated concurrently; try again")
 			}
-			return storeError(err, pdbRes.GroupResource(), pdb.Name)
+			return pod, podKV, storeError(err, pdbRes.GroupResource(), pdb.Name)
 		}
-		return nil
+		return pod, podKV, nil
 	}
 }
 
