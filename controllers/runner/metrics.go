@@ -81,7 +81,7 @@ func (m *QueueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
 }
 
 // queueMetrics is where queues made by NewQueue report; nil leaves them
-// without metrics (tests, standalone processes that serve no /metrics).
+// without metrics (tests, processes that serve no /metrics).
 var queueMetrics atomic.Pointer[QueueMetrics]
 
 // UseQueueMetrics makes queues built from now on report to m. The
