@@ -25,6 +25,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/skiffkube/skiff/apiserver/delegated"
+	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
@@ -211,6 +212,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			defer stop()
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			reg.MustRegister(clientmetrics.Register().Collectors()...)
 			// A leader that has not renewed its Lease for 20 s past its
 			// duration fails the health checks, as Kubernetes' components.
 			watchDog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)

@@ -22,6 +22,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
@@ -212,15 +213,17 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
 	}
 	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
-	// The in-process scheduler's and controllers' metrics are served on
-	// the API server's /metrics, as one process exports them all.
+	// The in-process scheduler's and controllers' metrics, and their API
+	// clients', are served on the API server's /metrics, as one process
+	// exports them all.
 	schedulerMetrics, queueMetrics := schedmetrics.New(), runner.NewQueueMetrics()
 	runner.UseQueueMetrics(queueMetrics)
 	collectors := append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...)
+	collectors = append(collectors, queueMetrics.Collectors()...)
 	srv, err := apiserver.New(apiserver.Config{
 		NodeClientTLS:     nodeTLS,
 		Store:             store,
-		Collectors:        append(collectors, queueMetrics.Collectors()...),
+		Collectors:        append(collectors, clientmetrics.Register().Collectors()...),
 		TLS:               bundle.ServerTLSConfig(),
 		ClientCA:          bundle.CAPool(),
 		Tokens:            tokens,

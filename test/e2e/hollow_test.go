@@ -128,7 +128,9 @@ spec:
 		`scheduler_pending_pods{queue="active"} 0`, `workqueue_adds_total{name="nodelifecycle-controller"}`,
 		`workqueue_depth{name="endpointslice-controller"}`, `workqueue_work_duration_seconds_bucket{name="nodeipam-controller",le=`,
 		// The controllers act with service account tokens.
-		"serviceaccount_valid_tokens_total ", "serviceaccount_stale_tokens_total 0")
+		"serviceaccount_valid_tokens_total ", "serviceaccount_stale_tokens_total 0",
+		// The loops' API clients.
+		`rest_client_requests_total{code="201",host=`, `rest_client_rate_limiter_duration_seconds_count{host=`)
 	k.ok("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
 	eventually(t, k, []string{"Running"}, "get", "pod", "gated")
 	contains(t, "scheduler metrics", k.ok("get", "--raw", "/metrics"), `scheduler_pending_pods{queue="gated"} 0`,

@@ -67,7 +67,9 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 		contains(t, "process metrics", scrape(t, port, "/metrics", token), "200 ", "process_resident_memory_bytes ", "go_goroutines ")
 	}
 	contains(t, "scheduler metrics", scrape(t, schedPorts[0], "/metrics", token)+scrape(t, schedPorts[1], "/metrics", token),
-		`scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 3`)
+		`scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 3`,
+		// Its bindings, as its API client counts them.
+		`rest_client_requests_total{code="201",host="127.0.0.1:`, `rest_client_request_duration_seconds_bucket{host="127.0.0.1:`)
 	cmMetrics := scrape(t, cmPorts[0], "/metrics", token) + scrape(t, cmPorts[1], "/metrics", token)
 	contains(t, "controller-manager metrics", cmMetrics, `workqueue_adds_total{name="deployment-controller"}`)
 
