@@ -9,15 +9,18 @@ package delegated
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -28,18 +31,42 @@ var Anonymous = authenticationv1.UserInfo{Username: "system:anonymous", Groups: 
 // make it. Paths in public (the health checks a liveness probe calls without
 // credentials) are always admitted, as Kubernetes' components'
 // --authorization-always-allow-paths.
+//
+// Answers are kept for CacheTTL, as Kubernetes' delegating authenticator and
+// authorizer keep theirs: a scraper calling every few seconds costs the API
+// server two reviews per CacheTTL, not per scrape, and a revoked token or
+// role binding takes effect within that time.
 type Guard struct {
 	client kubernetes.Interface
 	public []string
 	next   http.Handler
+	// users maps a token's SHA-256 to its review's user (or refusal);
+	// verdicts maps a user, verb and path to the authorizer's answer.
+	users, verdicts *cache.LRUExpireCache
 }
+
+// CacheTTL is how long a review's answer is reused; cacheSize bounds each
+// cache (least recently used answers go first).
+const (
+	CacheTTL  = 10 * time.Second
+	cacheSize = 1024
+)
 
 // NewGuard guards next; client is the component's own, which must be allowed
 // to create tokenreviews and subjectaccessreviews (system:kube-scheduler and
 // system:kube-controller-manager are).
 func NewGuard(client kubernetes.Interface, next http.Handler, public ...string) *Guard {
-	return &Guard{client: client, public: public, next: next}
+	return newGuard(client, next, realClock{}, public...)
 }
+
+func newGuard(client kubernetes.Interface, next http.Handler, clock cache.Clock, public ...string) *Guard {
+	return &Guard{client: client, public: public, next: next,
+		users: cache.NewLRUExpireCacheWithClock(cacheSize, clock), verdicts: cache.NewLRUExpireCacheWithClock(cacheSize, clock)}
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
 
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if slices.Contains(g.public, r.URL.Path) {
@@ -81,28 +108,55 @@ func (g *Guard) authenticate(ctx context.Context, header string) (authentication
 		return Anonymous, nil
 	}
 	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
+	if token = strings.TrimSpace(token); !ok || token == "" {
 		return authenticationv1.UserInfo{}, &statusError{http.StatusUnauthorized, "Unauthorized: only bearer tokens are accepted"}
 	}
+	// The cache holds the token's hash, never the token.
+	key := sha256.Sum256([]byte(token))
+	if v, ok := g.users.Get(key); ok {
+		st := v.(authenticationv1.TokenReviewStatus)
+		return reviewed(st)
+	}
 	tr, err := g.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: strings.TrimSpace(token)},
+		Spec: authenticationv1.TokenReviewSpec{Token: token},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		// Not cached: the next request asks again.
 		return authenticationv1.UserInfo{}, &statusError{http.StatusInternalServerError, "authentication failed: " + err.Error()}
 	}
-	if !tr.Status.Authenticated {
+	g.users.Add(key, tr.Status, CacheTTL)
+	return reviewed(tr.Status)
+}
+
+// reviewed is the user a TokenReview found, or the 401 it amounts to.
+func reviewed(st authenticationv1.TokenReviewStatus) (authenticationv1.UserInfo, *statusError) {
+	if !st.Authenticated {
 		msg := "Unauthorized"
-		if tr.Status.Error != "" {
-			msg += ": " + tr.Status.Error
+		if st.Error != "" {
+			msg += ": " + st.Error
 		}
 		return authenticationv1.UserInfo{}, &statusError{http.StatusUnauthorized, msg}
 	}
-	return tr.Status.User, nil
+	return st.User, nil
+}
+
+// verdict is a SubjectAccessReview's answer.
+type verdict struct {
+	allowed bool
+	reason  string
 }
 
 // authorize asks the API server's authorizer whether user may use verb on
 // the non-resource path.
 func (g *Guard) authorize(ctx context.Context, user authenticationv1.UserInfo, verb, path string) (bool, string, error) {
+	key, err := json.Marshal([]any{user, verb, path})
+	if err != nil {
+		return false, "", err
+	}
+	if v, ok := g.verdicts.Get(string(key)); ok {
+		d := v.(verdict)
+		return d.allowed, d.reason, nil
+	}
 	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
 	for k, v := range user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
@@ -116,6 +170,7 @@ func (g *Guard) authorize(ctx context.Context, user authenticationv1.UserInfo, v
 	if err != nil {
 		return false, "", err
 	}
+	g.verdicts.Add(string(key), verdict{sar.Status.Allowed, sar.Status.Reason}, CacheTTL)
 	return sar.Status.Allowed, sar.Status.Reason, nil
 }
 
