@@ -3,7 +3,7 @@
 // the control-plane loops fare against the API server: requests by status
 // code (429s and 5xx are the alerts), their latency, the time spent waiting
 // on the client's own rate limiter (a loop throttled by its QPS), and
-// retries.
+// retries, and the sizes of requests and responses.
 package clientmetrics
 
 import (
@@ -16,13 +16,17 @@ import (
 	"k8s.io/client-go/tools/metrics"
 )
 
-// latencyBuckets are component-base's for both latency histograms.
-var latencyBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+// latencyBuckets and sizeBuckets are component-base's.
+var (
+	latencyBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+	sizeBuckets    = []float64{64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216}
+)
 
 // Metrics are the collectors client-go reports to once Register has run.
 type Metrics struct {
-	latency, rateLimiter *prometheus.HistogramVec
-	results, retries     *prometheus.CounterVec
+	latency, rateLimiter      *prometheus.HistogramVec
+	requestSize, responseSize *prometheus.HistogramVec
+	results, retries          *prometheus.CounterVec
 }
 
 var (
@@ -40,6 +44,10 @@ func Register() *Metrics {
 				Help: "Request latency in seconds. Broken down by verb, and host.", Buckets: latencyBuckets}, []string{"verb", "host"}),
 			rateLimiter: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_rate_limiter_duration_seconds",
 				Help: "Client side rate limiter latency in seconds. Broken down by verb, and host.", Buckets: latencyBuckets}, []string{"verb", "host"}),
+			requestSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_request_size_bytes",
+				Help: "Request size in bytes. Broken down by verb and host.", Buckets: sizeBuckets}, []string{"verb", "host"}),
+			responseSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_response_size_bytes",
+				Help: "Response size in bytes. Broken down by verb and host.", Buckets: sizeBuckets}, []string{"verb", "host"}),
 			results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rest_client_requests_total",
 				Help: "Number of HTTP requests, partitioned by status code, method, and host."}, []string{"code", "method", "host"}),
 			retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rest_client_request_retries_total",
@@ -48,6 +56,8 @@ func Register() *Metrics {
 		metrics.Register(metrics.RegisterOpts{
 			RequestLatency:     latencyAdapter{m.latency},
 			RateLimiterLatency: latencyAdapter{m.rateLimiter},
+			RequestSize:        sizeAdapter{m.requestSize},
+			ResponseSize:       sizeAdapter{m.responseSize},
 			RequestResult:      resultAdapter{m.results},
 			RequestRetry:       retryAdapter{m.retries},
 		})
@@ -58,7 +68,7 @@ func Register() *Metrics {
 
 // Collectors are what a Prometheus registry takes.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.latency, m.rateLimiter, m.results, m.retries}
+	return []prometheus.Collector{m.latency, m.rateLimiter, m.requestSize, m.responseSize, m.results, m.retries}
 }
 
 type latencyAdapter struct{ h *prometheus.HistogramVec }
@@ -67,6 +77,12 @@ type latencyAdapter struct{ h *prometheus.HistogramVec }
 // object name would be unbounded.
 func (a latencyAdapter) Observe(_ context.Context, verb string, u url.URL, latency time.Duration) {
 	a.h.WithLabelValues(verb, u.Host).Observe(latency.Seconds())
+}
+
+type sizeAdapter struct{ h *prometheus.HistogramVec }
+
+func (a sizeAdapter) Observe(_ context.Context, verb, host string, size float64) {
+	a.h.WithLabelValues(verb, host).Observe(size)
 }
 
 type resultAdapter struct{ c *prometheus.CounterVec }

@@ -47,6 +47,8 @@ func TestClientRequestsAreCounted(t *testing.T) {
 		`rest_client_requests_total{code="404",host="` + host + `",method="GET"}`,
 		`rest_client_request_duration_seconds_bucket{host="` + host + `",verb="GET",le="60"}`,
 		`rest_client_rate_limiter_duration_seconds_count{host="` + host + `",verb="GET"}`,
+		`rest_client_response_size_bytes_count{host="` + host + `",verb="GET"}`,
+		`rest_client_request_size_bytes_count{host="` + host + `",verb="GET"}`,
 	} {
 		if !strings.Contains(gather(t, reg), want) {
 			t.Errorf("no series %s in:\n%s", want, gather(t, reg))
