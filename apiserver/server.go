@@ -32,6 +32,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/crd"
 	"github.com/skiffkube/skiff/apiserver/discovery"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/apiserver/impersonate"
 	"github.com/skiffkube/skiff/apiserver/metrics"
 	"github.com/skiffkube/skiff/apiserver/nodejoin"
@@ -412,10 +413,14 @@ func (s *Server) routes() *gin.Engine {
 	e.HandleMethodNotAllowed = false
 	e.Use(s.recovery, s.observe, s.authenticate, s.authorizePath)
 
-	health := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
-	e.GET("/livez", health)
-	e.GET("/readyz", health)
-	e.GET("/healthz", health)
+	// Ready (and, as Kubernetes, healthy) only while the database answers,
+	// so a load balancer in front of several servers on one database stops
+	// sending requests to one that lost it. Liveness doesn't depend on the
+	// database: restarting the process would not bring it back.
+	storage := storageCheck{s.cfg.Store}
+	e.GET("/livez", gin.WrapH(healthz.Handler(s.log)))
+	e.GET("/readyz", gin.WrapH(healthz.Handler(s.log, storage)))
+	e.GET("/healthz", gin.WrapH(healthz.Handler(s.log, storage)))
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {
@@ -588,4 +593,19 @@ func tokenCollectors(t *serviceaccount.Tokens) []prometheus.Collector {
 		return nil
 	}
 	return t.Collectors()
+}
+
+// storageCheck is the health check kube-apiserver calls "etcd": the
+// database answers a read of the current revision within storageCheckTimeout.
+type storageCheck struct{ store endpoints.Store }
+
+const storageCheckTimeout = 2 * time.Second
+
+func (storageCheck) Name() string { return "storage" }
+
+func (c storageCheck) Check(r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), storageCheckTimeout)
+	defer cancel()
+	_, err := c.store.Revision(ctx)
+	return err
 }

@@ -8,13 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/skiffkube/skiff/apiserver/healthz"
 )
 
 // HealthPaths answer "ok" to anyone, so a liveness probe needs no token.
@@ -35,14 +36,8 @@ type Endpoint struct {
 	// Checks fail /healthz and /livez when any of them fails, so a liveness
 	// probe restarts the process (client-go's leader election HealthzAdaptor:
 	// a leader that stopped renewing its Lease but still runs).
-	Checks []HealthCheck
+	Checks []healthz.Check
 	Logger *slog.Logger
-}
-
-// HealthCheck is one named check of /healthz and /livez.
-type HealthCheck interface {
-	Name() string
-	Check(*http.Request) error
 }
 
 // Start listens on e.Address (so a busy port fails the command at once) and
@@ -61,9 +56,9 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 		log = slog.Default()
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", health(e.Checks, log))
-	mux.Handle("/livez", health(e.Checks, log))
-	mux.Handle("/readyz", health(nil, log))
+	mux.Handle("/healthz", healthz.Handler(log, e.Checks...))
+	mux.Handle("/livez", healthz.Handler(log, e.Checks...))
+	mux.Handle("/readyz", healthz.Handler(log))
 	mux.Handle("/metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
 	srv := &http.Server{
 		Handler:           NewGuard(e.Client, mux, HealthPaths...),
@@ -87,28 +82,6 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 	}()
 	log.Info("serving health and metrics", "address", "https://"+l.Addr().String())
 	return l.Addr().String(), nil
-}
-
-// health answers "ok", or 500 naming each failed check as Kubernetes'
-// healthz does; why it failed goes to the log, not to the anonymous caller.
-func health(checks []HealthCheck, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		var failed []string
-		for _, c := range checks {
-			if err := c.Check(r); err != nil {
-				log.Warn("health check failed", "check", c.Name(), "path", r.URL.Path, "err", err)
-				failed = append(failed, fmt.Sprintf("[-]%s failed: reason withheld\n", c.Name()))
-			}
-		}
-		if len(failed) > 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = fmt.Fprintf(w, "%s%s check failed\n", strings.Join(failed, ""), strings.TrimPrefix(r.URL.Path, "/"))
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
 }
 
 func servingCert(e Endpoint) (tls.Certificate, error) {

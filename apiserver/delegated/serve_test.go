@@ -22,6 +22,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/delegated"
+	"github.com/skiffkube/skiff/apiserver/healthz"
 )
 
 // The endpoint asks the real API server who a caller is and what it may do,
@@ -189,7 +190,7 @@ func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
 	defer cancel()
 	check := &failing{}
 	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0",
-		Client: kubernetes.NewForConfigOrDie(api.Config), Metrics: prometheus.NewRegistry(), Checks: []delegated.HealthCheck{check}})
+		Client: kubernetes.NewForConfigOrDie(api.Config), Metrics: prometheus.NewRegistry(), Checks: []healthz.Check{check}})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -200,8 +201,8 @@ func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
 	}
 	check.err = errors.New("failed election to renew leadership on lease kube-scheduler")
 	for p, want := range map[string]string{
-		"/healthz": "[-]leaderElection failed: reason withheld\nhealthz check failed\n",
-		"/livez":   "[-]leaderElection failed: reason withheld\nlivez check failed\n",
+		"/healthz": "[+]ping ok\n[-]leaderElection failed: reason withheld\nhealthz check failed\n",
+		"/livez":   "[+]ping ok\n[-]leaderElection failed: reason withheld\nlivez check failed\n",
 	} {
 		if code, body := get(t, addr, p, ""); code != 500 || body != want {
 			t.Fatalf("unhealthy %s: %d %q, want 500 %q", p, code, body, want)

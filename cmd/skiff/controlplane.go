@@ -25,6 +25,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/skiffkube/skiff/apiserver/delegated"
+	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -223,7 +224,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 				}
 				if _, err := delegated.Start(ctx, delegated.Endpoint{
 					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
-					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []delegated.HealthCheck{watchDog},
+					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{watchDog},
 				}); err != nil {
 					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
 				}

@@ -1,0 +1,54 @@
+package apiserver_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/storage"
+)
+
+// unreachableStore answers reads of the revision with an error while down,
+// as a store whose database went away does.
+type unreachableStore struct {
+	*storage.Store
+	down atomic.Bool
+}
+
+func (s *unreachableStore) Revision(ctx context.Context) (int64, error) {
+	if s.down.Load() {
+		return 0, errors.New("storage: read revision: dial tcp 127.0.0.1:5432: connect: connection refused")
+	}
+	return s.Store.Revision(ctx)
+}
+
+// The server is ready (and healthy) only while its database answers; it
+// stays live, since restarting it would not bring the database back. Health
+// is open to anonymous callers and says which check failed, not why.
+func TestReadinessFollowsTheDatabase(t *testing.T) {
+	us := &unreachableStore{}
+	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { us.Store = st; return us }, nil)
+	anon := newClient(t, srv)
+	anon.anon = true
+	check := func(path string, wantCode int, wantBody string) {
+		t.Helper()
+		resp, data := anon.do("GET", path, "", nil)
+		if resp.StatusCode != wantCode || string(data) != wantBody {
+			t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, data, wantCode, wantBody)
+		}
+	}
+	check("/readyz", 200, "ok")
+	check("/readyz?verbose", 200, "[+]ping ok\n[+]storage ok\nreadyz check passed\n")
+	check("/livez?verbose", 200, "[+]ping ok\nlivez check passed\n")
+
+	us.down.Store(true)
+	check("/readyz", 500, "[+]ping ok\n[-]storage failed: reason withheld\nreadyz check failed\n")
+	check("/healthz", 500, "[+]ping ok\n[-]storage failed: reason withheld\nhealthz check failed\n")
+	check("/livez", 200, "ok")
+
+	us.down.Store(false)
+	check("/readyz", 200, "ok")
+}
