@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 )
 
 // Anonymous is who a caller without credentials is, as on the API server.
@@ -56,17 +57,13 @@ const (
 // to create tokenreviews and subjectaccessreviews (system:kube-scheduler and
 // system:kube-controller-manager are).
 func NewGuard(client kubernetes.Interface, next http.Handler, public ...string) *Guard {
-	return newGuard(client, next, realClock{}, public...)
+	return newGuard(client, next, clock.RealClock{}, public...)
 }
 
-func newGuard(client kubernetes.Interface, next http.Handler, clock cache.Clock, public ...string) *Guard {
+func newGuard(client kubernetes.Interface, next http.Handler, now cache.Clock, public ...string) *Guard {
 	return &Guard{client: client, public: public, next: next,
-		users: cache.NewLRUExpireCacheWithClock(cacheSize, clock), verdicts: cache.NewLRUExpireCacheWithClock(cacheSize, clock)}
+		users: cache.NewLRUExpireCacheWithClock(cacheSize, now), verdicts: cache.NewLRUExpireCacheWithClock(cacheSize, now)}
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if slices.Contains(g.public, r.URL.Path) {

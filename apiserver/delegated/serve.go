@@ -18,7 +18,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/healthz"
 )
 
-// HealthPaths answer "ok" to anyone, so a liveness probe needs no token.
+// HealthPaths are open to anyone, so a liveness probe needs no token.
 var HealthPaths = []string{"/healthz", "/livez", "/readyz"}
 
 // Endpoint is a component's secure endpoint.
@@ -56,8 +56,9 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 		log = slog.Default()
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", healthz.Handler(log, e.Checks...))
-	mux.Handle("/livez", healthz.Handler(log, e.Checks...))
+	live := healthz.Handler(log, e.Checks...)
+	mux.Handle("/healthz", live)
+	mux.Handle("/livez", live)
 	mux.Handle("/readyz", healthz.Handler(log))
 	mux.Handle("/metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
 	srv := &http.Server{
