@@ -3,11 +3,14 @@ package apiserver_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"testing"
 
+	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
+	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -51,4 +54,44 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 
 	us.down.Store(false)
 	check("/readyz", 200, "ok")
+}
+
+// leaderCheck fails while wedged, as client-go's leader election watchdog
+// does for a leader that stopped renewing its Lease.
+type leaderCheck struct{ wedged atomic.Bool }
+
+func (c *leaderCheck) Name() string { return "leaderElection" }
+func (c *leaderCheck) Check(*http.Request) error {
+	if c.wedged.Load() {
+		return errors.New("failed election to renew leadership on lease kube-scheduler")
+	}
+	return nil
+}
+
+// A wedged in-process leader fails liveness (and healthz), so a probe
+// restarts the process; readiness is unaffected, the API is still served.
+func TestLivenessFollowsTheInProcessLeaders(t *testing.T) {
+	leader := &leaderCheck{}
+	srv := apiservertest.StartWrapped(t, nil, func(c *apiserver.Config) {
+		c.LivenessChecks = []healthz.Check{healthz.Named("scheduler-leader-election", leader)}
+	})
+	anon := newClient(t, srv)
+	anon.anon = true
+	check := func(path string, wantCode int, wantBody string) {
+		t.Helper()
+		resp, data := anon.do("GET", path, "", nil)
+		if resp.StatusCode != wantCode || string(data) != wantBody {
+			t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, data, wantCode, wantBody)
+		}
+	}
+	check("/livez?verbose", 200, "[+]ping ok\n[+]scheduler-leader-election ok\nlivez check passed\n")
+	check("/healthz?verbose", 200, "[+]ping ok\n[+]storage ok\n[+]scheduler-leader-election ok\nhealthz check passed\n")
+
+	leader.wedged.Store(true)
+	check("/livez", 500, "[+]ping ok\n[-]scheduler-leader-election failed: reason withheld\nlivez check failed\n")
+	check("/healthz", 500, "[+]ping ok\n[+]storage ok\n[-]scheduler-leader-election failed: reason withheld\nhealthz check failed\n")
+	check("/readyz", 200, "ok")
+
+	leader.wedged.Store(false)
+	check("/livez", 200, "ok")
 }

@@ -114,6 +114,11 @@ type Config struct {
 	// CheckSeeds is endpoints.Config.CheckSeeds: tests set it to have every
 	// write's object handed to watchers checked against what was stored.
 	CheckSeeds func(error)
+	// LivenessChecks are checked by /livez and /healthz beside ping: the
+	// watchdogs of the leader-elected loops running in this process, so a
+	// liveness probe restarts a process whose leader stopped renewing.
+	// /readyz leaves them out: the API is served all the same.
+	LivenessChecks []healthz.Check
 }
 
 // Server is a configured API server.
@@ -416,11 +421,13 @@ func (s *Server) routes() *gin.Engine {
 	// Ready (and, as Kubernetes, healthy) only while the database answers,
 	// so a load balancer in front of several servers on one database stops
 	// sending requests to one that lost it. Liveness doesn't depend on the
-	// database: restarting the process would not bring it back.
+	// database: restarting the process would not bring it back; it
+	// depends on the in-process leaders' watchdogs, which a restart mends.
 	storage := storageCheck{s.cfg.Store}
-	e.GET("/livez", gin.WrapH(healthz.Handler(s.log)))
+	live := s.cfg.LivenessChecks
+	e.GET("/livez", gin.WrapH(healthz.Handler(s.log, live...)))
 	e.GET("/readyz", gin.WrapH(healthz.Handler(s.log, storage)))
-	e.GET("/healthz", gin.WrapH(healthz.Handler(s.log, storage)))
+	e.GET("/healthz", gin.WrapH(healthz.Handler(s.log, append([]healthz.Check{storage}, live...)...)))
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {

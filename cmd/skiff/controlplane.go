@@ -162,6 +162,11 @@ func newInformerPool(ctx context.Context, rc *rest.Config) (*sharedinformers.Poo
 		informers.WithTransform(manager.TrimManagedFields))), nil
 }
 
+// leaderWatchDogTimeout is how long past its Lease's duration a leader may
+// go without renewing before it fails the liveness checks, as Kubernetes'
+// components (a wedged leader, restarted by the liveness probe).
+const leaderWatchDogTimeout = 20 * time.Second
+
 // supervise runs a control-plane loop for the life of ctx. A loop that lost
 // its Lease, or failed, is started again (a fresh instance campaigns anew),
 // as a restarted kube-controller-manager would be.
@@ -214,9 +219,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			reg.MustRegister(clientmetrics.Register().Collectors()...)
-			// A leader that has not renewed its Lease for 20 s past its
-			// duration fails the health checks, as Kubernetes' components.
-			watchDog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+			watchDog := leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
 			if securePort != 0 {
 				client, err := kubernetes.NewForConfig(rc)
 				if err != nil {

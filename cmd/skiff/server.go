@@ -15,11 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
@@ -122,7 +124,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, nil)
+				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, api.controllerManagerWatchDog)
 			})
 		}()
 	}
@@ -140,7 +142,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
-				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, nil)
+				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, api.schedulerWatchDog)
 			})
 		}()
 	}
@@ -189,6 +191,10 @@ type runningAPI struct {
 	// schedulerMetrics is served on /metrics and shared by every scheduler
 	// this process builds (one per leadership term).
 	schedulerMetrics *schedmetrics.Metrics
+	// controllerManagerWatchDog and schedulerWatchDog watch the in-process
+	// loops' leader election (one elector per term sets itself in); the
+	// server's /livez and /healthz check them.
+	controllerManagerWatchDog, schedulerWatchDog *leaderelection.HealthzAdaptor
 }
 
 // startAPIServer creates the cluster PKI under <data-dir>/tls, starts the
@@ -220,6 +226,16 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	runner.UseQueueMetrics(queueMetrics)
 	collectors := append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...)
 	collectors = append(collectors, queueMetrics.Collectors()...)
+	api := &runningAPI{bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
+	var live []healthz.Check
+	if !cfg.DisableControllerManager {
+		api.controllerManagerWatchDog = leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
+		live = append(live, healthz.Named("controller-manager-leader-election", api.controllerManagerWatchDog))
+	}
+	if !cfg.DisableScheduler {
+		api.schedulerWatchDog = leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
+		live = append(live, healthz.Named("scheduler-leader-election", api.schedulerWatchDog))
+	}
 	srv, err := apiserver.New(apiserver.Config{
 		NodeClientTLS:     nodeTLS,
 		Store:             store,
@@ -235,11 +251,12 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		GitCommit:         commit(),
 		Logger:            log,
 		StartupDone:       func() { releaseStartupMemory(log) },
+		LivenessChecks:    live,
 	})
 	if err != nil {
 		return nil, err
 	}
-	api := &runningAPI{url: srv.URL(), bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
+	api.url = srv.URL()
 	if api.controllerManager, err = componentConfig(bundle, srv, bootstrap.ControllerManagerUser); err != nil {
 		return nil, err
 	}

@@ -137,6 +137,9 @@ spec:
 		`scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1`,
 		`scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le=`)
 	k.ok("delete", "pod", "gated", "--wait=false")
+	// The in-process leaders' watchdogs are part of the server's liveness.
+	contains(t, "server liveness", k.ok("get", "--raw", "/livez?verbose"),
+		"[+]controller-manager-leader-election ok\n", "[+]scheduler-leader-election ok\n")
 
 	// Each node has its own certificate, and with it sees only its pods.
 	for _, name := range []string{"hollow-0", "hollow-1", "hollow-2"} {
