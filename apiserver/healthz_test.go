@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -52,8 +53,22 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 	check("/healthz", 500, "[+]ping ok\n[-]storage failed: reason withheld\nhealthz check failed\n")
 	check("/livez", 200, "ok")
 
+	// A check's own path says why, and so is authorized (system:monitoring
+	// may get it), as on kube-apiserver.
+	if resp, _ := anon.do("GET", "/readyz/storage", "", nil); resp.StatusCode != 401 {
+		t.Errorf("anonymous GET /readyz/storage: %d, want 401", resp.StatusCode)
+	}
+	admin := newClient(t, srv)
+	if resp, data := admin.do("GET", "/readyz/storage", "", nil); resp.StatusCode != 500 || !strings.Contains(string(data), "connection refused") {
+		t.Errorf("GET /readyz/storage: %d %q, want 500 with the reason", resp.StatusCode, data)
+	}
+	check("/healthz?exclude=storage", 200, "ok")
+
 	us.down.Store(false)
 	check("/readyz", 200, "ok")
+	if resp, data := admin.do("GET", "/readyz/storage", "", nil); resp.StatusCode != 200 || string(data) != "ok" {
+		t.Errorf("GET /readyz/storage: %d %q, want 200 ok", resp.StatusCode, data)
+	}
 }
 
 // leaderCheck fails while wedged, as client-go's leader election watchdog

@@ -425,9 +425,15 @@ func (s *Server) routes() *gin.Engine {
 	// depends on the in-process leaders' watchdogs, which a restart mends.
 	storage := storageCheck{s.cfg.Store}
 	live := s.cfg.LivenessChecks
-	e.GET("/livez", gin.WrapH(healthz.Handler(s.log, live...)))
-	e.GET("/readyz", gin.WrapH(healthz.Handler(s.log, storage)))
-	e.GET("/healthz", gin.WrapH(healthz.Handler(s.log, append([]healthz.Check{storage}, live...)...)))
+	for path, checks := range map[string][]healthz.Check{
+		"/livez":   live,
+		"/readyz":  {storage},
+		"/healthz": append([]healthz.Check{storage}, live...),
+	} {
+		h := gin.WrapH(healthz.Handler(s.log, checks...))
+		e.GET(path, h)
+		e.GET(path+"/:check", h) // authorized, unlike path itself
+	}
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {

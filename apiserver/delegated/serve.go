@@ -56,10 +56,11 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 		log = slog.Default()
 	}
 	mux := http.NewServeMux()
-	live := healthz.Handler(log, e.Checks...)
-	mux.Handle("/healthz", live)
-	mux.Handle("/livez", live)
-	mux.Handle("/readyz", healthz.Handler(log))
+	live, ready := healthz.Handler(log, e.Checks...), healthz.Handler(log)
+	for path, h := range map[string]http.Handler{"/healthz": live, "/livez": live, "/readyz": ready} {
+		mux.Handle(path, h)
+		mux.Handle(path+"/", h) // each check's own path, vetted as /metrics is
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
 	srv := &http.Server{
 		Handler:           NewGuard(e.Client, mux, HealthPaths...),

@@ -67,6 +67,9 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 		{"an account without the role may not scrape", "/metrics", "Bearer " + stranger, 403, `system:serviceaccount:default:stranger\" cannot get path \"/metrics\"`},
 		{"system:monitoring may scrape", "/metrics", "Bearer " + monitor, 200, "demo_scrapes_total 1"},
 		{"the admin may scrape", "/metrics", "Bearer " + apiservertest.AdminToken, 200, "demo_scrapes_total 1"},
+		// A check's own path says why it failed, so it is vetted.
+		{"anonymous may not read one check", "/livez/ping", "", 403, `User \"system:anonymous\" cannot get path \"/livez/ping\"`},
+		{"system:monitoring may read one check", "/livez/ping", "Bearer " + monitor, 200, "ok"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := get(t, addr, tc.path, tc.auth)
@@ -210,5 +213,11 @@ func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
 	}
 	if code, body := get(t, addr, "/readyz", ""); code != 200 || body != "ok" {
 		t.Fatalf("readyz with a failed liveness check: %d %q", code, body)
+	}
+	if code, body := get(t, addr, "/livez/leaderElection", "Bearer "+apiservertest.AdminToken); code != 500 || !strings.Contains(body, "lease kube-scheduler") {
+		t.Fatalf("/livez/leaderElection: %d %q, want 500 with the reason", code, body)
+	}
+	if code, body := get(t, addr, "/livez?exclude=leaderElection", ""); code != 200 || body != "ok" {
+		t.Fatalf("/livez excluding the failed check: %d %q", code, body)
 	}
 }

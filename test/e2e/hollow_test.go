@@ -140,6 +140,8 @@ spec:
 	// The in-process leaders' watchdogs are part of the server's liveness.
 	contains(t, "server liveness", k.ok("get", "--raw", "/livez?verbose"),
 		"[+]controller-manager-leader-election ok\n", "[+]scheduler-leader-election ok\n")
+	contains(t, "one check", k.ok("get", "--raw", "/readyz/storage"), "ok")
+	contains(t, "excluded check", k.ok("get", "--raw", "/healthz?verbose&exclude=storage"), "[+]storage excluded: ok\n")
 
 	// Each node has its own certificate, and with it sees only its pods.
 	for _, name := range []string{"hollow-0", "hollow-1", "hollow-2"} {
