@@ -119,6 +119,9 @@ type Config struct {
 	// liveness probe restarts a process whose leader stopped renewing.
 	// /readyz leaves them out: the API is served all the same.
 	LivenessChecks []healthz.Check
+	// DisableProfiling leaves /debug/pprof/ unserved (--profiling=false,
+	// which hardening guides such as the CIS benchmark ask for).
+	DisableProfiling bool
 }
 
 // Server is a configured API server.
@@ -442,8 +445,10 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))
 	e.GET("/openapi/v3/*path", gin.WrapF(s.disc.ServeOpenAPIV3))
-	e.GET("/debug/pprof/*name", s.profiling)
-	e.POST("/debug/pprof/*name", s.profiling) // symbol lookups
+	if !s.cfg.DisableProfiling {
+		e.GET("/debug/pprof/*name", s.profiling)
+		e.POST("/debug/pprof/*name", s.profiling) // symbol lookups
+	}
 	e.NoRoute(s.api)
 	return e
 }

@@ -56,6 +56,8 @@ func TestPrecedenceFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
 			func(s *Server) any { return s.LogLevel.String() }, [4]any{"INFO", "DEBUG", "WARN", "ERROR"}},
 		{keyDisableAgent, layer{"true", "false", "true"},
 			func(s *Server) any { return s.DisableAgent }, [4]any{false, true, false, true}},
+		{keyProfiling, layer{"false", "true", "false"},
+			func(s *Server) any { return s.Profiling }, [4]any{true, false, true, false}},
 		{keyTLSSAN, layer{"file.example.com", "env.example.com,10.1.1.1", "flag.example.com"},
 			func(s *Server) any { return strings.Join(s.TLSSANs, ",") }, [4]any{"", "file.example.com", "env.example.com,10.1.1.1", "flag.example.com"}},
 		{keyDatastoreEndpoint, layer{"postgres://file@db/skiff", "postgres://env@db/skiff", "/tmp/flag.db"},

@@ -86,6 +86,9 @@ type Server struct {
 	// running those loops (run them with their own commands instead).
 	DisableControllerManager bool
 	DisableScheduler         bool
+	// Profiling serves Go's pprof profiles on /debug/pprof/ (cluster
+	// admins only), as kube-apiserver's --profiling.
+	Profiling bool
 	// ClusterCIDR is split into the nodes' pod CIDRs.
 	ClusterCIDR string
 	// ServiceCIDR is where Services get their cluster IPs.
@@ -145,6 +148,7 @@ const (
 	keyEvictionTransition    = "eviction-pressure-transition-period"
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
+	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
 	keyGCMemoryLimit         = "gc-memory-limit"
@@ -482,6 +486,12 @@ func serverSettings(defaultDataDir string) []setting {
 			usage: "do not run the scheduler in the server process (run skiff scheduler instead)",
 			apply: func(s *Server, v any) error {
 				s.DisableScheduler = v.(bool)
+				return nil
+			}},
+		{name: keyProfiling, kind: kindBool, def: "true",
+			usage: "serve Go's pprof profiles on /debug/pprof/ to cluster admins (system:masters), as kube-apiserver's --profiling",
+			apply: func(s *Server, v any) error {
+				s.Profiling = v.(bool)
 				return nil
 			}},
 		{name: keyClusterCIDR, kind: kindString, def: DefaultClusterCIDR,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,11 @@ type Endpoint struct {
 	// probe restarts the process (client-go's leader election HealthzAdaptor:
 	// a leader that stopped renewing its Lease but still runs).
 	Checks []healthz.Check
-	Logger *slog.Logger
+	// Profiling serves Go's pprof profiles on /debug/pprof/ to callers
+	// allowed to get those paths (cluster-admin), as --profiling does for
+	// Kubernetes' components.
+	Profiling bool
+	Logger    *slog.Logger
 }
 
 // Start listens on e.Address (so a busy port fails the command at once) and
@@ -62,6 +67,13 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 		mux.Handle(path+"/", h) // each check's own path, vetted as /metrics is
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
+	if e.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index) // and the runtime's profiles by name
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{
 		Handler:           NewGuard(e.Client, mux, HealthPaths...),
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}},
@@ -82,7 +94,7 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 			_ = srv.Close()
 		}
 	}()
-	log.Info("serving health and metrics", "address", "https://"+l.Addr().String())
+	log.Info("serving health and metrics", "address", "https://"+l.Addr().String(), "profiling", e.Profiling)
 	return l.Addr().String(), nil
 }
 

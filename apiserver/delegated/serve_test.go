@@ -38,7 +38,7 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 	scrapes := prometheus.NewCounter(prometheus.CounterOpts{Name: "demo_scrapes_total", Help: "test"})
 	scrapes.Inc()
 	reg.MustRegister(scrapes)
-	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0", Client: component, Metrics: reg})
+	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0", Client: component, Metrics: reg, Profiling: true})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -70,6 +70,10 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 		// A check's own path says why it failed, so it is vetted.
 		{"anonymous may not read one check", "/livez/ping", "", 403, `User \"system:anonymous\" cannot get path \"/livez/ping\"`},
 		{"system:monitoring may read one check", "/livez/ping", "Bearer " + monitor, 200, "ok"},
+		// Profiles show what the process holds: cluster-admin's, not monitoring's.
+		{"system:monitoring may not profile", "/debug/pprof/cmdline", "Bearer " + monitor, 403, `cannot get path \"/debug/pprof/cmdline\"`},
+		{"the admin may profile", "/debug/pprof/cmdline", "Bearer " + apiservertest.AdminToken, 200, "delegated.test"},
+		{"the admin may list profiles", "/debug/pprof/", "Bearer " + apiservertest.AdminToken, 200, "goroutine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := get(t, addr, tc.path, tc.auth)
@@ -219,5 +223,9 @@ func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
 	}
 	if code, body := get(t, addr, "/livez?exclude=leaderElection", ""); code != 200 || body != "ok" {
 		t.Fatalf("/livez excluding the failed check: %d %q", code, body)
+	}
+	// Without Profiling (--profiling=false) there are no profiles to get.
+	if code, _ := get(t, addr, "/debug/pprof/cmdline", "Bearer "+apiservertest.AdminToken); code != 404 {
+		t.Fatalf("/debug/pprof/cmdline without profiling: %d, want 404", code)
 	}
 }

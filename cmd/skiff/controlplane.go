@@ -193,6 +193,7 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error) *cobra.Command {
 	var kubeconfig, bindAddress, certFile, keyFile string
 	var securePort int
+	var profiling bool
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -228,6 +229,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 				if _, err := delegated.Start(ctx, delegated.Endpoint{
 					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
 					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{watchDog},
+					Profiling: profiling,
 				}); err != nil {
 					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
 				}
@@ -244,6 +246,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 	cmd.Flags().StringVar(&bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
 	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
+	cmd.Flags().BoolVar(&profiling, "profiling", true, "serve Go's pprof profiles on --secure-port's /debug/pprof/ (RBAC: get on the path, as cluster-admin may)")
 	return cmd
 }
 

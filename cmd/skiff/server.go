@@ -252,6 +252,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		Logger:            log,
 		StartupDone:       func() { releaseStartupMemory(log) },
 		LivenessChecks:    live,
+		DisableProfiling:  !cfg.Profiling,
 	})
 	if err != nil {
 		return nil, err
