@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -71,7 +72,7 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 // API, as kube-controller-manager --use-service-account-credentials. With a
 // pool the controllers take their informers from it (shared with the
 // scheduler of the same process), else from a pool of their own.
-func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool, watchDog *leaderelection.HealthzAdaptor) error {
+func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool, le leaderElection) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	tcp := rest.CopyConfig(rc)
 	tcp.Dial = nil
 	opts := manager.Options{Logger: log.With("component", "controller-manager"), Metadata: meta, RootCA: rootCA,
-		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp), LeaderWatchDog: watchDog}
+		ControllerCredentials: manager.ServiceAccountCredentials(client, tcp), LeaderWatchDog: le.watchDog}
 	if pool == nil {
 		// Alone (skiff controller-manager) the controllers still take their informers from a pool,
 		// for this term only: through it the garbage collector shares their watches of pods and
@@ -104,7 +105,8 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	view := pool.View(manager.DefaultResync)
 	defer view.Shutdown()
 	opts.Informers = view
-	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity()}, opts)
+	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity(),
+		LeaseDuration: le.leaseDuration, RenewDeadline: le.renewDeadline, RetryPeriod: le.retryPeriod}, opts)
 	if err != nil {
 		return err
 	}
@@ -127,9 +129,8 @@ func schedulerClientConfig(rc *rest.Config) *rest.Config {
 
 // runScheduler runs the scheduler while this process holds its Lease, with
 // its informers from pool if there is one, else from a factory of its own,
-// its metrics in m (nil: kept private), and its leadership watched by
-// watchDog if set.
-func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics, watchDog *leaderelection.HealthzAdaptor) error {
+// its metrics in m (nil: kept private), and its leader election as le says.
+func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics, le leaderElection) error {
 	client, err := kubernetes.NewForConfig(schedulerClientConfig(rc))
 	if err != nil {
 		return err
@@ -146,7 +147,8 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *
 	if err != nil {
 		return err
 	}
-	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity(), WatchDog: watchDog})
+	return scheduler.RunWithLeaderElection(ctx, client, sched, scheduler.LeaderElection{Identity: identity(), WatchDog: le.watchDog,
+		LeaseDuration: le.leaseDuration, RenewDeadline: le.renewDeadline, RetryPeriod: le.retryPeriod})
 }
 
 // newInformerPool is the informer factory that the controller manager and
@@ -160,6 +162,40 @@ func newInformerPool(ctx context.Context, rc *rest.Config) (*sharedinformers.Poo
 	}
 	return sharedinformers.New(ctx, informers.NewSharedInformerFactoryWithOptions(client, manager.DefaultResync,
 		informers.WithTransform(manager.TrimManagedFields))), nil
+}
+
+// leaderElection is how a control-plane loop campaigns for its Lease: the
+// timing (zero: Kubernetes' 15 s, 10 s and 2 s) and the watchdog that fails
+// liveness for a leader that stopped renewing (nil: none).
+type leaderElection struct {
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+	watchDog                                  *leaderelection.HealthzAdaptor
+}
+
+// addFlags declares kube-scheduler's and kube-controller-manager's
+// --leader-elect-* timing flags: a cluster whose database answers slowly at
+// times (PostgreSQL failing over) can give its leaders longer.
+func (le *leaderElection) addFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&le.leaseDuration, "leader-elect-lease-duration", manager.DefaultLeaseDuration, "how long standby instances wait after the leader's last renewal before taking its Lease")
+	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", manager.DefaultRenewDeadline, "how long the leader keeps retrying to renew before it stops leading; less than the lease duration")
+	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", manager.DefaultRetryPeriod, "how often instances try to take or renew the Lease")
+}
+
+// validate refuses timing client-go's leader election would refuse, or that
+// would let two leaders overlap, naming the flags.
+func (le leaderElection) validate() error {
+	switch {
+	case le.leaseDuration <= 0 || le.renewDeadline <= 0 || le.retryPeriod <= 0:
+		return fmt.Errorf("invalid --leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive",
+			le.leaseDuration, le.renewDeadline, le.retryPeriod)
+	case le.leaseDuration <= le.renewDeadline:
+		return fmt.Errorf("invalid --leader-elect-renew-deadline %s: must be less than --leader-elect-lease-duration %s, or standbys could take the Lease while the leader still acts",
+			le.renewDeadline, le.leaseDuration)
+	case float64(le.renewDeadline) <= leaderelection.JitterFactor*float64(le.retryPeriod):
+		return fmt.Errorf("invalid --leader-elect-retry-period %s: must be less than --leader-elect-renew-deadline %s divided by %.1f, or the leader gets no retry before its deadline",
+			le.retryPeriod, le.renewDeadline, leaderelection.JitterFactor)
+	}
+	return nil
 }
 
 // leaderWatchDogTimeout is how long past its Lease's duration a leader may
@@ -189,11 +225,12 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 // health and metrics are served over HTTPS on --secure-port (kube-scheduler's
 // 10259, kube-controller-manager's 10257), callers vetted by the API server;
 // run registers the loop's metrics in reg and has its leader election
-// watched by watchDog, which /healthz and /livez check.
-func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error) *cobra.Command {
+// run as le says, its watchdog checked by /healthz and /livez.
+func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error) *cobra.Command {
 	var kubeconfig, bindAddress, certFile, keyFile string
 	var securePort int
 	var profiling bool
+	var le leaderElection
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -211,6 +248,9 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			if (certFile == "") != (keyFile == "") {
 				return fmt.Errorf("invalid --tls-cert-file %q and --tls-private-key-file %q: give both or neither", certFile, keyFile)
 			}
+			if err := le.validate(); err != nil {
+				return err
+			}
 			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("invalid --kubeconfig %q: %w", kubeconfig, err)
@@ -220,7 +260,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			reg.MustRegister(clientmetrics.Register().Collectors()...)
-			watchDog := leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
+			le.watchDog = leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
 			if securePort != 0 {
 				client, err := kubernetes.NewForConfig(rc)
 				if err != nil {
@@ -228,13 +268,13 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 				}
 				if _, err := delegated.Start(ctx, delegated.Endpoint{
 					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
-					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{watchDog},
+					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{le.watchDog},
 					Profiling: profiling,
 				}); err != nil {
 					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
 				}
 			}
-			err = run(ctx, rc, slog.Default(), reg, watchDog)
+			err = run(ctx, rc, slog.Default(), reg, le)
 			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
 				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
 			}
@@ -246,6 +286,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 	cmd.Flags().StringVar(&bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
 	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
+	le.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&profiling, "profiling", true, "serve Go's pprof profiles on --secure-port's /debug/pprof/ (RBAC: get on the path, as cluster-admin may)")
 	return cmd
 }
@@ -253,7 +294,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error {
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
 				return err
@@ -261,7 +302,7 @@ func newControllerManagerCommand() *cobra.Command {
 			q := runner.NewQueueMetrics()
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil, watchDog)
+			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil, le)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
@@ -303,10 +344,10 @@ func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
 
 func newSchedulerCommand() *cobra.Command {
 	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, watchDog *leaderelection.HealthzAdaptor) error {
+		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			m := schedmetrics.New()
 			reg.MustRegister(m.Collectors()...)
-			return runScheduler(ctx, rc, log, nil, m, watchDog)
+			return runScheduler(ctx, rc, log, nil, m, le)
 		})
 }
 

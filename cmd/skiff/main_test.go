@@ -409,6 +409,10 @@ current-context: x
 			{[]string{"--secure-port", busyPort}, `health and metrics endpoint (--bind-address 127.0.0.1, --secure-port ` + busyPort + `, --tls-cert-file ""): listen tcp 127.0.0.1:` + busyPort + `: bind: address already in use`},
 			{[]string{"--tls-cert-file", "/nonexistent.crt", "--tls-private-key-file", "/nonexistent.key", "--secure-port", busyPort},
 				`serving certificate /nonexistent.crt, key /nonexistent.key: open /nonexistent.crt: no such file or directory`},
+			{[]string{"--leader-elect-retry-period", "0s"}, `invalid --leader-elect-lease-duration 15s, --leader-elect-renew-deadline 10s, --leader-elect-retry-period 0s: each must be positive`},
+			{[]string{"--leader-elect-renew-deadline", "20s"}, `invalid --leader-elect-renew-deadline 20s: must be less than --leader-elect-lease-duration 15s`},
+			{[]string{"--leader-elect-lease-duration", "1m", "--leader-elect-renew-deadline", "30s", "--leader-elect-retry-period", "25s"},
+				`invalid --leader-elect-retry-period 25s: must be less than --leader-elect-renew-deadline 30s divided by 1.2`},
 		} {
 			cmd := exec.Command(skiffBin, append([]string{component, "--kubeconfig", kubeconfig}, tc.args...)...)
 			cmd.Env = skiffEnv()

@@ -124,7 +124,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, api.controllerManagerWatchDog)
+				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, leaderElection{watchDog: api.controllerManagerWatchDog})
 			})
 		}()
 	}
@@ -142,7 +142,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
-				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, api.schedulerWatchDog)
+				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, leaderElection{watchDog: api.schedulerWatchDog})
 			})
 		}()
 	}

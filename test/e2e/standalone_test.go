@@ -32,9 +32,11 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 			"--root-ca-file", caFile),
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1])),
 	}
+	// The schedulers campaign with timing of their own, as kube-scheduler's flags set it.
+	timing := []string{"--leader-elect-lease-duration", "9s", "--leader-elect-renew-deadline", "6s", "--leader-elect-retry-period", "1s"}
 	scheds := []*process{
-		runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[0])),
-		runSkiff(t, 20*time.Second, "scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[1])),
+		runSkiff(t, 20*time.Second, append([]string{"scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[0])}, timing...)...),
+		runSkiff(t, 20*time.Second, append([]string{"scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[1])}, timing...)...),
 	}
 	startHollowNodes(t, s, "--count", "2", "--node-name", "hollow")
 	eventually(t, k, []string{"hollow-0", "hollow-1"}, "get", "nodes")
@@ -46,6 +48,8 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	}
 	// Both Leases are held, by the processes: the server runs neither loop.
 	eventually(t, k, []string{"skiff-controller-manager", "kube-scheduler"}, "get", "leases", "-n", "kube-system")
+	eventually(t, k, []string{"9|15"}, "get", "leases", "-n", "kube-system", "kube-scheduler", "skiff-controller-manager",
+		"-o", `jsonpath={.items[0].spec.leaseDurationSeconds}|{.items[1].spec.leaseDurationSeconds}`)
 
 	// Pods are told the cluster CA (--root-ca-file, or the kubeconfig's).
 	ca, err := os.ReadFile(caFile)
