@@ -29,21 +29,27 @@ func (s *unreachableStore) Revision(ctx context.Context) (int64, error) {
 	return s.Store.Revision(ctx)
 }
 
-// The server is ready (and healthy) only while its database answers; it
-// stays live, since restarting it would not bring the database back. Health
-// is open to anonymous callers and says which check failed, not why.
-func TestReadinessFollowsTheDatabase(t *testing.T) {
-	us := &unreachableStore{}
-	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { us.Store = st; return us }, nil)
-	anon := newClient(t, srv)
+// anonymousHealth is a client without credentials, and check, which GETs a
+// path with it and compares the answer.
+func anonymousHealth(t *testing.T, srv *apiservertest.Running) (anon *client, check func(path string, wantCode int, wantBody string)) {
+	anon = newClient(t, srv)
 	anon.anon = true
-	check := func(path string, wantCode int, wantBody string) {
+	return anon, func(path string, wantCode int, wantBody string) {
 		t.Helper()
 		resp, data := anon.do("GET", path, "", nil)
 		if resp.StatusCode != wantCode || string(data) != wantBody {
 			t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, data, wantCode, wantBody)
 		}
 	}
+}
+
+// The server is ready (and healthy) only while its database answers; it
+// stays live, since restarting it would not bring the database back. Health
+// is open to anonymous callers and says which check failed, not why.
+func TestReadinessFollowsTheDatabase(t *testing.T) {
+	us := &unreachableStore{}
+	srv := apiservertest.StartWrapped(t, func(st *storage.Store) endpoints.Store { us.Store = st; return us }, nil)
+	anon, check := anonymousHealth(t, srv)
 	check("/readyz", 200, "ok")
 	check("/readyz?verbose", 200, "[+]ping ok\n[+]storage ok\nreadyz check passed\n")
 	check("/livez?verbose", 200, "[+]ping ok\nlivez check passed\n")
@@ -90,15 +96,7 @@ func TestLivenessFollowsTheInProcessLeaders(t *testing.T) {
 	srv := apiservertest.StartWrapped(t, nil, func(c *apiserver.Config) {
 		c.LivenessChecks = []healthz.Check{healthz.Named("scheduler-leader-election", leader)}
 	})
-	anon := newClient(t, srv)
-	anon.anon = true
-	check := func(path string, wantCode int, wantBody string) {
-		t.Helper()
-		resp, data := anon.do("GET", path, "", nil)
-		if resp.StatusCode != wantCode || string(data) != wantBody {
-			t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, data, wantCode, wantBody)
-		}
-	}
+	_, check := anonymousHealth(t, srv)
 	check("/livez?verbose", 200, "[+]ping ok\n[+]scheduler-leader-election ok\nlivez check passed\n")
 	check("/healthz?verbose", 200, "[+]ping ok\n[+]storage ok\n[+]scheduler-leader-election ok\nhealthz check passed\n")
 
