@@ -65,14 +65,16 @@ func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, e
 	return c, rc, err
 }
 
-// runControllerManager runs every controller while this process holds the
+// runControllerManager runs the controllers cfg selects while this process holds the
 // controller-manager Lease. rc is the manager's own identity (shared
 // informers, the Lease, Events, minting tokens); each controller acts as
 // its own kube-system service account with tokens from the TokenRequest
 // API, as kube-controller-manager --use-service-account-credentials. With a
 // pool the controllers take their informers from it (shared with the
-// scheduler of the same process), else from a pool of their own.
-func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR string, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool, le leaderElection) error {
+// scheduler of the same process), else from a pool of their own. cfg says
+// which controllers and the cluster CIDR; identity and Lease timing are
+// filled in here.
+func runControllerManager(ctx context.Context, rc *rest.Config, cfg manager.Config, rootCA []byte, log *slog.Logger, pool *sharedinformers.Pool, le leaderElection) error {
 	client, rc, err := controlPlaneClient(rc)
 	if err != nil {
 		return err
@@ -105,8 +107,8 @@ func runControllerManager(ctx context.Context, rc *rest.Config, clusterCIDR stri
 	view := pool.View(manager.DefaultResync)
 	defer view.Shutdown()
 	opts.Informers = view
-	m, err := manager.New(client, manager.Config{ClusterCIDR: clusterCIDR, Identity: identity(),
-		LeaseDuration: le.leaseDuration, RenewDeadline: le.renewDeadline, RetryPeriod: le.retryPeriod}, opts)
+	cfg.Identity, cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod = identity(), le.leaseDuration, le.renewDeadline, le.retryPeriod
+	m, err := manager.New(client, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -293,8 +295,12 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
+	var controllers []string
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+			if _, _, err := manager.SelectControllers(controllers); err != nil {
+				return fmt.Errorf("invalid --controllers: %w", err)
+			}
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
 				return err
@@ -302,9 +308,10 @@ func newControllerManagerCommand() *cobra.Command {
 			q := runner.NewQueueMetrics()
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, clusterCIDR, rootCA, log, nil, le)
+			return runControllerManager(ctx, rc, manager.Config{ClusterCIDR: clusterCIDR, Controllers: controllers}, rootCA, log, nil, le)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", "10.42.0.0/16", "IPv4 range split into one /24 pod CIDR per node")
+	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller)`)
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
 	return cmd
 }

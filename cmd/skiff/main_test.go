@@ -422,4 +422,14 @@ current-context: x
 			}
 		}
 	}
+	for args, want := range map[string]string{
+		"--controllers=*,-deployment":                  `invalid --controllers: unknown controller "deployment" in "*,-deployment" (known: "*", or a name or -name of cronjob-controller, `,
+		"--controllers=job-controller,-job-controller": `invalid --controllers: "job-controller,-job-controller" leaves no controller to run`,
+	} {
+		cmd := exec.Command(skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
+		cmd.Env = skiffEnv()
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("controller-manager %s: %v, output %q does not contain %q", args, err, out, want)
+		}
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
+	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
@@ -124,7 +125,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, cfg.ClusterCIDR, api.controllerManager.CAData, log, pool, leaderElection{watchDog: api.controllerManagerWatchDog})
+				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR}, api.controllerManager.CAData, log, pool, leaderElection{watchDog: api.controllerManagerWatchDog})
 			})
 		}()
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +40,11 @@ const (
 
 // Config is what an operator sets. Zero values mean the defaults.
 type Config struct {
-	// Controllers to run by name (see Registry); empty means all.
+	// Controllers to run, as kube-controller-manager's --controllers: "*"
+	// is every controller in Registry, "name" adds one, "-name" leaves one
+	// out; empty means "*". A controller that cannot run for want of an
+	// option (ErrUnavailable) is skipped when "*" brought it in, and an
+	// error when it was named.
 	Controllers []string
 	// Workers per controller.
 	Workers int
@@ -109,8 +115,8 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	explicit := len(cfg.Controllers) > 0
-	if err := cfg.defaults(); err != nil {
+	named, err := cfg.defaults()
+	if err != nil {
 		return nil, err
 	}
 	factory := opts.Informers
@@ -137,7 +143,7 @@ func New(client kubernetes.Interface, cfg Config, opts Options) (*Manager, error
 			return nil, err
 		}
 		c, err := Registry[name](b)
-		if errors.Is(err, ErrUnavailable) && !explicit {
+		if errors.Is(err, ErrUnavailable) && !named[name] {
 			opts.Logger.Info("controller not started", "controller", name, "reason", err)
 			continue
 		}
@@ -172,29 +178,17 @@ func (m *Manager) asController(b BuildContext, name string) (BuildContext, error
 	return b, nil
 }
 
-func (c *Config) defaults() error {
-	if len(c.Controllers) == 0 {
-		for name := range Registry {
-			c.Controllers = append(c.Controllers, name)
-		}
-		sort.Strings(c.Controllers)
+// defaults fills in c and resolves Controllers into the sorted names to
+// run; named says which of them were asked for by name.
+func (c *Config) defaults() (named map[string]bool, err error) {
+	if c.Controllers, named, err = SelectControllers(c.Controllers); err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
 	}
-	for _, name := range c.Controllers {
-		if _, ok := Registry[name]; !ok {
-			known := make([]string, 0, len(Registry))
-			for k := range Registry {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			return fmt.Errorf("manager: unknown controller %q (known: %v)", name, known)
-		}
-	}
-	c.Controllers = slices.Compact(slices.Sorted(slices.Values(c.Controllers)))
 	if c.NodeMonitorGracePeriod < 0 {
-		return fmt.Errorf("manager: node monitor grace period must be positive, got %s", c.NodeMonitorGracePeriod)
+		return nil, fmt.Errorf("manager: node monitor grace period must be positive, got %s", c.NodeMonitorGracePeriod)
 	}
 	if c.Workers < 0 {
-		return fmt.Errorf("manager: workers must be at least 1, got %d", c.Workers)
+		return nil, fmt.Errorf("manager: workers must be at least 1, got %d", c.Workers)
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
@@ -222,9 +216,45 @@ func (c *Config) defaults() error {
 		c.RetryPeriod = DefaultRetryPeriod
 	}
 	if c.LeaseDuration <= c.RenewDeadline || c.RenewDeadline <= c.RetryPeriod {
-		return fmt.Errorf("manager: need leaseDuration (%s) > renewDeadline (%s) > retryPeriod (%s)", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
+		return nil, fmt.Errorf("manager: need leaseDuration (%s) > renewDeadline (%s) > retryPeriod (%s)", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
 	}
-	return nil
+	return named, nil
+}
+
+// SelectControllers resolves a --controllers list (see Config.Controllers)
+// into the sorted names to run, and which of them were named. The result
+// is a new slice: spec is left as it was.
+func SelectControllers(spec []string) (run []string, named map[string]bool, err error) {
+	if len(spec) == 0 {
+		spec = []string{"*"}
+	}
+	all, named, left := false, map[string]bool{}, map[string]bool{}
+	for _, item := range spec {
+		name, off := strings.CutPrefix(item, "-")
+		if name == "*" && !off {
+			all = true
+			continue
+		}
+		if _, ok := Registry[name]; !ok {
+			return nil, nil, fmt.Errorf("unknown controller %q in %q (known: \"*\", or a name or -name of %s)",
+				name, strings.Join(spec, ","), strings.Join(slices.Sorted(maps.Keys(Registry)), ", "))
+		}
+		if off {
+			left[name] = true
+		} else {
+			named[name] = true
+		}
+	}
+	for n := range Registry {
+		if (all || named[n]) && !left[n] {
+			run = append(run, n)
+		}
+	}
+	if len(run) == 0 {
+		return nil, nil, fmt.Errorf("%q leaves no controller to run", strings.Join(spec, ","))
+	}
+	sort.Strings(run)
+	return run, named, nil
 }
 
 // Controllers returns the names of the controllers this manager runs.

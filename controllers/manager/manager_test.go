@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +30,8 @@ func TestConfigValidation(t *testing.T) {
 		{"unknown controller is named", Config{Controllers: []string{"nope"}}, `unknown controller "nope"`},
 		{"a controller asked for by name must be buildable", Config{Controllers: []string{"namespace-controller"}}, "Options.Metadata"},
 		{"the root CA publisher asked for by name needs a root CA", Config{Controllers: []string{"root-ca-cert-publisher"}}, "Options.RootCA"},
+		{"an unknown controller left out is named too", Config{Controllers: []string{"*", "-nope"}}, `unknown controller "nope" in "*,-nope"`},
+		{"nothing left to run", Config{Controllers: []string{"job-controller", "-job-controller"}}, `"job-controller,-job-controller" leaves no controller to run`},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
@@ -51,6 +54,44 @@ func TestConfigValidation(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// --controllers, as kube-controller-manager reads it: "*" is all of them,
+// a name adds one, -name leaves one out; what "*" brought in may be
+// skipped for want of an option, what was named may not.
+func TestControllersSelection(t *testing.T) {
+	client := fake.NewClientset()
+	opts := Options{Metadata: metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), RootCA: []byte("ca")}
+	all := slices.Sorted(maps.Keys(Registry))
+	without := func(names ...string) []string {
+		return slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(names, n) })
+	}
+	for _, tc := range []struct {
+		spec []string
+		opts Options
+		want []string
+	}{
+		{nil, opts, all},
+		{[]string{"*"}, opts, all},
+		{[]string{"*", "-nodeipam-controller", "-local-path-provisioner"}, opts, without("nodeipam-controller", "local-path-provisioner")},
+		{[]string{"-job-controller", "*"}, opts, without("job-controller")},
+		{[]string{"job-controller", "cronjob-controller", "job-controller"}, opts, []string{"cronjob-controller", "job-controller"}},
+		// Without a root CA, "*" runs everything else; naming the publisher as well is an error (TestConfigValidation).
+		{[]string{"*"}, Options{Metadata: opts.Metadata}, without("root-ca-cert-publisher")},
+	} {
+		spec := slices.Clone(tc.spec)
+		m, err := New(client, Config{Controllers: spec}, tc.opts)
+		if err != nil {
+			t.Errorf("%q: %v", tc.spec, err)
+			continue
+		}
+		if !slices.Equal(m.Controllers(), tc.want) {
+			t.Errorf("%q runs %v, want %v", tc.spec, m.Controllers(), tc.want)
+		}
+		if !slices.Equal(spec, tc.spec) {
+			t.Errorf("New changed the caller's list %q to %q", tc.spec, spec)
+		}
 	}
 }
 

@@ -30,7 +30,9 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	cms := []*process{
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[0]),
 			"--root-ca-file", caFile),
-		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1])),
+		// This one leaves a controller out, as kube-controller-manager --controllers does.
+		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1]),
+			"--controllers=*,-local-path-provisioner"),
 	}
 	// The schedulers campaign with timing of their own, as kube-scheduler's flags set it.
 	timing := []string{"--leader-elect-lease-duration", "9s", "--leader-elect-renew-deadline", "6s", "--leader-elect-retry-period", "1s"}
@@ -50,6 +52,13 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	eventually(t, k, []string{"skiff-controller-manager", "kube-scheduler"}, "get", "leases", "-n", "kube-system")
 	eventually(t, k, []string{"9|15"}, "get", "leases", "-n", "kube-system", "kube-scheduler", "skiff-controller-manager",
 		"-o", `jsonpath={.items[0].spec.leaseDurationSeconds}|{.items[1].spec.leaseDurationSeconds}`)
+
+	for i, want := range []bool{true, false} {
+		started := cms[i].log.String()
+		if !strings.Contains(started, "controller manager starting") || strings.Contains(started, "local-path-provisioner") != want {
+			t.Errorf("controller manager %d runs local-path-provisioner: %v, want %v; its log:\n%s", i, !want, want, started)
+		}
+	}
 
 	// Pods are told the cluster CA (--root-ca-file, or the kubeconfig's).
 	ca, err := os.ReadFile(caFile)
