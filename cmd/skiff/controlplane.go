@@ -55,11 +55,22 @@ func preferProtobuf(rc *rest.Config) {
 	rc.AcceptContentTypes = protobufContentType + ",application/json"
 }
 
-// controlPlaneClient raises client-go's default 5 QPS: the loops in one
-// process share it, and a scale test must not throttle them.
+// Client rate limits of the control-plane loops, unless --kube-api-qps and
+// --kube-api-burst set them: the controller manager's, and the scheduler's
+// (see schedulerClientConfig).
+const (
+	controlPlaneQPS, controlPlaneBurst = 500, 1000
+	schedulerQPS, schedulerBurst       = 3000, 3000
+)
+
+// controlPlaneClient raises client-go's default 5 QPS, unless rc sets its
+// own: the loops in one process share it, and a scale test must not
+// throttle them.
 func controlPlaneClient(rc *rest.Config) (*kubernetes.Clientset, *rest.Config, error) {
 	rc = rest.CopyConfig(rc)
-	rc.QPS, rc.Burst = 500, 1000
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = controlPlaneQPS, controlPlaneBurst
+	}
 	preferProtobuf(rc)
 	c, err := kubernetes.NewForConfig(rc)
 	return c, rc, err
@@ -124,7 +135,9 @@ func runControllerManager(ctx context.Context, rc *rest.Config, cfg manager.Conf
 // nodes, and this process encoded both besides.
 func schedulerClientConfig(rc *rest.Config) *rest.Config {
 	rc = rest.CopyConfig(rc)
-	rc.QPS, rc.Burst = 3000, 3000
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = schedulerQPS, schedulerBurst
+	}
 	preferProtobuf(rc)
 	return rc
 }
@@ -228,11 +241,13 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 // 10259, kube-controller-manager's 10257), callers vetted by the API server;
 // run registers the loop's metrics in reg and has its leader election
 // run as le says, its watchdog checked by /healthz and /livez.
-func standaloneCommand(use, short string, defaultPort int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error) *cobra.Command {
+func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, defaultBurst int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error) *cobra.Command {
 	var kubeconfig, bindAddress, certFile, keyFile string
 	var securePort int
 	var profiling bool
 	var le leaderElection
+	var qps float32
+	var burst int
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -253,10 +268,14 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 			if err := le.validate(); err != nil {
 				return err
 			}
+			if qps <= 0 || burst < 1 {
+				return fmt.Errorf("invalid --kube-api-qps %g, --kube-api-burst %d: the rate must be positive and the burst at least 1", qps, burst)
+			}
 			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("invalid --kubeconfig %q: %w", kubeconfig, err)
 			}
+			rc.QPS, rc.Burst = qps, burst
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			reg := prometheus.NewRegistry()
@@ -289,6 +308,8 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
 	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
 	le.addFlags(cmd.Flags())
+	cmd.Flags().Float32Var(&qps, "kube-api-qps", defaultQPS, "requests per second the loop's API client may send on average (its controllers' own clients each as many)")
+	cmd.Flags().IntVar(&burst, "kube-api-burst", defaultBurst, "requests the loop's API client may send at once above --kube-api-qps")
 	cmd.Flags().BoolVar(&profiling, "profiling", true, "serve Go's pprof profiles on --secure-port's /debug/pprof/ (RBAC: get on the path, as cluster-admin may)")
 	return cmd
 }
@@ -296,7 +317,7 @@ func standaloneCommand(use, short string, defaultPort int, run func(ctx context.
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
 	var controllers []string
-	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257,
+	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			if _, _, err := manager.SelectControllers(controllers); err != nil {
 				return fmt.Errorf("invalid --controllers: %w", err)
@@ -350,7 +371,7 @@ func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
 }
 
 func newSchedulerCommand() *cobra.Command {
-	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259,
+	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259, schedulerQPS, schedulerBurst,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			m := schedmetrics.New()
 			reg.MustRegister(m.Collectors()...)

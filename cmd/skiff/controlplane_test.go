@@ -41,6 +41,25 @@ func TestControlPlaneClientsSpeakProtobuf(t *testing.T) {
 	}
 }
 
+// The standalone components' --kube-api-qps and --kube-api-burst, set on
+// the kubeconfig's configuration, are kept; unset, the loops' own apply.
+func TestControlPlaneClientsKeepTheirSetRate(t *testing.T) {
+	set := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 20, Burst: 30}
+	_, managerConfig, err := controlPlaneClient(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rc := range map[string]*rest.Config{"scheduler": schedulerClientConfig(set), "controller manager": managerConfig} {
+		if rc.QPS != 20 || rc.Burst != 30 {
+			t.Errorf("%s client: QPS %v, burst %d; want the set 20, 30", name, rc.QPS, rc.Burst)
+		}
+	}
+	_, managerConfig, _ = controlPlaneClient(&rest.Config{Host: set.Host})
+	if managerConfig.QPS != controlPlaneQPS || managerConfig.Burst != controlPlaneBurst {
+		t.Errorf("controller manager client unset: QPS %v, burst %d", managerConfig.QPS, managerConfig.Burst)
+	}
+}
+
 // TestComponentConfigDialsInMemory checks that the server's own loops
 // reach it through its in-memory listener: their configuration works with
 // an address nothing listens on, as their own least-privilege users.

@@ -413,6 +413,8 @@ current-context: x
 			{[]string{"--leader-elect-renew-deadline", "20s"}, `invalid --leader-elect-renew-deadline 20s: must be less than --leader-elect-lease-duration 15s`},
 			{[]string{"--leader-elect-lease-duration", "1m", "--leader-elect-renew-deadline", "30s", "--leader-elect-retry-period", "25s"},
 				`invalid --leader-elect-retry-period 25s: must be less than --leader-elect-renew-deadline 30s divided by 1.2`},
+			{[]string{"--kube-api-qps", "0"}, `invalid --kube-api-qps 0, --kube-api-burst `},
+			{[]string{"--kube-api-burst", "0"}, `--kube-api-burst 0: the rate must be positive and the burst at least 1`},
 		} {
 			cmd := exec.Command(skiffBin, append([]string{component, "--kubeconfig", kubeconfig}, tc.args...)...)
 			cmd.Env = skiffEnv()
