@@ -481,7 +481,7 @@ func (s *Server) api(c *gin.Context) {
 		s.handler.ServeHTTP(w, r)
 		return
 	}
-	endpoints.WriteError(w, apierrors.NewNotFound(schemaGR(), ""))
+	endpoints.WriteError(w, endpoints.NotServed(r.Method, schema.GroupResource{}, ""))
 }
 
 func (s *Server) version(c *gin.Context) {

@@ -134,7 +134,7 @@ func WithObserved(ctx context.Context, o *Observed) context.Context {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info, ok := ParseRequestInfo(r.Method, r.URL.Path, r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1")
 	if !ok || !info.IsResourceRequest {
-		writeError(w, errors.NewNotFound(schema.GroupResource{}, ""), nil)
+		writeError(w, NotServed(r.Method, schema.GroupResource{}, ""), nil)
 		return
 	}
 	resource := info.Resource
@@ -155,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer pprof.SetGoroutineLabels(r.Context())
 	res, ok := h.reg.Get(schema.GroupVersionResource{Group: info.Group, Version: info.Version, Resource: info.Resource})
 	if !ok {
-		writeErrorAs(w, errors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil, statusEncoding(r.Header.Get("Accept")))
+		writeErrorAs(w, NotServed(r.Method, schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil, statusEncoding(r.Header.Get("Accept")))
 		return
 	}
 	user, _ := authn.UserFrom(r.Context())

@@ -32,6 +32,15 @@ func notAcceptable(accept string) error {
 }
 
 // tooLarge is the 413 for a body over the limit.
+// NotServed is the 404 for a path the server serves nothing at (an unknown
+// group, version or resource): the message client-go gives a plain 404,
+// "the server could not find the requested resource (get foos.example.com)",
+// which users of kube-apiserver know, in a Status instead of its plain text.
+// gr and name, when known, say what was asked for.
+func NotServed(verb string, gr schema.GroupResource, name string) error {
+	return errors.NewGenericServerResponse(http.StatusNotFound, verb, gr, name, "", 0, false)
+}
+
 func tooLarge() error {
 	return errors.NewRequestEntityTooLargeError("limit is 3145728")
 }
