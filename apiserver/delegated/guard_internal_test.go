@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,21 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // countingTransport counts the reviews the guard sends to the API server.
 type countingTransport struct {
@@ -54,7 +42,7 @@ func TestGuardReusesReviewsForTheirTTL(t *testing.T) {
 	counter := &countingTransport{}
 	rc := rest.CopyConfig(api.Config)
 	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
-	clock := &fakeClock{now: time.Now()}
+	clock := testingclock.NewFakeClock(time.Now())
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) })
 	g := newGuard(kubernetes.NewForConfigOrDie(rc), ok, clock)
 
@@ -90,7 +78,7 @@ func TestGuardReusesReviewsForTheirTTL(t *testing.T) {
 	if tokens, access := reviews(); tokens != 3 || access != 2 {
 		t.Fatalf("within the TTL: %d token reviews and %d access reviews, want 3 and 2 (one per caller)", tokens, access)
 	}
-	clock.step(CacheTTL + time.Second)
+	clock.Step(CacheTTL + time.Second)
 	if code := scrape(apiservertest.AdminToken); code != 200 {
 		t.Fatalf("admin scrape after the TTL: %d", code)
 	}

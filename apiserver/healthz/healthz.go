@@ -27,18 +27,17 @@ type Check interface {
 	Check(*http.Request) error
 }
 
-// Ping always passes: a report that lists it says the process answered.
-var Ping Check = ping{}
+// ping always passes: a report that lists it says the process answered.
 
 type ping struct{}
 
 func (ping) Name() string              { return "ping" }
 func (ping) Check(*http.Request) error { return nil }
 
-// Handler answers an endpoint ("/livez") with Ping and checks, and each
+// Handler answers an endpoint ("/livez") with ping and checks, and each
 // check's own path below it ("/livez/ping"); mount it on both.
 func Handler(log *slog.Logger, checks ...Check) http.Handler {
-	checks = append([]Check{Ping}, checks...)
+	checks = append([]Check{ping{}}, checks...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoint, name, one := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !one {
@@ -50,8 +49,7 @@ func Handler(log *slog.Logger, checks ...Check) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if err := checks[i].Check(r); err != nil {
-			log.Warn("health check failed", "check", name, "path", r.URL.Path, "err", err)
+		if err := run(log, checks[i], r); err != nil {
 			http.Error(w, "internal server error: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -72,8 +70,7 @@ func report(w http.ResponseWriter, r *http.Request, log *slog.Logger, endpoint s
 			fmt.Fprintf(&lines, "[+]%s excluded: ok\n", c.Name())
 			continue
 		}
-		if err := c.Check(r); err != nil {
-			log.Warn("health check failed", "check", c.Name(), "path", r.URL.Path, "err", err)
+		if err := run(log, c, r); err != nil {
 			fmt.Fprintf(&lines, "[-]%s failed: reason withheld\n", c.Name())
 			failed = true
 			continue
@@ -100,6 +97,15 @@ func report(w http.ResponseWriter, r *http.Request, log *slog.Logger, endpoint s
 		lines.WriteString("ok")
 	}
 	_, _ = w.Write([]byte(lines.String()))
+}
+
+// run runs c, logging why it failed.
+func run(log *slog.Logger, c Check, r *http.Request) error {
+	err := c.Check(r)
+	if err != nil {
+		log.Warn("health check failed", "check", c.Name(), "path", r.URL.Path, "err", err)
+	}
+	return err
 }
 
 func plain(w http.ResponseWriter) {
