@@ -425,8 +425,9 @@ current-context: x
 		}
 	}
 	for args, want := range map[string]string{
-		"--controllers=*,-deployment":                  `invalid --controllers: unknown controller "deployment" in "*,-deployment" (known: "*", or a name or -name of cronjob-controller, `,
-		"--controllers=job-controller,-job-controller": `invalid --controllers: "job-controller,-job-controller" leaves no controller to run`,
+		"--controllers=*,-bootstrapsigner":  `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
+		"--controllers=job,-job-controller": `invalid --controllers: "job,-job-controller" leaves no controller to run`,
+		"--controllers=*,-pv-protection":    `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
 	} {
 		cmd := exec.Command(skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
 		cmd.Env = skiffEnv()

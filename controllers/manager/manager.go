@@ -42,9 +42,11 @@ const (
 type Config struct {
 	// Controllers to run, as kube-controller-manager's --controllers: "*"
 	// is every controller in Registry, "name" adds one, "-name" leaves one
-	// out; empty means "*". A controller that cannot run for want of an
-	// option (ErrUnavailable) is skipped when "*" brought it in, and an
-	// error when it was named.
+	// out; empty means "*". A name is skiff's (a key of Registry) or
+	// kube-controller-manager's for the same controller (node-ipam-controller
+	// or nodeipam for nodeipam-controller). A controller that cannot run for
+	// want of an option (ErrUnavailable) is skipped when "*" brought it in,
+	// and an error when it was named.
 	Controllers []string
 	// Workers per controller.
 	Workers int
@@ -235,10 +237,15 @@ func SelectControllers(spec []string) (run []string, named map[string]bool, err 
 			all = true
 			continue
 		}
-		if _, ok := Registry[name]; !ok {
-			return nil, nil, fmt.Errorf("unknown controller %q in %q (known: \"*\", or a name or -name of %s)",
+		resolved, ok, err := resolveName(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w (in %q)", err, strings.Join(spec, ","))
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("unknown controller %q in %q (known: \"*\", or a name or -name of %s; kube-controller-manager's names for these are accepted too)",
 				name, strings.Join(spec, ","), strings.Join(slices.Sorted(maps.Keys(Registry)), ", "))
 		}
+		name = resolved
 		if off {
 			left[name] = true
 		} else {

@@ -32,6 +32,10 @@ func TestConfigValidation(t *testing.T) {
 		{"the root CA publisher asked for by name needs a root CA", Config{Controllers: []string{"root-ca-cert-publisher"}}, "Options.RootCA"},
 		{"an unknown controller left out is named too", Config{Controllers: []string{"*", "-nope"}}, `unknown controller "nope" in "*,-nope"`},
 		{"nothing left to run", Config{Controllers: []string{"job-controller", "-job-controller"}}, `"job-controller,-job-controller" leaves no controller to run`},
+		{"a kube controller skiff folds into a larger one", Config{Controllers: []string{"*", "-pvc-protection"}},
+			`"pvc-protection" is part of skiff's volume-protection-controller, which can only run or stop as a whole: name volume-protection-controller instead (in "*,-pvc-protection")`},
+		{"a kube controller skiff has not", Config{Controllers: []string{"*", "bootstrapsigner"}}, `unknown controller "bootstrapsigner" in "*,bootstrapsigner"`},
+		{"a kube name of a controller that must be buildable", Config{Controllers: []string{"garbagecollector"}}, "Options.Metadata"},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
@@ -77,6 +81,10 @@ func TestControllersSelection(t *testing.T) {
 		{[]string{"*", "-nodeipam-controller", "-local-path-provisioner"}, opts, without("nodeipam-controller", "local-path-provisioner")},
 		{[]string{"-job-controller", "*"}, opts, without("job-controller")},
 		{[]string{"job-controller", "cronjob-controller", "job-controller"}, opts, []string{"cronjob-controller", "job-controller"}},
+		// kube-controller-manager's names, canonical and older alias, for the same controllers.
+		{[]string{"*", "-node-ipam-controller", "-podgc"}, opts, without("nodeipam-controller", "pod-garbage-collector")},
+		{[]string{"job", "cronjob-controller", "serviceaccount-token"}, opts, []string{"cronjob-controller", "job-controller", "token-secret-controller"}},
+		{[]string{"nodelifecycle", "node-lifecycle-controller"}, opts, []string{"nodelifecycle-controller"}},
 		// Without a root CA, "*" runs everything else; naming the publisher as well is an error (TestConfigValidation).
 		{[]string{"*"}, Options{Metadata: opts.Metadata}, without("root-ca-cert-publisher")},
 	} {
@@ -91,6 +99,27 @@ func TestControllersSelection(t *testing.T) {
 		}
 		if !slices.Equal(spec, tc.spec) {
 			t.Errorf("New changed the caller's list %q to %q", tc.spec, spec)
+		}
+	}
+}
+
+// Every kube-controller-manager name maps to a controller skiff has, and
+// none hides one of skiff's own.
+func TestKubeControllerNames(t *testing.T) {
+	for kube, skiff := range kubeNames {
+		if _, ok := Registry[skiff]; !ok {
+			t.Errorf("kube name %q maps to %q, which is not in the registry", kube, skiff)
+		}
+		if _, ok := Registry[kube]; ok {
+			t.Errorf("kube name %q is also a skiff name", kube)
+		}
+	}
+	for kube, skiff := range kubeFolded {
+		if _, ok := Registry[skiff]; !ok {
+			t.Errorf("folded kube name %q points at %q, which is not in the registry", kube, skiff)
+		}
+		if _, ok := kubeNames[kube]; ok {
+			t.Errorf("kube name %q is both an alias and folded", kube)
 		}
 	}
 }
