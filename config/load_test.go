@@ -172,6 +172,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --image-minimum-gc-age "-1m": must be 0 (no minimum) or a positive duration such as 2m`}},
 		{name: "node API port out of range", args: []string{"--node-api-port", "65536"},
 			want: []string{`invalid --node-api-port "65536": must be 1-65535`}},
+		{name: "unknown controller from env", env: map[string]string{"SKIFF_CONTROLLERS": "*,-bootstrapsigner"},
+			want: []string{`invalid --controllers "*,-bootstrapsigner" (from SKIFF_CONTROLLERS): unknown controller "bootstrapsigner"`, "nodeipam-controller"}},
+		{name: "no controller left", args: []string{"--controllers", "job,-job-controller"},
+			want: []string{`invalid --controllers "job,-job-controller": "job,-job-controller" leaves no controller to run`}},
 		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
 			want: []string{"invalid --https-listen-port", "invalid --log-level"}},
 	}
@@ -214,6 +218,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--disable-agent",
 		"--image-gc-high-threshold", "100", "--image-gc-low-threshold", "0", "--image-minimum-gc-age", "0s",
 		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
+		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +240,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.GCMemoryLimit != 400<<20 || s.GCCPUBudget != 0 {
 		t.Errorf("GCMemoryLimit = %d, GCCPUBudget = %d, want %d, 0", s.GCMemoryLimit, s.GCCPUBudget, 400<<20)
+	}
+	if got := strings.Join(s.Controllers, " "); got != "* -nodeipam -local-path-provisioner" {
+		t.Errorf("Controllers = %q", got)
 	}
 	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
 		t.Errorf("endpoint %q", s.Endpoint())
@@ -342,7 +350,7 @@ func TestFlagsAreDeclaredForEverySetting(t *testing.T) {
 
 func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "skiff.conf") // the extension does not matter
-	yaml := "data-dir: " + t.TempDir() + "\ntls-san:\n  - a.example.com\n  - 192.0.2.1\ndisable-agent: true\n"
+	yaml := "data-dir: " + t.TempDir() + "\ntls-san:\n  - a.example.com\n  - 192.0.2.1\ndisable-agent: true\ncontrollers:\n  - \"*\"\n  - -node-ipam-controller\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -352,5 +360,8 @@ func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
 	}
 	if s.ConfigFile != path || strings.Join(s.TLSSANs, ",") != "a.example.com,192.0.2.1" || !s.DisableAgent {
 		t.Errorf("file %q SANs %q agent disabled %v", s.ConfigFile, s.TLSSANs, s.DisableAgent)
+	}
+	if got := strings.Join(s.Controllers, ","); got != "*,-node-ipam-controller" {
+		t.Errorf("Controllers = %q", got)
 	}
 }

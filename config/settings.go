@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/storage"
 )
@@ -86,6 +87,9 @@ type Server struct {
 	// running those loops (run them with their own commands instead).
 	DisableControllerManager bool
 	DisableScheduler         bool
+	// Controllers selects the in-process controllers as
+	// kube-controller-manager's --controllers ("*", "name", "-name").
+	Controllers []string
 	// Profiling serves Go's pprof profiles on /debug/pprof/ (cluster
 	// admins only), as kube-apiserver's --profiling.
 	Profiling bool
@@ -148,6 +152,7 @@ const (
 	keyEvictionTransition    = "eviction-pressure-transition-period"
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
+	keyControllers           = "controllers"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
@@ -486,6 +491,15 @@ func serverSettings(defaultDataDir string) []setting {
 			usage: "do not run the scheduler in the server process (run skiff scheduler instead)",
 			apply: func(s *Server, v any) error {
 				s.DisableScheduler = v.(bool)
+				return nil
+			}},
+		{name: keyControllers, kind: kindList, def: "*",
+			usage: `controllers the server runs, as kube-controller-manager's --controllers: "*" is all, "name" adds one, "-name" leaves one out (skiff's names, as in the workqueue metrics, or kube-controller-manager's)`,
+			apply: func(s *Server, v any) error {
+				if _, _, err := manager.SelectControllers(v.([]string)); err != nil {
+					return err
+				}
+				s.Controllers = v.([]string)
 				return nil
 			}},
 		{name: keyProfiling, kind: kindBool, def: "true",

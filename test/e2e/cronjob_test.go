@@ -24,9 +24,11 @@ spec:
 `
 
 // A CronJob on hollow nodes: within a minute its schedule creates a Job,
-// whose pod completes; the CronJob's status follows.
+// whose pod completes; the CronJob's status follows. The server runs
+// without the volume controllers this needs none of, left out by
+// --controllers with a skiff name and a kube-controller-manager one.
 func TestCronJobSchedulesJobs(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--controllers", "*,-local-path-provisioner,-persistentvolume-binder")
 	k := newKubectl(t, s, 33)
 	startHollowNodes(t, s, "--count", "1", "--node-name", "hollow")
 	eventually(t, k, []string{"hollow"}, "get", "nodes")
@@ -51,4 +53,11 @@ func TestCronJobSchedulesJobs(t *testing.T) {
 	eventually(t, k, []string{"T"}, "get", "cronjob", "tick", "-o", "jsonpath={.status.lastSuccessfulTime}")
 	contains(t, "cronjob status", k.ok("get", "cronjob", "tick", "-o", "jsonpath={.status.lastScheduleTime}"), "T")
 	contains(t, "events", k.ok("describe", "cronjob", "tick"), "SuccessfulCreate", "SawCompletedJob")
+
+	// The controllers run by now (the Job was made); the log lists them.
+	started := s.log.String()
+	if !strings.Contains(started, "controller manager starting") || !strings.Contains(started, "cronjob-controller") ||
+		strings.Contains(started, "local-path-provisioner") || strings.Contains(started, "persistentvolume-binder-controller") {
+		t.Errorf("want the server's controllers without local-path-provisioner and persistentvolume-binder-controller; its log:\n%s", started)
+	}
 }
