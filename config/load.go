@@ -60,6 +60,10 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// Settings checked together, once each is valid on its own.
+	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
+		return nil, err
+	}
 
 	// Paths that default to a place inside the data directory.
 	if s.WriteKubeconfig == "" {

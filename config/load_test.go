@@ -176,6 +176,12 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --controllers "*,-bootstrapsigner" (from SKIFF_CONTROLLERS): unknown controller "bootstrapsigner"`, "nodeipam-controller"}},
 		{name: "no controller left", args: []string{"--controllers", "job,-job-controller"},
 			want: []string{`invalid --controllers "job,-job-controller": "job,-job-controller" leaves no controller to run`}},
+		{name: "zero lease duration", args: []string{"--leader-elect-lease-duration", "0s"},
+			want: []string{`invalid --leader-elect-lease-duration "0s": must be a positive duration such as 15s`}},
+		{name: "renew deadline not under the lease duration", env: map[string]string{"SKIFF_LEADER_ELECT_RENEW_DEADLINE": "20s"},
+			want: []string{`invalid --leader-elect-renew-deadline 20s: must be less than --leader-elect-lease-duration 15s`}},
+		{name: "retry period leaves no retry before the deadline", file: "leader-elect-retry-period: 9s\n",
+			want: []string{`invalid --leader-elect-retry-period 9s: must be less than --leader-elect-renew-deadline 10s divided by 1.2`}},
 		{name: "every bad value is reported at once", args: []string{"--https-listen-port", "0", "--log-level", "loud"},
 			want: []string{"invalid --https-listen-port", "invalid --log-level"}},
 	}
@@ -219,6 +225,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--image-gc-high-threshold", "100", "--image-gc-low-threshold", "0", "--image-minimum-gc-age", "0s",
 		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
+		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +250,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if got := strings.Join(s.Controllers, " "); got != "* -nodeipam -local-path-provisioner" {
 		t.Errorf("Controllers = %q", got)
+	}
+	if s.LeaderElectLeaseDuration != time.Minute || s.LeaderElectRenewDeadline != 40*time.Second || s.LeaderElectRetryPeriod != 5*time.Second {
+		t.Errorf("leader election %s/%s/%s, want 1m/40s/5s", s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod)
 	}
 	if !s.IsPostgres() || s.Endpoint() != "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable" {
 		t.Errorf("endpoint %q", s.Endpoint())

@@ -90,6 +90,12 @@ type Server struct {
 	// Controllers selects the in-process controllers as
 	// kube-controller-manager's --controllers ("*", "name", "-name").
 	Controllers []string
+	// LeaderElectLeaseDuration, LeaderElectRenewDeadline and
+	// LeaderElectRetryPeriod time the in-process controller manager's and
+	// scheduler's leader election (CheckLeaderElection holds).
+	LeaderElectLeaseDuration time.Duration
+	LeaderElectRenewDeadline time.Duration
+	LeaderElectRetryPeriod   time.Duration
 	// Profiling serves Go's pprof profiles on /debug/pprof/ (cluster
 	// admins only), as kube-apiserver's --profiling.
 	Profiling bool
@@ -501,6 +507,27 @@ func serverSettings(defaultDataDir string) []setting {
 				}
 				s.Controllers = v.([]string)
 				return nil
+			}},
+		{name: keyLeaderElectLeaseDuration, kind: kindDuration, def: manager.DefaultLeaseDuration.String(),
+			usage: "how long the other servers wait after the leading controller manager's or scheduler's last renewal before taking its Lease",
+			apply: func(s *Server, v any) error {
+				d, err := positiveDuration(v, "15s")
+				s.LeaderElectLeaseDuration = d
+				return err
+			}},
+		{name: keyLeaderElectRenewDeadline, kind: kindDuration, def: manager.DefaultRenewDeadline.String(),
+			usage: "how long a leading loop keeps retrying to renew its Lease before it stops leading; less than --leader-elect-lease-duration",
+			apply: func(s *Server, v any) error {
+				d, err := positiveDuration(v, "10s")
+				s.LeaderElectRenewDeadline = d
+				return err
+			}},
+		{name: keyLeaderElectRetryPeriod, kind: kindDuration, def: manager.DefaultRetryPeriod.String(),
+			usage: "how often the loops try to take or renew their Leases",
+			apply: func(s *Server, v any) error {
+				d, err := positiveDuration(v, "2s")
+				s.LeaderElectRetryPeriod = d
+				return err
 			}},
 		{name: keyProfiling, kind: kindBool, def: "true",
 			usage: "serve Go's pprof profiles on /debug/pprof/ to cluster admins (system:masters), as kube-apiserver's --profiling",

@@ -27,6 +27,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/delegated"
 	"github.com/skiffkube/skiff/apiserver/healthz"
+	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -199,18 +200,7 @@ func (le *leaderElection) addFlags(fs *pflag.FlagSet) {
 // validate refuses timing client-go's leader election would refuse, or that
 // would let two leaders overlap, naming the flags.
 func (le leaderElection) validate() error {
-	switch {
-	case le.leaseDuration <= 0 || le.renewDeadline <= 0 || le.retryPeriod <= 0:
-		return fmt.Errorf("invalid --leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive",
-			le.leaseDuration, le.renewDeadline, le.retryPeriod)
-	case le.leaseDuration <= le.renewDeadline:
-		return fmt.Errorf("invalid --leader-elect-renew-deadline %s: must be less than --leader-elect-lease-duration %s, or standbys could take the Lease while the leader still acts",
-			le.renewDeadline, le.leaseDuration)
-	case float64(le.renewDeadline) <= leaderelection.JitterFactor*float64(le.retryPeriod):
-		return fmt.Errorf("invalid --leader-elect-retry-period %s: must be less than --leader-elect-renew-deadline %s divided by %.1f, or the leader gets no retry before its deadline",
-			le.retryPeriod, le.renewDeadline, leaderelection.JitterFactor)
-	}
-	return nil
+	return config.CheckLeaderElection(le.leaseDuration, le.renewDeadline, le.retryPeriod)
 }
 
 // leaderWatchDogTimeout is how long past its Lease's duration a leader may

@@ -125,7 +125,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR, Controllers: cfg.Controllers}, api.controllerManager.CAData, log, pool, leaderElection{watchDog: api.controllerManagerWatchDog})
+				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR, Controllers: cfg.Controllers}, api.controllerManager.CAData, log, pool, serverLeaderElection(cfg, api.controllerManagerWatchDog))
 			})
 		}()
 	}
@@ -143,7 +143,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
-				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, leaderElection{watchDog: api.schedulerWatchDog})
+				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, serverLeaderElection(cfg, api.schedulerWatchDog))
 			})
 		}()
 	}
@@ -163,6 +163,13 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		}
 	}
 	return nil
+}
+
+// serverLeaderElection is how an in-process loop campaigns: with the
+// server's --leader-elect-* timing, watched by its liveness check.
+func serverLeaderElection(cfg *config.Server, watchDog *leaderelection.HealthzAdaptor) leaderElection {
+	return leaderElection{leaseDuration: cfg.LeaderElectLeaseDuration, renewDeadline: cfg.LeaderElectRenewDeadline,
+		retryPeriod: cfg.LeaderElectRetryPeriod, watchDog: watchDog}
 }
 
 // shutdownLoopsTimeout bounds how long the API server waits at shutdown for

@@ -17,9 +17,10 @@ import (
 // across leadership terms: after both lose their Leases to another holder
 // and win them back (as fresh instances of the same process, on the same
 // still-running informers), the controllers and the scheduler work again:
-// a scaled-up Deployment gets new pods, bound and Running.
+// a scaled-up Deployment gets new pods, bound and Running. The loops
+// campaign with the server's --leader-elect-* timing.
 func TestControlPlaneLoopsLeadAgainOnTheSharedInformers(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--leader-elect-lease-duration", "8s", "--leader-elect-renew-deadline", "5s", "--leader-elect-retry-period", "1s")
 	k := newKubectl(t, s, 33)
 	startHollowNodes(t, s, "--count", "2", "--node-name", "hollow")
 	eventually(t, k, []string{"hollow-0", "hollow-1"}, "get", "nodes")
@@ -40,6 +41,9 @@ func TestControlPlaneLoopsLeadAgainOnTheSharedInformers(t *testing.T) {
 			t.Fatal(err)
 		}
 		first[name] = *l.Spec.HolderIdentity
+		if d := l.Spec.LeaseDurationSeconds; d == nil || *d != 8 {
+			t.Errorf("Lease %s lasts %v seconds, want --leader-elect-lease-duration's 8", name, d)
+		}
 		// Another holder takes the Lease for 15 s: the loop cannot renew,
 		// stops at its renew deadline and campaigns again as a new instance.
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
