@@ -1,0 +1,371 @@
+// Package configfile reads kube-scheduler's configuration file (a
+// KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1, the
+// file of kube-scheduler --config) into a scheduler.Config, so that a
+// cluster's scheduler is configured as Kubernetes users know: spread or
+// bin-pack by NodeResourcesFit's scoringStrategy, plugins enabled,
+// disabled and weighted, backoff and the share of nodes scored.
+//
+// What the file may say and skiff's scheduler cannot do is refused with
+// the field's path and the reason, never dropped: a setting that seems to
+// apply and does not is worse than an error at start.
+package configfile
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	componentbase "k8s.io/component-base/config/v1alpha1"
+	schedv1 "k8s.io/kube-scheduler/config/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffkube/skiff/scheduler"
+	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
+	"github.com/skiffkube/skiff/scheduler/plugins/imagelocality"
+	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
+)
+
+// Kind and APIVersion the file must declare.
+const (
+	Kind       = "KubeSchedulerConfiguration"
+	APIVersion = "kubescheduler.config.k8s.io/v1"
+)
+
+// Load reads the file at path; see Parse.
+func Load(path string) (scheduler.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	return Parse(data)
+}
+
+// Parse turns a KubeSchedulerConfiguration (YAML or JSON) into the
+// scheduler.Config it describes. Unknown fields are errors, as are fields
+// of Kubernetes' format that skiff's scheduler does not honour. Logger,
+// Metrics and Registry are left for the caller.
+func Parse(data []byte) (scheduler.Config, error) {
+	var cfg scheduler.Config
+	var f schedv1.KubeSchedulerConfiguration
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return cfg, fmt.Errorf("not a %s: %w", Kind, err)
+	}
+	if f.Kind != Kind || f.APIVersion != APIVersion {
+		return cfg, fmt.Errorf("apiVersion %q, kind %q: want apiVersion %s, kind %s", f.APIVersion, f.Kind, APIVersion, Kind)
+	}
+	if err := refuseProcessSettings(&f); err != nil {
+		return cfg, err
+	}
+	if p := f.Parallelism; p != nil {
+		if *p <= 0 {
+			return cfg, fmt.Errorf("parallelism: must be positive, got %d", *p)
+		}
+		cfg.Parallelism = int(*p)
+	}
+	if p := f.PercentageOfNodesToScore; p != nil {
+		if *p < 0 || *p > 100 {
+			return cfg, fmt.Errorf("percentageOfNodesToScore: must be 0 (adaptive) to 100, got %d", *p)
+		}
+		cfg.PercentageOfNodesToScore = *p
+	}
+	var err error
+	if cfg.PodInitialBackoff, err = seconds("podInitialBackoffSeconds", f.PodInitialBackoffSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.PodMaxBackoff, err = seconds("podMaxBackoffSeconds", f.PodMaxBackoffSeconds); err != nil {
+		return cfg, err
+	}
+	if cfg.PodInitialBackoff > 0 && cfg.PodMaxBackoff > 0 && cfg.PodMaxBackoff < cfg.PodInitialBackoff {
+		return cfg, fmt.Errorf("podMaxBackoffSeconds: must not be less than podInitialBackoffSeconds")
+	}
+	switch len(f.Profiles) {
+	case 0:
+		return cfg, nil
+	case 1:
+	default:
+		return cfg, fmt.Errorf("profiles: skiff runs one scheduler profile, the file has %d", len(f.Profiles))
+	}
+	prof := f.Profiles[0]
+	if prof.SchedulerName != nil {
+		if *prof.SchedulerName == "" {
+			return cfg, fmt.Errorf("profiles[0].schedulerName: must not be empty")
+		}
+		cfg.SchedulerName = *prof.SchedulerName
+	}
+	if p := prof.PercentageOfNodesToScore; p != nil {
+		if *p < 0 || *p > 100 {
+			return cfg, fmt.Errorf("profiles[0].percentageOfNodesToScore: must be 0 (adaptive) to 100, got %d", *p)
+		}
+		cfg.PercentageOfNodesToScore = *p // the profile's wins, as in kube-scheduler
+	}
+	profile := plugins.DefaultProfile(noderesourcesfit.LeastAllocated)
+	if prof.Plugins != nil {
+		if profile, err = applyPlugins(profile, prof.Plugins); err != nil {
+			return cfg, err
+		}
+	}
+	if profile, err = applyPluginConfig(profile, prof.PluginConfig); err != nil {
+		return cfg, err
+	}
+	cfg.Plugins = profile
+	for _, pc := range profile {
+		if a, ok := pc.Args.(noderesourcesfit.Args); ok && pc.Name == noderesourcesfit.Name {
+			cfg.ScoringStrategy = string(a.ScoringStrategy)
+		}
+	}
+	return cfg, nil
+}
+
+// refuseProcessSettings refuses what the file may say about the process
+// rather than the scheduling: skiff takes those from flags (the
+// kubeconfig, leader election, profiling) or does not have them
+// (extenders). leaderElect: true is what skiff does anyway.
+func refuseProcessSettings(f *schedv1.KubeSchedulerConfiguration) error {
+	le := f.LeaderElection
+	if le.LeaderElect != nil {
+		if !*le.LeaderElect {
+			return fmt.Errorf("leaderElection.leaderElect: skiff's scheduler always elects a leader on the kube-system/kube-scheduler Lease")
+		}
+		le.LeaderElect = nil
+	}
+	if !equality.Semantic.DeepEqual(le, componentbase.LeaderElectionConfiguration{}) {
+		return fmt.Errorf("leaderElection: set the timing with --leader-elect-lease-duration, --leader-elect-renew-deadline and --leader-elect-retry-period (skiff server: the settings of those names); the Lease is always kube-system/kube-scheduler")
+	}
+	if !equality.Semantic.DeepEqual(f.ClientConnection, componentbase.ClientConnectionConfiguration{}) {
+		return fmt.Errorf("clientConnection: set the connection with --kubeconfig, --kube-api-qps and --kube-api-burst (in skiff server the scheduler talks to its own API server)")
+	}
+	if !equality.Semantic.DeepEqual(f.DebuggingConfiguration, componentbase.DebuggingConfiguration{}) {
+		return fmt.Errorf("enableProfiling, enableContentionProfiling: use --profiling")
+	}
+	if len(f.Extenders) > 0 {
+		return fmt.Errorf("extenders: skiff's scheduler does not call scheduler extenders")
+	}
+	if f.DelayCacheUntilActive {
+		return fmt.Errorf("delayCacheUntilActive: skiff's scheduler fills its cache before it campaigns")
+	}
+	return nil
+}
+
+// seconds converts an optional positive number of seconds.
+func seconds(field string, v *int64) (time.Duration, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v <= 0 {
+		return 0, fmt.Errorf("%s: must be a positive number of seconds, got %d", field, *v)
+	}
+	return time.Duration(*v) * time.Second, nil
+}
+
+// scoreOnly are the default plugins that only score: disabling their score
+// disables them. The others also filter, reserve or bind, and skiff runs a
+// plugin at all its extension points or not at all.
+var scoreOnly = []string{balancedallocation.Name, imagelocality.Name}
+
+// maxPluginWeight bounds a score plugin's weight, as kube-scheduler does
+// for the in-tree plugins' scores of 0–100.
+const maxPluginWeight = 100
+
+// applyPlugins applies the profile's plugin sets to skiff's default
+// profile. multiPoint enables (with a weight) or disables a plugin as a
+// whole; score sets a plugin's weight, or disables a plugin that only
+// scores. "*" disables every default plugin of that set. The other
+// extension points would need a plugin to run at some of its points and
+// not others, which skiff's framework does not do.
+func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwruntime.PluginConfig, error) {
+	other := map[string]schedv1.PluginSet{
+		"preEnqueue": p.PreEnqueue, "queueSort": p.QueueSort, "preFilter": p.PreFilter, "filter": p.Filter,
+		"postFilter": p.PostFilter, "preScore": p.PreScore, "reserve": p.Reserve, "permit": p.Permit,
+		"preBind": p.PreBind, "bind": p.Bind, "postBind": p.PostBind, "placementGenerate": p.PlacementGenerate,
+		"placementScore": p.PlacementScore, "podGroupPostFilter": p.PodGroupPostFilter,
+	}
+	for _, point := range slices.Sorted(maps.Keys(other)) {
+		if set := other[point]; len(set.Enabled) > 0 || len(set.Disabled) > 0 {
+			return nil, fmt.Errorf("profiles[0].plugins.%s: skiff runs each plugin at all its extension points; enable, disable or weigh plugins under multiPoint or score", point)
+		}
+	}
+	known := plugins.Registry()
+	index := func(name string) int {
+		return slices.IndexFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == name })
+	}
+	weight := func(field string, pl schedv1.Plugin) (int64, error) {
+		if pl.Weight == nil || *pl.Weight == 0 {
+			return 0, nil
+		}
+		if *pl.Weight < 0 || *pl.Weight > maxPluginWeight {
+			return 0, fmt.Errorf("%s: weight of %s must be 1-%d, got %d", field, pl.Name, maxPluginWeight, *pl.Weight)
+		}
+		return int64(*pl.Weight), nil
+	}
+
+	// A misspelt name would otherwise disable nothing, silently.
+	for _, set := range []struct {
+		field string
+		list  []schedv1.Plugin
+	}{{"profiles[0].plugins.multiPoint.disabled", p.MultiPoint.Disabled}, {"profiles[0].plugins.score.disabled", p.Score.Disabled}} {
+		for _, pl := range set.list {
+			if _, ok := known[pl.Name]; !ok && pl.Name != "*" {
+				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
+			}
+		}
+	}
+	// Disabled first, then enabled, as kube-scheduler merges them.
+	for _, pl := range p.MultiPoint.Disabled {
+		if pl.Name == "*" {
+			profile = nil
+			continue
+		}
+		if i := index(pl.Name); i >= 0 {
+			profile = slices.Delete(profile, i, i+1)
+		}
+	}
+	for _, pl := range p.Score.Disabled {
+		if pl.Name == "*" {
+			for _, n := range scoreOnly {
+				if i := index(n); i >= 0 {
+					profile = slices.Delete(profile, i, i+1)
+				}
+			}
+			if slices.ContainsFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Weight > 0 }) {
+				return nil, fmt.Errorf(`profiles[0].plugins.score.disabled: "*" would leave plugins that also filter without their score; skiff runs a plugin at all its extension points, so disable those under multiPoint, or list the score-only plugins (%v)`, scoreOnly)
+			}
+			continue
+		}
+		i := index(pl.Name)
+		if i < 0 {
+			continue
+		}
+		if !slices.Contains(scoreOnly, pl.Name) {
+			return nil, fmt.Errorf("profiles[0].plugins.score.disabled: %s also filters, and skiff runs a plugin at all its extension points; disable it under multiPoint, or lower its score's weight", pl.Name)
+		}
+		profile = slices.Delete(profile, i, i+1)
+	}
+	for _, set := range []struct {
+		field string
+		list  []schedv1.Plugin
+	}{{"profiles[0].plugins.multiPoint.enabled", p.MultiPoint.Enabled}, {"profiles[0].plugins.score.enabled", p.Score.Enabled}} {
+		for _, pl := range set.list {
+			if _, ok := known[pl.Name]; !ok {
+				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
+			}
+			w, err := weight(set.field, pl)
+			if err != nil {
+				return nil, err
+			}
+			if i := index(pl.Name); i >= 0 {
+				if w > 0 {
+					profile[i].Weight = w
+				}
+				continue
+			}
+			profile = append(profile, fwruntime.PluginConfig{Name: pl.Name, Weight: w})
+		}
+	}
+	return profile, nil
+}
+
+// applyPluginConfig sets the arguments of the plugins that take some.
+func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginConfig) ([]fwruntime.PluginConfig, error) {
+	seen := map[string]bool{}
+	for n, pc := range cfgs {
+		field := fmt.Sprintf("profiles[0].pluginConfig[%d]", n)
+		if seen[pc.Name] {
+			return nil, fmt.Errorf("%s: %s is configured twice", field, pc.Name)
+		}
+		seen[pc.Name] = true
+		i := slices.IndexFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == pc.Name })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: the profile does not run %s", field, pc.Name)
+		}
+		var (
+			args any
+			err  error
+		)
+		switch pc.Name {
+		case noderesourcesfit.Name:
+			args, err = fitArgs(pc.Args)
+		case volumebinding.Name:
+			args, err = volumeBindingArgs(pc.Args)
+		default:
+			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", field, pc.Name, err)
+		}
+		profile[i].Args = args
+	}
+	return profile, nil
+}
+
+// decodeArgs strictly decodes a plugin's args, which may carry their own
+// apiVersion and kind (as kube-scheduler's examples write them).
+func decodeArgs(raw runtime.RawExtension, into any) error {
+	if len(bytes.TrimSpace(raw.Raw)) == 0 {
+		return nil
+	}
+	return yaml.UnmarshalStrict(raw.Raw, into)
+}
+
+func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
+	var a schedv1.NodeResourcesFitArgs
+	var out noderesourcesfit.Args
+	if err := decodeArgs(raw, &a); err != nil {
+		return out, err
+	}
+	if len(a.IgnoredResources) > 0 || len(a.IgnoredResourceGroups) > 0 {
+		return out, fmt.Errorf("ignoredResources, ignoredResourceGroups: skiff's NodeResourcesFit checks every requested resource")
+	}
+	out.ScoringStrategy = noderesourcesfit.LeastAllocated
+	s := a.ScoringStrategy
+	if s == nil {
+		return out, nil
+	}
+	switch s.Type {
+	case "", schedv1.LeastAllocated:
+	case schedv1.MostAllocated:
+		out.ScoringStrategy = noderesourcesfit.MostAllocated
+	default:
+		return out, fmt.Errorf("scoringStrategy.type %q: skiff scores by %s (spread) or %s (bin-pack)", s.Type, schedv1.LeastAllocated, schedv1.MostAllocated)
+	}
+	if s.RequestedToCapacityRatio != nil {
+		return out, fmt.Errorf("scoringStrategy.requestedToCapacityRatio: only for type RequestedToCapacityRatio, which skiff does not have")
+	}
+	for _, r := range s.Resources {
+		w := r.Weight
+		if w == 0 {
+			w = 1 // as kube-scheduler's default
+		}
+		if r.Name == "" || w < 0 || w > 100 {
+			return out, fmt.Errorf("scoringStrategy.resources: %q weight %d: want a resource name and a weight of 1-100", r.Name, r.Weight)
+		}
+		out.Resources = append(out.Resources, noderesourcesfit.ResourceWeight{Name: v1.ResourceName(r.Name), Weight: w})
+	}
+	return out, nil
+}
+
+func volumeBindingArgs(raw runtime.RawExtension) (volumebinding.Args, error) {
+	var a schedv1.VolumeBindingArgs
+	var out volumebinding.Args
+	if err := decodeArgs(raw, &a); err != nil {
+		return out, err
+	}
+	if len(a.Shape) > 0 {
+		return out, fmt.Errorf("shape: skiff's VolumeBinding does not score by volume capacity")
+	}
+	if a.BindTimeoutSeconds != nil {
+		if *a.BindTimeoutSeconds <= 0 {
+			return out, fmt.Errorf("bindTimeoutSeconds: must be a positive number of seconds (skiff always waits for claims to bind), got %d", *a.BindTimeoutSeconds)
+		}
+		out.BindTimeout = time.Duration(*a.BindTimeoutSeconds) * time.Second
+	}
+	return out, nil
+}

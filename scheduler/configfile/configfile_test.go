@@ -1,0 +1,230 @@
+package configfile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
+)
+
+const header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+func pluginNamed(t *testing.T, profile []fwruntime.PluginConfig, name string) (fwruntime.PluginConfig, bool) {
+	t.Helper()
+	i := slices.IndexFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == name })
+	if i < 0 {
+		return fwruntime.PluginConfig{}, false
+	}
+	return profile[i], true
+}
+
+func names(profile []fwruntime.PluginConfig) []string {
+	var out []string
+	for _, c := range profile {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// The bin-packing configuration of Kubernetes' documentation, with the
+// process-wide numbers, becomes the scheduler.Config it describes.
+func TestParseBinPacking(t *testing.T) {
+	cfg, err := Parse([]byte(header + `
+parallelism: 8
+percentageOfNodesToScore: 30
+podInitialBackoffSeconds: 2
+podMaxBackoffSeconds: 20
+leaderElection:
+  leaderElect: true
+profiles:
+- schedulerName: bin-packer
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - name: cpu
+          weight: 3
+        - name: memory
+  - name: VolumeBinding
+    args:
+      bindTimeoutSeconds: 30
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Parallelism != 8 || cfg.PercentageOfNodesToScore != 30 || cfg.PodInitialBackoff != 2*time.Second || cfg.PodMaxBackoff != 20*time.Second {
+		t.Errorf("numbers: %+v", cfg)
+	}
+	if cfg.SchedulerName != "bin-packer" || cfg.ScoringStrategy != string(noderesourcesfit.MostAllocated) {
+		t.Errorf("scheduler name %q, scoring strategy %q", cfg.SchedulerName, cfg.ScoringStrategy)
+	}
+	fit, _ := pluginNamed(t, cfg.Plugins, noderesourcesfit.Name)
+	want := noderesourcesfit.Args{ScoringStrategy: noderesourcesfit.MostAllocated,
+		Resources: []noderesourcesfit.ResourceWeight{{Name: "cpu", Weight: 3}, {Name: "memory", Weight: 1}}}
+	if got, ok := fit.Args.(noderesourcesfit.Args); !ok || got.ScoringStrategy != want.ScoringStrategy || !slices.Equal(got.Resources, want.Resources) {
+		t.Errorf("NodeResourcesFit args %#v, want %#v", fit.Args, want)
+	}
+	vb, _ := pluginNamed(t, cfg.Plugins, volumebinding.Name)
+	if got, ok := vb.Args.(volumebinding.Args); !ok || got.BindTimeout != 30*time.Second {
+		t.Errorf("VolumeBinding args %#v", vb.Args)
+	}
+	// Everything else is the default profile.
+	if got, want := names(cfg.Plugins), names(plugins.DefaultProfile(noderesourcesfit.LeastAllocated)); !slices.Equal(got, want) {
+		t.Errorf("plugins %v, want %v", got, want)
+	}
+}
+
+// A file without profiles leaves the profile to the scheduler's default.
+func TestParseWithoutProfiles(t *testing.T) {
+	cfg, err := Parse([]byte(header + "percentageOfNodesToScore: 100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PercentageOfNodesToScore != 100 || cfg.Plugins != nil || cfg.SchedulerName != "" {
+		t.Errorf("%+v", cfg)
+	}
+}
+
+// Plugins enabled, disabled and weighted under multiPoint and score.
+func TestParsePlugins(t *testing.T) {
+	cfg, err := Parse([]byte(header + `
+profiles:
+- percentageOfNodesToScore: 50
+  plugins:
+    multiPoint:
+      disabled:
+      - name: ImageLocality
+      - name: InterPodAffinity
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+      enabled:
+      - name: TaintToleration
+        weight: 7
+      - name: NodeResourcesFit
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PercentageOfNodesToScore != 50 {
+		t.Errorf("the profile's percentageOfNodesToScore: %d", cfg.PercentageOfNodesToScore)
+	}
+	got := names(cfg.Plugins)
+	for _, gone := range []string{"ImageLocality", "InterPodAffinity", "NodeResourcesBalancedAllocation"} {
+		if slices.Contains(got, gone) {
+			t.Errorf("%s still runs: %v", gone, got)
+		}
+	}
+	if tt, _ := pluginNamed(t, cfg.Plugins, "TaintToleration"); tt.Weight != 7 {
+		t.Errorf("TaintToleration weight %d, want 7", tt.Weight)
+	}
+	if fit, _ := pluginNamed(t, cfg.Plugins, "NodeResourcesFit"); fit.Weight != 1 {
+		t.Errorf("NodeResourcesFit weight %d, want its default 1", fit.Weight)
+	}
+
+	// "*" and then the ones wanted, under multiPoint.
+	cfg, err = Parse([]byte(header + `
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled: [{name: NodeResourcesFit, weight: 2}, {name: DefaultBinder}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(cfg.Plugins); !slices.Equal(got, []string{"NodeResourcesFit", "DefaultBinder"}) {
+		t.Errorf("plugins %v", got)
+	}
+	if cfg.Plugins[0].Weight != 2 {
+		t.Errorf("NodeResourcesFit weight %d", cfg.Plugins[0].Weight)
+	}
+}
+
+// What skiff's scheduler cannot honour is refused, naming the field.
+func TestParseRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"not YAML", "profiles: [", "not a KubeSchedulerConfiguration"},
+		{"unknown field", header + "percentageOfNodesToScor: 5\n", `unknown field "percentageOfNodesToScor"`},
+		{"wrong kind", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", `want apiVersion kubescheduler.config.k8s.io/v1`},
+		{"percentage", header + "percentageOfNodesToScore: 120\n", "percentageOfNodesToScore: must be 0 (adaptive) to 100, got 120"},
+		{"parallelism", header + "parallelism: 0\n", "parallelism: must be positive"},
+		{"backoff", header + "podInitialBackoffSeconds: 10\npodMaxBackoffSeconds: 5\n", "podMaxBackoffSeconds: must not be less than podInitialBackoffSeconds"},
+		{"zero backoff", header + "podMaxBackoffSeconds: 0\n", "podMaxBackoffSeconds: must be a positive number of seconds"},
+		{"two profiles", header + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "profiles: skiff runs one scheduler profile, the file has 2"},
+		{"no leader election", header + "leaderElection: {leaderElect: false}\n", "leaderElection.leaderElect: skiff's scheduler always elects"},
+		{"leader election timing", header + "leaderElection: {leaseDuration: 30s}\n", "leaderElection: set the timing with --leader-elect-lease-duration"},
+		{"client connection", header + "clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf}\n", "clientConnection: set the connection with --kubeconfig"},
+		{"profiling", header + "enableProfiling: false\n", "use --profiling"},
+		{"extenders", header + "extenders: [{urlPrefix: http://127.0.0.1:8888}]\n", "extenders: skiff's scheduler does not call scheduler extenders"},
+		{"filter point", header + "profiles: [{plugins: {filter: {disabled: [{name: NodePorts}]}}}]\n", "profiles[0].plugins.filter: skiff runs each plugin at all its extension points"},
+		{"score of a filter plugin", header + "profiles: [{plugins: {score: {disabled: [{name: NodeResourcesFit}]}}}]\n", "profiles[0].plugins.score.disabled: NodeResourcesFit also filters"},
+		{"every score", header + "profiles: [{plugins: {score: {disabled: [{name: \"*\"}]}}}]\n", `"*" would leave plugins that also filter without their score`},
+		{"unknown plugin", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeResourcesFitt}]}}}]\n", `skiff's scheduler has no plugin "NodeResourcesFitt"`},
+		{"unknown plugin disabled", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: ImageLocalty}]}}}]\n", `profiles[0].plugins.multiPoint.disabled: skiff's scheduler has no plugin "ImageLocalty"`},
+		{"weight", header + "profiles: [{plugins: {score: {enabled: [{name: ImageLocality, weight: 500}]}}}]\n", "weight of ImageLocality must be 1-100, got 500"},
+		{"scoring type", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]\n",
+			`profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "RequestedToCapacityRatio": skiff scores by LeastAllocated (spread) or MostAllocated (bin-pack)`},
+		{"unknown arg", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategi: {}}}]}]\n", `unknown field "scoringStrategi"`},
+		{"ignored resources", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/foo]}}]}]\n", "ignoredResources, ignoredResourceGroups"},
+		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's InterPodAffinity takes no arguments"},
+		{"args of a plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: VolumeBinding}]}}, pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 5}}]}]\n",
+			"profiles[0].pluginConfig[0]: the profile does not run VolumeBinding"},
+		{"bind timeout", header + "profiles: [{pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 0}}]}]\n", "bindTimeoutSeconds: must be a positive number of seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadNamesAMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v", err)
+	}
+	good := filepath.Join(t.TempDir(), "sched.yaml")
+	if err := os.WriteFile(good, []byte(header+"parallelism: 4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := Load(good); err != nil || cfg.Parallelism != 4 {
+		t.Fatalf("Load = %+v, %v", cfg, err)
+	}
+}
+
+// The README's example is a file this package reads as bin-packing.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Scheduling\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	example, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no yaml block under ### Scheduling")
+	}
+	cfg, err := Parse([]byte(example))
+	if err != nil {
+		t.Fatalf("README's example: %v", err)
+	}
+	if cfg.ScoringStrategy != string(noderesourcesfit.MostAllocated) {
+		t.Errorf("README's example scores by %q", cfg.ScoringStrategy)
+	}
+}
