@@ -176,6 +176,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --controllers "*,-bootstrapsigner" (from SKIFF_CONTROLLERS): unknown controller "bootstrapsigner"`, "nodeipam-controller"}},
 		{name: "no controller left", args: []string{"--controllers", "job,-job-controller"},
 			want: []string{`invalid --controllers "job,-job-controller": "job,-job-controller" leaves no controller to run`}},
+		{name: "scheduler config that does not exist", args: []string{"--scheduler-config", "/nonexistent/scheduler.yaml"},
+			want: []string{`invalid --scheduler-config "/nonexistent/scheduler.yaml": open /nonexistent/scheduler.yaml: no such file or directory`}},
+		{name: "scheduler config of another kind", env: map[string]string{"SKIFF_SCHEDULER_CONFIG": "../README.md"},
+			want: []string{`invalid --scheduler-config "../README.md" (from SKIFF_SCHEDULER_CONFIG): not a KubeSchedulerConfiguration`}},
 		{name: "zero lease duration", args: []string{"--leader-elect-lease-duration", "0s"},
 			want: []string{`invalid --leader-elect-lease-duration "0s": must be a positive duration such as 15s`}},
 		{name: "renew deadline not under the lease duration", env: map[string]string{"SKIFF_LEADER_ELECT_RENEW_DEADLINE": "20s"},
@@ -211,6 +215,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 
 func TestAcceptsGoodValues(t *testing.T) {
 	dir := t.TempDir()
+	schedConfig := filepath.Join(t.TempDir(), "scheduler.yaml")
+	if err := os.WriteFile(schedConfig, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 70\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, err := loadWith(t, []string{
 		"--data-dir", dir,
 		"--datastore-endpoint", "postgres://skiff:pw@db.example.com:5432/skiff?sslmode=disable",
@@ -226,6 +234,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
+		"--scheduler-config", schedConfig,
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +259,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if got := strings.Join(s.Controllers, " "); got != "* -nodeipam -local-path-provisioner" {
 		t.Errorf("Controllers = %q", got)
+	}
+	if s.SchedulerConfig != schedConfig || s.Scheduler.PercentageOfNodesToScore != 70 {
+		t.Errorf("scheduler config %q: %+v", s.SchedulerConfig, s.Scheduler)
 	}
 	if s.LeaderElectLeaseDuration != time.Minute || s.LeaderElectRenewDeadline != 40*time.Second || s.LeaderElectRetryPeriod != 5*time.Second {
 		t.Errorf("leader election %s/%s/%s, want 1m/40s/5s", s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/kubelet/eviction"
+	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/configfile"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -96,6 +98,10 @@ type Server struct {
 	LeaderElectLeaseDuration time.Duration
 	LeaderElectRenewDeadline time.Duration
 	LeaderElectRetryPeriod   time.Duration
+	// SchedulerConfig is kube-scheduler's configuration file for the
+	// in-process scheduler ("" = none); Scheduler is what it says.
+	SchedulerConfig string
+	Scheduler       scheduler.Config
 	// Profiling serves Go's pprof profiles on /debug/pprof/ (cluster
 	// admins only), as kube-apiserver's --profiling.
 	Profiling bool
@@ -159,6 +165,7 @@ const (
 	keyDisableCM             = "disable-controller-manager"
 	keyDisableScheduler      = "disable-scheduler"
 	keyControllers           = "controllers"
+	keySchedulerConfig       = "scheduler-config"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
@@ -506,6 +513,19 @@ func serverSettings(defaultDataDir string) []setting {
 					return err
 				}
 				s.Controllers = v.([]string)
+				return nil
+			}},
+		{name: keySchedulerConfig, kind: kindString,
+			usage: "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1) for the server's scheduler: scoring strategy (spread or bin-pack), plugins, backoff; empty: Kubernetes' defaults",
+			apply: func(s *Server, v any) error {
+				path, err := optionalPath(v.(string))
+				if err != nil || path == "" {
+					return err
+				}
+				if s.Scheduler, err = configfile.Load(path); err != nil {
+					return err
+				}
+				s.SchedulerConfig = path
 				return nil
 			}},
 		{name: keyLeaderElectLeaseDuration, kind: kindDuration, def: manager.DefaultLeaseDuration.String(),

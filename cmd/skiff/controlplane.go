@@ -33,6 +33,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/configfile"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
 )
 
@@ -146,7 +147,7 @@ func schedulerClientConfig(rc *rest.Config) *rest.Config {
 // runScheduler runs the scheduler while this process holds its Lease, with
 // its informers from pool if there is one, else from a factory of its own,
 // its metrics in m (nil: kept private), and its leader election as le says.
-func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics, le leaderElection) error {
+func runScheduler(ctx context.Context, rc *rest.Config, cfg scheduler.Config, log *slog.Logger, pool *sharedinformers.Pool, m *schedmetrics.Metrics, le leaderElection) error {
 	client, err := kubernetes.NewForConfig(schedulerClientConfig(rc))
 	if err != nil {
 		return err
@@ -159,7 +160,8 @@ func runScheduler(ctx context.Context, rc *rest.Config, log *slog.Logger, pool *
 	} else {
 		factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(manager.TrimManagedFields))
 	}
-	sched, err := scheduler.New(client, factory, scheduler.Config{Logger: log.With("component", "scheduler"), Metrics: m})
+	cfg.Logger, cfg.Metrics = log.With("component", "scheduler"), m
+	sched, err := scheduler.New(client, factory, cfg)
 	if err != nil {
 		return err
 	}
@@ -361,12 +363,22 @@ func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
 }
 
 func newSchedulerCommand() *cobra.Command {
-	return standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259, schedulerQPS, schedulerBurst,
+	var configFile string
+	cmd := standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259, schedulerQPS, schedulerBurst,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+			var cfg scheduler.Config
+			if configFile != "" {
+				var err error
+				if cfg, err = configfile.Load(configFile); err != nil {
+					return fmt.Errorf("invalid --config %s: %w", configFile, err)
+				}
+			}
 			m := schedmetrics.New()
 			reg.MustRegister(m.Collectors()...)
-			return runScheduler(ctx, rc, log, nil, m, le)
+			return runScheduler(ctx, rc, cfg, log, nil, m, le)
 		})
+	cmd.Flags().StringVar(&configFile, "config", "", "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1): scoring strategy, plugins, backoff; empty: Kubernetes' defaults")
+	return cmd
 }
 
 func timeAfter(seconds int) <-chan time.Time { return time.After(time.Duration(seconds) * time.Second) }

@@ -424,6 +424,15 @@ current-context: x
 			}
 		}
 	}
+	schedConfig := filepath.Join(t.TempDir(), "scheduler.yaml")
+	if err := os.WriteFile(schedConfig, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: Packed}}}]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(skiffBin, "scheduler", "--kubeconfig", kubeconfig, "--config", schedConfig)
+	cmd.Env = skiffEnv()
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `invalid --config `+schedConfig+`: profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "Packed"`) {
+		t.Errorf("scheduler --config with a bad scoring strategy: %v, output %q", err, out)
+	}
 	for args, want := range map[string]string{
 		"--controllers=*,-bootstrapsigner":  `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
 		"--controllers=job,-job-controller": `invalid --controllers: "job,-job-controller" leaves no controller to run`,

@@ -143,7 +143,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "scheduler", log, func(ctx context.Context) error {
-				return runScheduler(ctx, api.scheduler, log, pool, api.schedulerMetrics, serverLeaderElection(cfg, api.schedulerWatchDog))
+				return runScheduler(ctx, api.scheduler, cfg.Scheduler, log, pool, api.schedulerMetrics, serverLeaderElection(cfg, api.schedulerWatchDog))
 			})
 		}()
 	}

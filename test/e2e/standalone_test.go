@@ -34,10 +34,15 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1]),
 			"--controllers=*,-local-path-provisioner"),
 	}
-	// The schedulers campaign with timing of their own, as kube-scheduler's flags set it.
+	// The schedulers campaign with timing of their own, as kube-scheduler's flags set it;
+	// one reads kube-scheduler's configuration file too.
 	timing := []string{"--leader-elect-lease-duration", "9s", "--leader-elect-renew-deadline", "6s", "--leader-elect-retry-period", "1s"}
+	schedConfig := filepath.Join(t.TempDir(), "scheduler.yaml")
+	if err := os.WriteFile(schedConfig, []byte(binPacking), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	scheds := []*process{
-		runSkiff(t, 20*time.Second, append([]string{"scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[0])}, timing...)...),
+		runSkiff(t, 20*time.Second, append([]string{"scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[0]), "--config", schedConfig}, timing...)...),
 		runSkiff(t, 20*time.Second, append([]string{"scheduler", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(schedPorts[1])}, timing...)...),
 	}
 	startHollowNodes(t, s, "--count", "2", "--node-name", "hollow")
