@@ -180,6 +180,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --scheduler-config "/nonexistent/scheduler.yaml": open /nonexistent/scheduler.yaml: no such file or directory`}},
 		{name: "scheduler config of another kind", env: map[string]string{"SKIFF_SCHEDULER_CONFIG": "../README.md"},
 			want: []string{`invalid --scheduler-config "../README.md" (from SKIFF_SCHEDULER_CONFIG): not a KubeSchedulerConfiguration`}},
+		{name: "node monitor grace period of one Lease renewal", args: []string{"--node-monitor-grace-period", "10s"},
+			want: []string{`invalid --node-monitor-grace-period "10s": must be more than 10s: node agents renew their Leases every 10s`}},
 		{name: "zero lease duration", args: []string{"--leader-elect-lease-duration", "0s"},
 			want: []string{`invalid --leader-elect-lease-duration "0s": must be a positive duration such as 15s`}},
 		{name: "renew deadline not under the lease duration", env: map[string]string{"SKIFF_LEADER_ELECT_RENEW_DEADLINE": "20s"},
@@ -234,7 +236,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
-		"--scheduler-config", schedConfig,
+		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +261,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if got := strings.Join(s.Controllers, " "); got != "* -nodeipam -local-path-provisioner" {
 		t.Errorf("Controllers = %q", got)
+	}
+	if s.NodeMonitorGracePeriod != 15*time.Second {
+		t.Errorf("NodeMonitorGracePeriod = %s", s.NodeMonitorGracePeriod)
 	}
 	if s.SchedulerConfig != schedConfig || s.Scheduler.PercentageOfNodesToScore != 70 {
 		t.Errorf("scheduler config %q: %+v", s.SchedulerConfig, s.Scheduler)

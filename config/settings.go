@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/configfile"
@@ -98,6 +99,9 @@ type Server struct {
 	LeaderElectLeaseDuration time.Duration
 	LeaderElectRenewDeadline time.Duration
 	LeaderElectRetryPeriod   time.Duration
+	// NodeMonitorGracePeriod is how long a node may go without renewing
+	// its Lease before it is marked unreachable.
+	NodeMonitorGracePeriod time.Duration
 	// SchedulerConfig is kube-scheduler's configuration file for the
 	// in-process scheduler ("" = none); Scheduler is what it says.
 	SchedulerConfig string
@@ -166,6 +170,7 @@ const (
 	keyDisableScheduler      = "disable-scheduler"
 	keyControllers           = "controllers"
 	keySchedulerConfig       = "scheduler-config"
+	keyNodeMonitorGrace      = "node-monitor-grace-period"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyServiceCIDR           = "service-cidr"
@@ -513,6 +518,16 @@ func serverSettings(defaultDataDir string) []setting {
 					return err
 				}
 				s.Controllers = v.([]string)
+				return nil
+			}},
+		{name: keyNodeMonitorGrace, kind: kindDuration, def: nodelifecycle.DefaultGracePeriod.String(),
+			usage: "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable, as kube-controller-manager's --node-monitor-grace-period",
+			apply: func(s *Server, v any) error {
+				d := v.(time.Duration)
+				if err := nodelifecycle.CheckGracePeriod(d); err != nil {
+					return err
+				}
+				s.NodeMonitorGracePeriod = d
 				return nil
 			}},
 		{name: keySchedulerConfig, kind: kindString,

@@ -436,6 +436,7 @@ current-context: x
 	for args, want := range map[string]string{
 		"--controllers=*,-bootstrapsigner":  `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
 		"--controllers=job,-job-controller": `invalid --controllers: "job,-job-controller" leaves no controller to run`,
+		"--node-monitor-grace-period=5s":    `invalid --node-monitor-grace-period 5s: must be more than 10s`,
 		"--controllers=*,-pv-protection":    `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
 	} {
 		cmd := exec.Command(skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 )
 
 // Lease defaults, as kube-controller-manager's.
@@ -186,8 +188,10 @@ func (c *Config) defaults() (named map[string]bool, err error) {
 	if c.Controllers, named, err = SelectControllers(c.Controllers); err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	if c.NodeMonitorGracePeriod < 0 {
-		return nil, fmt.Errorf("manager: node monitor grace period must be positive, got %s", c.NodeMonitorGracePeriod)
+	if c.NodeMonitorGracePeriod != 0 {
+		if err := nodelifecycle.CheckGracePeriod(c.NodeMonitorGracePeriod); err != nil {
+			return nil, fmt.Errorf("manager: node monitor grace period %s: %w", c.NodeMonitorGracePeriod, err)
+		}
 	}
 	if c.Workers < 0 {
 		return nil, fmt.Errorf("manager: workers must be at least 1, got %d", c.Workers)

@@ -36,6 +36,7 @@ func TestConfigValidation(t *testing.T) {
 			`"pvc-protection" is part of skiff's volume-protection-controller, which can only run or stop as a whole: name volume-protection-controller instead (in "*,-pvc-protection")`},
 		{"a kube controller skiff has not", Config{Controllers: []string{"*", "bootstrapsigner"}}, `unknown controller "bootstrapsigner" in "*,bootstrapsigner"`},
 		{"a kube name of a controller that must be buildable", Config{Controllers: []string{"garbagecollector"}}, "Options.Metadata"},
+		{"node monitor grace period within one Lease renewal", Config{NodeMonitorGracePeriod: 10 * time.Second}, "node monitor grace period 10s: must be more than 10s"},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}

@@ -36,6 +36,20 @@ const (
 	NodeStatusUnknown    = "NodeStatusUnknown"
 )
 
+// MinGracePeriod is the renewal interval of node agents' and kubelets'
+// Leases (a quarter of their 40 s duration): a grace period no longer than
+// that would mark healthy nodes unreachable between two renewals.
+const MinGracePeriod = 10 * time.Second
+
+// CheckGracePeriod says why d cannot be a node monitor grace period, or
+// returns nil.
+func CheckGracePeriod(d time.Duration) error {
+	if d <= MinGracePeriod {
+		return fmt.Errorf("must be more than %s: node agents renew their Leases every %s, so a shorter grace period marks healthy nodes unreachable between renewals", MinGracePeriod, MinGracePeriod)
+	}
+	return nil
+}
+
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
 	// GracePeriod without a heartbeat before a node is considered unreachable.

@@ -8,11 +8,12 @@ import (
 
 // TestStoppedNodesPodsMove: a hollow node whose process dies (no graceful
 // cordon, its Lease simply stops) is marked Ready=Unknown and tainted
-// unreachable by the node lifecycle controller after the 40 s grace
-// period; its pods, which tolerate that taint for 5 s, are then evicted,
-// and their Deployment's replacements run on the nodes that are left.
+// unreachable by the node lifecycle controller after the server's
+// --node-monitor-grace-period (15 s here, not the default 40 s); its pods,
+// which tolerate that taint for 5 s, are then evicted, and their
+// Deployment's replacements run on the nodes that are left.
 func TestStoppedNodesPodsMove(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--node-monitor-grace-period", "15s")
 	k := newKubectl(t, s, 31)
 	doomed := startHollowNodes(t, s, "--count", "1", "--node-name", "doomed")
 	eventually(t, k, []string{"doomed"}, "get", "nodes")
@@ -62,9 +63,18 @@ spec:
 	if err := doomed.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	waitFor(t, k, 90*time.Second, "doomed Ready=Unknown and tainted unreachable", func(out string) bool {
 		return out == "Unknown node.kubernetes.io/unreachable"
 	}, "get", "node", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[?(@.effect=="NoExecute")].key}`)
+	// The last renewal was at most 10 s before the kill: with the default
+	// 40 s grace the node could not be marked before 30 s had passed; with
+	// 15 s it is by about 20 s (grace, then the 5 s monitor period).
+	took := time.Since(killed)
+	if took >= 30*time.Second {
+		t.Errorf("the node was marked unreachable %s after it stopped: --node-monitor-grace-period 15s was not applied", took.Round(time.Second))
+	}
+	t.Logf("node marked unreachable %s after it stopped", took.Round(100*time.Millisecond))
 
 	waitFor(t, k, 90*time.Second, "three Running replicas on the spare nodes", func(out string) bool {
 		fields := strings.Fields(out)
