@@ -50,6 +50,10 @@ type Scheduler struct {
 	nextStartNodeIndex int
 	rand               *rand.Rand
 
+	// plugins describes the profile for the start-up log: each plugin, with
+	// its weight where it scores.
+	plugins []string
+
 	// bindings tracks in-flight binding goroutines so Run can wait for them.
 	bindings sync.WaitGroup
 	ran      bool
@@ -83,6 +87,13 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	profile := cfg.Plugins
 	if profile == nil {
 		profile = plugins.DefaultProfile(noderesourcesfit.ScoringStrategy(cfg.ScoringStrategy))
+	}
+	for _, pc := range profile {
+		if pc.Weight > 0 {
+			s.plugins = append(s.plugins, fmt.Sprintf("%s(weight %d)", pc.Name, pc.Weight))
+		} else {
+			s.plugins = append(s.plugins, pc.Name)
+		}
 	}
 	podInformer := factory.Core().V1().Pods()
 	nodeInformer := factory.Core().V1().Nodes()
@@ -152,7 +163,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return fmt.Errorf("scheduler: %v cache did not sync: %w", informer, context.Cause(ctx))
 		}
 	}
-	s.log.Info("scheduler started")
+	// What it runs with, so that an operator can see a configuration file took.
+	s.log.Info("scheduler started", "scoringStrategy", s.cfg.ScoringStrategy, "plugins", s.plugins,
+		"percentageOfNodesToScore", s.cfg.PercentageOfNodesToScore, "parallelism", s.cfg.Parallelism)
 
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -64,4 +64,16 @@ spec:
 	if node := place("p4"); node == first {
 		t.Fatalf("pod p4 went to the full node %s", node)
 	}
+
+	// The server's log says what the scheduler runs with.
+	var started string
+	for _, line := range strings.Split(s.log.String(), "\n") {
+		if strings.Contains(line, "scheduler started") {
+			started = line
+		}
+	}
+	if !strings.Contains(started, "scoringStrategy=MostAllocated") || !strings.Contains(started, "NodeResourcesFit(weight 1)") ||
+		strings.Contains(started, "ImageLocality") {
+		t.Errorf("the scheduler's start-up line does not show the file's configuration: %q", started)
+	}
 }
