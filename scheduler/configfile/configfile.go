@@ -236,13 +236,13 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 				}
 			}
 			if slices.ContainsFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Weight > 0 }) {
-				return nil, fmt.Errorf(`profiles[0].plugins.score.disabled: "*" would leave plugins that also filter without their score; skiff runs a plugin at all its extension points, so disable those under multiPoint, or list the score-only plugins (%v)`, scoreOnly)
+				return nil, fmt.Errorf(`profiles[0].plugins.score.disabled: "*" cannot turn off the scores of plugins that also filter, as skiff runs a plugin at all its extension points; disable those under multiPoint, or name only the score-only plugins (%v)`, scoreOnly)
 			}
 			continue
 		}
 		i := index(pl.Name)
-		if i < 0 {
-			continue
+		if i < 0 || profile[i].Weight == 0 {
+			continue // not run, or it has no score to turn off
 		}
 		if !slices.Contains(scoreOnly, pl.Name) {
 			return nil, fmt.Errorf("profiles[0].plugins.score.disabled: %s also filters, and skiff runs a plugin at all its extension points; disable it under multiPoint, or lower its score's weight", pl.Name)
