@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,14 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	// Settings checked together, once each is valid on its own.
 	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
 		return nil, err
+	}
+	// A setting for a loop the server does not run would be silently
+	// without effect.
+	if s.DisableScheduler && s.SchedulerConfig != "" {
+		return nil, fmt.Errorf("--%s has no effect with --%s: give the file to skiff scheduler --config", keySchedulerConfig, keyDisableScheduler)
+	}
+	if s.DisableControllerManager && !slices.Equal(s.Controllers, []string{"*"}) {
+		return nil, fmt.Errorf("--%s has no effect with --%s: give the list to skiff controller-manager --controllers", keyControllers, keyDisableCM)
 	}
 
 	// Paths that default to a place inside the data directory.

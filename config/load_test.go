@@ -94,6 +94,10 @@ func TestPrecedenceFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
 }
 
 func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
+	schedConfig := filepath.Join(t.TempDir(), "scheduler.yaml")
+	if err := os.WriteFile(schedConfig, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		args    []string
@@ -182,6 +186,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --scheduler-config "../README.md" (from SKIFF_SCHEDULER_CONFIG): not a KubeSchedulerConfiguration`}},
 		{name: "node monitor grace period of one Lease renewal", args: []string{"--node-monitor-grace-period", "10s"},
 			want: []string{`invalid --node-monitor-grace-period "10s": must be more than 10s: node agents renew their Leases every 10s`}},
+		{name: "scheduler config for no scheduler", args: []string{"--scheduler-config", schedConfig, "--disable-scheduler"},
+			want: []string{`--scheduler-config has no effect with --disable-scheduler: give the file to skiff scheduler --config`}},
+		{name: "controllers for no controller manager", env: map[string]string{"SKIFF_CONTROLLERS": "*,-nodeipam", "SKIFF_DISABLE_CONTROLLER_MANAGER": "true"},
+			want: []string{`--controllers has no effect with --disable-controller-manager`}},
 		{name: "zero lease duration", args: []string{"--leader-elect-lease-duration", "0s"},
 			want: []string{`invalid --leader-elect-lease-duration "0s": must be a positive duration such as 15s`}},
 		{name: "renew deadline not under the lease duration", env: map[string]string{"SKIFF_LEADER_ELECT_RENEW_DEADLINE": "20s"},
