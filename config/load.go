@@ -70,7 +70,7 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	if s.DisableScheduler && s.SchedulerConfig != "" {
 		return nil, fmt.Errorf("--%s has no effect with --%s: give the file to skiff scheduler --config", keySchedulerConfig, keyDisableScheduler)
 	}
-	if s.DisableControllerManager && !slices.Equal(s.Controllers, []string{"*"}) {
+	if s.DisableControllerManager && len(s.Controllers) > 0 && !slices.Equal(s.Controllers, []string{"*"}) {
 		return nil, fmt.Errorf("--%s has no effect with --%s: give the list to skiff controller-manager --controllers", keyControllers, keyDisableCM)
 	}
 

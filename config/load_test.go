@@ -383,6 +383,20 @@ func TestFlagsAreDeclaredForEverySetting(t *testing.T) {
 	}
 }
 
+// The loops' own settings at their defaults go with the loops turned off.
+func TestLoopsOffWithTheirDefaults(t *testing.T) {
+	s, err := loadWith(t, []string{"--data-dir", t.TempDir(), "--disable-controller-manager", "--disable-scheduler"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.DisableControllerManager || !s.DisableScheduler || len(s.Controllers) > 0 || s.SchedulerConfig != "" {
+		t.Errorf("%+v", s)
+	}
+	if _, err := loadWith(t, []string{"--data-dir", t.TempDir(), "--disable-controller-manager", "--controllers", "*"}, nil, ""); err != nil {
+		t.Errorf("--controllers '*' with --disable-controller-manager: %v", err)
+	}
+}
+
 func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "skiff.conf") // the extension does not matter
 	yaml := "data-dir: " + t.TempDir() + "\ntls-san:\n  - a.example.com\n  - 192.0.2.1\ndisable-agent: true\ncontrollers:\n  - \"*\"\n  - -node-ipam-controller\n"
