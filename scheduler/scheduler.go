@@ -89,7 +89,9 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		profile = plugins.DefaultProfile(noderesourcesfit.ScoringStrategy(cfg.ScoringStrategy))
 	}
 	for _, pc := range profile {
-		if pc.Weight > 0 {
+		if pc.NoScore {
+			s.plugins = append(s.plugins, pc.Name+"(no score)")
+		} else if pc.Weight > 0 {
 			s.plugins = append(s.plugins, fmt.Sprintf("%s(weight %d)", pc.Name, pc.Weight))
 		} else {
 			s.plugins = append(s.plugins, pc.Name)

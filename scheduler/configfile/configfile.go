@@ -166,9 +166,9 @@ func seconds(field string, v *int64) (time.Duration, error) {
 	return time.Duration(*v) * time.Second, nil
 }
 
-// scoreOnly are the default plugins that only score: disabling their score
-// disables them. The others also filter, reserve or bind, and skiff runs a
-// plugin at all its extension points or not at all.
+// scoreOnly are the plugins that only score: enabling one under score
+// alone is enabling it. The others also filter, reserve or bind, and skiff
+// runs a plugin at all its extension points but, optionally, its score.
 var scoreOnly = []string{balancedallocation.Name, imagelocality.Name}
 
 // maxPluginWeight bounds a score plugin's weight, as kube-scheduler does
@@ -177,10 +177,10 @@ const maxPluginWeight = 100
 
 // applyPlugins applies the profile's plugin sets to skiff's default
 // profile. multiPoint enables (with a weight) or disables a plugin as a
-// whole; score sets a plugin's weight, or disables a plugin that only
-// scores. "*" disables every default plugin of that set. The other
-// extension points would need a plugin to run at some of its points and
-// not others, which skiff's framework does not do.
+// whole; score sets a plugin's weight, or turns its score off (NoScore)
+// while it goes on filtering. "*" disables every plugin of that set. The
+// other extension points would need a plugin to run at some of its points
+// and not others, which skiff's framework does beyond scoring.
 func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwruntime.PluginConfig, error) {
 	other := map[string]schedv1.PluginSet{
 		"preEnqueue": p.PreEnqueue, "queueSort": p.QueueSort, "preFilter": p.PreFilter, "filter": p.Filter,
@@ -190,7 +190,7 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 	}
 	for _, point := range slices.Sorted(maps.Keys(other)) {
 		if set := other[point]; len(set.Enabled) > 0 || len(set.Disabled) > 0 {
-			return nil, fmt.Errorf("profiles[0].plugins.%s: skiff runs each plugin at all its extension points; enable, disable or weigh plugins under multiPoint or score", point)
+			return nil, fmt.Errorf("profiles[0].plugins.%s: skiff runs each plugin at all its extension points (its score may be turned off); enable, disable or weigh plugins under multiPoint or score", point)
 		}
 	}
 	known := plugins.Registry()
@@ -228,31 +228,18 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 			profile = slices.Delete(profile, i, i+1)
 		}
 	}
+	// A plugin whose score is disabled still filters (NoScore).
 	for _, pl := range p.Score.Disabled {
-		if pl.Name == "*" {
-			for _, n := range scoreOnly {
-				if i := index(n); i >= 0 {
-					profile = slices.Delete(profile, i, i+1)
-				}
+		for i := range profile {
+			if pl.Name == "*" || profile[i].Name == pl.Name {
+				profile[i].NoScore = true
 			}
-			if slices.ContainsFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Weight > 0 }) {
-				return nil, fmt.Errorf(`profiles[0].plugins.score.disabled: "*" cannot turn off the scores of plugins that also filter, as skiff runs a plugin at all its extension points; disable those under multiPoint, or name only the score-only plugins (%v)`, scoreOnly)
-			}
-			continue
 		}
-		i := index(pl.Name)
-		if i < 0 || profile[i].Weight == 0 {
-			continue // not run, or it has no score to turn off
-		}
-		if !slices.Contains(scoreOnly, pl.Name) {
-			return nil, fmt.Errorf("profiles[0].plugins.score.disabled: %s also filters, and skiff runs a plugin at all its extension points; disable it under multiPoint, or lower its score's weight", pl.Name)
-		}
-		profile = slices.Delete(profile, i, i+1)
 	}
 	for _, set := range []struct {
-		field string
-		list  []schedv1.Plugin
-	}{{"profiles[0].plugins.multiPoint.enabled", p.MultiPoint.Enabled}, {"profiles[0].plugins.score.enabled", p.Score.Enabled}} {
+		point, field string
+		list         []schedv1.Plugin
+	}{{"multiPoint", "profiles[0].plugins.multiPoint.enabled", p.MultiPoint.Enabled}, {"score", "profiles[0].plugins.score.enabled", p.Score.Enabled}} {
 		for _, pl := range set.list {
 			if _, ok := known[pl.Name]; !ok {
 				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
@@ -262,10 +249,14 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 				return nil, err
 			}
 			if i := index(pl.Name); i >= 0 {
+				profile[i].NoScore = false
 				if w > 0 {
 					profile[i].Weight = w
 				}
 				continue
+			}
+			if set.point == "score" && !slices.Contains(scoreOnly, pl.Name) {
+				return nil, fmt.Errorf("%s: %s is not in the profile, and skiff would run it at all its extension points, not only Score; enable it under multiPoint", set.field, pl.Name)
 			}
 			profile = append(profile, fwruntime.PluginConfig{Name: pl.Name, Weight: w})
 		}

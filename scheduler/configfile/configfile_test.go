@@ -121,10 +121,13 @@ profiles:
 		t.Errorf("the profile's percentageOfNodesToScore: %d", cfg.PercentageOfNodesToScore)
 	}
 	got := names(cfg.Plugins)
-	for _, gone := range []string{"ImageLocality", "InterPodAffinity", "NodeResourcesBalancedAllocation"} {
+	for _, gone := range []string{"ImageLocality", "InterPodAffinity"} {
 		if slices.Contains(got, gone) {
 			t.Errorf("%s still runs: %v", gone, got)
 		}
+	}
+	if ba, _ := pluginNamed(t, cfg.Plugins, "NodeResourcesBalancedAllocation"); !ba.NoScore {
+		t.Errorf("NodeResourcesBalancedAllocation still scores: %+v", ba)
 	}
 	if tt, _ := pluginNamed(t, cfg.Plugins, "TaintToleration"); tt.Weight != 7 {
 		t.Errorf("TaintToleration weight %d, want 7", tt.Weight)
@@ -150,6 +153,26 @@ profiles:
 	if cfg.Plugins[0].Weight != 2 {
 		t.Errorf("NodeResourcesFit weight %d", cfg.Plugins[0].Weight)
 	}
+
+	// Every score off, then one on again: the others still filter.
+	cfg, err = Parse([]byte(header + `
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: NodeResourcesFit, weight: 1}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(cfg.Plugins), names(plugins.DefaultProfile(noderesourcesfit.LeastAllocated)); !slices.Equal(got, want) {
+		t.Errorf("plugins %v, want all of %v", got, want)
+	}
+	for _, pc := range cfg.Plugins {
+		if pc.NoScore != (pc.Name != "NodeResourcesFit") {
+			t.Errorf("%s: NoScore %v", pc.Name, pc.NoScore)
+		}
+	}
 }
 
 // What skiff's scheduler cannot honour is refused, naming the field.
@@ -171,9 +194,9 @@ func TestParseRefuses(t *testing.T) {
 		{"profiling", header + "enableProfiling: false\n", "use --profiling"},
 		{"extenders", header + "extenders: [{urlPrefix: http://127.0.0.1:8888}]\n", "extenders: skiff's scheduler does not call scheduler extenders"},
 		{"filter point", header + "profiles: [{plugins: {filter: {disabled: [{name: NodePorts}]}}}]\n", "profiles[0].plugins.filter: skiff runs each plugin at all its extension points"},
-		{"score of a plugin without one, then a bad weight", header + "profiles: [{plugins: {score: {disabled: [{name: NodePorts}], enabled: [{name: NodePorts, weight: -1}]}}}]\n", "weight of NodePorts must be 1-100, got -1"},
-		{"score of a filter plugin", header + "profiles: [{plugins: {score: {disabled: [{name: NodeResourcesFit}]}}}]\n", "profiles[0].plugins.score.disabled: NodeResourcesFit also filters"},
-		{"every score", header + "profiles: [{plugins: {score: {disabled: [{name: \"*\"}]}}}]\n", `"*" cannot turn off the scores of plugins that also filter`},
+		{"bad weight", header + "profiles: [{plugins: {score: {enabled: [{name: NodePorts, weight: -1}]}}}]\n", "weight of NodePorts must be 1-100, got -1"},
+		{"only the score of a filter plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}, score: {enabled: [{name: NodeResourcesFit}]}}}]\n",
+			"profiles[0].plugins.score.enabled: NodeResourcesFit is not in the profile, and skiff would run it at all its extension points, not only Score"},
 		{"unknown plugin", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeResourcesFitt}]}}}]\n", `skiff's scheduler has no plugin "NodeResourcesFitt"`},
 		{"unknown plugin disabled", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: ImageLocalty}]}}}]\n", `profiles[0].plugins.multiPoint.disabled: skiff's scheduler has no plugin "ImageLocalty"`},
 		{"weight", header + "profiles: [{plugins: {score: {enabled: [{name: ImageLocality, weight: 500}]}}}]\n", "weight of ImageLocality must be 1-100, got 500"},

@@ -94,10 +94,10 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 		if x, ok := p.(framework.PostFilterPlugin); ok {
 			f.postFilter = append(f.postFilter, x)
 		}
-		if x, ok := p.(framework.PreScorePlugin); ok {
+		if x, ok := p.(framework.PreScorePlugin); ok && !pc.NoScore {
 			f.preScore = append(f.preScore, x)
 		}
-		if x, ok := p.(framework.ScorePlugin); ok {
+		if x, ok := p.(framework.ScorePlugin); ok && !pc.NoScore {
 			f.score = append(f.score, x)
 			w := pc.Weight
 			if w == 0 {

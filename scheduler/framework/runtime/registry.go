@@ -18,6 +18,10 @@ type PluginConfig struct {
 	Name string
 	// Weight multiplies the plugin's normalized score; 0 means 1.
 	Weight int64
+	// NoScore runs the plugin at its other extension points but not at
+	// PreScore and Score (kube-scheduler's plugins.score.disabled): a
+	// filter whose preference should not count.
+	NoScore bool
 	// Args is passed to the plugin's factory.
 	Args any
 }
