@@ -180,7 +180,7 @@ const maxPluginWeight = 100
 // whole; score sets a plugin's weight, or turns its score off (NoScore)
 // while it goes on filtering. "*" disables every plugin of that set. The
 // other extension points would need a plugin to run at some of its points
-// and not others, which skiff's framework does beyond scoring.
+// and not others, which skiff's framework does only for scoring.
 func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwruntime.PluginConfig, error) {
 	other := map[string]schedv1.PluginSet{
 		"preEnqueue": p.PreEnqueue, "queueSort": p.QueueSort, "preFilter": p.PreFilter, "filter": p.Filter,
@@ -249,7 +249,11 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 				return nil, err
 			}
 			if i := index(pl.Name); i >= 0 {
-				profile[i].NoScore = false
+				// score.enabled puts a disabled score back; multiPoint does
+				// not, since kube-scheduler lets a point's own set override it.
+				if set.point == "score" {
+					profile[i].NoScore = false
+				}
 				if w > 0 {
 					profile[i].Weight = w
 				}

@@ -173,6 +173,22 @@ profiles:
 			t.Errorf("%s: NoScore %v", pc.Name, pc.NoScore)
 		}
 	}
+
+	// A point's own set overrides multiPoint: enabled there, but no score.
+	cfg, err = Parse([]byte(header + `
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: TaintToleration, weight: 5}]
+    score:
+      disabled: [{name: TaintToleration}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tt, ok := pluginNamed(t, cfg.Plugins, "TaintToleration"); !ok || !tt.NoScore {
+		t.Errorf("TaintToleration %+v, want it run without its score", tt)
+	}
 }
 
 // What skiff's scheduler cannot honour is refused, naming the field.
