@@ -511,7 +511,7 @@ func serverSettings(defaultDataDir string) []setting {
 				s.DisableScheduler = v.(bool)
 				return nil
 			}},
-		{name: keyControllers, kind: kindList, def: "*",
+		{name: keyControllers, kind: kindList,
 			usage: `controllers the server runs, as kube-controller-manager's --controllers: "*" is all, "name" adds one, "-name" leaves one out (skiff's names, as in the workqueue metrics, or kube-controller-manager's)`,
 			apply: func(s *Server, v any) error {
 				if _, _, err := manager.SelectControllers(v.([]string)); err != nil {

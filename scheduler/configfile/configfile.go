@@ -71,13 +71,10 @@ func Parse(data []byte) (scheduler.Config, error) {
 		}
 		cfg.Parallelism = int(*p)
 	}
-	if p := f.PercentageOfNodesToScore; p != nil {
-		if *p < 0 || *p > 100 {
-			return cfg, fmt.Errorf("percentageOfNodesToScore: must be 0 (adaptive) to 100, got %d", *p)
-		}
-		cfg.PercentageOfNodesToScore = *p
-	}
 	var err error
+	if cfg.PercentageOfNodesToScore, err = percentage("percentageOfNodesToScore", f.PercentageOfNodesToScore, 0); err != nil {
+		return cfg, err
+	}
 	if cfg.PodInitialBackoff, err = seconds("podInitialBackoffSeconds", f.PodInitialBackoffSeconds); err != nil {
 		return cfg, err
 	}
@@ -101,11 +98,9 @@ func Parse(data []byte) (scheduler.Config, error) {
 		}
 		cfg.SchedulerName = *prof.SchedulerName
 	}
-	if p := prof.PercentageOfNodesToScore; p != nil {
-		if *p < 0 || *p > 100 {
-			return cfg, fmt.Errorf("profiles[0].percentageOfNodesToScore: must be 0 (adaptive) to 100, got %d", *p)
-		}
-		cfg.PercentageOfNodesToScore = *p // the profile's wins, as in kube-scheduler
+	// The profile's wins, as in kube-scheduler.
+	if cfg.PercentageOfNodesToScore, err = percentage("profiles[0].percentageOfNodesToScore", prof.PercentageOfNodesToScore, cfg.PercentageOfNodesToScore); err != nil {
+		return cfg, err
 	}
 	profile := plugins.DefaultProfile(noderesourcesfit.LeastAllocated)
 	if prof.Plugins != nil {
@@ -153,6 +148,17 @@ func refuseProcessSettings(f *schedv1.KubeSchedulerConfiguration) error {
 		return fmt.Errorf("delayCacheUntilActive: skiff's scheduler fills its cache before it campaigns")
 	}
 	return nil
+}
+
+// percentage checks an optional percentageOfNodesToScore; unset keeps def.
+func percentage(field string, p *int32, def int32) (int32, error) {
+	if p == nil {
+		return def, nil
+	}
+	if *p < 0 || *p > 100 {
+		return 0, fmt.Errorf("%s: must be 0 (adaptive) to 100, got %d", field, *p)
+	}
+	return *p, nil
 }
 
 // seconds converts an optional positive number of seconds.
