@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/skiffkube/skiff/controllers/nodeipam"
 )
 
 // LoadServer reads the settings declared by AddServerFlags from flags (already
@@ -64,6 +66,9 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	// Settings checked together, once each is valid on its own.
 	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
 		return nil, err
+	}
+	if err := nodeipam.CheckCIDRs(s.ClusterCIDR, s.NodeCIDRMaskSize); err != nil {
+		return nil, fmt.Errorf("invalid --%s %s with --%s %d: %w", keyClusterCIDR, s.ClusterCIDR, keyNodeCIDRMaskSize, s.NodeCIDRMaskSize, err)
 	}
 	// A setting for a loop the server does not run would be silently
 	// without effect.

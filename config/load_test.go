@@ -186,6 +186,12 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --scheduler-config "../README.md" (from SKIFF_SCHEDULER_CONFIG): not a KubeSchedulerConfiguration`}},
 		{name: "node monitor grace period of one Lease renewal", args: []string{"--node-monitor-grace-period", "10s"},
 			want: []string{`invalid --node-monitor-grace-period "10s": must be more than 10s: node agents renew their Leases every 10s`}},
+		{name: "node mask no longer than the cluster CIDR", args: []string{"--cluster-cidr", "10.77.0.0/24"},
+			want: []string{`invalid --cluster-cidr 10.77.0.0/24 with --node-cidr-mask-size 24: node mask /24 must be longer than the cluster CIDR's /24`}},
+		{name: "node mask leaving no pod address", env: map[string]string{"SKIFF_NODE_CIDR_MASK_SIZE": "31"},
+			want: []string{`invalid --node-cidr-mask-size "31" (from SKIFF_NODE_CIDR_MASK_SIZE): must be 9-30`}},
+		{name: "node mask splitting the cluster CIDR too finely", args: []string{"--cluster-cidr", "10.0.0.0/8", "--node-cidr-mask-size", "29"},
+			want: []string{`invalid --cluster-cidr 10.0.0.0/8 with --node-cidr-mask-size 29: node mask /29 splits the cluster CIDR's /8 into more than 2^20 subnets: at most /28`}},
 		{name: "scheduler config for no scheduler", args: []string{"--scheduler-config", schedConfig, "--disable-scheduler"},
 			want: []string{`--scheduler-config has no effect with --disable-scheduler: give the file to skiff scheduler --config`}},
 		{name: "controllers for no controller manager", env: map[string]string{"SKIFF_CONTROLLERS": "*,-nodeipam", "SKIFF_DISABLE_CONTROLLER_MANAGER": "true"},
@@ -245,6 +251,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
 		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
+		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +279,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.NodeMonitorGracePeriod != 15*time.Second {
 		t.Errorf("NodeMonitorGracePeriod = %s", s.NodeMonitorGracePeriod)
+	}
+	if s.ClusterCIDR != "10.77.0.0/24" || s.NodeCIDRMaskSize != 26 {
+		t.Errorf("pod CIDRs: cluster %s, node /%d, want 10.77.0.0/24, /26", s.ClusterCIDR, s.NodeCIDRMaskSize)
 	}
 	if s.SchedulerConfig != schedConfig || s.Scheduler.PercentageOfNodesToScore != 70 {
 		t.Errorf("scheduler config %q: %+v", s.SchedulerConfig, s.Scheduler)

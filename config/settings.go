@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/scheduler"
@@ -109,8 +110,10 @@ type Server struct {
 	// Profiling serves Go's pprof profiles on /debug/pprof/ (cluster
 	// admins only), as kube-apiserver's --profiling.
 	Profiling bool
-	// ClusterCIDR is split into the nodes' pod CIDRs.
-	ClusterCIDR string
+	// ClusterCIDR is split into the nodes' pod CIDRs, of
+	// NodeCIDRMaskSize bits each.
+	ClusterCIDR      string
+	NodeCIDRMaskSize int
 	// ServiceCIDR is where Services get their cluster IPs.
 	ServiceCIDR string
 	// GCMemoryLimit is the floor of the Go runtime's soft memory limit in
@@ -173,6 +176,7 @@ const (
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
+	keyNodeCIDRMaskSize      = "node-cidr-mask-size"
 	keyServiceCIDR           = "service-cidr"
 	keyGCMemoryLimit         = "gc-memory-limit"
 	keyGCCPUBudget           = "gc-cpu-budget"
@@ -199,7 +203,8 @@ const (
 	DefaultHistoryRetention      = storage.DefaultHistoryRetention
 	DefaultLogLevel              = "info"
 	DefaultLogFormat             = "text"
-	DefaultClusterCIDR           = "10.42.0.0/16"
+	DefaultClusterCIDR           = nodeipam.DefaultClusterCIDR
+	DefaultNodeCIDRMaskSize      = nodeipam.DefaultNodeMaskSize
 	DefaultServiceCIDR           = "10.43.0.0/16"
 	DefaultGCMemoryLimit         = "400Mi"
 	DefaultGCCPUBudget           = 25 // percent; why 25 and not 30: the README's Scale section, 2026-12-02
@@ -571,10 +576,18 @@ func serverSettings(defaultDataDir string) []setting {
 				return nil
 			}},
 		{name: keyClusterCIDR, kind: kindString, def: DefaultClusterCIDR,
-			usage: "IPv4 range split into one /24 pod CIDR per node",
+			usage: "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each",
 			apply: func(s *Server, v any) error {
-				p, err := parseCIDR(v.(string), 8, 24)
+				// Its length against the mask's is checked once both are read.
+				p, err := parseCIDR(v.(string), 8, 29)
 				s.ClusterCIDR = p
+				return err
+			}},
+		{name: keyNodeCIDRMaskSize, kind: kindInt, def: fmt.Sprint(DefaultNodeCIDRMaskSize),
+			usage: "prefix length of each node's pod CIDR, as kube-controller-manager's --node-cidr-mask-size: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes",
+			apply: func(s *Server, v any) error {
+				n, err := intRange(v, 9, 30)
+				s.NodeCIDRMaskSize = int(n)
 				return err
 			}},
 		{name: keyServiceCIDR, kind: kindString, def: DefaultServiceCIDR,

@@ -125,7 +125,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR, Controllers: cfg.Controllers, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}, api.controllerManager.CAData, log, pool, serverLeaderElection(cfg, api.controllerManagerWatchDog))
+				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR, NodeCIDRMaskSize: cfg.NodeCIDRMaskSize, Controllers: cfg.Controllers, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}, api.controllerManager.CAData, log, pool, serverLeaderElection(cfg, api.controllerManagerWatchDog))
 			})
 		}()
 	}

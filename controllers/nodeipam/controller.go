@@ -142,7 +142,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if existing := cidrsOf(node); len(existing) > 0 {
 		for _, cidr := range existing {
 			if !c.alloc.occupy(node.Name, cidr) {
-				c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s has pod CIDR %s, which another node also holds", node.Name, cidr)
+				c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s has pod CIDR %s, which overlaps another node's", node.Name, cidr)
 			}
 		}
 		return nil

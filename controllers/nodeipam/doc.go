@@ -1,5 +1,7 @@
 // Package nodeipam gives every Node a pod CIDR (spec.podCIDR and spec.podCIDRs) carved out of the
-// cluster CIDR, a /24 per node from 10.42.0.0/16 by default. The node agent builds its pod bridge on it
-// and routes other nodes' CIDRs to them. Allocations already recorded on nodes are loaded before the
-// first allocation, so no CIDR is handed out twice; a deleted node's CIDR is free again.
+// cluster CIDR, a /24 per node from 10.42.0.0/16 by default (kube-controller-manager's --cluster-cidr
+// and --node-cidr-mask-size). The node agent builds its pod bridge on it and routes other nodes' CIDRs
+// to them. Allocations already recorded on nodes are loaded before the first allocation, so no CIDR is
+// handed out twice, nor one inside a node's CIDR of another size (the mask changed since); a deleted
+// node's CIDR is free again.
 package nodeipam

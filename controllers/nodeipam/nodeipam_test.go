@@ -3,6 +3,7 @@ package nodeipam
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,6 +114,62 @@ func TestStaleCacheKeepsTheSameCIDR(t *testing.T) {
 	}
 }
 
+// Nodes that got their CIDRs under another mask size (the setting changed, or they were set by hand)
+// keep every subnet their CIDR overlaps: none is handed out inside it.
+func TestCIDRsOfAnotherSizeAreOccupied(t *testing.T) {
+	ctx := context.Background()
+	c, client, _ := newFixture(t, Options{ClusterCIDR: "10.0.0.0/24", NodeMaskSize: 26},
+		node("old", "10.0.0.0/25"), node("small", "10.0.0.200/29"), node("n1", ""), node("n2", ""))
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := podCIDR(t, client, "n1"); got != "10.0.0.128/26" {
+		t.Errorf("n1 got %s, want the one /26 that neither a /25 at .0 nor a /29 at .200 overlaps", got)
+	}
+	if err := c.sync(ctx, "n2"); !errors.Is(err, ErrExhausted) {
+		t.Errorf("n2: err = %v, want ErrExhausted", err)
+	}
+	// A node whose CIDR overlaps another's keeps it, and frees only its own subnets when deleted.
+	if c.alloc.occupy("dup", "10.0.0.64/26") {
+		t.Error("a /26 inside old's /25 was taken as free")
+	}
+	c.alloc.release("dup")
+	if c.alloc.used[1] != "old" {
+		t.Errorf("subnet 1 held by %q after the overlapping node went, want old", c.alloc.used[1])
+	}
+	if _, _, ok := c.alloc.span("10.1.0.0/16"); ok {
+		t.Error("a CIDR outside the cluster CIDR overlaps it")
+	}
+	if first, n, ok := c.alloc.span("10.0.0.0/8"); !ok || first != 0 || n != 4 {
+		t.Errorf("span of a CIDR holding the cluster CIDR = %d %d %v, want all 4", first, n, ok)
+	}
+}
+
+func TestCheckCIDRs(t *testing.T) {
+	for _, tc := range []struct {
+		cidr string
+		mask int
+		want string // "" = accepted
+	}{
+		{"10.42.0.0/16", 24, ""},
+		{"10.42.0.0/24", 26, ""},
+		{"10.42.0.0/16", 30, ""},
+		{"10.0.0.0/8", 28, ""},
+		{"10.42.0.0", 24, "cluster CIDR"},
+		{"10.42.0.0/24", 24, "must be longer than the cluster CIDR's /24"},
+		{"10.42.0.0/16", 31, "no room for a gateway and a pod: at most /30"},
+		{"10.0.0.0/8", 29, "more than 2^20 subnets: at most /28"},
+	} {
+		err := CheckCIDRs(tc.cidr, tc.mask)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s /%d: %v", tc.cidr, tc.mask, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s /%d: err = %v, want %q", tc.cidr, tc.mask, err, tc.want)
+		}
+	}
+}
+
 func TestBadConfig(t *testing.T) {
 	client := fake.NewClientset()
 	f := informers.NewSharedInformerFactory(client, 0)
@@ -133,7 +190,7 @@ func TestIPv6(t *testing.T) {
 	if s != "fd00:42::/64" || s2 != "fd00:42:0:1::/64" {
 		t.Errorf("got %s %s", s, s2)
 	}
-	if i, ok := a.index(s2); !ok || i != 1 {
-		t.Errorf("index(%s) = %d %v", s2, i, ok)
+	if i, n, ok := a.span(s2); !ok || i != 1 || n != 1 {
+		t.Errorf("span(%s) = %d %d %v", s2, i, n, ok)
 	}
 }

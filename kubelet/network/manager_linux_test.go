@@ -217,13 +217,17 @@ func TestTearDownLeavesNothingBehind(t *testing.T) {
 }
 
 func TestSetUpRecoversFromALostNamespace(t *testing.T) {
-	m := newTestManager(t, "sktnet2", "10.251.9.0/24")
+	// A /26, as --node-cidr-mask-size 26 gives a node: nothing here is tied to /24.
+	m := newTestManager(t, "sktnet2", "10.251.9.0/26")
 	ctx := context.Background()
 	p, err := m.SetUp(ctx, "pod-r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.TearDown(context.Background(), "pod-r") })
+	if p.PrefixLen != 26 || !p.IP.Equal(net.ParseIP("10.251.9.2")) {
+		t.Errorf("pod address %s/%d, want 10.251.9.2/26", p.IP, p.PrefixLen)
+	}
 	// Simulate a crash that lost the namespace but kept the host veth
 	// record and address: delete the namespace only.
 	if err := netns.DeleteNamed("sknettest-pod-r"); err != nil {
