@@ -5,9 +5,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -23,7 +25,7 @@ func NewClient(objs ...runtime.Object) *fake.Clientset {
 		if !ok || ca.GetSubresource() != "" {
 			return false, nil, nil
 		}
-		m, err := metav1.Accessor(ca.GetObject())
+		m, err := meta.Accessor(ca.GetObject())
 		if err != nil {
 			return false, nil, nil
 		}
@@ -35,6 +37,27 @@ func NewClient(objs ...runtime.Object) *fake.Clientset {
 			m.SetUID(types.UID(fmt.Sprintf("uid-created-%d", id)))
 		}
 		return false, nil, nil
+	})
+	// The tracker's watch hands out the objects it stores when it replays
+	// them from a resourceVersion (client-go v0.37's fixture.go), and an
+	// informer's transform (the manager's TrimManagedFields) edits what it
+	// receives in place, racing with the tracker's readers. The API
+	// server's watches decode fresh objects: give the informers copies too.
+	c.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(k8stesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := c.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+			if e.Object != nil {
+				e.Object = e.Object.DeepCopyObject()
+			}
+			return e, true
+		}), nil
 	})
 	return c
 }

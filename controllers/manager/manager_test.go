@@ -13,14 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 )
 
 func TestConfigValidation(t *testing.T) {
-	client := fake.NewClientset()
+	client := controllertest.NewClient()
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -66,7 +65,7 @@ func TestConfigValidation(t *testing.T) {
 // a name adds one, -name leaves one out; what "*" brought in may be
 // skipped for want of an option, what was named may not.
 func TestControllersSelection(t *testing.T) {
-	client := fake.NewClientset()
+	client := controllertest.NewClient()
 	opts := Options{Metadata: metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), RootCA: []byte("ca")}
 	all := slices.Sorted(maps.Keys(Registry))
 	without := func(names ...string) []string {
@@ -168,7 +167,7 @@ func TestRunReconcilesThroughInformers(t *testing.T) {
 }
 
 func TestLeaderElectionHandsOver(t *testing.T) {
-	client := fake.NewClientset()
+	client := controllertest.NewClient()
 	cfg := func(id string) Config {
 		return Config{Identity: id, LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond}
 	}
@@ -221,7 +220,7 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 
 func TestMetadataClientAndRootCAEnableEveryController(t *testing.T) {
 	scheme := metadatafake.NewTestScheme()
-	m, err := New(fake.NewClientset(), Config{}, Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme), RootCA: []byte("ca")})
+	m, err := New(controllertest.NewClient(), Config{}, Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme), RootCA: []byte("ca")})
 	if err != nil {
 		t.Fatal(err)
 	}
