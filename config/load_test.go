@@ -192,6 +192,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --node-cidr-mask-size "31" (from SKIFF_NODE_CIDR_MASK_SIZE): must be 9-30`}},
 		{name: "node mask splitting the cluster CIDR too finely", args: []string{"--cluster-cidr", "10.0.0.0/8", "--node-cidr-mask-size", "29"},
 			want: []string{`invalid --cluster-cidr 10.0.0.0/8 with --node-cidr-mask-size 29: node mask /29 splits the cluster CIDR's /8 into more than 2^20 subnets: at most /28`}},
+		{name: "terminated pod threshold that is not a number", env: map[string]string{"SKIFF_TERMINATED_POD_GC_THRESHOLD": "lots"},
+			want: []string{`invalid --terminated-pod-gc-threshold "lots" (from SKIFF_TERMINATED_POD_GC_THRESHOLD)`}},
 		{name: "scheduler config for no scheduler", args: []string{"--scheduler-config", schedConfig, "--disable-scheduler"},
 			want: []string{`--scheduler-config has no effect with --disable-scheduler: give the file to skiff scheduler --config`}},
 		{name: "controllers for no controller manager", env: map[string]string{"SKIFF_CONTROLLERS": "*,-nodeipam", "SKIFF_DISABLE_CONTROLLER_MANAGER": "true"},
@@ -251,7 +253,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
 		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
-		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26",
+		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26", "--terminated-pod-gc-threshold", "100",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -279,6 +281,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.NodeMonitorGracePeriod != 15*time.Second {
 		t.Errorf("NodeMonitorGracePeriod = %s", s.NodeMonitorGracePeriod)
+	}
+	if s.TerminatedPodGCThreshold != 100 {
+		t.Errorf("TerminatedPodGCThreshold = %d, want 100", s.TerminatedPodGCThreshold)
 	}
 	if s.ClusterCIDR != "10.77.0.0/24" || s.NodeCIDRMaskSize != 26 {
 		t.Errorf("pod CIDRs: cluster %s, node /%d, want 10.77.0.0/24, /26", s.ClusterCIDR, s.NodeCIDRMaskSize)
@@ -422,5 +427,27 @@ func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
 	}
 	if got := strings.Join(s.Controllers, ","); got != "*,-node-ipam-controller" {
 		t.Errorf("Controllers = %q", got)
+	}
+}
+
+// kube-controller-manager's --terminated-pod-gc-threshold: 12500 unless
+// set, and 0 or less keeps every terminated pod (stored as 0).
+func TestTerminatedPodGCThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 12500},
+		{[]string{"--terminated-pod-gc-threshold", "0"}, 0},
+		{[]string{"--terminated-pod-gc-threshold=-1"}, 0},
+		{[]string{"--terminated-pod-gc-threshold", "50"}, 50},
+	} {
+		s, err := loadWith(t, append([]string{"--data-dir", t.TempDir()}, tc.args...), nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.TerminatedPodGCThreshold != tc.want {
+			t.Errorf("%v: TerminatedPodGCThreshold = %d, want %d", tc.args, s.TerminatedPodGCThreshold, tc.want)
+		}
 	}
 }

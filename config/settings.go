@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/configfile"
@@ -103,6 +105,10 @@ type Server struct {
 	// NodeMonitorGracePeriod is how long a node may go without renewing
 	// its Lease before it is marked unreachable.
 	NodeMonitorGracePeriod time.Duration
+	// TerminatedPodGCThreshold is kube-controller-manager's
+	// --terminated-pod-gc-threshold: terminated pods kept before the
+	// oldest are deleted; 0 or less keeps them all.
+	TerminatedPodGCThreshold int
 	// SchedulerConfig is kube-scheduler's configuration file for the
 	// in-process scheduler ("" = none); Scheduler is what it says.
 	SchedulerConfig string
@@ -174,6 +180,7 @@ const (
 	keyControllers           = "controllers"
 	keySchedulerConfig       = "scheduler-config"
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
+	keyTerminatedPodGC       = "terminated-pod-gc-threshold"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyNodeCIDRMaskSize      = "node-cidr-mask-size"
@@ -533,6 +540,16 @@ func serverSettings(defaultDataDir string) []setting {
 					return err
 				}
 				s.NodeMonitorGracePeriod = d
+				return nil
+			}},
+		{name: keyTerminatedPodGC, kind: kindInt, def: fmt.Sprint(podgc.DefaultThreshold),
+			usage: "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest, as kube-controller-manager's --terminated-pod-gc-threshold; 0 or less keeps them all",
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n > math.MaxInt32 {
+					return fmt.Errorf("must be at most %d", math.MaxInt32)
+				}
+				s.TerminatedPodGCThreshold = int(max(n, 0))
 				return nil
 			}},
 		{name: keySchedulerConfig, kind: kindString,

@@ -32,6 +32,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
+	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	"github.com/skiffkube/skiff/scheduler"
@@ -310,7 +311,7 @@ func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, d
 
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
-	var nodeCIDRMaskSize int
+	var nodeCIDRMaskSize, terminatedPodGC int
 	var controllers []string
 	var nodeMonitorGrace time.Duration
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
@@ -331,12 +332,19 @@ func newControllerManagerCommand() *cobra.Command {
 			q := runner.NewQueueMetrics()
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, manager.Config{ClusterCIDR: clusterCIDR, NodeCIDRMaskSize: nodeCIDRMaskSize, Controllers: controllers, NodeMonitorGracePeriod: nodeMonitorGrace}, rootCA, log, nil, le)
+			return runControllerManager(ctx, rc, manager.Config{
+				Controllers:              controllers,
+				ClusterCIDR:              clusterCIDR,
+				NodeCIDRMaskSize:         nodeCIDRMaskSize,
+				NodeMonitorGracePeriod:   nodeMonitorGrace,
+				TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
+			}, rootCA, log, nil, le)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")
+	cmd.Flags().IntVar(&terminatedPodGC, "terminated-pod-gc-threshold", podgc.DefaultThreshold, "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest; 0 or less keeps them all")
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
 	return cmd
 }

@@ -125,7 +125,7 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		go func() {
 			defer loops.Done()
 			supervise(ctx, "controller-manager", log, func(ctx context.Context) error {
-				return runControllerManager(ctx, api.controllerManager, manager.Config{ClusterCIDR: cfg.ClusterCIDR, NodeCIDRMaskSize: cfg.NodeCIDRMaskSize, Controllers: cfg.Controllers, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}, api.controllerManager.CAData, log, pool, serverLeaderElection(cfg, api.controllerManagerWatchDog))
+				return runControllerManager(ctx, api.controllerManager, controllerManagerConfig(cfg), api.controllerManager.CAData, log, pool, serverLeaderElection(cfg, api.controllerManagerWatchDog))
 			})
 		}()
 	}
@@ -163,6 +163,18 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 		}
 	}
 	return nil
+}
+
+// controllerManagerConfig is the in-process controller manager's share of
+// the server's settings.
+func controllerManagerConfig(cfg *config.Server) manager.Config {
+	return manager.Config{
+		Controllers:              cfg.Controllers,
+		ClusterCIDR:              cfg.ClusterCIDR,
+		NodeCIDRMaskSize:         cfg.NodeCIDRMaskSize,
+		NodeMonitorGracePeriod:   cfg.NodeMonitorGracePeriod,
+		TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(cfg.TerminatedPodGCThreshold),
+	}
 }
 
 // serverLeaderElection is how an in-process loop campaigns: with the

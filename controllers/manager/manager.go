@@ -40,6 +40,16 @@ const (
 	DefaultResync         = 12 * time.Hour
 )
 
+// TerminatedPodGCThresholdFromFlag is Config.TerminatedPodGCThreshold for
+// the value of kube-controller-manager's --terminated-pod-gc-threshold,
+// where 0 or less disables the deletion of terminated pods.
+func TerminatedPodGCThresholdFromFlag(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
 // Config is what an operator sets. Zero values mean the defaults.
 type Config struct {
 	// Controllers to run, as kube-controller-manager's --controllers: "*"
@@ -61,6 +71,11 @@ type Config struct {
 
 	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
 	NodeMonitorGracePeriod time.Duration
+
+	// TerminatedPodGCThreshold is how many terminated pods the pod garbage collector keeps before
+	// it deletes the oldest (default 12500); negative keeps them all. kube-controller-manager's
+	// --terminated-pod-gc-threshold disables with 0 too: TerminatedPodGCThresholdFromFlag converts.
+	TerminatedPodGCThreshold int
 
 	LeaseNamespace string
 	LeaseName      string

@@ -229,3 +229,13 @@ func TestMetadataClientAndRootCAEnableEveryController(t *testing.T) {
 		t.Errorf("controllers = %v, want the whole registry", m.Controllers())
 	}
 }
+
+// kube-controller-manager's --terminated-pod-gc-threshold disables with 0
+// or less; podgc's zero option means its default, so 0 must become -1.
+func TestTerminatedPodGCThresholdFromFlag(t *testing.T) {
+	for flag, want := range map[int]int{12500: 12500, 1: 1, 0: -1, -5: -1} {
+		if got := TerminatedPodGCThresholdFromFlag(flag); got != want {
+			t.Errorf("TerminatedPodGCThresholdFromFlag(%d) = %d, want %d", flag, got, want)
+		}
+	}
+}

@@ -114,7 +114,7 @@ var Registry = map[string]Constructor{
 	},
 	podgc.Name: func(b BuildContext) (Runnable, error) {
 		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
-			podgc.Options{Logger: b.Options.Logger})
+			podgc.Options{Threshold: b.Config.TerminatedPodGCThreshold, Logger: b.Options.Logger})
 	},
 	job.Name: func(b BuildContext) (Runnable, error) {
 		return job.New(b.Client, b.Informers.Batch().V1().Jobs(), b.Informers.Core().V1().Pods(), b.Recorder(job.Name),
