@@ -194,6 +194,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --cluster-cidr 10.0.0.0/8 with --node-cidr-mask-size 29: node mask /29 splits the cluster CIDR's /8 into more than 2^20 subnets: at most /28`}},
 		{name: "terminated pod threshold that is not a number", env: map[string]string{"SKIFF_TERMINATED_POD_GC_THRESHOLD": "lots"},
 			want: []string{`invalid --terminated-pod-gc-threshold "lots" (from SKIFF_TERMINATED_POD_GC_THRESHOLD)`}},
+		{name: "no workers for a controller", env: map[string]string{"SKIFF_CONCURRENT_GC_SYNCS": "0"},
+			want: []string{`invalid --concurrent-gc-syncs "0" (from SKIFF_CONCURRENT_GC_SYNCS): must be at least 1 (to stop a controller, leave it out of --controllers)`}},
 		{name: "scheduler config for no scheduler", args: []string{"--scheduler-config", schedConfig, "--disable-scheduler"},
 			want: []string{`--scheduler-config has no effect with --disable-scheduler: give the file to skiff scheduler --config`}},
 		{name: "controllers for no controller manager", env: map[string]string{"SKIFF_CONTROLLERS": "*,-nodeipam", "SKIFF_DISABLE_CONTROLLER_MANAGER": "true"},
@@ -254,6 +256,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
 		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
 		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26", "--terminated-pod-gc-threshold", "100",
+		"--concurrent-gc-syncs", "20",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +284,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.NodeMonitorGracePeriod != 15*time.Second {
 		t.Errorf("NodeMonitorGracePeriod = %s", s.NodeMonitorGracePeriod)
+	}
+	if s.ConcurrentSyncs["garbage-collector-controller"] != 20 || s.ConcurrentSyncs["deployment-controller"] != 5 || len(s.ConcurrentSyncs) != 12 {
+		t.Errorf("ConcurrentSyncs = %v, want 20 for the garbage collector, 5 for the other 11", s.ConcurrentSyncs)
 	}
 	if s.TerminatedPodGCThreshold != 100 {
 		t.Errorf("TerminatedPodGCThreshold = %d, want 100", s.TerminatedPodGCThreshold)

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,10 @@ type Server struct {
 	// --terminated-pod-gc-threshold: terminated pods kept before the
 	// oldest are deleted; 0 or less keeps them all.
 	TerminatedPodGCThreshold int
+	// ConcurrentSyncs are the workers of each controller named by a
+	// --concurrent-*-syncs setting (manager.ConcurrentSyncsFlags), by
+	// skiff's controller name.
+	ConcurrentSyncs map[string]int
 	// SchedulerConfig is kube-scheduler's configuration file for the
 	// in-process scheduler ("" = none); Scheduler is what it says.
 	SchedulerConfig string
@@ -230,6 +235,31 @@ const (
 	encryptionKeyFile = "cred/encryption.key"
 )
 
+// concurrentSyncsSettings are kube-controller-manager's --concurrent-*-syncs
+// for the controllers skiff has: the workers of one controller each.
+func concurrentSyncsSettings() []setting {
+	var out []setting
+	for _, f := range manager.ConcurrentSyncsFlags {
+		out = append(out, setting{name: f.Flag, kind: kindInt, def: fmt.Sprint(manager.DefaultWorkers),
+			usage: fmt.Sprintf("workers of the %s, as kube-controller-manager's flag: objects it reconciles at once", f.Controller),
+			apply: func(s *Server, v any) error {
+				n := v.(int64)
+				if n > math.MaxInt32 {
+					return fmt.Errorf("must be at most %d", math.MaxInt32)
+				}
+				if err := manager.CheckConcurrentSyncs(int(n)); err != nil {
+					return err
+				}
+				if s.ConcurrentSyncs == nil {
+					s.ConcurrentSyncs = map[string]int{}
+				}
+				s.ConcurrentSyncs[f.Controller] = int(n)
+				return nil
+			}})
+	}
+	return out
+}
+
 // minPollInterval keeps a mistyped poll interval (1ns) from spinning a core.
 const minPollInterval = 10 * time.Millisecond
 
@@ -278,7 +308,7 @@ type setting struct {
 // serverSettings lists every setting of `skiff server` in the order of --help
 // and of the README's reference table.
 func serverSettings(defaultDataDir string) []setting {
-	return []setting{
+	all := []setting{
 		{name: keyConfig, kind: kindString, usage: "YAML file with settings (keys are the flag names without --)",
 			apply: func(s *Server, v any) error { return nil }},
 		{name: keyDataDir, kind: kindString, def: defaultDataDir,
@@ -632,6 +662,9 @@ func serverSettings(defaultDataDir string) []setting {
 				return err
 			}},
 	}
+	// Beside --terminated-pod-gc-threshold, the other controller tunings.
+	at := slices.IndexFunc(all, func(st setting) bool { return st.name == keyTerminatedPodGC }) + 1
+	return slices.Insert(all, at, concurrentSyncsSettings()...)
 }
 
 // The range checks of int (kindInt: v is an int64) and duration

@@ -314,6 +314,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var nodeCIDRMaskSize, terminatedPodGC int
 	var controllers []string
 	var nodeMonitorGrace time.Duration
+	concurrentSyncs := map[string]*int{}
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			if _, _, err := manager.SelectControllers(controllers); err != nil {
@@ -324,6 +325,14 @@ func newControllerManagerCommand() *cobra.Command {
 			}
 			if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize); err != nil {
 				return fmt.Errorf("invalid --cluster-cidr %s with --node-cidr-mask-size %d: %w", clusterCIDR, nodeCIDRMaskSize, err)
+			}
+			workers := map[string]int{}
+			for _, f := range manager.ConcurrentSyncsFlags {
+				n := *concurrentSyncs[f.Controller]
+				if err := manager.CheckConcurrentSyncs(n); err != nil {
+					return fmt.Errorf("invalid --%s %d: %w", f.Flag, n, err)
+				}
+				workers[f.Controller] = n
 			}
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
@@ -338,6 +347,7 @@ func newControllerManagerCommand() *cobra.Command {
 				NodeCIDRMaskSize:         nodeCIDRMaskSize,
 				NodeMonitorGracePeriod:   nodeMonitorGrace,
 				TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
+				ConcurrentSyncs:          workers,
 			}, rootCA, log, nil, le)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
@@ -345,6 +355,9 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")
 	cmd.Flags().IntVar(&terminatedPodGC, "terminated-pod-gc-threshold", podgc.DefaultThreshold, "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest; 0 or less keeps them all")
+	for _, f := range manager.ConcurrentSyncsFlags {
+		concurrentSyncs[f.Controller] = cmd.Flags().Int(f.Flag, manager.DefaultWorkers, "workers of the "+f.Controller+": objects it reconciles at once")
+	}
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
 	return cmd
 }

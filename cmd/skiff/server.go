@@ -174,6 +174,7 @@ func controllerManagerConfig(cfg *config.Server) manager.Config {
 		NodeCIDRMaskSize:         cfg.NodeCIDRMaskSize,
 		NodeMonitorGracePeriod:   cfg.NodeMonitorGracePeriod,
 		TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(cfg.TerminatedPodGCThreshold),
+		ConcurrentSyncs:          cfg.ConcurrentSyncs,
 	}
 }
 

@@ -62,6 +62,10 @@ type Config struct {
 	Controllers []string
 	// Workers per controller.
 	Workers int
+	// ConcurrentSyncs overrides Workers for the controllers it names
+	// (skiff's names): kube-controller-manager's --concurrent-*-syncs,
+	// ConcurrentSyncsFlags.
+	ConcurrentSyncs map[string]int
 	// Resync is the informers' periodic full resync; level-based controllers use it as a safety net.
 	Resync time.Duration
 
@@ -214,6 +218,14 @@ func (c *Config) defaults() (named map[string]bool, err error) {
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
 	}
+	for name, n := range c.ConcurrentSyncs {
+		if _, ok := Registry[name]; !ok {
+			return nil, fmt.Errorf("manager: workers of unknown controller %q", name)
+		}
+		if err := CheckConcurrentSyncs(n); err != nil {
+			return nil, fmt.Errorf("manager: workers of %s: %w", name, err)
+		}
+	}
 	if c.Resync == 0 {
 		c.Resync = DefaultResync
 	}
@@ -308,7 +320,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, name := range m.names {
 		c := m.controllers[name]
-		wg.Go(func() { c.Run(ctx, m.cfg.Workers) })
+		wg.Go(func() { c.Run(ctx, m.cfg.workers(name)) })
 	}
 	m.opts.Logger.Info("controller manager running", "controllers", m.names)
 	<-ctx.Done()

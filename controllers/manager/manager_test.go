@@ -239,3 +239,29 @@ func TestTerminatedPodGCThresholdFromFlag(t *testing.T) {
 		}
 	}
 }
+
+// --concurrent-*-syncs set one controller's workers; the others keep
+// Workers, and a count below 1 or an unknown controller is refused.
+func TestConcurrentSyncs(t *testing.T) {
+	cfg := Config{ConcurrentSyncs: map[string]int{"garbage-collector-controller": 20}}
+	if _, err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.workers("garbage-collector-controller"); got != 20 {
+		t.Errorf("garbage collector workers = %d, want 20", got)
+	}
+	if got := cfg.workers("deployment-controller"); got != DefaultWorkers {
+		t.Errorf("deployment workers = %d, want %d", got, DefaultWorkers)
+	}
+	for _, bad := range []map[string]int{{"deployment-controller": 0}, {"hpa-controller": 3}} {
+		c := Config{ConcurrentSyncs: bad}
+		if _, err := c.defaults(); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	for _, f := range ConcurrentSyncsFlags {
+		if _, ok := Registry[f.Controller]; !ok {
+			t.Errorf("--%s names unknown controller %q", f.Flag, f.Controller)
+		}
+	}
+}

@@ -26,9 +26,10 @@ spec:
 // A CronJob on hollow nodes: within a minute its schedule creates a Job,
 // whose pod completes; the CronJob's status follows. The server runs
 // without the volume controllers this needs none of, left out by
-// --controllers with a skiff name and a kube-controller-manager one.
+// --controllers with a skiff name and a kube-controller-manager one, and
+// its CronJob controller with the workers --concurrent-cron-job-syncs asks.
 func TestCronJobSchedulesJobs(t *testing.T) {
-	s := startServer(t, "--controllers", "*,-local-path-provisioner,-persistentvolume-binder")
+	s := startServer(t, "--controllers", "*,-local-path-provisioner,-persistentvolume-binder", "--concurrent-cron-job-syncs", "2")
 	k := newKubectl(t, s, 33)
 	startHollowNodes(t, s, "--count", "1", "--node-name", "hollow")
 	eventually(t, k, []string{"hollow"}, "get", "nodes")
@@ -59,5 +60,8 @@ func TestCronJobSchedulesJobs(t *testing.T) {
 	if !strings.Contains(started, "controller manager starting") || !strings.Contains(started, "cronjob-controller") ||
 		strings.Contains(started, "local-path-provisioner") || strings.Contains(started, "persistentvolume-binder-controller") {
 		t.Errorf("want the server's controllers without local-path-provisioner and persistentvolume-binder-controller; its log:\n%s", started)
+	}
+	if !strings.Contains(started, "controller=cronjob-controller workers=2") || !strings.Contains(started, "controller=job-controller workers=5") {
+		t.Errorf("want the CronJob controller with 2 workers and the others with 5; the log:\n%s", started)
 	}
 }

@@ -29,10 +29,10 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	schedPorts := []int{freePort(t), freePort(t)}
 	cms := []*process{
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[0]),
-			"--root-ca-file", caFile),
+			"--root-ca-file", caFile, "--concurrent-deployment-syncs=3"),
 		// This one leaves a controller out, as kube-controller-manager --controllers does.
 		runSkiff(t, 20*time.Second, "controller-manager", "--kubeconfig", s.kubeconfig, "--secure-port", strconv.Itoa(cmPorts[1]),
-			"--controllers=*,-local-path-provisioner"),
+			"--controllers=*,-local-path-provisioner", "--concurrent-deployment-syncs=3"),
 	}
 	// The schedulers campaign with timing of their own, as kube-scheduler's flags set it;
 	// one reads kube-scheduler's configuration file too.
@@ -58,6 +58,10 @@ func TestStandaloneControllerManagerAndScheduler(t *testing.T) {
 	eventually(t, k, []string{"9|15"}, "get", "leases", "-n", "kube-system", "kube-scheduler", "skiff-controller-manager",
 		"-o", `jsonpath={.items[0].spec.leaseDurationSeconds}|{.items[1].spec.leaseDurationSeconds}`)
 
+	// The leader, whichever it is, runs the Deployment controller with the workers asked for.
+	if logs := cms[0].log.String() + cms[1].log.String(); !strings.Contains(logs, "controller=deployment-controller workers=3") {
+		t.Errorf("no Deployment controller with --concurrent-deployment-syncs=3 workers; the logs:\n%s", logs)
+	}
 	for i, want := range []bool{true, false} {
 		started := cms[i].log.String()
 		if !strings.Contains(started, "controller manager starting") || strings.Contains(started, "local-path-provisioner") != want {
