@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -73,6 +74,23 @@ type Controller struct {
 	grace       time.Duration
 	period      time.Duration
 	now         func() time.Time
+
+	mu     sync.Mutex
+	health map[string]*nodeHealth // by node name
+}
+
+// nodeHealth is what the controller last saw of a node's heartbeats, and
+// when by its own clock. As kube-controller-manager judges (its
+// nodeHealthData), a node is unreachable when neither its Lease's renewal
+// nor its Ready condition's heartbeat changed for the grace period. Judging
+// the heartbeats' own times against the controller's clock would mark a node
+// whose clock lags unreachable for good and, once the controller had been
+// down or another server took over the lead, every node at once, their pods
+// marked not ready and out of every Service.
+type nodeHealth struct {
+	probe     time.Time   // when a heartbeat was last seen to change (the controller's clock)
+	heartbeat metav1.Time // the Ready condition's lastHeartbeatTime then
+	renew     time.Time   // the Lease's renewTime then
 }
 
 const nodeNameIndex = "skiff-spec.nodeName"
@@ -88,6 +106,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		synced:     []cache.InformerSynced{nodeInformer.Informer().HasSynced, leaseInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 		grace: opts.GracePeriod, period: opts.MonitorPeriod, now: opts.Now,
+		health: map[string]*nodeHealth{},
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -111,6 +130,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: c.enqueue, // to forget its health
 	}); err != nil {
 		return nil, err
 	}
@@ -156,20 +176,35 @@ func (c *Controller) enqueue(obj any) {
 	}
 }
 
-// lastHeartbeat is the newer of the Lease renewal and the Ready condition's heartbeat.
-func (c *Controller) lastHeartbeat(node *corev1.Node) time.Time {
-	var t time.Time
+// lastHeartbeat is when, by the controller's clock, a heartbeat of the node
+// (a Lease renewal, a new Ready heartbeat) was last seen. A node seen for the
+// first time counts as heard from now, so the grace period starts when this
+// controller starts, unless it was never heard from at all: then it counts
+// from its registration.
+func (c *Controller) lastHeartbeat(node *corev1.Node, now time.Time) time.Time {
+	var heartbeat metav1.Time
+	if r := readyCondition(node); r != nil {
+		heartbeat = r.LastHeartbeatTime
+	}
+	var renew time.Time
 	if l, err := c.leaseLister.Leases(LeaseNamespace).Get(node.Name); err == nil {
-		t = leaseTime(l)
+		renew = leaseTime(l)
 	}
-	if r := readyCondition(node); r != nil && r.LastHeartbeatTime.After(t) {
-		t = r.LastHeartbeatTime.Time
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, seen := c.health[node.Name]
+	switch {
+	case !seen && heartbeat.IsZero() && renew.IsZero():
+		h = &nodeHealth{probe: node.CreationTimestamp.Time}
+	case !seen:
+		h = &nodeHealth{probe: now}
+	case !heartbeat.Equal(&h.heartbeat) || !renew.Equal(h.renew):
+		// Any change, not only a later time: a node's clock may step back.
+		h.probe = now
 	}
-	if t.IsZero() {
-		// Never heard from: count from registration.
-		t = node.CreationTimestamp.Time
-	}
-	return t
+	h.heartbeat, h.renew = heartbeat, renew
+	c.health[node.Name] = h
+	return h.probe
 }
 
 func leaseTime(l *coordinationv1.Lease) time.Time {
@@ -191,6 +226,9 @@ func readyCondition(n *corev1.Node) *corev1.NodeCondition {
 func (c *Controller) sync(ctx context.Context, name string) error {
 	cached, err := c.nodeLister.Get(name)
 	if apierrors.IsNotFound(err) {
+		c.mu.Lock()
+		delete(c.health, name)
+		c.mu.Unlock()
 		return nil
 	}
 	if err != nil {
@@ -202,7 +240,10 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	// nodes, nearly all of them of nodes that needed nothing.
 	node := cached
 	now := c.now()
-	if now.Sub(c.lastHeartbeat(node)) > c.grace {
+	if now.Sub(c.lastHeartbeat(node, now)) > c.grace {
+		// The Ready condition markUnknown writes for a node that never
+		// posted one is seen as a heartbeat next time: harmless, as
+		// marking is done once and taints follow the condition.
 		if node, err = c.markUnknown(ctx, node, now); err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 // Package nodelifecycle notices nodes that stopped heartbeating and moves their work elsewhere.
 //
-// A node agent renews its Lease in kube-node-lease (and posts Ready in node status). When neither has
-// been refreshed for the grace period (40s by default) the controller sets the node's conditions to
+// A node agent renews its Lease in kube-node-lease (and posts Ready in node status). When the controller
+// has seen neither change for the grace period (40s by default; by its own clock, from when it saw the
+// last change, as kube-controller-manager: a node's clock may differ, and a controller that just started
+// or took over the lead gives every node a full grace period) the controller sets the node's conditions to
 // Unknown with reason NodeStatusUnknown, marks its pods not ready (so Services stop sending them
 // traffic), and taints it node.kubernetes.io/unreachable:NoExecute (not-ready:NoExecute when the agent
 // reports Ready=False). Pods on a NoExecute-tainted node are then deleted: at once when they do not

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -23,6 +24,20 @@ import (
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newFixture(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset) {
+	t.Helper()
+	c, client, _ := newFixtureWithInformers(t, objs...)
+	return c, client
+}
+
+// update puts obj in an informer's cache, as a watch event would.
+func update(t *testing.T, inf cache.SharedIndexInformer, obj runtime.Object) {
+	t.Helper()
+	if err := inf.GetIndexer().Update(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newFixtureWithInformers(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
 	t.Helper()
 	client := controllertest.NewClient(objs...)
 	f := informers.NewSharedInformerFactory(client, 0)
@@ -41,7 +56,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Client
 		}
 	}
 	client.ClearActions()
-	return c, client
+	return c, client, f
 }
 
 func node(ready corev1.ConditionStatus, heartbeatAgo time.Duration, taints ...corev1.Taint) *corev1.Node {
@@ -93,7 +108,9 @@ func TestHeartbeats(t *testing.T) {
 	}{
 		{"a fresh lease keeps the node ready", node(corev1.ConditionTrue, 5*time.Minute), lease(10 * time.Second), corev1.ConditionTrue, "", true},
 		{"a fresh status heartbeat also counts", node(corev1.ConditionTrue, 10*time.Second), nil, corev1.ConditionTrue, "", true},
-		{"no heartbeat past the grace period: Unknown and unreachable", node(corev1.ConditionTrue, 5*time.Minute), lease(41 * time.Second), corev1.ConditionUnknown, corev1.TaintNodeUnreachable, false},
+		// Seen for the first time, a node is judged from then on: heartbeats that
+		// look old (the controller just started, or the node's clock lags) are not.
+		{"a node first seen with old heartbeats gets a grace period", node(corev1.ConditionTrue, 5*time.Minute), lease(41 * time.Second), corev1.ConditionTrue, "", true},
 		{"an agent reporting NotReady gets the not-ready taint", node(corev1.ConditionFalse, 5*time.Second), nil, corev1.ConditionFalse, corev1.TaintNodeNotReady, true},
 		{"a node ready again loses the taint", node(corev1.ConditionTrue, time.Second, unreachable(time.Minute)), nil, corev1.ConditionTrue, "", true},
 	}
@@ -131,6 +148,86 @@ func TestHeartbeats(t *testing.T) {
 				t.Errorf("pod ready = %v, want %v", ready, tc.wantPodsReady)
 			}
 		})
+	}
+}
+
+// A node is unreachable once neither its Lease renewal nor its Ready
+// heartbeat changed for the grace period, by the controller's clock: the
+// heartbeats' own times (the node's clock) only count as changes.
+func TestHeartbeatsJudgedByTheControllersClock(t *testing.T) {
+	ctx := context.Background()
+	// The node's clock is an hour behind the controller's.
+	lagging := lease(time.Hour)
+	c, client, f := newFixtureWithInformers(t, node(corev1.ConditionTrue, time.Hour), lagging, pod("tolerant", nil))
+	clock := now
+	c.now = func() time.Time { return clock }
+	ready := func() corev1.ConditionStatus {
+		t.Helper()
+		n, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readyCondition(n).Status
+	}
+	step := func(d time.Duration) {
+		t.Helper()
+		clock = clock.Add(d)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(0)
+	// Renewed every 10 s (by its own clock), the node stays Ready for minutes.
+	for range 12 {
+		renewed := lagging.DeepCopy()
+		ts := metav1.NewMicroTime(lagging.Spec.RenewTime.Add(10 * time.Second))
+		renewed.Spec.RenewTime = &ts
+		lagging = renewed
+		update(t, f.Coordination().V1().Leases().Informer(), lagging)
+		step(10 * time.Second)
+		if got := ready(); got != corev1.ConditionTrue {
+			t.Fatalf("after %s of renewals: Ready = %s", clock.Sub(now), got)
+		}
+	}
+	// It stops renewing: Unknown once the grace period has passed since the
+	// last renewal was seen, not before.
+	step(40 * time.Second)
+	if got := ready(); got != corev1.ConditionTrue {
+		t.Fatalf("40s after the last renewal: Ready = %s", got)
+	}
+	step(time.Second + time.Millisecond)
+	if got := ready(); got != corev1.ConditionUnknown {
+		t.Fatalf("41s after the last renewal: Ready = %s, want Unknown", got)
+	}
+	n, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if got := taintList(n); !slices.Equal(got, []string{corev1.TaintNodeUnreachable + ":NoExecute", corev1.TaintNodeUnreachable + ":NoSchedule"}) {
+		t.Errorf("taints = %v", got)
+	}
+	if p, _ := client.CoreV1().Pods("ns").Get(ctx, "tolerant", metav1.GetOptions{}); p.Status.Conditions[0].Status != corev1.ConditionFalse {
+		t.Errorf("pod still ready on an unreachable node")
+	}
+}
+
+// A node that never posted a status nor renewed a Lease is judged from its
+// registration, and stays Unknown once marked.
+func TestNodeNeverHeardFrom(t *testing.T) {
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-41 * time.Second))}}
+	c, client, f := newFixtureWithInformers(t, n)
+	clock := now
+	c.now = func() time.Time { return clock }
+	for i := range 3 {
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		r := readyCondition(got)
+		if r == nil || r.Status != corev1.ConditionUnknown || r.Reason != "NodeStatusNeverUpdated" {
+			t.Fatalf("sync %d: Ready = %+v, want Unknown, NodeStatusNeverUpdated", i, r)
+		}
+		// The informer sees the controller's write.
+		update(t, f.Core().V1().Nodes().Informer(), got)
+		clock = clock.Add(5 * time.Second)
 	}
 }
 

@@ -85,7 +85,13 @@ func startServer(t testing.TB, extra ...string) *server {
 // test ends.
 func startServerIn(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
-	port := freePort(t)
+	return startServerOn(t, dir, freePort(t), extra...)
+}
+
+// startServerOn is startServerIn listening on port, so a server can be
+// restarted where its clients expect it.
+func startServerOn(t testing.TB, dir string, port int, extra ...string) *server {
+	t.Helper()
 	s := &server{dataDir: dir, kubeconfig: filepath.Join(dir, "kubeconfig.yaml"), url: fmt.Sprintf("https://127.0.0.1:%d", port)}
 	args := append([]string{"server", "--data-dir", dir, "--bind-address", "127.0.0.1",
 		"--https-listen-port", fmt.Sprint(port), "--write-kubeconfig", s.kubeconfig}, extra...)
