@@ -67,6 +67,9 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
 		return nil, err
 	}
+	if err := s.NodeEviction.Check(); err != nil {
+		return nil, fmt.Errorf("invalid %w", err)
+	}
 	if err := nodeipam.CheckCIDRs(s.ClusterCIDR, s.NodeCIDRMaskSize); err != nil {
 		return nil, fmt.Errorf("invalid --%s %s with --%s %d: %w", keyClusterCIDR, s.ClusterCIDR, keyNodeCIDRMaskSize, s.NodeCIDRMaskSize, err)
 	}

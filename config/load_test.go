@@ -192,6 +192,12 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --node-cidr-mask-size "31" (from SKIFF_NODE_CIDR_MASK_SIZE): must be 9-30`}},
 		{name: "node mask splitting the cluster CIDR too finely", args: []string{"--cluster-cidr", "10.0.0.0/8", "--node-cidr-mask-size", "29"},
 			want: []string{`invalid --cluster-cidr 10.0.0.0/8 with --node-cidr-mask-size 29: node mask /29 splits the cluster CIDR's /8 into more than 2^20 subnets: at most /28`}},
+		{name: "eviction rate that is not a number", args: []string{"--node-eviction-rate", "fast"},
+			want: []string{`invalid --node-eviction-rate "fast": must be a number such as 0.1`}},
+		{name: "no eviction rate", env: map[string]string{"SKIFF_NODE_EVICTION_RATE": "0"},
+			want: []string{`invalid --node-eviction-rate 0: must be more than 0 nodes a second`}},
+		{name: "unhealthy zone threshold over one", args: []string{"--unhealthy-zone-threshold", "1.5"},
+			want: []string{`invalid --unhealthy-zone-threshold 1.5: must be a share of a zone's nodes`}},
 		{name: "terminated pod threshold that is not a number", env: map[string]string{"SKIFF_TERMINATED_POD_GC_THRESHOLD": "lots"},
 			want: []string{`invalid --terminated-pod-gc-threshold "lots" (from SKIFF_TERMINATED_POD_GC_THRESHOLD)`}},
 		{name: "no workers for a controller", env: map[string]string{"SKIFF_CONCURRENT_GC_SYNCS": "0"},
@@ -257,6 +263,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
 		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26", "--terminated-pod-gc-threshold", "100",
 		"--concurrent-gc-syncs", "20",
+		"--node-eviction-rate", "0.5", "--secondary-node-eviction-rate", "0", "--unhealthy-zone-threshold", "0.7", "--large-cluster-size-threshold", "10",
 	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +294,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if s.ConcurrentSyncs["garbage-collector-controller"] != 20 || s.ConcurrentSyncs["deployment-controller"] != 5 || len(s.ConcurrentSyncs) != 12 {
 		t.Errorf("ConcurrentSyncs = %v, want 20 for the garbage collector, 5 for the other 11", s.ConcurrentSyncs)
+	}
+	if e := s.NodeEviction; e.Rate != 0.5 || e.SecondaryRate != 0 || e.UnhealthyZoneThreshold != 0.7 || e.LargeClusterSizeThreshold != 10 {
+		t.Errorf("NodeEviction = %+v", e)
 	}
 	if s.TerminatedPodGCThreshold != 100 {
 		t.Errorf("TerminatedPodGCThreshold = %d, want 100", s.TerminatedPodGCThreshold)

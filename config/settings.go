@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,6 +107,8 @@ type Server struct {
 	// NodeMonitorGracePeriod is how long a node may go without renewing
 	// its Lease before it is marked unreachable.
 	NodeMonitorGracePeriod time.Duration
+	// NodeEviction paces NoExecute taints of unreachable nodes by zone.
+	NodeEviction nodelifecycle.Eviction
 	// TerminatedPodGCThreshold is kube-controller-manager's
 	// --terminated-pod-gc-threshold: terminated pods kept before the
 	// oldest are deleted; 0 or less keeps them all.
@@ -186,6 +189,10 @@ const (
 	keySchedulerConfig       = "scheduler-config"
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
 	keyTerminatedPodGC       = "terminated-pod-gc-threshold"
+	keyNodeEvictionRate      = "node-eviction-rate"
+	keySecondaryEvictionRate = "secondary-node-eviction-rate"
+	keyUnhealthyZone         = "unhealthy-zone-threshold"
+	keyLargeClusterSize      = "large-cluster-size-threshold"
 	keyProfiling             = "profiling"
 	keyClusterCIDR           = "cluster-cidr"
 	keyNodeCIDRMaskSize      = "node-cidr-mask-size"
@@ -258,6 +265,15 @@ func concurrentSyncsSettings() []setting {
 			}})
 	}
 	return out
+}
+
+// parseFloat reads a decimal number such as 0.1.
+func parseFloat(v any) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v.(string)), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("must be a number such as 0.1")
+	}
+	return f, nil
 }
 
 // minPollInterval keeps a mistyped poll interval (1ns) from spinning a core.
@@ -571,6 +587,34 @@ func serverSettings(defaultDataDir string) []setting {
 				}
 				s.NodeMonitorGracePeriod = d
 				return nil
+			}},
+		{name: keyNodeEvictionRate, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().Rate),
+			usage: "nodes a second the node lifecycle controller taints NoExecute (so their pods are evicted) in a healthy zone, as kube-controller-manager's flag",
+			apply: func(s *Server, v any) error {
+				f, err := parseFloat(v)
+				s.NodeEviction.Rate = float32(f)
+				return err
+			}},
+		{name: keySecondaryEvictionRate, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().SecondaryRate),
+			usage: "nodes a second tainted NoExecute in a partly disrupted zone larger than --large-cluster-size-threshold; 0 none",
+			apply: func(s *Server, v any) error {
+				f, err := parseFloat(v)
+				s.NodeEviction.SecondaryRate = float32(f)
+				return err
+			}},
+		{name: keyUnhealthyZone, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().UnhealthyZoneThreshold),
+			usage: "share of a zone's nodes (more than two) not Ready that makes it partly disrupted",
+			apply: func(s *Server, v any) error {
+				f, err := parseFloat(v)
+				s.NodeEviction.UnhealthyZoneThreshold = f
+				return err
+			}},
+		{name: keyLargeClusterSize, kind: kindInt, def: fmt.Sprint(nodelifecycle.DefaultEviction().LargeClusterSizeThreshold),
+			usage: "nodes a zone needs to be large: in a partly disrupted zone of at most this many no node is tainted NoExecute",
+			apply: func(s *Server, v any) error {
+				n, err := intRange(v, 0, math.MaxInt32)
+				s.NodeEviction.LargeClusterSizeThreshold = int(n)
+				return err
 			}},
 		{name: keyTerminatedPodGC, kind: kindInt, def: fmt.Sprint(podgc.DefaultThreshold),
 			usage: "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest, as kube-controller-manager's --terminated-pod-gc-threshold; 0 or less keeps them all",

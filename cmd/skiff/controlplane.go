@@ -315,6 +315,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var controllers []string
 	var nodeMonitorGrace time.Duration
 	concurrentSyncs := map[string]*int{}
+	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
 		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 			if _, _, err := manager.SelectControllers(controllers); err != nil {
@@ -322,6 +323,9 @@ func newControllerManagerCommand() *cobra.Command {
 			}
 			if err := nodelifecycle.CheckGracePeriod(nodeMonitorGrace); err != nil {
 				return fmt.Errorf("invalid --node-monitor-grace-period %s: %w", nodeMonitorGrace, err)
+			}
+			if err := eviction.Check(); err != nil {
+				return fmt.Errorf("invalid %w", err)
 			}
 			if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize); err != nil {
 				return fmt.Errorf("invalid --cluster-cidr %s with --node-cidr-mask-size %d: %w", clusterCIDR, nodeCIDRMaskSize, err)
@@ -346,6 +350,7 @@ func newControllerManagerCommand() *cobra.Command {
 				ClusterCIDR:              clusterCIDR,
 				NodeCIDRMaskSize:         nodeCIDRMaskSize,
 				NodeMonitorGracePeriod:   nodeMonitorGrace,
+				NodeEviction:             &eviction,
 				TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
 				ConcurrentSyncs:          workers,
 			}, rootCA, log, nil, le)
@@ -354,6 +359,10 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")
+	cmd.Flags().Float32Var(&eviction.Rate, "node-eviction-rate", eviction.Rate, "nodes a second tainted NoExecute (so their pods are evicted) in a healthy zone")
+	cmd.Flags().Float32Var(&eviction.SecondaryRate, "secondary-node-eviction-rate", eviction.SecondaryRate, "nodes a second tainted NoExecute in a partly disrupted zone larger than --large-cluster-size-threshold; 0 none")
+	cmd.Flags().Float64Var(&eviction.UnhealthyZoneThreshold, "unhealthy-zone-threshold", eviction.UnhealthyZoneThreshold, "share of a zone's nodes (more than two) not Ready that makes it partly disrupted")
+	cmd.Flags().IntVar(&eviction.LargeClusterSizeThreshold, "large-cluster-size-threshold", eviction.LargeClusterSizeThreshold, "nodes a zone needs to be large: in a partly disrupted zone of at most this many no node is tainted NoExecute")
 	cmd.Flags().IntVar(&terminatedPodGC, "terminated-pod-gc-threshold", podgc.DefaultThreshold, "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest; 0 or less keeps them all")
 	for _, f := range manager.ConcurrentSyncsFlags {
 		concurrentSyncs[f.Controller] = cmd.Flags().Int(f.Flag, manager.DefaultWorkers, "workers of the "+f.Controller+": objects it reconciles at once")

@@ -438,6 +438,7 @@ current-context: x
 		"--controllers=job,-job-controller": `invalid --controllers: "job,-job-controller" leaves no controller to run`,
 		"--node-monitor-grace-period=5s":    `invalid --node-monitor-grace-period 5s: must be more than 10s`,
 		"--controllers=*,-pv-protection":    `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
+		"--node-eviction-rate=0":            `invalid --node-eviction-rate 0: must be more than 0 nodes a second`,
 		"--concurrent-gc-syncs=0":           `invalid --concurrent-gc-syncs 0: must be at least 1`,
 		"--node-cidr-mask-size=16":          `invalid --cluster-cidr 10.42.0.0/16 with --node-cidr-mask-size 16: node mask /16 must be longer than the cluster CIDR's /16`,
 	} {

@@ -75,6 +75,10 @@ type Config struct {
 
 	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
 	NodeMonitorGracePeriod time.Duration
+	// NodeEviction paces NoExecute taints of unreachable nodes by zone
+	// (kube-controller-manager's --node-eviction-rate and the like); nil is
+	// nodelifecycle.DefaultEviction.
+	NodeEviction *nodelifecycle.Eviction
 
 	// TerminatedPodGCThreshold is how many terminated pods the pod garbage collector keeps before
 	// it deletes the oldest (default 12500); negative keeps them all. kube-controller-manager's

@@ -21,6 +21,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -57,8 +58,10 @@ type Options struct {
 	GracePeriod time.Duration
 	// MonitorPeriod between health checks of all nodes.
 	MonitorPeriod time.Duration
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// Eviction paces NoExecute taints by zone; nil is DefaultEviction.
+	Eviction *Eviction
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Controller watches node heartbeats, taints unhealthy nodes and evicts their pods.
@@ -75,8 +78,14 @@ type Controller struct {
 	period      time.Duration
 	now         func() time.Time
 
-	mu     sync.Mutex
-	health map[string]*nodeHealth // by node name
+	eviction Eviction
+
+	mu         sync.Mutex
+	health     map[string]*nodeHealth // by node name
+	disruption disruption             // the zones' states, last judged
+	// disruptionKnown: disruption was judged at least once.
+	disruptionKnown bool
+	tainters        map[string]flowcontrol.RateLimiter
 }
 
 // nodeHealth is what the controller last saw of a node's heartbeats, and
@@ -106,7 +115,14 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		synced:     []cache.InformerSynced{nodeInformer.Informer().HasSynced, leaseInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 		grace: opts.GracePeriod, period: opts.MonitorPeriod, now: opts.Now,
-		health: map[string]*nodeHealth{},
+		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
+		eviction: DefaultEviction(),
+	}
+	if opts.Eviction != nil {
+		if err := opts.Eviction.Check(); err != nil {
+			return nil, fmt.Errorf("nodelifecycle: %w", err)
+		}
+		c.eviction = *opts.Eviction
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -161,6 +177,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 				if err != nil {
 					continue
 				}
+				c.updateDisruption(nodes, c.now())
 				for _, n := range nodes {
 					c.queue.Add(n.Name)
 				}
@@ -358,6 +375,11 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	if node.Spec.Unschedulable {
 		wantNoSchedule[corev1.TaintNodeUnschedulable] = true
 	}
+	if wantNoExecute != "" {
+		if _, lift := c.noExecute(node, now, false); lift {
+			wantNoExecute = "" // master disruption mode: evict nothing
+		}
+	}
 	var taints []corev1.Taint
 	hasNoExecute := false
 	hasNoSchedule := map[string]bool{}
@@ -375,6 +397,11 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 			hasNoSchedule[t.Key] = true
 		}
 		taints = append(taints, t)
+	}
+	if wantNoExecute != "" && !hasNoExecute {
+		if allowed, _ := c.noExecute(node, now, true); !allowed {
+			wantNoExecute = "" // later, at its zone's pace, or not while it is disrupted
+		}
 	}
 	if wantNoExecute != "" && !hasNoExecute {
 		ts := metav1.NewTime(now)

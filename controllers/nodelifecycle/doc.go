@@ -11,6 +11,13 @@
 // for these two taints), never when they tolerate it without a limit. Taints go away when the node is
 // Ready again.
 //
+// NoExecute taints are paced by zone (topology.kubernetes.io/region and zone labels), as
+// kube-controller-manager paces them (disruption.go): 0.1 nodes a second in a healthy zone; in a partly
+// disrupted one (more than two nodes and 55% not Ready) none when it has at most 50 nodes, 0.01 a second
+// otherwise; and when no node of any zone is Ready, none at all, the taints put on before lifted: the
+// control plane is then more likely cut off from the nodes than every node dead ("master disruption
+// mode"), and evicting everything would empty the cluster once the nodes come back.
+//
 // It also taints nodes by condition, as Kubernetes' TaintNodesByCondition, with NoSchedule taints
 // (no timeAdded) that keep new pods off and evict none: not-ready / unreachable for Ready=False /
 // Unknown, memory-pressure, disk-pressure and pid-pressure for the node agent's pressure conditions,

@@ -2,6 +2,8 @@ package nodelifecycle
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +71,17 @@ func node(ready corev1.ConditionStatus, heartbeatAgo time.Duration, taints ...co
 	}
 }
 
+// healthy is a Ready node beside n1, so that n1 going down is not every
+// node going down (which evicts nothing: master disruption mode).
+func healthy(name string, labels map[string]string) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.NewTime(now),
+		}}},
+	}
+}
+
 func lease(ago time.Duration) *coordinationv1.Lease {
 	ts := metav1.NewMicroTime(now.Add(-ago))
 	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: LeaseNamespace}, Spec: coordinationv1.LeaseSpec{RenewTime: &ts}}
@@ -116,7 +129,7 @@ func TestHeartbeats(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := []runtime.Object{tc.node, pod("tolerant", nil)}
+			objs := []runtime.Object{tc.node, healthy("n2", nil), pod("tolerant", nil)}
 			if tc.lease != nil {
 				objs = append(objs, tc.lease)
 			}
@@ -158,7 +171,7 @@ func TestHeartbeatsJudgedByTheControllersClock(t *testing.T) {
 	ctx := context.Background()
 	// The node's clock is an hour behind the controller's.
 	lagging := lease(time.Hour)
-	c, client, f := newFixtureWithInformers(t, node(corev1.ConditionTrue, time.Hour), lagging, pod("tolerant", nil))
+	c, client, f := newFixtureWithInformers(t, node(corev1.ConditionTrue, time.Hour), healthy("n2", nil), lagging, pod("tolerant", nil))
 	clock := now
 	c.now = func() time.Time { return clock }
 	ready := func() corev1.ConditionStatus {
@@ -234,7 +247,7 @@ func TestNodeNeverHeardFrom(t *testing.T) {
 func TestEviction(t *testing.T) {
 	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(200*time.Second))
 	n.Status.Conditions[0].Reason = NodeStatusUnknown
-	c, client := newFixture(t, n, lease(10*time.Minute),
+	c, client := newFixture(t, n, healthy("n2", nil), lease(10*time.Minute),
 		pod("intolerant", nil),
 		pod("forever", nil),
 		pod("expired", ptr(100)),
@@ -334,5 +347,131 @@ func TestTaintNodesByCondition(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func notReady(name string, labels map[string]string) *corev1.Node {
+	n := healthy(name, labels)
+	n.Status.Conditions[0].Status = corev1.ConditionFalse
+	return n
+}
+
+func TestClassifyZones(t *testing.T) {
+	a, b := map[string]string{corev1.LabelTopologyZone: "a"}, map[string]string{corev1.LabelTopologyZone: "b"}
+	tests := []struct {
+		name    string
+		nodes   []*corev1.Node
+		want    map[string]zoneState
+		allFull bool
+	}{
+		{"all Ready", []*corev1.Node{healthy("1", nil), healthy("2", nil)}, map[string]zoneState{"": zoneNormal}, false},
+		{"the only node down", []*corev1.Node{notReady("1", nil)}, map[string]zoneState{"": zoneFull}, true},
+		{"two of three down: too few to be a disruption", []*corev1.Node{notReady("1", nil), notReady("2", nil), healthy("3", nil)},
+			map[string]zoneState{"": zoneNormal}, false},
+		{"three of five down", []*corev1.Node{notReady("1", nil), notReady("2", nil), notReady("3", nil), healthy("4", nil), healthy("5", nil)},
+			map[string]zoneState{"": zonePartial}, false},
+		{"one zone gone, the other healthy", []*corev1.Node{notReady("1", a), notReady("2", a), healthy("3", b)},
+			map[string]zoneState{"/a": zoneFull, "/b": zoneNormal}, false},
+		{"every zone gone", []*corev1.Node{notReady("1", a), notReady("2", b)},
+			map[string]zoneState{"/a": zoneFull, "/b": zoneFull}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := classify(tc.nodes, DefaultEviction().UnhealthyZoneThreshold)
+			if !maps.Equal(d.zones, tc.want) || d.allFull != tc.allFull {
+				t.Errorf("zones %v allFull %v, want %v %v", d.zones, d.allFull, tc.want, tc.allFull)
+			}
+		})
+	}
+}
+
+// When no node is Ready the control plane is more likely cut off than every
+// node dead: the node is still marked Unknown and its pods not ready, but
+// the NoExecute taint put on before comes off and nothing is evicted.
+func TestMasterDisruptionModeEvictsNothing(t *testing.T) {
+	n := node(corev1.ConditionTrue, 10*time.Minute, unreachable(200*time.Second))
+	c, client := newFixture(t, n, pod("intolerant", nil))
+	c.now = func() time.Time { return now.Add(time.Hour) } // first seen an hour ago…
+	c.health["n1"] = &nodeHealth{probe: now, heartbeat: n.Status.Conditions[0].LastHeartbeatTime}
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if r := readyCondition(got); r.Status != corev1.ConditionUnknown {
+		t.Errorf("Ready = %s, want Unknown", r.Status)
+	}
+	if taints := taintList(got); !slices.Equal(taints, []string{corev1.TaintNodeUnreachable + ":NoSchedule"}) {
+		t.Errorf("taints = %v, want the NoSchedule one only", taints)
+	}
+	if d := controllertest.Filter(client.Actions(), "delete", "pods"); len(d) != 0 {
+		t.Errorf("evicted %d pods in master disruption mode", len(d))
+	}
+}
+
+// In a small zone where most nodes are down at once, no NoExecute taint is
+// put on (kube's partial disruption); NoSchedule taints still keep new pods
+// off the nodes.
+func TestPartialDisruptionStopsNoExecuteTaints(t *testing.T) {
+	n := notReady("n1", nil)
+	c, client := newFixture(t, n, notReady("n2", nil), notReady("n3", nil), healthy("n4", nil), pod("intolerant", nil))
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if taints := taintList(got); !slices.Equal(taints, []string{corev1.TaintNodeNotReady + ":NoSchedule"}) {
+		t.Errorf("taints = %v, want the NoSchedule one only", taints)
+	}
+}
+
+// In a healthy zone NoExecute taints go on one node at a time, at most 0.1
+// nodes a second (kube's --node-eviction-rate).
+func TestNoExecuteTaintsArePaced(t *testing.T) {
+	objs := []runtime.Object{notReady("n1", nil), notReady("n2", nil)}
+	for i := range 8 {
+		objs = append(objs, healthy(fmt.Sprintf("ok%d", i), nil))
+	}
+	c, client := newFixture(t, objs...)
+	for _, name := range []string{"n1", "n2"} {
+		if err := c.sync(context.Background(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tainted []string
+	for _, name := range []string{"n1", "n2"} {
+		got, _ := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if slices.Contains(taintList(got), corev1.TaintNodeNotReady+":NoExecute") {
+			tainted = append(tainted, name)
+		}
+	}
+	if !slices.Equal(tainted, []string{"n1"}) {
+		t.Errorf("tainted NoExecute at once: %v, want n1 only (the next in 10 s)", tainted)
+	}
+}
+
+// With --large-cluster-size-threshold 3 a partly disrupted zone of four
+// nodes is large: its nodes are tainted, at the secondary rate.
+func TestEvictionSettings(t *testing.T) {
+	e := DefaultEviction()
+	e.LargeClusterSizeThreshold = 3
+	c, client := newFixture(t, notReady("n1", nil), notReady("n2", nil), notReady("n3", nil), healthy("n4", nil))
+	c.eviction = e
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeNotReady+":NoExecute") {
+		t.Errorf("taints = %v, want NoExecute in a large zone", taintList(got))
+	}
+	for _, bad := range []func(*Eviction){
+		func(e *Eviction) { e.Rate = 0 },
+		func(e *Eviction) { e.SecondaryRate = -1 },
+		func(e *Eviction) { e.UnhealthyZoneThreshold = 1.5 },
+		func(e *Eviction) { e.LargeClusterSizeThreshold = -1 },
+	} {
+		e := DefaultEviction()
+		bad(&e)
+		if e.Check() == nil {
+			t.Errorf("%+v accepted", e)
+		}
 	}
 }

@@ -141,3 +141,39 @@ spec:
 		t.Errorf("NodeNotReady events after the restart: %s", ev)
 	}
 }
+
+// When every node stops heartbeating at once, the control plane is more
+// likely cut off from them than they are all dead: the node is marked
+// Unknown, but not tainted NoExecute, and its pods are not evicted (kube's
+// master disruption mode), even those that tolerate the taint for a second.
+func TestAllNodesDownEvictsNothing(t *testing.T) {
+	s := startServer(t, "--node-monitor-grace-period", "15s")
+	k := newKubectl(t, s, 33)
+	agent := startHollowNodes(t, s, "--node-name", "alone")
+	waitFor(t, k, 60*time.Second, "alone Ready", func(out string) bool { return out == "True" },
+		"get", "node", "alone", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	k.okIn(`apiVersion: v1
+kind: Pod
+metadata: {name: stays, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 1
+  tolerations:
+  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 1}
+  containers: [{name: app, image: example.com/web:1}]
+`, "apply", "-f", "-")
+	waitFor(t, k, 60*time.Second, "the pod running", func(out string) bool { return out == "Running" }, "get", "pod", "stays", "-o", "jsonpath={.status.phase}")
+
+	if err := agent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, k, 60*time.Second, "alone Ready=Unknown", func(out string) bool { return out == "Unknown" },
+		"get", "node", "alone", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	time.Sleep(10 * time.Second) // several monitor sweeps, ten times the pod's toleration
+	if taints := k.ok("get", "node", "alone", "-o", `jsonpath={.spec.taints[*].key}:{.spec.taints[*].effect}`); taints != "node.kubernetes.io/unreachable:NoSchedule" {
+		t.Errorf("taints of the only node, down: %q, want the unreachable NoSchedule taint alone", taints)
+	}
+	if out := k.ok("get", "pod", "stays", "-o", "jsonpath={.metadata.deletionTimestamp}|{.status.conditions[?(@.type==\"Ready\")].status}"); out != "|False" {
+		t.Errorf("the pod: %q, want not deleted and not ready", out)
+	}
+	contains(t, "server log", s.log.String(), "master disruption mode")
+}
