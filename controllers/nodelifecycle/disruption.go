@@ -160,7 +160,8 @@ func (d *disruption) judge(unhealthyThreshold float64) {
 	}
 }
 
-// with is d with node counted as it is now; d itself is left as it was.
+// with is d with node counted as it is now, to replace d (their counted
+// map is shared and updated: callers hold c.mu and keep only the result).
 // Cheap (a copy of the per-zone counts), so each sync can judge with its
 // node's newest condition, which the informer may not show yet.
 func (d disruption) with(node *corev1.Node, unhealthyThreshold float64) (disruption, bool) {
