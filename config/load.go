@@ -213,6 +213,27 @@ func convert(k kind, raw any) (any, error) {
 			}
 		}
 		return nil, fmt.Errorf("must be a whole number")
+	case kindFloat:
+		var f float64
+		switch r := raw.(type) {
+		case int:
+			return float64(r), nil
+		case int64:
+			return float64(r), nil
+		case float64:
+			f = r
+		case string:
+			var err error
+			if f, err = strconv.ParseFloat(strings.TrimSpace(r), 64); err != nil {
+				return nil, fmt.Errorf("must be a number such as 0.1")
+			}
+		default:
+			return nil, fmt.Errorf("must be a number such as 0.1")
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("must be a finite number such as 0.1")
+		}
+		return f, nil
 	case kindDuration:
 		if r, ok := raw.(string); ok {
 			if d, err := time.ParseDuration(strings.TrimSpace(r)); err == nil {

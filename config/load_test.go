@@ -467,3 +467,27 @@ func TestTerminatedPodGCThreshold(t *testing.T) {
 		}
 	}
 }
+
+// The float settings take a YAML number, whole or not, and the same text as
+// a flag; --help names their type.
+func TestFloatSettings(t *testing.T) {
+	s, err := loadWith(t, []string{"--data-dir", t.TempDir()}, map[string]string{EnvVar("secondary-node-eviction-rate"): "0.02"},
+		"node-eviction-rate: 2\nunhealthy-zone-threshold: 0.6\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.NodeEviction; e.Rate != 2 || e.SecondaryRate != 0.02 || e.UnhealthyZoneThreshold != 0.6 {
+		t.Errorf("NodeEviction = %+v, want rate 2, secondary 0.02, threshold 0.6", e)
+	}
+	if _, err := loadWith(t, []string{"--data-dir", t.TempDir()}, nil, "node-eviction-rate: [1]\n"); err == nil || !strings.Contains(err.Error(), "must be a number such as 0.1") {
+		t.Errorf("a list as a rate: %v", err)
+	}
+	if _, err := loadWith(t, []string{"--data-dir", t.TempDir(), "--unhealthy-zone-threshold", "NaN"}, nil, ""); err == nil || !strings.Contains(err.Error(), "must be a finite number") {
+		t.Errorf("NaN as a threshold: %v", err)
+	}
+	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	AddServerFlags(fs)
+	if got := fs.Lookup("node-eviction-rate").Value.Type(); got != "float" {
+		t.Errorf("--node-eviction-rate's type is %q, want float", got)
+	}
+}

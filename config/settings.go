@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -267,15 +266,6 @@ func concurrentSyncsSettings() []setting {
 	return out
 }
 
-// parseFloat reads a decimal number such as 0.1.
-func parseFloat(v any) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(v.(string)), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("must be a number such as 0.1")
-	}
-	return f, nil
-}
-
 // minPollInterval keeps a mistyped poll interval (1ns) from spinning a core.
 const minPollInterval = 10 * time.Millisecond
 
@@ -286,6 +276,7 @@ type kind int
 const (
 	kindString kind = iota
 	kindInt
+	kindFloat
 	kindDuration
 	kindBool
 	kindList
@@ -296,6 +287,8 @@ func (k kind) flagType() string {
 	switch k {
 	case kindInt:
 		return "int"
+	case kindFloat:
+		return "float"
 	case kindDuration:
 		return "duration"
 	case kindBool:
@@ -588,26 +581,23 @@ func serverSettings(defaultDataDir string) []setting {
 				s.NodeMonitorGracePeriod = d
 				return nil
 			}},
-		{name: keyNodeEvictionRate, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().Rate),
+		{name: keyNodeEvictionRate, kind: kindFloat, def: fmt.Sprint(nodelifecycle.DefaultEviction().Rate),
 			usage: "nodes a second the node lifecycle controller taints NoExecute (so their pods are evicted) in a healthy zone, as kube-controller-manager's flag",
 			apply: func(s *Server, v any) error {
-				f, err := parseFloat(v)
-				s.NodeEviction.Rate = float32(f)
-				return err
+				s.NodeEviction.Rate = float32(v.(float64))
+				return nil
 			}},
-		{name: keySecondaryEvictionRate, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().SecondaryRate),
+		{name: keySecondaryEvictionRate, kind: kindFloat, def: fmt.Sprint(nodelifecycle.DefaultEviction().SecondaryRate),
 			usage: "nodes a second tainted NoExecute in a partly disrupted zone larger than --large-cluster-size-threshold; 0 none",
 			apply: func(s *Server, v any) error {
-				f, err := parseFloat(v)
-				s.NodeEviction.SecondaryRate = float32(f)
-				return err
+				s.NodeEviction.SecondaryRate = float32(v.(float64))
+				return nil
 			}},
-		{name: keyUnhealthyZone, kind: kindString, def: fmt.Sprint(nodelifecycle.DefaultEviction().UnhealthyZoneThreshold),
+		{name: keyUnhealthyZone, kind: kindFloat, def: fmt.Sprint(nodelifecycle.DefaultEviction().UnhealthyZoneThreshold),
 			usage: "share of a zone's nodes (more than two) not Ready that makes it partly disrupted",
 			apply: func(s *Server, v any) error {
-				f, err := parseFloat(v)
-				s.NodeEviction.UnhealthyZoneThreshold = f
-				return err
+				s.NodeEviction.UnhealthyZoneThreshold = v.(float64)
+				return nil
 			}},
 		{name: keyLargeClusterSize, kind: kindInt, def: fmt.Sprint(nodelifecycle.DefaultEviction().LargeClusterSizeThreshold),
 			usage: "nodes a zone needs to be large: in a partly disrupted zone of at most this many no node is tainted NoExecute",
