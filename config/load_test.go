@@ -447,7 +447,8 @@ func TestConfigFileNamedByEnvironmentWithYAMLList(t *testing.T) {
 }
 
 // kube-controller-manager's --terminated-pod-gc-threshold: 12500 unless
-// set, and 0 or less keeps every terminated pod (stored as 0).
+// set, and 0 or less keeps every terminated pod (stored as given: the
+// controller manager's Config takes it through TerminatedPodGCThresholdFromFlag).
 func TestTerminatedPodGCThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -455,7 +456,7 @@ func TestTerminatedPodGCThreshold(t *testing.T) {
 	}{
 		{nil, 12500},
 		{[]string{"--terminated-pod-gc-threshold", "0"}, 0},
-		{[]string{"--terminated-pod-gc-threshold=-1"}, 0},
+		{[]string{"--terminated-pod-gc-threshold=-1"}, -1},
 		{[]string{"--terminated-pod-gc-threshold", "50"}, 50},
 	} {
 		s, err := loadWith(t, append([]string{"--data-dir", t.TempDir()}, tc.args...), nil, "")

@@ -609,12 +609,9 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyTerminatedPodGC, kind: kindInt, def: fmt.Sprint(podgc.DefaultThreshold),
 			usage: "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest, as kube-controller-manager's --terminated-pod-gc-threshold; 0 or less keeps them all",
 			apply: func(s *Server, v any) error {
-				n := v.(int64)
-				if n > math.MaxInt32 {
-					return fmt.Errorf("must be at most %d", math.MaxInt32)
-				}
-				s.TerminatedPodGCThreshold = int(max(n, 0))
-				return nil
+				n, err := intRange(v, math.MinInt32, math.MaxInt32)
+				s.TerminatedPodGCThreshold = int(n)
+				return err
 			}},
 		{name: keySchedulerConfig, kind: kindString,
 			usage: "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1) for the server's scheduler: scoring strategy (spread or bin-pack), plugins, backoff; empty: Kubernetes' defaults",
