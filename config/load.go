@@ -14,8 +14,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-
-	"github.com/skiffkube/skiff/controllers/nodeipam"
 )
 
 // LoadServer reads the settings declared by AddServerFlags from flags (already
@@ -67,11 +65,8 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
 		return nil, err
 	}
-	if err := s.NodeEviction.Check(); err != nil {
-		return nil, fmt.Errorf("invalid %w", err)
-	}
-	if err := nodeipam.CheckCIDRs(s.ClusterCIDR, s.NodeCIDRMaskSize); err != nil {
-		return nil, fmt.Errorf("invalid --%s %s with --%s %d: %w", keyClusterCIDR, s.ClusterCIDR, keyNodeCIDRMaskSize, s.NodeCIDRMaskSize, err)
+	if err := CheckNodeSettings(s.ClusterCIDR, s.NodeCIDRMaskSize, s.NodeEviction); err != nil {
+		return nil, err
 	}
 	// A setting for a loop the server does not run would be silently
 	// without effect.

@@ -324,11 +324,8 @@ func newControllerManagerCommand() *cobra.Command {
 			if err := nodelifecycle.CheckGracePeriod(nodeMonitorGrace); err != nil {
 				return fmt.Errorf("invalid --node-monitor-grace-period %s: %w", nodeMonitorGrace, err)
 			}
-			if err := eviction.Check(); err != nil {
-				return fmt.Errorf("invalid %w", err)
-			}
-			if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize); err != nil {
-				return fmt.Errorf("invalid --cluster-cidr %s with --node-cidr-mask-size %d: %w", clusterCIDR, nodeCIDRMaskSize, err)
+			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, eviction); err != nil {
+				return err
 			}
 			workers := map[string]int{}
 			for _, f := range manager.ConcurrentSyncsFlags {
