@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -375,13 +376,19 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	if node.Spec.Unschedulable {
 		wantNoSchedule[corev1.TaintNodeUnschedulable] = true
 	}
+	addNoExecute := false
 	if wantNoExecute != "" {
-		if _, lift := c.noExecute(node, now, false); lift {
+		has := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoExecute && t.Key == wantNoExecute
+		})
+		// A new taint waits for its zone's pace, or for the zone to heal.
+		allowed, lift := c.noExecute(node, now, !has)
+		if lift {
 			wantNoExecute = "" // master disruption mode: evict nothing
 		}
+		addNoExecute = !has && allowed && !lift
 	}
 	var taints []corev1.Taint
-	hasNoExecute := false
 	hasNoSchedule := map[string]bool{}
 	for _, t := range node.Spec.Taints {
 		switch {
@@ -389,7 +396,6 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 			if t.Key != wantNoExecute {
 				continue
 			}
-			hasNoExecute = true
 		case t.Effect == corev1.TaintEffectNoSchedule && noScheduleManaged[t.Key]:
 			if !wantNoSchedule[t.Key] || hasNoSchedule[t.Key] {
 				continue
@@ -398,12 +404,7 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 		}
 		taints = append(taints, t)
 	}
-	if wantNoExecute != "" && !hasNoExecute {
-		if allowed, _ := c.noExecute(node, now, true); !allowed {
-			wantNoExecute = "" // later, at its zone's pace, or not while it is disrupted
-		}
-	}
-	if wantNoExecute != "" && !hasNoExecute {
+	if addNoExecute {
 		ts := metav1.NewTime(now)
 		taints = append(taints, corev1.Taint{Key: wantNoExecute, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
 	}

@@ -2,7 +2,6 @@ package nodelifecycle
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,8 +93,14 @@ func nodeReady(n *corev1.Node) bool {
 type disruption struct {
 	ready, notReady map[string]int     // nodes per zone
 	counted         map[string]counted // by node name
-	zones           map[string]zoneState
-	allFull         bool // every zone (at least one) fully disrupted
+	verdict
+}
+
+// verdict is the zones' states judged from the counts. judge makes a new
+// one, so a copy keeps the previous judgment to compare with.
+type verdict struct {
+	zones   map[string]zoneState
+	allFull bool // every zone (at least one) fully disrupted
 }
 
 // counted is how a node was counted.
@@ -160,21 +165,19 @@ func (d *disruption) judge(unhealthyThreshold float64) {
 	}
 }
 
-// with is d with node counted as it is now, to replace d (their counted
-// map is shared and updated: callers hold c.mu and keep only the result).
-// Cheap (a copy of the per-zone counts), so each sync can judge with its
-// node's newest condition, which the informer may not show yet.
-func (d disruption) with(node *corev1.Node, unhealthyThreshold float64) (disruption, bool) {
+// recount counts node as it is now and, if that changed its count, judges
+// the zones again and says so. Cheap (one node's counts and a judgment per
+// zone), so each sync can judge with its node's newest condition, which the
+// informer may not show yet.
+func (d *disruption) recount(node *corev1.Node, unhealthyThreshold float64) bool {
 	now := counted{zoneOf(node), nodeReady(node)}
 	if c, ok := d.counted[node.Name]; ok && c == now {
-		return d, false
+		return false
 	}
-	next := disruption{ready: maps.Clone(d.ready), notReady: maps.Clone(d.notReady), counted: d.counted}
-	// counted is shared: only this node's entry changes, under the lock.
-	next.uncount(node.Name)
-	next.count(node.Name, now)
-	next.judge(unhealthyThreshold)
-	return next, true
+	d.uncount(node.Name)
+	d.count(node.Name, now)
+	d.judge(unhealthyThreshold)
+	return true
 }
 
 // zoneRate is how many nodes per second may be tainted NoExecute in a zone
@@ -201,12 +204,20 @@ func (c *Controller) updateDisruption(nodes []*corev1.Node, now time.Time) {
 	c.setDisruption(d, now)
 }
 
-// setDisruption records a judgment, logs what changed and sets each zone's
-// pace of NoExecute taints. Leaving master disruption mode restarts every
-// node's grace period, as the nodes had no way to report. c.mu is held.
+// setDisruption replaces the judgment with d, judged afresh from every
+// node. c.mu is held.
 func (c *Controller) setDisruption(d disruption, now time.Time) {
-	prev := c.disruption
+	prev := c.disruption.verdict
 	c.disruption, c.disruptionKnown = d, true
+	c.judged(prev, now)
+}
+
+// judged acts on a new judgment of the zones after prev: it logs what
+// changed and sets each zone's pace of NoExecute taints. Leaving master
+// disruption mode restarts every node's grace period, as the nodes had no
+// way to report. c.mu is held.
+func (c *Controller) judged(prev verdict, now time.Time) {
+	d := c.disruption
 	switch {
 	case d.allFull && !prev.allFull:
 		c.log.Warn("no node is Ready: the control plane is more likely cut off from the nodes than every node down; no node is tainted NoExecute and nothing is evicted until one is Ready again (master disruption mode)", "nodes", len(d.counted))
@@ -250,16 +261,17 @@ func (c *Controller) judgeWith(node *corev1.Node, now time.Time) error {
 		}
 		c.setDisruption(classify(nodes, c.eviction.UnhealthyZoneThreshold), now)
 	}
-	if d, changed := c.disruption.with(node, c.eviction.UnhealthyZoneThreshold); changed {
-		c.setDisruption(d, now)
+	prev := c.disruption.verdict
+	if c.disruption.recount(node, c.eviction.UnhealthyZoneThreshold) {
+		c.judged(prev, now)
 	}
 	return nil
 }
 
-// noExecute says whether the node may be tainted NoExecute now (taking a
-// token of its zone's pace when take is set and it may), and whether the
-// NoExecute taints of unreachable and not ready nodes must come off, as in
-// master disruption mode.
+// noExecute says whether the node may be newly tainted NoExecute now
+// (taking a token of its zone's pace when take is set and it may), and
+// whether the NoExecute taints of unreachable and not ready nodes must come
+// off, as in master disruption mode.
 func (c *Controller) noExecute(node *corev1.Node, now time.Time, take bool) (allowed, lift bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
