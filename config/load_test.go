@@ -186,6 +186,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --scheduler-config "../README.md" (from SKIFF_SCHEDULER_CONFIG): not a KubeSchedulerConfiguration`}},
 		{name: "node monitor grace period of one Lease renewal", args: []string{"--node-monitor-grace-period", "10s"},
 			want: []string{`invalid --node-monitor-grace-period "10s": must be more than 10s: node agents renew their Leases every 10s`}},
+		{name: "node startup grace period of one Lease renewal", env: map[string]string{"SKIFF_NODE_STARTUP_GRACE_PERIOD": "5s"},
+			want: []string{`invalid --node-startup-grace-period "5s" (from SKIFF_NODE_STARTUP_GRACE_PERIOD): must be more than 10s`}},
 		{name: "node mask no longer than the cluster CIDR", args: []string{"--cluster-cidr", "10.77.0.0/24"},
 			want: []string{`invalid --cluster-cidr 10.77.0.0/24 with --node-cidr-mask-size 24: node mask /24 must be longer than the cluster CIDR's /24`}},
 		{name: "node mask leaving no pod address", env: map[string]string{"SKIFF_NODE_CIDR_MASK_SIZE": "31"},
@@ -260,7 +262,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--gc-memory-limit", "400Mi", "--gc-cpu-budget", "0",
 		"--controllers", "*,-nodeipam", "--controllers", "-local-path-provisioner",
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
-		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s",
+		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s", "--node-startup-grace-period", "2m",
 		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26", "--terminated-pod-gc-threshold", "100",
 		"--concurrent-gc-syncs", "20",
 		"--node-eviction-rate", "0.5", "--secondary-node-eviction-rate", "0", "--unhealthy-zone-threshold", "0.7", "--large-cluster-size-threshold", "10",
@@ -289,8 +291,8 @@ func TestAcceptsGoodValues(t *testing.T) {
 	if got := strings.Join(s.Controllers, " "); got != "* -nodeipam -local-path-provisioner" {
 		t.Errorf("Controllers = %q", got)
 	}
-	if s.NodeMonitorGracePeriod != 15*time.Second {
-		t.Errorf("NodeMonitorGracePeriod = %s", s.NodeMonitorGracePeriod)
+	if s.NodeMonitorGracePeriod != 15*time.Second || s.NodeStartupGracePeriod != 2*time.Minute {
+		t.Errorf("NodeMonitorGracePeriod = %s, NodeStartupGracePeriod = %s", s.NodeMonitorGracePeriod, s.NodeStartupGracePeriod)
 	}
 	if s.ConcurrentSyncs["garbage-collector-controller"] != 20 || s.ConcurrentSyncs["deployment-controller"] != 5 || len(s.ConcurrentSyncs) != 12 {
 		t.Errorf("ConcurrentSyncs = %v, want 20 for the garbage collector, 5 for the other 11", s.ConcurrentSyncs)

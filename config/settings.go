@@ -106,6 +106,9 @@ type Server struct {
 	// NodeMonitorGracePeriod is how long a node may go without renewing
 	// its Lease before it is marked unreachable.
 	NodeMonitorGracePeriod time.Duration
+	// NodeStartupGracePeriod replaces it for a node that has never posted
+	// a Ready condition, counted from its registration.
+	NodeStartupGracePeriod time.Duration
 	// NodeEviction paces NoExecute taints of unreachable nodes by zone.
 	NodeEviction nodelifecycle.Eviction
 	// TerminatedPodGCThreshold is kube-controller-manager's
@@ -187,6 +190,7 @@ const (
 	keyControllers           = "controllers"
 	keySchedulerConfig       = "scheduler-config"
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
+	keyNodeStartupGrace      = "node-startup-grace-period"
 	keyTerminatedPodGC       = "terminated-pod-gc-threshold"
 	keyNodeEvictionRate      = "node-eviction-rate"
 	keySecondaryEvictionRate = "secondary-node-eviction-rate"
@@ -264,6 +268,19 @@ func concurrentSyncsSettings() []setting {
 			}})
 	}
 	return out
+}
+
+// gracePeriod applies a node lifecycle grace period to the field field
+// returns, refusing one within a Lease renewal (nodelifecycle.CheckGracePeriod).
+func gracePeriod(field func(*Server) *time.Duration) func(*Server, any) error {
+	return func(s *Server, v any) error {
+		d := v.(time.Duration)
+		if err := nodelifecycle.CheckGracePeriod(d); err != nil {
+			return err
+		}
+		*field(s) = d
+		return nil
+	}
 }
 
 // minPollInterval keeps a mistyped poll interval (1ns) from spinning a core.
@@ -573,14 +590,10 @@ func serverSettings(defaultDataDir string) []setting {
 			}},
 		{name: keyNodeMonitorGrace, kind: kindDuration, def: nodelifecycle.DefaultGracePeriod.String(),
 			usage: "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable, as kube-controller-manager's --node-monitor-grace-period",
-			apply: func(s *Server, v any) error {
-				d := v.(time.Duration)
-				if err := nodelifecycle.CheckGracePeriod(d); err != nil {
-					return err
-				}
-				s.NodeMonitorGracePeriod = d
-				return nil
-			}},
+			apply: gracePeriod(func(s *Server) *time.Duration { return &s.NodeMonitorGracePeriod })},
+		{name: keyNodeStartupGrace, kind: kindDuration, def: nodelifecycle.DefaultStartupGracePeriod.String(),
+			usage: "how long a node that has never posted a Ready condition (an agent still starting) may stay silent after registering before it is marked Ready=Unknown, as kube-controller-manager's --node-startup-grace-period",
+			apply: gracePeriod(func(s *Server) *time.Duration { return &s.NodeStartupGracePeriod })},
 		{name: keyNodeEvictionRate, kind: kindFloat, def: fmt.Sprint(nodelifecycle.DefaultEviction().Rate),
 			usage: "nodes a second the node lifecycle controller taints NoExecute (so their pods are evicted) in a healthy zone, as kube-controller-manager's flag",
 			apply: func(s *Server, v any) error {

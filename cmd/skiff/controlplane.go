@@ -313,7 +313,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
 	var nodeCIDRMaskSize, terminatedPodGC int
 	var controllers []string
-	var nodeMonitorGrace time.Duration
+	var nodeMonitorGrace, nodeStartupGrace time.Duration
 	concurrentSyncs := map[string]*int{}
 	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
@@ -323,6 +323,9 @@ func newControllerManagerCommand() *cobra.Command {
 			}
 			if err := nodelifecycle.CheckGracePeriod(nodeMonitorGrace); err != nil {
 				return fmt.Errorf("invalid --node-monitor-grace-period %s: %w", nodeMonitorGrace, err)
+			}
+			if err := nodelifecycle.CheckGracePeriod(nodeStartupGrace); err != nil {
+				return fmt.Errorf("invalid --node-startup-grace-period %s: %w", nodeStartupGrace, err)
 			}
 			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, eviction); err != nil {
 				return err
@@ -347,6 +350,7 @@ func newControllerManagerCommand() *cobra.Command {
 				ClusterCIDR:              clusterCIDR,
 				NodeCIDRMaskSize:         nodeCIDRMaskSize,
 				NodeMonitorGracePeriod:   nodeMonitorGrace,
+				NodeStartupGracePeriod:   nodeStartupGrace,
 				NodeEviction:             &eviction,
 				TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
 				ConcurrentSyncs:          workers,
@@ -356,6 +360,7 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")
+	cmd.Flags().DurationVar(&nodeStartupGrace, "node-startup-grace-period", nodelifecycle.DefaultStartupGracePeriod, "how long a node that has never posted a Ready condition may stay silent after registering before it is marked Ready=Unknown")
 	cmd.Flags().Float32Var(&eviction.Rate, "node-eviction-rate", eviction.Rate, "nodes a second tainted NoExecute (so their pods are evicted) in a healthy zone")
 	cmd.Flags().Float32Var(&eviction.SecondaryRate, "secondary-node-eviction-rate", eviction.SecondaryRate, "nodes a second tainted NoExecute in a partly disrupted zone larger than --large-cluster-size-threshold; 0 none")
 	cmd.Flags().Float64Var(&eviction.UnhealthyZoneThreshold, "unhealthy-zone-threshold", eviction.UnhealthyZoneThreshold, "share of a zone's nodes (more than two) not Ready that makes it partly disrupted")

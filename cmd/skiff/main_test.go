@@ -437,6 +437,7 @@ current-context: x
 		"--controllers=*,-bootstrapsigner":  `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
 		"--controllers=job,-job-controller": `invalid --controllers: "job,-job-controller" leaves no controller to run`,
 		"--node-monitor-grace-period=5s":    `invalid --node-monitor-grace-period 5s: must be more than 10s`,
+		"--node-startup-grace-period=10s":   `invalid --node-startup-grace-period 10s: must be more than 10s`,
 		"--controllers=*,-pv-protection":    `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
 		"--node-eviction-rate=0":            `invalid --node-eviction-rate 0: must be more than 0 nodes a second`,
 		"--concurrent-gc-syncs=0":           `invalid --concurrent-gc-syncs 0: must be at least 1`,

@@ -173,6 +173,7 @@ func controllerManagerConfig(cfg *config.Server) manager.Config {
 		ClusterCIDR:              cfg.ClusterCIDR,
 		NodeCIDRMaskSize:         cfg.NodeCIDRMaskSize,
 		NodeMonitorGracePeriod:   cfg.NodeMonitorGracePeriod,
+		NodeStartupGracePeriod:   cfg.NodeStartupGracePeriod,
 		NodeEviction:             &cfg.NodeEviction,
 		TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(cfg.TerminatedPodGCThreshold),
 		ConcurrentSyncs:          cfg.ConcurrentSyncs,

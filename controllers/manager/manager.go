@@ -75,6 +75,9 @@ type Config struct {
 
 	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
 	NodeMonitorGracePeriod time.Duration
+	// NodeStartupGracePeriod replaces it for a node that has never posted a
+	// Ready condition (default 60s).
+	NodeStartupGracePeriod time.Duration
 	// NodeEviction paces NoExecute taints of unreachable nodes by zone
 	// (kube-controller-manager's --node-eviction-rate and the like); nil is
 	// nodelifecycle.DefaultEviction.
@@ -214,6 +217,11 @@ func (c *Config) defaults() (named map[string]bool, err error) {
 	if c.NodeMonitorGracePeriod != 0 {
 		if err := nodelifecycle.CheckGracePeriod(c.NodeMonitorGracePeriod); err != nil {
 			return nil, fmt.Errorf("manager: node monitor grace period %s: %w", c.NodeMonitorGracePeriod, err)
+		}
+	}
+	if c.NodeStartupGracePeriod != 0 {
+		if err := nodelifecycle.CheckGracePeriod(c.NodeStartupGracePeriod); err != nil {
+			return nil, fmt.Errorf("manager: node startup grace period %s: %w", c.NodeStartupGracePeriod, err)
 		}
 	}
 	if c.Workers < 0 {

@@ -36,6 +36,7 @@ func TestConfigValidation(t *testing.T) {
 		{"a kube controller skiff has not", Config{Controllers: []string{"*", "bootstrapsigner"}}, `unknown controller "bootstrapsigner" in "*,bootstrapsigner"`},
 		{"a kube name of a controller that must be buildable", Config{Controllers: []string{"garbagecollector"}}, "Options.Metadata"},
 		{"node monitor grace period within one Lease renewal", Config{NodeMonitorGracePeriod: 10 * time.Second}, "node monitor grace period 10s: must be more than 10s"},
+		{"node startup grace period within one Lease renewal", Config{NodeStartupGracePeriod: 5 * time.Second}, "node startup grace period 5s: must be more than 10s"},
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}

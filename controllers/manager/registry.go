@@ -161,6 +161,6 @@ var Registry = map[string]Constructor{
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),
 			b.Informers.Core().V1().Pods(), b.Recorder(nodelifecycle.Name),
-			nodelifecycle.Options{GracePeriod: b.Config.NodeMonitorGracePeriod, Eviction: b.Config.NodeEviction, Logger: b.Options.Logger})
+			nodelifecycle.Options{GracePeriod: b.Config.NodeMonitorGracePeriod, StartupGracePeriod: b.Config.NodeStartupGracePeriod, Eviction: b.Config.NodeEviction, Logger: b.Options.Logger})
 	},
 }

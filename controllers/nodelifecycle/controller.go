@@ -33,10 +33,14 @@ const Name = "nodelifecycle-controller"
 
 // Defaults as in kube-controller-manager.
 const (
-	DefaultGracePeriod   = 40 * time.Second
-	DefaultMonitorPeriod = 5 * time.Second
-	LeaseNamespace       = corev1.NamespaceNodeLease
-	NodeStatusUnknown    = "NodeStatusUnknown"
+	DefaultGracePeriod = 40 * time.Second
+	// DefaultStartupGracePeriod is kube-controller-manager's
+	// --node-startup-grace-period: how long a node that has never posted a
+	// Ready condition may stay silent, counted from its registration.
+	DefaultStartupGracePeriod = 60 * time.Second
+	DefaultMonitorPeriod      = 5 * time.Second
+	LeaseNamespace            = corev1.NamespaceNodeLease
+	NodeStatusUnknown         = "NodeStatusUnknown"
 )
 
 // MinGracePeriod is the renewal interval of node agents' and kubelets'
@@ -44,8 +48,8 @@ const (
 // that would mark healthy nodes unreachable between two renewals.
 const MinGracePeriod = 10 * time.Second
 
-// CheckGracePeriod says why d cannot be a node monitor grace period, or
-// returns nil.
+// CheckGracePeriod says why d cannot be a node monitor or startup grace
+// period, or returns nil.
 func CheckGracePeriod(d time.Duration) error {
 	if d <= MinGracePeriod {
 		return fmt.Errorf("must be more than %s: node agents renew their Leases every %s, so a shorter grace period marks healthy nodes unreachable between renewals", MinGracePeriod, MinGracePeriod)
@@ -57,6 +61,9 @@ func CheckGracePeriod(d time.Duration) error {
 type Options struct {
 	// GracePeriod without a heartbeat before a node is considered unreachable.
 	GracePeriod time.Duration
+	// StartupGracePeriod replaces GracePeriod for a node that has never
+	// posted a Ready condition: agents starting up get longer.
+	StartupGracePeriod time.Duration
 	// MonitorPeriod between health checks of all nodes.
 	MonitorPeriod time.Duration
 	// Eviction paces NoExecute taints by zone; nil is DefaultEviction.
@@ -76,6 +83,7 @@ type Controller struct {
 	recorder    record.EventRecorder
 	log         *slog.Logger
 	grace       time.Duration
+	startup     time.Duration // grace period of nodes without a Ready condition
 	period      time.Duration
 	now         func() time.Time
 
@@ -115,7 +123,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		podIndexer: podInformer.Informer().GetIndexer(),
 		synced:     []cache.InformerSynced{nodeInformer.Informer().HasSynced, leaseInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
-		grace: opts.GracePeriod, period: opts.MonitorPeriod, now: opts.Now,
+		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
 		eviction: DefaultEviction(),
 	}
@@ -130,6 +138,9 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 	}
 	if c.grace <= 0 {
 		c.grace = DefaultGracePeriod
+	}
+	if c.startup <= 0 {
+		c.startup = DefaultStartupGracePeriod
 	}
 	if c.period <= 0 {
 		c.period = DefaultMonitorPeriod
@@ -258,7 +269,11 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	// nodes, nearly all of them of nodes that needed nothing.
 	node := cached
 	now := c.now()
-	if now.Sub(c.lastHeartbeat(node, now)) > c.grace {
+	grace := c.grace
+	if readyCondition(node) == nil {
+		grace = c.startup // never posted a status: still starting, as kube judges
+	}
+	if now.Sub(c.lastHeartbeat(node, now)) > grace {
 		// The Ready condition markUnknown writes for a node that never
 		// posted one is seen as a heartbeat next time: harmless, as
 		// marking is done once and taints follow the condition.

@@ -3,10 +3,11 @@
 // A node agent renews its Lease in kube-node-lease (and posts Ready in node status). When the controller
 // has seen neither change for the grace period (40s by default; by its own clock, from when it saw the
 // last change, as kube-controller-manager: a node's clock may differ, and a controller that just started
-// or took over the lead gives every node a full grace period) the controller sets the node's conditions to
-// Unknown with reason NodeStatusUnknown, marks its pods not ready (so Services stop sending them
-// traffic), and taints it node.kubernetes.io/unreachable:NoExecute (not-ready:NoExecute when the agent
-// reports Ready=False). Pods on a NoExecute-tainted node are then deleted: at once when they do not
+// or took over the lead gives every node a full grace period; a node that has never posted a Ready
+// condition gets the startup grace period, 60s by default, from its registration) the controller sets
+// the node's conditions to Unknown with reason NodeStatusUnknown, marks its pods not ready (so
+// Services stop sending them traffic), and taints it node.kubernetes.io/unreachable:NoExecute
+// (not-ready:NoExecute when the agent reports Ready=False). Pods on a NoExecute-tainted node are then deleted: at once when they do not
 // tolerate the taint, after tolerationSeconds when they tolerate it for a while (admission adds 300s
 // for these two taints), never when they tolerate it without a limit. Taints go away when the node is
 // Ready again.

@@ -222,13 +222,22 @@ func TestHeartbeatsJudgedByTheControllersClock(t *testing.T) {
 }
 
 // A node that never posted a status nor renewed a Lease is judged from its
-// registration, and stays Unknown once marked.
+// registration, with the startup grace period (60 s, as kube's
+// --node-startup-grace-period) rather than the monitor's 40 s, and stays
+// Unknown once marked.
 func TestNodeNeverHeardFrom(t *testing.T) {
 	ctx := context.Background()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-41 * time.Second))}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-50 * time.Second))}}
 	c, client, f := newFixtureWithInformers(t, n)
 	clock := now
 	c.now = func() time.Time { return clock }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); readyCondition(got) != nil {
+		t.Fatalf("50 s after registering, within the startup grace period, Ready = %+v, want none", readyCondition(got))
+	}
+	clock = clock.Add(11 * time.Second)
 	for i := range 3 {
 		if err := c.sync(ctx, "n1"); err != nil {
 			t.Fatal(err)
@@ -241,6 +250,27 @@ func TestNodeNeverHeardFrom(t *testing.T) {
 		// The informer sees the controller's write.
 		update(t, f.Core().V1().Nodes().Informer(), got)
 		clock = clock.Add(5 * time.Second)
+	}
+}
+
+// Options.StartupGracePeriod replaces the default.
+func TestStartupGracePeriodOption(t *testing.T) {
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-21 * time.Second))}}
+	client := controllertest.NewClient(n)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(), record.NewFakeRecorder(100),
+		Options{StartupGracePeriod: 20 * time.Second, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Load(t, f.Core().V1().Nodes().Informer(), n)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if r := readyCondition(got); r == nil || r.Status != corev1.ConditionUnknown {
+		t.Fatalf("21 s after registering with a 20 s startup grace period, Ready = %+v, want Unknown", r)
 	}
 }
 

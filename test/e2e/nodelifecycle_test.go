@@ -177,3 +177,27 @@ spec:
 	}
 	contains(t, "server log", s.log.String(), "master disruption mode")
 }
+
+// A Node that has never posted a status (created by hand here: no agent
+// plays it) is marked Ready=Unknown --node-startup-grace-period (15 s here)
+// after its registration: not at the default 60 s, nor at the monitor's 40 s.
+func TestNodeStartupGracePeriod(t *testing.T) {
+	s := startServer(t, "--node-startup-grace-period", "15s")
+	k := newKubectl(t, s, 30)
+	k.okIn("apiVersion: v1\nkind: Node\nmetadata: {name: silent}\n", "apply", "-f", "-")
+	ready := `{.status.conditions[?(@.type=="Ready")]`
+	out := waitFor(t, k, 35*time.Second, "the silent node marked Unknown", func(out string) bool { return strings.HasPrefix(out, "Unknown ") },
+		"get", "node", "silent", "-o", "jsonpath="+ready+".status} "+ready+".reason} "+ready+".lastTransitionTime} {.metadata.creationTimestamp}")
+	f := strings.Fields(out)
+	if len(f) != 4 || f[1] != "NodeStatusNeverUpdated" {
+		t.Fatalf("Ready condition and creation: %q, want Unknown NodeStatusNeverUpdated <marked> <created>", out)
+	}
+	marked, err1 := time.Parse(time.RFC3339, f[2])
+	created, err2 := time.Parse(time.RFC3339, f[3])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("times in %q: %v, %v", out, err1, err2)
+	}
+	if took := marked.Sub(created); took < 15*time.Second {
+		t.Errorf("the node was marked Unknown %s after registering, within its 15 s startup grace period", took)
+	}
+}
