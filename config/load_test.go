@@ -488,6 +488,9 @@ func TestFloatSettings(t *testing.T) {
 	if _, err := loadWith(t, []string{"--data-dir", t.TempDir(), "--unhealthy-zone-threshold", "NaN"}, nil, ""); err == nil || !strings.Contains(err.Error(), "must be a finite number") {
 		t.Errorf("NaN as a threshold: %v", err)
 	}
+	if _, err := loadWith(t, []string{"--data-dir", t.TempDir()}, nil, "node-eviction-rate: 1e300\n"); err == nil || !strings.Contains(err.Error(), "--node-eviction-rate +Inf: must be at most") {
+		t.Errorf("a rate beyond float32: %v", err)
+	}
 	fs := pflag.NewFlagSet("server", pflag.ContinueOnError)
 	AddServerFlags(fs)
 	if got := fs.Lookup("node-eviction-rate").Value.Type(); got != "float" {

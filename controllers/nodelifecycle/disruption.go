@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,8 +38,13 @@ func (e Eviction) Check() error {
 	switch {
 	case !(e.Rate > 0):
 		return fmt.Errorf("--node-eviction-rate %g: must be more than 0 nodes a second", e.Rate)
+	case math.IsInf(float64(e.Rate), 0):
+		// A float64 setting too large for float32; pflag refuses it itself.
+		return fmt.Errorf("--node-eviction-rate %g: must be at most %g nodes a second", e.Rate, math.MaxFloat32)
 	case !(e.SecondaryRate >= 0):
 		return fmt.Errorf("--secondary-node-eviction-rate %g: must be 0 (none while a large zone is partly disrupted) or more", e.SecondaryRate)
+	case math.IsInf(float64(e.SecondaryRate), 0):
+		return fmt.Errorf("--secondary-node-eviction-rate %g: must be at most %g nodes a second", e.SecondaryRate, math.MaxFloat32)
 	case !(e.UnhealthyZoneThreshold > 0 && e.UnhealthyZoneThreshold <= 1):
 		return fmt.Errorf("--unhealthy-zone-threshold %g: must be a share of a zone's nodes, more than 0 and at most 1", e.UnhealthyZoneThreshold)
 	case e.LargeClusterSizeThreshold < 0:

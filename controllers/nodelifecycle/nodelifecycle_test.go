@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -495,6 +496,8 @@ func TestEvictionSettings(t *testing.T) {
 	for _, bad := range []func(*Eviction){
 		func(e *Eviction) { e.Rate = 0 },
 		func(e *Eviction) { e.SecondaryRate = -1 },
+		func(e *Eviction) { e.Rate = float32(math.Inf(1)) },
+		func(e *Eviction) { e.SecondaryRate = float32(math.Inf(1)) },
 		func(e *Eviction) { e.UnhealthyZoneThreshold = 1.5 },
 		func(e *Eviction) { e.LargeClusterSizeThreshold = -1 },
 	} {
