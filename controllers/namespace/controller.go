@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -222,7 +223,8 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 				continue
 			}
 			if n := len(left.Items); n > 0 {
-				res.remaining[gvr.GroupResource().String()] += n
+				// resource.group, as Kubernetes names it: "pods." for the core group.
+				res.remaining[gvr.Resource+"."+gvr.Group] += n
 				for _, it := range left.Items {
 					for _, f := range it.Finalizers {
 						res.finalizers[f]++
@@ -254,12 +256,14 @@ func ignorable(err error) bool {
 // updateConditions reports deletion progress on the namespace with Kubernetes' condition types.
 func (c *Controller) updateConditions(ctx context.Context, ns *corev1.Namespace, res result) error {
 	now := metav1.NewTime(c.now())
+	// The messages are kube-controller-manager's, word for word: what
+	// `kubectl describe namespace` shows while a deletion is stuck.
 	want := []corev1.NamespaceCondition{
-		cond(corev1.NamespaceDeletionDiscoveryFailure, res.discoveryErr != nil, "DiscoveryFailed", errString(res.discoveryErr), "ResourcesDiscovered", "All resources successfully discovered"),
+		cond(corev1.NamespaceDeletionDiscoveryFailure, res.discoveryErr != nil, "DiscoveryFailed", discoveryMessage(res.discoveryErr), "ResourcesDiscovered", "All resources successfully discovered"),
 		cond(corev1.NamespaceDeletionGVParsingFailure, false, "", "", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
-		cond(corev1.NamespaceDeletionContentFailure, len(res.deleteErrs) > 0, "ContentDeletionFailed", "Failed to delete all resource types, "+strings.Join(res.deleteErrs, "; "), "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
-		cond(corev1.NamespaceContentRemaining, len(res.remaining) > 0, "SomeResourcesRemain", "Some resources are remaining: "+countList(res.remaining, "resource instances"), "ContentRemoved", "All content successfully removed"),
-		cond(corev1.NamespaceFinalizersRemaining, len(res.finalizers) > 0, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+countList(res.finalizers, "resource instances"), "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+		cond(corev1.NamespaceDeletionContentFailure, len(res.deleteErrs) > 0, "ContentDeletionFailed", deleteErrsMessage(res.deleteErrs), "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+		cond(corev1.NamespaceContentRemaining, len(res.remaining) > 0, "SomeResourcesRemain", "Some resources are remaining: "+countList(res.remaining, "%s has %d resource instances"), "ContentRemoved", "All content successfully removed"),
+		cond(corev1.NamespaceFinalizersRemaining, len(res.finalizers) > 0, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+countList(res.finalizers, "%s in %d resource instances"), "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
 	}
 	next := ns.DeepCopy()
 	next.Status.Phase = corev1.NamespaceTerminating
@@ -302,23 +306,33 @@ func cond(t corev1.NamespaceConditionType, bad bool, badReason, badMsg, okReason
 	return corev1.NamespaceCondition{Type: t, Status: corev1.ConditionFalse, Reason: okReason, Message: okMsg}
 }
 
-func errString(err error) string {
-	if err == nil {
+// discoveryMessage says which API groups could not be listed.
+func discoveryMessage(err error) string {
+	var groups *discovery.ErrGroupDiscoveryFailed
+	switch {
+	case err == nil:
 		return ""
+	case errors.As(err, &groups):
+		return fmt.Sprintf("Discovery failed for some groups, %d failing: %v", len(groups.Groups), err)
+	default:
+		return err.Error()
 	}
-	return err.Error()
 }
 
-// countList renders {"pods": 2} as "pods has 2 resource instances", sorted, comma-separated.
-func countList(m map[string]int, noun string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// deleteErrsMessage counts and lists the failed deletes, sorted so that the
+// same failures leave the condition unchanged.
+func deleteErrsMessage(errs []string) string {
+	sorted := slices.Sorted(slices.Values(errs))
+	return fmt.Sprintf("Failed to delete all resource types, %d remaining: %s", len(sorted), strings.Join(sorted, ", "))
+}
+
+// countList renders {"pods.": 2} with format "%s has %d resource instances"
+// as "pods. has 2 resource instances", sorted, comma-separated.
+func countList(m map[string]int, format string) string {
+	parts := make([]string, 0, len(m))
+	for k, n := range m {
+		parts = append(parts, fmt.Sprintf(format, k, n))
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s has %d %s", k, m[k], noun)
-	}
+	sort.Strings(parts)
 	return strings.Join(parts, ", ")
 }

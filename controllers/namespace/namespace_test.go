@@ -2,13 +2,16 @@ package namespace
 
 import (
 	"context"
-	"strings"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -139,11 +142,11 @@ func TestRemainingContentWaits(t *testing.T) {
 	}
 	ns := fx.namespace(t)
 	c := condition(ns, corev1.NamespaceContentRemaining)
-	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "SomeResourcesRemain" || !strings.Contains(c.Message, "pods has 2 resource instances") {
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "SomeResourcesRemain" || c.Message != "Some resources are remaining: pods. has 2 resource instances" {
 		t.Errorf("NamespaceContentRemaining = %+v", c)
 	}
 	c = condition(ns, corev1.NamespaceFinalizersRemaining)
-	if c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "example.com/keep") {
+	if c == nil || c.Status != corev1.ConditionTrue || c.Message != "Some content in the namespace has finalizers remaining: example.com/keep in 1 resource instances" {
 		t.Errorf("NamespaceFinalizersRemaining = %+v", c)
 	}
 	if c := condition(ns, corev1.NamespaceDeletionDiscoveryFailure); c == nil || c.Status != corev1.ConditionFalse {
@@ -166,5 +169,28 @@ func TestIgnoredNamespaces(t *testing.T) {
 	}
 	if len(fx.md.Actions()) != 0 {
 		t.Errorf("content touched without our finalizer: %v", fx.md.Actions())
+	}
+}
+
+func TestFailedDeletesAreCountedAndSorted(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "b"), meta("ConfigMap", "a"))
+	fx.md.PrependReactor("delete", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, a.(k8stesting.DeleteAction).GetName(), errors.New("no"))
+	})
+	if err := fx.c.sync(context.Background(), "gone"); err == nil {
+		t.Fatal("sync reported no error for failed deletes")
+	}
+	c := condition(fx.namespace(t), corev1.NamespaceDeletionContentFailure)
+	want := `Failed to delete all resource types, 2 remaining: configmaps a: configmaps "a" is forbidden: no, configmaps b: configmaps "b" is forbidden: no`
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "ContentDeletionFailed" || c.Message != want {
+		t.Errorf("NamespaceDeletionContentFailure = %+v\nwant message %s", c, want)
+	}
+}
+
+func TestDiscoveryMessageCountsFailingGroups(t *testing.T) {
+	err := &discovery.ErrGroupDiscoveryFailed{Groups: map[schema.GroupVersion]error{{Group: "metrics.k8s.io", Version: "v1beta1"}: errors.New("503")}}
+	want := "Discovery failed for some groups, 1 failing: " + err.Error()
+	if got := discoveryMessage(err); got != want {
+		t.Errorf("discoveryMessage = %q, want %q", got, want)
 	}
 }
