@@ -33,7 +33,10 @@ var pdbGVR = schema.GroupVersionResource{Group: "policy", Version: "v1", Resourc
 // pods of its PodDisruptionBudget below the budget (429, retried by kubectl drain). An allowed
 // eviction first spends one disruption from the budget's status (recording the pod in
 // status.disruptedPods, so the disruption controller does not hand it out again before the pod is
-// gone), then deletes the pod with the eviction's options.
+// gone), then deletes the pod with the eviction's options. A pod that may go without spending
+// (Pending, or not Ready under a healthy budget) is deleted only at the resourceVersion it was
+// judged at, as Kubernetes does: a Pending pod that changed is judged again, an unready one
+// gets the 429 that kubectl drain retries.
 func (h *Handler) serveEviction(req *request) error {
 	if !req.res.Subresources.Eviction || req.info.Verb != "create" {
 		return errors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/eviction"}, req.info.Verb)
@@ -58,20 +61,61 @@ func (h *Handler) serveEviction(req *request) error {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
-	pod, podKV, err := h.spendDisruption(req, dry)
-	if err != nil {
-		return err
-	}
-	if !dry {
-		if opts, err = h.markEvicted(req, opts, pod, podKV); err != nil {
+	callerPinned := opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil
+	for attempt := 0; ; attempt++ {
+		v, err := h.spendDisruption(req, dry)
+		if err != nil {
 			return err
 		}
+		pod := v.pod
+		delOpts := opts
+		if v.cost != spent && !callerPinned {
+			// The pod goes without spending from a budget only as it was
+			// judged: had it become Running or Ready since, it would have to.
+			delOpts = opts.DeepCopy()
+			if delOpts.Preconditions == nil {
+				delOpts.Preconditions = &metav1.Preconditions{}
+			}
+			delOpts.Preconditions.ResourceVersion = &pod.ResourceVersion
+		}
+		if !dry {
+			delOpts, err = h.markEvicted(req, delOpts, pod, v.kv)
+		}
+		if err == nil {
+			_, err = h.deleteObject(req, req.info.Namespace, req.info.Name, delOpts, dry)
+		}
+		if errors.IsConflict(err) && !callerPinned {
+			switch {
+			case v.cost == notRunning && attempt < maxUpdateRetries:
+				continue // judge the pod again, as it is now
+			case v.cost == unhealthy:
+				return stillProcessing(v.budget)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
+		return nil
 	}
-	if _, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry); err != nil {
-		return err
-	}
-	writeObject(req.w, http.StatusCreated, statusSuccess(http.StatusCreated), req.warnings)
-	return nil
+}
+
+// evictionCost says why an eviction may delete its pod.
+type evictionCost int
+
+const (
+	spent      evictionCost = iota // a disruption was taken from the budget, or no budget covers the pod
+	notRunning                     // a Pending pod: it costs no availability
+	unhealthy                      // a pod that is not Ready, which its budget lets go
+)
+
+// verdict is what spendDisruption found: the pod as it last read it, and on
+// what terms it may go (budget names the PodDisruptionBudget, if one covers it).
+type verdict struct {
+	pod    *corev1.Pod
+	kv     *storage.KeyValue
+	cost   evictionCost
+	budget string
 }
 
 // markEvicted gives the pod the DisruptionTarget condition before it is deleted, as Kubernetes'
@@ -163,32 +207,34 @@ func (h *Handler) loadPod(req *request) (*corev1.Pod, *storage.KeyValue, error) 
 }
 
 // spendDisruption checks the pod's budget and takes one disruption from it; a nil error means
-// the pod may go. It returns the pod as it last read it, nil if it had no need to.
-func (h *Handler) spendDisruption(req *request, dry bool) (*corev1.Pod, *storage.KeyValue, error) {
-	pdbRes, ok := h.reg.Get(pdbGVR)
-	if !ok {
-		return nil, nil, nil // no budgets served, nothing to honour
-	}
+// the pod may go, and the cost says on what terms. It returns the pod as it last read it.
+func (h *Handler) spendDisruption(req *request, dry bool) (verdict, error) {
 	for attempt := 0; ; attempt++ {
 		pod, podKV, err := h.loadPod(req)
 		if err != nil {
-			return nil, nil, err
+			return verdict{}, err
 		}
-		// Pods that are not running (or already going) cost no availability.
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded ||
-			pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodPending {
-			return pod, podKV, nil
+		// Pods that have finished or are already going cost no availability.
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			return verdict{pod: pod, kv: podKV, cost: spent}, nil
+		}
+		if pod.Status.Phase == corev1.PodPending {
+			return verdict{pod: pod, kv: podKV, cost: notRunning}, nil
+		}
+		pdbRes, ok := h.reg.Get(pdbGVR)
+		if !ok {
+			return verdict{pod: pod, kv: podKV, cost: spent}, nil // no budgets served, nothing to honour
 		}
 		page, err := h.store.List(req.ctx, storage.ListOptions{Prefix: pdbRes.KeyPrefix() + pod.Namespace + "/"})
 		if err != nil {
-			return pod, podKV, storeError(err, pdbRes.GroupResource(), "")
+			return verdict{}, storeError(err, pdbRes.GroupResource(), "")
 		}
 		var pdb *policyv1.PodDisruptionBudget
 		var pdbKV *storage.KeyValue
 		for _, kv := range page.KVs {
 			o, err := decodeKV(pdbRes, kv)
 			if err != nil {
-				return pod, podKV, errors.NewInternalError(err)
+				return verdict{}, errors.NewInternalError(err)
 			}
 			b, ok := o.(*policyv1.PodDisruptionBudget)
 			if !ok || b.Spec.Selector == nil {
@@ -199,36 +245,41 @@ func (h *Handler) spendDisruption(req *request, dry bool) (*corev1.Pod, *storage
 				continue
 			}
 			if pdb != nil {
-				return pod, podKV, errors.NewInternalError(stderrors.New(msgManyBudgets))
+				// Kubernetes answers a bare 500 with this message, no InternalError reason.
+				return verdict{}, &errors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+					Code: http.StatusInternalServerError, Message: msgManyBudgets}}
 			}
 			pdb, pdbKV = b, kv
 		}
 		if pdb == nil {
-			return pod, podKV, nil
+			return verdict{pod: pod, kv: podKV, cost: spent}, nil
 		}
 		if !podReady(pod) {
 			// An unhealthy pod may go when the budget allows it (AlwaysAllow) or the application
-			// is not disrupted anyway (IfHealthyBudget, the default).
+			// is not disrupted anyway (IfHealthyBudget, the default). A budget that wants no pod
+			// healthy (not computed yet, failed, or over no pods) proves nothing.
 			p := pdb.Spec.UnhealthyPodEvictionPolicy
-			if (p != nil && *p == policyv1.AlwaysAllow) || pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
-				return pod, podKV, nil
+			if (p != nil && *p == policyv1.AlwaysAllow) ||
+				(pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0) {
+				return verdict{pod: pod, kv: podKV, cost: unhealthy, budget: pdb.Name}, nil
 			}
 		}
 		if pdb.Status.ObservedGeneration < pdb.Generation {
-			return pod, podKV, tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+			return verdict{}, stillProcessing(pdb.Name)
 		}
+		budgetGR := schema.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}
 		if pdb.Status.DisruptionsAllowed < 0 {
-			return pod, podKV, errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("pdb disruptions allowed is negative"))
+			return verdict{}, errors.NewForbidden(budgetGR, pdb.Name, stderrors.New("pdb disruptions allowed is negative"))
 		}
 		if len(pdb.Status.DisruptedPods) > maxDisruptedPods {
-			return pod, podKV, errors.NewForbidden(schema.GroupResource{Resource: "pods/eviction"}, pod.Name, stderrors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+			return verdict{}, errors.NewForbidden(budgetGR, pdb.Name, stderrors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
 		}
 		if pdb.Status.DisruptionsAllowed == 0 {
-			return pod, podKV, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
-				pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
+			return verdict{}, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
+				pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy), 0)
 		}
 		if dry {
-			return pod, podKV, nil
+			return verdict{pod: pod, kv: podKV, cost: spent}, nil
 		}
 		pdb.Status.DisruptionsAllowed--
 		if pdb.Status.DisruptedPods == nil {
@@ -240,26 +291,32 @@ func (h *Handler) spendDisruption(req *request, dry bool) (*corev1.Pod, *storage
 		}
 		value, err := encodeStored(pdbRes, pdb)
 		if err != nil {
-			return pod, podKV, errors.NewInternalError(err)
+			return verdict{}, errors.NewInternalError(err)
 		}
 		if _, err := h.store.Update(req.ctx, pdbKV.Key, value, pdbKV.ModRevision, pdbRes.TTL); err != nil {
 			if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
 				continue // another eviction spent from the same budget: look again
 			}
 			if stderrors.Is(err, storage.ErrConflict) {
-				return pod, podKV, tooManyRequests("The disruption budget " + pdb.Name + " is being updated concurrently; try again")
+				return verdict{}, tooManyRequests("The disruption budget "+pdb.Name+" is being updated concurrently; try again", 1)
 			}
-			return pod, podKV, storeError(err, pdbRes.GroupResource(), pdb.Name)
+			return verdict{}, storeError(err, pdbRes.GroupResource(), pdb.Name)
 		}
-		return pod, podKV, nil
+		return verdict{pod: pod, kv: podKV, cost: spent}, nil
 	}
 }
 
 // tooManyRequests is the 429 kubectl drain waits on, with the budget's reason as a cause.
-func tooManyRequests(cause string) error {
-	err := errors.NewTooManyRequests(msgViolatesBudget, 0)
+func tooManyRequests(cause string, retryAfterSeconds int) error {
+	err := errors.NewTooManyRequests(msgViolatesBudget, retryAfterSeconds)
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: cause})
 	return err
+}
+
+// stillProcessing is Kubernetes' 429 for a budget whose status is behind its
+// spec, and for an unhealthy pod that changed while it was being evicted.
+func stillProcessing(name string) error {
+	return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", name), 10)
 }
 
 func podReady(pod *corev1.Pod) bool {
