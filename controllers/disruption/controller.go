@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,11 +36,21 @@ const Name = "disruption-controller"
 // deletion is never observed (Kubernetes' value).
 const DeletionTimeout = 2 * time.Minute
 
+// StalePodDisruptionTimeout is how long a DisruptionTarget condition may stand on a pod that is
+// not being deleted before the controller sets it back to False (Kubernetes' value): the
+// eviction or preemption that set it did not go through.
+const StalePodDisruptionTimeout = 2 * time.Minute
+
 // Event reasons, as Kubernetes'.
 const (
 	ReasonNoPods        = "NoPods"
 	ReasonExpectedCount = "CalculateExpectedPodCountFailed"
+	ReasonUnmanagedPods = "UnmanagedPods"
 )
+
+// staleQueueName names the queue of pods whose DisruptionTarget condition may be stale, as
+// kube-controller-manager names it in its workqueue metrics.
+const staleQueueName = "stale_pod_disruption"
 
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
@@ -66,6 +77,7 @@ type Controller struct {
 	ssLister  appslisters.StatefulSetLister
 	synced    []cache.InformerSynced
 	queue     runner.Queue
+	stale     runner.Queue // pods, "namespace/name", whose DisruptionTarget may be stale
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	now       func() time.Time
@@ -81,7 +93,7 @@ func New(client kubernetes.Interface, inf Informers, recorder record.EventRecord
 		dLister: inf.Deployments.Lister(), ssLister: inf.StatefulSets.Lister(),
 		synced: []cache.InformerSynced{inf.PDBs.Informer().HasSynced, inf.Pods.Informer().HasSynced, inf.ReplicaSets.Informer().HasSynced,
 			inf.Deployments.Informer().HasSynced, inf.StatefulSets.Informer().HasSynced},
-		queue:    runner.NewQueue(Name),
+		queue: runner.NewQueue(Name), stale: runner.NewQueue(staleQueueName),
 		recorder: recorder, log: opts.Logger, now: opts.Now,
 	}
 	if c.log == nil {
@@ -116,9 +128,13 @@ func New(client kubernetes.Interface, inf Informers, recorder record.EventRecord
 	return c, nil
 }
 
-// Run processes budgets with the given number of workers until ctx ends.
+// Run processes budgets with the given number of workers, and stale
+// DisruptionTarget conditions with one, until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	var wg sync.WaitGroup
+	wg.Go(func() { runner.Run(ctx, staleQueueName, c.stale, 1, c.syncStalePod, c.log, c.synced...) })
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	wg.Wait()
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -139,6 +155,13 @@ func (c *Controller) podChanged(obj any) {
 	pod, ok := unwrap(obj).(*corev1.Pod)
 	if !ok {
 		return
+	}
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		if wait, stale := c.staleDisruption(pod); stale {
+			if key, ok := runner.KeyOf(pod); ok {
+				c.stale.AddAfter(key, wait)
+			}
+		}
 	}
 	pdbs, err := c.pdbLister.PodDisruptionBudgets(pod.Namespace).List(labels.Everything())
 	if err != nil {
@@ -197,10 +220,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if len(pods) == 0 && (pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.ExpectedPods != 0) {
 		c.recorder.Event(pdb, corev1.EventTypeNormal, ReasonNoPods, "No matching pods found")
 	}
-	expected, desired, err := c.budget(pdb, pods)
+	expected, desired, unmanaged, err := c.budget(pdb, pods)
 	if err != nil {
 		c.recorder.Eventf(pdb, corev1.EventTypeWarning, ReasonExpectedCount, "Failed to calculate the number of expected pods: %v", err)
 		return c.fail(ctx, pdb, err.Error())
+	}
+	if unmanaged > 0 {
+		// Kubernetes' words: the budget is computed without them, not refused.
+		c.recorder.Eventf(pdb, corev1.EventTypeWarning, ReasonUnmanagedPods, "Pods selected by this PodDisruptionBudget (selector: %v) were found "+
+			"to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. "+
+			"To account for these pods please set \".spec.minAvailable\" field of the PDB to an integer value.", pdb.Spec.Selector)
 	}
 	now := c.now()
 	disrupted, recheck := c.disruptedPods(pdb, pods, now)
@@ -216,6 +245,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	st := pdb.Status.DeepCopy()
 	st.ExpectedPods, st.DesiredHealthy, st.CurrentHealthy = expected, desired, healthy
 	st.DisruptionsAllowed = max(0, healthy-desired)
+	if expected <= 0 {
+		// A budget over no expected pods allows nothing, so that its first pods
+		// are safe before it is computed again.
+		st.DisruptionsAllowed = 0
+	}
 	st.DisruptedPods = disrupted
 	st.ObservedGeneration = pdb.Generation
 	if st.DisruptionsAllowed > 0 {
@@ -232,53 +266,56 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// budget computes expectedPods and desiredHealthy.
-func (c *Controller) budget(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, err error) {
+// budget computes expectedPods and desiredHealthy, and counts the pods with no
+// controller that a scale-based budget had to leave out. A budget with
+// neither minAvailable nor maxUnavailable expects nothing, as in Kubernetes.
+func (c *Controller) budget(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged int, err error) {
 	switch {
 	case pdb.Spec.MaxUnavailable != nil:
-		if expected, err = c.expectedScale(pods); err != nil {
-			return 0, 0, err
+		if expected, unmanaged, err = c.expectedScale(pods); err != nil {
+			return 0, 0, 0, err
 		}
 		maxUnavailable, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(expected), true)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		return expected, max(0, expected-int32(maxUnavailable)), nil
+		return expected, max(0, expected-int32(maxUnavailable)), unmanaged, nil
 	case pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.Type == intstr.Int:
-		return int32(len(pods)), pdb.Spec.MinAvailable.IntVal, nil
+		return int32(len(pods)), pdb.Spec.MinAvailable.IntVal, 0, nil
 	case pdb.Spec.MinAvailable != nil:
-		if expected, err = c.expectedScale(pods); err != nil {
-			return 0, 0, err
+		if expected, unmanaged, err = c.expectedScale(pods); err != nil {
+			return 0, 0, 0, err
 		}
 		minAvailable, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, int(expected), true)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		return expected, int32(minAvailable), nil
+		return expected, int32(minAvailable), unmanaged, nil
 	}
-	return int32(len(pods)), 0, nil
+	return 0, 0, 0, nil
 }
 
 // expectedScale sums the replicas of the controllers of the pods (each controller once): a
-// Deployment through its ReplicaSets, a bare ReplicaSet, a StatefulSet.
-func (c *Controller) expectedScale(pods []*corev1.Pod) (int32, error) {
+// Deployment through its ReplicaSets, a bare ReplicaSet, a StatefulSet. Pods without a
+// controller are counted apart and left out.
+func (c *Controller) expectedScale(pods []*corev1.Pod) (total int32, unmanaged int, err error) {
 	seen := map[types.UID]bool{}
-	var total int32
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
 		if ref == nil {
-			return 0, fmt.Errorf("found no controller for pod %q", p.Name)
+			unmanaged++
+			continue
 		}
 		uid, replicas, err := c.scaleOf(p.Namespace, ref)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if !seen[uid] {
 			seen[uid] = true
 			total += replicas
 		}
 	}
-	return total, nil
+	return total, unmanaged, nil
 }
 
 func (c *Controller) scaleOf(ns string, ref *metav1.OwnerReference) (types.UID, int32, error) {
@@ -345,13 +382,70 @@ func (c *Controller) disruptedPods(pdb *policyv1.PodDisruptionBudget, pods []*co
 	return out, recheck
 }
 
-// fail reports a budget that cannot be computed: no disruptions allowed.
+// fail reports a budget that cannot be computed: no disruptions allowed. The
+// observed generation stays where it was, as the counts do: the spec that
+// failed has not been processed, and evictions answer "still being processed".
 func (c *Controller) fail(ctx context.Context, pdb *policyv1.PodDisruptionBudget, msg string) error {
 	st := pdb.Status.DeepCopy()
 	st.DisruptionsAllowed = 0
-	st.ObservedGeneration = pdb.Generation
-	setCondition(st, metav1.ConditionFalse, policyv1.SyncFailedReason, msg, pdb.Generation)
+	setCondition(st, metav1.ConditionFalse, policyv1.SyncFailedReason, msg, st.ObservedGeneration)
 	return c.writeStatus(ctx, pdb, st)
+}
+
+// staleDisruption says whether the pod carries a DisruptionTarget condition
+// that will be stale (its pod not deleted) and how long until it is. The
+// kubelet's own (TerminationByKubelet) and those of finished pods are left
+// alone, as Kubernetes does.
+func (c *Controller) staleDisruption(pod *corev1.Pod) (time.Duration, bool) {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0, false
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type != corev1.DisruptionTarget {
+			continue
+		}
+		if cond.Status != corev1.ConditionTrue || cond.Reason == corev1.PodReasonTerminationByKubelet {
+			return 0, false
+		}
+		return max(0, StalePodDisruptionTimeout-c.now().Sub(cond.LastTransitionTime.Time)), true
+	}
+	return 0, false
+}
+
+// syncStalePod sets a stale DisruptionTarget condition back to False: the
+// eviction, preemption or taint eviction that set it did not delete the pod,
+// and a Job's podFailurePolicy must not take a later failure for a disruption.
+func (c *Controller) syncStalePod(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	pod, err := c.podLister.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wait, stale := c.staleDisruption(pod)
+	if !stale {
+		return nil
+	}
+	if wait > 0 {
+		c.stale.AddAfter(key, wait)
+		return nil
+	}
+	next := pod.DeepCopy()
+	for i := range next.Status.Conditions {
+		if cond := &next.Status.Conditions[i]; cond.Type == corev1.DisruptionTarget {
+			*cond = corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(c.now())}
+		}
+	}
+	if _, err := c.client.CoreV1().Pods(ns).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reset the stale DisruptionTarget of pod %s: %w", key, err)
+	}
+	c.log.Info("reset stale DisruptionTarget condition to False", "pod", key)
+	return nil
 }
 
 func setCondition(st *policyv1.PodDisruptionBudgetStatus, status metav1.ConditionStatus, reason, message string, gen int64) {

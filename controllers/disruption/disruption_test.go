@@ -131,15 +131,100 @@ func TestMaxUnavailableUsesTheDeploymentScale(t *testing.T) {
 	}
 }
 
-func TestPercentageWithoutControllerFails(t *testing.T) {
+// Pods with no controller are left out of a scale-based budget, with a
+// warning, as Kubernetes does; they do not fail it.
+func TestUnmanagedPodsAreLeftOut(t *testing.T) {
 	orphan := func(p *corev1.Pod) { p.OwnerReferences = nil }
-	fx := newFixture(t, budget(ptr(intstr.FromString("50%")), nil, nil), readyPod("a", true, orphan), readyPod("b", true, orphan))
+	fx := newFixture(t, budget(nil, ptr(intstr.FromInt32(1)), nil), rs, dep,
+		readyPod("a", true), readyPod("b", true), readyPod("c", true), readyPod("hand-made", true, orphan))
 	st := fx.status(t)
-	if st.DisruptionsAllowed != 0 || len(st.Conditions) != 1 || st.Conditions[0].Reason != policyv1.SyncFailedReason {
+	// The Deployment wants 4, at most 1 unavailable: 3 must be healthy, 4 are.
+	if st.ExpectedPods != 4 || st.DesiredHealthy != 3 || st.CurrentHealthy != 4 || st.DisruptionsAllowed != 1 {
 		t.Fatalf("status: %+v", st)
+	}
+	if c := st.Conditions; len(c) != 1 || c[0].Reason != policyv1.SufficientPodsReason {
+		t.Fatalf("conditions: %+v", c)
+	}
+	if ev := strings.Join(controllertest.Events(fx.rec.Events), "\n"); !strings.Contains(ev, ReasonUnmanagedPods) {
+		t.Fatalf("events: %s", ev)
+	}
+
+	// Only unmanaged pods under a percentage: nothing expected, nothing allowed.
+	fx = newFixture(t, budget(ptr(intstr.FromString("50%")), nil, nil), readyPod("a", true, orphan), readyPod("b", true, orphan))
+	st = fx.status(t)
+	if st.ExpectedPods != 0 || st.CurrentHealthy != 2 || st.DisruptionsAllowed != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+// A budget with only a selector expects no pods and allows no disruption.
+func TestSelectorOnlyBudgetAllowsNothing(t *testing.T) {
+	fx := newFixture(t, budget(nil, nil, nil), rs, dep, readyPod("a", true), readyPod("b", true), readyPod("c", true))
+	st := fx.status(t)
+	if st.ExpectedPods != 0 || st.DesiredHealthy != 0 || st.CurrentHealthy != 3 || st.DisruptionsAllowed != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+// A budget that cannot be computed allows nothing and keeps its observed
+// generation, so that evictions say it is still being processed.
+func TestFailedSyncKeepsObservedGeneration(t *testing.T) {
+	foreign := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Foo", Name: "f", UID: "uid-f", Controller: ptrBool(true)}}
+	}
+	b := budget(ptr(intstr.FromString("50%")), nil, nil)
+	b.Status.ObservedGeneration, b.Status.DisruptionsAllowed = 3, 1
+	fx := newFixture(t, b, readyPod("a", true, foreign))
+	st := fx.status(t)
+	if st.DisruptionsAllowed != 0 || st.ObservedGeneration != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	if c := st.Conditions; len(c) != 1 || c[0].Reason != policyv1.SyncFailedReason || c[0].ObservedGeneration != 3 {
+		t.Fatalf("conditions: %+v", c)
 	}
 	if ev := strings.Join(controllertest.Events(fx.rec.Events), "\n"); !strings.Contains(ev, ReasonExpectedCount) {
 		t.Fatalf("events: %s", ev)
+	}
+}
+
+// A DisruptionTarget condition whose pod was not deleted goes back to False
+// after two minutes; the kubelet's own, and those of finished pods, stay.
+func TestStaleDisruptionTargetIsReset(t *testing.T) {
+	marked := func(reason string, age time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: reason, Message: "Eviction API: evicting", LastTransitionTime: metav1.NewTime(now.Add(-age))})
+		}
+	}
+	finished := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
+	fx := newFixture(t,
+		readyPod("stale", true, marked("EvictionByEvictionAPI", 3*time.Minute)),
+		readyPod("fresh", true, marked("PreemptionByScheduler", 30*time.Second)),
+		readyPod("kubelet", true, marked(corev1.PodReasonTerminationByKubelet, time.Hour)),
+		readyPod("failed", true, marked("EvictionByEvictionAPI", time.Hour), finished))
+	for _, name := range []string{"stale", "fresh", "kubelet", "failed"} {
+		if err := fx.c.syncStalePod(context.Background(), "ns/"+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]corev1.ConditionStatus{"stale": corev1.ConditionFalse, "fresh": corev1.ConditionTrue,
+		"kubelet": corev1.ConditionTrue, "failed": corev1.ConditionTrue} {
+		p, err := fx.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status != want {
+				t.Errorf("%s: DisruptionTarget %s, want %s", name, c.Status, want)
+			}
+		}
+	}
+	// The fresh one waits out the rest of its two minutes.
+	if fx.c.stale.Len() != 0 {
+		t.Errorf("stale queue holds %d keys before the delay", fx.c.stale.Len())
+	}
+	if wait, stale := fx.c.staleDisruption(readyPod("fresh", true, marked("PreemptionByScheduler", 30*time.Second))); !stale || wait != 90*time.Second {
+		t.Errorf("fresh: wait %v, stale %v; want 1m30s", wait, stale)
 	}
 }
 

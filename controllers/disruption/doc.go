@@ -5,4 +5,11 @@
 //
 // Evictions the API server granted are listed in status.disruptedPods; such a pod no longer counts
 // as healthy until it is gone, or for two minutes if its deletion never shows up.
+//
+// As in Kubernetes: pods without a controller are left out of a scale-based budget (with an
+// UnmanagedPods warning); a budget that expects no pods (one with only a selector) allows no
+// disruption; a budget that cannot be computed allows none and keeps its observed generation. A
+// pod's DisruptionTarget condition that stood two minutes without the pod being deleted (the
+// eviction or preemption did not go through) is set back to False, so that a Job's
+// podFailurePolicy does not take a later failure for a disruption.
 package disruption
