@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -42,6 +43,10 @@ func deleteOptions(req *request) (*metav1.DeleteOptions, error) {
 		b := s == "true"
 		opts.OrphanDependents = &b
 	}
+	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+		return nil, errors.NewInvalid(metaDeleteOptionsKind, "", invalidField("propagationPolicy", string(*opts.PropagationPolicy),
+			"orphanDependents and deletionPropagation cannot be both set"))
+	}
 	if p := opts.PropagationPolicy; p != nil {
 		switch *p {
 		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
@@ -50,8 +55,8 @@ func deleteOptions(req *request) (*metav1.DeleteOptions, error) {
 		}
 	}
 	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
-		zero := int64(0)
-		opts.GracePeriodSeconds = &zero
+		one := int64(1) // as Kubernetes: a negative grace period is one second, not zero
+		opts.GracePeriodSeconds = &one
 	}
 	for _, v := range opts.DryRun {
 		if v != "All" {
@@ -114,7 +119,10 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 		if err != nil {
 			return nil, errors.NewInternalError(err)
 		}
-		finalizers := propagationFinalizers(m.GetFinalizers(), opts)
+		finalizers := m.GetFinalizers()
+		if collectable(res) {
+			finalizers = propagationFinalizers(finalizers, opts)
+		}
 		grace := podGracePeriod(obj, opts)
 		holds := len(finalizers) > 0 || grace > 0 || namespaceSpecFinalizers(obj) > 0
 		if holds {
@@ -174,26 +182,46 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 	}
 }
 
-// propagationFinalizers adds the finalizer that records a non-default
-// propagation policy for the garbage collector.
+// propagationFinalizers sets the finalizer that records the propagation
+// policy for the garbage collector, as Kubernetes' deletion does: the
+// request's policy (orphanDependents, else propagationPolicy) replaces the one
+// an earlier delete or the object's creator chose; without one the object
+// keeps its own. Background, the default, needs no finalizer.
 func propagationFinalizers(fins []string, opts *metav1.DeleteOptions) []string {
-	want := ""
+	orphan, foreground := false, false
 	switch {
-	case opts.PropagationPolicy != nil && *opts.PropagationPolicy == metav1.DeletePropagationOrphan,
-		opts.PropagationPolicy == nil && opts.OrphanDependents != nil && *opts.OrphanDependents:
-		want = metav1.FinalizerOrphanDependents
-	case opts.PropagationPolicy != nil && *opts.PropagationPolicy == metav1.DeletePropagationForeground:
-		want = metav1.FinalizerDeleteDependents
+	case opts.OrphanDependents != nil:
+		orphan = *opts.OrphanDependents
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	default:
+		orphan = slices.Contains(fins, metav1.FinalizerOrphanDependents)
+		foreground = !orphan && slices.Contains(fins, metav1.FinalizerDeleteDependents)
 	}
-	if want == "" {
-		return fins
-	}
+	out := make([]string, 0, len(fins)+1)
 	for _, f := range fins {
-		if f == want {
-			return fins
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
 		}
 	}
-	return append(append([]string{}, fins...), want)
+	if orphan {
+		out = append(out, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	if len(out) == len(fins) && slices.Equal(slices.Sorted(slices.Values(out)), slices.Sorted(slices.Values(fins))) {
+		return fins // unchanged: keep the stored order
+	}
+	return out
+}
+
+// collectable says whether deletes of the resource take a propagation
+// policy. Events have no dependents: Kubernetes' event strategy declares
+// garbage collection unsupported, so no finalizer holds them.
+func collectable(res *registry.Resource) bool {
+	return !(res.Name == "events" && (res.Group == "" || res.Group == "events.k8s.io"))
 }
 
 // podGracePeriod is the grace period of a pod deletion: 0 for pods not
