@@ -5,10 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -314,5 +316,45 @@ func TestStaleJudgementDeletesNothing(t *testing.T) {
 	}
 	if e.get(t, "child") == nil {
 		t.Fatal("the orphaned child was deleted on a stale judgement")
+	}
+}
+
+// A cluster-scoped object that names a namespaced owner is left alone, as
+// Kubernetes does: the reference is reported, and the object is neither
+// deleted nor stripped of it, whether the named owner exists or not.
+func TestClusterScopedDependentOfNamespacedOwnerIsLeftAlone(t *testing.T) {
+	e := start(t, false)
+	ctx := context.Background()
+	owner := e.configMap(t, "owner")
+	refs := map[string]metav1.OwnerReference{
+		"of-live-owner":    ownedBy(owner, false),
+		"of-missing-owner": {APIVersion: "v1", Kind: "ConfigMap", Name: "never", UID: types.UID("no-such-uid")},
+	}
+	for name, ref := range refs {
+		if _, err := e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{ref}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reported := 0
+	waitFor(t, "both invalid references to be reported", func() bool {
+		for {
+			select {
+			case ev := <-e.rec.Events:
+				if strings.Contains(ev, ReasonInvalidOwnerRefNS) {
+					reported++
+				}
+			default:
+				return reported >= len(refs)
+			}
+		}
+	})
+	time.Sleep(time.Second) // what a wrong verdict would do has had time to happen
+	for name := range refs {
+		cr, err := e.client.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+		if err != nil || len(cr.OwnerReferences) != 1 {
+			t.Errorf("cluster role %s: %v, owner references %+v; want it kept as it was", name, err, cr.OwnerReferences)
+		}
 	}
 }

@@ -143,6 +143,7 @@ const (
 	ownerSolid   ownerState = iota // exists and is not waiting for its dependents
 	ownerAbsent                    // gone, replaced, or not a valid owner for this object
 	ownerWaiting                   // being deleted in the foreground
+	ownerInvalid                   // namespaced, of a cluster-scoped dependent: not a reference the collector acts on
 )
 
 func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.OwnerReference) (ownerState, error) {
@@ -151,10 +152,12 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 		return ownerSolid, err
 	}
 	if ot.namespaced && !dep.namespaced {
-		// A cluster-scoped object cannot be owned by a namespaced one: treat the reference as dangling.
+		// A cluster-scoped object cannot be owned by a namespaced one. Kubernetes leaves such an
+		// object alone (neither deleted nor patched): the reference is a mistake to report, and
+		// deleting, say, a ClusterRole for it would be worse.
 		c.recorder.Eventf(objRef(dep), corev1.EventTypeWarning, ReasonInvalidOwnerRefNS,
 			"ownerRef %s/%s %s does not point to a cluster-scoped object", ref.APIVersion, ref.Kind, ref.Name)
-		return ownerAbsent, nil
+		return ownerInvalid, nil
 	}
 	owner := c.cached(ot)
 	if owner == nil {
@@ -189,6 +192,8 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 		case ownerWaiting:
 			waiting++
 			gone = append(gone, r)
+		case ownerInvalid:
+			return nil // reported; retrying would not make it valid
 		}
 	}
 	if len(solid) > 0 {
