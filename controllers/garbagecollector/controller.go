@@ -142,7 +142,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 			}
 		}
 	}()
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log)
 	c.mu.Lock()
 	for gr, m := range c.monitors {
 		m.stop()

@@ -84,7 +84,7 @@ func New(client kubernetes.Interface, md metadata.Interface, nsInformer coreinfo
 
 // Run processes namespaces with the given number of workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {

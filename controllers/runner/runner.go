@@ -30,8 +30,22 @@ func NewQueue(name string) Queue {
 type SyncFunc func(ctx context.Context, key string) error
 
 // Run waits for the given informers to sync, starts workers goroutines, and blocks until ctx is done;
-// then it shuts the queue down and waits for the workers to return.
+// then it shuts the queue down and waits for the workers to return. A key failing MaxRetries times
+// in a row is dropped.
 func Run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, log *slog.Logger, synced ...cache.InformerSynced) {
+	run(ctx, name, q, workers, syncFn, MaxRetries, log, synced...)
+}
+
+// RunRetryingForever is Run for controllers whose keys no later event brings back once dropped
+// (the garbage collector's dependents and owners, terminating namespaces): a failing key is
+// retried with backoff until it succeeds, as Kubernetes' garbage collector and namespace
+// controller do, so that an API server away for minutes delays their work but loses none.
+func RunRetryingForever(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, log *slog.Logger, synced ...cache.InformerSynced) {
+	run(ctx, name, q, workers, syncFn, -1, log, synced...)
+}
+
+// run is Run with maxRetries failures in a row before a key is dropped, or none if negative.
+func run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, maxRetries int, log *slog.Logger, synced ...cache.InformerSynced) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -47,7 +61,7 @@ func Run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Go(func() {
-			for processNext(ctx, name, q, syncFn, log) {
+			for processNext(ctx, name, q, syncFn, maxRetries, log) {
 			}
 		})
 	}
@@ -56,7 +70,7 @@ func Run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc
 	wg.Wait()
 }
 
-func processNext(ctx context.Context, name string, q Queue, syncFn SyncFunc, log *slog.Logger) bool {
+func processNext(ctx context.Context, name string, q Queue, syncFn SyncFunc, maxRetries int, log *slog.Logger) bool {
 	key, quit := q.Get()
 	if quit {
 		return false
@@ -67,7 +81,7 @@ func processNext(ctx context.Context, name string, q Queue, syncFn SyncFunc, log
 	switch {
 	case err == nil:
 		q.Forget(key)
-	case q.NumRequeues(key) < MaxRetries:
+	case maxRetries < 0 || q.NumRequeues(key) < maxRetries:
 		log.Debug("sync failed, retrying", "controller", name, "key", key, "err", err)
 		q.AddRateLimited(key)
 	default:
