@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -160,6 +161,13 @@ func (c *Controller) resyncMonitors(ctx context.Context) error {
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return err
 	}
+	// A group whose discovery failed this time (an aggregated API briefly down) is still
+	// served as far as anyone knows: its monitors stay, as in Kubernetes. Stopping them would
+	// hide its dependents, and an orphaning or foreground owner would finish without them.
+	var failed map[schema.GroupVersion]error
+	if gdf := (*discovery.ErrGroupDiscoveryFailed)(nil); errors.As(err, &gdf) {
+		failed = gdf.Groups
+	}
 	want := map[schema.GroupResource]*monitor{}
 	for _, l := range lists {
 		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
@@ -180,6 +188,10 @@ func (c *Controller) resyncMonitors(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for gr, m := range c.monitors {
+		if _, down := failed[m.gvr.GroupVersion()]; down {
+			delete(want, gr)
+			continue
+		}
 		if w, ok := want[gr]; !ok || w.gvr != m.gvr {
 			m.stop()
 			delete(c.monitors, gr)

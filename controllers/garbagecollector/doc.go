@@ -18,6 +18,12 @@
 //     foreground when an owner is waiting and it has dependents of its own; if some owner is alive,
 //     only drop the references to owners that are gone (background deletion, the default).
 //
+// As in Kubernetes: a dependent that is itself waiting in the foreground while one of its own
+// dependents waits for it (an ownership cycle) stops blocking its owners first; a group whose
+// discovery fails for a while keeps its monitors; a cluster-scoped object naming a namespaced
+// owner is reported (OwnerRefInvalidNamespace) and left alone; failing items are retried until
+// they succeed.
+//
 // Owners are looked up in the monitors' caches first and confirmed with a live GET before anything
 // is deleted, so a cache that has not seen a new owner yet never causes a deletion.
 package garbagecollector

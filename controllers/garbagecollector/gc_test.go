@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -356,5 +358,68 @@ func TestClusterScopedDependentOfNamespacedOwnerIsLeftAlone(t *testing.T) {
 		if err != nil || len(cr.OwnerReferences) != 1 {
 			t.Errorf("cluster role %s: %v, owner references %+v; want it kept as it was", name, err, cr.OwnerReferences)
 		}
+	}
+}
+
+// Two objects that own each other, both blocking, are deleted in the
+// foreground: each side stops blocking its waiting owner, as Kubernetes'
+// cycle check does, instead of both waiting for ever.
+func TestForegroundDeletionOfAnOwnershipCycle(t *testing.T) {
+	bothWays(t, func(t *testing.T, e *env) {
+		a := e.configMap(t, "a")
+		b := e.configMap(t, "b", ownedBy(a, true))
+		a.OwnerReferences = []metav1.OwnerReference{ownedBy(b, true)}
+		if _, err := e.client.CoreV1().ConfigMaps(ns).Update(context.Background(), a, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.del(t, "a", metav1.DeletePropagationForeground)
+		waitFor(t, "both objects of the cycle to be gone", func() bool { return e.get(t, "a") == nil && e.get(t, "b") == nil })
+	})
+}
+
+// flakyDiscovery fails the discovery of one group version while down is set,
+// as an aggregated API server that is briefly away.
+type flakyDiscovery struct {
+	discovery.DiscoveryInterface
+	gv   string
+	down atomic.Bool
+}
+
+func (f *flakyDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	if gv == f.gv && f.down.Load() {
+		return nil, apierrors.NewServiceUnavailable("away")
+	}
+	return f.DiscoveryInterface.ServerResourcesForGroupVersion(gv)
+}
+
+// A group whose discovery fails for a while keeps its monitors: its
+// dependents stay known to the collector, as in Kubernetes.
+func TestMonitorsOutliveAFailedGroupDiscovery(t *testing.T) {
+	srv := apiservertest.Start(t)
+	client := kubernetes.NewForConfigOrDie(srv.Config)
+	disc := &flakyDiscovery{DiscoveryInterface: client.Discovery(), gv: "rbac.authorization.k8s.io/v1"}
+	c, err := New(disc, metadata.NewForConfigOrDie(srv.Config), record.NewFakeRecorder(100),
+		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DiscoveryPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := c.resyncMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	roles := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}
+	if c.monitorFor(roles) == nil {
+		t.Fatal("no monitor for clusterroles")
+	}
+	disc.down.Store(true)
+	if err := c.resyncMonitors(ctx); !discovery.IsGroupDiscoveryFailedError(err) {
+		t.Fatalf("discovery with rbac away: %v, want a group discovery failure", err)
+	}
+	if c.monitorFor(roles) == nil {
+		t.Error("the clusterroles monitor was stopped while rbac discovery failed")
+	}
+	if c.monitorFor(schema.GroupResource{Resource: "configmaps"}) == nil {
+		t.Error("the configmaps monitor was stopped")
 	}
 }

@@ -69,6 +69,11 @@ func partial(obj any) *metav1.PartialObjectMetadata {
 
 func (c *Controller) enqueue(i item) { c.queue.Add(i.key()) }
 
+// deletingInForeground: the object is being deleted and waits for its blocking dependents.
+func deletingInForeground(o *metav1.PartialObjectMetadata) bool {
+	return o.DeletionTimestamp != nil && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents)
+}
+
 // deletingWithPolicy: the object waits for the garbage collector (orphan or foreground).
 func deletingWithPolicy(o *metav1.PartialObjectMetadata) bool {
 	return o.DeletionTimestamp != nil &&
@@ -103,9 +108,10 @@ func (c *Controller) onUpdate(m *monitor, oldObj, curObj any) {
 		c.enqueueOwners(cur)
 	}
 	if refsChanged {
-		// An owner this object no longer references may be waiting for it to go.
+		// An owner this object no longer references, or no longer blocks, may be waiting for it.
 		for _, r := range old.OwnerReferences {
-			if !slices.ContainsFunc(cur.OwnerReferences, func(x metav1.OwnerReference) bool { return x.UID == r.UID }) {
+			i := slices.IndexFunc(cur.OwnerReferences, func(x metav1.OwnerReference) bool { return x.UID == r.UID })
+			if i < 0 || (blocks(r) && !blocks(cur.OwnerReferences[i])) {
 				c.enqueue(ownerItem(r, cur.Namespace))
 			}
 		}
@@ -128,6 +134,10 @@ func (c *Controller) enqueueOwners(o *metav1.PartialObjectMetadata) {
 	for _, r := range o.OwnerReferences {
 		c.enqueue(ownerItem(r, o.Namespace))
 	}
+}
+
+func blocks(r metav1.OwnerReference) bool {
+	return r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion
 }
 
 func ptrEq(a, b *bool) bool {

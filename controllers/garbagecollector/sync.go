@@ -214,9 +214,22 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 		policy = metav1.DeletePropagationOrphan
 	case slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents):
 		policy = metav1.DeletePropagationForeground
-	case waiting > 0 && len(c.dependentsOf(string(t.uid))) > 0:
+	case waiting > 0:
+		deps := c.dependentsOf(string(t.uid))
+		if len(deps) == 0 {
+			break
+		}
 		// An owner waits for us: our own dependents must go before we do.
 		policy = metav1.DeletePropagationForeground
+		if slices.ContainsFunc(deps, func(d dependent) bool { return deletingInForeground(d.obj) }) {
+			// One of them is itself waiting for its dependents: likely a cycle (A owns B owns
+			// A), where each would wait for the other for ever. As Kubernetes does, stop
+			// blocking our owners first; the patch brings this item back.
+			unblocked, err := c.unblockOwnerRefs(ctx, t, obj)
+			if err != nil || unblocked {
+				return err
+			}
+		}
 	}
 	// Delete only the state that was judged: another worker may have just
 	// dropped the references (orphaning by the owner's sync) after obj was
@@ -287,7 +300,7 @@ func (c *Controller) deleteDependents(ctx context.Context, owner target, obj *me
 			c.enqueue(itemOf(d.m, d.obj))
 		}
 		for _, r := range d.obj.OwnerReferences {
-			if r.UID == owner.uid && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion {
+			if r.UID == owner.uid && blocks(r) {
 				blocking++
 			}
 		}
@@ -327,6 +340,28 @@ func (c *Controller) removeOwnerRefs(ctx context.Context, t target, obj *metav1.
 		return nil
 	}
 	return c.patch(ctx, t, ops)
+}
+
+// unblockOwnerRefs sets blockOwnerDeletion to false on each of obj's owner references that had it,
+// and says whether there were any.
+func (c *Controller) unblockOwnerRefs(ctx context.Context, t target, obj *metav1.PartialObjectMetadata) (bool, error) {
+	ops := []jsonPatchOp{{Op: "test", Path: "/metadata/uid", Value: string(obj.UID)}}
+	for idx, r := range obj.OwnerReferences {
+		if !blocks(r) {
+			continue
+		}
+		p := fmt.Sprintf("/metadata/ownerReferences/%d", idx)
+		ops = append(ops, jsonPatchOp{Op: "test", Path: p + "/uid", Value: string(r.UID)},
+			jsonPatchOp{Op: "replace", Path: p + "/blockOwnerDeletion", Value: false})
+	}
+	if len(ops) == 1 {
+		return false, nil
+	}
+	if err := c.patch(ctx, t, ops); err != nil {
+		return false, err
+	}
+	c.enqueue(t.item)
+	return true, nil
 }
 
 func (c *Controller) removeFinalizer(ctx context.Context, t target, obj *metav1.PartialObjectMetadata, fin string) error {
