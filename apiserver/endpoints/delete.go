@@ -77,47 +77,55 @@ func (h *Handler) delete(req *request) error {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
-	obj, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry)
+	obj, kept, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry)
 	if err != nil {
 		return err
 	}
-	return h.respond(req, http.StatusOK, obj)
+	// Kubernetes answers 202 only to the deprecated orphanDependents=false
+	// when the object stays for now; any other delete is 200, kept or gone.
+	status := http.StatusOK
+	if kept && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		status = http.StatusAccepted
+	}
+	return h.respond(req, status, obj)
 }
 
-// deleteObject deletes one object, or starts its graceful deletion: pods on
-// a node get a grace period, objects with finalizers (including the
-// propagation finalizers orphan/foregroundDeletion) get a deletionTimestamp
-// and stay until the finalizers are removed.
 // ImmortalNamespaces exist in every cluster and cannot be deleted, as
 // Kubernetes' NamespaceLifecycle admission guarantees.
 var ImmortalNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
-func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, error) {
+// deleteObject deletes one object, or starts its graceful deletion: pods on
+// a node get a grace period, objects with finalizers (including the
+// propagation finalizers orphan/foregroundDeletion) get a deletionTimestamp
+// and stay until the finalizers are removed. kept says the object is still
+// stored (with its deletionTimestamp) rather than gone.
+func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.DeleteOptions, dry bool) (obj runtime.Object, kept bool, err error) {
 	res := req.res
 	if !res.Namespaced {
 		ns = ""
 	}
 	key := res.Key(ns, name)
 	if res.Group == "" && res.Name == "namespaces" && slices.Contains(ImmortalNamespaces, name) {
-		return nil, errors.NewForbidden(res.GroupResource(), name, fmt.Errorf("this namespace may not be deleted"))
+		return nil, false, errors.NewForbidden(res.GroupResource(), name, fmt.Errorf("this namespace may not be deleted"))
 	}
 	for attempt := 0; ; attempt++ {
-		obj, kv, err := h.load(req, ns, name)
+		var kv *storage.KeyValue
+		obj, kv, err = h.load(req, ns, name)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		m := accessor(obj)
 		if pc := opts.Preconditions; pc != nil {
 			if pc.UID != nil && *pc.UID != m.GetUID() {
-				return nil, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, m.GetUID()))
+				return nil, false, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, m.GetUID()))
 			}
 			if pc.ResourceVersion != nil && *pc.ResourceVersion != m.GetResourceVersion() {
-				return nil, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.GetResourceVersion()))
+				return nil, false, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.GetResourceVersion()))
 			}
 		}
 		before, err := encodeStored(res, obj)
 		if err != nil {
-			return nil, errors.NewInternalError(err)
+			return nil, false, errors.NewInternalError(err)
 		}
 		finalizers := m.GetFinalizers()
 		if collectable(res) {
@@ -132,11 +140,16 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
 				m.SetDeletionTimestamp(&t)
 				m.SetDeletionGracePeriodSeconds(&grace)
-			} else if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && grace < *cur {
-				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
-				if t.Before(dt) {
-					m.SetDeletionTimestamp(&t)
+				// The object's controllers must stop acting on it: like a spec
+				// change, the start of its deletion is a new generation.
+				if g := m.GetGeneration(); g > 0 {
+					m.SetGeneration(g + 1)
 				}
+			} else if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && grace < *cur {
+				// A shorter grace period counts from when the deletion began, as
+				// in Kubernetes: the deadline moves back by the difference.
+				t := metav1.NewTime(dt.Add(time.Duration(grace-*cur) * time.Second))
+				m.SetDeletionTimestamp(&t)
 				m.SetDeletionGracePeriodSeconds(&grace)
 			}
 			if nsObj, ok := obj.(*corev1.Namespace); ok {
@@ -149,36 +162,36 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 		if holds {
 			after, err := encodeStored(res, obj)
 			if err != nil {
-				return nil, errors.NewInternalError(err)
+				return nil, false, errors.NewInternalError(err)
 			}
 			if string(after) == string(before) || dry {
-				return obj, nil
+				return obj, true, nil
 			}
 			nkv, err := h.store.Update(req.ctx, key, after, kv.ModRevision, res.TTL)
 			if err != nil {
 				if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
 					continue
 				}
-				return nil, storeError(err, res.GroupResource(), name)
+				return nil, false, storeError(err, res.GroupResource(), name)
 			}
 			m.SetResourceVersion(strconv.FormatInt(nkv.ModRevision, 10))
-			return obj, nil
+			return obj, true, nil
 		}
 		if dry {
-			return obj, nil
+			return obj, false, nil
 		}
 		_, rev, err := h.store.Delete(req.ctx, key, kv.ModRevision)
 		if err != nil {
 			if stderrors.Is(err, storage.ErrConflict) && attempt < maxUpdateRetries {
 				continue
 			}
-			return nil, storeError(err, res.GroupResource(), name)
+			return nil, false, storeError(err, res.GroupResource(), name)
 		}
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
 		if res.Lifecycle != nil {
 			res.Lifecycle.AfterDelete(req.ctx, obj)
 		}
-		return obj, nil
+		return obj, false, nil
 	}
 }
 
@@ -266,7 +279,7 @@ func (h *Handler) deleteCollection(req *request) error {
 	var deleted []runtime.Object
 	for _, it := range got.items {
 		m := accessor(it)
-		obj, err := h.deleteObject(req, m.GetNamespace(), m.GetName(), opts, dry)
+		obj, _, err := h.deleteObject(req, m.GetNamespace(), m.GetName(), opts, dry)
 		if err != nil {
 			if errors.IsNotFound(err) {
 				continue

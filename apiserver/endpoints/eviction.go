@@ -82,7 +82,7 @@ func (h *Handler) serveEviction(req *request) error {
 			delOpts, err = h.markEvicted(req, delOpts, pod, v.kv)
 		}
 		if err == nil {
-			_, err = h.deleteObject(req, req.info.Namespace, req.info.Name, delOpts, dry)
+			_, _, err = h.deleteObject(req, req.info.Namespace, req.info.Name, delOpts, dry)
 		}
 		if errors.IsConflict(err) && !callerPinned {
 			switch {
