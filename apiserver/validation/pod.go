@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,7 +40,7 @@ func validatePodCreate(pod *corev1.Pod) field.ErrorList {
 	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared")}
 	}
-	return nil
+	return validatePodDeletionCost(pod.Annotations, nil, field.NewPath("metadata", "annotations"))
 }
 
 // validateSchedulingGates: qualified names, each once.
@@ -171,4 +172,28 @@ func validateDNSPolicy(p corev1.DNSPolicy, fldPath *field.Path) field.ErrorList 
 	default:
 		return field.ErrorList{field.NotSupported(fldPath, p, supportedDNSPolicies)}
 	}
+}
+
+// validatePodDeletionCost: the ReplicaSet controller's scale-down hint
+// (controller.kubernetes.io/pod-deletion-cost) must be a 32-bit integer
+// written plainly, as Kubernetes requires: no plus sign, no leading zeros.
+// oldAnnotations, on update, lets a pod that was stored with a bad value
+// before this rule keep it.
+func validatePodDeletionCost(annotations, oldAnnotations map[string]string, fldPath *field.Path) field.ErrorList {
+	value, ok := annotations[corev1.PodDeletionCost]
+	if !ok || validDeletionCost(value) {
+		return nil
+	}
+	if old, had := oldAnnotations[corev1.PodDeletionCost]; had && !validDeletionCost(old) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath.Key(corev1.PodDeletionCost), value, "must be a 32bit integer")}
+}
+
+func validDeletionCost(value string) bool {
+	if value == "" || value[0] == '+' || (value[0] == '0' && value != "0") {
+		return false
+	}
+	_, err := strconv.ParseInt(value, 10, 32)
+	return err == nil
 }

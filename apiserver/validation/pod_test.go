@@ -300,3 +300,33 @@ func withEphemeral(p *corev1.Pod) *corev1.Pod {
 func TestEphemeralContainersForbiddenOnCreate(t *testing.T) {
 	expectErrors(t, Validate(withEphemeral(defaulted(validPod()))), []want{{"spec.ephemeralContainers", forbidden}})
 }
+
+// controller.kubernetes.io/pod-deletion-cost must be a plain 32-bit integer,
+// as Kubernetes requires; a pod stored with a bad value may keep it.
+func TestPodDeletionCost(t *testing.T) {
+	withCost := func(p *corev1.Pod, v string) *corev1.Pod {
+		p = p.DeepCopy()
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[corev1.PodDeletionCost] = v
+		return p
+	}
+	var cases []testCase
+	for _, v := range []string{"0", "-5", "2147483647", "-2147483648"} {
+		cases = append(cases, testCase{name: "cost " + v, obj: withCost(defaulted(validPod()), v)})
+	}
+	for _, v := range []string{"", "abc", "+1", "007", "2147483648", "1.5"} {
+		cases = append(cases, testCase{name: "cost " + v, obj: withCost(defaulted(validPod()), v),
+			want: []want{{"metadata.annotations[controller.kubernetes.io/pod-deletion-cost]", invalid}}})
+	}
+	runCreate(t, cases)
+
+	old := storedPod()
+	runUpdate(t, []updateCase{
+		{name: "valid cost set later", old: old, new: withCost(old, "10")},
+		{name: "invalid cost set later", old: old, new: withCost(old, "ten"),
+			want: []want{{"metadata.annotations[controller.kubernetes.io/pod-deletion-cost]", invalid}}},
+		{name: "stored invalid cost kept", old: withCost(old, "ten"), new: withCost(old, "eleven")},
+	})
+}

@@ -25,7 +25,7 @@ var updatablePodSpecFields = []string{
 // for the few fields Kubernetes lets users change on a running pod.
 func validatePodUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
-	var errs field.ErrorList
+	errs := validatePodDeletionCost(newPod.Annotations, oldPod.Annotations, field.NewPath("metadata", "annotations"))
 
 	if len(newPod.Spec.Containers) != len(oldPod.Spec.Containers) {
 		return append(errs, field.Forbidden(specPath.Child("containers"), "pod updates may not add or remove containers"))
