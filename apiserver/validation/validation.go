@@ -57,7 +57,47 @@ func Validate(obj runtime.Object) field.ErrorList {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(m, r.namespaced, ValidateName(r.kind), field.NewPath("metadata"))
+	errs = append(errs, templateDeletionCost(obj, nil)...)
 	return append(errs, r.create(obj)...)
+}
+
+// podTemplate returns the template a workload makes its pods from, and its
+// path; nil for other kinds.
+func podTemplate(obj runtime.Object) (*corev1.PodTemplateSpec, *field.Path) {
+	tpl := field.NewPath("spec", "template")
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template, tpl
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template, tpl
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template, tpl
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template, tpl
+	case *batchv1.Job:
+		return &o.Spec.Template, tpl
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template, field.NewPath("spec", "jobTemplate", "spec", "template")
+	}
+	return nil, nil
+}
+
+// templateDeletionCost checks a workload template's pod-deletion-cost, as
+// Kubernetes does, so a bad value is refused where it is written rather than
+// on every pod the controller then fails to create. old, on update, lets a
+// template stored with a bad value keep it.
+func templateDeletionCost(obj, old runtime.Object) field.ErrorList {
+	t, p := podTemplate(obj)
+	if t == nil {
+		return nil
+	}
+	var oldAnnotations map[string]string
+	if old != nil {
+		if ot, _ := podTemplate(old); ot != nil {
+			oldAnnotations = ot.Annotations
+		}
+	}
+	return validatePodDeletionCost(t.Annotations, oldAnnotations, p.Child("metadata", "annotations"))
 }
 
 // ValidateUpdate checks newObj as a replacement for oldObj: the metadata
@@ -91,6 +131,7 @@ func ValidateUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 		return errs
 	}
 	errs = append(errs, r.spec(newObj)...)
+	errs = append(errs, templateDeletionCost(newObj, oldObj)...)
 	if r.update != nil {
 		errs = append(errs, r.update(newObj, oldObj)...)
 	}

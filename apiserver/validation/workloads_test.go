@@ -293,3 +293,28 @@ func TestValidateCronJob(t *testing.T) {
 		{name: "drops TZ", old: withTZ, new: plain},
 	})
 }
+
+// A workload's template is held to the pods' pod-deletion-cost rule, so the
+// mistake is refused where it is written; a template stored with a bad
+// value before the rule may keep it.
+func TestTemplateDeletionCost(t *testing.T) {
+	withCost := func(v string) *appsv1.Deployment {
+		return deploymentWith(func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations = map[string]string{corev1.PodDeletionCost: v}
+		})
+	}
+	const path = "spec.template.metadata.annotations[controller.kubernetes.io/pod-deletion-cost]"
+	runCreate(t, []testCase{
+		{name: "valid cost", obj: withCost("-3")},
+		{name: "invalid cost", obj: withCost("03"), want: []want{{path, invalid}}},
+	})
+	stored := func(v string) *appsv1.Deployment {
+		d := withCost(v)
+		d.ResourceVersion, d.UID, d.Generation = "5", "uid-1", 1
+		return d
+	}
+	runUpdate(t, []updateCase{
+		{name: "invalid cost set later", old: stored("1"), new: stored("one"), want: []want{{path, invalid}}},
+		{name: "stored invalid cost kept", old: stored("one"), new: stored("two")},
+	})
+}
