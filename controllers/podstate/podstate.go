@@ -59,7 +59,9 @@ func RestartCount(p *corev1.Pod) int32 {
 }
 
 // ResolvePort returns the pod port a Service targetPort names: a number as is, a name looked up among
-// the pod's container ports with the same protocol. ok is false when the pod has no such named port.
+// the ports with the same protocol of the pod's containers and then of its sidecars (init containers
+// with restartPolicy Always), as Kubernetes' FindPort does. ok is false when the pod has no such named
+// port.
 func ResolvePort(pod *corev1.Pod, sp corev1.ServicePort) (int32, bool) {
 	tp := sp.TargetPort
 	proto := sp.Protocol
@@ -68,22 +70,34 @@ func ResolvePort(pod *corev1.Pod, sp corev1.ServicePort) (int32, bool) {
 	}
 	switch {
 	case tp.Type == intstr.String && tp.StrVal != "":
-		for _, ctr := range pod.Spec.Containers {
-			for _, p := range ctr.Ports {
-				pp := p.Protocol
-				if pp == "" {
-					pp = corev1.ProtocolTCP
-				}
-				if p.Name == tp.StrVal && pp == proto {
-					return p.ContainerPort, true
-				}
-			}
+		if n, ok := namedPort(pod.Spec.Containers, tp.StrVal, proto, false); ok {
+			return n, true
 		}
-		return 0, false
+		return namedPort(pod.Spec.InitContainers, tp.StrVal, proto, true)
 	case tp.Type == intstr.Int && tp.IntVal != 0:
 		return tp.IntVal, true
 	default:
 		// Unset targetPort defaults to the service port (the apiserver normally fills it in).
 		return sp.Port, true
 	}
+}
+
+// namedPort looks name up among the ports of ctrs with protocol proto; with sidecarsOnly, among those of
+// containers whose restartPolicy is Always only (an init container that keeps running beside the others).
+func namedPort(ctrs []corev1.Container, name string, proto corev1.Protocol, sidecarsOnly bool) (int32, bool) {
+	for _, ctr := range ctrs {
+		if sidecarsOnly && (ctr.RestartPolicy == nil || *ctr.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+			continue
+		}
+		for _, p := range ctr.Ports {
+			pp := p.Protocol
+			if pp == "" {
+				pp = corev1.ProtocolTCP
+			}
+			if p.Name == name && pp == proto {
+				return p.ContainerPort, true
+			}
+		}
+	}
+	return 0, false
 }

@@ -36,9 +36,16 @@ func TestIsAvailable(t *testing.T) {
 }
 
 func TestResolvePort(t *testing.T) {
-	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
-		{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
-	}}}
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "setup", Ports: []corev1.ContainerPort{{Name: "setup", ContainerPort: 7000}}},
+			{Name: "proxy", RestartPolicy: &always, Ports: []corev1.ContainerPort{{Name: "proxy", ContainerPort: 15001}, {Name: "http", ContainerPort: 15080}}},
+		},
+		Containers: []corev1.Container{
+			{Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
+		},
+	}}
 	tests := []struct {
 		name   string
 		port   corev1.ServicePort
@@ -51,6 +58,9 @@ func TestResolvePort(t *testing.T) {
 		{"a UDP name matches a UDP port", corev1.ServicePort{Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}, 53, true},
 		{"an unknown name does not resolve", corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("grpc")}, 0, false},
 		{"an unset target port is the service port", corev1.ServicePort{Port: 80}, 80, true},
+		{"a name is looked up among sidecars' ports", corev1.ServicePort{Port: 15001, TargetPort: intstr.FromString("proxy")}, 15001, true},
+		{"containers' ports come before sidecars'", corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("http")}, 8080, true},
+		{"ports of init containers that are not sidecars do not resolve", corev1.ServicePort{Port: 7000, TargetPort: intstr.FromString("setup")}, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
