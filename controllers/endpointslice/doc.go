@@ -6,5 +6,7 @@
 // (pod being deleted). Service target ports are resolved per pod, so a named targetPort can map to
 // different numbers on different pods; endpoints that resolve to different port lists go to different
 // slices, and each slice holds at most MaxEndpointsPerSlice endpoints. Slices are labelled
-// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service.
+// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service. A
+// Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
+// garbage collector's foreground deletion of them is not raced.
 package endpointslice

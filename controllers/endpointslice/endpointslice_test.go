@@ -256,6 +256,23 @@ func TestUpdatesAndDeletes(t *testing.T) {
 			t.Errorf("slices = %v, want only the user's", sl)
 		}
 	})
+	t.Run("a service being deleted gets no new slices, existing ones are still kept current", func(t *testing.T) {
+		dying := func(s *corev1.Service) { ts := metav1.Now(); s.DeletionTimestamp = &ts }
+		fx := newFixture(t, 0, service(dying), pod("a", "10.42.0.2"))
+		fx.sync(t)
+		if acts := controllertest.Filter(fx.client.Actions(), "create", "endpointslices"); len(acts) != 0 {
+			t.Errorf("created slices for a terminating service: %v", acts)
+		}
+		fx = newFixture(t, 0, service(dying), pod("a", "10.42.0.2"), old.DeepCopy())
+		fx.sync(t)
+		if acts := controllertest.Filter(fx.client.Actions(), "create", "endpointslices"); len(acts) != 0 {
+			t.Errorf("created slices for a terminating service: %v", acts)
+		}
+		got, _ := fx.client.DiscoveryV1().EndpointSlices("ns").Get(context.Background(), "web-abc", metav1.GetOptions{})
+		if len(got.Endpoints) != 1 || got.Endpoints[0].Addresses[0] != "10.42.0.2" {
+			t.Errorf("endpoints = %+v, want the existing slice updated", got.Endpoints)
+		}
+	})
 	t.Run("a deleted service loses its slices", func(t *testing.T) {
 		fx := newFixture(t, 0, old.DeepCopy())
 		fx.sync(t)

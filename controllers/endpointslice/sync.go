@@ -154,6 +154,11 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	if len(existing) > len(desired) {
 		surplus = append(surplus, existing[len(desired):]...)
 	}
+	if svc.DeletionTimestamp != nil {
+		// As Kubernetes: nothing new for a Service being deleted, or the garbage collector deleting its
+		// slices (foreground deletion waits for them) would race with us replacing them.
+		toCreate = nil
+	}
 	if len(toCreate) > 0 {
 		c.exp.ExpectCreations(key, len(toCreate))
 		for i, s := range toCreate {
