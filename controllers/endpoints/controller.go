@@ -125,6 +125,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil // an ExternalName Service is a DNS alias, with no endpoints, even if it has a selector
+	}
 	if svc.Spec.Selector == nil {
 		return nil // the user manages this Service's endpoints
 	}

@@ -154,6 +154,18 @@ func TestSyncCreatesUpdatesDeletes(t *testing.T) {
 	}
 }
 
+func TestExternalNameGetsNoEndpoints(t *testing.T) {
+	svc := service()
+	svc.Spec.Type, svc.Spec.ExternalName, svc.Spec.ClusterIP = corev1.ServiceTypeExternalName, "db.example.com", ""
+	c, client := newFixture(t, svc, pod("a", "10.42.0.2", 8080, true))
+	if err := c.sync(context.Background(), "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if acts := controllertest.Filter(client.Actions(), "", "endpoints"); len(acts) != 0 {
+		t.Errorf("writes for an ExternalName service: %v", acts)
+	}
+}
+
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
