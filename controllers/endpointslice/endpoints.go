@@ -80,11 +80,9 @@ func endpointFor(svc *corev1.Service, pod *corev1.Pod, at discoveryv1.AddressTyp
 	}
 	terminating := pod.DeletionTimestamp != nil
 	podReady := podstate.IsReady(pod)
-	ready := podReady && !terminating
+	// publishNotReadyAddresses makes every endpoint ready, but serving still says whether the pod is.
+	ready := svc.Spec.PublishNotReadyAddresses || (podReady && !terminating)
 	serving := podReady
-	if svc.Spec.PublishNotReadyAddresses {
-		ready, serving = true, true
-	}
 	ep := discoveryv1.Endpoint{
 		Addresses:  []string{addr},
 		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},

@@ -160,6 +160,32 @@ func TestEndpointConditions(t *testing.T) {
 	}
 }
 
+func TestPublishNotReadyAddressesKeepsServing(t *testing.T) {
+	fx := newFixture(t, 0, service(func(s *corev1.Service) { s.Spec.PublishNotReadyAddresses = true }),
+		pod("ready", "10.42.0.2"),
+		pod("notready", "10.42.0.3", notReady),
+		pod("leaving", "10.42.0.4", terminating),
+		pod("leavingnotready", "10.42.0.5", terminating, notReady),
+	)
+	fx.sync(t)
+	eps := byName(fx.slices(t)[0])
+	want := map[string][3]bool{ // ready, serving, terminating
+		"ready":           {true, true, false},
+		"notready":        {true, false, false},
+		"leaving":         {true, true, true},
+		"leavingnotready": {true, false, true},
+	}
+	if len(eps) != len(want) {
+		t.Fatalf("endpoints = %v, want %v", eps, want)
+	}
+	for name, w := range want {
+		c := eps[name].Conditions
+		if *c.Ready != w[0] || *c.Serving != w[1] || *c.Terminating != w[2] {
+			t.Errorf("%s: ready=%v serving=%v terminating=%v, want %v", name, *c.Ready, *c.Serving, *c.Terminating, w)
+		}
+	}
+}
+
 func TestSlicing(t *testing.T) {
 	tests := []struct {
 		name       string
