@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/podstate"
@@ -70,18 +71,44 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 	}); err != nil {
 		return nil, err
 	}
-	// An Endpoints object edited or deleted behind our back is repaired.
+	// An Endpoints object deleted behind our back is put back. Edits are not watched, as in Kubernetes:
+	// the sync of a key whose Service is gone deletes the Endpoints, and an Endpoints object that a user
+	// writes without a Service must survive its edits (only the startup sweep below removes leftovers).
 	if _, err := epInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) }, DeleteFunc: c.enqueue,
+		DeleteFunc: c.enqueue,
 	}); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// Run processes Services with the given number of workers until ctx ends.
+// Run processes Services with the given number of workers until ctx ends. Once the caches have synced
+// it queues every Endpoints object once, so that those left behind by Services deleted while the
+// controller was not running are removed.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+			c.queueLeftovers()
+		}
+	}()
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+// queueLeftovers queues the key of every Endpoints object, as Kubernetes' checkLeftoverEndpoints: a key
+// without a Service has its Endpoints deleted. Objects carrying a leader-election record are skipped
+// (older leader election kept its lock in an Endpoints object with no Service).
+func (c *Controller) queueLeftovers() {
+	eps, err := c.epLister.List(labels.Everything())
+	if err != nil {
+		c.log.Error("list endpoints; leftover endpoints are not cleaned up", "controller", Name, "err", err)
+		return
+	}
+	for _, ep := range eps {
+		if _, ok := ep.Annotations[resourcelock.LeaderElectionRecordAnnotationKey]; ok {
+			continue
+		}
+		c.enqueue(ep)
+	}
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -3,4 +3,10 @@
 // addresses in addresses and the others in notReadyAddresses, grouped into subsets of pods that resolve
 // the Service's ports to the same numbers. Newer clients read EndpointSlices (package endpointslice);
 // Endpoints stays for older tools and for kubectl describe service.
+//
+// A Service's Endpoints object is deleted with the Service. Those left by Services deleted while the
+// controller was not running are found once, when it starts (after its caches sync): every Endpoints
+// object without a Service is then deleted, except leader-election records (the
+// control-plane.alpha.kubernetes.io/leader annotation). Edits of Endpoints objects are not watched, so
+// one that a user writes for a selector-less Service, or without any Service, is left alone meanwhile.
 package endpoints

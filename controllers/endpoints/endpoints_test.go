@@ -166,6 +166,132 @@ func TestExternalNameGetsNoEndpoints(t *testing.T) {
 	}
 }
 
+// started builds the controller on informers that run, so their event handlers fire.
+func started(t *testing.T, objs ...runtime.Object) (context.Context, *Controller, *fake.Clientset) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), record.NewFakeRecorder(100), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	f.WaitForCacheSync(ctx.Done())
+	return ctx, c, client
+}
+
+func endpoints(name string, annotations map[string]string) *corev1.Endpoints {
+	return &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Annotations: annotations},
+		Subsets:    []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.10"}}, Ports: []corev1.EndpointPort{{Port: 5432}}}},
+	}
+}
+
+func selectorless(name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.43.0.20", Ports: []corev1.ServicePort{{Port: 5432}}},
+	}
+}
+
+func TestEditedEndpointsWithoutServiceAreNotQueued(t *testing.T) {
+	ctx, c, client := started(t, endpoints("manual", nil), endpoints("sentinel", nil))
+	manual, err := client.CoreV1().Endpoints("ns").Get(ctx, "manual", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual.Labels = map[string]string{"edited": "yes"}
+	if _, err := client.CoreV1().Endpoints("ns").Update(ctx, manual, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The informer hands both events to the controller in order: once the deletion is queued, the
+	// edit has been seen.
+	if err := client.CoreV1().Endpoints("ns").Delete(ctx, "sentinel", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.queue.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted endpoints were never queued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if key, _ := c.queue.Get(); key != "ns/sentinel" {
+		t.Errorf("queued %q first, want only the deleted ns/sentinel: an edit must not queue an Endpoints object", key)
+	}
+}
+
+func TestLeftoverEndpoints(t *testing.T) {
+	ctx := context.Background()
+	lock := endpoints("lock", map[string]string{"control-plane.alpha.kubernetes.io/leader": `{"holderIdentity":"a"}`})
+	c, client := newFixture(t, selectorless("plain"), endpoints("plain", nil), endpoints("gone", nil), lock)
+	c.queueLeftovers()
+	var keys []string
+	for c.queue.Len() > 0 {
+		k, _ := c.queue.Get()
+		keys = append(keys, k)
+		if err := c.sync(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		c.queue.Done(k)
+	}
+	if want := []string{"ns/gone", "ns/plain"}; !sameSet(keys, want) {
+		t.Errorf("queued %v, want %v (not the leader-election record)", keys, want)
+	}
+	for name, kept := range map[string]bool{"plain": true, "lock": true, "gone": false} {
+		_, err := client.CoreV1().Endpoints("ns").Get(ctx, name, metav1.GetOptions{})
+		if kept && err != nil {
+			t.Errorf("endpoints %s: %v, want kept", name, err)
+		}
+		if !kept && err == nil {
+			t.Errorf("endpoints %s kept, want deleted", name)
+		}
+	}
+}
+
+func TestRunRemovesLeftoverEndpoints(t *testing.T) {
+	ctx, c, client := started(t, selectorless("plain"), endpoints("plain", nil), endpoints("gone", nil))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(runCtx, 1) }()
+	defer func() { stop(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := client.CoreV1().Endpoints("ns").Get(ctx, "gone", metav1.GetOptions{})
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("endpoints without a service left at startup were not deleted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := client.CoreV1().Endpoints("ns").Get(ctx, "plain", metav1.GetOptions{}); err != nil {
+		t.Errorf("endpoints of a selector-less service: %v, want kept", err)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
