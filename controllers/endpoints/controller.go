@@ -29,6 +29,13 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "endpoints-controller"
 
+// MaxAddresses is how many addresses (ready and not ready) an Endpoints object holds at most, as in
+// Kubernetes; beyond it the object is truncated and annotated corev1.EndpointsOverCapacity.
+const MaxAddresses = 1000
+
+// truncated is the value of the corev1.EndpointsOverCapacity annotation.
+const truncated = "truncated"
+
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
 	Logger *slog.Logger
@@ -162,7 +169,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	subsets := Subsets(svc, pods)
+	subsets, over := Truncate(Subsets(svc, pods), MaxAddresses)
 	lbls := maps.Clone(svc.Labels)
 	if lbls == nil {
 		lbls = map[string]string{}
@@ -176,6 +183,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cur, err := c.epLister.Endpoints(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: lbls}, Subsets: subsets}
+		if over {
+			ep.Annotations = map[string]string{corev1.EndpointsOverCapacity: truncated}
+		}
 		if _, err := c.client.CoreV1().Endpoints(namespace).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
 			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				return nil
@@ -188,11 +198,21 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if apiequality.Semantic.DeepEqual(cur.Subsets, subsets) && apiequality.Semantic.DeepEqual(cur.Labels, lbls) {
+	mark, marked := cur.Annotations[corev1.EndpointsOverCapacity]
+	if apiequality.Semantic.DeepEqual(cur.Subsets, subsets) && apiequality.Semantic.DeepEqual(cur.Labels, lbls) &&
+		marked == over && (!over || mark == truncated) {
 		return nil
 	}
 	next := cur.DeepCopy()
 	next.Subsets, next.Labels = subsets, lbls
+	if over {
+		if next.Annotations == nil {
+			next.Annotations = map[string]string{}
+		}
+		next.Annotations[corev1.EndpointsOverCapacity] = truncated
+	} else {
+		delete(next.Annotations, corev1.EndpointsOverCapacity)
+	}
 	if _, err := c.client.CoreV1().Endpoints(namespace).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
 		return fmt.Errorf("update endpoints %s: %w", key, err)
@@ -271,6 +291,48 @@ func Subsets(svc *corev1.Service, pods []*corev1.Pod) []corev1.EndpointSubset {
 		return nil
 	}
 	return out
+}
+
+// Truncate keeps at most limit addresses in subsets and reports whether it dropped any. Ready addresses
+// are kept before not-ready ones: with more ready addresses than limit, every not-ready one goes and the
+// ready ones are cut down; otherwise all ready ones stay and the not-ready ones fill what is left. What
+// is kept of a kind is shared among the subsets in proportion to their share of that kind (rounded up,
+// earlier subsets first), keeping the first addresses of each subset; a subset left with no address
+// is dropped (the API server rejects one). subsets is not modified.
+func Truncate(subsets []corev1.EndpointSubset, limit int) ([]corev1.EndpointSubset, bool) {
+	var ready, notReady int
+	for _, s := range subsets {
+		ready += len(s.Addresses)
+		notReady += len(s.NotReadyAddresses)
+	}
+	if ready+notReady <= limit {
+		return subsets, false
+	}
+	cutReady := ready > limit
+	room, total := limit-ready, notReady
+	if cutReady {
+		room, total = limit, ready
+	}
+	left := room
+	out := make([]corev1.EndpointSubset, 0, len(subsets))
+	for _, s := range subsets {
+		n := len(s.NotReadyAddresses)
+		if cutReady {
+			n = len(s.Addresses)
+		}
+		keep := min((n*room+total-1)/total, left, n)
+		left -= keep
+		t := corev1.EndpointSubset{Addresses: s.Addresses, Ports: s.Ports}
+		if cutReady {
+			t.Addresses = s.Addresses[:keep:keep]
+		} else if keep > 0 {
+			t.NotReadyAddresses = s.NotReadyAddresses[:keep:keep]
+		}
+		if len(t.Addresses)+len(t.NotReadyAddresses) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out, true
 }
 
 func sortAddrs(a []corev1.EndpointAddress) {

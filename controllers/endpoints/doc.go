@@ -2,7 +2,10 @@
 // type ExternalName, which has no endpoints): one object named after the Service, listing ready pod
 // addresses in addresses and the others in notReadyAddresses, grouped into subsets of pods that resolve
 // the Service's ports to the same numbers. Newer clients read EndpointSlices (package endpointslice);
-// Endpoints stays for older tools and for kubectl describe service.
+// Endpoints stays for older tools and for kubectl describe service. As in Kubernetes, an object holds at
+// most MaxAddresses (1000) addresses: beyond that ready addresses are kept before not-ready ones, shared
+// out among the subsets, and the object is annotated endpoints.kubernetes.io/over-capacity: truncated
+// until it fits again.
 //
 // A Service's Endpoints object is deleted with the Service. Those left by Services deleted while the
 // controller was not running are found once, when it starts (after its caches sync): every Endpoints

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -270,6 +271,98 @@ func TestRunRemovesLeftoverEndpoints(t *testing.T) {
 	}
 	if _, err := client.CoreV1().Endpoints("ns").Get(ctx, "plain", metav1.GetOptions{}); err != nil {
 		t.Errorf("endpoints of a selector-less service: %v, want kept", err)
+	}
+}
+
+func addrs(prefix string, n int) []corev1.EndpointAddress {
+	out := make([]corev1.EndpointAddress, n)
+	for i := range out {
+		out[i].IP = fmt.Sprintf("%s.%d.%d", prefix, i/250, i%250+1)
+	}
+	return out
+}
+
+func TestTruncate(t *testing.T) {
+	type counts [][2]int // per subset: ready, not ready
+	tests := []struct {
+		name     string
+		in, want counts
+		over     bool
+	}{
+		{"at the limit nothing is dropped", counts{{6, 4}}, counts{{6, 4}}, false},
+		{"not-ready addresses make room for ready ones", counts{{6, 6}}, counts{{6, 4}}, true},
+		{"not-ready addresses are shared out in proportion", counts{{2, 6}, {2, 3}}, counts{{2, 4}, {2, 2}}, true},
+		{"too many ready addresses: shared out, no not-ready left", counts{{7, 1}, {4, 0}}, counts{{7, 0}, {3, 0}}, true},
+		{"a subset left empty is dropped", counts{{11, 0}, {0, 3}}, counts{{10, 0}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var in []corev1.EndpointSubset
+			for i, c := range tc.in {
+				in = append(in, corev1.EndpointSubset{Addresses: addrs(fmt.Sprintf("10.%d", i), c[0]), NotReadyAddresses: addrs(fmt.Sprintf("10.%d", 100+i), c[1]), Ports: []corev1.EndpointPort{{Port: int32(8000 + i)}}})
+			}
+			got, over := Truncate(in, 10)
+			var gotCounts counts
+			for _, s := range got {
+				gotCounts = append(gotCounts, [2]int{len(s.Addresses), len(s.NotReadyAddresses)})
+			}
+			if over != tc.over || fmt.Sprint(gotCounts) != fmt.Sprint(tc.want) {
+				t.Errorf("Truncate = %v, %v; want %v, %v", gotCounts, over, tc.want, tc.over)
+			}
+			for i, s := range got {
+				if len(s.Addresses) > 0 && s.Addresses[0].IP != in[i].Addresses[0].IP {
+					t.Errorf("subset %d keeps %s first, want the first address %s", i, s.Addresses[0].IP, in[i].Addresses[0].IP)
+				}
+			}
+			if c := tc.in[0]; len(in[0].Addresses) != c[0] || len(in[0].NotReadyAddresses) != c[1] {
+				t.Error("the input was modified")
+			}
+		})
+	}
+}
+
+func TestOverCapacity(t *testing.T) {
+	ctx := context.Background()
+	objs := []runtime.Object{service()}
+	for i := range MaxAddresses + 5 {
+		ready := i < MaxAddresses-10
+		objs = append(objs, pod(fmt.Sprintf("p%d", i), fmt.Sprintf("10.42.%d.%d", i/250, i%250+1), 8080, ready))
+	}
+	c, client := newFixture(t, objs...)
+	if err := c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != MaxAddresses-10 || len(ep.Subsets[0].NotReadyAddresses) != 10 {
+		t.Fatalf("subsets hold %d ready, %d not ready; want all %d ready and 10 not ready", len(ep.Subsets[0].Addresses), len(ep.Subsets[0].NotReadyAddresses), MaxAddresses-10)
+	}
+	if v, ok := ep.Annotations[corev1.EndpointsOverCapacity]; !ok || v != "truncated" {
+		t.Errorf("annotations = %v, want %s: truncated", ep.Annotations, corev1.EndpointsOverCapacity)
+	}
+
+	// Unchanged, the truncated object is left alone.
+	c, client = newFixture(t, append(objs, ep)...)
+	if err := c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if acts := controllertest.Filter(client.Actions(), "", "endpoints"); len(acts) != 0 {
+		t.Errorf("writes on up-to-date truncated endpoints: %v", acts)
+	}
+
+	// Back under capacity, the annotation goes.
+	c, client = newFixture(t, service(), pod("a", "10.42.0.2", 8080, true), ep)
+	if err := c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	ep, err = client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ep.Annotations[corev1.EndpointsOverCapacity]; ok || len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 {
+		t.Errorf("endpoints = %+v, want one address and no %s annotation", ep, corev1.EndpointsOverCapacity)
 	}
 }
 
