@@ -407,3 +407,25 @@ func keys(m map[string]*appsv1.ReplicaSet) []string {
 	}
 	return out
 }
+
+func TestDeploymentRevisionFollowsNewReplicaSetDown(t *testing.T) {
+	// Exported from another cluster with its revision; here the new ReplicaSet is revision 1.
+	for _, existing := range []bool{false, true} {
+		t.Run(map[bool]string{false: "created", true: "existing"}[existing], func(t *testing.T) {
+			d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))
+			d.Annotations = map[string]string{RevisionAnnotation: "7"}
+			objs := []runtime.Object{d}
+			if existing {
+				objs = append(objs, rsFor(d, "v1", 3, 3, 1, time.Hour))
+			}
+			fx := newFixture(t, objs...)
+			fx.sync(t)
+			if rev := fx.replicaSets(t)[rsName("v1")].Annotations[RevisionAnnotation]; rev != "1" {
+				t.Fatalf("new replicaset revision = %q, want 1", rev)
+			}
+			if got := fx.deployment(t).Annotations[RevisionAnnotation]; got != "1" {
+				t.Errorf("deployment revision = %q, want 1 (the new replicaset's)", got)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -224,15 +223,12 @@ func (c *Controller) newReplicaSet(ctx context.Context, d *appsv1.Deployment, ex
 }
 
 // setDeploymentRevision mirrors the new ReplicaSet's revision on the Deployment (kubectl rollout
-// history/status read it). A metadata-only patch leaves spec and status alone.
+// history/status read it) whenever the two differ, lower as well as higher: a Deployment applied
+// with another cluster's revision takes this cluster's. A metadata-only patch leaves spec and
+// status alone.
 func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment, rev string) error {
 	if rev == "" || d.Annotations[RevisionAnnotation] == rev {
 		return nil
-	}
-	if cur, err := strconv.ParseInt(d.Annotations[RevisionAnnotation], 10, 64); err == nil {
-		if n, _ := strconv.ParseInt(rev, 10, 64); n < cur {
-			return nil
-		}
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{RevisionAnnotation: rev}}})
 	updated, err := c.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{})
