@@ -2,18 +2,21 @@ package deployment
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -427,5 +430,49 @@ func TestDeploymentRevisionFollowsNewReplicaSetDown(t *testing.T) {
 				t.Errorf("deployment revision = %q, want 1 (the new replicaset's)", got)
 			}
 		})
+	}
+}
+
+// enforceResourceVersion makes the fake clientset's Deployment updates (main resource and status)
+// conditional on resourceVersion, as the API server's are, and bumps it on success.
+func enforceResourceVersion(client *fake.Clientset) {
+	client.PrependReactor("update", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj := a.(k8stesting.UpdateAction).GetObject().(*appsv1.Deployment)
+		cur, err := client.Tracker().Get(a.GetResource(), a.GetNamespace(), obj.Name)
+		if err != nil {
+			return false, nil, nil
+		}
+		curRV := cur.(*appsv1.Deployment).ResourceVersion
+		if obj.ResourceVersion != curRV {
+			return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), obj.Name, fmt.Errorf("the object has been modified"))
+		}
+		n, _ := strconv.Atoi(curRV)
+		obj.ResourceVersion = strconv.Itoa(n + 1)
+		return false, nil, nil
+	})
+}
+
+func TestRevisionWriteIsConditionalOnWhatTheSyncRead(t *testing.T) {
+	// The cache still has generation 1 (template v1); the API server already has generation 2
+	// (template v2), which this sync has not seen.
+	d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))
+	fx := newFixture(t, d, rsFor(d, "v1", 3, 3, 1, time.Hour))
+	enforceResourceVersion(fx.client)
+	newer := d.DeepCopy()
+	newer.Generation, newer.ResourceVersion = 2, "2"
+	newer.Spec.Template = template("v2")
+	if err := fx.client.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), newer, "ns"); err != nil {
+		t.Fatal(err)
+	}
+	err := fx.c.sync(context.Background(), "ns/web")
+	if !apierrors.IsConflict(err) {
+		t.Errorf("sync error = %v, want a conflict (requeue)", err)
+	}
+	got := fx.deployment(t)
+	if got.Status.ObservedGeneration >= 2 {
+		t.Errorf("observedGeneration = %d: claims generation 2, whose template v2 the sync never acted on", got.Status.ObservedGeneration)
+	}
+	if got.Annotations[RevisionAnnotation] != "" {
+		t.Errorf("revision annotation %q written over a Deployment the sync did not read", got.Annotations[RevisionAnnotation])
 	}
 }

@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -224,18 +223,23 @@ func (c *Controller) newReplicaSet(ctx context.Context, d *appsv1.Deployment, ex
 
 // setDeploymentRevision mirrors the new ReplicaSet's revision on the Deployment (kubectl rollout
 // history/status read it) whenever the two differ, lower as well as higher: a Deployment applied
-// with another cluster's revision takes this cluster's. A metadata-only patch leaves spec and
-// status alone.
+// with another cluster's revision takes this cluster's. The write is an update guarded by the
+// resourceVersion this sync read, so a Deployment changed meanwhile (a new spec the sync has not
+// acted on) makes it fail with a conflict and the key is requeued; the metadata it returns (a new
+// generation would be one) can then never be mistaken for what this sync computed against.
 func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment, rev string) error {
 	if rev == "" || d.Annotations[RevisionAnnotation] == rev {
 		return nil
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{RevisionAnnotation: rev}}})
-	updated, err := c.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	cp := d.DeepCopy()
+	if cp.Annotations == nil {
+		cp.Annotations = map[string]string{}
+	}
+	cp.Annotations[RevisionAnnotation] = rev
+	updated, err := c.client.AppsV1().Deployments(d.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("set revision of deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	// Keep our in-memory spec (it is what we computed against) but take the new metadata.
 	d.ObjectMeta = updated.ObjectMeta
 	return nil
 }

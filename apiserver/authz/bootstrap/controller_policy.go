@@ -70,8 +70,7 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			eventsRule(),
 		},
 		DeploymentController: {
-			// patch: skiff mirrors the new ReplicaSet's revision annotation with a patch.
-			rule(verbs("get", "list", "watch", "update", "patch"), groups(appsGroup), "deployments"),
+			rule(verbs("get", "list", "watch", "update"), groups(appsGroup), "deployments"),
 			rule(verbs("update"), groups(appsGroup), "deployments/status"),
 			rule(verbs("update"), groups(appsGroup), "deployments/finalizers"),
 			rule(verbs("get", "list", "watch", "create", "update", "patch", "delete"), groups(appsGroup), "replicasets"),
