@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +29,9 @@ var (
 	controllerKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
 	rsKind         = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 )
+
+// extensionsGroup served Deployments before apps did; old ownerReferences still name it.
+const extensionsGroup = "extensions"
 
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
@@ -157,8 +161,14 @@ func (c *Controller) onPodDeleted(obj any) {
 	}
 }
 
+// resolveControllerRef returns the Deployment a controllerRef names, if it is the one in the cache (same
+// uid). ReplicaSets created through extensions/v1beta1 or apps/v1beta1/v1beta2 still carry that
+// apiVersion in their ownerReference, so any version of the apps or extensions group will do.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.Deployment {
-	if ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+	if ref.Kind != controllerKind.Kind {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || (gv.Group != appsv1.GroupName && gv.Group != extensionsGroup) {
 		return nil
 	}
 	d, err := c.dLister.Deployments(namespace).Get(ref.Name)

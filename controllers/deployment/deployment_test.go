@@ -476,3 +476,41 @@ func TestRevisionWriteIsConditionalOnWhatTheSyncRead(t *testing.T) {
 		t.Errorf("revision annotation %q written over a Deployment the sync did not read", got.Annotations[RevisionAnnotation])
 	}
 }
+
+func TestLegacyOwnerReferencesResolveToTheDeployment(t *testing.T) {
+	for _, tc := range []struct {
+		apiVersion string
+		want       bool
+	}{
+		{"apps/v1", true},
+		{"extensions/v1beta1", true},
+		{"apps/v1beta1", true},
+		{"apps/v1beta2", true},
+		{"example.com/v1", false},
+	} {
+		t.Run(tc.apiVersion, func(t *testing.T) {
+			d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			rs := rsFor(d, "v1", 3, 3, 1, time.Hour)
+			rs.OwnerReferences[0].APIVersion = tc.apiVersion
+			yes := true
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns",
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &yes}}}}
+			fx := newFixture(t, d, rs, pod)
+
+			fx.c.onReplicaSet(rs)
+			if got := fx.c.queue.Len() == 1; got != tc.want {
+				t.Errorf("replicaset event enqueued the deployment: %v, want %v", got, tc.want)
+			}
+			for fx.c.queue.Len() > 0 {
+				k, _ := fx.c.queue.Get()
+				fx.c.queue.Done(k)
+				fx.c.queue.Forget(k)
+			}
+			fx.c.onPodDeleted(pod)
+			if got := fx.c.queue.Len() == 1; got != tc.want {
+				t.Errorf("deleted pod enqueued the Recreate deployment: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
