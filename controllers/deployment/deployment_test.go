@@ -514,3 +514,34 @@ func TestLegacyOwnerReferencesResolveToTheDeployment(t *testing.T) {
 		})
 	}
 }
+
+func TestProgressingMessagesWithoutNewReplicaSet(t *testing.T) {
+	// Recreate: the old replicaset is scaled down but a pod is still going, so there is no new
+	// replicaset yet.
+	d := newDeployment(3, "v2", intstr.FromInt32(0), intstr.FromInt32(0))
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	old := rsFor(d, "v1", 0, 0, 1, time.Hour)
+	old.Status.Replicas = 1
+
+	t.Run("progressing", func(t *testing.T) {
+		d := d.DeepCopy()
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 0}
+		fx := newFixture(t, d, old)
+		fx.sync(t)
+		c := getCondition(&fx.deployment(t).Status, appsv1.DeploymentProgressing)
+		if c == nil || c.Reason != RSUpdatedReason || c.Message != `Deployment "web" is progressing.` {
+			t.Errorf("Progressing = %+v, want %s with message %q", c, RSUpdatedReason, `Deployment "web" is progressing.`)
+		}
+	})
+	t.Run("timed out", func(t *testing.T) {
+		d := d.DeepCopy()
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 0,
+			Conditions: []appsv1.DeploymentCondition{newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, RSUpdatedReason, "", now.Add(-11*time.Minute))}}
+		fx := newFixture(t, d, old)
+		fx.sync(t)
+		c := getCondition(&fx.deployment(t).Status, appsv1.DeploymentProgressing)
+		if c == nil || c.Reason != TimedOutReason || c.Message != `Deployment "web" has timed out progressing.` {
+			t.Errorf("Progressing = %+v, want %s with message %q", c, TimedOutReason, `Deployment "web" has timed out progressing.`)
+		}
+	})
+}

@@ -142,17 +142,19 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, all []*appsv1.Replic
 	cur := getCondition(&d.Status, appsv1.DeploymentProgressing)
 	complete := st.Replicas == st.UpdatedReplicas && cur != nil && cur.Reason == NewRSAvailableReason
 	if hasProgressDeadline(d) && !complete {
-		name := ""
+		// Messages name the new ReplicaSet, or the Deployment while there is none (Recreate waiting
+		// for old pods to go), as Kubernetes words them.
+		subject := fmt.Sprintf("Deployment %q", d.Name)
 		if newRS != nil {
-			name = newRS.Name
+			subject = fmt.Sprintf("ReplicaSet %q", newRS.Name)
 		}
 		switch {
 		case deploymentComplete(d, &st):
 			setCondition(&st, newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, NewRSAvailableReason,
-				fmt.Sprintf("ReplicaSet %q has successfully progressed.", name), c.now()))
+				subject+" has successfully progressed.", c.now()))
 		case deploymentProgressing(d, &st):
 			cond := newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, RSUpdatedReason,
-				fmt.Sprintf("ReplicaSet %q is progressing.", name), c.now())
+				subject+" is progressing.", c.now())
 			// Progress refreshes lastUpdateTime (the deadline's start) but not the transition time.
 			if cur != nil {
 				if cur.Status == corev1.ConditionTrue {
@@ -163,7 +165,7 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, all []*appsv1.Replic
 			setCondition(&st, cond)
 		case c.deploymentTimedOut(d, &st):
 			setCondition(&st, newCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, TimedOutReason,
-				fmt.Sprintf("ReplicaSet %q has timed out progressing.", name), c.now()))
+				subject+" has timed out progressing.", c.now()))
 		}
 	}
 	// Surface a ReplicaSet's failure to create pods (quota, admission) on the Deployment.
