@@ -545,3 +545,24 @@ func TestProgressingMessagesWithoutNewReplicaSet(t *testing.T) {
 		}
 	})
 }
+
+func TestTerminatingNamespaceIsQuiet(t *testing.T) {
+	d := newDeployment(3, "v2", intstr.FromInt32(1), intstr.FromInt32(0))
+	fx := newFixture(t, d, rsFor(d, "v1", 3, 3, 1, time.Hour))
+	fx.client.PrependReactor("create", "replicasets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// What the API server answers a create in a namespace being deleted.
+		err := apierrors.NewForbidden(a.GetResource().GroupResource(), "", fmt.Errorf("unable to create new content in namespace ns because it is being terminated"))
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type: corev1.NamespaceTerminatingCause, Message: "namespace ns is being terminated", Field: "metadata.namespace"})
+		return true, nil, err
+	})
+	if err := fx.c.sync(context.Background(), "ns/web"); err != nil {
+		t.Errorf("sync = %v, want nil: no retry while the namespace terminates", err)
+	}
+	if ev := controllertest.Events(fx.rec.Events); len(ev) != 0 {
+		t.Errorf("events = %q, want none", ev)
+	}
+	if c := getCondition(&fx.deployment(t).Status, appsv1.DeploymentProgressing); c != nil && c.Reason == FailedRSCreateReason {
+		t.Errorf("Progressing = %+v, want no %s", c, FailedRSCreateReason)
+	}
+}

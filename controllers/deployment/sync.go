@@ -17,8 +17,18 @@ import (
 	"github.com/skiffkube/skiff/controllers/controllerref"
 )
 
-// sync makes one Deployment right.
+// sync makes one Deployment right. A namespace being deleted refuses every create (Forbidden with
+// the NamespaceTerminating cause); that is expected, so it ends the sync quietly, with neither an
+// event nor a retry, as in Kubernetes. The namespace controller deletes the Deployment soon.
 func (c *Controller) sync(ctx context.Context, key string) error {
+	err := c.syncDeployment(ctx, key)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return nil
+	}
+	return err
+}
+
+func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
@@ -194,6 +204,9 @@ func (c *Controller) newReplicaSet(ctx context.Context, d *appsv1.Deployment, ex
 			return nil, uerr
 		}
 		return nil, fmt.Errorf("replicaset %s exists with another template; collisionCount is now %d", rs.Name, cc)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// Every create will fail until the namespace is gone: nothing to report (sync drops it).
+		return nil, err
 	case err != nil:
 		if hasProgressDeadline(d) {
 			setCondition(&d.Status, newCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, FailedRSCreateReason,
