@@ -566,3 +566,76 @@ func TestTerminatingNamespaceIsQuiet(t *testing.T) {
 		t.Errorf("Progressing = %+v, want no %s", c, FailedRSCreateReason)
 	}
 }
+
+func TestCleanupAndProportionalScalingOrder(t *testing.T) {
+	// Each case hands the ReplicaSets over in the order that the upstream order contradicts, so the
+	// input order (a lister's) cannot decide.
+	named := func(rs *appsv1.ReplicaSet, name string, created time.Time) *appsv1.ReplicaSet {
+		rs.Name, rs.CreationTimestamp = name, metav1.NewTime(created)
+		return rs
+	}
+	t.Run("cleanup: a revision that is not a number goes by creation", func(t *testing.T) {
+		d := newDeployment(2, "v9", intstr.FromInt32(1), intstr.FromInt32(0))
+		limit := int32(1)
+		d.Spec.RevisionHistoryLimit = &limit
+		odd := named(rsFor(d, "v1", 0, 0, 1, 0), "web-odd", now.Add(-time.Hour))
+		odd.Annotations[RevisionAnnotation] = "x"
+		older := named(rsFor(d, "v2", 0, 0, 2, 0), "web-older", now.Add(-5*time.Hour))
+		fx := newFixture(t, d, odd, older)
+		if err := fx.c.cleanup(context.Background(), d, []*appsv1.ReplicaSet{odd, older}); err != nil {
+			t.Fatal(err)
+		}
+		rss := fx.replicaSets(t)
+		if _, ok := rss["web-older"]; ok {
+			t.Errorf("kept web-older (created first), have %v", keys(rss))
+		}
+		if _, ok := rss["web-odd"]; !ok {
+			t.Errorf("deleted web-odd (created last), have %v", keys(rss))
+		}
+	})
+	t.Run("cleanup: equal revision and creation go by name", func(t *testing.T) {
+		d := newDeployment(2, "v9", intstr.FromInt32(1), intstr.FromInt32(0))
+		limit := int32(1)
+		d.Spec.RevisionHistoryLimit = &limit
+		at := now.Add(-time.Hour)
+		rd, rc := named(rsFor(d, "v1", 0, 0, 3, 0), "web-d", at), named(rsFor(d, "v2", 0, 0, 3, 0), "web-c", at)
+		fx := newFixture(t, d, rd, rc)
+		if err := fx.c.cleanup(context.Background(), d, []*appsv1.ReplicaSet{rd, rc}); err != nil {
+			t.Fatal(err)
+		}
+		rss := fx.replicaSets(t)
+		if _, ok := rss["web-c"]; ok || rss["web-d"] == nil {
+			t.Errorf("want web-c deleted and web-d kept, have %v", keys(rss))
+		}
+	})
+	// Two old replicasets of 2, sized for 4 replicas, created in the same second.
+	prev := newDeployment(4, "v9", intstr.FromInt32(0), intstr.FromInt32(1))
+	at := now.Add(-time.Hour)
+	pair := func() (*appsv1.ReplicaSet, *appsv1.ReplicaSet) {
+		return named(rsFor(prev, "v1", 2, 2, 1, 0), "web-a", at), named(rsFor(prev, "v2", 2, 2, 2, 0), "web-b", at)
+	}
+	for _, tc := range []struct {
+		name         string
+		replicas     int32
+		order        func(a, b *appsv1.ReplicaSet) []*appsv1.ReplicaSet
+		wantA, wantB int32
+	}{
+		{"scale up: the newer (by name) of equal replicasets gets the leftover", 5,
+			func(a, b *appsv1.ReplicaSet) []*appsv1.ReplicaSet { return []*appsv1.ReplicaSet{a, b} }, 2, 3},
+		{"scale down: the older (by name) of equal replicasets gives first", 3,
+			func(a, b *appsv1.ReplicaSet) []*appsv1.ReplicaSet { return []*appsv1.ReplicaSet{b, a} }, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDeployment(tc.replicas, "v9", intstr.FromInt32(0), intstr.FromInt32(1))
+			a, b := pair()
+			fx := newFixture(t, d, a, b)
+			if err := fx.c.scale(context.Background(), d, nil, tc.order(a, b)); err != nil {
+				t.Fatal(err)
+			}
+			rss := fx.replicaSets(t)
+			if ga, gb := *rss["web-a"].Spec.Replicas, *rss["web-b"].Spec.Replicas; ga != tc.wantA || gb != tc.wantB {
+				t.Errorf("web-a=%d web-b=%d, want %d and %d", ga, gb, tc.wantA, tc.wantB)
+			}
+		})
+	}
+}

@@ -86,16 +86,48 @@ func findOldReplicaSets(rsList []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) [
 	return old
 }
 
+// createdBefore orders ReplicaSets from old to new, by name when created in the same second
+// (Kubernetes' ReplicaSetsByCreationTimestamp), so every sort below is total and the lister's
+// order never decides.
+func createdBefore(a, b *appsv1.ReplicaSet) bool {
+	if a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.Name < b.Name
+	}
+	return a.CreationTimestamp.Before(&b.CreationTimestamp)
+}
+
 func sortedByCreation(rsList []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
 	out := append([]*appsv1.ReplicaSet(nil), rsList...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].CreationTimestamp, out[j].CreationTimestamp
-		if a.Equal(&b) {
-			return out[i].Name < out[j].Name
-		}
-		return a.Before(&b)
-	})
+	sort.Slice(out, func(i, j int) bool { return createdBefore(out[i], out[j]) })
 	return out
+}
+
+// sortByRevision orders ReplicaSets from the lowest revision up; equal revisions, and any pair where
+// one revision is not a number, go by creation (Kubernetes' ReplicaSetsByRevision).
+func sortByRevision(rsList []*appsv1.ReplicaSet) {
+	sort.Slice(rsList, func(i, j int) bool {
+		ri, erri := parseRevision(rsList[i].Annotations)
+		rj, errj := parseRevision(rsList[j].Annotations)
+		if erri != nil || errj != nil || ri == rj {
+			return createdBefore(rsList[i], rsList[j])
+		}
+		return ri < rj
+	})
+}
+
+// sortBySize orders ReplicaSets from the largest down. Among equal sizes newer ones come first when
+// growing, older ones when shrinking (Kubernetes' ReplicaSetsBySizeNewer and ReplicaSetsBySizeOlder).
+func sortBySize(rsList []*appsv1.ReplicaSet, newerFirst bool) {
+	sort.Slice(rsList, func(i, j int) bool {
+		a, b := rsReplicas(rsList[i]), rsReplicas(rsList[j])
+		if a != b {
+			return a > b
+		}
+		if newerFirst {
+			return createdBefore(rsList[j], rsList[i])
+		}
+		return createdBefore(rsList[i], rsList[j])
+	})
 }
 
 func filterActive(rsList []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
@@ -126,11 +158,21 @@ func sumStatus(rsList []*appsv1.ReplicaSet, f func(*appsv1.ReplicaSetStatus) int
 }
 
 func revision(annotations map[string]string) int64 {
-	v, err := strconv.ParseInt(annotations[RevisionAnnotation], 10, 64)
+	v, err := parseRevision(annotations)
 	if err != nil {
 		return 0
 	}
 	return v
+}
+
+// parseRevision reads the revision annotation: none is revision 0, a value that is not a number an
+// error.
+func parseRevision(annotations map[string]string) (int64, error) {
+	v, ok := annotations[RevisionAnnotation]
+	if !ok {
+		return 0, nil
+	}
+	return strconv.ParseInt(v, 10, 64)
 }
 
 func maxRevision(rsList []*appsv1.ReplicaSet) int64 {

@@ -3,7 +3,6 @@ package deployment
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -350,17 +349,7 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 	}
 	toAdd := allowed - sumSpec(all)
 	// Growth goes to the largest (then newest) first; shrinking takes from the largest (then oldest).
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := rsReplicas(all[i]), rsReplicas(all[j])
-		if a != b {
-			return a > b
-		}
-		ta, tb := all[i].CreationTimestamp, all[j].CreationTimestamp
-		if toAdd > 0 {
-			return tb.Before(&ta)
-		}
-		return ta.Before(&tb)
-	})
+	sortBySize(all, toAdd > 0)
 	sizes := make([]int32, len(all))
 	added := int32(0)
 	for i, rs := range all {
@@ -400,7 +389,7 @@ func activeOrLatest(newRS *appsv1.ReplicaSet, old []*appsv1.ReplicaSet) *appsv1.
 	return nil
 }
 
-// cleanup deletes the oldest scaled-down ReplicaSets beyond revisionHistoryLimit.
+// cleanup deletes scaled-down old ReplicaSets beyond revisionHistoryLimit, lowest revision first.
 func (c *Controller) cleanup(ctx context.Context, d *appsv1.Deployment, old []*appsv1.ReplicaSet) error {
 	if d.Spec.RevisionHistoryLimit == nil {
 		return nil
@@ -415,14 +404,7 @@ func (c *Controller) cleanup(ctx context.Context, d *appsv1.Deployment, old []*a
 	if diff <= 0 {
 		return nil
 	}
-	sort.SliceStable(alive, func(i, j int) bool {
-		ri, rj := revision(alive[i].Annotations), revision(alive[j].Annotations)
-		if ri != rj {
-			return ri < rj
-		}
-		ti, tj := alive[i].CreationTimestamp, alive[j].CreationTimestamp
-		return ti.Before(&tj)
-	})
+	sortByRevision(alive)
 	for _, rs := range alive[:diff] {
 		if rs.Status.Replicas != 0 || rsReplicas(rs) != 0 || rs.Generation > rs.Status.ObservedGeneration {
 			continue // still has pods, or its controller has not caught up
