@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -638,4 +639,78 @@ func TestCleanupAndProportionalScalingOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDeprecatedRollbackToAnnotation(t *testing.T) {
+	setup := func(t *testing.T, to string) (*fixture, *appsv1.Deployment) {
+		d := newDeployment(3, "v2", intstr.FromInt32(1), intstr.FromInt32(0))
+		d.Annotations = map[string]string{RevisionAnnotation: "2", ChangeCauseAnnotation: "edit", RollbackToAnnotation: to}
+		v1, v2 := rsFor(d, "v1", 0, 0, 1, time.Hour), rsFor(d, "v2", 3, 3, 2, time.Minute)
+		v1.Annotations[ChangeCauseAnnotation] = "create"
+		v2.Annotations[ChangeCauseAnnotation] = "edit"
+		fx := newFixture(t, d, v1, v2)
+		fx.sync(t)
+		return fx, fx.deployment(t)
+	}
+	events := func(fx *fixture, reason string) []string {
+		var out []string
+		for _, e := range controllertest.Events(fx.rec.Events) {
+			if strings.Contains(e, " "+reason+" ") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	for _, to := range []string{"1", "0"} {
+		t.Run("to revision "+to, func(t *testing.T) {
+			fx, got := setup(t, to)
+			if _, ok := got.Annotations[RollbackToAnnotation]; ok {
+				t.Errorf("rollback annotation kept: %v", got.Annotations)
+			}
+			want := template("v1")
+			if !equalIgnoreHash(&got.Spec.Template, &want) || got.Spec.Template.Labels[PodTemplateHashLabel] != "" {
+				t.Errorf("template = %+v, want revision 1's without %s", got.Spec.Template, PodTemplateHashLabel)
+			}
+			if got.Annotations[ChangeCauseAnnotation] != "create" || got.Annotations[RevisionAnnotation] != "2" {
+				t.Errorf("annotations = %v, want revision 1's change-cause and the revision kept", got.Annotations)
+			}
+			if ev := events(fx, RollbackDone); len(ev) != 1 || ev[0] != `Normal DeploymentRollback Rolled back deployment "web" to revision 1` {
+				t.Errorf("events = %q", ev)
+			}
+			if n := *fx.replicaSets(t)[rsName("v1")].Spec.Replicas; n != 0 {
+				t.Errorf("revision 1's replicaset scaled to %d in the rollback sync; the next sync rolls out", n)
+			}
+		})
+	}
+	for _, tc := range []struct{ to, event string }{
+		{"5", `Warning DeploymentRollbackRevisionNotFound Unable to find the revision to rollback to.`},
+		{"2", `Warning DeploymentRollbackTemplateUnchanged The rollback revision contains the same template as current deployment "web"`},
+	} {
+		t.Run("to revision "+tc.to+" leaves the template", func(t *testing.T) {
+			fx, got := setup(t, tc.to)
+			if _, ok := got.Annotations[RollbackToAnnotation]; ok {
+				t.Errorf("rollback annotation kept: %v", got.Annotations)
+			}
+			want := template("v2")
+			if !equalIgnoreHash(&got.Spec.Template, &want) || got.Annotations[ChangeCauseAnnotation] != "edit" {
+				t.Errorf("deployment changed: template %+v annotations %v", got.Spec.Template, got.Annotations)
+			}
+			reason := strings.Fields(tc.event)[1]
+			if ev := events(fx, reason); len(ev) != 1 || ev[0] != tc.event {
+				t.Errorf("events = %q, want %q", ev, tc.event)
+			}
+		})
+	}
+	t.Run("to the previous revision without one", func(t *testing.T) {
+		d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))
+		d.Annotations = map[string]string{RollbackToAnnotation: "0"}
+		fx := newFixture(t, d, rsFor(d, "v1", 3, 3, 1, time.Hour))
+		fx.sync(t)
+		if _, ok := fx.deployment(t).Annotations[RollbackToAnnotation]; ok {
+			t.Error("rollback annotation kept")
+		}
+		if ev := events(fx, RollbackRevisionNotFound); len(ev) != 1 || ev[0] != `Warning DeploymentRollbackRevisionNotFound Unable to find last revision.` {
+			t.Errorf("events = %q", ev)
+		}
+	})
 }

@@ -16,6 +16,9 @@
 //
 // Revisions live in the deployment.kubernetes.io/revision annotation of each ReplicaSet and of the
 // Deployment; a template that returns to an older ReplicaSet's (kubectl rollout undo) reuses it under a
-// new revision. Status carries the Available condition and, with progressDeadlineSeconds, the
-// Progressing condition with Kubernetes' reasons.
+// new revision. The deprecated.deployment.rollback.to annotation (extensions/v1beta1's rollbackTo;
+// 0 is the previous revision) copies that revision's template into the Deployment and is removed,
+// with a DeploymentRollback event (or DeploymentRollbackRevisionNotFound /
+// DeploymentRollbackTemplateUnchanged when there is nothing to do). Status carries the Available
+// condition and, with progressDeadlineSeconds, the Progressing condition with Kubernetes' reasons.
 package deployment

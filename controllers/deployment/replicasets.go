@@ -28,12 +28,12 @@ const (
 
 // annotationsNotCopied stay on the Deployment: they describe it, not the ReplicaSet.
 var annotationsNotCopied = map[string]bool{
-	LastAppliedAnnotation:               true,
-	RevisionAnnotation:                  true,
-	RevisionHistoryAnnotation:           true,
-	DesiredReplicasAnnotation:           true,
-	MaxReplicasAnnotation:               true,
-	"deprecated.deployment.rollback.to": true,
+	LastAppliedAnnotation:     true,
+	RevisionAnnotation:        true,
+	RevisionHistoryAnnotation: true,
+	DesiredReplicasAnnotation: true,
+	MaxReplicasAnnotation:     true,
+	RollbackToAnnotation:      true,
 }
 
 func replicas(d *appsv1.Deployment) int32 {

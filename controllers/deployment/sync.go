@@ -63,6 +63,11 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if d.Spec.Paused {
 		return c.syncScale(ctx, d, rsList)
 	}
+	// A rollback request is settled (and removed) before anything else moves: the ReplicaSets'
+	// revisions change as the rolled-back template goes out.
+	if to, ok := rollbackTo(d); ok {
+		return c.rollback(ctx, d, rsList, to)
+	}
 	if scaling, err := c.isScalingEvent(ctx, d, rsList); err != nil {
 		return err
 	} else if scaling {
