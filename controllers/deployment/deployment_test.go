@@ -714,3 +714,19 @@ func TestDeprecatedRollbackToAnnotation(t *testing.T) {
 		}
 	})
 }
+
+func TestPausedDeploymentKeepsHistoryForAPendingRollback(t *testing.T) {
+	d := newDeployment(3, "v2", intstr.FromInt32(1), intstr.FromInt32(0))
+	d.Spec.Paused = true
+	limit := int32(0)
+	d.Spec.RevisionHistoryLimit = &limit
+	d.Annotations = map[string]string{RollbackToAnnotation: "1"}
+	fx := newFixture(t, d, rsFor(d, "v1", 0, 0, 1, time.Hour), rsFor(d, "v2", 3, 3, 2, time.Minute))
+	fx.sync(t)
+	if _, ok := fx.replicaSets(t)[rsName("v1")]; !ok {
+		t.Error("revision 1, which the pending rollback names, was pruned while paused")
+	}
+	if fx.deployment(t).Annotations[RollbackToAnnotation] != "1" {
+		t.Error("a paused deployment's rollback was settled; it waits for resume")
+	}
+}

@@ -308,7 +308,9 @@ func (c *Controller) syncScale(ctx context.Context, d *appsv1.Deployment, rsList
 	if err := c.scale(ctx, d, newRS, old); err != nil {
 		return err
 	}
-	if d.Spec.Paused {
+	// A paused Deployment prunes its history, unless a rollback waits for it to resume: the revision
+	// it names must still be there.
+	if _, pendingRollback := rollbackTo(d); d.Spec.Paused && !pendingRollback {
 		if err := c.cleanup(ctx, d, old); err != nil {
 			return err
 		}
