@@ -6,4 +6,7 @@
 // two more. Each controller key holds the number of creations still to be observed and the set of object
 // keys whose deletion is still to be observed; sync skips creating or deleting while either is pending.
 // Pending expectations expire after a timeout so a lost watch event cannot wedge a controller forever.
+// As in Kubernetes, expectations set on a record that was met or has expired replace it, so a deletion
+// never observed delays the controller once, by at most the timeout, not again on every later action;
+// several calls while a record is still pending (one sync expecting creations and deletions) add up.
 package expectations

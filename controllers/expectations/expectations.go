@@ -34,21 +34,24 @@ func New(ttl time.Duration, now func() time.Time) *Store {
 	return &Store{ttl: ttl, now: now, items: map[string]*record{}}
 }
 
-// ExpectCreations records that n creations were issued for controllerKey. It replaces any earlier
-// creation count, because a controller only issues new creations once the earlier ones were observed.
+// ExpectCreations records that n creations were issued for controllerKey. A record that was met or
+// has expired is replaced, as Kubernetes' SetExpectations does, so a deletion that was never observed
+// (or a creation count that never came down) cannot hold back this and every later action. While the
+// record is still pending and unexpired, as between the calls one sync makes, the counts add up.
 func (s *Store) ExpectCreations(controllerKey string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.get(controllerKey)
-	r.adds = n
+	r := s.fresh(controllerKey)
+	r.adds += n
 	r.setAt = s.now()
 }
 
-// ExpectDeletions records the keys ("namespace/name") of objects whose deletion was issued.
+// ExpectDeletions records the keys ("namespace/name") of objects whose deletion was issued. Like
+// ExpectCreations it replaces a met or expired record and adds to a pending one.
 func (s *Store) ExpectDeletions(controllerKey string, objectKeys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.get(controllerKey)
+	r := s.fresh(controllerKey)
 	for _, k := range objectKeys {
 		r.deletions[k] = struct{}{}
 	}
@@ -81,13 +84,11 @@ func (s *Store) Satisfied(controllerKey string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.items[controllerKey]
-	if !ok {
-		return true
-	}
-	if r.adds <= 0 && len(r.deletions) == 0 {
-		return true
-	}
-	return s.now().Sub(r.setAt) > s.ttl
+	return !ok || s.metOrExpired(r)
+}
+
+func (s *Store) metOrExpired(r *record) bool {
+	return (r.adds <= 0 && len(r.deletions) == 0) || s.now().Sub(r.setAt) > s.ttl
 }
 
 // Pending returns the outstanding creation count and deletion count, for logs and tests.
@@ -107,9 +108,11 @@ func (s *Store) Forget(controllerKey string) {
 	delete(s.items, controllerKey)
 }
 
-func (s *Store) get(controllerKey string) *record {
+// fresh returns the record new expectations go into: the pending one, or a new empty one in place of
+// a record that was met or has expired.
+func (s *Store) fresh(controllerKey string) *record {
 	r, ok := s.items[controllerKey]
-	if !ok {
+	if !ok || s.metOrExpired(r) {
 		r = &record{deletions: map[string]struct{}{}}
 		s.items[controllerKey] = r
 	}

@@ -40,6 +40,33 @@ func TestStore(t *testing.T) {
 			s.ExpectCreations("ns/a", 3)
 			now = now.Add(2 * time.Minute)
 		}, true},
+		{"an expired deletion never observed does not hold back later creations", func(s *Store) {
+			s.ExpectDeletions("ns/a", []string{"ns/ghost"})
+			now = now.Add(2 * time.Minute)
+			s.ExpectCreations("ns/a", 1)
+			s.CreationObserved("ns/a")
+		}, true},
+		{"expired creations are replaced by later deletions, not kept", func(s *Store) {
+			s.ExpectCreations("ns/a", 2)
+			now = now.Add(2 * time.Minute)
+			s.ExpectDeletions("ns/a", []string{"ns/p1"})
+			s.DeletionObserved("ns/a", "ns/p1")
+		}, true},
+		{"a met record is replaced", func(s *Store) {
+			s.ExpectDeletions("ns/a", []string{"ns/p1"})
+			s.DeletionObserved("ns/a", "ns/p1")
+			s.ExpectCreations("ns/a", 1)
+		}, false},
+		{"creations expected twice while pending add up", func(s *Store) {
+			s.ExpectCreations("ns/a", 1)
+			s.ExpectCreations("ns/a", 1)
+			s.CreationObserved("ns/a")
+		}, false},
+		{"creations and deletions of one sync are both pending", func(s *Store) {
+			s.ExpectCreations("ns/a", 1)
+			s.ExpectDeletions("ns/a", []string{"ns/p1"})
+			s.CreationObserved("ns/a")
+		}, false},
 		{"forget clears everything", func(s *Store) {
 			s.ExpectCreations("ns/a", 3)
 			s.Forget("ns/a")

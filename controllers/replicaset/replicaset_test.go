@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/expectations"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -389,5 +390,44 @@ func TestSlowStartBatch(t *testing.T) {
 	// Batches 1, 2 succeed (3 calls); batch of 4 fails on every call.
 	if n != 3 || err == nil || calls.Load() != 7 {
 		t.Fatalf("slowStartBatch = %d, %v after %d calls; want 3, error, 7 calls", n, err, calls.Load())
+	}
+}
+
+func TestSyncGhostDeletionDelaysOnlyOnce(t *testing.T) {
+	rs := newRS("web", 1)
+	fx := newFixture(t, rs, newPod("p1", rs, ready(time.Hour)), newPod("ghost", rs))
+	clock := now
+	fx.c.exp = expectations.New(0, func() time.Time { return clock })
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "delete", "pods")); n != 1 {
+		t.Fatalf("deleted %d pods, want 1", n)
+	}
+	// The deletion is never observed (the watch event was lost and the pod left the cache with the
+	// next relist); once the expectations expire the controller acts again.
+	if err := fx.f.Core().V1().Pods().Informer().GetIndexer().Delete(newPod("ghost", rs)); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(expectations.DefaultTTL + time.Second)
+	scaled := rs.DeepCopy()
+	three := int32(3)
+	scaled.Spec.Replicas = &three
+	controllertest.Load(t, fx.f.Apps().V1().ReplicaSets().Informer(), scaled)
+	fx.client.ClearActions()
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	creates := controllertest.Filter(fx.client.Actions(), "create", "pods")
+	if len(creates) != 2 {
+		t.Fatalf("created %d pods after the expectations expired, want 2", len(creates))
+	}
+	for _, a := range creates {
+		fx.c.addPod(a.(k8stesting.CreateAction).GetObject().(*corev1.Pod))
+	}
+	// Both creations observed: the ghost deletion must not hold the next sync back for another TTL.
+	if !fx.c.exp.Satisfied("ns/web") {
+		adds, dels := fx.c.exp.Pending("ns/web")
+		t.Fatalf("expectations not satisfied after the creations were observed (pending adds %d, deletions %d)", adds, dels)
 	}
 }
