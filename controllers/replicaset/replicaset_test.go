@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -429,5 +430,30 @@ func TestSyncGhostDeletionDelaysOnlyOnce(t *testing.T) {
 	if !fx.c.exp.Satisfied("ns/web") {
 		adds, dels := fx.c.exp.Pending("ns/web")
 		t.Fatalf("expectations not satisfied after the creations were observed (pending adds %d, deletions %d)", adds, dels)
+	}
+}
+
+func TestSyncDeleteOfAGonePodIsObserved(t *testing.T) {
+	rs := newRS("web", 1)
+	// The cache still lists "gone", but it was already deleted: its removal reached the informer
+	// before this sync expected it, so no later event will ever observe it.
+	fx := newFixture(t, rs, newPod("p1", rs, ready(time.Hour)), newPod("gone", rs))
+	fx.client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), a.(k8stesting.DeleteAction).GetName())
+	})
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatalf("a pod already gone is not a failure: %v", err)
+	}
+	dels := controllertest.Filter(fx.client.Actions(), "delete", "pods")
+	if len(dels) != 1 || dels[0].(k8stesting.DeleteAction).GetName() != "gone" {
+		t.Fatalf("deletes = %v, want one of gone", dels)
+	}
+	if !fx.c.exp.Satisfied("ns/web") {
+		t.Error("a delete answered NotFound left its deletion expected")
+	}
+	for _, e := range controllertest.Events(fx.rec.Events) {
+		if strings.Contains(e, "FailedDelete") {
+			t.Errorf("event for a pod already gone: %s", e)
+		}
 	}
 }

@@ -135,9 +135,13 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*cor
 		errs := make([]error, len(victims))
 		for i, p := range victims {
 			wg.Go(func() {
-				errs[i] = c.deletePodFor(ctx, rs, p)
-				if errs[i] != nil {
+				if err := c.deletePodFor(ctx, rs, p); err != nil {
+					// The informer will not observe this deletion: the call failed, or the pod was
+					// already gone (its removal may have been delivered before it was expected).
 					c.exp.DeletionObserved(key, keys[i])
+					if !apierrors.IsNotFound(err) {
+						errs[i] = err
+					}
 				}
 			})
 		}
@@ -170,7 +174,7 @@ func (c *Controller) deletePodFor(ctx context.Context, rs *appsv1.ReplicaSet, po
 	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil // already gone: the informer reports the deletion
+			return err // already gone: no event, and not a failure of this sync
 		}
 		c.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
