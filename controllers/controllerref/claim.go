@@ -41,7 +41,8 @@ type Claimer struct {
 
 // Claim returns the objects the owner controls after adopting matching orphans and releasing owned
 // objects that no longer match. Objects being deleted are neither adopted nor released. Errors are
-// returned after the rest of the list was processed; NotFound during a patch is ignored.
+// returned after the rest of the list was processed; NotFound during a patch is no error, and an orphan
+// gone before it could be adopted is not claimed.
 func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Object, error) {
 	var claimed []metav1.Object
 	var firstErr error
@@ -62,7 +63,7 @@ func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Obj
 				// Keep it: a dying owner leaves release to the garbage collector.
 				continue
 			}
-			if err := c.release(ctx, o); err != nil && firstErr == nil {
+			if err := c.release(ctx, o); err != nil && !apierrors.IsNotFound(err) && firstErr == nil {
 				firstErr = err
 			}
 		default:
@@ -82,10 +83,10 @@ func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Obj
 				continue
 			}
 			if err := c.adopt(ctx, o); err != nil {
-				if firstErr == nil {
+				if !apierrors.IsNotFound(err) && firstErr == nil {
 					firstErr = err
 				}
-				continue
+				continue // gone (NotFound) or not adopted: not ours
 			}
 			claimed = append(claimed, o)
 		}
@@ -115,9 +116,6 @@ func (c *Claimer) patchRefs(ctx context.Context, o metav1.Object, refs []metav1.
 		return err
 	}
 	if err := c.Patch(ctx, o.GetNamespace(), o.GetName(), patch); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
 		return fmt.Errorf("%s %s/%s: %w", verb, o.GetNamespace(), o.GetName(), err)
 	}
 	return nil

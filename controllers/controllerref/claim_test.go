@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,6 +68,24 @@ func TestClaim(t *testing.T) {
 	}
 	if refs := patches["stray"]["ownerReferences"].([]any); len(refs) != 0 {
 		t.Errorf("release patch kept references: %v", refs)
+	}
+}
+
+func TestClaimSkipsObjectsGoneBeforePatch(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "uid-rs"}
+	match := map[string]string{"app": "web"}
+	c := Claimer{
+		Owner: owner, OwnerGVK: gvk, Selector: labels.SelectorFromSet(match),
+		Patch: func(_ context.Context, _, name string, _ []byte) error {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+		},
+	}
+	claimed, err := c.Claim(context.Background(), []metav1.Object{
+		obj("orphan", match, ""),
+		obj("stray", map[string]string{"app": "db"}, "uid-rs"),
+	})
+	if err != nil || len(claimed) != 0 {
+		t.Errorf("claimed %d, err %v; want nothing claimed and no error", len(claimed), err)
 	}
 }
 

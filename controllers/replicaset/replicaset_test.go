@@ -457,3 +457,25 @@ func TestSyncDeleteOfAGonePodIsObserved(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncOrphanGoneBeforeAdoptionIsNotClaimed(t *testing.T) {
+	rs := newRS("web", 2)
+	fx := newFixture(t, rs, newPod("mine", rs, ready(time.Hour)), newPod("orphan", nil, ready(time.Hour)))
+	fx.client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), a.(k8stesting.PatchAction).GetName())
+	})
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatalf("an orphan already gone is not a failure: %v", err)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "patch", "pods")); n != 1 {
+		t.Fatalf("adoption patches = %d, want 1", n)
+	}
+	// Only "mine" is the ReplicaSet's: the missing replica is created.
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 1 {
+		t.Errorf("created %d pods, want 1", n)
+	}
+	got, _ := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if got.Status.Replicas != 1 {
+		t.Errorf("status.replicas = %d, want 1 (the gone orphan is not counted)", got.Status.Replicas)
+	}
+}
