@@ -165,46 +165,120 @@ func TestSyncCreatesMissingPods(t *testing.T) {
 	}
 }
 
+// ownedBy makes rs one of a Deployment's ReplicaSets.
+func ownedBy(rs *appsv1.ReplicaSet, deployment string) *appsv1.ReplicaSet {
+	yes := true
+	rs.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: deployment, UID: types.UID("uid-" + deployment), Controller: &yes}}
+	return rs
+}
+
+func restarts(counts ...int32) podOpt {
+	return func(p *corev1.Pod) {
+		for i, n := range counts {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: fmt.Sprint("c", i), RestartCount: n})
+		}
+	}
+}
+
+func deletionCostOf(v string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations = map[string]string{DeletionCostAnnotation: v} }
+}
+
 func TestSyncScaleDownOrder(t *testing.T) {
-	rs := newRS("web", 0)
+	rs := ownedBy(newRS("web", 0), "d")
+	sibling := ownedBy(newRS("web-old", 0), "d")
+	sibling.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web-old"}}
+	stranger := newRS("stranger", 0)
+	stranger.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "stranger"}}
+	other := func(owner *appsv1.ReplicaSet, name, node string) *corev1.Pod {
+		return newPod(name, owner, onNode(node), withLabels(owner.Spec.Selector.MatchLabels))
+	}
 	tests := []struct {
-		name     string
-		replicas int32
-		pods     []*corev1.Pod
-		want     []string
+		name       string
+		replicas   int32
+		standalone bool // the ReplicaSet has no controller
+		pods       []*corev1.Pod
+		others     []runtime.Object // other ReplicaSets and their pods
+		want       []string
 	}{
-		{"unscheduled before pending before not ready before ready", 1, []*corev1.Pod{
+		{"unscheduled before pending before not ready before ready", 1, false, []*corev1.Pod{
 			newPod("ready", rs, ready(time.Hour)),
 			newPod("notready", rs),
 			newPod("pending", rs, pending),
 			newPod("unscheduled", rs, unscheduled),
-		}, []string{"notready", "pending", "unscheduled"}},
-		{"ready more recently goes first", 2, []*corev1.Pod{
+		}, nil, []string{"notready", "pending", "unscheduled"}},
+		{"ready more recently goes first", 2, false, []*corev1.Pod{
 			newPod("old", rs, ready(time.Hour)),
 			newPod("new", rs, ready(time.Minute)),
 			newPod("mid", rs, ready(10*time.Minute)),
-		}, []string{"new"}},
-		{"newer pods go first when otherwise equal", 1, []*corev1.Pod{
+		}, nil, []string{"new"}},
+		{"newer pods go first when otherwise equal", 1, false, []*corev1.Pod{
 			newPod("a", rs, created(time.Hour)),
 			newPod("b", rs, created(time.Minute)),
-		}, []string{"b"}},
-		{"doubled-up pods go first", 2, []*corev1.Pod{
+		}, nil, []string{"b"}},
+		{"doubled-up pods go first", 2, false, []*corev1.Pod{
 			newPod("alone", rs, onNode("n1")),
 			newPod("twin1", rs, onNode("n2"), created(2*time.Hour)),
 			newPod("twin2", rs, onNode("n2"), created(3*time.Hour)),
-		}, []string{"twin1"}},
-		{"deletion cost wins over readiness time", 1, []*corev1.Pod{
-			newPod("cheap", rs, ready(time.Hour), func(p *corev1.Pod) { p.Annotations = map[string]string{DeletionCostAnnotation: "-5"} }),
+		}, nil, []string{"twin1"}},
+		{"pods of the Deployment's other ReplicaSets count on a node", 1, false, []*corev1.Pod{
+			newPod("a", rs, onNode("n1"), created(time.Hour)),
+			newPod("b", rs, onNode("n2"), created(3*time.Hour)),
+		}, []runtime.Object{sibling, other(sibling, "s", "n2"), stranger, other(stranger, "x1", "n1"), other(stranger, "x2", "n1")},
+			[]string{"b"}},
+		{"a ReplicaSet without a controller does not rank by node", 2, true, []*corev1.Pod{
+			newPod("alone", rs, onNode("n1"), created(time.Hour)),
+			newPod("twin1", rs, onNode("n2"), created(2*time.Hour)),
+			newPod("twin2", rs, onNode("n2"), created(3*time.Hour)),
+		}, nil, []string{"alone"}},
+		{"creation times in one log2 bucket are compared by uid", 1, false, []*corev1.Pod{
+			newPod("y", rs, created(40*time.Minute)),
+			newPod("x", rs, created(50*time.Minute)),
+		}, nil, []string{"x"}},
+		{"ready times in one log2 bucket are compared by uid", 1, false, []*corev1.Pod{
+			newPod("y", rs, ready(40*time.Minute)),
+			newPod("x", rs, ready(50*time.Minute)),
+		}, nil, []string{"x"}},
+		{"restarts compare the highest container count, not the sum", 1, false, []*corev1.Pod{
+			newPod("many", rs, restarts(3, 3)),
+			newPod("most", rs, restarts(5)),
+		}, nil, []string{"most"}},
+		{"restarts of sidecars break a tie", 1, false, []*corev1.Pod{
+			newPod("b", rs, restarts(1)),
+			newPod("z", rs, restarts(1), func(p *corev1.Pod) {
+				always := corev1.ContainerRestartPolicyAlways
+				p.Spec.InitContainers = []corev1.Container{{Name: "init"}, {Name: "proxy", RestartPolicy: &always}}
+				p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", RestartCount: 9}, {Name: "proxy", RestartCount: 2}}
+			}),
+		}, nil, []string{"z"}},
+		{"deletion cost wins over readiness time", 1, false, []*corev1.Pod{
+			newPod("cheap", rs, ready(time.Hour), deletionCostOf("-5")),
 			newPod("fresh", rs, ready(time.Minute)),
-		}, []string{"cheap"}},
+		}, nil, []string{"cheap"}},
+		{"a deletion cost with a plus sign counts as 0", 1, false, []*corev1.Pod{
+			newPod("plus", rs, deletionCostOf("+10")),
+			newPod("five", rs, deletionCostOf("5")),
+		}, nil, []string{"plus"}},
+		{"a deletion cost with leading zeros counts as 0", 1, false, []*corev1.Pod{
+			newPod("zeros", rs, deletionCostOf("008")),
+			newPod("five", rs, deletionCostOf("5")),
+		}, nil, []string{"zeros"}},
+		{"a deletion cost beyond int32 counts as 0", 1, false, []*corev1.Pod{
+			newPod("big", rs, deletionCostOf("3000000000")),
+			newPod("five", rs, deletionCostOf("5")),
+		}, nil, []string{"big"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRS("web", tc.replicas)
+			r := ownedBy(newRS("web", tc.replicas), "d")
+			if tc.standalone {
+				r.OwnerReferences = nil
+			}
 			objs := []runtime.Object{r}
 			for _, p := range tc.pods {
 				objs = append(objs, p)
 			}
+			objs = append(objs, tc.others...)
 			fx := newFixture(t, objs...)
 			if err := fx.sync(t, "ns/web"); err != nil {
 				t.Fatal(err)

@@ -125,7 +125,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*cor
 		return err
 	case diff > 0:
 		n := min(diff, c.burst)
-		victims := podsToDelete(pods, n)
+		victims := podsToDelete(pods, c.relatedPods(rs), n, c.now())
 		keys := make([]string, len(victims))
 		for i, p := range victims {
 			keys[i] = p.Namespace + "/" + p.Name
