@@ -153,11 +153,13 @@ func RecheckOwner(owner metav1.Object, get func(ctx context.Context) (metav1.Obj
 
 // ControllerOf returns obj's controller of kind gvk as get finds it (from a
 // lister), or false when obj has no such controller or the one found is a
-// different incarnation (another UID) of the same name.
+// different incarnation (another UID) of the same name. As in Kubernetes,
+// the reference's kind is checked but not its apiVersion, which may name an
+// older version of the same kind; the UID identifies the object.
 func ControllerOf[T metav1.Object](obj metav1.Object, gvk schema.GroupVersionKind, get func(namespace, name string) (T, error)) (T, bool) {
 	var none T
 	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != gvk.Kind || ref.APIVersion != gvk.GroupVersion().String() {
+	if ref == nil || ref.Kind != gvk.Kind {
 		return none, false
 	}
 	owner, err := get(obj.GetNamespace(), ref.Name)

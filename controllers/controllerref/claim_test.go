@@ -121,6 +121,11 @@ func TestControllerOf(t *testing.T) {
 	if _, ok := ControllerOf(child, other, get); ok {
 		t.Fatal("a controller of another kind was returned")
 	}
+	legacy := ref
+	legacy.APIVersion = "extensions/v1beta1"
+	if got, ok := ControllerOf(&metav1.ObjectMeta{Namespace: "ns", OwnerReferences: []metav1.OwnerReference{legacy}}, gvk, get); !ok || got != owner {
+		t.Fatal("a reference through an older apiVersion of the kind was not resolved")
+	}
 	ref.UID = "u0" // an earlier incarnation of the same name
 	stale := &metav1.ObjectMeta{Namespace: "ns", OwnerReferences: []metav1.OwnerReference{ref}}
 	if _, ok := ControllerOf(stale, gvk, get); ok {

@@ -116,9 +116,10 @@ func (c *Controller) deleteRS(obj any) {
 }
 
 // resolveControllerRef returns the ReplicaSet a controller reference points at, if it is in the cache
-// with the same uid.
+// with the same uid. As in Kubernetes only the kind is checked, not the apiVersion: the uid identifies
+// the object, and references written through an older version (extensions/v1beta1) stay valid.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+	if ref == nil || ref.Kind != controllerKind.Kind {
 		return nil
 	}
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)

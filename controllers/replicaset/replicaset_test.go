@@ -553,3 +553,24 @@ func TestSyncOrphanGoneBeforeAdoptionIsNotClaimed(t *testing.T) {
 		t.Errorf("status.replicas = %d, want 1 (the gone orphan is not counted)", got.Status.Replicas)
 	}
 }
+
+func TestPodWithLegacyControllerRefResolves(t *testing.T) {
+	rs := newRS("web", 2)
+	legacy := newPod("legacy", rs, ready(time.Hour))
+	legacy.OwnerReferences[0].APIVersion = "extensions/v1beta1"
+	fx := newFixture(t, rs, legacy, newPod("mine", rs, ready(time.Hour)))
+
+	fx.c.exp.ExpectCreations("ns/web", 1)
+	fx.c.addPod(legacy)
+	if !fx.c.exp.Satisfied("ns/web") {
+		t.Error("the creation of a pod whose controller reference names extensions/v1beta1 was not observed")
+	}
+	fx.c.exp.ExpectDeletions("ns/web", []string{"ns/legacy"})
+	fx.c.deletePod(legacy)
+	if !fx.c.exp.Satisfied("ns/web") {
+		t.Error("the deletion of a pod whose controller reference names extensions/v1beta1 was not observed")
+	}
+	if got := fx.c.queue.Len(); got != 1 {
+		t.Errorf("queued keys = %d, want the ReplicaSet's", got)
+	}
+}
