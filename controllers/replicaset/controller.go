@@ -82,7 +82,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	}
 	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		UpdateFunc: c.updateRS,
 		DeleteFunc: c.deleteRS,
 	}); err != nil {
 		return nil, err
@@ -106,6 +106,16 @@ func (c *Controller) enqueue(obj any) {
 	if key, ok := runner.KeyOf(obj); ok {
 		c.queue.Add(key)
 	}
+}
+
+func (c *Controller) updateRS(old, cur any) {
+	oldRS, curRS := old.(*appsv1.ReplicaSet), cur.(*appsv1.ReplicaSet)
+	if oldRS.UID != curRS.UID {
+		// Deleted and created again under the same name, seen as an update (a relist after a missed
+		// delete): the old one's expectations must not hold the new one back.
+		c.deleteRS(oldRS)
+	}
+	c.enqueue(curRS)
 }
 
 func (c *Controller) deleteRS(obj any) {

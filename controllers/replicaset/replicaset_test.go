@@ -574,3 +574,21 @@ func TestPodWithLegacyControllerRefResolves(t *testing.T) {
 		t.Errorf("queued keys = %d, want the ReplicaSet's", got)
 	}
 }
+
+func TestReplicaSetRecreatedUnderTheSameName(t *testing.T) {
+	old := newRS("web", 2)
+	recreated := newRS("web", 2)
+	recreated.UID = "uid-web-2"
+	recreated.ResourceVersion = "5"
+	fx := newFixture(t, recreated)
+	// The old ReplicaSet was waiting for two creations when it was deleted; the informer missed the
+	// delete and delivers the new one as an update of the old.
+	fx.c.exp.ExpectCreations("ns/web", 2)
+	fx.c.updateRS(old, recreated)
+	if err := fx.sync(t, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 2 {
+		t.Fatalf("the recreated ReplicaSet created %d pods, want 2", n)
+	}
+}
