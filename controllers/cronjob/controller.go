@@ -90,7 +90,9 @@ func (c *Controller) jobChanged(obj any) {
 		return
 	}
 	ref := metav1.GetControllerOf(job)
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+	// By kind alone, as Kubernetes: Jobs made by a batch/v1beta1 CronJob
+	// still name that version. sync checks the UID.
+	if ref == nil || ref.Kind != controllerKind.Kind {
 		return
 	}
 	c.queue.Add(job.Namespace + "/" + ref.Name)

@@ -276,3 +276,19 @@ func TestNeverFiringScheduleDoesNotLoop(t *testing.T) {
 		t.Fatalf("created %d", n)
 	}
 }
+
+// A Job whose controller reference names an older batch version (made by a
+// batch/v1beta1 CronJob) still wakes its CronJob, as in Kubernetes, which
+// matches by kind; sync then checks the UID.
+func TestJobWithLegacyControllerRefWakesItsCronJob(t *testing.T) {
+	fx := newFixture(t)
+	j := ownedJob("tick-1", now)
+	j.OwnerReferences[0].APIVersion = "batch/v1beta1"
+	fx.c.jobChanged(j)
+	if got := fx.c.queue.Len(); got != 1 {
+		t.Fatalf("queue holds %d keys after a legacy-owned Job changed, want 1", got)
+	}
+	if key, _ := fx.c.queue.Get(); key != "ns/tick" {
+		t.Errorf("queued %q, want ns/tick", key)
+	}
+}

@@ -49,15 +49,6 @@ func IsAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
 	return !c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).After(now)
 }
 
-// RestartCount sums the restarts of the pod's containers.
-func RestartCount(p *corev1.Pod) int32 {
-	var n int32
-	for _, s := range p.Status.ContainerStatuses {
-		n += s.RestartCount
-	}
-	return n
-}
-
 // ResolvePort returns the pod port a Service targetPort names: a number as is, a name looked up among
 // the ports with the same protocol of the pod's containers and then of its sidecars (init containers
 // with restartPolicy Always), as Kubernetes' FindPort does. ok is false when the pod has no such named
