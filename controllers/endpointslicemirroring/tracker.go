@@ -1,0 +1,91 @@
+package endpointslicemirroring
+
+import (
+	"sync"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// deletionExpected marks a slice this controller deleted and has not yet seen go.
+const deletionExpected int64 = -1
+
+// tracker remembers, per Service key, the generation of each slice this controller last wrote
+// (or that it deleted it), so that a sync against a cache that has not caught up with those writes
+// waits instead of creating or deleting twice, and so that the informer events of its own writes
+// do not wake it again.
+type tracker struct {
+	mu    sync.Mutex
+	bySvc map[string]map[types.UID]int64
+}
+
+func newTracker() *tracker { return &tracker{bySvc: map[string]map[types.UID]int64{}} }
+
+func sliceKey(s *discoveryv1.EndpointSlice) string {
+	return s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
+}
+
+func (t *tracker) set(s *discoveryv1.EndpointSlice, g int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := sliceKey(s)
+	if t.bySvc[k] == nil {
+		t.bySvc[k] = map[types.UID]int64{}
+	}
+	t.bySvc[k][s.UID] = g
+}
+
+// wrote records a slice as the API server returned it from a create or update.
+func (t *tracker) wrote(s *discoveryv1.EndpointSlice) { t.set(s, s.Generation) }
+
+// expectDeletion records a slice this controller deleted.
+func (t *tracker) expectDeletion(s *discoveryv1.EndpointSlice) { t.set(s, deletionExpected) }
+
+// shouldSync is true for a slice version this controller did not write itself.
+func (t *tracker) shouldSync(s *discoveryv1.EndpointSlice) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g, ok := t.bySvc[sliceKey(s)][s.UID]
+	return !ok || (g != deletionExpected && s.Generation > g)
+}
+
+// deleted forgets a slice that is gone and reports whether this controller deleted it.
+func (t *tracker) deleted(s *discoveryv1.EndpointSlice) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gs := t.bySvc[sliceKey(s)]
+	g, ok := gs[s.UID]
+	delete(gs, s.UID)
+	return ok && g == deletionExpected
+}
+
+// stale is true when the cached slices of a Service lag what this controller wrote: a slice in an
+// older generation, one it deleted still there, or one it created not there yet.
+func (t *tracker) stale(key string, cached []*discoveryv1.EndpointSlice) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gs := t.bySvc[key]
+	if len(gs) == 0 {
+		return false
+	}
+	seen := make(map[types.UID]bool, len(cached))
+	for _, s := range cached {
+		seen[s.UID] = true
+		if g, ok := gs[s.UID]; ok && (g == deletionExpected || s.Generation < g) {
+			return true
+		}
+	}
+	for uid, g := range gs {
+		if g != deletionExpected && !seen[uid] {
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops what is known of a Service's slices (they are being deleted wholesale).
+func (t *tracker) forget(key string) {
+	t.mu.Lock()
+	delete(t.bySvc, key)
+	t.mu.Unlock()
+}
