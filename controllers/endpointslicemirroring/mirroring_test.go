@@ -325,8 +325,8 @@ func TestRepackedBeforeMirroring(t *testing.T) {
 	port := []corev1.EndpointPort{{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}}
 	fx := newFixture(t, 0, service(), endpoints(func(e *corev1.Endpoints) {
 		e.Subsets = []corev1.EndpointSubset{
-			{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.1"}, {IP: "192.0.2.2"}}, Ports: port},
 			{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.1"}}, NotReadyAddresses: []corev1.EndpointAddress{{IP: "192.0.2.2"}}, Ports: port},
+			{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.1"}, {IP: "192.0.2.2"}}, Ports: port},
 		}
 	}))
 	fx.sync(t)
