@@ -264,10 +264,16 @@ func (s *Server) ensureEndpoints(ctx context.Context, st *storage.Store, port in
 		}
 		want = append(want, sub)
 	}
+	// Labelled skip-mirror, as Kubernetes' API server labels it: the EndpointSlice mirroring
+	// controller would otherwise copy it next to the slices ensureEndpointSlice writes.
 	return casUpdate(ctx, st, "/registry/endpoints/default/kubernetes", fresh, func(ep *corev1.Endpoints) bool {
-		if equality.Semantic.DeepEqual(ep.Subsets, want) {
+		if equality.Semantic.DeepEqual(ep.Subsets, want) && ep.Labels[discoveryv1.LabelSkipMirror] == "true" {
 			return false
 		}
+		if ep.Labels == nil {
+			ep.Labels = map[string]string{}
+		}
+		ep.Labels[discoveryv1.LabelSkipMirror] = "true"
 		ep.Subsets = want
 		ep.ResourceVersion = ""
 		return true

@@ -101,6 +101,10 @@ func TestKubernetesService(t *testing.T) {
 	if err != nil || len(ep.Subsets) != 1 || ep.Subsets[0].Addresses[0].IP != "127.0.0.1" || fmt.Sprint(ep.Subsets[0].Ports[0].Port) != port {
 		t.Fatalf("kubernetes Endpoints %+v (%v), want 127.0.0.1:%s", ep, err, port)
 	}
+	// As Kubernetes' API server: the EndpointSlice mirroring controller leaves it alone.
+	if ep.Labels["endpointslice.kubernetes.io/skip-mirror"] != "true" {
+		t.Errorf("kubernetes Endpoints labels %v, want endpointslice.kubernetes.io/skip-mirror=true", ep.Labels)
+	}
 	slice, err := cs.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil || slice.Endpoints[0].Addresses[0] != "127.0.0.1" {
 		t.Fatalf("kubernetes EndpointSlice %+v (%v)", slice, err)
