@@ -8,6 +8,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/deployment"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/namespace"
@@ -38,6 +39,7 @@ var ConcurrentSyncsFlags = []ConcurrentSyncs{
 	{"concurrent-cron-job-syncs", cronjob.Name},
 	{"concurrent-endpoint-syncs", endpoints.Name},
 	{"concurrent-service-endpoint-syncs", endpointslice.Name},
+	{"mirroring-concurrent-service-endpoint-syncs", endpointslicemirroring.Name},
 	{"concurrent-namespace-syncs", namespace.Name},
 	{"concurrent-gc-syncs", garbagecollector.Name},
 	{"concurrent-serviceaccount-token-syncs", tokensecret.Name},

@@ -20,6 +20,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/disruption"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/localpath"
@@ -46,26 +47,27 @@ const ControllerNamespace = "kube-system"
 // listed (the token Secret controller, which mints tokens, as in
 // Kubernetes) uses the manager's own client.
 var ServiceAccounts = map[string]string{
-	cronjob.Name:          "cronjob-controller",
-	daemonset.Name:        "daemon-set-controller",
-	deployment.Name:       "deployment-controller",
-	disruption.Name:       "disruption-controller",
-	endpoints.Name:        "endpoint-controller",
-	endpointslice.Name:    "endpointslice-controller",
-	garbagecollector.Name: "generic-garbage-collector",
-	job.Name:              "job-controller",
-	namespace.Name:        "namespace-controller",
-	nodeipam.Name:         "node-controller",
-	nodelifecycle.Name:    "node-controller",
-	podgc.Name:            "pod-garbage-collector",
-	replicaset.Name:       "replicaset-controller",
-	resourcequota.Name:    "resourcequota-controller",
-	rootcacert.Name:       "root-ca-cert-publisher",
-	serviceaccount.Name:   "service-account-controller",
-	statefulset.Name:      "statefulset-controller",
-	persistentvolume.Name: "persistent-volume-binder",
-	localpath.Name:        "local-path-provisioner",
-	volumeprotection.Name: "volume-protection-controller",
+	cronjob.Name:                "cronjob-controller",
+	daemonset.Name:              "daemon-set-controller",
+	deployment.Name:             "deployment-controller",
+	disruption.Name:             "disruption-controller",
+	endpoints.Name:              "endpoint-controller",
+	endpointslice.Name:          "endpointslice-controller",
+	endpointslicemirroring.Name: "endpointslicemirroring-controller",
+	garbagecollector.Name:       "generic-garbage-collector",
+	job.Name:                    "job-controller",
+	namespace.Name:              "namespace-controller",
+	nodeipam.Name:               "node-controller",
+	nodelifecycle.Name:          "node-controller",
+	podgc.Name:                  "pod-garbage-collector",
+	replicaset.Name:             "replicaset-controller",
+	resourcequota.Name:          "resourcequota-controller",
+	rootcacert.Name:             "root-ca-cert-publisher",
+	serviceaccount.Name:         "service-account-controller",
+	statefulset.Name:            "statefulset-controller",
+	persistentvolume.Name:       "persistent-volume-binder",
+	localpath.Name:              "local-path-provisioner",
+	volumeprotection.Name:       "volume-protection-controller",
 }
 
 // controllerTokenLifetime is how long a controller's token is asked for;

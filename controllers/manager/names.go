@@ -9,6 +9,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/disruption"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/namespace"
@@ -36,6 +37,7 @@ var kubeNames = map[string]string{
 	"serviceaccount-token":             tokensecret.Name,
 	"endpoint":                         endpoints.Name,
 	"endpointslice":                    endpointslice.Name,
+	"endpointslicemirroring":           endpointslicemirroring.Name,
 	"replicaset":                       replicaset.Name,
 	"deployment":                       deployment.Name,
 	"daemonset":                        daemonset.Name,

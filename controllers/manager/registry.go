@@ -15,6 +15,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/disruption"
 	"github.com/skiffkube/skiff/controllers/endpoints"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/localpath"
@@ -68,6 +69,11 @@ var Registry = map[string]Constructor{
 	endpointslice.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
 			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
+	},
+	endpointslicemirroring.Name: func(b BuildContext) (Runnable, error) {
+		return endpointslicemirroring.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Endpoints(),
+			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslicemirroring.Name),
+			endpointslicemirroring.Options{Logger: b.Options.Logger})
 	},
 	endpoints.Name: func(b BuildContext) (Runnable, error) {
 		return endpoints.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),

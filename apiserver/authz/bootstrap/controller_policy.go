@@ -21,6 +21,7 @@ const (
 	DisruptionController     = "disruption-controller"
 	EndpointController       = "endpoint-controller"
 	EndpointSliceController  = "endpointslice-controller"
+	EndpointSliceMirroring   = "endpointslicemirroring-controller"
 	GarbageCollector         = "generic-garbage-collector"
 	JobController            = "job-controller"
 	NamespaceController      = "namespace-controller"
@@ -95,6 +96,13 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			rule(verbs("get", "list", "watch"), groups(legacyGroup), "services", "pods", "nodes"),
 			rule(verbs("update"), groups(legacyGroup), "services/finalizers"),
 			rule(verbs("create", "update", "delete"), groups("discovery.k8s.io"), "endpointslices"),
+			eventsRule(),
+		},
+		EndpointSliceMirroring: {
+			rule(verbs("get", "list", "watch"), groups(legacyGroup), "services", "endpoints"),
+			rule(verbs("update"), groups(legacyGroup), "services/finalizers"),
+			rule(verbs("update"), groups(legacyGroup), "endpoints/finalizers"),
+			rule(verbs("get", "list", "create", "update", "delete"), groups("discovery.k8s.io"), "endpointslices"),
 			eventsRule(),
 		},
 		GarbageCollector: {
