@@ -10,6 +10,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/manager"
 	namespacectrl "github.com/skiffkube/skiff/controllers/namespace"
@@ -58,6 +60,7 @@ func TestControllerIdentities(t *testing.T) {
 	}
 	jobs, rs, ns, node, sa, rootca := as(job.Name), as(replicaset.Name), as(namespacectrl.Name), as(nodelifecycle.Name),
 		as(serviceaccount.Name), as(rootcacert.Name)
+	mirror := as(endpointslicemirroring.Name)
 
 	// The token is the account's (the first request creates the account).
 	review, err := jobs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -164,6 +167,22 @@ func TestControllerIdentities(t *testing.T) {
 		}, false},
 		{"root CA publisher", "read a secret", func() error {
 			_, err := rootca.CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
+			return err
+		}, false},
+		{"endpointslice mirroring", "create an endpoint slice", func() error {
+			es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "mirror-probe"}, AddressType: discoveryv1.AddressTypeIPv4}
+			_, err := mirror.DiscoveryV1().EndpointSlices("default").Create(ctx, es, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}, true},
+		{"endpointslice mirroring", "list endpoints", func() error {
+			_, err := mirror.CoreV1().Endpoints("default").List(ctx, metav1.ListOptions{})
+			return err
+		}, true},
+		{"endpointslice mirroring", "delete endpoints", func() error {
+			return mirror.CoreV1().Endpoints("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		}, false},
+		{"endpointslice mirroring", "list pods", func() error {
+			_, err := mirror.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 			return err
 		}, false},
 		// The manager's own identity only watches, elects, records and mints.
