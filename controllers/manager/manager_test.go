@@ -86,6 +86,7 @@ func TestControllersSelection(t *testing.T) {
 		{[]string{"*", "-node-ipam-controller", "-podgc"}, opts, without("nodeipam-controller", "pod-garbage-collector")},
 		{[]string{"job", "cronjob-controller", "serviceaccount-token"}, opts, []string{"cronjob-controller", "job-controller", "token-secret-controller"}},
 		{[]string{"nodelifecycle", "node-lifecycle-controller"}, opts, []string{"nodelifecycle-controller"}},
+		{[]string{"endpointslicemirroring", "endpointslice-mirroring-controller"}, opts, []string{"endpointslice-mirroring-controller"}},
 		// Without a root CA, "*" runs everything else; naming the publisher as well is an error (TestConfigValidation).
 		{[]string{"*"}, Options{Metadata: opts.Metadata}, without("root-ca-cert-publisher")},
 	} {
