@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -73,7 +74,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		recorder:    recorder,
 		log:         opts.Logger,
 		maxPer:      opts.MaxEndpointsPerSubset,
-		tracker:     newTracker(),
+		tracker:     newTracker(time.Now),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -414,4 +415,30 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// A slice this controller created that its cache never shows (created and
+// deleted again while the informer relisted) holds the Service back only for
+// staleLimit, not until a restart.
+func TestUnseenWriteStopsCountingAfterTheLimit(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := newTracker(func() time.Time { return now })
+	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "db-1", Namespace: "ns", UID: "u1", Generation: 1,
+		Labels: map[string]string{discoveryv1.LabelServiceName: "db", discoveryv1.LabelManagedBy: ControllerName}}}
+	tr.wrote(s)
+	if !tr.stale("ns/db", nil) {
+		t.Fatal("a slice just created and not yet cached: not stale")
+	}
+	now = now.Add(staleLimit - time.Second)
+	if !tr.stale("ns/db", nil) {
+		t.Fatal("just under the limit: not stale")
+	}
+	now = now.Add(2 * time.Second)
+	if tr.stale("ns/db", nil) {
+		t.Fatal("past the limit: still stale")
+	}
+	// The record is gone, not just ignored.
+	if tr.stale("ns/db", nil) {
+		t.Fatal("stale again")
+	}
 }
