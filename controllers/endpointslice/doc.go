@@ -5,7 +5,15 @@
 // Service publishes not-ready addresses), serving (pod Ready, even while terminating) and terminating
 // (pod being deleted). Service target ports are resolved per pod, so a named targetPort can map to
 // different numbers on different pods; endpoints that resolve to different port lists go to different
-// slices, and each slice holds at most MaxEndpointsPerSlice endpoints. Slices are labelled
+// slices, and each slice holds at most MaxEndpointsPerSlice endpoints.
+//
+// As Kubernetes' reconciler, a sync moves as few endpoints as it can: an endpoint (known by its
+// addresses, hostname and pod) stays in the slice that holds it and is updated there; a slice left
+// without endpoints is deleted; new endpoints go first into the slices written anyway (the fullest
+// first), then into the unchanged slice they fill closest to the limit, then into new slices; a slice
+// to create and one to delete become one update. So a change to one pod writes only its slice. A
+// Service without endpoints keeps one empty placeholder slice (no ports). Slices of another address
+// family, or owned by an earlier Service of the same name, are deleted. Slices are labelled
 // kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service. A
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
 // garbage collector's foreground deletion of them is not raced.

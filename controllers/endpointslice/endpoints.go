@@ -2,12 +2,14 @@ package endpointslice
 
 import (
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/controllers/podstate"
 )
@@ -29,17 +31,30 @@ func podPorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointPort {
 	return out
 }
 
+// portsKey identifies a list of ports; slices and endpoints with the same key go together. Nil
+// fields (a slice written by someone else) are read as empty.
 func portsKey(ps []discoveryv1.EndpointPort) string {
 	var b strings.Builder
 	for _, p := range ps {
-		b.WriteString(*p.Name + "/" + string(*p.Protocol) + "/")
-		b.WriteString(strconv.Itoa(int(*p.Port)))
+		b.WriteString(ptr.Deref(p.Name, "") + "/" + string(ptr.Deref(p.Protocol, "")) + "/")
+		b.WriteString(strconv.Itoa(int(ptr.Deref(p.Port, 0))))
 		if p.AppProtocol != nil {
 			b.WriteString("/" + *p.AppProtocol)
 		}
 		b.WriteString(";")
 	}
 	return b.String()
+}
+
+// endpointKey identifies an endpoint from one sync to the next, as Kubernetes does: by its addresses,
+// hostname and target. Its conditions, node and zone can change while it stays in its slice.
+func endpointKey(e *discoveryv1.Endpoint) string {
+	addrs := slices.Sorted(slices.Values(e.Addresses))
+	k := strings.Join(addrs, ",") + "|" + ptr.Deref(e.Hostname, "") + "|"
+	if e.TargetRef != nil {
+		k += e.TargetRef.Namespace + "/" + e.TargetRef.Name
+	}
+	return k
 }
 
 // addressType is the family of the Service's primary IP family.
@@ -101,6 +116,7 @@ func endpointFor(svc *corev1.Service, pod *corev1.Pod, at discoveryv1.AddressTyp
 
 // group is the endpoints that share one list of resolved ports.
 type group struct {
+	key       string // portsKey(ports)
 	ports     []discoveryv1.EndpointPort
 	endpoints []discoveryv1.Endpoint
 }
@@ -118,7 +134,7 @@ func desiredGroups(svc *corev1.Service, pods []*corev1.Pod) []group {
 		k := portsKey(ports)
 		g, ok := byKey[k]
 		if !ok {
-			g = &group{ports: ports}
+			g = &group{key: k, ports: ports}
 			byKey[k] = g
 		}
 		g.endpoints = append(g.endpoints, ep)

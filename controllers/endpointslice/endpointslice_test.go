@@ -2,6 +2,8 @@ package endpointslice
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -340,4 +343,215 @@ func sameMultiset[T comparable](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+// observe delivers the client's slices to the informer, as a watch would, so the next sync sees them.
+func (fx *fixture) observe(t *testing.T) {
+	t.Helper()
+	inf := fx.f.Discovery().V1().EndpointSlices().Informer()
+	seen := map[string]bool{}
+	for _, s := range fx.slices(t) {
+		s := s.DeepCopy()
+		seen[s.Name] = true
+		if _, ok, _ := inf.GetIndexer().Get(s); ok {
+			if err := inf.GetIndexer().Update(s); err != nil {
+				t.Fatal(err)
+			}
+			fx.c.onSlice(s, "update")
+			continue
+		}
+		controllertest.Load(t, inf, s)
+		fx.c.onSlice(s, "add")
+	}
+	for _, o := range inf.GetIndexer().List() {
+		if s := o.(*discoveryv1.EndpointSlice); !seen[s.Name] {
+			if err := inf.GetIndexer().Delete(s); err != nil {
+				t.Fatal(err)
+			}
+			fx.c.onSlice(s, "delete")
+		}
+	}
+	fx.client.ClearActions()
+}
+
+// setPods replaces the pods the informer holds.
+func (fx *fixture) setPods(t *testing.T, pods ...*corev1.Pod) {
+	t.Helper()
+	inf := fx.f.Core().V1().Pods().Informer()
+	for _, o := range inf.GetIndexer().List() {
+		if err := inf.GetIndexer().Delete(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range pods {
+		controllertest.Load(t, inf, p)
+	}
+}
+
+// placement maps each pod to the slice that lists it.
+func (fx *fixture) placement(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, s := range fx.slices(t) {
+		for _, e := range s.Endpoints {
+			if prev, ok := out[e.TargetRef.Name]; ok {
+				t.Errorf("pod %s in slices %s and %s", e.TargetRef.Name, prev, s.Name)
+			}
+			out[e.TargetRef.Name] = s.Name
+		}
+	}
+	return out
+}
+
+func podRange(from, to int, opts ...podOpt) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := from; i < to; i++ {
+		out = append(out, pod(fmt.Sprintf("p%03d", i), fmt.Sprintf("10.42.%d.%d", i/200, i%200+2), opts...))
+	}
+	return out
+}
+
+func writes(fx *fixture) (creates, updates, deletes []string) {
+	for _, a := range controllertest.Filter(fx.client.Actions(), "", "endpointslices") {
+		switch a.GetVerb() {
+		case "create":
+			creates = append(creates, a.(k8stesting.CreateAction).GetObject().(*discoveryv1.EndpointSlice).GenerateName)
+		case "update":
+			updates = append(updates, a.(k8stesting.UpdateAction).GetObject().(*discoveryv1.EndpointSlice).Name)
+		case "delete":
+			deletes = append(deletes, a.(k8stesting.DeleteAction).GetName())
+		}
+	}
+	return
+}
+
+// Endpoints stay in the slice that holds them: a change writes only the slices it touches, and
+// nothing moves between slices.
+func TestEndpointsStayInTheirSlices(t *testing.T) {
+	objs := []runtime.Object{service()}
+	for _, p := range podRange(0, 250) {
+		objs = append(objs, p)
+	}
+	fx := newFixture(t, 0, objs...)
+	fx.sync(t)
+	fx.observe(t)
+	before := fx.placement(t)
+	if len(before) != 250 || len(fx.slices(t)) != 3 {
+		t.Fatalf("%d endpoints in %d slices, want 250 in 3", len(before), len(fx.slices(t)))
+	}
+	unchangedBut := func(t *testing.T, after map[string]string, skip ...string) {
+		t.Helper()
+		for name, s := range before {
+			if slices.Contains(skip, name) {
+				continue
+			}
+			if after[name] != s {
+				t.Errorf("pod %s moved from %s to %q", name, s, after[name])
+			}
+		}
+	}
+	all := podRange(0, 250)
+
+	// One pod turns not ready: only its slice is written.
+	changed := slices.Clone(all)
+	changed[120] = pod("p120", all[120].Status.PodIP, notReady)
+	fx.setPods(t, changed...)
+	fx.sync(t)
+	c, u, d := writes(fx)
+	if len(c) != 0 || len(d) != 0 || !slices.Equal(u, []string{before["p120"]}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want only %s updated", c, u, d, before["p120"])
+	}
+	after := fx.placement(t)
+	unchangedBut(t, after)
+	fx.observe(t)
+
+	// A pod goes and another comes: the newcomer takes the free place in the slice being updated.
+	next := slices.Clone(changed)
+	next = slices.Delete(next, 10, 11) // p010
+	next = append(next, podRange(250, 251)...)
+	fx.setPods(t, next...)
+	fx.sync(t)
+	c, u, d = writes(fx)
+	if len(c) != 0 || len(d) != 0 || !slices.Equal(u, []string{before["p010"]}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want only %s updated", c, u, d, before["p010"])
+	}
+	after = fx.placement(t)
+	unchangedBut(t, after, "p010")
+	if _, ok := after["p010"]; ok || after["p250"] != before["p010"] {
+		t.Errorf("p010 in %q, p250 in %q; want p250 in %s, p010 gone", after["p010"], after["p250"], before["p010"])
+	}
+	fx.observe(t)
+
+	// New pods, none of the slices changing: they fill the fullest slice they fit in.
+	next = append(next, podRange(251, 261)...)
+	fx.setPods(t, next...)
+	fx.sync(t)
+	c, u, d = writes(fx)
+	small := before["p249"] // the slice of 50
+	if len(c) != 0 || len(d) != 0 || !slices.Equal(u, []string{small}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want only %s updated", c, u, d, small)
+	}
+	after = fx.placement(t)
+	unchangedBut(t, after, "p010")
+	for i := 251; i < 261; i++ {
+		if n := fmt.Sprintf("p%03d", i); after[n] != small {
+			t.Errorf("%s in %q, want %s", n, after[n], small)
+		}
+	}
+	fx.observe(t)
+
+	// Every pod of one slice goes: that slice is deleted, the others stay as they are.
+	gone := before["p000"]
+	var keep []*corev1.Pod
+	for _, p := range next {
+		if after[p.Name] != gone {
+			keep = append(keep, p)
+		}
+	}
+	fx.setPods(t, keep...)
+	fx.sync(t)
+	c, u, d = writes(fx)
+	if len(c) != 0 || len(u) != 0 || !slices.Equal(d, []string{gone}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want only %s deleted", c, u, d, gone)
+	}
+	fx.observe(t)
+	last := fx.placement(t)
+	for name, s := range last {
+		if after[name] != s {
+			t.Errorf("pod %s moved from %s to %s", name, after[name], s)
+		}
+	}
+
+	// All pods go: the last slice becomes the empty placeholder in place, and stays.
+	fx.setPods(t)
+	fx.sync(t)
+	c, u, d = writes(fx)
+	if len(c) != 0 || len(u) != 1 || len(d) != 1 {
+		t.Errorf("creates %v, updates %v, deletes %v; want one slice deleted, one emptied", c, u, d)
+	}
+	fx.observe(t)
+	if sl := fx.slices(t); len(sl) != 1 || len(sl[0].Endpoints) != 0 || len(sl[0].Ports) != 0 {
+		t.Fatalf("slices = %+v, want one empty placeholder", sl)
+	}
+	fx.sync(t)
+	if c, u, d = writes(fx); len(c)+len(u)+len(d) != 0 {
+		t.Errorf("creates %v, updates %v, deletes %v on an up-to-date placeholder", c, u, d)
+	}
+}
+
+// A slice of an earlier Service of the same name (another uid) is not taken over.
+func TestSliceOfAnEarlierServiceIsReplaced(t *testing.T) {
+	yes := true
+	old := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Namespace: "ns", UID: "uid-old-slice",
+			Labels:          map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ControllerName, "team": "a"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "web", UID: "uid-old-svc", Controller: &yes, BlockOwnerDeletion: &yes}}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	fx := newFixture(t, 0, service(), pod("a", "10.42.0.2"), old)
+	fx.sync(t)
+	c, u, d := writes(fx)
+	if len(c) != 1 || len(u) != 0 || !slices.Equal(d, []string{"web-old"}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want a new slice and web-old deleted", c, u, d)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,8 +52,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	desired := c.desiredSlices(svc, desiredGroups(svc, pods))
-	return c.reconcile(ctx, key, svc, desired, existing)
+	return c.reconcile(ctx, key, svc, desiredGroups(svc, pods), existing)
 }
 
 func (c *Controller) ownedSlices(namespace, service string) ([]*discoveryv1.EndpointSlice, error) {
@@ -82,8 +82,9 @@ func (c *Controller) remember(s *discoveryv1.EndpointSlice) {
 	c.mu.Unlock()
 }
 
-// desiredSlices chunks each port group into slices of at most maxPer endpoints.
-func (c *Controller) desiredSlices(svc *corev1.Service, groups []group) []*discoveryv1.EndpointSlice {
+// sliceLabels are the labels of a Service's slices: the Service's own, the service name, managed-by
+// and, for a headless Service, the headless label.
+func sliceLabels(svc *corev1.Service) map[string]string {
 	lbls := map[string]string{}
 	maps.Copy(lbls, svc.Labels)
 	lbls[discoveryv1.LabelServiceName] = svc.Name
@@ -93,78 +94,207 @@ func (c *Controller) desiredSlices(svc *corev1.Service, groups []group) []*disco
 	} else {
 		delete(lbls, corev1.IsHeadlessService)
 	}
-	mk := func(ports []discoveryv1.EndpointPort, eps []discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
-		return &discoveryv1.EndpointSlice{
-			ObjectMeta: metav1.ObjectMeta{
-				GenerateName:    svc.Name + "-",
-				Namespace:       svc.Namespace,
-				Labels:          maps.Clone(lbls),
-				OwnerReferences: []metav1.OwnerReference{metaOwner(svc)},
-			},
-			AddressType: addressType(svc),
-			Endpoints:   eps,
-			Ports:       ports,
-		}
-	}
-	var out []*discoveryv1.EndpointSlice
-	for _, g := range groups {
-		for i := 0; i < len(g.endpoints); i += c.maxPer {
-			out = append(out, mk(g.ports, g.endpoints[i:min(i+c.maxPer, len(g.endpoints))]))
-		}
-	}
-	if len(out) == 0 {
-		// An empty placeholder slice says "this Service has no endpoints" rather than "not processed yet";
-		// like Kubernetes', it carries no ports.
-		ports := []discoveryv1.EndpointPort{}
-		out = append(out, mk(ports, []discoveryv1.Endpoint{}))
-	}
-	return out
+	return lbls
 }
 
-// reconcile pairs desired slices with existing ones in order, updating those that differ, creating
-// the missing and deleting the surplus.
-func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, desired, existing []*discoveryv1.EndpointSlice) error {
-	client := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
-	var toCreate []*discoveryv1.EndpointSlice
-	var surplus []*discoveryv1.EndpointSlice
-	for i, want := range desired {
-		if i >= len(existing) {
-			toCreate = append(toCreate, want)
+// newSlice is an empty slice of svc for the given ports, to be created.
+func newSlice(svc *corev1.Service, lbls map[string]string, ports []discoveryv1.EndpointPort) *discoveryv1.EndpointSlice {
+	prefix := svc.Name + "-"
+	if len(prefix) > 253 {
+		prefix = svc.Name
+	}
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    prefix,
+			Namespace:       svc.Namespace,
+			Labels:          maps.Clone(lbls),
+			OwnerReferences: []metav1.OwnerReference{metaOwner(svc)},
+		},
+		AddressType: addressType(svc),
+		Endpoints:   []discoveryv1.Endpoint{},
+		Ports:       ports,
+	}
+}
+
+// ownedBy reports whether svc (this incarnation of it, by uid) owns the slice.
+func ownedBy(s *discoveryv1.EndpointSlice, svc *corev1.Service) bool {
+	for _, o := range s.OwnerReferences {
+		if o.UID == svc.UID && o.Kind == "Service" && o.APIVersion == "v1" {
+			return true
+		}
+	}
+	return false
+}
+
+// plan is the writes one sync makes.
+type plan struct {
+	create, update, remove []*discoveryv1.EndpointSlice
+}
+
+// reconcile brings the Service's slices to the wanted endpoints while moving as few endpoints as
+// possible, as Kubernetes' reconciler does: an endpoint stays in the slice that holds it (updated there
+// when its conditions change), slices left empty are deleted, and new endpoints go first into slices
+// being updated anyway (the fullest first), then into the existing slice they fill closest to
+// MaxEndpointsPerSlice, then into new slices. Slices of another address family or of an earlier
+// Service of the same name are deleted; a create paired with a delete becomes an update.
+func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, groups []group, existing []*discoveryv1.EndpointSlice) error {
+	at := addressType(svc)
+	lbls := sliceLabels(svc)
+	var p plan
+	byPorts := map[string][]*discoveryv1.EndpointSlice{}
+	for _, s := range existing {
+		if s.AddressType != at || !ownedBy(s, svc) {
+			p.remove = append(p.remove, s)
 			continue
 		}
-		have := existing[i]
-		if have.AddressType != want.AddressType {
-			// addressType is immutable: replace the slice.
-			surplus = append(surplus, have)
-			toCreate = append(toCreate, want)
-			continue
+		k := portsKey(s.Ports)
+		byPorts[k] = append(byPorts[k], s)
+	}
+	wanted := map[string]bool{}
+	for _, g := range groups {
+		wanted[g.key] = true
+		c.place(&p, svc, lbls, g, byPorts[g.key])
+	}
+	for _, k := range sortedKeys(byPorts) {
+		if !wanted[k] {
+			p.remove = append(p.remove, byPorts[k]...)
 		}
-		if sameContent(have, want) {
-			continue
+	}
+	if len(p.remove) == len(existing) && len(p.create) == 0 {
+		// An empty placeholder slice says "this Service has no endpoints" rather than "not processed
+		// yet"; like Kubernetes', it carries no ports. One already there is kept.
+		placeholder := newSlice(svc, lbls, []discoveryv1.EndpointPort{})
+		if len(p.remove) == 1 && isPlaceholder(p.remove[0], placeholder) {
+			p.remove = nil
+		} else {
+			p.create = append(p.create, placeholder)
 		}
-		next := have.DeepCopy()
+	}
+	// A slice about to be deleted takes the place of one to create (addressType is immutable, and a
+	// slice of an earlier Service of the same name may be on its way out through the garbage collector).
+	for len(p.create) > 0 {
+		i := slices.IndexFunc(p.remove, func(s *discoveryv1.EndpointSlice) bool { return s.AddressType == at && ownedBy(s, svc) })
+		if i < 0 {
+			break
+		}
+		old, want := p.remove[i], p.create[len(p.create)-1]
+		p.remove = slices.Delete(p.remove, i, i+1)
+		p.create = p.create[:len(p.create)-1]
+		next := old.DeepCopy()
 		next.Labels, next.OwnerReferences = want.Labels, want.OwnerReferences
-		next.Endpoints, next.Ports = want.Endpoints, want.Ports
-		updated, err := client.Update(ctx, next, metav1.UpdateOptions{})
-		if err != nil {
-			return fmt.Errorf("update endpointslice %s/%s: %w", have.Namespace, have.Name, err)
+		next.Ports, next.Endpoints = want.Ports, want.Endpoints
+		p.update = append(p.update, next)
+	}
+	return c.write(ctx, key, svc, p)
+}
+
+// place plans the slices of one port group: have are the Service's slices with these ports.
+func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string, g group, have []*discoveryv1.EndpointSlice) {
+	want := make(map[string]discoveryv1.Endpoint, len(g.endpoints))
+	for _, e := range g.endpoints {
+		want[endpointKey(&e)] = e
+	}
+	// 1. Existing slices keep the endpoints still wanted, brought up to date; the others go.
+	var toUpdate, unchanged []*discoveryv1.EndpointSlice
+	for _, s := range have {
+		kept := make([]discoveryv1.Endpoint, 0, len(s.Endpoints))
+		changed := false
+		for i := range s.Endpoints {
+			k := endpointKey(&s.Endpoints[i])
+			w, ok := want[k]
+			if !ok {
+				changed = true
+				continue
+			}
+			delete(want, k)
+			kept = append(kept, w)
+			if !apiequality.Semantic.DeepEqual(w, s.Endpoints[i]) {
+				changed = true
+			}
 		}
-		c.remember(updated)
+		switch {
+		case changed && len(kept) == 0:
+			p.remove = append(p.remove, s)
+		case changed || !apiequality.Semantic.DeepEqual(s.Labels, lbls):
+			next := s.DeepCopy()
+			next.Endpoints, next.Labels = kept, maps.Clone(lbls)
+			toUpdate = append(toUpdate, next)
+		default:
+			unchanged = append(unchanged, s)
+		}
 	}
-	if len(existing) > len(desired) {
-		surplus = append(surplus, existing[len(desired):]...)
+	rest := make([]discoveryv1.Endpoint, 0, len(want))
+	for _, e := range g.endpoints {
+		if _, ok := want[endpointKey(&e)]; ok {
+			rest = append(rest, e)
+		}
 	}
+	fill := func(s *discoveryv1.EndpointSlice) {
+		n := min(c.maxPer-len(s.Endpoints), len(rest))
+		if n <= 0 {
+			return
+		}
+		s.Endpoints = append(s.Endpoints, rest[:n]...)
+		rest = rest[n:]
+	}
+	// 2. New endpoints fill the slices written anyway, the fullest first.
+	sort.SliceStable(toUpdate, func(i, j int) bool { return len(toUpdate[i].Endpoints) > len(toUpdate[j].Endpoints) })
+	for _, s := range toUpdate {
+		fill(s)
+	}
+	// 3. Then the unchanged slice that all the rest fills closest to full, then new slices.
+	for len(rest) > 0 {
+		var s *discoveryv1.EndpointSlice
+		if len(rest) < c.maxPer {
+			if i := sliceToFill(unchanged, len(rest), c.maxPer); i >= 0 {
+				s = unchanged[i].DeepCopy()
+				unchanged = slices.Delete(unchanged, i, i+1)
+				toUpdate = append(toUpdate, s)
+			}
+		}
+		if s == nil {
+			s = newSlice(svc, lbls, g.ports)
+			p.create = append(p.create, s)
+		}
+		fill(s)
+	}
+	p.update = append(p.update, toUpdate...)
+}
+
+// sliceToFill returns the index of the slice that n more endpoints bring closest to max without going
+// over, or -1.
+func sliceToFill(ss []*discoveryv1.EndpointSlice, n, max int) int {
+	best, bestGap := -1, max
+	for i, s := range ss {
+		if gap := max - n - len(s.Endpoints); gap >= 0 && gap < bestGap {
+			best, bestGap = i, gap
+		}
+	}
+	return best
+}
+
+// isPlaceholder reports whether s is the placeholder p would be, labels and owner included.
+func isPlaceholder(s, p *discoveryv1.EndpointSlice) bool {
+	return s.Namespace == p.Namespace && s.AddressType == p.AddressType &&
+		len(s.Endpoints) == 0 && len(s.Ports) == 0 &&
+		apiequality.Semantic.DeepEqual(s.Labels, p.Labels) &&
+		apiequality.Semantic.DeepEqual(s.OwnerReferences, p.OwnerReferences)
+}
+
+// write carries out a plan: creates (none for a Service being deleted), updates, then deletes.
+func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service, p plan) error {
+	client := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
 	if svc.DeletionTimestamp != nil {
 		// As Kubernetes: nothing new for a Service being deleted, or the garbage collector deleting its
 		// slices (foreground deletion waits for them) would race with us replacing them.
-		toCreate = nil
+		p.create = nil
 	}
-	if len(toCreate) > 0 {
-		c.exp.ExpectCreations(key, len(toCreate))
-		for i, s := range toCreate {
+	if len(p.create) > 0 {
+		c.exp.ExpectCreations(key, len(p.create))
+		for i, s := range p.create {
 			created, err := client.Create(ctx, s, metav1.CreateOptions{})
 			if err != nil {
-				for range toCreate[i:] {
+				for range p.create[i:] {
 					c.exp.CreationObserved(key)
 				}
 				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -176,7 +306,18 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 			c.remember(created)
 		}
 	}
-	return c.deleteSlices(ctx, key, surplus)
+	for _, s := range p.update {
+		updated, err := client.Update(ctx, s, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err)
+		}
+		c.remember(updated)
+	}
+	return c.deleteSlices(ctx, key, p.remove)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func (c *Controller) deleteSlices(ctx context.Context, key string, slices []*discoveryv1.EndpointSlice) error {
@@ -201,11 +342,4 @@ func (c *Controller) deleteSlices(ctx context.Context, key string, slices []*dis
 		}
 	}
 	return nil
-}
-
-func sameContent(have, want *discoveryv1.EndpointSlice) bool {
-	return apiequality.Semantic.DeepEqual(have.Endpoints, want.Endpoints) &&
-		apiequality.Semantic.DeepEqual(have.Ports, want.Ports) &&
-		apiequality.Semantic.DeepEqual(have.Labels, want.Labels) &&
-		apiequality.Semantic.DeepEqual(have.OwnerReferences, want.OwnerReferences)
 }
