@@ -18,6 +18,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/manager"
@@ -60,7 +61,7 @@ func TestControllerIdentities(t *testing.T) {
 	}
 	jobs, rs, ns, node, sa, rootca := as(job.Name), as(replicaset.Name), as(namespacectrl.Name), as(nodelifecycle.Name),
 		as(serviceaccount.Name), as(rootcacert.Name)
-	mirror := as(endpointslicemirroring.Name)
+	mirror, slicer := as(endpointslicemirroring.Name), as(endpointslice.Name)
 
 	// The token is the account's (the first request creates the account).
 	review, err := jobs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -184,6 +185,19 @@ func TestControllerIdentities(t *testing.T) {
 		{"endpointslice mirroring", "list pods", func() error {
 			_, err := mirror.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 			return err
+		}, false},
+		// The EndpointSlice controller reads nodes (their zones) as Kubernetes' role allows.
+		{"endpointslice", "list nodes", func() error {
+			_, err := slicer.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			return err
+		}, true},
+		{"endpointslice", "create an endpoint slice", func() error {
+			es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "slice-probe"}, AddressType: discoveryv1.AddressTypeIPv4}
+			_, err := slicer.DiscoveryV1().EndpointSlices("default").Create(ctx, es, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}, true},
+		{"endpointslice", "delete a node", func() error {
+			return slicer.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}, false},
 		// The manager's own identity only watches, elects, records and mints.
 		{"manager", "list pods", func() error {

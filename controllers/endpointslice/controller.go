@@ -43,6 +43,7 @@ type Controller struct {
 	client      kubernetes.Interface
 	svcLister   corelisters.ServiceLister
 	podLister   corelisters.PodLister
+	nodeLister  corelisters.NodeLister
 	sliceLister discoverylisters.EndpointSliceLister
 	synced      []cache.InformerSynced
 	queue       runner.Queue
@@ -57,17 +58,20 @@ type Controller struct {
 	written map[types.UID]int64
 }
 
-// New wires the controller to the informers. Call it before the informer factory is started.
-func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer, podInformer coreinformers.PodInformer, sliceInformer discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
-	if client == nil || svcInformer == nil || podInformer == nil || sliceInformer == nil || recorder == nil {
+// New wires the controller to the informers. Call it before the informer factory is started. Nodes are
+// only read (an endpoint's zone, and whether its pod's node exists); as in Kubernetes, their changes
+// do not queue Services.
+func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer, podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer, sliceInformer discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
+	if client == nil || svcInformer == nil || podInformer == nil || nodeInformer == nil || sliceInformer == nil || recorder == nil {
 		return nil, fmt.Errorf("endpointslice: client, informers and recorder are required")
 	}
 	c := &Controller{
 		client:      client,
 		svcLister:   svcInformer.Lister(),
 		podLister:   podInformer.Lister(),
+		nodeLister:  nodeInformer.Lister(),
 		sliceLister: sliceInformer.Lister(),
-		synced:      []cache.InformerSynced{svcInformer.Informer().HasSynced, podInformer.Informer().HasSynced, sliceInformer.Informer().HasSynced},
+		synced:      []cache.InformerSynced{svcInformer.Informer().HasSynced, podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced, sliceInformer.Informer().HasSynced},
 		queue:       runner.NewQueue(Name),
 		exp:         expectations.New(0, nil),
 		recorder:    recorder,

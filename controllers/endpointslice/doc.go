@@ -3,9 +3,14 @@
 //
 // Each endpoint carries the conditions Kubernetes defines: ready (pod Ready and not terminating, or the
 // Service publishes not-ready addresses), serving (pod Ready, even while terminating) and terminating
-// (pod being deleted). Service target ports are resolved per pod, so a named targetPort can map to
-// different numbers on different pods; endpoints that resolve to different port lists go to different
-// slices, and each slice holds at most MaxEndpointsPerSlice endpoints.
+// (pod being deleted). An endpoint names its pod's node and, from the node's
+// topology.kubernetes.io/zone label, its zone. As in Kubernetes, a pod whose Node does not exist is
+// left out (listed without a zone if the Service publishes not-ready addresses) and the Service is
+// synced again with backoff (a FailedToUpdateEndpointSlices event); node changes themselves queue
+// nothing, so a zone relabelled reaches the slices with the Service's next sync. Service target ports
+// are resolved per pod, so a named targetPort can map to different numbers on different pods; endpoints
+// that resolve to different port lists go to different slices, and each slice holds at most
+// MaxEndpointsPerSlice endpoints.
 //
 // As Kubernetes' reconciler, a sync moves as few endpoints as it can: an endpoint (known by its
 // addresses, hostname and pod) stays in the slice that holds it and is updated there; a slice left

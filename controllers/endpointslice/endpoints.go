@@ -1,6 +1,7 @@
 package endpointslice
 
 import (
+	"fmt"
 	"net"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/controllers/podstate"
@@ -83,16 +85,15 @@ func podAddress(pod *corev1.Pod, at discoveryv1.AddressType) string {
 	return ""
 }
 
-// endpointFor builds the endpoint of one pod, or reports false if the pod should not be listed:
-// finished pods and pods without an address of the Service's family.
-func endpointFor(svc *corev1.Service, pod *corev1.Pod, at discoveryv1.AddressType) (discoveryv1.Endpoint, bool) {
-	if podstate.IsTerminal(pod) {
-		return discoveryv1.Endpoint{}, false
-	}
+// listed reports whether a pod can be an endpoint: not finished, with an address of the family.
+func listed(pod *corev1.Pod, at discoveryv1.AddressType) bool {
+	return !podstate.IsTerminal(pod) && podAddress(pod, at) != ""
+}
+
+// endpointFor builds the endpoint of a listed pod; node is the pod's Node, nil if unknown, and gives
+// the endpoint its zone.
+func endpointFor(svc *corev1.Service, pod *corev1.Pod, node *corev1.Node, at discoveryv1.AddressType) discoveryv1.Endpoint {
 	addr := podAddress(pod, at)
-	if addr == "" {
-		return discoveryv1.Endpoint{}, false
-	}
 	terminating := pod.DeletionTimestamp != nil
 	podReady := podstate.IsReady(pod)
 	// publishNotReadyAddresses makes every endpoint ready, but serving still says whether the pod is.
@@ -107,11 +108,15 @@ func endpointFor(svc *corev1.Service, pod *corev1.Pod, at discoveryv1.AddressTyp
 		n := pod.Spec.NodeName
 		ep.NodeName = &n
 	}
+	if node != nil && node.Labels[corev1.LabelTopologyZone] != "" {
+		z := node.Labels[corev1.LabelTopologyZone]
+		ep.Zone = &z
+	}
 	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && svc.Namespace == pod.Namespace {
 		h := pod.Spec.Hostname
 		ep.Hostname = &h
 	}
-	return ep, true
+	return ep
 }
 
 // group is the endpoints that share one list of resolved ports.
@@ -122,14 +127,29 @@ type group struct {
 }
 
 // desiredGroups computes the endpoints of a Service, grouped by resolved ports, in a stable order.
-func desiredGroups(svc *corev1.Service, pods []*corev1.Pod) []group {
+// As in Kubernetes, a pod whose Node is not known is left out (unless the Service publishes not-ready
+// addresses: then it is listed without a zone) and named in missing, so that the Service is synced
+// again: the pod garbage collector should remove it, but until then a node that appears later (a
+// cache behind) must not keep it out for good.
+func (c *Controller) desiredGroups(svc *corev1.Service, pods []*corev1.Pod) (groups []group, missing []string, err error) {
 	at := addressType(svc)
 	byKey := map[string]*group{}
 	for _, pod := range pods {
-		ep, ok := endpointFor(svc, pod, at)
-		if !ok {
+		if !listed(pod, at) {
 			continue
 		}
+		node, err := c.nodeLister.Get(pod.Spec.NodeName)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, nil, err
+			}
+			node = nil
+			if !svc.Spec.PublishNotReadyAddresses {
+				missing = append(missing, fmt.Sprintf("pod %s on node %q", pod.Name, pod.Spec.NodeName))
+				continue
+			}
+		}
+		ep := endpointFor(svc, pod, node, at)
 		ports := podPorts(svc, pod)
 		k := portsKey(ports)
 		g, ok := byKey[k]
@@ -150,5 +170,5 @@ func desiredGroups(svc *corev1.Service, pods []*corev1.Pod) []group {
 		sort.Slice(g.endpoints, func(i, j int) bool { return g.endpoints[i].Addresses[0] < g.endpoints[j].Addresses[0] })
 		out = append(out, *g)
 	}
-	return out
+	return out, missing, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,11 +28,13 @@ type fixture struct {
 	f      informers.SharedInformerFactory
 }
 
+// newFixture holds objs and the node node1, in zone-a, where pod() places pods.
 func newFixture(t *testing.T, maxPer int, objs ...runtime.Object) *fixture {
 	t.Helper()
+	objs = append([]runtime.Object{node("node1", "zone-a")}, objs...)
 	client := controllertest.NewClient(objs...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Discovery().V1().EndpointSlices(), record.NewFakeRecorder(100), Options{MaxEndpointsPerSlice: maxPer})
+	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Nodes(), f.Discovery().V1().EndpointSlices(), record.NewFakeRecorder(100), Options{MaxEndpointsPerSlice: maxPer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +44,8 @@ func newFixture(t *testing.T, maxPer int, objs ...runtime.Object) *fixture {
 			controllertest.Load(t, f.Core().V1().Services().Informer(), o)
 		case *corev1.Pod:
 			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
+		case *corev1.Node:
+			controllertest.Load(t, f.Core().V1().Nodes().Informer(), o)
 		case *discoveryv1.EndpointSlice:
 			controllertest.Load(t, f.Discovery().V1().EndpointSlices().Informer(), o)
 		}
@@ -81,6 +86,14 @@ func service(mod ...func(*corev1.Service)) *corev1.Service {
 		m(s)
 	}
 	return s
+}
+
+func node(name, zone string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{}}}
+	if zone != "" {
+		n.Labels[corev1.LabelTopologyZone] = zone
+	}
+	return n
 }
 
 type podOpt func(*corev1.Pod)
@@ -553,5 +566,47 @@ func TestSliceOfAnEarlierServiceIsReplaced(t *testing.T) {
 	c, u, d := writes(fx)
 	if len(c) != 1 || len(u) != 0 || !slices.Equal(d, []string{"web-old"}) {
 		t.Errorf("creates %v, updates %v, deletes %v; want a new slice and web-old deleted", c, u, d)
+	}
+}
+
+// Endpoints carry their node's zone; a pod whose Node is unknown is left out and the Service tried
+// again, unless the Service publishes not-ready addresses.
+func TestZoneAndMissingNodes(t *testing.T) {
+	onNode := func(n string) podOpt { return func(p *corev1.Pod) { p.Spec.NodeName = n } }
+	objs := []runtime.Object{node("nozone", ""),
+		pod("a", "10.42.0.2"), pod("b", "10.42.0.3", onNode("nozone")), pod("c", "10.42.0.4", onNode("gone"))}
+
+	fx := newFixture(t, 0, append([]runtime.Object{service()}, objs...)...)
+	err := fx.c.sync(context.Background(), "ns/web")
+	if err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("sync error = %v, want one naming the missing node, so the Service is retried", err)
+	}
+	eps := byName(fx.slices(t)[0])
+	if len(eps) != 2 {
+		t.Fatalf("endpoints = %v, want a and b, not c (node gone)", eps)
+	}
+	if z := eps["a"].Zone; z == nil || *z != "zone-a" {
+		t.Errorf("a: zone = %v, want zone-a", z)
+	}
+	if z, n := eps["b"].Zone, eps["b"].NodeName; z != nil || n == nil || *n != "nozone" {
+		t.Errorf("b: zone = %v, node = %v; want no zone on node nozone", z, n)
+	}
+	if ev := <-fx.c.recorder.(*record.FakeRecorder).Events; !strings.Contains(ev, "FailedToUpdateEndpointSlices") {
+		t.Errorf("event = %q", ev)
+	}
+
+	// The node shows up: the next sync lists the pod, with its zone.
+	fx.observe(t)
+	controllertest.Load(t, fx.f.Core().V1().Nodes().Informer(), node("gone", "zone-b"))
+	fx.sync(t)
+	if z := byName(fx.slices(t)[0])["c"].Zone; z == nil || *z != "zone-b" {
+		t.Errorf("c: zone = %v, want zone-b once its node exists", z)
+	}
+
+	fx = newFixture(t, 0, append([]runtime.Object{service(func(s *corev1.Service) { s.Spec.PublishNotReadyAddresses = true })}, objs...)...)
+	fx.sync(t)
+	eps = byName(fx.slices(t)[0])
+	if c, ok := eps["c"]; !ok || c.Zone != nil || c.NodeName == nil || *c.NodeName != "gone" {
+		t.Errorf("endpoints = %v, want c listed without zone (publishNotReadyAddresses)", eps)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -52,7 +53,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return c.reconcile(ctx, key, svc, desiredGroups(svc, pods), existing)
+	groups, missing, err := c.desiredGroups(svc, pods)
+	if err != nil {
+		return err
+	}
+	if err := c.reconcile(ctx, key, svc, groups, existing); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		// The slices are written without those pods; the error retries the Service with backoff.
+		err := fmt.Errorf("skipping %s: node not found", strings.Join(missing, ", "))
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices", "Error updating Endpoint Slices for Service %s/%s: %v", svc.Namespace, svc.Name, err)
+		return err
+	}
+	return nil
 }
 
 func (c *Controller) ownedSlices(namespace, service string) ([]*discoveryv1.EndpointSlice, error) {

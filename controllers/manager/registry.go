@@ -68,7 +68,7 @@ var Registry = map[string]Constructor{
 	},
 	endpointslice.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
-			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
+			b.Informers.Core().V1().Nodes(), b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
 	},
 	endpointslicemirroring.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslicemirroring.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Endpoints(),
