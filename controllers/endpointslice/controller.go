@@ -51,6 +51,7 @@ type Controller struct {
 	recorder    record.EventRecorder
 	log         *slog.Logger
 	maxPer      int
+	triggers    *triggerTimes
 
 	// written remembers the generation of each slice this controller last wrote, so a sync against a
 	// cache that has not caught up waits instead of acting on stale slices.
@@ -77,6 +78,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		recorder:    recorder,
 		log:         opts.Logger,
 		maxPer:      opts.MaxEndpointsPerSlice,
+		triggers:    newTriggerTimes(),
 		written:     map[types.UID]int64{},
 	}
 	if c.log == nil {

@@ -22,4 +22,9 @@
 // kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service. A
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
 // garbage collector's foreground deletion of them is not raced.
+//
+// Slices created or updated carry endpoints.kubernetes.io/last-change-trigger-time, computed as
+// Kubernetes' TriggerTimeTracker does (see triggerTimes): the Service's creation on its first sync,
+// then the earliest pod Ready transition (or Service creation) newer than the last sync saw; a write
+// without one removes the annotation, slices not written keep theirs.
 package endpointslice

@@ -610,3 +610,61 @@ func TestZoneAndMissingNodes(t *testing.T) {
 		t.Errorf("endpoints = %v, want c listed without zone (publishNotReadyAddresses)", eps)
 	}
 }
+
+// The slices written carry endpoints.kubernetes.io/last-change-trigger-time as Kubernetes computes it:
+// the Service's creation on its first sync, then the earliest trigger (a pod's Ready transition) that
+// moved since the last sync, or none.
+func TestLastChangeTriggerTime(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	readyAt := func(at time.Time) podOpt {
+		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at) }
+	}
+	svc := service(func(s *corev1.Service) { s.CreationTimestamp = metav1.NewTime(created) })
+	t0 := created.Add(time.Minute)
+	objs := []runtime.Object{svc}
+	for _, p := range podRange(0, 3, readyAt(t0)) {
+		objs = append(objs, p)
+	}
+	fx := newFixture(t, 2, objs...)
+	annotation := func(name string) (string, bool) {
+		t.Helper()
+		s, err := fx.client.DiscoveryV1().EndpointSlices("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := s.Annotations[corev1.EndpointsLastChangeTriggerTime]
+		return v, ok
+	}
+
+	fx.sync(t)
+	fx.observe(t)
+	at := fx.placement(t)
+	for _, name := range []string{at["p000"], at["p002"]} {
+		if v, _ := annotation(name); v != created.Format(time.RFC3339Nano) {
+			t.Errorf("%s: trigger time %q, want the Service's creation %s", name, v, created.Format(time.RFC3339Nano))
+		}
+	}
+
+	// p000 turns not ready at t1, p001 at t2: the slice they share gets the earlier, t1; the other
+	// slice is not written and keeps its annotation.
+	t1, t2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	pods := podRange(0, 3, readyAt(t0))
+	pods[0] = pod("p000", pods[0].Status.PodIP, notReady, readyAt(t1))
+	pods[1] = pod("p001", pods[1].Status.PodIP, notReady, readyAt(t2))
+	fx.setPods(t, pods...)
+	fx.sync(t)
+	if v, _ := annotation(at["p000"]); v != t1.Format(time.RFC3339Nano) {
+		t.Errorf("trigger time %q, want %s", v, t1.Format(time.RFC3339Nano))
+	}
+	if v, _ := annotation(at["p002"]); v != created.Format(time.RFC3339Nano) {
+		t.Errorf("unwritten slice: trigger time %q, want it kept", v)
+	}
+	fx.observe(t)
+
+	// A pod goes, nothing moved forward: the slice written loses the annotation.
+	fx.setPods(t, pods[0], pods[2])
+	fx.sync(t)
+	if v, ok := annotation(at["p000"]); ok {
+		t.Errorf("trigger time %q after a change with no trigger, want none", v)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -38,6 +39,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	svc, err := c.svcLister.Services(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.triggers.forget(key)
 		// The garbage collector would remove them through ownerReferences; removing them here keeps
 		// traffic from going to a deleted Service's pods in the meantime.
 		return c.deleteSlices(ctx, key, existing)
@@ -57,7 +59,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.reconcile(ctx, key, svc, groups, existing); err != nil {
+	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
+	trigger := c.triggers.compute(key, svc, pods)
+	if err := c.reconcile(ctx, key, svc, groups, existing, trigger); err != nil {
 		return err
 	}
 	if len(missing) > 0 {
@@ -151,7 +155,7 @@ type plan struct {
 // being updated anyway (the fullest first), then into the existing slice they fill closest to
 // MaxEndpointsPerSlice, then into new slices. Slices of another address family or of an earlier
 // Service of the same name are deleted; a create paired with a delete becomes an update.
-func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, groups []group, existing []*discoveryv1.EndpointSlice) error {
+func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, groups []group, existing []*discoveryv1.EndpointSlice, trigger time.Time) error {
 	at := addressType(svc)
 	lbls := sliceLabels(svc)
 	var p plan
@@ -199,7 +203,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		next.Ports, next.Endpoints = want.Ports, want.Endpoints
 		p.update = append(p.update, next)
 	}
-	return c.write(ctx, key, svc, p)
+	return c.write(ctx, key, svc, p, trigger)
 }
 
 // place plans the slices of one port group: have are the Service's slices with these ports.
@@ -295,8 +299,9 @@ func isPlaceholder(s, p *discoveryv1.EndpointSlice) bool {
 		apiequality.Semantic.DeepEqual(s.OwnerReferences, p.OwnerReferences)
 }
 
-// write carries out a plan: creates (none for a Service being deleted), updates, then deletes.
-func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service, p plan) error {
+// write carries out a plan: creates (none for a Service being deleted), updates, then deletes. The
+// slices it creates and updates get the trigger time.
+func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service, p plan, trigger time.Time) error {
 	client := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
 	if svc.DeletionTimestamp != nil {
 		// As Kubernetes: nothing new for a Service being deleted, or the garbage collector deleting its
@@ -306,6 +311,7 @@ func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service,
 	if len(p.create) > 0 {
 		c.exp.ExpectCreations(key, len(p.create))
 		for i, s := range p.create {
+			setTriggerTime(s, trigger)
 			created, err := client.Create(ctx, s, metav1.CreateOptions{})
 			if err != nil {
 				for range p.create[i:] {
@@ -321,6 +327,7 @@ func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service,
 		}
 	}
 	for _, s := range p.update {
+		setTriggerTime(s, trigger)
 		updated, err := client.Update(ctx, s, metav1.UpdateOptions{})
 		if err != nil {
 			return fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err)
