@@ -569,6 +569,26 @@ func TestSliceOfAnEarlierServiceIsReplaced(t *testing.T) {
 	}
 }
 
+// A Service without endpoints keeps its placeholder untouched while a slice of another family goes.
+func TestPlaceholderKept(t *testing.T) {
+	yes := true
+	owner := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "web", UID: "uid-svc", Controller: &yes, BlockOwnerDeletion: &yes}}
+	lbls := map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ControllerName, "team": "a"}
+	placeholder := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-empty", Namespace: "ns", UID: "uid-empty", Labels: lbls, OwnerReferences: owner},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	v6 := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-v6", Namespace: "ns", UID: "uid-v6", Labels: lbls, OwnerReferences: owner},
+		AddressType: discoveryv1.AddressTypeIPv6,
+	}
+	fx := newFixture(t, 0, service(), placeholder, v6)
+	fx.sync(t)
+	if c, u, d := writes(fx); len(c) != 0 || len(u) != 0 || !slices.Equal(d, []string{"web-v6"}) {
+		t.Errorf("creates %v, updates %v, deletes %v; want only web-v6 deleted", c, u, d)
+	}
+}
+
 // Endpoints carry their node's zone; a pod whose Node is unknown is left out and the Service tried
 // again, unless the Service publishes not-ready addresses.
 func TestZoneAndMissingNodes(t *testing.T) {

@@ -182,8 +182,8 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		// An empty placeholder slice says "this Service has no endpoints" rather than "not processed
 		// yet"; like Kubernetes', it carries no ports. One already there is kept.
 		placeholder := newSlice(svc, lbls, []discoveryv1.EndpointPort{})
-		if len(p.remove) == 1 && isPlaceholder(p.remove[0], placeholder) {
-			p.remove = nil
+		if i := slices.IndexFunc(p.remove, func(s *discoveryv1.EndpointSlice) bool { return isPlaceholder(s, placeholder) }); i >= 0 {
+			p.remove = slices.Delete(p.remove, i, i+1)
 		} else {
 			p.create = append(p.create, placeholder)
 		}
