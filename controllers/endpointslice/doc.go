@@ -18,7 +18,8 @@
 // first), then into the unchanged slice they fill closest to the limit, then into new slices; a slice
 // to create and one to delete become one update. So a change to one pod writes only its slice. A
 // Service without endpoints keeps one empty placeholder slice (no ports). Slices of another address
-// family, or owned by an earlier Service of the same name, are deleted. Slices are labelled
+// family, or owned by an earlier Service of the same name, are deleted; slices already being deleted
+// are left alone and their endpoints placed anew. Slices are labelled
 // kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service. A
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
 // garbage collector's foreground deletion of them is not raced.

@@ -589,6 +589,30 @@ func TestPlaceholderKept(t *testing.T) {
 	}
 }
 
+// A slice being deleted is left alone; its endpoints go to another slice.
+func TestSliceBeingDeletedIsLeftAlone(t *testing.T) {
+	fx := newFixture(t, 0, service(), pod("a", "10.42.0.2"), pod("b", "10.42.0.3"))
+	fx.sync(t)
+	fx.observe(t)
+	s := fx.slices(t)[0]
+	now := metav1.Now()
+	s.DeletionTimestamp, s.Finalizers = &now, []string{"example.com/hold"}
+	if _, err := fx.client.DiscoveryV1().EndpointSlices("ns").Update(context.Background(), &s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.observe(t)
+	fx.sync(t)
+	c, u, d := writes(fx)
+	if len(c) != 1 || len(u) != 0 || len(d) != 0 {
+		t.Errorf("creates %v, updates %v, deletes %v; want one new slice and %s left alone", c, u, d, s.Name)
+	}
+	for _, sl := range fx.slices(t) {
+		if sl.Name != s.Name && len(sl.Endpoints) != 2 {
+			t.Errorf("new slice %s holds %d endpoints, want a and b", sl.Name, len(sl.Endpoints))
+		}
+	}
+}
+
 // Endpoints carry their node's zone; a pod whose Node is unknown is left out and the Service tried
 // again, unless the Service publishes not-ready addresses.
 func TestZoneAndMissingNodes(t *testing.T) {

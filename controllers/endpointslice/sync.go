@@ -61,6 +61,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
 	trigger := c.triggers.compute(key, svc, pods)
+	// As Kubernetes, slices being deleted are left to go: their endpoints are placed anew.
+	existing = slices.DeleteFunc(existing, func(s *discoveryv1.EndpointSlice) bool { return s.DeletionTimestamp != nil })
 	if err := c.reconcile(ctx, key, svc, groups, existing, trigger); err != nil {
 		return err
 	}
