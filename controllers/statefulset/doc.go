@@ -6,7 +6,8 @@
 // deleted and recreated.
 //
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
-// controller-revision-hash). RollingUpdate replaces pods from the highest ordinal down to
+// controller-revision-hash); revisions matching the selector with no controller (left by a set
+// deleted with --cascade=orphan and made again) are adopted. RollingUpdate replaces pods from the highest ordinal down to
 // spec.updateStrategy.rollingUpdate.partition (counted from the start ordinal), one at a time, each
 // once the pods above it are updated and healthy; ordinals below the partition keep (and are
 // recreated at) the current revision. OnDelete leaves old pods until someone deletes them.

@@ -1,7 +1,9 @@
 package statefulset
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -141,5 +143,36 @@ func TestPendingPodsMissingClaimIsRecreated(t *testing.T) {
 	}
 	if !slices.Equal(made, []string{"data-web-0"}) {
 		t.Errorf("claims created %v, want data-web-0 for the pending pod only", made)
+	}
+}
+
+// A set deleted with --cascade=orphan and made again finds its revisions
+// without a controller; as in Kubernetes it adopts them (otherwise the
+// revision of its template, under the same name, could never be made again
+// and the set would be stuck).
+func TestOrphanRevisionsAreAdopted(t *testing.T) {
+	set := newSet(1)
+	orphan := revisionFor(t, set, "web:2", 1)
+	orphan.OwnerReferences = nil
+	orphan.Labels["app"] = "web" // revisions carry the template's labels
+	other := revisionFor(t, set, "web:0", 1)
+	other.Name, other.Labels = "db-abc", map[string]string{"app": "db"}
+	other.OwnerReferences = nil
+	fx := newFixture(t, set, orphan, other)
+	_ = fx.c.sync(context.Background(), "ns/web") // the adoption reaches the cache later
+	var adopted []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "patch", "controllerrevisions") {
+		pa := a.(k8stesting.PatchAction)
+		if !strings.Contains(string(pa.GetPatch()), string(set.UID)) {
+			t.Errorf("patch of %s: %s, want the set as owner", pa.GetName(), pa.GetPatch())
+		}
+		adopted = append(adopted, pa.GetName())
+	}
+	if !slices.Equal(adopted, []string{orphan.Name}) {
+		t.Fatalf("adopted %v, want %s (matching the selector) only", adopted, orphan.Name)
+	}
+	rev, err := fx.client.AppsV1().ControllerRevisions("ns").Get(context.Background(), orphan.Name, metav1.GetOptions{})
+	if err != nil || metav1.GetControllerOf(rev) == nil || metav1.GetControllerOf(rev).UID != set.UID {
+		t.Fatalf("revision after sync: %+v, %v", rev, err)
 	}
 }
