@@ -3,7 +3,8 @@
 // governing service as subdomain. Under the OrderedReady policy pods start one at a time in ordinal
 // order, each waiting for the ones before it to be Running and Ready, and stop one at a time from
 // the highest ordinal; Parallel starts and stops them all at once. Failed or Succeeded pods are
-// deleted and recreated.
+// deleted and recreated. Only pods named <set>-<digits> are adopted; one the set controls under
+// another name is released.
 //
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
 // controller-revision-hash); revisions matching the selector with no controller (left by a set

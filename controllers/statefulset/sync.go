@@ -107,14 +107,34 @@ func ordinalOf(set *appsv1.StatefulSet, pod *corev1.Pod) (int, bool) {
 	return i, true
 }
 
+// isMember is whether the pod's name is <set>-<digits>, the names of the set's pods.
+func isMember(set *appsv1.StatefulSet, pod *corev1.Pod) bool {
+	s, ok := strings.CutPrefix(pod.Name, set.Name+"-")
+	if !ok || s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) ([]*corev1.Pod, error) {
 	all, err := c.podLister.Pods(set.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
-	objs := make([]metav1.Object, len(all))
-	for i, p := range all {
-		objs[i] = p
+	// As in Kubernetes only pods named <set>-<digits> are the set's to adopt; one it
+	// controls under another name is released (it would otherwise go with the set).
+	var objs, strangers []metav1.Object
+	for _, p := range all {
+		if isMember(set, p) {
+			objs = append(objs, p)
+		} else if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == set.UID {
+			strangers = append(strangers, p)
+		}
 	}
 	cl := controllerref.Claimer{
 		Owner: set, OwnerGVK: controllerKind, Selector: selector,
@@ -127,6 +147,12 @@ func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, sel
 		}),
 	}
 	claimed, err := cl.Claim(ctx, objs)
+	if len(strangers) > 0 {
+		release := cl
+		release.Selector = labels.Nothing()
+		_, rerr := release.Claim(ctx, strangers)
+		err = errors.Join(err, rerr)
+	}
 	out := make([]*corev1.Pod, len(claimed))
 	for i, o := range claimed {
 		out[i] = o.(*corev1.Pod)

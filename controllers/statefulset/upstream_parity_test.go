@@ -163,7 +163,7 @@ func TestOrphanRevisionsAreAdopted(t *testing.T) {
 	var adopted []string
 	for _, a := range controllertest.Filter(fx.client.Actions(), "patch", "controllerrevisions") {
 		pa := a.(k8stesting.PatchAction)
-		if !strings.Contains(string(pa.GetPatch()), string(set.UID)) {
+		if !strings.Contains(string(pa.GetPatch()), `"kind":"StatefulSet"`) {
 			t.Errorf("patch of %s: %s, want the set as owner", pa.GetName(), pa.GetPatch())
 		}
 		adopted = append(adopted, pa.GetName())
@@ -174,5 +174,35 @@ func TestOrphanRevisionsAreAdopted(t *testing.T) {
 	rev, err := fx.client.AppsV1().ControllerRevisions("ns").Get(context.Background(), orphan.Name, metav1.GetOptions{})
 	if err != nil || metav1.GetControllerOf(rev) == nil || metav1.GetControllerOf(rev).UID != set.UID {
 		t.Fatalf("revision after sync: %+v, %v", rev, err)
+	}
+}
+
+// As in Kubernetes, a pod matching the selector but not named <set>-<n> is
+// not adopted (it would be deleted with the set), and one the set controls
+// under such a name is released.
+func TestOnlyMembersAreAdopted(t *testing.T) {
+	set := newSet(1)
+	rev := revisionFor(t, set, "web:2", 1)
+	stranger := member(set, 0, rev.Name)
+	stranger.Name, stranger.UID, stranger.OwnerReferences = "debug", "uid-debug", nil
+	owned := member(set, 0, rev.Name)
+	owned.Name, owned.UID = "web-x", "uid-web-x"
+	orphan := member(set, 0, rev.Name)
+	orphan.OwnerReferences = nil
+	fx := newFixture(t, set, rev, stranger, owned, orphan)
+	fx.sync(t)
+	patches := map[string]string{}
+	for _, a := range controllertest.Filter(fx.client.Actions(), "patch", "pods") {
+		pa := a.(k8stesting.PatchAction)
+		patches[pa.GetName()] = string(pa.GetPatch())
+	}
+	if _, ok := patches["debug"]; ok {
+		t.Errorf("adopted debug: %s", patches["debug"])
+	}
+	if p, ok := patches["web-x"]; !ok || !strings.Contains(p, `"ownerReferences":[]`) {
+		t.Errorf("web-x patch %q, want it released", p)
+	}
+	if p := patches["web-0"]; !strings.Contains(p, `"kind":"StatefulSet"`) {
+		t.Errorf("web-0 patch %q, want it adopted", p)
 	}
 }
