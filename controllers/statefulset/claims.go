@@ -62,8 +62,10 @@ func withClaimVolumes(set *appsv1.StatefulSet, pod *corev1.Pod, ordinal int) {
 
 // ensureClaims creates the ordinal's missing claims before its pod. A claim
 // still being deleted (its previous pod's, whenScaled: Delete) makes the pod
-// wait, as in Kubernetes.
-func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, ordinal int, podName string) error {
+// wait, as in Kubernetes; so does, for a pod about to be created (creating),
+// a claim under whenScaled: Delete still owned by an earlier pod of that name,
+// which the garbage collector is about to delete under the new pod.
+func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, ordinal int, podName string, creating bool) error {
 	for i := range set.Spec.VolumeClaimTemplates {
 		want := claimFor(set, &set.Spec.VolumeClaimTemplates[i], ordinal)
 		cur, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
@@ -71,6 +73,9 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 		case err == nil:
 			if cur.DeletionTimestamp != nil {
 				return fmt.Errorf("pod %s: persistentvolumeclaim %s is being deleted", podName, want.Name)
+			}
+			if creating && deletesScaledClaims(set) && ownedByPodNamed(cur, podName) {
+				return fmt.Errorf("pod %s: persistentvolumeclaim %s still belongs to an earlier pod %s", podName, want.Name, podName)
 			}
 			continue
 		case !apierrors.IsNotFound(err):
@@ -83,4 +88,21 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 		c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Claim %s Pod %s in StatefulSet %s success", want.Name, podName, set.Name)
 	}
 	return nil
+}
+
+// deletesScaledClaims is whether the retention policy's whenScaled is Delete.
+func deletesScaledClaims(set *appsv1.StatefulSet) bool {
+	p := set.Spec.PersistentVolumeClaimRetentionPolicy
+	return p != nil && p.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+}
+
+// ownedByPodNamed is whether claim has an owner reference to a pod called name.
+func ownedByPodNamed(claim *corev1.PersistentVolumeClaim, name string) bool {
+	for i := range claim.OwnerReferences {
+		ref := &claim.OwnerReferences[i]
+		if ref.Kind == podKind.Kind && ref.APIVersion == podKind.GroupVersion().String() && ref.Name == name {
+			return true
+		}
+	}
+	return false
 }

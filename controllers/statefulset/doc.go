@@ -15,7 +15,8 @@
 //
 // volumeClaimTemplates: before a pod is created, each template's claim <template>-<set>-<ordinal>
 // is created if missing (labelled with the selector) and the pod's volume of the template's name
-// points at it; a claim still being deleted makes the pod wait. persistentVolumeClaimRetentionPolicy:
+// points at it; a claim still being deleted, or (whenScaled Delete) still owned by an earlier pod of
+// the same name, makes the pod wait. persistentVolumeClaimRetentionPolicy:
 // whenDeleted Delete makes the set the claims' owner (the garbage collector removes them with the
 // set); whenScaled Delete makes a condemned pod (ordinal outside the range) their owner before it is
 // deleted; Retain (the default) leaves claims to outlive pods and set.

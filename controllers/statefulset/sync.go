@@ -279,7 +279,7 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 		if p != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil && len(set.Spec.VolumeClaimTemplates) > 0 {
 			// A claim deleted while its pod waits (for a node, for the volume) is
 			// made again, as in Kubernetes; the pod could never start without it.
-			if err := c.ensureClaims(ctx, set, i, p.Name); err != nil {
+			if err := c.ensureClaims(ctx, set, i, p.Name, false); err != nil {
 				return err
 			}
 		}
@@ -426,7 +426,7 @@ func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision
 
 func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) error {
 	pod := podFor(set, ordinal, rev, tmpl)
-	if err := c.ensureClaims(ctx, set, ordinal, pod.Name); err != nil {
+	if err := c.ensureClaims(ctx, set, ordinal, pod.Name, true); err != nil {
 		return err
 	}
 	c.exp.ExpectCreations(key, 1)

@@ -206,3 +206,25 @@ func TestOnlyMembersAreAdopted(t *testing.T) {
 		t.Errorf("web-0 patch %q, want it adopted", p)
 	}
 }
+
+// Under whenScaled: Delete a claim still owned by an earlier pod of the same
+// name (scaled down, the garbage collector not yet through) makes the new pod
+// wait, as Kubernetes' PodClaimIsStale: created now, it would be left on a
+// claim about to be deleted.
+func TestStaleClaimBlocksPodCreation(t *testing.T) {
+	retain, del := appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	yes := true
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "web-0", UID: "uid-old-web-0", Controller: &yes}}}}
+
+	fx := newFixture(t, newSet(1, claimTemplates, retention(retain, del)), claim)
+	if err := fx.c.sync(context.Background(), "ns/web"); err == nil || len(fx.created()) != 0 {
+		t.Fatalf("sync err %v, created %v: want web-0 to wait for its old claim", err, names(fx.created()))
+	}
+	// Under whenScaled: Retain the claim is meant to be reused.
+	fx = newFixture(t, newSet(1, claimTemplates, retention(retain, retain)), claim)
+	fx.sync(t)
+	if got := names(fx.created()); !slices.Equal(got, []string{"web-0"}) {
+		t.Fatalf("created %v, want web-0", got)
+	}
+}
