@@ -485,6 +485,9 @@ func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, 
 	st.CurrentReplicas, st.UpdatedReplicas = current, updated
 	st.CurrentRevision, st.UpdateRevision = revs.current.Name, revs.update.Name
 	st.ObservedGeneration = set.Generation
+	if st.CollisionCount == nil {
+		st.CollisionCount = new(int32) // reported as 0, as Kubernetes does, until a collision
+	}
 	// A finished rolling update makes the update revision current.
 	want := int32(replicasOf(set))
 	if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && updated == want && ready == want && replicas == want {

@@ -228,3 +228,12 @@ func TestStaleClaimBlocksPodCreation(t *testing.T) {
 		t.Fatalf("created %v, want web-0", got)
 	}
 }
+
+// Kubernetes always reports status.collisionCount, 0 until a hash collision.
+func TestStatusReportsCollisionCount(t *testing.T) {
+	fx := newFixture(t, newSet(1))
+	fx.sync(t)
+	if st := fx.status(t); st.CollisionCount == nil || *st.CollisionCount != 0 {
+		t.Fatalf("collisionCount %v, want 0", st.CollisionCount)
+	}
+}
