@@ -4,7 +4,9 @@
 // order, each waiting for the ones before it to be Running and Ready, and stop one at a time from
 // the highest ordinal; Parallel starts and stops them all at once. Failed or Succeeded pods are
 // deleted and recreated. Only pods named <set>-<digits> are adopted; one the set controls under
-// another name is released.
+// another name is released. Under minReadySeconds a pod counts (availableReplicas, and for the
+// ordering) once Ready for that long; while some are not yet, the set is looked at again after
+// minReadySeconds.
 //
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
 // controller-revision-hash); revisions matching the selector with no controller (left by a set

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -88,8 +89,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if satisfied {
 		manageErr = c.manage(ctx, key, set, revs, byOrdinal)
 	}
-	if err := c.updateStatus(ctx, set, revs, byOrdinal); err != nil {
+	available, err := c.updateStatus(ctx, set, revs, byOrdinal)
+	if err != nil {
 		return err
+	}
+	// As in Kubernetes, look again after minReadySeconds while pods are still to become
+	// available: the requeue on a pod's change may come too early (clock skew, or
+	// minReadySeconds raised after the pods became ready) and nothing else would follow.
+	if set.Spec.MinReadySeconds > 0 && available != int32(replicasOf(set)) {
+		c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second)
 	}
 	return manageErr
 }
@@ -459,7 +467,8 @@ func (c *Controller) deletePod(ctx context.Context, key string, set *appsv1.Stat
 	return nil
 }
 
-func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) error {
+// updateStatus writes the set's status and returns its availableReplicas.
+func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) (int32, error) {
 	now := c.now()
 	st := set.Status.DeepCopy()
 	var replicas, ready, available, current, updated int32
@@ -494,16 +503,16 @@ func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, 
 		st.CurrentRevision, st.CurrentReplicas = st.UpdateRevision, updated
 	}
 	if apiequality.Semantic.DeepEqual(&set.Status, st) {
-		return nil
+		return available, nil
 	}
 	next := set.DeepCopy()
 	next.Status = *st
 	_, err := c.client.AppsV1().StatefulSets(set.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return available, nil
 	}
 	if err != nil {
-		return fmt.Errorf("update status of statefulset %s/%s: %w", set.Namespace, set.Name, err)
+		return available, fmt.Errorf("update status of statefulset %s/%s: %w", set.Namespace, set.Name, err)
 	}
-	return nil
+	return available, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 func startAt(n int32) setOpt {
@@ -235,5 +237,35 @@ func TestStatusReportsCollisionCount(t *testing.T) {
 	fx.sync(t)
 	if st := fx.status(t); st.CollisionCount == nil || *st.CollisionCount != 0 {
 		t.Fatalf("collisionCount %v, want 0", st.CollisionCount)
+	}
+}
+
+type afterQueue struct {
+	runner.Queue
+	after []time.Duration
+}
+
+func (q *afterQueue) AddAfter(key string, d time.Duration) { q.after = append(q.after, d) }
+
+// As in Kubernetes, a sync that leaves pods still to become available under
+// minReadySeconds looks again after minReadySeconds, so a pod made available
+// by time alone (no event) is not missed.
+func TestMinReadySecondsRequeue(t *testing.T) {
+	set := newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 120 })
+	rev := revisionFor(t, set, "web:2", 1)
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name)) // ready a minute ago
+	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if !slices.Equal(q.after, []time.Duration{120 * time.Second}) {
+		t.Fatalf("requeued after %v, want 2m", q.after)
+	}
+	set.Spec.MinReadySeconds = 30 // available now: nothing to wait for
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name))
+	q = &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if len(q.after) != 0 {
+		t.Fatalf("requeued after %v with every pod available", q.after)
 	}
 }
