@@ -28,6 +28,7 @@ import (
 const (
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedDelete     = "FailedDelete"
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonSuccessfulUpdate = "SuccessfulUpdate"
 	ReasonFailedUpdate     = "FailedUpdate"
@@ -461,6 +462,7 @@ func (c *Controller) deletePod(ctx context.Context, key string, set *appsv1.Stat
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedDelete, "delete Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
 		return fmt.Errorf("delete pod %s: %w", podKey, err)
 	}
 	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulDelete, "delete Pod %s in StatefulSet %s successful", pod.Name, set.Name)

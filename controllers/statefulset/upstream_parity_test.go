@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -268,4 +270,24 @@ func TestMinReadySecondsRequeue(t *testing.T) {
 	if len(q.after) != 0 {
 		t.Fatalf("requeued after %v with every pod available", q.after)
 	}
+}
+
+// A failed pod deletion is reported as Kubernetes does, with a FailedDelete warning.
+func TestFailedDeleteEvent(t *testing.T) {
+	set := newSet(1)
+	rev := revisionFor(t, set, "web:2", 1)
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name))
+	fx.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("etcd unavailable")
+	})
+	if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+		t.Fatal("sync succeeded with the delete failing")
+	}
+	want := "Warning FailedDelete delete Pod web-1 in StatefulSet web failed error: etcd unavailable"
+	for len(fx.rec.Events) > 0 {
+		if e := <-fx.rec.Events; e == want {
+			return
+		}
+	}
+	t.Fatalf("no event %q", want)
 }
