@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,13 +76,18 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 				return fmt.Errorf("pod %s: persistentvolumeclaim %s is being deleted", podName, want.Name)
 			}
 			if creating && deletesScaledClaims(set) && ownedByPodNamed(cur, podName) {
-				return fmt.Errorf("pod %s: persistentvolumeclaim %s still belongs to an earlier pod %s", podName, want.Name, podName)
+				return fmt.Errorf("pod %s: persistentvolumeclaim %s %w %s", podName, want.Name, errStaleClaim, podName)
 			}
 			continue
 		case !apierrors.IsNotFound(err):
-			return err
+			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
+			return fmt.Errorf("get claim %s/%s: %w", set.Namespace, want.Name, err)
 		}
-		if _, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		_, err = c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{})
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			continue // made meanwhile by someone else: nothing to report
+		case err != nil:
 			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
 			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)
 		}
@@ -89,6 +95,10 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 	}
 	return nil
 }
+
+// errStaleClaim makes a pod wait, silently as in Kubernetes, for its claim to
+// be done with an earlier pod.
+var errStaleClaim = errors.New("still belongs to an earlier pod")
 
 // deletesScaledClaims is whether the retention policy's whenScaled is Delete.
 func deletesScaledClaims(set *appsv1.StatefulSet) bool {

@@ -436,6 +436,11 @@ func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision
 func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) error {
 	pod := podFor(set, ordinal, rev, tmpl)
 	if err := c.ensureClaims(ctx, set, ordinal, pod.Name, true); err != nil {
+		// As in Kubernetes, a pod held up by its claims is reported as not created,
+		// except while the claim is still an earlier pod's.
+		if !errors.Is(err, errStaleClaim) {
+			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		}
 		return err
 	}
 	c.exp.ExpectCreations(key, 1)

@@ -10,10 +10,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -290,4 +292,44 @@ func TestFailedDeleteEvent(t *testing.T) {
 		}
 	}
 	t.Fatalf("no event %q", want)
+}
+
+func drainEvents(rec *record.FakeRecorder) []string {
+	var out []string
+	for len(rec.Events) > 0 {
+		out = append(out, <-rec.Events)
+	}
+	return out
+}
+
+// Claim events as Kubernetes': none for a claim someone else made meanwhile;
+// a failed claim is reported for the claim and for the pod it holds up.
+func TestClaimEvents(t *testing.T) {
+	set := newSet(1, claimTemplates)
+	fx := newFixture(t, set)
+	fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), "data-web-0")
+	})
+	fx.sync(t)
+	for _, e := range drainEvents(fx.rec) {
+		if strings.Contains(e, "Claim") {
+			t.Errorf("event %q for a claim the controller did not make", e)
+		}
+	}
+
+	fx = newFixture(t, set)
+	fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), "data-web-0", errors.New("exceeded quota"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+		t.Fatal("sync succeeded with the claim failing")
+	}
+	var reasons []string
+	for _, e := range drainEvents(fx.rec) {
+		f := strings.Fields(e)
+		reasons = append(reasons, f[1]+" "+f[2]+" "+f[3])
+	}
+	if want := []string{"FailedCreate create Claim", "FailedCreate create Pod"}; !slices.Equal(reasons, want) {
+		t.Fatalf("events %v, want %v", reasons, want)
+	}
 }
