@@ -70,15 +70,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if set.DeletionTimestamp != nil {
-		return nil // the garbage collector removes the pods
-	}
-	if err := c.adoptOrphanRevisions(ctx, set, selector); err != nil {
-		return err
-	}
-	revs, err := c.syncRevisions(ctx, set, pods)
-	if err != nil {
-		return err
+	deleting := set.DeletionTimestamp != nil
+	var revs revisions
+	if deleting {
+		// Nothing is made or removed for a set being deleted (the garbage collector
+		// removes its pods), but, as in Kubernetes, its status goes on counting them.
+		revs = revisions{
+			current: &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: set.Status.CurrentRevision}},
+			update:  &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: set.Status.UpdateRevision}},
+		}
+	} else {
+		if err := c.adoptOrphanRevisions(ctx, set, selector); err != nil {
+			return err
+		}
+		if revs, err = c.syncRevisions(ctx, set, pods); err != nil {
+			return err
+		}
 	}
 	byOrdinal := map[int]*corev1.Pod{}
 	for _, p := range pods {
@@ -87,7 +94,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	var manageErr error
-	if satisfied {
+	if satisfied && !deleting {
 		manageErr = c.manage(ctx, key, set, revs, byOrdinal)
 	}
 	available, err := c.updateStatus(ctx, set, revs, byOrdinal)

@@ -333,3 +333,22 @@ func TestClaimEvents(t *testing.T) {
 		t.Fatalf("events %v, want %v", reasons, want)
 	}
 }
+
+// A set being deleted (foreground: it waits for its pods) makes and removes
+// nothing, but its status goes on counting the pods, as in Kubernetes.
+func TestDeletingSetKeepsStatusCurrent(t *testing.T) {
+	set := newSet(3)
+	rev := revisionFor(t, set, "web:2", 1)
+	ts := metav1.NewTime(now)
+	set.DeletionTimestamp, set.Finalizers = &ts, []string{metav1.FinalizerDeleteDependents}
+	set.Status = appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 3, CurrentReplicas: 3, UpdatedReplicas: 3,
+		CurrentRevision: rev.Name, UpdateRevision: rev.Name, ObservedGeneration: 2}
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, terminating))
+	fx.sync(t)
+	if got := len(fx.created()) + len(fx.deleted()); got != 0 {
+		t.Fatalf("created %v, deleted %v for a set being deleted", names(fx.created()), fx.deleted())
+	}
+	if st := fx.status(t); st.Replicas != 2 || st.ReadyReplicas != 2 || st.CurrentReplicas != 1 || st.CurrentRevision != rev.Name {
+		t.Fatalf("status %+v, want the two remaining pods counted", st)
+	}
+}
