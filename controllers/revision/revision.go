@@ -69,6 +69,10 @@ type History struct {
 	OwnerGVK schema.GroupVersionKind
 	// HashLabel is set on each revision to its hash (controller-revision-hash).
 	HashLabel string
+	// OwnerAnnotations copies the owner's annotations onto each revision it makes, as
+	// Kubernetes' StatefulSet and DaemonSet controllers do (kubectl rollout history shows
+	// kubernetes.io/change-cause from them).
+	OwnerAnnotations bool
 }
 
 // Owned lists the revisions controlled by owner, oldest revision first.
@@ -133,9 +137,16 @@ func (h *History) Sync(ctx context.Context, owner metav1.Object, template *corev
 			lbls[k] = v
 		}
 		lbls[h.HashLabel] = hash
+		var annotations map[string]string
+		if h.OwnerAnnotations && len(owner.GetAnnotations()) > 0 {
+			annotations = make(map[string]string, len(owner.GetAnnotations()))
+			for k, v := range owner.GetAnnotations() {
+				annotations[k] = v
+			}
+		}
 		rev := &appsv1.ControllerRevision{
 			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: owner.GetNamespace(), Labels: lbls,
+				Name: name, Namespace: owner.GetNamespace(), Labels: lbls, Annotations: annotations,
 				OwnerReferences: []metav1.OwnerReference{controllerref.New(owner, h.OwnerGVK)},
 			},
 			Data:     runtime.RawExtension{Raw: data},

@@ -10,7 +10,8 @@
 //
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
 // controller-revision-hash); revisions matching the selector with no controller (left by a set
-// deleted with --cascade=orphan and made again) are adopted. RollingUpdate replaces pods from the highest ordinal down to
+// deleted with --cascade=orphan and made again) are adopted, and a new one carries the set's
+// annotations (kubernetes.io/change-cause for kubectl rollout history). RollingUpdate replaces pods from the highest ordinal down to
 // spec.updateStrategy.rollingUpdate.partition (counted from the start ordinal), one at a time, each
 // once the pods above it are updated and healthy; ordinals below the partition keep (and are
 // recreated at) the current revision. OnDelete leaves old pods until someone deletes them.

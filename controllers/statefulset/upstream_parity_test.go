@@ -352,3 +352,20 @@ func TestDeletingSetKeepsStatusCurrent(t *testing.T) {
 		t.Fatalf("status %+v, want the two remaining pods counted", st)
 	}
 }
+
+// As in Kubernetes a revision carries the set's annotations from when it was
+// made: kubectl rollout history shows its kubernetes.io/change-cause.
+func TestRevisionCarriesSetAnnotations(t *testing.T) {
+	set := newSet(1)
+	set.Annotations = map[string]string{"kubernetes.io/change-cause": "kubectl set image sts/web c=web:2"}
+	fx := newFixture(t, set)
+	fx.sync(t)
+	creates := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions")
+	if len(creates) != 1 {
+		t.Fatalf("%d revisions made, want 1", len(creates))
+	}
+	rev := creates[0].(k8stesting.CreateAction).GetObject().(*appsv1.ControllerRevision)
+	if got := rev.Annotations["kubernetes.io/change-cause"]; got != set.Annotations["kubernetes.io/change-cause"] {
+		t.Fatalf("revision change-cause %q, want the set's", got)
+	}
+}
