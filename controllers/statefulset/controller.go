@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -119,6 +121,9 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 	}
 	set := c.setOf(pod)
 	if set == nil {
+		if !deleted && pod.DeletionTimestamp == nil && metav1.GetControllerOfNoCopy(pod) == nil {
+			c.enqueueAdopters(pod)
+		}
 		return
 	}
 	key := set.Namespace + "/" + set.Name
@@ -131,5 +136,22 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 	c.queue.Add(key)
 	if set.Spec.MinReadySeconds > 0 {
 		c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second+time.Second)
+	}
+}
+
+// enqueueAdopters queues the sets whose selector matches an orphan pod, as Kubernetes
+// does, so one that may adopt it (a set made again after --cascade=orphan, a pod
+// relabelled back) does so now rather than at the next resync.
+func (c *Controller) enqueueAdopters(pod *corev1.Pod) {
+	sets, err := c.setLister.StatefulSets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, set := range sets {
+		selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.Labels)) || !isMember(set, pod) {
+			continue
+		}
+		c.queue.Add(set.Namespace + "/" + set.Name)
 	}
 }

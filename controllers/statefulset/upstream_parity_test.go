@@ -369,3 +369,24 @@ func TestRevisionCarriesSetAnnotations(t *testing.T) {
 		t.Fatalf("revision change-cause %q, want the set's", got)
 	}
 }
+
+// An orphan pod a set may adopt queues that set, as in Kubernetes.
+func TestOrphanPodQueuesItsAdopter(t *testing.T) {
+	set := newSet(1)
+	orphan := member(set, 0, "r")
+	orphan.OwnerReferences = nil
+	stranger := orphan.DeepCopy()
+	stranger.Name = "debug"
+	fx := newFixture(t, set)
+	fx.c.podChanged(stranger, true, false)
+	if n := fx.c.queue.Len(); n != 0 {
+		t.Fatalf("queue holds %d after a pod the set would not adopt", n)
+	}
+	fx.c.podChanged(orphan, true, false)
+	if n := fx.c.queue.Len(); n != 1 {
+		t.Fatalf("queue holds %d, want ns/web for the orphan web-0", n)
+	}
+	if key, _ := fx.c.queue.Get(); key != "ns/web" {
+		t.Fatalf("queued %q", key)
+	}
+}
