@@ -11,10 +11,13 @@
 // Templates are kept as ControllerRevisions (status.currentRevision / updateRevision, the pods'
 // controller-revision-hash); revisions matching the selector with no controller (left by a set
 // deleted with --cascade=orphan and made again) are adopted, and a new one carries the set's
-// annotations (kubernetes.io/change-cause for kubectl rollout history). RollingUpdate replaces pods from the highest ordinal down to
-// spec.updateStrategy.rollingUpdate.partition (counted from the start ordinal), one at a time, each
-// once the pods above it are updated and healthy; ordinals below the partition keep (and are
-// recreated at) the current revision. OnDelete leaves old pods until someone deletes them.
+// annotations (kubernetes.io/change-cause for kubectl rollout history). RollingUpdate replaces pods
+// from the highest ordinal down to spec.updateStrategy.rollingUpdate.partition (counted from the
+// start ordinal), one at a time, each once the pods above it are updated and healthy; ordinals below
+// the partition keep (and are recreated at) the current revision. rollingUpdate.maxUnavailable is
+// ignored, as in Kubernetes 1.33 (MaxUnavailableStatefulSet alpha, off). OnDelete leaves old pods
+// until someone deletes them. A set being deleted gets no new or removed pods, but its status goes
+// on counting them.
 //
 // volumeClaimTemplates: before a pod is created, each template's claim <template>-<set>-<ordinal>
 // is created if missing (labelled with the selector) and the pod's volume of the template's name
