@@ -2,7 +2,8 @@
 // start+replicas-1, start being spec.ordinals.start, 0 by default), a stable hostname and the
 // governing service as subdomain. Under the OrderedReady policy pods start one at a time in ordinal
 // order, each waiting for the ones before it to be Running and Ready, and stop one at a time from
-// the highest ordinal; Parallel starts and stops them all at once. Failed or Succeeded pods are
+// the highest ordinal (one that is not healthy only once it is the lowest such one, as in
+// Kubernetes); Parallel starts and stops them all at once. Failed or Succeeded pods are
 // deleted and recreated. Only pods named <set>-<digits> are adopted; one the set controls under
 // another name is released. Under minReadySeconds a pod counts (availableReplicas, and for the
 // ordering) once Ready for that long; while some are not yet, the set is looked at again after

@@ -345,12 +345,25 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	// Under OrderedReady, as in Kubernetes, a condemned pod that is not healthy goes only
+	// if it is the lowest such one; an unhealthy pod above it waits (the pods in the
+	// range are all healthy by now, step 1 having waited for them).
+	var firstUnhealthy *corev1.Pod
+	for i := len(condemned) - 1; i >= 0 && ordered; i-- {
+		if !c.healthy(set, condemned[i]) {
+			firstUnhealthy = condemned[i]
+			break
+		}
+	}
 	for _, p := range condemned {
 		if p.DeletionTimestamp != nil {
 			if ordered {
 				return nil // one at a time: wait for it to be gone
 			}
 			continue
+		}
+		if ordered && p != firstUnhealthy && !c.healthy(set, p) {
+			return nil // wait for it to be healthy (or the lowest unhealthy one)
 		}
 		if err := c.deletePod(ctx, key, set, p); err != nil {
 			errs = append(errs, err)

@@ -390,3 +390,35 @@ func TestOrphanPodQueuesItsAdopter(t *testing.T) {
 		t.Fatalf("queued %q", key)
 	}
 }
+
+// Under OrderedReady, as Kubernetes' processCondemned, a condemned pod that is
+// not healthy is deleted only if it is the lowest unhealthy one; otherwise
+// the scale-down waits for it.
+func TestOrderedScaleDownWaitsForUnhealthyCondemnedPods(t *testing.T) {
+	set := newSet(1)
+	rev := revisionFor(t, set, "web:2", 1)
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, notReady), member(set, 2, rev.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v while web-2 is unhealthy and web-1 is the first unhealthy pod", got)
+	}
+	// web-2 healthy: it goes first.
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, notReady), member(set, 2, rev.Name))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-2"}) {
+		t.Fatalf("deleted %v, want web-2", got)
+	}
+	// web-1, the lowest unhealthy pod, goes though unhealthy.
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-1"}) {
+		t.Fatalf("deleted %v, want web-1", got)
+	}
+	// Parallel does not wait.
+	pset := newSet(1, parallel)
+	fx = newFixture(t, pset, rev, member(pset, 0, rev.Name), member(pset, 1, rev.Name, notReady), member(pset, 2, rev.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-1", "web-2"}) {
+		t.Fatalf("parallel deleted %v", got)
+	}
+}
