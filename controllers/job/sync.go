@@ -97,8 +97,13 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	// as FailureTarget or SuccessCriteriaMet and stands from then on; the pods still running are
 	// deleted, and the terminal Failed or Complete condition follows once none is left running or
 	// terminating.
+	// A success once recorded (SuccessCriteriaMet) stands as well: the pods deleted after it, failing
+	// as they go or outliving the active deadline, no longer decide anything (as in Kubernetes).
 	var failReason, failMessage string
-	if cond := condition(st, batchv1.JobFailureTarget); cond != nil && cond.Status == corev1.ConditionTrue {
+	succeededAlready := false
+	if cond := condition(st, batchv1.JobSuccessCriteriaMet); cond != nil && cond.Status == corev1.ConditionTrue {
+		succeededAlready = true
+	} else if cond := condition(st, batchv1.JobFailureTarget); cond != nil && cond.Status == corev1.ConditionTrue {
 		failReason, failMessage = cond.Reason, cond.Message
 	}
 	var pi *perIndexState
@@ -106,12 +111,12 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		pi = &perIndexState{failures: failuresByIndex(job, pods)}
 		pi.failed = failedIndexes(job, st, pi.failures)
 		st.FailedIndexes = ptrTo(formatIndexes(pi.failed))
-		if failReason == "" {
+		if failReason == "" && !succeededAlready {
 			failReason, failMessage = perIndexOutcome(job, st, pi.failed)
 		}
 	}
 	for _, p := range pods {
-		if failReason != "" {
+		if failReason != "" || succeededAlready {
 			break
 		}
 		if m, ok := matchFailurePolicy(job, p); ok && m.action == batchv1.PodFailurePolicyActionFailJob {
@@ -120,7 +125,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		}
 	}
 	switch {
-	case failReason != "":
+	case failReason != "" || succeededAlready:
 	case failed > backoffLimit(job) || pastBackoffLimitOnFailure(job, pods):
 		failReason, failMessage = ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil &&

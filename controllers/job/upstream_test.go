@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -181,5 +182,53 @@ func TestBackoffTakesTheFailureTimeFromTheReadyCondition(t *testing.T) {
 	fx.sync(t, "ns/work")
 	if n := len(fx.created(t)); n != 0 {
 		t.Fatalf("created %d pods 2s after a failure", n)
+	}
+}
+
+// Once the success of a Job is recorded (SuccessCriteriaMet), Kubernetes evaluates no failure any
+// more: the pods deleted after it may fail on the way out or outlive the active deadline, and the
+// Job still ends Complete.
+func TestSuccessCriteriaMetIsNotTurnedIntoAFailure(t *testing.T) {
+	leaderOnly := "0"
+	policy := func(j *batchv1.Job) {
+		j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: &leaderOnly}}}
+	}
+	failOnAnyExit := failurePolicy(batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+		OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}}})
+	met := func(j *batchv1.Job) {
+		j.Status.CompletedIndexes = "0"
+		j.Status.Succeeded = 1
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue,
+			Reason: batchv1.JobReasonSuccessPolicy, Message: "Matched rules at index 0"}}
+	}
+	deleting := func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Second)} }
+
+	for name, tc := range map[string]struct {
+		job  *batchv1.Job
+		pods []runtime.Object
+	}{
+		"a worker killed after the success": {
+			newJob(indexedMode, completions(2), parallel(2), policy, failOnAnyExit, met),
+			[]runtime.Object{newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodFailed, index("1"), exitCode(143), deleting)},
+		},
+		"the active deadline passing while a worker terminates": {
+			newJob(indexedMode, completions(2), parallel(2), policy, met, deadline(60), startedAgo(2*time.Minute)),
+			[]runtime.Object{newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1"), deleting)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{tc.job}, tc.pods...)...)
+			fx.sync(t, "ns/work")
+			// A second sync sees the status the first one wrote.
+			fx = newFixture(t, append([]runtime.Object{fx.job(t)}, tc.pods...)...)
+			fx.sync(t, "ns/work")
+			j := fx.job(t)
+			if hasCondition(j, batchv1.JobFailureTarget, "") || hasCondition(j, batchv1.JobFailed, "") {
+				t.Fatalf("a succeeded Job failed: %+v", j.Status.Conditions)
+			}
+			if strings.Contains(events(fx), "Warning") {
+				t.Errorf("events: %s", events(fx))
+			}
+		})
 	}
 }
