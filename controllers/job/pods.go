@@ -89,21 +89,34 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		toCreate = toCreate[:maxCreatesPerSync]
 	}
 	c.exp.ExpectCreations(key, len(toCreate))
-	var wg sync.WaitGroup
-	errs := make([]error, len(toCreate))
-	for i, idx := range toCreate {
-		var priorFailures int32
-		if pi != nil && pi.failures[*idx] != nil {
-			priorFailures = pi.failures[*idx].count
-		}
-		wg.Go(func() {
-			if errs[i] = c.createPod(ctx, job, idx, priorFailures); errs[i] != nil {
-				c.exp.CreationObserved(key) // never to be observed
+	// Slow start, as Kubernetes: batches of 1, 2, 4, …, stopping after a batch with a failure, so
+	// a quota or admission refusal costs one failed call (and one FailedCreate event), not hundreds.
+	done := 0
+	for size := 1; done < len(toCreate); size *= 2 {
+		batch := toCreate[done:min(done+size, len(toCreate))]
+		var wg sync.WaitGroup
+		errs := make([]error, len(batch))
+		for i, idx := range batch {
+			var priorFailures int32
+			if pi != nil && pi.failures[*idx] != nil {
+				priorFailures = pi.failures[*idx].count
 			}
-		})
+			wg.Go(func() {
+				if errs[i] = c.createPod(ctx, job, idx, priorFailures); errs[i] != nil {
+					c.exp.CreationObserved(key) // never to be observed
+				}
+			})
+		}
+		wg.Wait()
+		done += len(batch)
+		if err := errors.Join(errs...); err != nil {
+			for range len(toCreate) - done {
+				c.exp.CreationObserved(key) // skipped: tried again on a later sync
+			}
+			return wait, err
+		}
 	}
-	wg.Wait()
-	return wait, errors.Join(errs...)
+	return wait, nil
 }
 
 // planIndexed returns the active pods to delete (no valid index, a duplicate of another active pod,

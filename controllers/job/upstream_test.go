@@ -1,6 +1,8 @@
 package job
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -230,5 +233,34 @@ func TestSuccessCriteriaMetIsNotTurnedIntoAFailure(t *testing.T) {
 				t.Errorf("events: %s", events(fx))
 			}
 		})
+	}
+}
+
+// Pods are created in slow-start batches (1, 2, 4, …) that stop at the first failure, as in
+// Kubernetes: a namespace out of quota costs one refused create and one FailedCreate event per
+// sync, not one per missing pod.
+func TestPodCreationSlowStartStopsAtTheFirstFailure(t *testing.T) {
+	fx := newFixture(t, newJob(completions(20), parallel(10)))
+	fx.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("exceeded quota"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/work"); err == nil {
+		t.Fatal("sync reported no error for refused creates")
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 1 {
+		t.Errorf("%d create calls, want 1", n)
+	}
+	if n := strings.Count(events(fx), ReasonFailedCreate); n != 1 {
+		t.Errorf("%d FailedCreate events, want 1:\n%s", n, events(fx))
+	}
+	if !fx.c.exp.Satisfied("ns/work") {
+		t.Error("expectations wait for pods that were never created")
+	}
+
+	// Creates that succeed go on in growing batches up to parallelism.
+	fx = newFixture(t, newJob(completions(20), parallel(10)))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 10 {
+		t.Errorf("created %d pods, want 10", n)
 	}
 }
