@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,9 @@ type Claimer struct {
 	// CanAdopt re-reads the owner from the API server (not the cache) and fails if it is gone, has a new
 	// uid, or is being deleted; it runs once, before the first adoption. Nil allows adoption.
 	CanAdopt func(ctx context.Context) error
+	// Finalizers are added to an object in the patch that adopts it (the Job controller's tracking
+	// finalizer, as Kubernetes' PodControllerRefManager adds it).
+	Finalizers []string
 }
 
 // Claim returns the objects the owner controls after adopting matching orphans and releasing owned
@@ -97,7 +101,28 @@ func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Obj
 func (c *Claimer) adopt(ctx context.Context, o metav1.Object) error {
 	refs := append([]metav1.OwnerReference{}, o.GetOwnerReferences()...)
 	refs = append(refs, New(c.Owner, c.OwnerGVK))
-	return c.patchRefs(ctx, o, refs, "adopt")
+	fins := o.GetFinalizers()
+	for _, f := range c.Finalizers {
+		if !slices.Contains(fins, f) {
+			fins = append(slices.Clone(fins), f)
+		}
+	}
+	if len(fins) == len(o.GetFinalizers()) {
+		return c.patchRefs(ctx, o, refs, "adopt")
+	}
+	// The patch replaces the whole list; its resourceVersion guard keeps a concurrent change safe.
+	meta := map[string]any{"uid": o.GetUID(), "ownerReferences": refs, "finalizers": fins}
+	if rv := o.GetResourceVersion(); rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, o.GetNamespace(), o.GetName(), patch); err != nil {
+		return fmt.Errorf("adopt %s/%s: %w", o.GetNamespace(), o.GetName(), err)
+	}
+	return nil
 }
 
 func (c *Claimer) release(ctx context.Context, o metav1.Object) error {

@@ -135,3 +135,36 @@ func TestControllerOf(t *testing.T) {
 		t.Fatal("an object without a controller has one")
 	}
 }
+
+func TestAdoptionAddsFinalizers(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "job", Namespace: "ns", UID: "uid-job"}
+	match := map[string]string{"app": "batch"}
+	orphan := obj("orphan", match, "")
+	orphan.Finalizers = []string{"example.com/keep"}
+	tracked := obj("tracked", match, "")
+	tracked.Finalizers = []string{"example.com/track"}
+	var patches []map[string]any
+	c := Claimer{
+		Owner: owner, OwnerGVK: gvk, Selector: labels.SelectorFromSet(match), Finalizers: []string{"example.com/track"},
+		Patch: func(_ context.Context, _, _ string, patch []byte) error {
+			var p map[string]any
+			if err := json.Unmarshal(patch, &p); err != nil {
+				t.Fatal(err)
+			}
+			patches = append(patches, p["metadata"].(map[string]any))
+			return nil
+		},
+	}
+	if _, err := c.Claim(context.Background(), []metav1.Object{orphan, tracked}); err != nil {
+		t.Fatal(err)
+	}
+	if len(patches) != 2 {
+		t.Fatalf("patches: %v", patches)
+	}
+	if f, _ := json.Marshal(patches[0]["finalizers"]); string(f) != `["example.com/keep","example.com/track"]` || patches[0]["resourceVersion"] != "7" || patches[0]["uid"] != "uid-orphan" {
+		t.Errorf("adopt patch = %v", patches[0])
+	}
+	if _, ok := patches[1]["finalizers"]; ok {
+		t.Errorf("patch of an object already holding the finalizer rewrites them: %v", patches[1])
+	}
+}

@@ -4,5 +4,6 @@
 //
 // Ownership changes are JSON merge patches of metadata.ownerReferences carrying the object's uid and
 // resourceVersion, so a concurrent change to the object makes the patch fail with a conflict instead of
-// silently overwriting another owner.
+// silently overwriting another owner. An adopting patch can also add finalizers (Claimer.Finalizers;
+// the Job controller's tracking finalizer).
 package controllerref

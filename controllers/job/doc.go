@@ -15,5 +15,6 @@
 // Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
 // batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in
 // status.uncountedTerminatedPods, then its finalizer is removed, and only then is it moved into
-// status.succeeded or status.failed. A pod whose Job is gone loses the finalizer at once.
+// status.succeeded or status.failed. A pod the Job adopts gets the finalizer in the adopting patch,
+// so it is counted too. A pod whose Job is gone loses the finalizer at once.
 package job

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -348,11 +349,19 @@ func (c *Controller) claimPods(ctx context.Context, job *batchv1.Job, selector l
 		CanAdopt: controllerref.RecheckOwner(job, func(ctx context.Context) (metav1.Object, error) {
 			return c.client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 		}),
+		// As in Kubernetes, an adopted pod gets the tracking finalizer, so it is counted too.
+		Finalizers: []string{batchv1.JobTrackingFinalizer},
 	}
 	claimed, err := cl.Claim(ctx, objs)
 	out := make([]*corev1.Pod, len(claimed))
 	for i, o := range claimed {
-		out[i] = o.(*corev1.Pod)
+		p := o.(*corev1.Pod)
+		if !hasTrackingFinalizer(p) && !slices.ContainsFunc(p.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == job.UID }) {
+			// Adopted in this sync: the cache does not show the finalizer the adoption added yet.
+			p = p.DeepCopy()
+			p.Finalizers = append(p.Finalizers, batchv1.JobTrackingFinalizer)
+		}
+		out[i] = p
 	}
 	return out, err
 }

@@ -264,3 +264,34 @@ func TestPodCreationSlowStartStopsAtTheFirstFailure(t *testing.T) {
 		t.Errorf("created %d pods, want 10", n)
 	}
 }
+
+// A pod the Job adopts (left behind by a Job deleted with --cascade=orphan, say) gets the tracking
+// finalizer in the adopting patch, as in Kubernetes, so its success or failure is counted rather
+// than its work done again.
+func TestAdoptedPodGetsTheTrackingFinalizerAndCounts(t *testing.T) {
+	orphan := newPod("left", corev1.PodSucceeded, noOwner, func(p *corev1.Pod) { p.Finalizers = []string{"example.com/keep"} })
+	fx := newFixture(t, newJob(completions(2), parallel(2)), orphan)
+	fx.sync(t, "ns/work")
+	patches := controllertest.Filter(fx.client.Actions(), "patch", "pods")
+	if len(patches) == 0 {
+		t.Fatal("orphan not adopted")
+	}
+	adopt := string(patches[0].(k8stesting.PatchAction).GetPatch())
+	if !strings.Contains(adopt, `"finalizers":["example.com/keep","`+batchv1.JobTrackingFinalizer+`"]`) || !strings.Contains(adopt, `"resourceVersion":"1"`) {
+		t.Errorf("adopt patch = %s", adopt)
+	}
+	j := fx.job(t)
+	if got := countsOf(&j.Status).succeeded; got != 1 {
+		t.Errorf("adopted succeeded pod counted %d times, want 1: %+v", got, j.Status)
+	}
+	if n := len(fx.created(t)); n != 1 {
+		t.Errorf("created %d pods, want 1", n)
+	}
+	p, err := fx.client.CoreV1().Pods("ns").Get(context.Background(), "left", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Finalizers, []string{"example.com/keep"}) {
+		t.Errorf("finalizers after counting: %v", p.Finalizers)
+	}
+}

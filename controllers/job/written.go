@@ -27,8 +27,8 @@ func countsOf(st *batchv1.JobStatus) writtenCounts {
 // next step (their tracking finalizer removed), so they no longer count
 // themselves: with the older copy alone a sync would find a pod missing and
 // start another. A Job's counts never go down, so what was written is a
-// floor under them. Pods that never carried the finalizer (adopted ones)
-// stay uncounted, as in Kubernetes.
+// floor under them. Pods that never carried the finalizer (made by hand with
+// the Job as owner) stay uncounted, as in Kubernetes; adopted ones get it.
 type writtenStatuses struct {
 	mu   sync.Mutex
 	jobs map[types.UID]writtenCounts
