@@ -568,7 +568,8 @@ func TestPodFailurePolicy(t *testing.T) {
 		t.Errorf("deleted %v", fx.deleted())
 	}
 
-	// A disrupted pod is ignored: not counted, replaced at once without back-off.
+	// A disrupted pod is ignored: not counted, but replaced only after the back-off, as in
+	// Kubernetes since v1.28 (ignored failures must not make a tight loop).
 	disrupted := newPod("evicted", corev1.PodFailed, exitCode(137), func(p *corev1.Pod) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
 	})
@@ -577,8 +578,14 @@ func TestPodFailurePolicy(t *testing.T) {
 	if j := fx.job(t); j.Status.Failed != 0 || finished(j) {
 		t.Fatalf("ignored failure counted: %+v", j.Status)
 	}
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d replacements within the back-off, want 0", n)
+	}
+	fx = newFixture(t, newJob(policy), disrupted.DeepCopy())
+	fx.c.now = func() time.Time { return now.Add(10 * time.Second) }
+	fx.sync(t, "ns/work")
 	if n := len(fx.created(t)); n != 1 {
-		t.Fatalf("created %d replacements, want 1 without back-off", n)
+		t.Fatalf("created %d replacements after the back-off, want 1", n)
 	}
 	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "evicted", metav1.GetOptions{})
 	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
@@ -637,8 +644,9 @@ func TestTerminatingPodsWaitForTheirVerdict(t *testing.T) {
 		t.Fatalf("started indexes %v, want only 1 (0 is terminating, parallelism 2)", started)
 	}
 
-	// Once Failed with the condition, the failure is ignored and the pod replaced.
+	// Once Failed with the condition, the failure is ignored and the pod replaced (after the back-off).
 	fx = newFixture(t, newJob(ignoreDisruptions, backoffLim(0)), newPod("gone", corev1.PodFailed, exitCode(137), terminating))
+	fx.c.now = func() time.Time { return now.Add(10 * time.Second) }
 	fx.sync(t, "ns/work")
 	if j := fx.job(t); j.Status.Failed != 0 || finished(j) || len(fx.created(t)) != 1 {
 		t.Fatalf("after the evicted pod failed: %+v, created %d", j.Status, len(fx.created(t)))

@@ -498,7 +498,9 @@ func terminatingPods(pods []*corev1.Pod) []*corev1.Pod {
 // backoffFailures returns how many failures the back-off before a replacement counts, and when the
 // latest of them happened. As in Kubernetes, a success resets the count: with a succeeded pod in
 // view, only the failed pods that finished after the latest success count; without one, every
-// failure the Job has counted (failed). Failures the pod failure policy ignores never count.
+// failure the Job has counted (failed). Failures the pod failure policy ignores are not counted
+// against the backoff limit but, as in Kubernetes (since v1.28), do slow down the replacements:
+// a Job whose every failure is ignored must not recreate pods in a tight loop.
 func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32, time.Time) {
 	var lastSuccess, lastFailure time.Time
 	for _, p := range pods {
@@ -508,9 +510,9 @@ func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32,
 			}
 		}
 	}
-	var since int32
+	var since, ignored int32
 	for _, p := range pods {
-		if !isFailed(job, p) || ignoredFailure(job, p) {
+		if !isFailed(job, p) {
 			continue
 		}
 		t := failureTime(p)
@@ -520,9 +522,12 @@ func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32,
 		if t.After(lastSuccess) {
 			since++
 		}
+		if ignoredFailure(job, p) {
+			ignored++ // not in failed
+		}
 	}
 	if lastSuccess.IsZero() {
-		return failed, lastFailure
+		return failed + ignored, lastFailure
 	}
 	return since, lastFailure
 }
