@@ -47,6 +47,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		return err
 	}
 	job := cached.DeepCopy()
+	if managedElsewhere(job) {
+		// spec.managedBy names another controller (MultiKueue, say): as Kubernetes, create no pods
+		// and write no status; only ttlSecondsAfterFinished, the TTL controller's part, still applies.
+		if finished(job) {
+			return c.expireAfterTTL(ctx, key, job)
+		}
+		return nil
+	}
 	selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
 	if err != nil || selector.Empty() {
 		c.recorder.Eventf(job, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
@@ -299,6 +307,16 @@ func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1
 	if err := c.deletePods(ctx, key, job, activePods(pods), false); err != nil {
 		return err
 	}
+	return c.expireAfterTTL(ctx, key, job)
+}
+
+// managedElsewhere: spec.managedBy hands the Job to another controller.
+func managedElsewhere(job *batchv1.Job) bool {
+	return job.Spec.ManagedBy != nil && *job.Spec.ManagedBy != batchv1.JobControllerName
+}
+
+// expireAfterTTL deletes a finished Job once its ttlSecondsAfterFinished have passed, or wakes up then.
+func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv1.Job) error {
 	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
 		return nil
 	}

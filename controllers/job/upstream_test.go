@@ -295,3 +295,28 @@ func TestAdoptedPodGetsTheTrackingFinalizerAndCounts(t *testing.T) {
 		t.Errorf("finalizers after counting: %v", p.Finalizers)
 	}
 }
+
+// A Job whose spec.managedBy names another controller (MultiKueue, say) is left to it, as in
+// Kubernetes: no pods, no adoption, no status; the TTL after it finishes still applies.
+func TestJobManagedByAnotherControllerIsLeftAlone(t *testing.T) {
+	other := func(j *batchv1.Job) { j.Spec.ManagedBy = ptrTo("kueue.x-k8s.io/multikueue") }
+	fx := newFixture(t, newJob(other, completions(3), parallel(3), deadline(1), startedAgo(time.Hour)),
+		newPod("stray", corev1.PodFailed, noOwner))
+	fx.sync(t, "ns/work")
+	if acts := fx.client.Actions(); len(acts) != 0 {
+		t.Fatalf("acted on a Job managed elsewhere: %v", acts)
+	}
+
+	fx = newFixture(t, newJob(other, completedAgo(time.Hour), ttl(60)))
+	fx.sync(t, "ns/work")
+	if len(controllertest.Filter(fx.client.Actions(), "delete", "jobs")) != 1 {
+		t.Error("finished Job past its TTL not deleted")
+	}
+
+	// The built-in controller's own name is no hand-off.
+	fx = newFixture(t, newJob(func(j *batchv1.Job) { j.Spec.ManagedBy = ptrTo(batchv1.JobControllerName) }))
+	fx.sync(t, "ns/work")
+	if len(fx.created(t)) != 1 {
+		t.Error("Job managed by the job controller got no pod")
+	}
+}
