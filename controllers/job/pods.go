@@ -144,6 +144,7 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 	sort.SliceStable(sorted, func(i, j int) bool {
 		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
 	})
+	var keptPods []*corev1.Pod
 	for _, p := range sorted {
 		i, ok := completionIndex(p, completions)
 		if !ok || running[i] || done.Has(i) {
@@ -152,6 +153,12 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 		}
 		running[i] = true
 		kept++
+		keptPods = append(keptPods, p)
+	}
+	if over := len(keptPods) - int(parallelism(job)); over > 0 {
+		// Parallelism lowered: as Kubernetes, delete the pods over it, the least advanced first
+		// (their indexes start again later, within the new parallelism), and start none now.
+		excess = append(excess, pickExcess(keptPods, over)...)
 	}
 	if onlyReplaceFailed(job) {
 		// A terminating pod's index is started again once that pod is Failed, not before, and

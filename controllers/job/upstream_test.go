@@ -320,3 +320,32 @@ func TestJobManagedByAnotherControllerIsLeftAlone(t *testing.T) {
 		t.Error("Job managed by the job controller got no pod")
 	}
 }
+
+// Lowering the parallelism of a running Indexed Job deletes the pods over it, as in Kubernetes
+// (the newest first here), without counting them as failures; their indexes run again later.
+func TestIndexedJobScalesDownWhenParallelismIsLowered(t *testing.T) {
+	newer := func(d time.Duration) podOpt {
+		return func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now.Add(-d)) }
+	}
+	fx := newFixture(t, newJob(indexedMode, completions(6), parallel(2)),
+		newPod("w0", corev1.PodRunning, index("0"), newer(4*time.Minute)), newPod("w1", corev1.PodRunning, index("1"), newer(3*time.Minute)),
+		newPod("w2", corev1.PodRunning, index("2"), newer(2*time.Minute)), newPod("w3", corev1.PodRunning, index("3"), newer(time.Minute)))
+	fx.sync(t, "ns/work")
+	deleted := fx.deleted()
+	slices.Sort(deleted)
+	if !slices.Equal(deleted, []string{"w2", "w3"}) {
+		t.Fatalf("deleted %v, want [w2 w3]", deleted)
+	}
+	if n := len(fx.created(t)); n != 0 {
+		t.Errorf("created %d pods while scaling down", n)
+	}
+	for _, name := range deleted {
+		p, err := fx.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			t.Errorf("%s deleted with its tracking finalizer: it would count as failed", name)
+		}
+	}
+	if j := fx.job(t); j.Status.Failed != 0 {
+		t.Errorf("failed = %d, want 0", j.Status.Failed)
+	}
+}
