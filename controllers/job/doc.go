@@ -6,7 +6,8 @@
 // Job at once (FailJob) or leave a failure uncounted (Ignore); spec.successPolicy can declare an
 // Indexed Job complete before every index has; spec.backoffLimitPerIndex gives each index its own
 // failure budget and back-off (the count travels on the replacement pod's
-// batch.kubernetes.io/job-index-failure-count annotation), failed indexes are listed in
+// batch.kubernetes.io/job-index-failure-count annotation, failures the policy ignores on
+// batch.kubernetes.io/job-index-ignored-failure-count), failed indexes are listed in
 // status.failedIndexes and bounded by spec.maxFailedIndexes. As in Kubernetes, the verdict is first
 // recorded as FailureTarget or SuccessCriteriaMet; the Failed or Complete condition follows once
 // none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).

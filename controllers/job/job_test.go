@@ -366,7 +366,7 @@ func TestIndexedPodsCarryTheirIndex(t *testing.T) {
 	j.Spec.Template.Spec.Hostname = "fixed"
 	j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "setup", Env: []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", Value: "mine"}}}}
 	j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}}
-	p := podFor(j, ptrTo(7), 0)
+	p := podFor(j, ptrTo(7), indexFailures{})
 	if p.Spec.Hostname != "work-7" || p.GenerateName != "work-7-" {
 		t.Errorf("hostname %q, generateName %q; want work-7 and work-7-", p.Spec.Hostname, p.GenerateName)
 	}
@@ -383,10 +383,10 @@ func TestIndexedPodsCarryTheirIndex(t *testing.T) {
 	}
 
 	j.Name = strings.Repeat("n", 63)
-	if got := podFor(j, ptrTo(12), 0).GenerateName; got != strings.Repeat("n", 54)+"-12-" {
+	if got := podFor(j, ptrTo(12), indexFailures{}).GenerateName; got != strings.Repeat("n", 54)+"-12-" {
 		t.Errorf("generateName %q (%d chars), want the name cut to leave 58 for the prefix", got, len(got))
 	}
-	if got := podFor(newJob(), nil, 0); len(got.Spec.Containers[0].Env) != len(newJob().Spec.Template.Spec.Containers[0].Env) {
+	if got := podFor(newJob(), nil, indexFailures{}); len(got.Spec.Containers[0].Env) != len(newJob().Spec.Template.Spec.Containers[0].Env) {
 		t.Errorf("a non-indexed pod got env %+v", got.Spec.Containers[0].Env)
 	}
 }

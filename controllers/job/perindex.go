@@ -16,19 +16,22 @@ func perIndex(job *batchv1.Job) bool {
 
 // indexFailures is what the pods of one index tell about its failures.
 type indexFailures struct {
-	count  int32     // failures so far (a pod carries the count before it in an annotation)
-	newest time.Time // when the latest failure happened, for the back-off
-	failed bool      // a FailIndex rule of the pod failure policy matched
+	count   int32     // failures so far (a pod carries the count before it in an annotation)
+	ignored int32     // failures the pod failure policy ignored: not against the limit, but backed off
+	newest  time.Time // when the latest failure happened, for the back-off
+	failed  bool      // a FailIndex rule of the pod failure policy matched
 }
 
-// failuresByIndex counts each index's failures from its pods: a failed pod's annotation plus one
-// (pods of an index are created one after another, so the highest count is the index's).
+// failuresByIndex counts each index's failures from its pods: a failed pod's annotations plus its
+// own failure (pods of an index are created one after another, so the highest counts are the
+// index's). As in Kubernetes, ignored failures have their own count
+// (batch.kubernetes.io/job-index-ignored-failure-count) that the back-off adds in.
 func failuresByIndex(job *batchv1.Job, pods []*corev1.Pod) map[int]*indexFailures {
 	out := map[int]*indexFailures{}
 	completions := *job.Spec.Completions
 	for _, p := range pods {
 		i, ok := completionIndex(p, completions)
-		if !ok || !isFailed(job, p) || ignoredFailure(job, p) {
+		if !ok || !isFailed(job, p) {
 			continue
 		}
 		f := out[i]
@@ -37,7 +40,14 @@ func failuresByIndex(job *batchv1.Job, pods []*corev1.Pod) map[int]*indexFailure
 			out[i] = f
 		}
 		prior, _ := strconv.Atoi(p.Annotations[batchv1.JobIndexFailureCountAnnotation])
-		f.count = max(f.count, int32(prior)+1)
+		priorIgnored, _ := strconv.Atoi(p.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation])
+		if ignoredFailure(job, p) {
+			f.count = max(f.count, int32(prior))
+			f.ignored = max(f.ignored, int32(priorIgnored)+1)
+		} else {
+			f.count = max(f.count, int32(prior)+1)
+			f.ignored = max(f.ignored, int32(priorIgnored))
+		}
 		if t := failureTime(p); t.After(f.newest) {
 			f.newest = t
 		}

@@ -69,7 +69,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 				ready = append(ready, i)
 				continue
 			}
-			if next := f.newest.Add(backoffDelay(c.backoff, f.count)); c.now().Before(next) {
+			if next := f.newest.Add(backoffDelay(c.backoff, f.count+f.ignored)); c.now().Before(next) {
 				if d := next.Sub(c.now()); wait == 0 || d < wait {
 					wait = d
 				}
@@ -97,12 +97,12 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		var wg sync.WaitGroup
 		errs := make([]error, len(batch))
 		for i, idx := range batch {
-			var priorFailures int32
+			var prior indexFailures
 			if pi != nil && pi.failures[*idx] != nil {
-				priorFailures = pi.failures[*idx].count
+				prior = *pi.failures[*idx]
 			}
 			wg.Go(func() {
-				if errs[i] = c.createPod(ctx, job, idx, priorFailures); errs[i] != nil {
+				if errs[i] = c.createPod(ctx, job, idx, prior); errs[i] != nil {
 					c.exp.CreationObserved(key) // never to be observed
 				}
 			})
@@ -197,7 +197,7 @@ func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
 
 // podFor builds a Job's pod from its template: the tracking finalizer, a controller reference and,
 // for an Indexed Job, the completion index as annotation and label and a stable hostname.
-func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
+func podFor(job *batchv1.Job, index *int, prior indexFailures) *corev1.Pod {
 	t := job.Spec.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -223,7 +223,10 @@ func podFor(job *batchv1.Job, index *int, priorFailures int32) *corev1.Pod {
 		}
 		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = s
 		if perIndex(job) {
-			pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(priorFailures))
+			pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(prior.count))
+			if prior.ignored > 0 {
+				pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(prior.ignored))
+			}
 		}
 		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
 		// As in Kubernetes, the index names the host even over the
@@ -264,8 +267,8 @@ func addCompletionIndexEnv(containers []corev1.Container) {
 // completionIndexEnv is the variable an indexed Job's containers read their index from.
 const completionIndexEnv = "JOB_COMPLETION_INDEX"
 
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int, priorFailures int32) error {
-	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index, priorFailures), metav1.CreateOptions{})
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int, prior indexFailures) error {
+	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, podFor(job, index, prior), metav1.CreateOptions{})
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil

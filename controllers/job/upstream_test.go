@@ -349,3 +349,37 @@ func TestIndexedJobScalesDownWhenParallelismIsLowered(t *testing.T) {
 		t.Errorf("failed = %d, want 0", j.Status.Failed)
 	}
 }
+
+// With backoffLimitPerIndex, a failure the pod failure policy ignores is not counted against the
+// index's limit but is counted in batch.kubernetes.io/job-index-ignored-failure-count, and the
+// index backs off on both counts, as in Kubernetes.
+func TestPerIndexIgnoredFailuresBackOffAndAreCarried(t *testing.T) {
+	ignoreDisruptions := failurePolicy(batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}})
+	evicted := newPod("w0", corev1.PodFailed, index("0"), priorFailures("1"), exitCode(137), func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
+	})
+	job := newJob(perIndexLimit(1), completions(1), parallel(1), ignoreDisruptions)
+
+	// Failed a second ago, the second failure of the index (one counted, one ignored): 20s back-off.
+	fx := newFixture(t, job, evicted)
+	fx.c.now = func() time.Time { return now.Add(15 * time.Second) }
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("index replaced %d times within its back-off", n)
+	}
+
+	fx = newFixture(t, job, evicted)
+	fx.c.now = func() time.Time { return now.Add(20 * time.Second) }
+	fx.sync(t, "ns/work")
+	pods := fx.created(t)
+	if len(pods) != 1 {
+		t.Fatalf("created %d pods after the back-off, want 1", len(pods))
+	}
+	if a := pods[0].Annotations; a[batchv1.JobIndexFailureCountAnnotation] != "1" || a[batchv1.JobIndexIgnoredFailureCountAnnotation] != "1" {
+		t.Errorf("replacement annotations: %v", a)
+	}
+	if j := fx.job(t); j.Status.FailedIndexes != nil && *j.Status.FailedIndexes != "" {
+		t.Errorf("an ignored failure failed the index: %q", *j.Status.FailedIndexes)
+	}
+}
