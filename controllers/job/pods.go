@@ -313,6 +313,7 @@ func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Jo
 				c.exp.DeletionObserved(key, keys[i]) // its deletion may have been observed already
 			default:
 				c.exp.DeletionObserved(key, keys[i])
+				c.recorder.Eventf(job, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 				errs[i] = fmt.Errorf("delete pod %s: %w", keys[i], err)
 			}
 		})

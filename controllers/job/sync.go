@@ -31,6 +31,7 @@ const (
 	ReasonSuccessfulCreate     = "SuccessfulCreate"
 	ReasonSuccessfulDelete     = "SuccessfulDelete"
 	ReasonFailedCreate         = "FailedCreate"
+	ReasonFailedDelete         = "FailedDelete"
 )
 
 func (c *Controller) syncJob(ctx context.Context, key string) error {

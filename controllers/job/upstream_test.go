@@ -383,3 +383,17 @@ func TestPerIndexIgnoredFailuresBackOffAndAreCarried(t *testing.T) {
 		t.Errorf("an ignored failure failed the index: %q", *j.Status.FailedIndexes)
 	}
 }
+
+// A refused pod deletion is told of with Kubernetes' FailedDelete warning.
+func TestRefusedPodDeletionIsAFailedDeleteEvent(t *testing.T) {
+	fx := newFixture(t, newJob(completions(1), parallel(1), suspend), newPod("w0", corev1.PodRunning))
+	fx.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "w0", errors.New("denied by webhook"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/work"); err == nil {
+		t.Fatal("sync reported no error for a refused delete")
+	}
+	if ev := events(fx); !strings.Contains(ev, "Warning FailedDelete Error deleting: ") || !strings.Contains(ev, "denied by webhook") {
+		t.Errorf("events:\n%s", ev)
+	}
+}
