@@ -23,10 +23,14 @@ import (
 // maxCreatesPerSync bounds one sync's creates, as the ReplicaSet controller's burst.
 const maxCreatesPerSync = 500
 
+// podChanges are the pods one sync created and deleted, which status.active, ready and terminating
+// reflect at once, as in Kubernetes, rather than only once the informer shows them.
+type podChanges struct{ created, deleted, deletedReady int32 }
+
 // managePods creates or deletes pods so that the right number run. It returns how long to wait
 // before creating more when a back-off is in force.
 func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Job, st *batchv1.JobStatus,
-	active, all []*corev1.Pod, succeeded, failed int32, pi *perIndexState) (time.Duration, error) {
+	active, all []*corev1.Pod, succeeded, failed int32, pi *perIndexState) (time.Duration, podChanges, error) {
 	var excess []*corev1.Pod
 	var toCreate []*int // nil entries: non-indexed pods
 	if indexed(job) {
@@ -50,13 +54,15 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 			toCreate = append(toCreate, nil)
 		}
 	}
+	var changes podChanges
 	if len(excess) > 0 {
-		if err := c.deletePods(ctx, key, job, excess, true); err != nil {
-			return 0, err
+		var err error
+		if changes, err = c.deletePods(ctx, key, job, excess, true); err != nil {
+			return 0, changes, err
 		}
 	}
 	if len(toCreate) == 0 {
-		return 0, nil
+		return 0, changes, nil
 	}
 	var wait time.Duration
 	switch {
@@ -81,7 +87,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 	default:
 		if n, last := backoffFailures(job, all, failed); n > 0 {
 			if next := last.Add(backoffDelay(c.backoff, n)); c.now().Before(next) {
-				return next.Sub(c.now()), nil
+				return next.Sub(c.now()), changes, nil
 			}
 		}
 	}
@@ -109,14 +115,19 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		}
 		wg.Wait()
 		done += len(batch)
+		for _, err := range errs {
+			if err == nil {
+				changes.created++
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			for range len(toCreate) - done {
 				c.exp.CreationObserved(key) // skipped: tried again on a later sync
 			}
-			return wait, err
+			return wait, changes, err
 		}
 	}
-	return wait, nil
+	return wait, changes, nil
 }
 
 // planIndexed returns the active pods to delete (no valid index, a duplicate of another active pod,
@@ -283,9 +294,11 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index *int
 // deletePods deletes pods. With release, each pod first loses its tracking finalizer, so it is never
 // counted as a failure: Kubernetes does so for pods deleted because there are too many or the Job
 // is suspended, but keeps the finalizer on the pods a failing Job kills, which count as failed.
-func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod, release bool) error {
+// It reports how many pods (and of them ready ones) are deleted or found gone.
+func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod, release bool) (podChanges, error) {
+	var changes podChanges
 	if len(pods) == 0 {
-		return nil
+		return changes, nil
 	}
 	keys := make([]string, len(pods))
 	for i, p := range pods {
@@ -319,5 +332,13 @@ func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Jo
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for i, p := range pods {
+		if errs[i] == nil {
+			changes.deleted++
+			if podstate.IsReady(p) {
+				changes.deletedReady++
+			}
+		}
+	}
+	return changes, errors.Join(errs...)
 }

@@ -166,21 +166,18 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	settled := len(active) == 0 && terminating == 0 && satisfied
 
 	var manageErr error
+	var changes podChanges
 	switch {
 	case failReason != "":
 		// The pods keep their tracking finalizer: killed, they count as failed.
-		if manageErr = c.deletePods(ctx, key, job, active, false); manageErr == nil {
-			terminating += int32(len(active))
-		}
+		changes, manageErr = c.deletePods(ctx, key, job, active, false)
 		setCondition(st, batchv1.JobFailureTarget, corev1.ConditionTrue, failReason, failMessage, now)
 		if settled && setCondition(st, batchv1.JobFailed, corev1.ConditionTrue, failReason, failMessage, now) {
 			c.recorder.Event(job, corev1.EventTypeWarning, failReason, failMessage)
 		}
 	case complete:
 		// Pods still running once the Job has succeeded (a success policy met early) are not failures.
-		if manageErr = c.deletePods(ctx, key, job, active, true); manageErr == nil {
-			terminating += int32(len(active))
-		}
+		changes, manageErr = c.deletePods(ctx, key, job, active, true)
 		setCondition(st, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, completeReason, completeMessage, now)
 		if settled && setCondition(st, batchv1.JobComplete, corev1.ConditionTrue, completeReason, completeMessage, now) {
 			t := metav1.NewTime(now)
@@ -193,21 +190,22 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		}
 	case suspended:
 		if satisfied {
-			if manageErr = c.deletePods(ctx, key, job, active, true); manageErr == nil {
-				terminating += int32(len(active))
-			}
+			changes, manageErr = c.deletePods(ctx, key, job, active, true)
 		}
 	case satisfied && job.DeletionTimestamp == nil:
 		var wait time.Duration
-		wait, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed, pi)
+		wait, changes, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed, pi)
 		if wait > 0 {
 			c.queue.AddAfter(key, wait)
 		}
 	}
 
 	// 4. Status.
-	st.Active = int32(len(active))
-	st.Ready = &ready
+	// The pods this sync deleted terminate now, and those it created are active, as Kubernetes
+	// reports them, rather than only once the informer shows them.
+	terminating += changes.deleted
+	st.Active = int32(len(active)) - changes.deleted + changes.created
+	st.Ready = ptrTo(ready - changes.deletedReady)
 	st.Terminating = &terminating
 	if failReason != "" || complete {
 		st.Active, st.Ready = 0, ptrTo(int32(0))
@@ -305,7 +303,7 @@ func finishedAt(job *batchv1.Job) time.Time {
 // afterFinished deletes a finished Job's pods that still run, and the Job itself once its
 // ttlSecondsAfterFinished have passed.
 func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
-	if err := c.deletePods(ctx, key, job, activePods(pods), false); err != nil {
+	if _, err := c.deletePods(ctx, key, job, activePods(pods), false); err != nil {
 		return err
 	}
 	return c.expireAfterTTL(ctx, key, job)

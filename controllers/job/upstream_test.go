@@ -397,3 +397,31 @@ func TestRefusedPodDeletionIsAFailedDeleteEvent(t *testing.T) {
 		t.Errorf("events:\n%s", ev)
 	}
 }
+
+// status.active, ready and terminating reflect the pods a sync creates and deletes at once, as
+// Kubernetes reports them: a suspended Job shows no active pod as soon as they are deleted, a
+// new one its pods as soon as they are created.
+func TestStatusCountsThePodsASyncCreatesAndDeletes(t *testing.T) {
+	ready := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	fx := newFixture(t, newJob(completions(4), parallel(2), suspend), newPod("w0", corev1.PodRunning, ready), newPod("w1", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	st := fx.job(t).Status
+	if st.Active != 0 || st.Ready == nil || *st.Ready != 0 || st.Terminating == nil || *st.Terminating != 2 {
+		t.Errorf("suspended: active %d, ready %v, terminating %v; want 0, 0, 2", st.Active, ptrValue(st.Ready), ptrValue(st.Terminating))
+	}
+
+	fx = newFixture(t, newJob(completions(4), parallel(3)))
+	fx.sync(t, "ns/work")
+	if st := fx.job(t).Status; st.Active != 3 {
+		t.Errorf("started: active %d, want 3", st.Active)
+	}
+}
+
+func ptrValue(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
