@@ -84,6 +84,13 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	// An Indexed Job takes its done indexes from the pods, in planIndexed.
 	counted, wrote := countsOf(st), c.written.floor(job.UID)
 	succeeded, failed := max(counted.succeeded, wrote.succeeded), max(counted.failed, wrote.failed)
+	if indexed(job) && job.Spec.Completions != nil {
+		// Completions lowered (an elastic Indexed Job): as Kubernetes, the indexes past them no
+		// longer count, in status.completedIndexes or status.succeeded.
+		done := parseIndexes(st.CompletedIndexes, *job.Spec.Completions)
+		st.CompletedIndexes, st.Succeeded = formatIndexes(done), int32(done.Len())
+		succeeded = st.Succeeded
+	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 
 	// 2. Suspension.

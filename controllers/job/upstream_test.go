@@ -425,3 +425,28 @@ func ptrValue(p *int32) any {
 	}
 	return *p
 }
+
+// When an elastic Indexed Job's completions are lowered, the indexes past them no longer count:
+// Kubernetes drops them from status.completedIndexes and status.succeeded.
+func TestLoweredCompletionsDropCompletedIndexesPastThem(t *testing.T) {
+	shrunk := newJob(indexedMode, completions(2), parallel(2), func(j *batchv1.Job) {
+		j.Status.CompletedIndexes, j.Status.Succeeded = "0,3", 2
+	})
+	fx := newFixture(t, shrunk, newPod("w0", corev1.PodSucceeded, index("0"), func(p *corev1.Pod) { p.Finalizers = nil }),
+		newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if j.Status.CompletedIndexes != "0" || j.Status.Succeeded != 1 || finished(j) {
+		t.Fatalf("completedIndexes %q, succeeded %d, finished %v; want \"0\", 1, unfinished", j.Status.CompletedIndexes, j.Status.Succeeded, finished(j))
+	}
+
+	fx = newFixture(t, shrunk, newPod("w0", corev1.PodSucceeded, index("0"), func(p *corev1.Pod) { p.Finalizers = nil }),
+		newPod("w1", corev1.PodSucceeded, index("1")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); !hasCondition(j, batchv1.JobComplete, "") || j.Status.Succeeded != 2 || j.Status.CompletedIndexes != "0,1" {
+		t.Fatalf("status: %+v", j.Status)
+	}
+	if ev := events(fx); strings.Contains(ev, ReasonTooManySucceeded) {
+		t.Errorf("events:\n%s", ev)
+	}
+}
