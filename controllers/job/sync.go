@@ -93,12 +93,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 
-	// 2. Suspension.
-	if suspended {
-		if setCondition(st, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now) {
-			c.recorder.Event(job, corev1.EventTypeNormal, ReasonSuspended, "Job suspended")
-		}
-	} else {
+	// 2. Resumption (suspension is recorded below, once no verdict is reached).
+	if !suspended {
 		if cond := condition(st, batchv1.JobSuspended); cond != nil && cond.Status == corev1.ConditionTrue {
 			setCondition(st, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 			c.recorder.Event(job, corev1.EventTypeNormal, ReasonResumed, "Job resumed")
@@ -159,6 +155,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		} else if i, ok := successPolicyMet(job, st); ok {
 			complete = true
 			completeReason, completeMessage = batchv1.JobReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i)
+		}
+	}
+
+	// As Kubernetes, a Job that completes or fails is not marked Suspended, nor is one whose pods
+	// this sync cannot act on yet (expectations pending, Job being deleted).
+	if suspended && failReason == "" && !complete && satisfied && job.DeletionTimestamp == nil {
+		if setCondition(st, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now) {
+			c.recorder.Event(job, corev1.EventTypeNormal, ReasonSuspended, "Job suspended")
 		}
 	}
 

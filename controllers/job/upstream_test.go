@@ -450,3 +450,24 @@ func TestLoweredCompletionsDropCompletedIndexesPastThem(t *testing.T) {
 		t.Errorf("events:\n%s", ev)
 	}
 }
+
+// A Job that reaches its verdict while suspended is not marked Suspended, as in Kubernetes: its
+// last pod succeeding as the Job is suspended completes it, without a Suspended condition or event.
+func TestAJobFinishingWhileSuspendedIsNotMarkedSuspended(t *testing.T) {
+	fx := newFixture(t, newJob(completions(1), parallel(1), suspend), newPod("w0", corev1.PodSucceeded))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if !hasCondition(j, batchv1.JobComplete, "") {
+		t.Fatalf("not complete: %+v", j.Status.Conditions)
+	}
+	if condition(&j.Status, batchv1.JobSuspended) != nil || strings.Contains(events(fx), ReasonSuspended) {
+		t.Errorf("a completed Job marked suspended: %+v\n%s", j.Status.Conditions, events(fx))
+	}
+
+	// Without a verdict, suspension is recorded as before.
+	fx = newFixture(t, newJob(completions(2), parallel(1), suspend), newPod("w0", corev1.PodSucceeded))
+	fx.sync(t, "ns/work")
+	if !hasCondition(fx.job(t), batchv1.JobSuspended, "JobSuspended") || !strings.Contains(events(fx), "Normal Suspended Job suspended") {
+		t.Errorf("suspension not recorded: %+v\n%s", fx.job(t).Status.Conditions, events(fx))
+	}
+}
