@@ -190,7 +190,9 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 	return excess, start
 }
 
-// pickExcess chooses n pods to delete: not yet scheduled or not ready first, then the newest.
+// pickExcess chooses n pods to delete, the least advanced first, in the order of Kubernetes'
+// ActivePods: not yet scheduled; Pending, then Unknown, then Running; not ready; ready more
+// recently; more restarts of a container; created more recently.
 func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
 	sorted := append([]*corev1.Pod(nil), pods...)
 	sort.SliceStable(sorted, func(i, j int) bool {
@@ -198,12 +200,45 @@ func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
 		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
 			return a.Spec.NodeName == ""
 		}
+		if pa, pb := phaseRank[a.Status.Phase], phaseRank[b.Status.Phase]; pa != pb {
+			return pa < pb
+		}
 		if podstate.IsReady(a) != podstate.IsReady(b) {
 			return !podstate.IsReady(a)
 		}
-		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+		if podstate.IsReady(a) {
+			ta, tb := podstate.ReadyCondition(a).LastTransitionTime, podstate.ReadyCondition(b).LastTransitionTime
+			if !ta.Equal(&tb) {
+				return laterOrZero(ta, tb)
+			}
+		}
+		if ra, rb := maxRestarts(a), maxRestarts(b); ra != rb {
+			return ra > rb
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return laterOrZero(a.CreationTimestamp, b.CreationTimestamp)
+		}
+		return false
 	})
 	return sorted[:n]
+}
+
+var phaseRank = map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}
+
+// laterOrZero: a is unset, or later than b.
+func laterOrZero(a, b metav1.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero()
+	}
+	return a.After(b.Time)
+}
+
+func maxRestarts(p *corev1.Pod) int32 {
+	var most int32
+	for _, s := range p.Status.ContainerStatuses {
+		most = max(most, s.RestartCount)
+	}
+	return most
 }
 
 // podFor builds a Job's pod from its template: the tracking finalizer, a controller reference and,

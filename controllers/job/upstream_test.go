@@ -471,3 +471,35 @@ func TestAJobFinishingWhileSuspendedIsNotMarkedSuspended(t *testing.T) {
 		t.Errorf("suspension not recorded: %+v\n%s", fx.job(t).Status.Conditions, events(fx))
 	}
 }
+
+// Scaling down deletes the least advanced pods first, in Kubernetes' ActivePods order: a Pending
+// pod before a Running one, however old; then more restarts before fewer.
+func TestScaleDownDeletesTheLeastAdvancedPodsFirst(t *testing.T) {
+	created := func(d time.Duration) podOpt {
+		return func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now.Add(-d)) }
+	}
+	restarts := func(n int32) podOpt {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: n}}
+		}
+	}
+	for name, tc := range map[string]struct {
+		pods []runtime.Object
+		want string
+	}{
+		"pending before running": {[]runtime.Object{
+			newPod("old-pending", corev1.PodPending, created(2*time.Hour)), newPod("new-running", corev1.PodRunning, created(time.Hour)),
+		}, "old-pending"},
+		"more restarts first": {[]runtime.Object{
+			newPod("old-crashy", corev1.PodRunning, created(2*time.Hour), restarts(3)), newPod("new-steady", corev1.PodRunning, created(time.Hour)),
+		}, "old-crashy"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{newJob(completions(4), parallel(1))}, tc.pods...)...)
+			fx.sync(t, "ns/work")
+			if got := fx.deleted(); !slices.Equal(got, []string{tc.want}) {
+				t.Errorf("deleted %v, want [%s]", got, tc.want)
+			}
+		})
+	}
+}
