@@ -86,9 +86,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		var running []*corev1.Pod
 		finished := false // a failed or succeeded pod is still on the node
 		for _, p := range byNode[node.Name] {
-			switch p.Status.Phase {
-			case corev1.PodFailed:
-				finished = true
+			done := p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded
+			finished = finished || done
+			switch {
+			case done && !satisfied:
+				// As in Kubernetes, finished pods are dealt with only by a sync that acts: one
+				// waiting for earlier creations and deletions neither reports them nor spends
+				// their node's back-off on a deletion it does not make.
+			case p.Status.Phase == corev1.PodFailed:
 				if !keep {
 					remove = append(remove, p)
 					break
@@ -105,10 +110,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				c.failedBackoff.Next(bk, now)
 				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedDaemonPod, "Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node.Name)
 				remove = append(remove, p)
-			case corev1.PodSucceeded:
+			case p.Status.Phase == corev1.PodSucceeded:
 				// Daemon pods restart Always, so this one was stopped from outside (node shutdown,
 				// eviction); Kubernetes deletes and replaces it like a failed one.
-				finished = true
 				c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", p.Namespace, p.Name, node.Name)
 				remove = append(remove, p)
 			default:

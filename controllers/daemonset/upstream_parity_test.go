@@ -1,6 +1,7 @@
 package daemonset
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -167,5 +168,45 @@ func TestPodsLabelledWithTemplateGeneration(t *testing.T) {
 	}
 	if _, ok := podFor(newDS(), "n1", "h").Labels["pod-template-generation"]; ok {
 		t.Error("a DaemonSet without the annotation gave its pods the label")
+	}
+}
+
+// A sync that waits for earlier creations or deletions does not act, so, as in Kubernetes, it
+// neither reports a finished pod it does not delete nor spends the node's back-off on it: the
+// next sync that acts deletes the failed pod at once.
+func TestFinishedPodsLeftAloneWhileExpectationsPending(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), newNode("n3"),
+		daemonPod(ds, "broken", "n1", failed),
+		daemonPod(ds, "done", "n2", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }))
+	fx.c.exp.ExpectCreations("ns/agent", 1)
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v with creations pending", got)
+	}
+	if got := controllertest.Events(fx.rec.Events); len(got) != 0 {
+		t.Fatalf("events %v from a sync that deleted nothing", got)
+	}
+	fx.cacheRevisions(t)
+	fx.c.exp.CreationObserved("ns/agent")
+	fx.client.ClearActions()
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"broken", "done"}) {
+		t.Fatalf("deleted %v once expectations were met, want the failed pod at once (no back-off) and the succeeded one", got)
+	}
+}
+
+// cacheRevisions brings the ControllerRevisions a sync wrote into the informer cache, as the
+// watch would.
+func (fx *fixture) cacheRevisions(t *testing.T) {
+	t.Helper()
+	revs, err := fx.client.AppsV1().ControllerRevisions("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range revs.Items {
+		if err := fx.revs.Add(&revs.Items[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
