@@ -152,6 +152,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// Pods bound to a node that no longer exists are PodGC's, as in Kubernetes: it deletes
 	// them once the node has been gone a while, so a node being registered again keeps them.
+	// A pod not yet bound to its missing node can never be scheduled and PodGC leaves it
+	// alone, so, as Kubernetes does, the controller deletes it.
+	known := make(map[string]bool, len(nodes))
+	for _, node := range nodes {
+		known[node.Name] = true
+	}
+	for n, ps := range byNode {
+		if known[n] || n == "" {
+			continue
+		}
+		for _, p := range ps {
+			if p.Spec.NodeName == "" {
+				remove = append(remove, p)
+			}
+		}
+	}
 
 	var manageErr error
 	if satisfied {

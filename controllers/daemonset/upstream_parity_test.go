@@ -210,3 +210,19 @@ func (fx *fixture) cacheRevisions(t *testing.T) {
 		}
 	}
 }
+
+// A daemon pod still waiting to be bound to a node that has since been deleted can never be
+// scheduled, and PodGC only collects pods bound to missing nodes, so the controller deletes it,
+// as in Kubernetes; a pod already bound to the missing node stays for PodGC.
+func TestUnscheduledPodOfDeletedNodeIsDeleted(t *testing.T) {
+	ds := newDS()
+	pending := daemonPod(ds, "pending", "", func(p *corev1.Pod) {
+		p.Spec = podFor(ds, "gone", "h").Spec
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	})
+	fx := newFixture(t, ds, newNode("n1"), daemonPod(ds, "a", "n1"), pending, daemonPod(ds, "bound", "also-gone"))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"pending"}) {
+		t.Fatalf("deleted %v, want only the unscheduled pod of the deleted node", got)
+	}
+}
