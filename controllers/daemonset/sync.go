@@ -365,6 +365,12 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 	return victims
 }
 
+// burstReplicas caps the pods one sync creates, and those it deletes, as Kubernetes' controller does.
+const burstReplicas = 250
+
+// manage creates the pods for the given nodes and deletes the given pods. As in Kubernetes,
+// creations go in batches of 1, 2, 4, … and stop after a batch with a failure (a quota or
+// admission error would fail them all, each with its own event); the rest wait for a later sync.
 func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSet, create []string, remove []*corev1.Pod, hash string) error {
 	seen := map[types.UID]bool{}
 	var del []*corev1.Pod
@@ -374,29 +380,34 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 			del = append(del, p)
 		}
 	}
+	create = create[:min(len(create), burstReplicas)]
+	del = del[:min(len(del), burstReplicas)]
 	keys := make([]string, len(del))
 	for i, p := range del {
 		keys[i] = p.Namespace + "/" + p.Name
 	}
 	c.exp.ExpectCreations(key, len(create))
 	c.exp.ExpectDeletions(key, keys)
-	var wg sync.WaitGroup
-	errs := make([]error, len(create)+len(del))
-	for i, node := range create {
-		wg.Go(func() {
-			created, err := c.client.CoreV1().Pods(ds.Namespace).Create(ctx, podFor(ds, node, hash), metav1.CreateOptions{})
-			if err != nil {
-				c.exp.CreationObserved(key)
-				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-					return
-				}
-				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
-				errs[i] = fmt.Errorf("create daemon pod for node %s: %w", node, err)
-				return
+	var errs []error
+	for done, batch := 0, 1; done < len(create); batch *= 2 {
+		batch = min(batch, len(create)-done)
+		batchErrs := make([]error, batch)
+		var wg sync.WaitGroup
+		for i, node := range create[done : done+batch] {
+			wg.Go(func() { batchErrs[i] = c.createOn(ctx, key, ds, node, hash) })
+		}
+		wg.Wait()
+		done += batch
+		if err := errors.Join(batchErrs...); err != nil {
+			errs = append(errs, err)
+			for range create[done:] {
+				c.exp.CreationObserved(key) // skipped: never to be observed
 			}
-			c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", created.Name)
-		})
+			break
+		}
 	}
+	var wg sync.WaitGroup
+	delErrs := make([]error, len(del))
 	for i, p := range del {
 		wg.Go(func() {
 			uid := p.UID
@@ -408,12 +419,27 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 				c.exp.DeletionObserved(key, keys[i])
 			default:
 				c.exp.DeletionObserved(key, keys[i])
-				errs[len(create)+i] = fmt.Errorf("delete daemon pod %s: %w", keys[i], err)
+				delErrs[i] = fmt.Errorf("delete daemon pod %s: %w", keys[i], err)
 			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, delErrs...)...)
+}
+
+// createOn creates ds's pod for node; a failed creation is reported and no longer expected.
+func (c *Controller) createOn(ctx context.Context, key string, ds *appsv1.DaemonSet, node, hash string) error {
+	created, err := c.client.CoreV1().Pods(ds.Namespace).Create(ctx, podFor(ds, node, hash), metav1.CreateOptions{})
+	if err != nil {
+		c.exp.CreationObserved(key)
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil
+		}
+		c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		return fmt.Errorf("create daemon pod for node %s: %w", node, err)
+	}
+	c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", created.Name)
+	return nil
 }
 
 // updateStatus records the counts; observed says this sync acted on the DaemonSet's spec. Like

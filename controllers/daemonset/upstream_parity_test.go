@@ -2,11 +2,15 @@ package daemonset
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -224,5 +228,46 @@ func TestUnscheduledPodOfDeletedNodeIsDeleted(t *testing.T) {
 	fx.sync(t)
 	if got := fx.deleted(); !slices.Equal(got, []string{"pending"}) {
 		t.Fatalf("deleted %v, want only the unscheduled pod of the deleted node", got)
+	}
+}
+
+// As in Kubernetes, creations go in slow-start batches (1, 2, 4, …) that stop after a failing
+// batch, so a quota that rejects every pod costs one request and one FailedCreate event per sync
+// rather than one per node, and the skipped creations are not waited for.
+func TestCreationsSlowStartAndStopOnFailure(t *testing.T) {
+	ds := newDS()
+	objs := []runtime.Object{ds}
+	for i := range 10 {
+		objs = append(objs, newNode(fmt.Sprintf("n%02d", i)))
+	}
+	fx := newFixture(t, objs...)
+	fx.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("exceeded quota"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/agent"); err == nil {
+		t.Fatal("sync succeeded though every creation failed")
+	}
+	if got := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); got != 1 {
+		t.Fatalf("%d create requests, want 1 (the first batch failed)", got)
+	}
+	if got := controllertest.Events(fx.rec.Events); len(got) != 1 || !strings.Contains(got[0], ReasonFailedCreate) {
+		t.Fatalf("events %v, want one FailedCreate", got)
+	}
+	if !fx.c.exp.Satisfied("ns/agent") {
+		t.Fatal("skipped creations are still expected")
+	}
+}
+
+// One sync creates at most 250 pods, as Kubernetes' controller does.
+func TestCreationsCappedPerSync(t *testing.T) {
+	ds := newDS()
+	objs := []runtime.Object{ds}
+	for i := range 250 + 10 {
+		objs = append(objs, newNode(fmt.Sprintf("n%03d", i)))
+	}
+	fx := newFixture(t, objs...)
+	fx.sync(t)
+	if got := len(fx.createdOn()); got != 250 {
+		t.Fatalf("created %d pods in one sync, want 250", got)
 	}
 }
