@@ -26,6 +26,7 @@ const (
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
+	ReasonFailedDelete     = "FailedDelete"
 	ReasonFailedDaemonPod  = "FailedDaemonPod"
 	// ReasonSucceededDaemonPod: a daemon pod exited (e.g. stopped by a node shutdown) and is replaced.
 	ReasonSucceededDaemonPod = "SucceededDaemonPod"
@@ -419,6 +420,7 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 				c.exp.DeletionObserved(key, keys[i])
 			default:
 				c.exp.DeletionObserved(key, keys[i])
+				c.recorder.Eventf(ds, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 				delErrs[i] = fmt.Errorf("delete daemon pod %s: %w", keys[i], err)
 			}
 		})

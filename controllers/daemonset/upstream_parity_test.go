@@ -271,3 +271,20 @@ func TestCreationsCappedPerSync(t *testing.T) {
 		t.Fatalf("created %d pods in one sync, want 250", got)
 	}
 }
+
+// A deletion the API server refuses is reported as a FailedDelete warning, as Kubernetes'
+// pod control does; a pod already gone is not.
+func TestFailedDeletionIsReported(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"), daemonPod(ds, "first", "n1"), daemonPod(ds, "second", "n1", newer))
+	fx.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd unavailable"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/agent"); err == nil {
+		t.Fatal("sync succeeded though the deletion failed")
+	}
+	got := controllertest.Events(fx.rec.Events)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Warning FailedDelete Error deleting: ") {
+		t.Fatalf("events %v, want one FailedDelete warning", got)
+	}
+}
