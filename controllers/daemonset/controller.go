@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
@@ -110,7 +111,7 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
-		UpdateFunc: func(_, cur any) { c.podChanged(cur, false, false) },
+		UpdateFunc: c.podUpdated,
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
 	}); err != nil {
 		return nil, err
@@ -161,6 +162,49 @@ func (c *Controller) dsOf(pod *corev1.Pod) *appsv1.DaemonSet {
 	return ds
 }
 
+// daemonSetsSelecting lists the DaemonSets whose selector matches an orphan pod's labels.
+func (c *Controller) daemonSetsSelecting(pod *corev1.Pod) []*appsv1.DaemonSet {
+	list, err := c.dsLister.DaemonSets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*appsv1.DaemonSet
+	for _, ds := range list {
+		sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+			out = append(out, ds)
+		}
+	}
+	return out
+}
+
+// podUpdated wakes the pod's DaemonSet and, as in Kubernetes, the one it had before its
+// controller reference changed, or, for an orphan whose labels or reference changed, every
+// DaemonSet that selects it and may adopt it.
+func (c *Controller) podUpdated(old, cur any) {
+	oldPod, ok1 := old.(*corev1.Pod)
+	curPod, ok2 := cur.(*corev1.Pod)
+	if !ok1 || !ok2 || oldPod.ResourceVersion == curPod.ResourceVersion {
+		return // periodic resync
+	}
+	oldRef, curRef := metav1.GetControllerOf(oldPod), metav1.GetControllerOf(curPod)
+	refChanged := !apiequality.Semantic.DeepEqual(oldRef, curRef)
+	if refChanged && oldRef != nil {
+		if ds := c.dsOf(oldPod); ds != nil {
+			c.enqueue(ds)
+		}
+	}
+	if curRef == nil && curPod.DeletionTimestamp == nil {
+		if refChanged || !labels.Equals(oldPod.Labels, curPod.Labels) {
+			for _, ds := range c.daemonSetsSelecting(curPod) {
+				c.enqueue(ds)
+			}
+		}
+		return
+	}
+	c.podChanged(curPod, false, false)
+}
+
 func (c *Controller) podChanged(obj any, added, deleted bool) {
 	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
@@ -168,6 +212,12 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 	}
 	ds := c.dsOf(pod)
 	if ds == nil {
+		// An orphan that appears may be adopted by a DaemonSet selecting it, as in Kubernetes.
+		if added && pod.DeletionTimestamp == nil && metav1.GetControllerOf(pod) == nil {
+			for _, ds := range c.daemonSetsSelecting(pod) {
+				c.enqueue(ds)
+			}
+		}
 		return
 	}
 	key := ds.Namespace + "/" + ds.Name

@@ -288,3 +288,44 @@ func TestFailedDeletionIsReported(t *testing.T) {
 		t.Fatalf("events %v, want one FailedDelete warning", got)
 	}
 }
+
+// An orphan pod the DaemonSet selects wakes it to adopt the pod, as in Kubernetes: when it
+// appears, and when its labels or controller reference change (a released pod relabelled back,
+// a reference removed by hand); a pod with another controller does not.
+func TestOrphanPodsWakeSelectingDaemonSet(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"))
+	queued := func() bool {
+		t.Helper()
+		n := fx.c.queue.Len()
+		for fx.c.queue.Len() > 0 {
+			k, _ := fx.c.queue.Get()
+			fx.c.queue.Done(k)
+		}
+		return n > 0
+	}
+	queued()
+	orphan := daemonPod(ds, "orphan", "n1", func(p *corev1.Pod) { p.OwnerReferences = nil })
+	fx.c.podChanged(orphan, true, false)
+	if !queued() {
+		t.Error("an added orphan pod did not wake the DaemonSet selecting it")
+	}
+	owned := daemonPod(ds, "owned", "n1")
+	released := orphan.DeepCopy()
+	released.ResourceVersion = "2"
+	fx.c.podUpdated(owned, released)
+	if !queued() {
+		t.Error("a pod whose controller reference was removed did not wake the DaemonSet")
+	}
+	unlabelled := daemonPod(ds, "x", "n1", func(p *corev1.Pod) { p.OwnerReferences = nil; p.Labels = map[string]string{"app": "other"} })
+	relabelled := daemonPod(ds, "x", "n1", func(p *corev1.Pod) { p.OwnerReferences = nil; p.ResourceVersion = "2" })
+	fx.c.podUpdated(unlabelled, relabelled)
+	if !queued() {
+		t.Error("an orphan relabelled to match did not wake the DaemonSet")
+	}
+	other := daemonPod(ds, "other", "n1", func(p *corev1.Pod) { p.OwnerReferences[0].UID = "uid-other" })
+	fx.c.podChanged(other, true, false)
+	if queued() {
+		t.Error("a pod of another controller woke the DaemonSet")
+	}
+}
