@@ -329,3 +329,21 @@ func TestOrphanPodsWakeSelectingDaemonSet(t *testing.T) {
 		t.Error("a pod of another controller woke the DaemonSet")
 	}
 }
+
+// A new ControllerRevision carries the DaemonSet's annotations, as in Kubernetes, so kubectl
+// rollout history shows each revision's kubernetes.io/change-cause.
+func TestRevisionCarriesChangeCause(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) {
+		ds.Annotations = map[string]string{"kubernetes.io/change-cause": "kubectl set image ds/agent c=agent:2"}
+	})
+	fx := newFixture(t, ds, newNode("n1"))
+	fx.sync(t)
+	created := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions")
+	if len(created) != 1 {
+		t.Fatalf("%d revisions created", len(created))
+	}
+	rev := created[0].(k8stesting.CreateAction).GetObject().(*appsv1.ControllerRevision)
+	if got := rev.Annotations["kubernetes.io/change-cause"]; got != "kubectl set image ds/agent c=agent:2" {
+		t.Fatalf("revision change-cause %q, annotations %v", got, rev.Annotations)
+	}
+}

@@ -2,7 +2,7 @@
 // (DaemonSet, StatefulSet): one revision per distinct pod template, named <owner>-<hash>, numbered so
 // the newest template has the highest revision, pruned beyond the owner's history limit when no pod
 // runs it. A revision's data is the template as a strategic merge patch that replaces it, which is
-// what `kubectl rollout undo` applies back to the owner. With OwnerAnnotations a new revision also
-// carries the owner's annotations (its kubernetes.io/change-cause is what `kubectl rollout history`
+// what `kubectl rollout undo` applies back to the owner. A new revision also carries the owner's
+// annotations (its kubernetes.io/change-cause is what `kubectl rollout history`
 // shows).
 package revision

@@ -69,10 +69,6 @@ type History struct {
 	OwnerGVK schema.GroupVersionKind
 	// HashLabel is set on each revision to its hash (controller-revision-hash).
 	HashLabel string
-	// OwnerAnnotations copies the owner's annotations onto each revision it makes, as
-	// Kubernetes' StatefulSet and DaemonSet controllers do (kubectl rollout history shows
-	// kubernetes.io/change-cause from them).
-	OwnerAnnotations bool
 }
 
 // Owned lists the revisions controlled by owner, oldest revision first.
@@ -137,10 +133,12 @@ func (h *History) Sync(ctx context.Context, owner metav1.Object, template *corev
 			lbls[k] = v
 		}
 		lbls[h.HashLabel] = hash
+		// The owner's annotations go along, as in Kubernetes: kubectl rollout history shows
+		// the kubernetes.io/change-cause of each revision from them.
 		var annotations map[string]string
-		if h.OwnerAnnotations && len(owner.GetAnnotations()) > 0 {
-			annotations = make(map[string]string, len(owner.GetAnnotations()))
-			for k, v := range owner.GetAnnotations() {
+		if a := owner.GetAnnotations(); len(a) > 0 {
+			annotations = make(map[string]string, len(a))
+			for k, v := range a {
 				annotations[k] = v
 			}
 		}

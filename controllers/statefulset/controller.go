@@ -61,7 +61,7 @@ func New(client kubernetes.Interface, setInformer appsinformers.StatefulSetInfor
 	c := &Controller{
 		client: client, setLister: setInformer.Lister(), podLister: podInformer.Lister(), claimLister: claimInformer.Lister(),
 		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
-			HashLabel: appsv1.ControllerRevisionHashLabelKey, OwnerAnnotations: true},
+			HashLabel: appsv1.ControllerRevisionHashLabelKey},
 		synced: []cache.InformerSynced{setInformer.Informer().HasSynced, revInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
 			claimInformer.Informer().HasSynced},
 		queue:    runner.NewQueue(Name),
