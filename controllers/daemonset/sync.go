@@ -128,25 +128,28 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			// wait for the old pod to be gone
 		case shouldRun && len(running) == 0:
 			create = append(create, node.Name)
-		case keep && len(running) > 1 && surging(ds, running, hash):
-			// A surge replacement runs beside the old pod: the old one goes once the new is available.
-			if c.currentAvailable(ds, running, hash) {
-				for _, p := range running {
-					if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash {
-						remove = append(remove, p)
-					}
+		case keep && len(running) > 1 && !allowsSurge(ds):
+			// As in Kubernetes, the oldest pod stays and the rest go, whatever their revision.
+			oldestFirst(running)
+			remove = append(remove, running[1:]...)
+		case keep && len(running) > 1:
+			// With surge, as in Kubernetes, a node keeps its oldest current pod and its oldest old
+			// one; the old one goes once it is not ready or the current one is available.
+			oldestFirst(running)
+			var current, old *corev1.Pod
+			for _, p := range running {
+				switch {
+				case p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash && current == nil:
+					current = p
+				case p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash && old == nil:
+					old = p
+				default:
+					remove = append(remove, p)
 				}
 			}
-		case keep && len(running) > 1:
-			// Keep the oldest (preferring the current revision); delete the rest.
-			sort.SliceStable(running, func(i, j int) bool {
-				a, b := running[i], running[j]
-				if (a.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash) != (b.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash) {
-					return a.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash
-				}
-				return a.CreationTimestamp.Before(&b.CreationTimestamp)
-			})
-			remove = append(remove, running[1:]...)
+			if current != nil && old != nil && (!podstate.IsReady(old) || podstate.IsAvailable(current, ds.Spec.MinReadySeconds, c.now())) {
+				remove = append(remove, old)
+			}
 		case !keep:
 			remove = append(remove, running...)
 		}
@@ -246,27 +249,19 @@ func maxSurge(ds *appsv1.DaemonSet, desired int) int {
 // allowsSurge: rolling updates start new pods beside old ones (any non-zero maxSurge).
 func allowsSurge(ds *appsv1.DaemonSet) bool { return maxSurge(ds, 1) > 0 }
 
-// surging: a node runs exactly one current-revision pod beside old ones, as a surge update leaves it.
-func surging(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
-	if !allowsSurge(ds) {
-		return false
-	}
-	current := 0
-	for _, p := range running {
-		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
-			current++
+// oldestFirst sorts a node's daemon pods as Kubernetes ranks them: bound ones first, then by
+// creation time, then by name.
+func oldestFirst(pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool {
+		a, b := pods[i], pods[j]
+		if (a.Spec.NodeName != "") != (b.Spec.NodeName != "") {
+			return a.Spec.NodeName != ""
 		}
-	}
-	return current == 1 && len(running) > 1
-}
-
-func (c *Controller) currentAvailable(ds *appsv1.DaemonSet, running []*corev1.Pod, hash string) bool {
-	for _, p := range running {
-		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
-			return podstate.IsAvailable(p, ds.Spec.MinReadySeconds, c.now())
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
 		}
-	}
-	return false
+		return a.Name < b.Name
+	})
 }
 
 // surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose

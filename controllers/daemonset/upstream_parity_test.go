@@ -347,3 +347,35 @@ func TestRevisionCarriesChangeCause(t *testing.T) {
 		t.Fatalf("revision change-cause %q, annotations %v", got, rev.Annotations)
 	}
 }
+
+// Excess pods on a node are pruned as Kubernetes does. Without surge the oldest pod stays,
+// whatever its revision. With surge a node keeps its oldest current and oldest old pod, and the
+// old one goes as soon as it is not ready (nothing to protect) or the current one is available.
+func TestExcessPodsOnNodePrunedAsUpstream(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.UpdateStrategy.Type = appsv1.OnDeleteDaemonSetStrategyType })
+	fx := newFixture(t, ds, newNode("n1"),
+		daemonPod(ds, "old", "n1", oldRevision), daemonPod(ds, "new", "n1", newer))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"new"}) {
+		t.Fatalf("without surge deleted %v, want the younger pod", got)
+	}
+
+	surge := newDS(func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	})
+	fx = newFixture(t, surge, newNode("n1"),
+		daemonPod(surge, "old", "n1", oldRevision, notReady), daemonPod(surge, "new", "n1", notReady, newer))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"old"}) {
+		t.Fatalf("surge: deleted %v, want the old pod that is not ready", got)
+	}
+
+	fx = newFixture(t, surge, newNode("n1"),
+		daemonPod(surge, "old", "n1", oldRevision), daemonPod(surge, "new-a", "n1", notReady, newer),
+		daemonPod(surge, "new-b", "n1", notReady, newer))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"new-b"}) {
+		t.Fatalf("surge: deleted %v, want only the second current pod (the available old one serves)", got)
+	}
+}
