@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -249,6 +250,22 @@ func maxSurge(ds *appsv1.DaemonSet, desired int) int {
 // allowsSurge: rolling updates start new pods beside old ones (any non-zero maxSurge).
 func allowsSurge(ds *appsv1.DaemonSet) bool { return maxSurge(ds, 1) > 0 }
 
+// isUpdated says whether pod runs ds's current template, as Kubernetes' IsPodUpdated does: it
+// carries the current revision's hash, or the template generation the API server keeps on the
+// DaemonSet (so pods of a template whose revision was renamed, after a hash collision or by an
+// older controller, are not rolled again).
+func isUpdated(ds *appsv1.DaemonSet, pod *corev1.Pod, hash string) bool {
+	if hash != "" && pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+		return true
+	}
+	gen, ok := ds.Annotations[appsv1.DeprecatedTemplateGeneration]
+	if !ok {
+		return false
+	}
+	n, err := strconv.ParseInt(gen, 10, 64)
+	return err == nil && pod.Labels[templateGenerationLabel] == strconv.FormatInt(n, 10)
+}
+
 // oldestFirst sorts a node's daemon pods as Kubernetes ranks them: bound ones first, then by
 // creation time, then by name.
 func oldestFirst(pods []*corev1.Pod) {
@@ -283,7 +300,7 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNo
 			if podstate.IsTerminal(p) {
 				continue
 			}
-			if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			if isUpdated(ds, p, hash) {
 				current = append(current, p)
 			} else {
 				old = append(old, p)
@@ -333,7 +350,7 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 			if doomed[p.UID] || podstate.IsTerminal(p) {
 				continue
 			}
-			old := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash
+			old := !isUpdated(ds, p, hash)
 			ok := podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
 			switch {
 			case old && !ok:
@@ -474,7 +491,7 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 				isReady = true
 				isAvailable = isAvailable || podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
 			}
-			allCurrent = allCurrent && p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash
+			allCurrent = allCurrent && isUpdated(ds, p, hash)
 		}
 		if isReady {
 			ready++

@@ -379,3 +379,24 @@ func TestExcessPodsOnNodePrunedAsUpstream(t *testing.T) {
 		t.Fatalf("surge: deleted %v, want only the second current pod (the available old one serves)", got)
 	}
 }
+
+// A pod labelled with the DaemonSet's current template generation runs the current template
+// even when its revision hash differs (the revision was renamed after a hash collision, or made
+// by an older controller), so, as in Kubernetes, it is counted updated and not rolled again.
+func TestPodOfCurrentTemplateGenerationIsUpdated(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) {
+		ds.Annotations = map[string]string{appsv1.DeprecatedTemplateGeneration: "4"}
+	})
+	gen := func(g string) podOpt {
+		return func(p *corev1.Pod) { p.Labels[templateGenerationLabel] = g }
+	}
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"),
+		daemonPod(ds, "same", "n1", oldRevision, gen("4")), daemonPod(ds, "stale", "n2", oldRevision, gen("3")))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"stale"}) {
+		t.Fatalf("deleted %v, want only the pod of the older template generation", got)
+	}
+	if st := fx.status(t); st.UpdatedNumberScheduled != 1 {
+		t.Errorf("updatedNumberScheduled %d, want 1", st.UpdatedNumberScheduled)
+	}
+}
