@@ -179,7 +179,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		switch {
 		case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
 		case allowsSurge(ds):
-			create = append(create, c.surgeNodes(ds, nodes, byNode, hash)...)
+			more, retire := c.surgeNodes(ds, nodes, byNode, hash)
+			create, remove = append(create, more...), append(remove, retire...)
 		default:
 			remove = append(remove, c.rollingUpdateVictims(ds, nodes, byNode, hash, remove)...)
 		}
@@ -283,18 +284,26 @@ func oldestFirst(pods []*corev1.Pod) {
 
 // surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose
 // old pod is not available (nothing to protect), then others while fewer than maxSurge surge pods
-// are not yet available.
-func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []string {
+// are not yet available. As in Kubernetes, it also retires the old pods of nodes that keep their
+// pod but would no longer get one (a NoSchedule taint came later): at once if not available,
+// otherwise only while more nodes have an available pod than should run one.
+func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) ([]string, []*corev1.Pod) {
 	now := c.now()
-	var eligible []*corev1.Node
+	desired := 0
 	for _, node := range nodes {
 		if shouldRun, _ := placement(ds, node); shouldRun {
-			eligible = append(eligible, node)
+			desired++
 		}
 	}
-	budget := maxSurge(ds, len(eligible))
+	budget := maxSurge(ds, desired)
+	available := 0
 	var candidates, out []string
-	for _, node := range eligible {
+	var remove, retirable []*corev1.Pod
+	for _, node := range nodes {
+		shouldRun, keep := placement(ds, node)
+		if !shouldRun && !keep {
+			continue
+		}
 		var current, old []*corev1.Pod
 		for _, p := range byNode[node.Name] {
 			if podstate.IsTerminal(p) {
@@ -307,13 +316,29 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNo
 			}
 		}
 		switch {
+		case len(old) > 0:
+			if podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now) {
+				available++
+			}
+		case len(current) > 0:
+			if podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
+				available++
+			}
+		}
+		switch {
 		case len(old) == 0:
 		case len(current) > 0:
 			if !podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
 				budget-- // a surge in flight
 			}
 		case !podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now):
-			out = append(out, node.Name)
+			if shouldRun {
+				out = append(out, node.Name)
+			} else {
+				remove = append(remove, old[0])
+			}
+		case !shouldRun:
+			retirable = append(retirable, old[0])
 		default:
 			candidates = append(candidates, node.Name)
 		}
@@ -326,7 +351,9 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNo
 		out = append(out, n)
 		budget--
 	}
-	return out
+	oldestFirst(retirable)
+	remove = append(remove, retirable[:max(0, min(len(retirable), available-desired))]...)
+	return out, remove
 }
 
 // rollingUpdateVictims picks old-revision pods to delete now: every one that is not available (that
@@ -341,10 +368,15 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 	desired, unavailable := 0, 0
 	var oldAvailable, victims []*corev1.Pod
 	for _, node := range nodes {
-		if shouldRun, _ := placement(ds, node); !shouldRun {
+		// As in Kubernetes, a node that keeps its pod but would no longer get one (a NoSchedule
+		// taint came later) takes part: its old pod goes within the budget and is not replaced.
+		shouldRun, keep := placement(ds, node)
+		if !shouldRun && (!keep || len(byNode[node.Name]) == 0) {
 			continue
 		}
-		desired++
+		if shouldRun {
+			desired++
+		}
 		available := false
 		for _, p := range byNode[node.Name] {
 			if doomed[p.UID] || podstate.IsTerminal(p) {

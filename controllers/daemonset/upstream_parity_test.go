@@ -400,3 +400,42 @@ func TestPodOfCurrentTemplateGenerationIsUpdated(t *testing.T) {
 		t.Errorf("updatedNumberScheduled %d, want 1", st.UpdatedNumberScheduled)
 	}
 }
+
+// A node that keeps its daemon pod but would no longer get one (an untolerated NoSchedule taint
+// came later) takes part in a rolling update, as in Kubernetes: its old pod is removed within
+// maxUnavailable and not replaced, rather than running the old template for good. With surge the
+// removal waits until more nodes have an available pod than should run one, and an old pod there
+// that is not available goes at once.
+func TestRollingUpdateRetiresOldPodsOfNodesThatNoLongerFit(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2", taint("later", corev1.TaintEffectNoSchedule)),
+		daemonPod(ds, "p1", "n1"), daemonPod(ds, "o2", "n2", oldRevision))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"o2"}) {
+		t.Fatalf("deleted %v, want the old pod of the tainted node", got)
+	}
+	if got := fx.createdOn(); len(got) != 0 {
+		t.Fatalf("created on %v", got)
+	}
+
+	surge := newDS(func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	})
+	fx = newFixture(t, surge, newNode("n1"), newNode("n2", taint("later", corev1.TaintEffectNoSchedule)),
+		newNode("n3", taint("later", corev1.TaintEffectNoSchedule)), newNode("n4", taint("later", corev1.TaintEffectNoSchedule)),
+		daemonPod(surge, "p1", "n1"), daemonPod(surge, "o2", "n2", oldRevision),
+		daemonPod(surge, "o3", "n3", oldRevision, notReady), daemonPod(surge, "o4", "n4", oldRevision))
+	fx.sync(t)
+	// Three nodes have an available pod and one should run it: two old ones may go.
+	if got := fx.deleted(); !slices.Equal(got, []string{"o2", "o3", "o4"}) {
+		t.Fatalf("surge: deleted %v, want o3 (not available) and the available o2 and o4", got)
+	}
+
+	fx = newFixture(t, surge, newNode("n1"), newNode("n2", taint("later", corev1.TaintEffectNoSchedule)),
+		daemonPod(surge, "p1", "n1", notReady), daemonPod(surge, "o2", "n2", oldRevision))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("surge: deleted %v while the only node that should run the pod has none available", got)
+	}
+}
