@@ -186,7 +186,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		manageErr = c.manage(ctx, key, ds, create, remove, hash)
 	}
-	if err := c.updateStatus(ctx, ds, nodes, byNode, hash, satisfied); err != nil {
+	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
 		return err
 	}
 	return manageErr
@@ -491,18 +491,23 @@ func (c *Controller) createOn(ctx context.Context, key string, ds *appsv1.Daemon
 // updateStatus records the counts; observed says this sync acted on the DaemonSet's spec. Like
 // Kubernetes, a sync that only waited for earlier creations/deletions does not raise
 // observedGeneration, so kubectl rollout status keeps waiting for the controller to act.
-func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string, observed bool) error {
+func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, hash string, observed bool) error {
 	now := c.now()
 	st := ds.Status.DeepCopy()
+	// As in Kubernetes, a node's pods are all it has but finished ones already being deleted:
+	// a terminating pod still counts (a surge rollout is not done until the old pods are gone),
+	// and the node is judged by its oldest pod.
+	onNode := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil && podstate.IsTerminal(p) {
+			continue
+		}
+		onNode[targetNode(p)] = append(onNode[targetNode(p)], p)
+	}
 	var desired, current, misscheduled, ready, available, updated int32
 	for _, node := range nodes {
 		shouldRun, _ := placement(ds, node)
-		var ps []*corev1.Pod
-		for _, p := range byNode[node.Name] {
-			if !podstate.IsTerminal(p) {
-				ps = append(ps, p)
-			}
-		}
+		ps := onNode[node.Name]
 		if !shouldRun {
 			if len(ps) > 0 {
 				misscheduled++
@@ -514,24 +519,14 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 			continue
 		}
 		current++
-		// A node is ready/available when one of its daemon pods is (during a surge the old pod
-		// serves until the new one is available), and updated when only current pods are left, so
-		// kubectl rollout status does not finish before the surge pods are.
-		isReady, isAvailable, allCurrent := false, false, true
-		for _, p := range ps {
-			if podstate.IsReady(p) {
-				isReady = true
-				isAvailable = isAvailable || podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
-			}
-			allCurrent = allCurrent && isUpdated(ds, p, hash)
-		}
-		if isReady {
+		oldestFirst(ps)
+		if podstate.IsReady(ps[0]) {
 			ready++
+			if podstate.IsAvailable(ps[0], ds.Spec.MinReadySeconds, now) {
+				available++
+			}
 		}
-		if isAvailable {
-			available++
-		}
-		if allCurrent {
+		if isUpdated(ds, ps[0], hash) {
 			updated++
 		}
 	}

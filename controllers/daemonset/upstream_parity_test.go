@@ -439,3 +439,24 @@ func TestRollingUpdateRetiresOldPodsOfNodesThatNoLongerFit(t *testing.T) {
 		t.Fatalf("surge: deleted %v while the only node that should run the pod has none available", got)
 	}
 }
+
+// Status counts a node's pods as Kubernetes does: all but finished pods already being deleted,
+// judging the node by its oldest pod. A surge rollout is not reported done while an old pod is
+// still terminating, and a node whose only pod failed still has a pod scheduled.
+func TestStatusCountsTerminatingAndFailedPods(t *testing.T) {
+	surge := newDS(func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	})
+	fx := newFixture(t, surge, newNode("n1"), newNode("n2"),
+		daemonPod(surge, "old", "n1", oldRevision, terminating), daemonPod(surge, "new", "n1", newer),
+		daemonPod(surge, "broken", "n2", failed, notReady, oldRevision),
+		daemonPod(surge, "gone", "n2", failed, terminating))
+	fx.c.exp.ExpectCreations("ns/agent", 1) // status only
+	fx.sync(t)
+	st := fx.status(t)
+	if st.DesiredNumberScheduled != 2 || st.CurrentNumberScheduled != 2 || st.UpdatedNumberScheduled != 0 ||
+		st.NumberReady != 1 || st.NumberAvailable != 1 || st.NumberUnavailable != 1 {
+		t.Fatalf("status %+v: want desired 2, current 2 (the failed pod counts), updated 0 (n1's old pod is still terminating), ready/available 1", st)
+	}
+}
