@@ -99,7 +99,7 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	c.failedBackoff = flowcontrol.NewFakeBackOff(failedBackoffInitial, failedBackoffMax, nowClock{now: func() time.Time { return c.now() }})
 	if _, err := dsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		UpdateFunc: c.dsUpdated,
 		DeleteFunc: func(obj any) {
 			if key, ok := runner.KeyOf(obj); ok {
 				c.exp.Forget(key)
@@ -142,6 +142,19 @@ func (c *Controller) enqueue(obj any) {
 	if key, ok := runner.KeyOf(obj); ok {
 		c.queue.Add(key)
 	}
+}
+
+// dsUpdated enqueues the DaemonSet. One deleted and created again under its name, seen as a
+// single update after a watch gap, starts without the old one's expectations, as in Kubernetes.
+func (c *Controller) dsUpdated(old, cur any) {
+	o, ok1 := old.(*appsv1.DaemonSet)
+	n, ok2 := cur.(*appsv1.DaemonSet)
+	if ok1 && ok2 && o.UID != n.UID {
+		if key, ok := runner.KeyOf(o); ok {
+			c.exp.Forget(key)
+		}
+	}
+	c.enqueue(cur)
 }
 
 func (c *Controller) enqueueAll() {

@@ -460,3 +460,17 @@ func TestStatusCountsTerminatingAndFailedPods(t *testing.T) {
 		t.Fatalf("status %+v: want desired 2, current 2 (the failed pod counts), updated 0 (n1's old pod is still terminating), ready/available 1", st)
 	}
 }
+
+// A DaemonSet deleted and created again under the same name, seen as one update, does not
+// inherit the old one's pending expectations, as in Kubernetes.
+func TestRecreatedDaemonSetStartsWithoutOldExpectations(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds)
+	fx.c.exp.ExpectCreations("ns/agent", 3)
+	again := ds.DeepCopy()
+	again.UID = "uid-agent-2"
+	fx.c.dsUpdated(ds, again)
+	if !fx.c.exp.Satisfied("ns/agent") {
+		t.Fatal("the recreated DaemonSet waits for the old one's creations")
+	}
+}
