@@ -114,8 +114,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				remove = append(remove, p)
 			case p.Status.Phase == corev1.PodSucceeded:
 				// Daemon pods restart Always, so this one was stopped from outside (node shutdown,
-				// eviction); Kubernetes deletes and replaces it like a failed one.
-				c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", p.Namespace, p.Name, node.Name)
+				// eviction); Kubernetes deletes and replaces it like a failed one, and reports it
+				// only on a node that keeps its daemon pod (elsewhere every pod just goes).
+				if keep {
+					c.recorder.Eventf(ds, corev1.EventTypeNormal, ReasonSucceededDaemonPod, "Found succeeded daemon pod %s/%s on node %s, will try to delete it", p.Namespace, p.Name, node.Name)
+				}
 				remove = append(remove, p)
 			default:
 				running = append(running, p)

@@ -474,3 +474,18 @@ func TestRecreatedDaemonSetStartsWithoutOldExpectations(t *testing.T) {
 		t.Fatal("the recreated DaemonSet waits for the old one's creations")
 	}
 }
+
+// A finished pod on a node the DaemonSet no longer fits is deleted with the node's other pods,
+// without a SucceededDaemonPod event, as in Kubernetes.
+func TestSucceededPodOnUnfitNodeNotReported(t *testing.T) {
+	ds := newDS(selecting("role", "edge"))
+	fx := newFixture(t, ds, newNode("n1"),
+		daemonPod(ds, "done", "n1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"done"}) {
+		t.Fatalf("deleted %v", got)
+	}
+	if got := controllertest.Events(fx.rec.Events); slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, ReasonSucceededDaemonPod) }) {
+		t.Fatalf("events %v", got)
+	}
+}
