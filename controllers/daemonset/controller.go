@@ -43,6 +43,7 @@ type Options struct {
 type Controller struct {
 	client     kubernetes.Interface
 	dsLister   appslisters.DaemonSetLister
+	revLister  appslisters.ControllerRevisionLister
 	podLister  corelisters.PodLister
 	nodeLister corelisters.NodeLister
 	history    *revision.History
@@ -79,7 +80,7 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 		return nil, fmt.Errorf("daemonset: client, informers and recorder are required")
 	}
 	c := &Controller{
-		client: client, dsLister: dsInformer.Lister(), podLister: podInformer.Lister(),
+		client: client, dsLister: dsInformer.Lister(), revLister: revInformer.Lister(), podLister: podInformer.Lister(),
 		nodeLister: nodeInformer.Lister(),
 		history: &revision.History{Client: client, Lister: revInformer.Lister(), OwnerGVK: controllerKind,
 			HashLabel: appsv1.DefaultDaemonSetUniqueLabelKey},

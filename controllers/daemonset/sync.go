@@ -64,7 +64,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if ds.DeletionTimestamp != nil {
 		return nil // the garbage collector removes the pods
 	}
-	hash, err := c.syncHistory(ctx, ds, pods)
+	hash, err := c.syncHistory(ctx, ds, selector, pods)
 	if err != nil {
 		return err
 	}

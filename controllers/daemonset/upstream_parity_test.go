@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/revision"
 )
 
 func terminating(p *corev1.Pod) {
@@ -487,5 +488,38 @@ func TestSucceededPodOnUnfitNodeNotReported(t *testing.T) {
 	}
 	if got := controllertest.Events(fx.rec.Events); slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, ReasonSucceededDaemonPod) }) {
 		t.Fatalf("events %v", got)
+	}
+}
+
+// A DaemonSet deleted with --cascade=orphan leaves its ControllerRevisions without an owner; one
+// created again with the same selector adopts them, as in Kubernetes, instead of failing for
+// good to create the revision of its template under the name an orphan already holds.
+func TestOrphanedRevisionsAreAdopted(t *testing.T) {
+	ds := newDS()
+	hash := revision.Hash(&ds.Spec.Template, nil)
+	data, err := revision.Data(&ds.Spec.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-" + hash, Namespace: "ns", ResourceVersion: "1",
+			Labels: map[string]string{"app": "agent", appsv1.DefaultDaemonSetUniqueLabelKey: hash}},
+		Data: runtime.RawExtension{Raw: data}, Revision: 4,
+	}
+	fx := newFixture(t, ds, newNode("n1"), orphan, daemonPod(ds, "a", "n1"))
+	_ = fx.c.sync(context.Background(), "ns/agent") // adopts; the cache has yet to see it
+	rev, err := fx.client.AppsV1().ControllerRevisions("ns").Get(context.Background(), orphan.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(rev); ref == nil || ref.UID != ds.UID {
+		t.Fatalf("revision owner references %v, want the DaemonSet as controller", rev.OwnerReferences)
+	}
+	if err := fx.revs.Update(rev); err != nil {
+		t.Fatal(err)
+	}
+	fx.sync(t)
+	if st := fx.status(t); st.UpdatedNumberScheduled != 1 {
+		t.Errorf("status %+v", st)
 	}
 }
