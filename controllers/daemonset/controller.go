@@ -110,6 +110,15 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	}); err != nil {
 		return nil, err
 	}
+	// As in Kubernetes, a revision's changes wake its DaemonSet (one deleted by hand is made
+	// again), and an orphan's wake the DaemonSets that may adopt it.
+	if _, err := revInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.revisionChanged,
+		UpdateFunc: func(old, cur any) { c.revisionChanged(old); c.revisionChanged(cur) },
+		DeleteFunc: c.revisionChanged,
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
 		UpdateFunc: c.podUpdated,
@@ -174,6 +183,27 @@ func (c *Controller) dsOf(pod *corev1.Pod) *appsv1.DaemonSet {
 		return c.dsLister.DaemonSets(ns).Get(name)
 	})
 	return ds
+}
+
+// revisionChanged enqueues the DaemonSet controlling a ControllerRevision or, for an orphan,
+// every DaemonSet selecting it.
+func (c *Controller) revisionChanged(obj any) {
+	rev, ok := runner.Object[*appsv1.ControllerRevision](obj)
+	if !ok {
+		return
+	}
+	if metav1.GetControllerOf(rev) != nil {
+		ds, _ := controllerref.ControllerOf(rev, controllerKind, func(ns, name string) (*appsv1.DaemonSet, error) {
+			return c.dsLister.DaemonSets(ns).Get(name)
+		})
+		if ds != nil {
+			c.enqueue(ds)
+		}
+		return
+	}
+	for _, ds := range c.daemonSetsSelecting(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rev.Namespace, Labels: rev.Labels}}) {
+		c.enqueue(ds)
+	}
 }
 
 // daemonSetsSelecting lists the DaemonSets whose selector matches an orphan pod's labels.

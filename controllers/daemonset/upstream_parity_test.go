@@ -523,3 +523,29 @@ func TestOrphanedRevisionsAreAdopted(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// A ControllerRevision's changes wake the DaemonSet controlling it (one deleted by hand is made
+// again), and an orphan's wake the DaemonSets selecting it, as in Kubernetes.
+func TestRevisionEventsWakeDaemonSet(t *testing.T) {
+	ds := newDS()
+	fx := newFixture(t, ds)
+	for _, tc := range []struct {
+		name string
+		rev  *appsv1.ControllerRevision
+		want bool
+	}{
+		{"owned", ownedRevision("r1", 1), true},
+		{"orphan", &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns", Labels: map[string]string{"app": "agent"}}}, true},
+		{"other", &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "y", Namespace: "ns", Labels: map[string]string{"app": "other"}}}, false},
+	} {
+		fx.c.revisionChanged(tc.rev)
+		got := fx.c.queue.Len() > 0
+		for fx.c.queue.Len() > 0 {
+			k, _ := fx.c.queue.Get()
+			fx.c.queue.Done(k)
+		}
+		if got != tc.want {
+			t.Errorf("%s revision: woke the DaemonSet %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
