@@ -20,6 +20,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/slowstart"
 )
 
 // Event reasons, as Kubernetes'.
@@ -437,21 +438,11 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 	c.exp.ExpectCreations(key, len(create))
 	c.exp.ExpectDeletions(key, keys)
 	var errs []error
-	for done, batch := 0, 1; done < len(create); batch *= 2 {
-		batch = min(batch, len(create)-done)
-		batchErrs := make([]error, batch)
-		var wg sync.WaitGroup
-		for i, node := range create[done : done+batch] {
-			wg.Go(func() { batchErrs[i] = c.createOn(ctx, key, ds, node, hash) })
-		}
-		wg.Wait()
-		done += batch
-		if err := errors.Join(batchErrs...); err != nil {
-			errs = append(errs, err)
-			for range create[done:] {
-				c.exp.CreationObserved(key) // skipped: never to be observed
-			}
-			break
+	made, _, err := slowstart.Run(len(create), func(i int) error { return c.createOn(ctx, key, ds, create[i], hash) })
+	if err != nil {
+		errs = append(errs, err)
+		for range create[made:] {
+			c.exp.CreationObserved(key) // skipped: never to be observed
 		}
 	}
 	var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/slowstart"
 )
 
 // maxCreatesPerSync bounds one sync's creates, as the ReplicaSet controller's burst.
@@ -95,37 +96,26 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		toCreate = toCreate[:maxCreatesPerSync]
 	}
 	c.exp.ExpectCreations(key, len(toCreate))
-	// Slow start, as Kubernetes: batches of 1, 2, 4, …, stopping after a batch with a failure, so
-	// a quota or admission refusal costs one failed call (and one FailedCreate event), not hundreds.
-	done := 0
-	for size := 1; done < len(toCreate); size *= 2 {
-		batch := toCreate[done:min(done+size, len(toCreate))]
-		var wg sync.WaitGroup
-		errs := make([]error, len(batch))
-		for i, idx := range batch {
-			var prior indexFailures
-			if pi != nil && pi.failures[*idx] != nil {
-				prior = *pi.failures[*idx]
-			}
-			wg.Go(func() {
-				if errs[i] = c.createPod(ctx, job, idx, prior); errs[i] != nil {
-					c.exp.CreationObserved(key) // never to be observed
-				}
-			})
+	// Slow start, as Kubernetes: a quota or admission refusal costs one failed call (and one
+	// FailedCreate event), not hundreds.
+	made, created, err := slowstart.Run(len(toCreate), func(i int) error {
+		idx := toCreate[i]
+		var prior indexFailures
+		if pi != nil && idx != nil && pi.failures[*idx] != nil {
+			prior = *pi.failures[*idx]
 		}
-		wg.Wait()
-		done += len(batch)
-		for _, err := range errs {
-			if err == nil {
-				changes.created++
-			}
+		err := c.createPod(ctx, job, idx, prior)
+		if err != nil {
+			c.exp.CreationObserved(key) // never to be observed
 		}
-		if err := errors.Join(errs...); err != nil {
-			for range len(toCreate) - done {
-				c.exp.CreationObserved(key) // skipped: tried again on a later sync
-			}
-			return wait, changes, err
+		return err
+	})
+	changes.created += int32(created)
+	if err != nil {
+		for range len(toCreate) - made {
+			c.exp.CreationObserved(key) // skipped: tried again on a later sync
 		}
+		return wait, changes, err
 	}
 	return wait, changes, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -451,20 +450,6 @@ func TestSyncDeletedReplicaSet(t *testing.T) {
 	}
 	if adds, _ := fx.c.exp.Pending("ns/gone"); adds != 0 {
 		t.Error("expectations of a deleted ReplicaSet kept")
-	}
-}
-
-func TestSlowStartBatch(t *testing.T) {
-	var calls atomic.Int32
-	n, err := slowStartBatch(10, func() error {
-		if calls.Add(1) > 3 {
-			return fmt.Errorf("boom")
-		}
-		return nil
-	})
-	// Batches 1, 2 succeed (3 calls); batch of 4 fails on every call.
-	if n != 3 || err == nil || calls.Load() != 7 {
-		t.Fatalf("slowStartBatch = %d, %v after %d calls; want 3, error, 7 calls", n, err, calls.Load())
 	}
 }
 

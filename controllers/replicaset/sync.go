@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/slowstart"
 )
 
 // sync makes one ReplicaSet right. It is safe to call with any key at any time.
@@ -117,7 +118,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*cor
 		n := min(-diff, c.burst)
 		// Expect first: the informer may deliver a created pod before Create returns.
 		c.exp.ExpectCreations(key, n)
-		created, err := slowStartBatch(n, func() error { return c.createPod(ctx, rs) })
+		_, created, err := slowstart.Run(n, func(int) error { return c.createPod(ctx, rs) })
 		for i := created; i < n; i++ {
 			// Creates that were skipped or failed will never be observed.
 			c.exp.CreationObserved(key)
@@ -198,32 +199,4 @@ func PodFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
 		},
 		Spec: t.Spec,
 	}
-}
-
-// slowStartBatch calls fn count times in batches of 1, 2, 4, … running each batch in parallel, and stops
-// after the first batch with a failure. A quota or admission error thus costs a single failed call
-// instead of hundreds. It returns the number of successful calls and the first error.
-func slowStartBatch(count int, fn func() error) (int, error) {
-	done := 0
-	for batch := 1; done < count; batch *= 2 {
-		batch = min(batch, count-done)
-		errs := make([]error, batch)
-		var wg sync.WaitGroup
-		for i := range batch {
-			wg.Go(func() { errs[i] = fn() })
-		}
-		wg.Wait()
-		var first error
-		for _, err := range errs {
-			if err == nil {
-				done++
-			} else if first == nil {
-				first = err
-			}
-		}
-		if first != nil {
-			return done, first
-		}
-	}
-	return done, nil
 }
