@@ -2,8 +2,6 @@ package manager
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,10 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/skiffkube/skiff/apiserver/apiservertest"
-	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 )
 
@@ -25,31 +20,8 @@ import (
 // slice lists its pods with their node's zone and a trigger time, is updated in place when a pod
 // comes, and a pod whose node does not exist yet appears once the node does.
 func TestEndpointSliceControllerAgainstAPIServer(t *testing.T) {
-	srv := apiservertest.Start(t)
-	admin, err := kubernetes.NewForConfig(srv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := kubernetes.NewForConfig(srv.UserConfig(t, bootstrap.ControllerManagerUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(root, Config{Controllers: []string{"endpointslice"}, Workers: 1}, Options{
-		Logger:                slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ControllerCredentials: ServiceAccountCredentials(root, srv.Config),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	r := runControllers(t, []string{"endpointslice"}, nil)
+	admin, ctx := r.admin, r.ctx
 
 	mkNode := func(name, zone string) {
 		t.Helper()

@@ -2,8 +2,6 @@ package manager
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -15,10 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/skiffkube/skiff/apiserver/apiservertest"
-	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 )
 
@@ -29,34 +24,11 @@ import (
 // Endpoints change and deleted once the Service gains a selector. The API
 // server's own kubernetes Endpoints (skip-mirror) are left alone.
 func TestEndpointSliceMirroringAgainstAPIServer(t *testing.T) {
-	srv := apiservertest.Start(t)
-	admin, err := kubernetes.NewForConfig(srv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := kubernetes.NewForConfig(srv.UserConfig(t, bootstrap.ControllerManagerUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(root, Config{Controllers: []string{"endpointslicemirroring"}, Workers: 1}, Options{
-		Logger:                slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ControllerCredentials: ServiceAccountCredentials(root, srv.Config),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runControllers(t, []string{"endpointslicemirroring"}, nil)
+	admin, root, m, ctx := r.admin, r.root, r.m, r.ctx
 	if got := m.Controllers(); !slices.Equal(got, []string{endpointslicemirroring.Name}) {
 		t.Fatalf("controllers = %v, want the mirroring controller by its kube alias", got)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
 
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
@@ -73,7 +45,7 @@ func TestEndpointSliceMirroringAgainstAPIServer(t *testing.T) {
 			Ports:             []corev1.EndpointPort{{Name: "pg", Port: 5432}},
 		}},
 	}
-	ep, err = admin.CoreV1().Endpoints("default").Create(ctx, ep, metav1.CreateOptions{})
+	ep, err := admin.CoreV1().Endpoints("default").Create(ctx, ep, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package manager
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,10 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
-	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/controllers/rootcacert"
 )
 
@@ -25,31 +21,10 @@ import (
 // The manager's own identity may not create ConfigMaps, so the publisher's
 // account (bound to system:controller:root-ca-cert-publisher) wrote them.
 func TestRootCAPublisherAgainstAPIServer(t *testing.T) {
-	srv := apiservertest.Start(t)
-	admin, err := kubernetes.NewForConfig(srv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := kubernetes.NewForConfig(srv.UserConfig(t, bootstrap.ControllerManagerUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(root, Config{Controllers: []string{rootcacert.Name}, Workers: 1}, Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RootCA: srv.Bundle.CAPEM,
-		ControllerCredentials: ServiceAccountCredentials(root, srv.Config),
+	r := runControllers(t, []string{rootcacert.Name}, func(srv *apiservertest.Running, o *Options) {
+		o.RootCA = srv.Bundle.CAPEM
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	srv, admin, root, ctx := r.srv, r.admin, r.root, r.ctx
 
 	waitPublished := func(ns string) {
 		t.Helper()
