@@ -9,16 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/revision"
 )
 
 // syncHistory makes sure the current template has the newest ControllerRevision, prunes old unused
 // revisions beyond the history limit, and returns the current hash (the pods' controller-revision-hash).
 func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector, pods []*corev1.Pod) (string, error) {
-	if err := c.claimRevisions(ctx, ds, selector); err != nil {
+	// Orphaned revisions the DaemonSet selects are adopted and owned ones it no longer selects let
+	// go, as Kubernetes' controlledHistories does.
+	latest := func(ctx context.Context) (metav1.Object, error) {
+		return c.client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+	}
+	if err := c.history.Claim(ctx, ds, selector, latest, true); err != nil {
 		return "", err
 	}
 	current, owned, err := c.history.Sync(ctx, ds, &ds.Spec.Template, ds.Status.CollisionCount)
@@ -56,32 +59,4 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 	}
 	return hash, c.history.Prune(ctx, owned, inUse, limit)
-}
-
-// claimRevisions adopts the orphaned ControllerRevisions the DaemonSet selects and releases owned
-// ones it no longer selects, as Kubernetes' controlledHistories does: a DaemonSet deleted with
-// --cascade=orphan and created again takes its history back (and its template's revision, which
-// it could not create again under the same name). An adopted revision counts as owned once the
-// cache has seen it; until then the revision sync fails and is retried.
-func (c *Controller) claimRevisions(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector) error {
-	all, err := c.revLister.ControllerRevisions(ds.Namespace).List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	objs := make([]metav1.Object, len(all))
-	for i, r := range all {
-		objs[i] = r
-	}
-	cl := controllerref.Claimer{
-		Owner: ds, OwnerGVK: controllerKind, Selector: selector,
-		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
-			_, err := c.client.AppsV1().ControllerRevisions(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-			return err
-		},
-		CanAdopt: controllerref.RecheckOwner(ds, func(ctx context.Context) (metav1.Object, error) {
-			return c.client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
-		}),
-	}
-	_, err = cl.Claim(ctx, objs)
-	return err
 }

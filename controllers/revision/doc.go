@@ -4,5 +4,6 @@
 // runs it. A revision's data is the template as a strategic merge patch that replaces it, which is
 // what `kubectl rollout undo` applies back to the owner. A new revision also carries the owner's
 // annotations (its kubernetes.io/change-cause is what `kubectl rollout history`
-// shows).
+// shows). Claim adopts orphaned revisions, so an owner re-made after --cascade=orphan takes its
+// history back.
 package revision

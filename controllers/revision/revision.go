@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 
@@ -85,6 +86,38 @@ func (h *History) Owned(owner metav1.Object) ([]*appsv1.ControllerRevision, erro
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
 	return out, nil
+}
+
+// Claim makes owner the controller of the orphaned revisions selector matches, so an owner deleted
+// with --cascade=orphan and made again takes its history back (its template's revision, under the
+// same name, could otherwise never be made again). With release it also lets go of owned revisions
+// selector no longer matches: Kubernetes' DaemonSet controller does both, its StatefulSet controller
+// only adopts. latest reads the owner from the API server, to recheck it before adopting. An adopted
+// revision counts as owned once the cache has seen it.
+func (h *History) Claim(ctx context.Context, owner metav1.Object, selector labels.Selector, latest func(context.Context) (metav1.Object, error), release bool) error {
+	all, err := h.Lister.ControllerRevisions(owner.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	var objs []metav1.Object
+	for _, r := range all {
+		if release || metav1.GetControllerOfNoCopy(r) == nil {
+			objs = append(objs, r)
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	cl := controllerref.Claimer{
+		Owner: owner, OwnerGVK: h.OwnerGVK, Selector: selector,
+		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
+			_, err := h.Client.AppsV1().ControllerRevisions(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		CanAdopt: controllerref.RecheckOwner(owner, latest),
+	}
+	_, err = cl.Claim(ctx, objs)
+	return err
 }
 
 // Sync makes sure template has a revision with the highest number and returns it with all owned

@@ -80,7 +80,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			update:  &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: set.Status.UpdateRevision}},
 		}
 	} else {
-		if err := c.adoptOrphanRevisions(ctx, set, selector); err != nil {
+		// Orphaned revisions the set selects are adopted (Kubernetes' adoptOrphanRevisions); unlike
+		// a DaemonSet's, owned ones are never let go: a StatefulSet's selector cannot change.
+		latest := func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
+		}
+		if err := c.history.Claim(ctx, set, selector, latest, false); err != nil {
 			return err
 		}
 		if revs, err = c.syncRevisions(ctx, set, pods); err != nil {
@@ -174,38 +179,6 @@ func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, sel
 		out[i] = o.(*corev1.Pod)
 	}
 	return out, err
-}
-
-// adoptOrphanRevisions makes the set the controller of the revisions matching its selector that have
-// none, as Kubernetes does: a set deleted with --cascade=orphan and made again (the way to change
-// its immutable fields) finds its old revisions ownerless, and the one of its template, under the
-// same name, could otherwise never be made again.
-func (c *Controller) adoptOrphanRevisions(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) error {
-	all, err := c.history.Lister.ControllerRevisions(set.Namespace).List(selector)
-	if err != nil {
-		return err
-	}
-	var orphans []metav1.Object
-	for _, r := range all {
-		if metav1.GetControllerOfNoCopy(r) == nil {
-			orphans = append(orphans, r)
-		}
-	}
-	if len(orphans) == 0 {
-		return nil
-	}
-	cl := controllerref.Claimer{
-		Owner: set, OwnerGVK: controllerKind, Selector: selector,
-		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
-			_, err := c.client.AppsV1().ControllerRevisions(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-			return err
-		},
-		CanAdopt: controllerref.RecheckOwner(set, func(ctx context.Context) (metav1.Object, error) {
-			return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
-		}),
-	}
-	_, err = cl.Claim(ctx, orphans)
-	return err
 }
 
 // syncRevisions records the template as the update revision and finds the current one.
