@@ -11,10 +11,15 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
@@ -22,6 +27,8 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -52,10 +59,23 @@ const (
 // kube-controller-manager names it in its workqueue metrics.
 const staleQueueName = "stale_pod_disruption"
 
+// mapperResetInterval bounds how often a controller kind the REST mapper does not know makes it
+// read discovery again (a custom resource defined since): kube-controller-manager resets its
+// mapper every 30 seconds.
+const mapperResetInterval = 30 * time.Second
+
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Discovery lets the controller count the pods of controllers other than apps/v1's (a
+	// custom resource, a ReplicationController) through their scale subresource, as
+	// Kubernetes' disruption controller does. Without it only Deployments, ReplicaSets and
+	// StatefulSets are known.
+	Discovery discovery.DiscoveryInterface
+	// Mapper and Scales replace what is built from Discovery (tests).
+	Mapper meta.RESTMapper
+	Scales scale.ScalesGetter
 }
 
 // Informers the controller reads.
@@ -81,6 +101,13 @@ type Controller struct {
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	now       func() time.Time
+
+	// The scale subresource of other controllers; nil without Options.Discovery.
+	discovery discovery.DiscoveryInterface
+	mapper    meta.RESTMapper
+	scales    scale.ScalesGetter
+	resetMu   sync.Mutex
+	lastReset time.Time
 }
 
 // New wires the controller to the informers. Call it before the informer factory is started.
@@ -101,6 +128,17 @@ func New(client kubernetes.Interface, inf Informers, recorder record.EventRecord
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if opts.Discovery != nil {
+		c.discovery, c.mapper, c.scales = opts.Discovery, opts.Mapper, opts.Scales
+		cached := memory.NewMemCacheClient(opts.Discovery)
+		if c.mapper == nil {
+			c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(cached)
+		}
+		if c.scales == nil {
+			c.scales = scale.New(opts.Discovery.RESTClient(), c.mapper, dynamic.LegacyAPIPathResolverFunc,
+				scale.NewDiscoveryScaleKindResolver(cached))
+		}
 	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
@@ -220,7 +258,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if len(pods) == 0 && (pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.ExpectedPods != 0) {
 		c.recorder.Event(pdb, corev1.EventTypeNormal, ReasonNoPods, "No matching pods found")
 	}
-	expected, desired, unmanaged, err := c.budget(pdb, pods)
+	expected, desired, unmanaged, err := c.budget(ctx, pdb, pods)
 	if err != nil {
 		c.recorder.Eventf(pdb, corev1.EventTypeWarning, ReasonExpectedCount, "Failed to calculate the number of expected pods: %v", err)
 		return c.fail(ctx, pdb, err.Error())
@@ -269,10 +307,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // budget computes expectedPods and desiredHealthy, and counts the pods with no
 // controller that a scale-based budget had to leave out. A budget with
 // neither minAvailable nor maxUnavailable expects nothing, as in Kubernetes.
-func (c *Controller) budget(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged int, err error) {
+func (c *Controller) budget(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged int, err error) {
 	switch {
 	case pdb.Spec.MaxUnavailable != nil:
-		if expected, unmanaged, err = c.expectedScale(pods); err != nil {
+		if expected, unmanaged, err = c.expectedScale(ctx, pods); err != nil {
 			return 0, 0, 0, err
 		}
 		maxUnavailable, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(expected), true)
@@ -283,7 +321,7 @@ func (c *Controller) budget(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Po
 	case pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.Type == intstr.Int:
 		return int32(len(pods)), pdb.Spec.MinAvailable.IntVal, 0, nil
 	case pdb.Spec.MinAvailable != nil:
-		if expected, unmanaged, err = c.expectedScale(pods); err != nil {
+		if expected, unmanaged, err = c.expectedScale(ctx, pods); err != nil {
 			return 0, 0, 0, err
 		}
 		minAvailable, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, int(expected), true)
@@ -296,9 +334,9 @@ func (c *Controller) budget(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Po
 }
 
 // expectedScale sums the replicas of the controllers of the pods (each controller once): a
-// Deployment through its ReplicaSets, a bare ReplicaSet, a StatefulSet. Pods without a
-// controller are counted apart and left out.
-func (c *Controller) expectedScale(pods []*corev1.Pod) (total int32, unmanaged int, err error) {
+// Deployment through its ReplicaSets, a bare ReplicaSet, a StatefulSet, any other kind through
+// its scale subresource. Pods without a controller are counted apart and left out.
+func (c *Controller) expectedScale(ctx context.Context, pods []*corev1.Pod) (total int32, unmanaged int, err error) {
 	seen := map[types.UID]bool{}
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
@@ -306,7 +344,7 @@ func (c *Controller) expectedScale(pods []*corev1.Pod) (total int32, unmanaged i
 			unmanaged++
 			continue
 		}
-		uid, replicas, err := c.scaleOf(p.Namespace, ref)
+		uid, replicas, err := c.scaleOf(ctx, p.Namespace, ref)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -318,7 +356,7 @@ func (c *Controller) expectedScale(pods []*corev1.Pod) (total int32, unmanaged i
 	return total, unmanaged, nil
 }
 
-func (c *Controller) scaleOf(ns string, ref *metav1.OwnerReference) (types.UID, int32, error) {
+func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerReference) (types.UID, int32, error) {
 	replicas := func(p *int32) int32 {
 		if p == nil {
 			return 1
@@ -346,7 +384,77 @@ func (c *Controller) scaleOf(ns string, ref *metav1.OwnerReference) (types.UID, 
 		}
 		return ss.UID, replicas(ss.Spec.Replicas), nil
 	}
-	return "", 0, fmt.Errorf("pods controlled by %s %s have no scale this controller knows", ref.Kind, ref.Name)
+	if c.scales == nil {
+		return "", 0, fmt.Errorf("pods controlled by %s %s have no scale this controller knows", ref.Kind, ref.Name)
+	}
+	return c.subresourceScale(ctx, ns, ref)
+}
+
+// subresourceScale reads the desired replicas of any other controller from its scale
+// subresource (autoscaling/v1 Scale), as Kubernetes does for custom resources and
+// ReplicationControllers. A controller that is gone, or replaced under its name, is not found.
+func (c *Controller) subresourceScale(ctx context.Context, ns string, ref *metav1.OwnerReference) (types.UID, int32, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return "", 0, fmt.Errorf("pods controlled by %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	mapping, err := c.mapper.RESTMapping(gk, gv.Version)
+	if meta.IsNoMatchError(err) && c.resetMapper() {
+		mapping, err = c.mapper.RESTMapping(gk, gv.Version)
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("pods controlled by %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	gr := mapping.Resource.GroupResource()
+	sc, err := c.scales.Scales(ns).Get(ctx, gr, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// Not found is also the answer for a resource without a scale subresource: tell the two apart.
+		if ok, derr := c.hasScale(mapping.Resource); derr != nil {
+			return "", 0, derr
+		} else if !ok {
+			return "", 0, fmt.Errorf("%s does not implement the scale subresource", gr)
+		}
+		return "", 0, fmt.Errorf("%s %s not found", gr, ref.Name)
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	if sc.UID != ref.UID {
+		return "", 0, fmt.Errorf("%s %s not found", gr, ref.Name)
+	}
+	return sc.UID, sc.Spec.Replicas, nil
+}
+
+// hasScale says whether discovery lists a scale subresource for the resource.
+func (c *Controller) hasScale(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := c.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource+"/scale" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// resetMapper makes the REST mapper read discovery again, at most once per
+// mapperResetInterval, and says whether it did.
+func (c *Controller) resetMapper() bool {
+	r, ok := c.mapper.(meta.ResettableRESTMapper)
+	if !ok {
+		return false
+	}
+	c.resetMu.Lock()
+	defer c.resetMu.Unlock()
+	if now := time.Now(); now.Sub(c.lastReset) >= mapperResetInterval {
+		c.lastReset = now
+		r.Reset()
+		return true
+	}
+	return false
 }
 
 // disruptedPods keeps the granted evictions whose pods are still there, undeleted and within the

@@ -116,7 +116,7 @@ var Registry = map[string]Constructor{
 			PDBs: b.Informers.Policy().V1().PodDisruptionBudgets(), Pods: b.Informers.Core().V1().Pods(),
 			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
 			StatefulSets: b.Informers.Apps().V1().StatefulSets(),
-		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger})
+		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger, Discovery: b.Client.Discovery()})
 	},
 	podgc.Name: func(b BuildContext) (Runnable, error) {
 		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
