@@ -417,16 +417,35 @@ func TestRollingUpdateWithSurge(t *testing.T) {
 	if st.NumberAvailable != 3 || st.UpdatedNumberScheduled != 0 {
 		t.Errorf("status during the surge: %+v", st)
 	}
-	// Available: the old pod on n1 goes and n2 surges; an unavailable old pod is replaced at once.
-	fx = newFixture(t, with(daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", newer),
+	// Available: the old pod on n1 goes; once that is seen, n2 surges and the unavailable old
+	// pod on n3 is replaced at once.
+	o1 := daemonPod(ds, "o1", "n1", oldRevision)
+	fx = newFixture(t, with(o1, daemonPod(ds, "new1", "n1", newer),
 		daemonPod(ds, "o2", "n2", oldRevision), daemonPod(ds, "o3", "n3", oldRevision, notReady))...)
 	fx.sync(t)
 	if got := fx.deleted(); !slices.Equal(got, []string{"o1"}) {
 		t.Fatalf("deleted %v, want the replaced old pod", got)
 	}
+	if got := fx.createdOn(); len(got) != 0 {
+		t.Fatalf("created on %v while the deletion is outstanding", got)
+	}
+	fx.observeDeleted(t, o1)
+	fx.sync(t)
 	if got := fx.createdOn(); !slices.Equal(got, []string{"n2", "n3"}) {
 		t.Fatalf("created on %v", got)
 	}
+}
+
+// observeDeleted removes pod from the informer cache and reports its deletion, as the watch
+// would, brings the revisions the controller wrote into the cache, and clears the actions.
+func (fx *fixture) observeDeleted(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	if err := fx.pods.Delete(pod); err != nil {
+		t.Fatal(err)
+	}
+	fx.c.podChanged(pod, false, true)
+	fx.cacheRevisions(t)
+	fx.client.ClearActions()
 }
 
 // The pressure taints the node lifecycle controller sets by condition keep

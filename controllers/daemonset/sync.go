@@ -180,15 +180,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var manageErr error
 	if satisfied {
-		switch {
-		case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
-		case allowsSurge(ds):
-			more, retire := c.surgeNodes(ds, nodes, byNode, hash)
-			create, remove = append(create, more...), append(remove, retire...)
-		default:
-			remove = append(remove, c.rollingUpdateVictims(ds, nodes, byNode, hash, remove)...)
-		}
 		manageErr = c.manage(ctx, key, ds, create, remove, hash)
+		// As in Kubernetes, the rolling update takes its step only when the creations and
+		// deletions above left nothing outstanding; otherwise it would judge availability by
+		// pods this sync is still creating or deleting.
+		if manageErr == nil && c.exp.Satisfied(key) {
+			manageErr = c.rollingUpdate(ctx, key, ds, nodes, byNode, hash)
+		}
 	}
 	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
 		return err
@@ -286,6 +284,19 @@ func oldestFirst(pods []*corev1.Pod) {
 	})
 }
 
+// rollingUpdate replaces old-revision pods under RollingUpdate, within maxSurge or maxUnavailable.
+func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) error {
+	switch {
+	case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
+		return nil
+	case allowsSurge(ds):
+		create, remove := c.surgeNodes(ds, nodes, byNode, hash)
+		return c.manage(ctx, key, ds, create, remove, hash)
+	default:
+		return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, nodes, byNode, hash), hash)
+	}
+}
+
 // surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose
 // old pod is not available (nothing to protect), then others while fewer than maxSurge surge pods
 // are not yet available. As in Kubernetes, it also retires the old pods of nodes that keep their
@@ -363,12 +374,8 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNo
 // rollingUpdateVictims picks old-revision pods to delete now: every one that is not available (that
 // costs no availability), then available ones while fewer than maxUnavailable nodes lack an
 // available pod. Their replacements are created on the next sync.
-func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string, already []*corev1.Pod) []*corev1.Pod {
+func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []*corev1.Pod {
 	now := c.now()
-	doomed := map[types.UID]bool{}
-	for _, p := range already {
-		doomed[p.UID] = true
-	}
 	desired, unavailable := 0, 0
 	var oldAvailable, victims []*corev1.Pod
 	for _, node := range nodes {
@@ -383,7 +390,7 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 		}
 		available := false
 		for _, p := range byNode[node.Name] {
-			if doomed[p.UID] || podstate.IsTerminal(p) {
+			if podstate.IsTerminal(p) {
 				continue
 			}
 			old := !isUpdated(ds, p, hash)

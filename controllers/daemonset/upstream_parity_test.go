@@ -549,3 +549,20 @@ func TestRevisionEventsWakeDaemonSet(t *testing.T) {
 		}
 	}
 }
+
+// As in Kubernetes, the rolling update takes its step only in a sync whose creations and
+// deletions have nothing outstanding, so it never judges availability from pods that sync is
+// still creating or deleting.
+func TestRollingUpdateWaitsForManageToSettle(t *testing.T) {
+	ds := newDS(maxUnavail(intstr.FromInt32(3)))
+	broken := daemonPod(ds, "broken", "n2", failed)
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), newNode("n3"), newNode("n4"),
+		broken, daemonPod(ds, "o3", "n3", oldRevision), daemonPod(ds, "o4", "n4", oldRevision))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("created on %v, want n1", got)
+	}
+	if got := fx.deleted(); !slices.Equal(got, []string{"broken"}) {
+		t.Fatalf("deleted %v, want only the failed pod until the creation and deletion are seen", got)
+	}
+}
