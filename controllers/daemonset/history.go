@@ -2,19 +2,24 @@ package daemonset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/controllers/revision"
 )
 
-// syncHistory makes sure the current template has the newest ControllerRevision, prunes old unused
-// revisions beyond the history limit, and returns the current hash (the pods' controller-revision-hash).
+// syncHistory makes sure the current template has the newest ControllerRevision, removes other
+// revisions of it (relabelling their pods, in place in pods too), prunes old unused revisions beyond
+// the history limit, and returns the current hash (the pods' controller-revision-hash).
 func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector, pods []*corev1.Pod) (string, error) {
 	// Orphaned revisions the DaemonSet selects are adopted and owned ones it no longer selects let
 	// go, as Kubernetes' controlledHistories does.
@@ -41,6 +46,12 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		return "", err
 	}
 	hash := current.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
+	if dups := revision.Duplicates(current, owned); len(dups) > 0 {
+		if err := c.dedupHistory(ctx, ds, hash, dups, pods); err != nil {
+			return "", err
+		}
+		owned = slices.DeleteFunc(owned, func(r *appsv1.ControllerRevision) bool { return slices.Contains(dups, r) })
+	}
 	inUse := map[string]bool{current.Name: true}
 	for _, p := range pods {
 		if h := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; h != "" {
@@ -59,4 +70,39 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 	}
 	return hash, c.history.Prune(ctx, owned, inUse, limit)
+}
+
+// dedupHistory removes other revisions of the current template, as Kubernetes' DaemonSet
+// controller does: their pods are relabelled with the current revision's hash (they run its
+// template; pods is updated in place), then the duplicates are deleted.
+func (c *Controller) dedupHistory(ctx context.Context, ds *appsv1.DaemonSet, hash string, dups []*appsv1.ControllerRevision, pods []*corev1.Pod) error {
+	dupHashes := map[string]bool{}
+	for _, r := range dups {
+		if h := r.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; h != "" {
+			dupHashes[h] = true
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: hash}}})
+	if err != nil {
+		return err
+	}
+	for i, p := range pods {
+		if !dupHashes[p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]] {
+			continue
+		}
+		relabelled, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			pods[i] = relabelled // so this sync does not see it as old
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("relabel daemon pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	for _, r := range dups {
+		err := c.client.AppsV1().ControllerRevisions(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete duplicate controller revision %s: %w", r.Name, err)
+		}
+	}
+	return nil
 }

@@ -566,3 +566,82 @@ func TestRollingUpdateWaitsForManageToSettle(t *testing.T) {
 		t.Fatalf("deleted %v, want only the failed pod until the creation and deletion are seen", got)
 	}
 }
+
+// templateRevision is an owned ControllerRevision holding tmpl, with the given hash label and number.
+func templateRevision(t *testing.T, hash string, tmpl *corev1.PodTemplateSpec, n int64) *appsv1.ControllerRevision {
+	t.Helper()
+	data, err := revision.Data(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ownedRevision(hash, n)
+	r.ResourceVersion = "1"
+	r.Data = runtime.RawExtension{Raw: data}
+	return r
+}
+
+func withHash(h string) podOpt {
+	return func(p *corev1.Pod) { p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] = h }
+}
+
+// A template rolled back to keeps the revision it had, found by its data as Kubernetes does, even
+// when a collision count raised since would name a new revision of it differently: the revision is
+// renumbered as the newest and its pods are up to date, rather than a duplicate revision being
+// made and every pod rolled again.
+func TestRollbackAfterCollisionReusesRevision(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Status.CollisionCount = ptr(int32(1)) })
+	a := revision.Hash(&ds.Spec.Template, nil)
+	other := ds.Spec.Template.DeepCopy()
+	other.Spec.Containers[0].Image = "agent:2"
+	fx := newFixture(t, ds, newNode("n1"),
+		templateRevision(t, a, &ds.Spec.Template, 1), templateRevision(t, "b", other, 2),
+		daemonPod(ds, "p1", "n1", withHash(a)))
+	fx.sync(t)
+	if got := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions"); len(got) != 0 {
+		t.Fatalf("created %d revisions, want the existing one reused", len(got))
+	}
+	updates := controllertest.Filter(fx.client.Actions(), "update", "controllerrevisions")
+	if len(updates) != 1 {
+		t.Fatalf("%d revision updates, want 1", len(updates))
+	}
+	if r := updates[0].(k8stesting.UpdateAction).GetObject().(*appsv1.ControllerRevision); r.Name != "agent-"+a || r.Revision != 3 {
+		t.Fatalf("updated %s to revision %d, want agent-%s to 3", r.Name, r.Revision, a)
+	}
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v, want the pod of the rolled-back template kept", got)
+	}
+	if st := fx.status(t); st.UpdatedNumberScheduled != 1 {
+		t.Errorf("status %+v, want the pod counted updated", st)
+	}
+}
+
+// Several revisions holding the current template are reduced to the newest, as in Kubernetes:
+// the others' pods are relabelled with its hash and the duplicates deleted.
+func TestDuplicateRevisionsRemoved(t *testing.T) {
+	ds := newDS()
+	other := ds.Spec.Template.DeepCopy()
+	other.Spec.Containers[0].Image = "agent:2"
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"),
+		templateRevision(t, "x", &ds.Spec.Template, 1), templateRevision(t, "z", other, 2),
+		templateRevision(t, "y", &ds.Spec.Template, 3),
+		daemonPod(ds, "p1", "n1", withHash("x")), daemonPod(ds, "p2", "n2", withHash("y")))
+	fx.sync(t)
+	if got := controllertest.Filter(fx.client.Actions(), "create", "controllerrevisions"); len(got) != 0 {
+		t.Fatalf("created %d revisions", len(got))
+	}
+	var gone []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
+		gone = append(gone, a.(k8stesting.DeleteAction).GetName())
+	}
+	if !slices.Equal(gone, []string{"agent-x"}) {
+		t.Fatalf("deleted revisions %v, want the duplicate agent-x", gone)
+	}
+	patches := controllertest.Filter(fx.client.Actions(), "patch", "pods")
+	if len(patches) != 1 || patches[0].(k8stesting.PatchAction).GetName() != "p1" ||
+		!strings.Contains(string(patches[0].(k8stesting.PatchAction).GetPatch()), `"y"`) {
+		t.Fatalf("pod patches %v, want p1 relabelled y", patches)
+	}
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted pods %v, want both kept (both run the current template)", got)
+	}
+}

@@ -120,81 +120,121 @@ func (h *History) Claim(ctx context.Context, owner metav1.Object, selector label
 	return err
 }
 
-// Sync makes sure template has a revision with the highest number and returns it with all owned
-// revisions (oldest first). ErrCollision asks the caller to bump the collision count.
+// Sync makes sure template has a revision numbered above every other and returns it with all
+// owned revisions (oldest first). As Kubernetes' DaemonSet and StatefulSet controllers do, it finds
+// the template's revision by its data, not its name: a template rolled back to keeps the revision
+// it had (renumbered as the newest), even though a collision count raised since then would give a
+// new revision of it another name. Of several revisions holding the template, the newest is used;
+// Duplicates lists the others. ErrCollision asks the caller to bump the collision count.
 func (h *History) Sync(ctx context.Context, owner metav1.Object, template *corev1.PodTemplateSpec, collisionCount *int32) (*appsv1.ControllerRevision, []*appsv1.ControllerRevision, error) {
 	owned, err := h.Owned(owner)
 	if err != nil {
 		return nil, nil, err
 	}
-	var maxRev int64
-	for _, r := range owned {
-		maxRev = max(maxRev, r.Revision)
-	}
 	data, err := Data(template)
 	if err != nil {
 		return nil, nil, err
 	}
-	hash := Hash(template, collisionCount)
-	name := owner.GetName() + "-" + hash
 	var current *appsv1.ControllerRevision
+	var maxOther int64 // the highest number among revisions of other templates
 	for _, r := range owned {
-		if r.Name == name {
+		switch {
+		case !sameJSON(r.Data.Raw, data):
+			maxOther = max(maxOther, r.Revision)
+		case current == nil || r.Revision >= current.Revision:
 			current = r
 		}
 	}
-	switch {
-	case current != nil && !sameJSON(current.Data.Raw, data):
-		return nil, nil, fmt.Errorf("%w: controller revision %s holds another template", ErrCollision, name)
-	case current != nil && current.Revision < maxRev:
-		// Rolled back to an older template: it becomes the newest revision.
+	if current == nil {
+		current, err = h.create(ctx, owner, template, data, collisionCount, maxOther+1, owned)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ref := metav1.GetControllerOfNoCopy(current); ref != nil && ref.UID == owner.GetUID() {
+			owned = append(owned, current)
+		}
+		return current, owned, nil
+	}
+	if current.Revision <= maxOther {
+		// Rolled back to an older template: its revision becomes the newest.
 		next := current.DeepCopy()
-		next.Revision = maxRev + 1
+		next.Revision = maxOther + 1
 		updated, err := h.Client.AppsV1().ControllerRevisions(owner.GetNamespace()).Update(ctx, next, metav1.UpdateOptions{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("renumber controller revision %s: %w", name, err)
+			return nil, nil, fmt.Errorf("renumber controller revision %s: %w", current.Name, err)
 		}
 		for i, r := range owned {
-			if r.Name == name {
+			if r.Name == current.Name {
 				owned[i] = updated
 			}
 		}
 		current = updated
-	case current == nil:
-		lbls := map[string]string{}
-		for k, v := range template.Labels {
-			lbls[k] = v
-		}
-		lbls[h.HashLabel] = hash
-		// The owner's annotations go along, as in Kubernetes: kubectl rollout history shows
-		// the kubernetes.io/change-cause of each revision from them.
-		var annotations map[string]string
-		if a := owner.GetAnnotations(); len(a) > 0 {
-			annotations = make(map[string]string, len(a))
-			for k, v := range a {
-				annotations[k] = v
-			}
-		}
-		rev := &appsv1.ControllerRevision{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: owner.GetNamespace(), Labels: lbls, Annotations: annotations,
-				OwnerReferences: []metav1.OwnerReference{controllerref.New(owner, h.OwnerGVK)},
-			},
-			Data:     runtime.RawExtension{Raw: data},
-			Revision: maxRev + 1,
-		}
-		created, err := h.Client.AppsV1().ControllerRevisions(owner.GetNamespace()).Create(ctx, rev, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil, nil, fmt.Errorf("controller revision %s exists but is not in the cache yet", name)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("create controller revision %s: %w", name, err)
-		}
-		owned = append(owned, created)
-		current = created
 	}
 	sort.Slice(owned, func(i, j int) bool { return owned[i].Revision < owned[j].Revision })
 	return current, owned, nil
+}
+
+// create makes the revision of a template no owned revision holds, named after its hash. A
+// revision of that name that holds the same template (one made by an earlier sync the cache has
+// not seen yet) is returned, as in Kubernetes; one holding another template is a collision.
+func (h *History) create(ctx context.Context, owner metav1.Object, template *corev1.PodTemplateSpec, data []byte, collisionCount *int32, number int64, owned []*appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
+	hash := Hash(template, collisionCount)
+	name := owner.GetName() + "-" + hash
+	for _, r := range owned {
+		if r.Name == name {
+			return nil, fmt.Errorf("%w: controller revision %s holds another template", ErrCollision, name)
+		}
+	}
+	lbls := map[string]string{}
+	for k, v := range template.Labels {
+		lbls[k] = v
+	}
+	lbls[h.HashLabel] = hash
+	// The owner's annotations go along, as in Kubernetes: kubectl rollout history shows
+	// the kubernetes.io/change-cause of each revision from them.
+	var annotations map[string]string
+	if a := owner.GetAnnotations(); len(a) > 0 {
+		annotations = make(map[string]string, len(a))
+		for k, v := range a {
+			annotations[k] = v
+		}
+	}
+	rev := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: owner.GetNamespace(), Labels: lbls, Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(owner, h.OwnerGVK)},
+		},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: number,
+	}
+	revs := h.Client.AppsV1().ControllerRevisions(owner.GetNamespace())
+	created, err := revs.Create(ctx, rev, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		existing, gerr := revs.Get(ctx, name, metav1.GetOptions{})
+		if gerr != nil {
+			return nil, fmt.Errorf("get controller revision %s: %w", name, gerr)
+		}
+		if sameJSON(existing.Data.Raw, data) {
+			return existing, nil
+		}
+		return nil, fmt.Errorf("%w: controller revision %s holds another template", ErrCollision, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create controller revision %s: %w", name, err)
+	}
+	return created, nil
+}
+
+// Duplicates returns the revisions in owned, other than current, that hold current's template.
+// Kubernetes' DaemonSet controller moves their pods to current and deletes them.
+func Duplicates(current *appsv1.ControllerRevision, owned []*appsv1.ControllerRevision) []*appsv1.ControllerRevision {
+	var out []*appsv1.ControllerRevision
+	for _, r := range owned {
+		if r.Name != current.Name && sameJSON(r.Data.Raw, current.Data.Raw) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func sameJSON(a, b []byte) bool {
