@@ -185,7 +185,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// deletions above left nothing outstanding; otherwise it would judge availability by
 		// pods this sync is still creating or deleting.
 		if manageErr == nil && c.exp.Satisfied(key) {
-			manageErr = c.rollingUpdate(ctx, key, ds, nodes, byNode, hash)
+			manageErr = c.rollingUpdate(ctx, key, ds, nodes, pods, byNode, hash)
 		}
 	}
 	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
@@ -285,7 +285,7 @@ func oldestFirst(pods []*corev1.Pod) {
 }
 
 // rollingUpdate replaces old-revision pods under RollingUpdate, within maxSurge or maxUnavailable.
-func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) error {
+func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, byNode map[string][]*corev1.Pod, hash string) error {
 	switch {
 	case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
 		return nil
@@ -293,7 +293,7 @@ func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.D
 		create, remove := c.surgeNodes(ds, nodes, byNode, hash)
 		return c.manage(ctx, key, ds, create, remove, hash)
 	default:
-		return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, nodes, byNode, hash), hash)
+		return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, nodes, pods, hash), hash)
 	}
 }
 
@@ -371,54 +371,73 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNo
 	return out, remove
 }
 
-// rollingUpdateVictims picks old-revision pods to delete now: every one that is not available (that
-// costs no availability), then available ones while fewer than maxUnavailable nodes lack an
-// available pod. Their replacements are created on the next sync.
-func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) []*corev1.Pod {
+// rollingUpdateVictims picks old-revision pods to delete now, as Kubernetes' rollingUpdate does
+// without surge: every one that is not available (that costs no availability), then available ones
+// while fewer than maxUnavailable nodes lack an available pod. Every node with a daemon pod takes
+// part, as well as every node that should run one: a node whose pod is terminating, or whose pods
+// manage has yet to sort out (more than one, or an old and a current one), counts as unavailable,
+// wherever it is. Replacements are created on the next sync.
+func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, hash string) []*corev1.Pod {
 	now := c.now()
-	desired, unavailable := 0, 0
-	var oldAvailable, victims []*corev1.Pod
+	onNode := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil && podstate.IsTerminal(p) {
+			continue // nothing left to do with it
+		}
+		if n := targetNode(p); n != "" {
+			onNode[n] = append(onNode[n], p)
+		}
+	}
+	desired := 0
 	for _, node := range nodes {
-		// As in Kubernetes, a node that keeps its pod but would no longer get one (a NoSchedule
-		// taint came later) takes part: its old pod goes within the budget and is not replaced.
-		shouldRun, keep := placement(ds, node)
-		if !shouldRun && (!keep || len(byNode[node.Name]) == 0) {
+		if shouldRun, _ := placement(ds, node); shouldRun {
+			desired++
+			if _, ok := onNode[node.Name]; !ok {
+				onNode[node.Name] = nil
+			}
+		}
+	}
+	unavailable := 0
+	var victims, candidates []*corev1.Pod
+	for _, ps := range onNode {
+		current, old, ok := currentAndOld(ds, ps, hash)
+		switch {
+		case !ok || (current == nil) == (old == nil):
+			// No pod, or pods manage is still sorting out.
+			unavailable++
+		case current != nil:
+			if !podstate.IsAvailable(current, ds.Spec.MinReadySeconds, now) {
+				unavailable++
+			}
+		case !podstate.IsAvailable(old, ds.Spec.MinReadySeconds, now):
+			victims = append(victims, old)
+			unavailable++
+		default:
+			candidates = append(candidates, old)
+		}
+	}
+	sort.Slice(candidates, func(i, j int) bool { return targetNode(candidates[i]) < targetNode(candidates[j]) })
+	n := min(max(0, maxUnavailable(ds, desired)-unavailable), len(candidates))
+	return append(victims, candidates[:n]...)
+}
+
+// currentAndOld returns a node's one current-revision and one old-revision pod, ignoring those
+// being deleted; ok is false if it has more than one of either.
+func currentAndOld(ds *appsv1.DaemonSet, pods []*corev1.Pod, hash string) (current, old *corev1.Pod, ok bool) {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
 			continue
 		}
-		if shouldRun {
-			desired++
+		slot := &old
+		if isUpdated(ds, p, hash) {
+			slot = &current
 		}
-		available := false
-		for _, p := range byNode[node.Name] {
-			if podstate.IsTerminal(p) {
-				continue
-			}
-			old := !isUpdated(ds, p, hash)
-			ok := podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now)
-			switch {
-			case old && !ok:
-				victims = append(victims, p)
-			case old:
-				oldAvailable = append(oldAvailable, p)
-				available = true
-			case ok:
-				available = true
-			}
+		if *slot != nil {
+			return nil, nil, false
 		}
-		if !available {
-			unavailable++
-		}
+		*slot = p
 	}
-	budget := maxUnavailable(ds, desired) - unavailable
-	sort.SliceStable(oldAvailable, func(i, j int) bool { return targetNode(oldAvailable[i]) < targetNode(oldAvailable[j]) })
-	for _, p := range oldAvailable {
-		if budget <= 0 {
-			break
-		}
-		victims = append(victims, p)
-		budget--
-	}
-	return victims
+	return current, old, true
 }
 
 // burstReplicas caps the pods one sync creates, and those it deletes, as Kubernetes' controller does.

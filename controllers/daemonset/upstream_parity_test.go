@@ -645,3 +645,33 @@ func TestDuplicateRevisionsRemoved(t *testing.T) {
 		t.Fatalf("deleted pods %v, want both kept (both run the current template)", got)
 	}
 }
+
+// A node whose daemon pod is still terminating counts against maxUnavailable in a rolling update,
+// as in Kubernetes, even when the DaemonSet no longer fits the node or the node is gone: every
+// node with a daemon pod takes part, not only those that should run one.
+func TestRollingUpdateCountsTerminatingPodsOnAnyNode(t *testing.T) {
+	ds := newDS(selecting("role", "edge"))
+	edge := func() []runtime.Object {
+		return []runtime.Object{ds, newNode("n1", label("role", "edge")), newNode("n2", label("role", "edge")),
+			daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "o2", "n2", oldRevision)}
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []runtime.Object
+	}{
+		{"on a node the DaemonSet no longer fits", []runtime.Object{newNode("x"), daemonPod(ds, "leaving", "x", oldRevision, terminating)}},
+		{"on a node that is gone", []runtime.Object{daemonPod(ds, "leaving", "gone", oldRevision, terminating)}},
+	} {
+		fx := newFixture(t, append(edge(), tc.extra...)...)
+		fx.sync(t)
+		if got := fx.deleted(); len(got) != 0 {
+			t.Errorf("%s: deleted %v while a pod terminates, want none (maxUnavailable 1)", tc.name, got)
+		}
+	}
+	// Once it is gone, the update goes on.
+	fx := newFixture(t, edge()...)
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 1 {
+		t.Errorf("deleted %v, want one old pod", got)
+	}
+}
