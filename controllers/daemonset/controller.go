@@ -127,14 +127,8 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 		return nil, err
 	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { c.enqueueAll() },
-		UpdateFunc: func(old, cur any) {
-			o, n := old.(*corev1.Node), cur.(*corev1.Node)
-			if !labels.Equals(o.Labels, n.Labels) || !apiequality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
-				o.Spec.Unschedulable != n.Spec.Unschedulable {
-				c.enqueueAll()
-			}
-		},
+		AddFunc:    c.nodeAdded,
+		UpdateFunc: c.nodeUpdated,
 		DeleteFunc: func(any) { c.enqueueAll() },
 	}); err != nil {
 		return nil, err
@@ -168,13 +162,48 @@ func (c *Controller) dsUpdated(old, cur any) {
 }
 
 func (c *Controller) enqueueAll() {
+	c.enqueueWhere(func(*appsv1.DaemonSet) bool { return true })
+}
+
+// enqueueWhere enqueues the DaemonSets for which concerned says yes.
+func (c *Controller) enqueueWhere(concerned func(*appsv1.DaemonSet) bool) {
 	all, err := c.dsLister.List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, ds := range all {
-		c.enqueue(ds)
+		if concerned(ds) {
+			c.enqueue(ds)
+		}
 	}
+}
+
+// nodeAdded wakes the DaemonSets whose pod should run on a new node, as Kubernetes' addNode does.
+func (c *Controller) nodeAdded(obj any) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	c.enqueueWhere(func(ds *appsv1.DaemonSet) bool {
+		shouldRun, _ := placement(ds, node)
+		return shouldRun
+	})
+}
+
+// nodeUpdated wakes the DaemonSets whose placement on the node changed, as Kubernetes' updateNode
+// does. Placement reads only a node's labels and taints, so other changes (status heartbeats above
+// all) are ignored at once.
+func (c *Controller) nodeUpdated(old, cur any) {
+	o, ok1 := old.(*corev1.Node)
+	n, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 || (apiequality.Semantic.DeepEqual(o.Labels, n.Labels) && apiequality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints)) {
+		return
+	}
+	c.enqueueWhere(func(ds *appsv1.DaemonSet) bool {
+		oldRun, oldKeep := placement(ds, o)
+		curRun, curKeep := placement(ds, n)
+		return oldRun != curRun || oldKeep != curKeep
+	})
 }
 
 // dsOf returns the DaemonSet controlling pod, if it is in the cache with the same uid.

@@ -675,3 +675,48 @@ func TestRollingUpdateCountsTerminatingPodsOnAnyNode(t *testing.T) {
 		t.Errorf("deleted %v, want one old pod", got)
 	}
 }
+
+// Node events wake only the DaemonSets they concern, as in Kubernetes: a new node those whose pod
+// should run on it, an update those whose placement on it changed; one that changes neither labels
+// nor taints (a status heartbeat) wakes none.
+func TestNodeEventsWakeOnlyAffectedDaemonSets(t *testing.T) {
+	fx := newFixture(t, newDS(selecting("role", "edge")))
+	queued := func() bool {
+		t.Helper()
+		n := fx.c.queue.Len()
+		for fx.c.queue.Len() > 0 {
+			k, _ := fx.c.queue.Get()
+			fx.c.queue.Done(k)
+		}
+		return n > 0
+	}
+	queued()
+	edge := newNode("e1", label("role", "edge"))
+	for _, tc := range []struct {
+		name     string
+		old, cur *corev1.Node
+		want     bool
+	}{
+		{"a node it does not fit added", nil, newNode("x1"), false},
+		{"a node it fits added", nil, edge, true},
+		{"a status heartbeat", edge, func() *corev1.Node {
+			n := edge.DeepCopy()
+			n.ResourceVersion = "2"
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+			return n
+		}(), false},
+		{"a label it does not select", edge, newNode("e1", label("role", "edge"), label("zone", "a")), false},
+		{"the label it selects added", newNode("e1"), edge, true},
+		{"an untolerated taint added", edge, newNode("e1", label("role", "edge"), taint("dedicated", corev1.TaintEffectNoSchedule)), true},
+		{"a tolerated taint added", edge, newNode("e1", label("role", "edge"), taint(taintDiskPressure, corev1.TaintEffectNoSchedule)), false},
+	} {
+		if tc.old == nil {
+			fx.c.nodeAdded(tc.cur)
+		} else {
+			fx.c.nodeUpdated(tc.old, tc.cur)
+		}
+		if got := queued(); got != tc.want {
+			t.Errorf("%s: woke the DaemonSet %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
