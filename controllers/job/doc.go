@@ -18,5 +18,6 @@
 // batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in
 // status.uncountedTerminatedPods, then its finalizer is removed, and only then is it moved into
 // status.succeeded or status.failed. A pod the Job adopts gets the finalizer in the adopting patch,
-// so it is counted too. A pod whose Job is gone loses the finalizer at once.
+// so it is counted too. A pod whose Job is gone loses the finalizer at once, and so do the pods
+// of a finished Job, which no longer count.
 package job

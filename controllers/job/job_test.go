@@ -770,3 +770,21 @@ func TestTooManySucceededPodsIsToldOfOnCompletion(t *testing.T) {
 		t.Errorf("events:\n%s", got)
 	}
 }
+
+// A finished Job counts no more pods, as in Kubernetes: a pod it still had that fails afterwards
+// (or goes on running) only loses its tracking finalizer.
+func TestAFinishedJobOnlyReleasesItsRemainingPods(t *testing.T) {
+	fx := newFixture(t, newJob(completions(1), parallel(2), completedAgo(time.Minute), func(j *batchv1.Job) { j.Status.Succeeded = 1 }),
+		newPod("late", corev1.PodFailed, finishedAgo(time.Second)), newPod("run", corev1.PodRunning))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if u := j.Status.UncountedTerminatedPods; j.Status.Failed != 0 || j.Status.Succeeded != 1 || (u != nil && len(u.Failed)+len(u.Succeeded) > 0) {
+		t.Fatalf("a finished Job counted a pod: %+v", j.Status)
+	}
+	for _, name := range []string{"late", "run"} {
+		p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			t.Errorf("pod %s keeps its tracking finalizer", name)
+		}
+	}
+}

@@ -20,6 +20,8 @@ import (
 // trackTerminated records newly terminated pods in status.uncountedTerminatedPods, removes their
 // tracking finalizers, and moves the pods whose finalizer is gone into the counters. Each step is
 // persisted before the next, so a crash in between never loses or double-counts a pod.
+// A finished Job counts no more pods: as in Kubernetes, the pods it still has (those left
+// running, or terminating when it finished) only lose their finalizers.
 func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (*batchv1.Job, error) {
 	st := job.Status.DeepCopy()
 	if st.UncountedTerminatedPods == nil {
@@ -27,7 +29,8 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	}
 	u := st.UncountedTerminatedPods
 	succ, fail := sets.New(u.Succeeded...), sets.New(u.Failed...)
-	stopping := finished(job) || (job.Spec.Suspend != nil && *job.Spec.Suspend)
+	jobFinished := finished(job)
+	stopping := jobFinished || (job.Spec.Suspend != nil && *job.Spec.Suspend)
 	var completions int32
 	if job.Spec.Completions != nil {
 		completions = *job.Spec.Completions
@@ -42,6 +45,10 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	recorded := false
 	for _, p := range pods {
 		if !holds(p) {
+			continue
+		}
+		if jobFinished {
+			release = append(release, p)
 			continue
 		}
 		switch {
