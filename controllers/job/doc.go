@@ -7,7 +7,8 @@
 // Indexed Job complete before every index has; spec.backoffLimitPerIndex gives each index its own
 // failure budget and back-off (the count travels on the replacement pod's
 // batch.kubernetes.io/job-index-failure-count annotation, failures the policy ignores on
-// batch.kubernetes.io/job-index-ignored-failure-count), failed indexes are listed in
+// batch.kubernetes.io/job-index-ignored-failure-count, so a failed pod is kept, uncounted, until
+// its index's replacement exists), failed indexes are listed in
 // status.failedIndexes and bounded by spec.maxFailedIndexes. As in Kubernetes, the verdict is first
 // recorded as FailureTarget or SuccessCriteriaMet; the Failed or Complete condition follows once
 // none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).

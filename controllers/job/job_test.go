@@ -788,3 +788,54 @@ func TestAFinishedJobOnlyReleasesItsRemainingPods(t *testing.T) {
 		}
 	}
 }
+
+// With backoffLimitPerIndex a failed pod keeps its tracking finalizer, uncounted, until its
+// index's replacement exists, as Kubernetes delays it: the replacement takes the index's
+// failure count from the failed pods in view, and were the failed pod deleted before, the
+// count would start again.
+func TestAFailedPodStaysUntilItsIndexIsReplaced(t *testing.T) {
+	failed := newPod("w0", corev1.PodFailed, index("0"), priorFailures("1"), finishedAgo(time.Second))
+	fx := newFixture(t, newJob(perIndexLimit(3), completions(2), parallel(2)), failed, newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d pods during the back-off", n)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "w0", metav1.GetOptions{})
+	if !slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatal("the failed pod lost its finalizer before its replacement exists")
+	}
+	if j := fx.job(t); j.Status.Failed != 0 || (j.Status.UncountedTerminatedPods != nil && len(j.Status.UncountedTerminatedPods.Failed) > 0) {
+		t.Fatalf("the held pod is counted already: %+v", j.Status)
+	}
+
+	// Its replacement runs, carrying the count: the failed pod is counted and released.
+	repl := newPod("w0b", corev1.PodRunning, index("0"), priorFailures("2"))
+	fx = newFixture(t, newJob(perIndexLimit(3), completions(2), parallel(2)), failed, repl, newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Failed != 1 {
+		t.Fatalf("failed = %d, want 1", j.Status.Failed)
+	}
+	p, _ = fx.client.CoreV1().Pods("ns").Get(context.Background(), "w0", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatal("the replaced pod keeps its finalizer")
+	}
+}
+
+// A held pod is counted before the Job fails: the verdict (here the active deadline) is first
+// recorded, the pod released and counted on the next sync, and only then is the Job Failed.
+func TestAJobFailsOnlyOnceItsHeldPodsAreCounted(t *testing.T) {
+	failed := newPod("w0", corev1.PodFailed, index("0"), priorFailures("0"), finishedAgo(time.Second))
+	fx := newFixture(t, newJob(perIndexLimit(3), completions(1), parallel(1), deadline(10), startedAgo(20*time.Second)), failed)
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if !hasCondition(j, batchv1.JobFailureTarget, ReasonDeadlineExceeded) || hasCondition(j, batchv1.JobFailed, "") {
+		t.Fatalf("after the first sync: %+v", j.Status.Conditions)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "w0", metav1.GetOptions{})
+	fx = newFixture(t, j, p)
+	fx.sync(t, "ns/work")
+	j = fx.job(t)
+	if !hasCondition(j, batchv1.JobFailed, ReasonDeadlineExceeded) || j.Status.Failed != 1 {
+		t.Fatalf("after the second sync: failed %d, %+v", j.Status.Failed, j.Status.Conditions)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/skiffkube/skiff/controllers/podstate"
 )
 
 // perIndex reports whether the Job limits failures per index (spec.backoffLimitPerIndex).
@@ -91,4 +93,39 @@ func perIndexOutcome(job *batchv1.Job, st *batchv1.JobStatus, failed sets.Set[in
 type perIndexState struct {
 	failures map[int]*indexFailures
 	failed   sets.Set[int]
+}
+
+// awaitingReplacement returns, per index, the failed pod that keeps its tracking finalizer (and so
+// stays, counted later) until a replacement for its index exists, as Kubernetes'
+// getPodsWithDelayedDeletionPerIndex: the replacement takes the index's failure count from the
+// failed pods in view, so were the last of them deleted first, the count would start again. An
+// index that has succeeded, has failed or has an active pod needs none; of several failed pods of
+// an index, the one with the highest count and then the latest to finish is kept. holds reports
+// whether a pod still holds its finalizer.
+func awaitingReplacement(job *batchv1.Job, st *batchv1.JobStatus, pods []*corev1.Pod, holds func(*corev1.Pod) bool) map[int]*corev1.Pod {
+	completions := *job.Spec.Completions
+	covered := parseIndexes(st.CompletedIndexes, completions).Union(failedIndexes(job, st, failuresByIndex(job, pods)))
+	for _, p := range pods {
+		if i, ok := completionIndex(p, completions); ok && (p.Status.Phase == corev1.PodSucceeded || podstate.IsActive(p)) {
+			covered.Insert(i)
+		}
+	}
+	out := map[int]*corev1.Pod{}
+	for _, p := range pods {
+		i, ok := completionIndex(p, completions)
+		if !ok || covered.Has(i) || !holds(p) || !isFailed(job, p) {
+			continue
+		}
+		if kept := out[i]; kept == nil || (failureCounts(kept) <= failureCounts(p) && !failureTime(p).Before(failureTime(kept))) {
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// failureCounts is the count of earlier failures of its index a pod carries, ignored ones included.
+func failureCounts(pod *corev1.Pod) int {
+	n, _ := strconv.Atoi(pod.Annotations[batchv1.JobIndexFailureCountAnnotation])
+	ignored, _ := strconv.Atoi(pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation])
+	return max(n, 0) + max(ignored, 0)
 }

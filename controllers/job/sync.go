@@ -68,7 +68,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 
 	// 1. Count terminated pods without losing any (see the package doc).
-	job, err = c.trackTerminated(ctx, job, pods)
+	job, uncounted, err := c.trackTerminated(ctx, job, pods)
 	if err != nil {
 		return err
 	}
@@ -173,8 +173,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		}
 	}
 	terminating := int32(len(terminatingPods(pods)))
-	// settled: no pod of the Job runs or terminates any more, so a verdict can become final.
-	settled := len(active) == 0 && terminating == 0 && satisfied
+	// settled: no pod of the Job runs or terminates any more, nor waits to be counted, so a
+	// verdict can become final.
+	settled := len(active) == 0 && terminating == 0 && satisfied && !uncounted
 
 	var manageErr error
 	var changes podChanges
@@ -290,6 +291,17 @@ func successPolicyMet(job *batchv1.Job, st *batchv1.JobStatus) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// verdictRecorded: the FailureTarget or SuccessCriteriaMet condition is true, the Job's outcome
+// decided (its terminal condition follows once its pods are done).
+func verdictRecorded(st *batchv1.JobStatus) bool {
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
+		if c := condition(st, t); c != nil && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // finished: a Complete or Failed condition is true.

@@ -22,7 +22,9 @@ import (
 // persisted before the next, so a crash in between never loses or double-counts a pod.
 // A finished Job counts no more pods: as in Kubernetes, the pods it still has (those left
 // running, or terminating when it finished) only lose their finalizers.
-func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (*batchv1.Job, error) {
+// pending reports terminated pods left for a later sync (see awaitingReplacement): until they
+// are counted, the Job cannot finish.
+func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (_ *batchv1.Job, pending bool, _ error) {
 	st := job.Status.DeepCopy()
 	if st.UncountedTerminatedPods == nil {
 		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
@@ -41,6 +43,10 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	// holds reports whether the pod still holds its tracking finalizer: not
 	// when this controller removed it and the informer is behind.
 	holds := func(p *corev1.Pod) bool { return hasTrackingFinalizer(p) && !c.released.pending(key, p.UID) }
+	var waiting map[int]*corev1.Pod
+	if perIndex(job) && !jobFinished && job.DeletionTimestamp == nil && !verdictRecorded(&job.Status) {
+		waiting = awaitingReplacement(job, st, pods, holds)
+	}
 	var release []*corev1.Pod // pods whose finalizer can go now
 	recorded := false
 	for _, p := range pods {
@@ -49,6 +55,10 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		}
 		if jobFinished {
 			release = append(release, p)
+			continue
+		}
+		if i, ok := completionIndex(p, completions); ok && waiting[i] == p {
+			pending = true
 			continue
 		}
 		switch {
@@ -91,7 +101,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		}
 		updated, err := c.writeStatus(ctx, job, st)
 		if err != nil || updated == nil {
-			return job, err
+			return job, pending, err
 		}
 		job = updated
 	}
@@ -144,16 +154,16 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		u.Succeeded, u.Failed = keepS, keepF
 		updated, err := c.writeStatus(ctx, job, st)
 		if err != nil {
-			return job, err
+			return job, pending, err
 		}
 		if updated != nil {
 			job = updated
 		}
 	}
 	if len(errs) > 0 {
-		return job, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
+		return job, pending, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
 	}
-	return job, nil
+	return job, pending, nil
 }
 
 func ignoredFailure(job *batchv1.Job, pod *corev1.Pod) bool {
