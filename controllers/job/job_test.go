@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -837,5 +838,51 @@ func TestAJobFailsOnlyOnceItsHeldPodsAreCounted(t *testing.T) {
 	j = fx.job(t)
 	if !hasCondition(j, batchv1.JobFailed, ReasonDeadlineExceeded) || j.Status.Failed != 1 {
 		t.Fatalf("after the second sync: failed %d, %+v", j.Status.Failed, j.Status.Conditions)
+	}
+}
+
+// One sync records at most maxUncountedPods pods in status.uncountedTerminatedPods, as
+// Kubernetes: the rest keep their finalizers for the next sync, and the Job does not finish
+// before they are counted.
+func TestUncountedTerminatedPodsAreCappedPerSync(t *testing.T) {
+	objs := []runtime.Object{newJob(completions(maxUncountedPods+1), parallel(1))}
+	for i := range maxUncountedPods + 1 {
+		objs = append(objs, newPod(fmt.Sprintf("ok%03d", i), corev1.PodSucceeded))
+	}
+	fx := newFixture(t, objs...)
+	fx.sync(t, "ns/work")
+	for _, a := range controllertest.Filter(fx.client.Actions(), "update", "jobs") {
+		if u := a.(k8stesting.UpdateAction).GetObject().(*batchv1.Job).Status.UncountedTerminatedPods; u != nil && len(u.Succeeded) > maxUncountedPods {
+			t.Fatalf("a status write with %d uncounted pods", len(u.Succeeded))
+		}
+	}
+	j := fx.job(t)
+	if j.Status.Succeeded != maxUncountedPods || hasCondition(j, batchv1.JobComplete, "") {
+		t.Fatalf("after the first sync: succeeded %d, %+v", j.Status.Succeeded, j.Status.Conditions)
+	}
+	held := 0
+	for _, o := range objs[1:] {
+		p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), o.(*corev1.Pod).Name, metav1.GetOptions{})
+		if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Fatalf("%d pods keep their finalizer, want 1", held)
+	}
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d pods: the pod left for the next sync was taken for a missing one", n)
+	}
+
+	// The next sync counts the last one and completes the Job.
+	pods, _ := fx.client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	objs = []runtime.Object{j}
+	for i := range pods.Items {
+		objs = append(objs, &pods.Items[i])
+	}
+	fx = newFixture(t, objs...)
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); j.Status.Succeeded != maxUncountedPods+1 || !hasCondition(j, batchv1.JobComplete, "") {
+		t.Fatalf("after the second sync: succeeded %d, %+v", j.Status.Succeeded, j.Status.Conditions)
 	}
 }

@@ -68,7 +68,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 
 	// 1. Count terminated pods without losing any (see the package doc).
-	job, uncounted, err := c.trackTerminated(ctx, job, pods)
+	job, left, err := c.trackTerminated(ctx, job, pods)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	// wrote (see writtenStatuses); what it wrote is a floor under the counts.
 	// An Indexed Job takes its done indexes from the pods, in planIndexed.
 	counted, wrote := countsOf(st), c.written.floor(job.UID)
-	succeeded, failed := max(counted.succeeded, wrote.succeeded), max(counted.failed, wrote.failed)
+	succeeded, failed := max(counted.succeeded, wrote.succeeded)+left.succeeded, max(counted.failed, wrote.failed)+left.failed
 	if indexed(job) && job.Spec.Completions != nil {
 		// Completions lowered (an elastic Indexed Job): as Kubernetes, the indexes past them no
 		// longer count, in status.completedIndexes or status.succeeded.
@@ -175,7 +175,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	terminating := int32(len(terminatingPods(pods)))
 	// settled: no pod of the Job runs or terminates any more, nor waits to be counted, so a
 	// verdict can become final.
-	settled := len(active) == 0 && terminating == 0 && satisfied && !uncounted
+	settled := len(active) == 0 && terminating == 0 && satisfied && left.pods == 0
 
 	var manageErr error
 	var changes podChanges

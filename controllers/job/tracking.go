@@ -17,14 +17,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
+// maxUncountedPods bounds the pods one sync records in status.uncountedTerminatedPods (and so
+// the finalizers it removes), as Kubernetes' MaxUncountedPods: the status stays small (about 20 KB
+// of UIDs) and a Job with thousands of finished pods does not hold a worker for long. The rest
+// are counted by the next syncs, which the status write and pod updates bring about.
+const maxUncountedPods = 500
+
 // trackTerminated records newly terminated pods in status.uncountedTerminatedPods, removes their
 // tracking finalizers, and moves the pods whose finalizer is gone into the counters. Each step is
 // persisted before the next, so a crash in between never loses or double-counts a pod.
 // A finished Job counts no more pods: as in Kubernetes, the pods it still has (those left
 // running, or terminating when it finished) only lose their finalizers.
-// pending reports terminated pods left for a later sync (see awaitingReplacement): until they
-// are counted, the Job cannot finish.
-func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (_ *batchv1.Job, pending bool, _ error) {
+// It reports the terminated pods it left for a later sync (see awaitingReplacement and
+// maxUncountedPods).
+func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (_ *batchv1.Job, left leftOver, _ error) {
 	st := job.Status.DeepCopy()
 	if st.UncountedTerminatedPods == nil {
 		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
@@ -49,6 +55,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	}
 	var release []*corev1.Pod // pods whose finalizer can go now
 	recorded := false
+	newIndexes := 0 // indexes found succeeded
 	for _, p := range pods {
 		if !holds(p) {
 			continue
@@ -58,7 +65,12 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			continue
 		}
 		if i, ok := completionIndex(p, completions); ok && waiting[i] == p {
-			pending = true
+			left.add(job, p, stopping)
+			continue
+		}
+		if !succ.Has(p.UID) && !fail.Has(p.UID) && newIndexes+succ.Len()+fail.Len() >= maxUncountedPods {
+			// Full: the pods recorded already are released and counted, the rest wait.
+			left.add(job, p, stopping)
 			continue
 		}
 		switch {
@@ -70,6 +82,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			// goes), and a second pod of an index that succeeds adds nothing.
 			if i, ok := completionIndex(p, completions); ok && !completed.Has(i) {
 				completed.Insert(i)
+				newIndexes++
 				recorded = true
 			}
 			release = append(release, p)
@@ -101,7 +114,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		}
 		updated, err := c.writeStatus(ctx, job, st)
 		if err != nil || updated == nil {
-			return job, pending, err
+			return job, left, err
 		}
 		job = updated
 	}
@@ -154,16 +167,41 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		u.Succeeded, u.Failed = keepS, keepF
 		updated, err := c.writeStatus(ctx, job, st)
 		if err != nil {
-			return job, pending, err
+			return job, left, err
 		}
 		if updated != nil {
 			job = updated
 		}
 	}
 	if len(errs) > 0 {
-		return job, pending, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
+		return job, left, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
 	}
-	return job, pending, nil
+	return job, left, nil
+}
+
+// leftOver are the terminated pods a sync leaves uncounted for a later one: until they are
+// counted, the Job cannot finish. Those that will count are in succeeded and failed, so the
+// sync still sees them, as Kubernetes does (it counts the Job's pods from the finalizers they hold).
+type leftOver struct{ pods, succeeded, failed int32 }
+
+func (l *leftOver) add(job *batchv1.Job, p *corev1.Pod, stopping bool) {
+	switch {
+	case p.Status.Phase == corev1.PodSucceeded:
+		l.pods++
+		if !indexed(job) { // an Indexed Job counts its indexes, from the pods
+			l.succeeded++
+		}
+	case p.Status.Phase == corev1.PodFailed:
+		l.pods++
+		if !ignoredFailure(job, p) {
+			l.failed++
+		}
+	case p.DeletionTimestamp != nil:
+		l.pods++
+		if !stopping && isFailed(job, p) {
+			l.failed++
+		}
+	}
 }
 
 func ignoredFailure(job *batchv1.Job, pod *corev1.Pod) bool {
