@@ -349,6 +349,13 @@ func TestIndexedJobStartsMissingIndexes(t *testing.T) {
 	if !slices.Equal(fx.deleted(), []string{"dup"}) {
 		t.Errorf("deleted %v, want the newer duplicate of index 1", fx.deleted())
 	}
+	// As Kubernetes, a sync that deletes pods creates none: index 2 starts on the next.
+	if pods := fx.created(t); len(pods) != 0 {
+		t.Fatalf("created %d pods in the sync that deleted one", len(pods))
+	}
+	fx = newFixture(t, newJob(indexedMode, completions(4), parallel(2)),
+		newPod("w0", corev1.PodSucceeded, index("0")), newPod("w1", corev1.PodRunning, index("1")))
+	fx.sync(t, "ns/work")
 	pods := fx.created(t)
 	if len(pods) != 1 {
 		t.Fatalf("created %d pods, want 1 (parallelism 2, index 1 running)", len(pods))
@@ -884,5 +891,18 @@ func TestUncountedTerminatedPodsAreCappedPerSync(t *testing.T) {
 	fx.sync(t, "ns/work")
 	if j := fx.job(t); j.Status.Succeeded != maxUncountedPods+1 || !hasCondition(j, batchv1.JobComplete, "") {
 		t.Fatalf("after the second sync: succeeded %d, %+v", j.Status.Succeeded, j.Status.Conditions)
+	}
+}
+
+// One sync deletes at most maxPodChangesPerSync pods, as Kubernetes' MaxPodCreateDeletePerSync.
+func TestPodDeletesAreCappedPerSync(t *testing.T) {
+	objs := []runtime.Object{newJob(completions(1000), parallel(0))}
+	for i := range maxPodChangesPerSync + 1 {
+		objs = append(objs, newPod(fmt.Sprintf("run%03d", i), corev1.PodRunning))
+	}
+	fx := newFixture(t, objs...)
+	fx.sync(t, "ns/work")
+	if n := len(fx.deleted()); n != maxPodChangesPerSync {
+		t.Fatalf("deleted %d pods, want %d", n, maxPodChangesPerSync)
 	}
 }

@@ -21,8 +21,9 @@ import (
 	"github.com/skiffkube/skiff/controllers/slowstart"
 )
 
-// maxCreatesPerSync bounds one sync's creates, as the ReplicaSet controller's burst.
-const maxCreatesPerSync = 500
+// maxPodChangesPerSync bounds one sync's creates, and its deletes, as Kubernetes'
+// MaxPodCreateDeletePerSync.
+const maxPodChangesPerSync = 500
 
 // podChanges are the pods one sync created and deleted, which status.active, ready and terminating
 // reflect at once, as in Kubernetes, rather than only once the informer shows them.
@@ -55,13 +56,17 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 			toCreate = append(toCreate, nil)
 		}
 	}
-	var changes podChanges
 	if len(excess) > 0 {
-		var err error
-		if changes, err = c.deletePods(ctx, key, job, excess, true); err != nil {
-			return 0, changes, err
+		// As Kubernetes, a sync that deletes pods creates none: an Indexed Job can need both (a
+		// duplicate of one index, another index missing), and the creates wait for the next sync,
+		// once the deletes are observed.
+		if len(excess) > maxPodChangesPerSync {
+			excess = excess[:maxPodChangesPerSync]
 		}
+		changes, err := c.deletePods(ctx, key, job, excess, true)
+		return 0, changes, err
 	}
+	var changes podChanges
 	if len(toCreate) == 0 {
 		return 0, changes, nil
 	}
@@ -92,8 +97,8 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 			}
 		}
 	}
-	if len(toCreate) > maxCreatesPerSync {
-		toCreate = toCreate[:maxCreatesPerSync]
+	if len(toCreate) > maxPodChangesPerSync {
+		toCreate = toCreate[:maxPodChangesPerSync]
 	}
 	c.exp.ExpectCreations(key, len(toCreate))
 	// Slow start, as Kubernetes: a quota or admission refusal costs one failed call (and one
