@@ -906,3 +906,37 @@ func TestPodDeletesAreCappedPerSync(t *testing.T) {
 		t.Fatalf("deleted %d pods, want %d", n, maxPodChangesPerSync)
 	}
 }
+
+func suspendedSince(d time.Duration) jobOpt {
+	return func(j *batchv1.Job) {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{
+			Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "JobSuspended", Message: "Job suspended",
+			LastTransitionTime: metav1.NewTime(now.Add(-d)),
+		})
+	}
+}
+
+// On resumption the active deadline counts from then on, but, as in Kubernetes, only once the
+// verdict is taken, which counts from the start before the suspension: a Job resumed past its
+// deadline fails.
+func TestResumptionRestartsTheActiveDeadlineAfterTheVerdict(t *testing.T) {
+	fx := newFixture(t, newJob(deadline(600), startedAgo(2*time.Minute), suspendedSince(time.Minute)))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if c := condition(&j.Status, batchv1.JobSuspended); c == nil || c.Status != corev1.ConditionFalse || c.Reason != "JobResumed" {
+		t.Fatalf("Suspended: %+v", c)
+	}
+	if !j.Status.StartTime.Time.Equal(now) || !strings.Contains(events(fx), "Normal Resumed Job resumed") {
+		t.Fatalf("startTime %v, events:\n%s", j.Status.StartTime, events(fx))
+	}
+
+	fx = newFixture(t, newJob(deadline(60), startedAgo(2*time.Minute), suspendedSince(time.Minute)))
+	fx.sync(t, "ns/work")
+	j = fx.job(t)
+	if !hasCondition(j, batchv1.JobFailureTarget, ReasonDeadlineExceeded) {
+		t.Fatalf("resumed past the deadline: %+v", j.Status.Conditions)
+	}
+	if len(fx.created(t)) != 0 || strings.Contains(events(fx), ReasonResumed) {
+		t.Fatalf("a Job resumed past its deadline started: created %d, events:\n%s", len(fx.created(t)), events(fx))
+	}
+}

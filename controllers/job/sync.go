@@ -93,17 +93,10 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 
-	// 2. Resumption (suspension is recorded below, once no verdict is reached).
-	if !suspended {
-		if cond := condition(st, batchv1.JobSuspended); cond != nil && cond.Status == corev1.ConditionTrue {
-			setCondition(st, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
-			c.recorder.Event(job, corev1.EventTypeNormal, ReasonResumed, "Job resumed")
-			st.StartTime = nil // the active deadline counts from the resumption
-		}
-		if st.StartTime == nil {
-			t := metav1.NewTime(now)
-			st.StartTime = &t
-		}
+	// 2. First start (suspension and resumption are recorded below, once no verdict is reached).
+	if !suspended && st.StartTime == nil {
+		t := metav1.NewTime(now)
+		st.StartTime = &t
 	}
 
 	// 3. Has the Job failed or completed? As in Kubernetes (since v1.31), the verdict is first recorded
@@ -205,6 +198,15 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 			changes, manageErr = c.deletePods(ctx, key, job, active, true)
 		}
 	case satisfied && job.DeletionTimestamp == nil:
+		// Resumed: the active deadline counts from now on. As in Kubernetes, this comes after the
+		// verdict, which takes the deadline from the start before the suspension: a Job resumed
+		// past it fails.
+		if cond := condition(st, batchv1.JobSuspended); cond != nil && cond.Status == corev1.ConditionTrue {
+			setCondition(st, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
+			c.recorder.Event(job, corev1.EventTypeNormal, ReasonResumed, "Job resumed")
+			t := metav1.NewTime(now)
+			st.StartTime = &t
+		}
 		var wait time.Duration
 		wait, changes, manageErr = c.managePods(ctx, key, job, st, active, pods, succeeded, failed, pi)
 		if wait > 0 {
