@@ -940,3 +940,24 @@ func TestResumptionRestartsTheActiveDeadlineAfterTheVerdict(t *testing.T) {
 		t.Fatalf("a Job resumed past its deadline started: created %d, events:\n%s", len(fx.created(t)), events(fx))
 	}
 }
+
+// A condition whose reason or message changes is a new condition, as Kubernetes'
+// ensureJobConditionStatus makes it: its lastTransitionTime is the change's.
+func TestAConditionsNewReasonIsANewTransition(t *testing.T) {
+	before := metav1.NewTime(now.Add(-time.Hour))
+	st := &batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
+		Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "Old", Message: "old", LastProbeTime: before, LastTransitionTime: before,
+	}}}
+	if !setCondition(st, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now) {
+		t.Error("a new reason reported as no change")
+	}
+	if c := st.Conditions[0]; c.Reason != "JobSuspended" || c.Message != "Job suspended" || !c.LastTransitionTime.Time.Equal(now) || !c.LastProbeTime.Time.Equal(now) {
+		t.Errorf("condition: %+v", c)
+	}
+	if setCondition(st, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now.Add(time.Minute)) || !st.Conditions[0].LastTransitionTime.Time.Equal(now) {
+		t.Errorf("an unchanged condition was rewritten: %+v", st.Conditions[0])
+	}
+	if setCondition(st, batchv1.JobFailed, corev1.ConditionFalse, "", "", now) || len(st.Conditions) != 1 {
+		t.Errorf("an absent condition was added as False: %+v", st.Conditions)
+	}
+}

@@ -431,26 +431,23 @@ func condition(st *batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCo
 	return nil
 }
 
-// setCondition sets a condition, reporting whether its status changed.
+// setCondition sets a condition, reporting whether it changed. As Kubernetes'
+// ensureJobConditionStatus, a new status, reason or message makes a new condition, both of its
+// times included; an absent condition is not added as False (absent already reads as not true).
 func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) bool {
 	ts := metav1.NewTime(now)
+	next := batchv1.JobCondition{Type: t, Status: status, Reason: reason, Message: message, LastProbeTime: ts, LastTransitionTime: ts}
 	if cur := condition(st, t); cur != nil {
 		if cur.Status == status && cur.Reason == reason && cur.Message == message {
 			return false
 		}
-		changed := cur.Status != status
-		if changed {
-			cur.LastTransitionTime = ts
-		}
-		cur.Status, cur.Reason, cur.Message, cur.LastProbeTime = status, reason, message, ts
-		return changed
+		*cur = next
+		return true
 	}
-	if status != corev1.ConditionTrue {
-		return false // an absent condition already reads as not true
+	if status == corev1.ConditionFalse {
+		return false
 	}
-	st.Conditions = append(st.Conditions, batchv1.JobCondition{
-		Type: t, Status: status, Reason: reason, Message: message, LastProbeTime: ts, LastTransitionTime: ts,
-	})
+	st.Conditions = append(st.Conditions, next)
 	return true
 }
 
