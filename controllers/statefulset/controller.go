@@ -88,7 +88,7 @@ func New(client kubernetes.Interface, setInformer appsinformers.StatefulSetInfor
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
-		UpdateFunc: func(_, cur any) { c.podChanged(cur, false, false) },
+		UpdateFunc: c.podUpdated,
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
 	}); err != nil {
 		return nil, err
@@ -112,6 +112,24 @@ func (c *Controller) setOf(pod *corev1.Pod) *appsv1.StatefulSet {
 		return c.setLister.StatefulSets(ns).Get(name)
 	})
 	return set
+}
+
+// podUpdated wakes the pod's set and, as Kubernetes' updatePod does, the set
+// that controlled it before its controller reference changed (released, or
+// taken over by another owner), so that set counts it out now rather than
+// at its next resync.
+func (c *Controller) podUpdated(old, cur any) {
+	if oldPod, ok := runner.Object[*corev1.Pod](old); ok {
+		if curPod, ok := runner.Object[*corev1.Pod](cur); ok {
+			oldRef := metav1.GetControllerOfNoCopy(oldPod)
+			if curRef := metav1.GetControllerOfNoCopy(curPod); oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+				if set := c.setOf(oldPod); set != nil {
+					c.queue.Add(set.Namespace + "/" + set.Name)
+				}
+			}
+		}
+	}
+	c.podChanged(cur, false, false)
 }
 
 func (c *Controller) podChanged(obj any, added, deleted bool) {

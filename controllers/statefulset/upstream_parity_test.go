@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -420,5 +421,50 @@ func TestOrderedScaleDownWaitsForUnhealthyCondemnedPods(t *testing.T) {
 	fx.sync(t)
 	if got := fx.deleted(); !slices.Equal(got, []string{"web-1", "web-2"}) {
 		t.Fatalf("parallel deleted %v", got)
+	}
+}
+
+// queued drains the controller's queue.
+func queued(c *Controller) []string {
+	var keys []string
+	for c.queue.Len() > 0 {
+		key, _ := c.queue.Get()
+		c.queue.Done(key)
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// As Kubernetes' updatePod, a pod whose controller reference changes wakes
+// the set that controlled it as well as its new one: the old set must count
+// the pod out (and may have to replace it) now, not at its next resync.
+func TestPodChangingControllerQueuesTheOldSet(t *testing.T) {
+	web, db := newSet(1), newSet(1)
+	db.Name, db.UID = "db", "uid-db"
+	old := member(web, 0, "r")
+	taken := old.DeepCopy()
+	taken.ResourceVersion = "2"
+	yes := true
+	taken.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: db.Name, UID: db.UID, Controller: &yes}}
+	// Released and relabelled out of web's selector: nothing would adopt it.
+	released := old.DeepCopy()
+	released.ResourceVersion, released.Labels["app"] = "2", "debug"
+	released.OwnerReferences = nil
+
+	fx := newFixture(t, web, db)
+	fx.c.podUpdated(old, taken)
+	if got := queued(fx.c); !slices.Equal(got, []string{"ns/db", "ns/web"}) {
+		t.Fatalf("queued %v after web-0 moved from web to db, want both sets", got)
+	}
+	fx.c.podUpdated(old, released)
+	if got := queued(fx.c); !slices.Equal(got, []string{"ns/web"}) {
+		t.Fatalf("queued %v after web released web-0, want ns/web", got)
+	}
+	relabelled := old.DeepCopy()
+	relabelled.ResourceVersion, relabelled.Labels["extra"] = "2", "x"
+	fx.c.podUpdated(old, relabelled)
+	if got := queued(fx.c); !slices.Equal(got, []string{"ns/web"}) {
+		t.Fatalf("queued %v for an update keeping the owner, want ns/web once", got)
 	}
 }
