@@ -99,10 +99,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	var manageErr error
+	rolled := map[string]bool{} // pods deleted by this pass's rolling update
 	if satisfied && !deleting {
-		manageErr = c.manage(ctx, key, set, revs, byOrdinal)
+		manageErr = c.manage(ctx, key, set, revs, byOrdinal, rolled)
 	}
-	available, err := c.updateStatus(ctx, set, revs, byOrdinal)
+	available, err := c.updateStatus(ctx, set, revs, byOrdinal, rolled)
 	if err != nil {
 		return err
 	}
@@ -254,7 +255,9 @@ func revisionOf(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisio
 // manage takes the next steps towards the declared state: create missing and replace finished pods,
 // remove pods outside the ordinal range, then roll pods at or above the partition to the update
 // revision. Under OrderedReady it takes one step and waits for the set to be healthy before the next.
-func (c *Controller) manage(ctx context.Context, key string, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) error {
+// The pod deleted to roll it to the update revision is noted in rolled.
+func (c *Controller) manage(ctx context.Context, key string, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod,
+	rolled map[string]bool) error {
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	start, partition := startOrdinal(set), partitionOf(set)
 	end := start + replicasOf(set) // exclusive
@@ -363,7 +366,11 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 		case p == nil || podstate.IsTerminal(p):
 			return nil // being created or replaced by step 1
 		case revisionOf(p) != revs.update.Name && p.DeletionTimestamp == nil:
-			return c.deletePod(ctx, key, set, p)
+			if err := c.deletePod(ctx, key, set, p); err != nil {
+				return err
+			}
+			rolled[p.Name] = true
+			return nil
 		case !c.healthy(set, p):
 			return nil // wait for it before the next
 		}
@@ -467,8 +474,12 @@ func (c *Controller) deletePod(ctx context.Context, key string, set *appsv1.Stat
 	return nil
 }
 
-// updateStatus writes the set's status and returns its availableReplicas.
-func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod) (int32, error) {
+// updateStatus writes the set's status and returns its availableReplicas. Pods in rolled,
+// deleted by this pass though the cache still shows them running, are no longer counted as
+// current or updated: as in Kubernetes, the status written in the pass that deletes a pod
+// for the rolling update already has one current replica less.
+func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod,
+	rolled map[string]bool) (int32, error) {
 	now := c.now()
 	st := set.Status.DeepCopy()
 	var replicas, ready, available, current, updated int32
@@ -480,7 +491,7 @@ func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, 
 				available++
 			}
 		}
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || rolled[p.Name] {
 			continue
 		}
 		if revisionOf(p) == revs.current.Name {
