@@ -450,7 +450,11 @@ func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.Stat
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil
 		}
-		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		// A pod of that name already there (not yet in the cache, or someone
+		// else's) is retried silently, as Kubernetes' CreateStatefulPod does.
+		if !apierrors.IsAlreadyExists(err) {
+			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		}
 		return fmt.Errorf("create pod %s/%s: %w", set.Namespace, pod.Name, err)
 	}
 	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Pod %s in StatefulSet %s successful", pod.Name, set.Name)

@@ -468,3 +468,36 @@ func TestPodChangingControllerQueuesTheOldSet(t *testing.T) {
 		t.Fatalf("queued %v for an update keeping the owner, want ns/web once", got)
 	}
 }
+
+// As Kubernetes' CreateStatefulPod, a pod create refused because the name is
+// taken (a pod not yet in the cache) records no FailedCreate event; the sync
+// still fails, to look again. Other failures are reported.
+func TestPodAlreadyExistsIsNotReported(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		wantEvent bool
+	}{
+		{"already exists", apierrors.NewAlreadyExists(corev1.Resource("pods"), "web-0"), false},
+		{"forbidden", apierrors.NewForbidden(corev1.Resource("pods"), "web-0", errors.New("exceeded quota")), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newSet(1))
+			fx.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.err
+			})
+			if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+				t.Fatal("sync succeeded with the create failing")
+			}
+			var failed []string
+			for _, e := range drainEvents(fx.rec) {
+				if strings.Contains(e, ReasonFailedCreate) {
+					failed = append(failed, e)
+				}
+			}
+			if got := len(failed) > 0; got != tc.wantEvent {
+				t.Fatalf("FailedCreate events %q, want some: %v", failed, tc.wantEvent)
+			}
+		})
+	}
+}
