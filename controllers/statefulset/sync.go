@@ -94,7 +94,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	byOrdinal := map[int]*corev1.Pod{}
 	for _, p := range pods {
-		if i, ok := ordinalOf(set, p); ok {
+		// Of two pods at one ordinal (web-1 and web-01) the one of the canonical name is kept.
+		if i, ok := ordinalOf(set, p); ok && (byOrdinal[i] == nil || p.Name == podName(set, i)) {
 			byOrdinal[i] = p
 		}
 	}
@@ -116,17 +117,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return manageErr
 }
 
-// ordinalOf parses <set>-<ordinal> from a pod's name.
+// ordinalOf parses <set>-<ordinal> from a pod's name. As in Kubernetes (getOrdinal) the
+// ordinal is the decimal number of the digits, leading zeros and all: web-01 is the set's
+// pod at ordinal 1, holding that place (and going when it is scaled down or rolled). A
+// number beyond 32 bits is no ordinal.
 func ordinalOf(set *appsv1.StatefulSet, pod *corev1.Pod) (int, bool) {
-	s, ok := strings.CutPrefix(pod.Name, set.Name+"-")
-	if !ok {
+	if !isMember(set, pod) {
 		return 0, false
 	}
-	i, err := strconv.Atoi(s)
-	if err != nil || i < 0 || strconv.Itoa(i) != s {
+	i, err := strconv.ParseInt(pod.Name[len(set.Name)+1:], 10, 32)
+	if err != nil {
 		return 0, false
 	}
-	return i, true
+	return int(i), true
 }
 
 // isMember is whether the pod's name is <set>-<digits>, the names of the set's pods.
@@ -407,10 +410,15 @@ func condOrd(set *appsv1.StatefulSet, p *corev1.Pod) int {
 	return i
 }
 
+// podName is the name of the set's pod at ordinal: <set>-<ordinal>.
+func podName(set *appsv1.StatefulSet, ordinal int) string {
+	return fmt.Sprintf("%s-%d", set.Name, ordinal)
+}
+
 // podFor builds pod <set>-<ordinal> from a revision's template.
 func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision, tmpl *corev1.PodTemplateSpec) *corev1.Pod {
 	t := tmpl.DeepCopy()
-	name := fmt.Sprintf("%s-%d", set.Name, ordinal)
+	name := podName(set, ordinal)
 	lbls := map[string]string{}
 	for k, v := range t.Labels {
 		lbls[k] = v

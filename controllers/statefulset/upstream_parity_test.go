@@ -501,3 +501,42 @@ func TestPodAlreadyExistsIsNotReported(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes' getOrdinal, web-01 is the set's pod at ordinal 1: it holds
+// that place (no web-1 is made beside it), is counted, and goes when the set
+// is scaled down below it.
+func TestLeadingZeroOrdinal(t *testing.T) {
+	set := newSet(2)
+	rev := revisionFor(t, set, "web:2", 1)
+	zero := member(set, 1, rev.Name)
+	zero.Name, zero.UID = "web-01", "uid-web-01"
+	zero.Labels[podNameLabel] = zero.Name
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), zero)
+	fx.sync(t)
+	if got := names(fx.created()); len(got) != 0 {
+		t.Fatalf("created %v beside web-01", got)
+	}
+	if st := fx.status(t); st.Replicas != 2 || st.ReadyReplicas != 2 {
+		t.Fatalf("status %+v, want web-01 counted", st)
+	}
+
+	set = newSet(1)
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name), zero)
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-01"}) {
+		t.Fatalf("deleted %v, want web-01 scaled down", got)
+	}
+
+	// Beside web-1, web-01 is not the set's pod at 1 (whatever order the
+	// cache lists them in): its other revision does not make web-1 roll.
+	set = newSet(2)
+	stray := zero.DeepCopy()
+	stray.Labels[appsv1.ControllerRevisionHashLabelKey] = "web-other"
+	for range 8 {
+		fx = newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name), stray)
+		fx.sync(t)
+		if got := fx.deleted(); len(got) != 0 {
+			t.Fatalf("deleted %v, want web-1 kept at ordinal 1", got)
+		}
+	}
+}
