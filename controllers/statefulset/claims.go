@@ -18,18 +18,19 @@ func ClaimName(set *appsv1.StatefulSet, template string, ordinal int) string {
 	return fmt.Sprintf("%s-%s-%d", template, set.Name, ordinal)
 }
 
-// claimFor builds the claim of one volumeClaimTemplate for ordinal, labelled
-// with the set's selector as Kubernetes does. With whenDeleted: Delete the
-// set owns it (it goes with the set); by default (Retain) nothing does and it
-// outlives pods and set.
+// claimFor builds the claim of one volumeClaimTemplate for ordinal. As in
+// Kubernetes it keeps the template's metadata (labels, annotations,
+// finalizers, owner references) and adds the set's selector to its labels;
+// only what the API server assigns is left out. With whenDeleted: Delete the
+// set owns it (it goes with the set), unless the template names another
+// controller; by default (Retain) nothing does and it outlives pods and set.
 func claimFor(set *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, ordinal int) *corev1.PersistentVolumeClaim {
 	claim := t.DeepCopy()
-	claim.ObjectMeta = metav1.ObjectMeta{
-		Name: ClaimName(set, t.Name, ordinal), Namespace: set.Namespace,
-		Labels: map[string]string{}, Annotations: t.Annotations,
-	}
-	for k, v := range t.Labels {
-		claim.Labels[k] = v
+	claim.Name, claim.Namespace, claim.GenerateName = ClaimName(set, t.Name, ordinal), set.Namespace, ""
+	claim.UID, claim.ResourceVersion, claim.Generation, claim.CreationTimestamp = "", "", 0, metav1.Time{}
+	claim.DeletionTimestamp, claim.DeletionGracePeriodSeconds, claim.ManagedFields = nil, nil, nil
+	if claim.Labels == nil {
+		claim.Labels = map[string]string{}
 	}
 	if set.Spec.Selector != nil {
 		for k, v := range set.Spec.Selector.MatchLabels {
@@ -37,8 +38,9 @@ func claimFor(set *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, ordinal 
 		}
 	}
 	claim.Status = corev1.PersistentVolumeClaimStatus{}
-	if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
-		claim.OwnerReferences = []metav1.OwnerReference{controllerref.New(set, controllerKind)}
+	if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType &&
+		metav1.GetControllerOfNoCopy(claim) == nil {
+		claim.OwnerReferences = append(claim.OwnerReferences, controllerref.New(set, controllerKind))
 	}
 	return claim
 }

@@ -540,3 +540,51 @@ func TestLeadingZeroOrdinal(t *testing.T) {
 		}
 	}
 }
+
+// As Kubernetes' getPersistentVolumeClaims, a claim keeps the metadata of
+// its volumeClaimTemplate: labels (with the selector's added), annotations,
+// finalizers and owner references.
+func TestClaimKeepsTemplateMetadata(t *testing.T) {
+	retain, del := appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	yes := true
+	cm := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "backup-plan", UID: "uid-cm"}
+	op := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Backup", Name: "nightly", UID: "uid-op", Controller: &yes}
+	for _, tc := range []struct {
+		name       string
+		refs       []metav1.OwnerReference
+		wantOwners []string
+	}{
+		{"the set is added to the template's owners", []metav1.OwnerReference{cm}, []string{"ConfigMap/backup-plan", "StatefulSet/web"}},
+		{"not as a second controller", []metav1.OwnerReference{op}, []string{"Backup/nightly"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := newSet(1, claimTemplates, retention(del, retain))
+			meta := &set.Spec.VolumeClaimTemplates[0].ObjectMeta
+			meta.Annotations = map[string]string{"example.com/tier": "gold"}
+			meta.Finalizers = []string{"example.com/backup"}
+			meta.OwnerReferences = tc.refs
+			fx := newFixture(t, set)
+			fx.sync(t)
+			claim, err := fx.client.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), "data-web-0", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if claim.Labels["tier"] != "db" || claim.Labels["app"] != "web" || claim.Annotations["example.com/tier"] != "gold" {
+				t.Errorf("claim labels %v, annotations %v: want the template's and the selector's", claim.Labels, claim.Annotations)
+			}
+			if !slices.Equal(claim.Finalizers, []string{"example.com/backup"}) {
+				t.Errorf("claim finalizers %v, want the template's", claim.Finalizers)
+			}
+			var owners []string
+			for _, r := range claim.OwnerReferences {
+				owners = append(owners, r.Kind+"/"+r.Name)
+			}
+			if !slices.Equal(owners, tc.wantOwners) {
+				t.Errorf("claim owners %v, want %v", owners, tc.wantOwners)
+			}
+			if set.Spec.VolumeClaimTemplates[0].Labels["app"] != "" {
+				t.Errorf("template labels changed: %v", set.Spec.VolumeClaimTemplates[0].Labels)
+			}
+		})
+	}
+}
