@@ -166,7 +166,7 @@ func TestOrphanRevisionsAreAdopted(t *testing.T) {
 	other.Name, other.Labels = "db-abc", map[string]string{"app": "db"}
 	other.OwnerReferences = nil
 	fx := newFixture(t, set, orphan, other)
-	_ = fx.c.sync(context.Background(), "ns/web") // the adoption reaches the cache later
+	fx.sync(t) // the revision it adopts is found by its data before the cache sees the adoption
 	var adopted []string
 	for _, a := range controllertest.Filter(fx.client.Actions(), "patch", "controllerrevisions") {
 		pa := a.(k8stesting.PatchAction)
