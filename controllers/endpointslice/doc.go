@@ -17,8 +17,12 @@
 // without endpoints is deleted; new endpoints go first into the slices written anyway (the fullest
 // first), then into the unchanged slice they fill closest to the limit, then into new slices; a slice
 // to create and one to delete become one update. So a change to one pod writes only its slice. A
-// Service without endpoints keeps one empty placeholder slice (no ports). Slices of another address
-// family, or owned by an earlier Service of the same name, are deleted; slices already being deleted
+// Service without endpoints keeps one empty placeholder slice (no ports) per address family.
+//
+// As in Kubernetes, a Service gets slices of each address family in its spec.ipFamilies (addressType
+// IPv4 or IPv6, each endpoint holding its pod's IP of that family from status.podIPs); one without
+// ipFamilies gets its cluster IP's family, or both if headless. Slices of a family the Service does
+// not have, or owned by an earlier Service of the same name, are deleted; slices already being deleted
 // are left alone and their endpoints placed anew. Slices are labelled
 // kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by and owned by the Service. A
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the

@@ -59,12 +59,36 @@ func endpointKey(e *discoveryv1.Endpoint) string {
 	return k
 }
 
-// addressType is the family of the Service's primary IP family.
-func addressType(svc *corev1.Service) discoveryv1.AddressType {
-	if len(svc.Spec.IPFamilies) > 0 && svc.Spec.IPFamilies[0] == corev1.IPv6Protocol {
-		return discoveryv1.AddressTypeIPv6
+// addressTypes are the address families the Service gets slices of, as in Kubernetes: one per entry
+// of spec.ipFamilies, in its order. A Service without ipFamilies (written before they were defaulted)
+// gets the family of its cluster IP, or both families when headless, so that no slice it already
+// has is deleted until the API server fills them in.
+func addressTypes(svc *corev1.Service) []discoveryv1.AddressType {
+	var out []discoveryv1.AddressType
+	for _, f := range svc.Spec.IPFamilies {
+		var at discoveryv1.AddressType
+		switch f {
+		case corev1.IPv4Protocol:
+			at = discoveryv1.AddressTypeIPv4
+		case corev1.IPv6Protocol:
+			at = discoveryv1.AddressTypeIPv6
+		default:
+			continue
+		}
+		if !slices.Contains(out, at) {
+			out = append(out, at)
+		}
 	}
-	return discoveryv1.AddressTypeIPv4
+	switch {
+	case len(out) > 0:
+		return out
+	case svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		return []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6}
+	}
+	if ip := net.ParseIP(svc.Spec.ClusterIP); ip != nil && ip.To4() == nil {
+		return []discoveryv1.AddressType{discoveryv1.AddressTypeIPv6}
+	}
+	return []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4}
 }
 
 // podAddress returns the pod's IP of the wanted family.
@@ -126,13 +150,12 @@ type group struct {
 	endpoints []discoveryv1.Endpoint
 }
 
-// desiredGroups computes the endpoints of a Service, grouped by resolved ports, in a stable order.
-// As in Kubernetes, a pod whose Node is not known is left out (unless the Service publishes not-ready
-// addresses: then it is listed without a zone) and named in missing, so that the Service is synced
-// again: the pod garbage collector should remove it, but until then a node that appears later (a
-// cache behind) must not keep it out for good.
-func (c *Controller) desiredGroups(svc *corev1.Service, pods []*corev1.Pod) (groups []group, missing []string, err error) {
-	at := addressType(svc)
+// desiredGroups computes the endpoints of a Service in family at, grouped by resolved ports, in a
+// stable order. As in Kubernetes, a pod whose Node is not known is left out (unless the Service
+// publishes not-ready addresses: then it is listed without a zone) and named in missing, so that the
+// Service is synced again: the pod garbage collector should remove it, but until then a node that
+// appears later (a cache behind) must not keep it out for good.
+func (c *Controller) desiredGroups(svc *corev1.Service, pods []*corev1.Pod, at discoveryv1.AddressType) (groups []group, missing []string, err error) {
 	byKey := map[string]*group{}
 	for _, pod := range pods {
 		if !listed(pod, at) {

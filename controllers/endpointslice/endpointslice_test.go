@@ -712,3 +712,91 @@ func TestLastChangeTriggerTime(t *testing.T) {
 		t.Errorf("trigger time %q after a change with no trigger, want none", v)
 	}
 }
+
+// A dual-stack Service gets slices of each family in spec.ipFamilies, each listing the pods' IPs of
+// that family; a family the Service drops loses its slices.
+func TestDualStack(t *testing.T) {
+	dual := func(s *corev1.Service) {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+	}
+	ips := func(ips ...string) podOpt {
+		return func(p *corev1.Pod) {
+			p.Status.PodIPs = nil
+			for _, ip := range ips {
+				p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: ip})
+			}
+		}
+	}
+	fx := newFixture(t, 0, service(dual),
+		pod("both", "fd00::2", ips("fd00::2", "10.42.0.2")),
+		pod("v4", "10.42.0.3", ips("10.42.0.3")),
+	)
+	fx.sync(t)
+	got := map[discoveryv1.AddressType]map[string]string{}
+	for _, s := range fx.slices(t) {
+		if got[s.AddressType] != nil {
+			t.Errorf("two %s slices", s.AddressType)
+		}
+		got[s.AddressType] = map[string]string{}
+		for name, e := range byName(s) {
+			got[s.AddressType][name] = strings.Join(e.Addresses, ",")
+		}
+	}
+	want := map[discoveryv1.AddressType]map[string]string{
+		discoveryv1.AddressTypeIPv6: {"both": "fd00::2"},
+		discoveryv1.AddressTypeIPv4: {"both": "10.42.0.2", "v4": "10.42.0.3"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("endpoints by family = %v, want %v", got, want)
+	}
+
+	// The Service becomes single-stack IPv4: its IPv6 slice goes, the IPv4 one is left as it is.
+	fx.observe(t)
+	controllertest.Load(t, fx.f.Core().V1().Services().Informer(), service(func(s *corev1.Service) {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}))
+	fx.sync(t)
+	c, u, d := writes(fx)
+	if len(c) != 0 || len(u) != 0 || len(d) != 1 {
+		t.Errorf("creates %v, updates %v, deletes %v; want the IPv6 slice deleted", c, u, d)
+	}
+	if sl := fx.slices(t); len(sl) != 1 || sl[0].AddressType != discoveryv1.AddressTypeIPv4 || len(sl[0].Endpoints) != 2 {
+		t.Errorf("slices = %v, want only the IPv4 slice with both pods", sl)
+	}
+}
+
+// A family without endpoints gets its own placeholder; a Service without ipFamilies takes its
+// cluster IP's family, or both when headless, as Kubernetes does.
+func TestAddressTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		families  []corev1.IPFamily
+		clusterIP string
+		want      []discoveryv1.AddressType
+	}{
+		{"ipFamilies in order", []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}, "fd00::10", []discoveryv1.AddressType{"IPv6", "IPv4"}},
+		{"single IPv6", []corev1.IPFamily{corev1.IPv6Protocol}, "fd00::10", []discoveryv1.AddressType{"IPv6"}},
+		{"no ipFamilies, IPv6 cluster IP", nil, "fd00::10", []discoveryv1.AddressType{"IPv6"}},
+		{"no ipFamilies, IPv4 cluster IP", nil, "10.43.0.10", []discoveryv1.AddressType{"IPv4"}},
+		{"no ipFamilies, headless", nil, corev1.ClusterIPNone, []discoveryv1.AddressType{"IPv4", "IPv6"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := service(func(s *corev1.Service) { s.Spec.IPFamilies, s.Spec.ClusterIP = tc.families, tc.clusterIP })
+			if got := addressTypes(svc); !slices.Equal(got, tc.want) {
+				t.Errorf("addressTypes = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	fx := newFixture(t, 0, service(func(s *corev1.Service) {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	}), pod("v4", "10.42.0.3"))
+	fx.sync(t)
+	got := map[discoveryv1.AddressType]int{}
+	for _, s := range fx.slices(t) {
+		got[s.AddressType] = len(s.Endpoints)
+	}
+	if len(got) != 2 || got[discoveryv1.AddressTypeIPv4] != 1 || got[discoveryv1.AddressTypeIPv6] != 0 {
+		t.Errorf("endpoints by family = %v, want one IPv4 endpoint and an empty IPv6 placeholder", got)
+	}
+}

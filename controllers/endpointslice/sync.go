@@ -55,9 +55,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	groups, missing, err := c.desiredGroups(svc, pods)
-	if err != nil {
-		return err
+	groups := map[discoveryv1.AddressType][]group{}
+	var missing []string
+	for _, at := range addressTypes(svc) {
+		g, m, err := c.desiredGroups(svc, pods, at)
+		if err != nil {
+			return err
+		}
+		groups[at] = g
+		for _, pm := range m {
+			if !slices.Contains(missing, pm) {
+				missing = append(missing, pm)
+			}
+		}
 	}
 	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
 	trigger := c.triggers.compute(key, svc, pods)
@@ -117,8 +127,8 @@ func sliceLabels(svc *corev1.Service) map[string]string {
 	return lbls
 }
 
-// newSlice is an empty slice of svc for the given ports, to be created.
-func newSlice(svc *corev1.Service, lbls map[string]string, ports []discoveryv1.EndpointPort) *discoveryv1.EndpointSlice {
+// newSlice is an empty slice of svc in family at for the given ports, to be created.
+func newSlice(svc *corev1.Service, lbls map[string]string, at discoveryv1.AddressType, ports []discoveryv1.EndpointPort) *discoveryv1.EndpointSlice {
 	prefix := svc.Name + "-"
 	if len(prefix) > 253 {
 		prefix = svc.Name
@@ -130,7 +140,7 @@ func newSlice(svc *corev1.Service, lbls map[string]string, ports []discoveryv1.E
 			Labels:          maps.Clone(lbls),
 			OwnerReferences: []metav1.OwnerReference{metaOwner(svc)},
 		},
-		AddressType: addressType(svc),
+		AddressType: at,
 		Endpoints:   []discoveryv1.Endpoint{},
 		Ports:       ports,
 	}
@@ -151,19 +161,41 @@ type plan struct {
 	create, update, remove []*discoveryv1.EndpointSlice
 }
 
-// reconcile brings the Service's slices to the wanted endpoints while moving as few endpoints as
-// possible, as Kubernetes' reconciler does: an endpoint stays in the slice that holds it (updated there
-// when its conditions change), slices left empty are deleted, and new endpoints go first into slices
-// being updated anyway (the fullest first), then into the existing slice they fill closest to
-// MaxEndpointsPerSlice, then into new slices. Slices of another address family or of an earlier
-// Service of the same name are deleted; a create paired with a delete becomes an update.
-func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, groups []group, existing []*discoveryv1.EndpointSlice, trigger time.Time) error {
-	at := addressType(svc)
+// reconcile brings the Service's slices to the wanted endpoints, groups by address family, while
+// moving as few endpoints as possible, as Kubernetes' reconciler does. Each family of the Service is
+// planned on its own (planFamily); slices of a family the Service no longer has are deleted.
+func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, groups map[discoveryv1.AddressType][]group, existing []*discoveryv1.EndpointSlice, trigger time.Time) error {
+	families := addressTypes(svc)
 	lbls := sliceLabels(svc)
+	var p plan
+	byFamily := map[discoveryv1.AddressType][]*discoveryv1.EndpointSlice{}
+	for _, s := range existing {
+		if !slices.Contains(families, s.AddressType) {
+			p.remove = append(p.remove, s)
+			continue
+		}
+		byFamily[s.AddressType] = append(byFamily[s.AddressType], s)
+	}
+	for _, at := range families {
+		fp := c.planFamily(svc, lbls, at, groups[at], byFamily[at])
+		p.create = append(p.create, fp.create...)
+		p.update = append(p.update, fp.update...)
+		p.remove = append(p.remove, fp.remove...)
+	}
+	return c.write(ctx, key, svc, p, trigger)
+}
+
+// planFamily plans the slices of one address family: existing are the Service's slices of that
+// family. An endpoint stays in the slice that holds it (updated there when its conditions change),
+// slices left empty are deleted, and new endpoints go first into slices being updated anyway (the
+// fullest first), then into the existing slice they fill closest to MaxEndpointsPerSlice, then into
+// new slices. Slices of an earlier Service of the same name are deleted; a create paired with a
+// delete becomes an update. A family without endpoints keeps one placeholder slice.
+func (c *Controller) planFamily(svc *corev1.Service, lbls map[string]string, at discoveryv1.AddressType, groups []group, existing []*discoveryv1.EndpointSlice) plan {
 	var p plan
 	byPorts := map[string][]*discoveryv1.EndpointSlice{}
 	for _, s := range existing {
-		if s.AddressType != at || !ownedBy(s, svc) {
+		if !ownedBy(s, svc) {
 			p.remove = append(p.remove, s)
 			continue
 		}
@@ -173,7 +205,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	wanted := map[string]bool{}
 	for _, g := range groups {
 		wanted[g.key] = true
-		c.place(&p, svc, lbls, g, byPorts[g.key])
+		c.place(&p, svc, lbls, at, g, byPorts[g.key])
 	}
 	for _, k := range sortedKeys(byPorts) {
 		if !wanted[k] {
@@ -183,7 +215,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	if len(p.remove) == len(existing) && len(p.create) == 0 {
 		// An empty placeholder slice says "this Service has no endpoints" rather than "not processed
 		// yet"; like Kubernetes', it carries no ports. One already there is kept.
-		placeholder := newSlice(svc, lbls, []discoveryv1.EndpointPort{})
+		placeholder := newSlice(svc, lbls, at, []discoveryv1.EndpointPort{})
 		if i := slices.IndexFunc(p.remove, func(s *discoveryv1.EndpointSlice) bool { return isPlaceholder(s, placeholder) }); i >= 0 {
 			p.remove = slices.Delete(p.remove, i, i+1)
 		} else {
@@ -193,7 +225,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	// A slice about to be deleted takes the place of one to create (addressType is immutable, and a
 	// slice of an earlier Service of the same name may be on its way out through the garbage collector).
 	for len(p.create) > 0 {
-		i := slices.IndexFunc(p.remove, func(s *discoveryv1.EndpointSlice) bool { return s.AddressType == at && ownedBy(s, svc) })
+		i := slices.IndexFunc(p.remove, func(s *discoveryv1.EndpointSlice) bool { return ownedBy(s, svc) })
 		if i < 0 {
 			break
 		}
@@ -205,11 +237,11 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		next.Ports, next.Endpoints = want.Ports, want.Endpoints
 		p.update = append(p.update, next)
 	}
-	return c.write(ctx, key, svc, p, trigger)
+	return p
 }
 
 // place plans the slices of one port group: have are the Service's slices with these ports.
-func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string, g group, have []*discoveryv1.EndpointSlice) {
+func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string, at discoveryv1.AddressType, g group, have []*discoveryv1.EndpointSlice) {
 	want := make(map[string]discoveryv1.Endpoint, len(g.endpoints))
 	for _, e := range g.endpoints {
 		want[endpointKey(&e)] = e
@@ -273,7 +305,7 @@ func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string,
 			}
 		}
 		if s == nil {
-			s = newSlice(svc, lbls, g.ports)
+			s = newSlice(svc, lbls, at, g.ports)
 			p.create = append(p.create, s)
 		}
 		fill(s)
