@@ -204,6 +204,10 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --terminated-pod-gc-threshold "lots" (from SKIFF_TERMINATED_POD_GC_THRESHOLD)`}},
 		{name: "no workers for a controller", env: map[string]string{"SKIFF_CONCURRENT_GC_SYNCS": "0"},
 			want: []string{`invalid --concurrent-gc-syncs "0" (from SKIFF_CONCURRENT_GC_SYNCS): must be at least 1 (to stop a controller, leave it out of --controllers)`}},
+		{name: "more endpoints per slice than Kubernetes allows", args: []string{"--max-endpoints-per-slice", "1001"},
+			want: []string{`invalid --max-endpoints-per-slice "1001": must be 1-1000`}},
+		{name: "no endpoints per mirrored subset", env: map[string]string{"SKIFF_MIRRORING_MAX_ENDPOINTS_PER_SUBSET": "0"},
+			want: []string{`invalid --mirroring-max-endpoints-per-subset "0" (from SKIFF_MIRRORING_MAX_ENDPOINTS_PER_SUBSET): must be 1-1000`}},
 		{name: "scheduler config for no scheduler", args: []string{"--scheduler-config", schedConfig, "--disable-scheduler"},
 			want: []string{`--scheduler-config has no effect with --disable-scheduler: give the file to skiff scheduler --config`}},
 		{name: "controllers for no controller manager", env: map[string]string{"SKIFF_CONTROLLERS": "*,-nodeipam", "SKIFF_DISABLE_CONTROLLER_MANAGER": "true"},
@@ -264,7 +268,7 @@ func TestAcceptsGoodValues(t *testing.T) {
 		"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s",
 		"--scheduler-config", schedConfig, "--node-monitor-grace-period", "15s", "--node-startup-grace-period", "2m",
 		"--cluster-cidr", "10.77.0.0/24", "--node-cidr-mask-size", "26", "--terminated-pod-gc-threshold", "100",
-		"--concurrent-gc-syncs", "20",
+		"--concurrent-gc-syncs", "20", "--max-endpoints-per-slice", "1000", "--mirroring-max-endpoints-per-subset", "1",
 		"--node-eviction-rate", "0.5", "--secondary-node-eviction-rate", "0", "--unhealthy-zone-threshold", "0.7", "--large-cluster-size-threshold", "10",
 	}, nil, "")
 	if err != nil {
@@ -299,6 +303,9 @@ func TestAcceptsGoodValues(t *testing.T) {
 	}
 	if e := s.NodeEviction; e.Rate != 0.5 || e.SecondaryRate != 0 || e.UnhealthyZoneThreshold != 0.7 || e.LargeClusterSizeThreshold != 10 {
 		t.Errorf("NodeEviction = %+v", e)
+	}
+	if s.MaxEndpointsPerSlice != 1000 || s.MirroringMaxEndpointsPerSubset != 1 {
+		t.Errorf("MaxEndpointsPerSlice = %d, MirroringMaxEndpointsPerSubset = %d, want 1000, 1", s.MaxEndpointsPerSlice, s.MirroringMaxEndpointsPerSubset)
 	}
 	if s.TerminatedPodGCThreshold != 100 {
 		t.Errorf("TerminatedPodGCThreshold = %d, want 100", s.TerminatedPodGCThreshold)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -119,6 +121,11 @@ type Server struct {
 	// --concurrent-*-syncs setting (manager.ConcurrentSyncsFlags), by
 	// skiff's controller name.
 	ConcurrentSyncs map[string]int
+	// MaxEndpointsPerSlice and MirroringMaxEndpointsPerSubset are
+	// kube-controller-manager's --max-endpoints-per-slice and
+	// --mirroring-max-endpoints-per-subset (manager.CheckEndpointsPerSlice).
+	MaxEndpointsPerSlice           int
+	MirroringMaxEndpointsPerSubset int
 	// SchedulerConfig is kube-scheduler's configuration file for the
 	// in-process scheduler ("" = none); Scheduler is what it says.
 	SchedulerConfig string
@@ -192,6 +199,8 @@ const (
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
 	keyNodeStartupGrace      = "node-startup-grace-period"
 	keyTerminatedPodGC       = "terminated-pod-gc-threshold"
+	keyMaxEndpointsPerSlice  = "max-endpoints-per-slice"
+	keyMirroringMaxPerSubset = "mirroring-max-endpoints-per-subset"
 	keyNodeEvictionRate      = "node-eviction-rate"
 	keySecondaryEvictionRate = "secondary-node-eviction-rate"
 	keyUnhealthyZone         = "unhealthy-zone-threshold"
@@ -268,6 +277,26 @@ func concurrentSyncsSettings() []setting {
 			}})
 	}
 	return out
+}
+
+// endpointLimitSettings are kube-controller-manager's limits on the
+// endpoints of one EndpointSlice, mirrored or not.
+func endpointLimitSettings() []setting {
+	limit := func(field func(*Server) *int) func(*Server, any) error {
+		return func(s *Server, v any) error {
+			n, err := intRange(v, manager.MinEndpointsPerSlice, manager.MaxEndpointsPerSlice)
+			*field(s) = int(n)
+			return err
+		}
+	}
+	return []setting{
+		{name: keyMaxEndpointsPerSlice, kind: kindInt, def: fmt.Sprint(endpointslice.MaxEndpointsPerSlice),
+			usage: "most endpoints the EndpointSlice controller puts in one slice, as kube-controller-manager's flag (1-1000)",
+			apply: limit(func(s *Server) *int { return &s.MaxEndpointsPerSlice })},
+		{name: keyMirroringMaxPerSubset, kind: kindInt, def: fmt.Sprint(endpointslicemirroring.MaxEndpointsPerSubset),
+			usage: "most addresses of one Endpoints subset mirrored to EndpointSlices, as kube-controller-manager's flag (1-1000)",
+			apply: limit(func(s *Server) *int { return &s.MirroringMaxEndpointsPerSubset })},
+	}
 }
 
 // gracePeriod applies a node lifecycle grace period to the field field
@@ -708,7 +737,7 @@ func serverSettings(defaultDataDir string) []setting {
 	}
 	// Beside --terminated-pod-gc-threshold, the other controller tunings.
 	at := slices.IndexFunc(all, func(st setting) bool { return st.name == keyTerminatedPodGC }) + 1
-	return slices.Insert(all, at, concurrentSyncsSettings()...)
+	return slices.Insert(all, at, append(concurrentSyncsSettings(), endpointLimitSettings()...)...)
 }
 
 // The range checks of int (kindInt: v is an int64) and duration

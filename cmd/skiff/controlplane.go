@@ -29,6 +29,8 @@ import (
 	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
+	"github.com/skiffkube/skiff/controllers/endpointslice"
+	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -311,7 +313,7 @@ func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, d
 
 func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
-	var nodeCIDRMaskSize, terminatedPodGC int
+	var nodeCIDRMaskSize, terminatedPodGC, maxEndpointsPerSlice, mirroringMaxEndpointsPerSubset int
 	var controllers []string
 	var nodeMonitorGrace, nodeStartupGrace time.Duration
 	concurrentSyncs := map[string]*int{}
@@ -338,6 +340,12 @@ func newControllerManagerCommand() *cobra.Command {
 				}
 				workers[f.Controller] = n
 			}
+			if err := manager.CheckEndpointsPerSlice(maxEndpointsPerSlice); err != nil {
+				return fmt.Errorf("invalid --max-endpoints-per-slice %d: %w", maxEndpointsPerSlice, err)
+			}
+			if err := manager.CheckEndpointsPerSlice(mirroringMaxEndpointsPerSubset); err != nil {
+				return fmt.Errorf("invalid --mirroring-max-endpoints-per-subset %d: %w", mirroringMaxEndpointsPerSubset, err)
+			}
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
 				return err
@@ -346,14 +354,16 @@ func newControllerManagerCommand() *cobra.Command {
 			runner.UseQueueMetrics(q)
 			reg.MustRegister(q.Collectors()...)
 			return runControllerManager(ctx, rc, manager.Config{
-				Controllers:              controllers,
-				ClusterCIDR:              clusterCIDR,
-				NodeCIDRMaskSize:         nodeCIDRMaskSize,
-				NodeMonitorGracePeriod:   nodeMonitorGrace,
-				NodeStartupGracePeriod:   nodeStartupGrace,
-				NodeEviction:             &eviction,
-				TerminatedPodGCThreshold: manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
-				ConcurrentSyncs:          workers,
+				Controllers:                    controllers,
+				ClusterCIDR:                    clusterCIDR,
+				NodeCIDRMaskSize:               nodeCIDRMaskSize,
+				NodeMonitorGracePeriod:         nodeMonitorGrace,
+				NodeStartupGracePeriod:         nodeStartupGrace,
+				NodeEviction:                   &eviction,
+				TerminatedPodGCThreshold:       manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
+				ConcurrentSyncs:                workers,
+				MaxEndpointsPerSlice:           maxEndpointsPerSlice,
+				MirroringMaxEndpointsPerSubset: mirroringMaxEndpointsPerSubset,
 			}, rootCA, log, nil, le)
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
@@ -369,6 +379,8 @@ func newControllerManagerCommand() *cobra.Command {
 	for _, f := range manager.ConcurrentSyncsFlags {
 		concurrentSyncs[f.Controller] = cmd.Flags().Int(f.Flag, manager.DefaultWorkers, "workers of the "+f.Controller+": objects it reconciles at once")
 	}
+	cmd.Flags().IntVar(&maxEndpointsPerSlice, "max-endpoints-per-slice", endpointslice.MaxEndpointsPerSlice, "most endpoints the EndpointSlice controller puts in one slice (1-1000)")
+	cmd.Flags().IntVar(&mirroringMaxEndpointsPerSubset, "mirroring-max-endpoints-per-subset", endpointslicemirroring.MaxEndpointsPerSubset, "most addresses of one Endpoints subset mirrored to EndpointSlices (1-1000)")
 	cmd.Flags().StringVar(&rootCAFile, "root-ca-file", "", "cluster CA bundle (PEM) published to pods as kube-root-ca.crt and in token Secrets as ca.crt; empty: the kubeconfig's CA")
 	return cmd
 }

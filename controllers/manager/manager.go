@@ -66,6 +66,14 @@ type Config struct {
 	// (skiff's names): kube-controller-manager's --concurrent-*-syncs,
 	// ConcurrentSyncsFlags.
 	ConcurrentSyncs map[string]int
+	// MaxEndpointsPerSlice is kube-controller-manager's
+	// --max-endpoints-per-slice: the most endpoints the EndpointSlice
+	// controller puts in one slice (default 100, at most 1000).
+	MaxEndpointsPerSlice int
+	// MirroringMaxEndpointsPerSubset is kube-controller-manager's
+	// --mirroring-max-endpoints-per-subset: the most addresses of one
+	// Endpoints subset mirrored to EndpointSlices (default 1000, at most 1000).
+	MirroringMaxEndpointsPerSubset int
 	// Resync is the informers' periodic full resync; level-based controllers use it as a safety net.
 	Resync time.Duration
 
@@ -237,6 +245,9 @@ func (c *Config) defaults() (named map[string]bool, err error) {
 		if err := CheckConcurrentSyncs(n); err != nil {
 			return nil, fmt.Errorf("manager: workers of %s: %w", name, err)
 		}
+	}
+	if err := c.endpointLimits(); err != nil {
+		return nil, err
 	}
 	if c.Resync == 0 {
 		c.Resync = DefaultResync

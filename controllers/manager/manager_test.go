@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	metadatafake "k8s.io/client-go/metadata/fake"
 
@@ -38,6 +42,8 @@ func TestConfigValidation(t *testing.T) {
 		{"node monitor grace period within one Lease renewal", Config{NodeMonitorGracePeriod: 10 * time.Second}, "node monitor grace period 10s: must be more than 10s"},
 		{"node startup grace period within one Lease renewal", Config{NodeStartupGracePeriod: 5 * time.Second}, "node startup grace period 5s: must be more than 10s"},
 		{"negative workers", Config{Workers: -1}, "workers"},
+		{"more endpoints per slice than Kubernetes allows", Config{MaxEndpointsPerSlice: 1001}, "--max-endpoints-per-slice 1001: must be 1-1000"},
+		{"negative endpoints per mirrored subset", Config{MirroringMaxEndpointsPerSubset: -1}, "--mirroring-max-endpoints-per-subset -1: must be 1-1000"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
 	for _, tc := range tests {
@@ -265,5 +271,63 @@ func TestConcurrentSyncs(t *testing.T) {
 		if _, ok := Registry[f.Controller]; !ok {
 			t.Errorf("--%s names unknown controller %q", f.Flag, f.Controller)
 		}
+	}
+}
+
+// --max-endpoints-per-slice and --mirroring-max-endpoints-per-subset reach
+// the EndpointSlice controllers; left at zero they are Kubernetes' defaults.
+func TestEndpointLimits(t *testing.T) {
+	cfg := Config{}
+	if _, err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxEndpointsPerSlice != 100 || cfg.MirroringMaxEndpointsPerSubset != 1000 {
+		t.Errorf("defaults: %d endpoints per slice, %d per mirrored subset; want 100, 1000", cfg.MaxEndpointsPerSlice, cfg.MirroringMaxEndpointsPerSubset)
+	}
+
+	objs := []runtime.Object{
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-web"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, ClusterIP: "10.43.0.10", Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "ns", UID: "uid-ext"},
+			Spec: corev1.ServiceSpec{ClusterIP: "10.43.0.11", Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "ns", UID: "uid-ext-ep"},
+			Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.1"}, {IP: "192.0.2.2"}}, Ports: []corev1.EndpointPort{{Port: 80}}}}},
+	}
+	for i := range 3 {
+		objs = append(objs, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "ns", UID: types.UID(fmt.Sprintf("uid-pod-%d", i)), Labels: map[string]string{"app": "web"}},
+			Spec:       corev1.PodSpec{NodeName: "n1"},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.42.0.%d", i+2)},
+		})
+	}
+	client := controllertest.NewClient(objs...)
+	m, err := New(client, Config{Workers: 1, Controllers: []string{"endpointslice-controller", "endpointslice-mirroring-controller"},
+		MaxEndpointsPerSlice: 2, MirroringMaxEndpointsPerSubset: 1}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var sizes map[string][]int
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		sizes = map[string][]int{}
+		for _, s := range l.Items {
+			sizes[s.Labels[discoveryv1.LabelServiceName]] = append(sizes[s.Labels[discoveryv1.LabelServiceName]], len(s.Endpoints))
+		}
+		slices.Sort(sizes["web"])
+		return slices.Equal(sizes["web"], []int{1, 2}) && slices.Equal(sizes["ext"], []int{1}), nil
+	})
+	cancel()
+	if err != nil {
+		t.Errorf("endpoints per slice by Service = %v, want web's 3 in slices of at most 2, ext's subset mirrored to 1", sizes)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

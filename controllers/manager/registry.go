@@ -68,12 +68,12 @@ var Registry = map[string]Constructor{
 	},
 	endpointslice.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
-			b.Informers.Core().V1().Nodes(), b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger})
+			b.Informers.Core().V1().Nodes(), b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger, MaxEndpointsPerSlice: b.Config.MaxEndpointsPerSlice})
 	},
 	endpointslicemirroring.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslicemirroring.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Endpoints(),
 			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslicemirroring.Name),
-			endpointslicemirroring.Options{Logger: b.Options.Logger})
+			endpointslicemirroring.Options{Logger: b.Options.Logger, MaxEndpointsPerSubset: b.Config.MirroringMaxEndpointsPerSubset})
 	},
 	endpoints.Name: func(b BuildContext) (Runnable, error) {
 		return endpoints.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
