@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -53,11 +56,16 @@ type Controller struct {
 	maxPer      int
 	triggers    *triggerTimes
 
-	// written remembers the generation of each slice this controller last wrote, so a sync against a
-	// cache that has not caught up waits instead of acting on stale slices.
+	// written remembers the generation of each slice this controller last wrote (deletionExpected for
+	// one it deleted), as Kubernetes' EndpointSliceTracker: a sync against a cache that has not caught
+	// up waits instead of acting on stale slices, and the informer events of its own writes do not
+	// queue the Service again.
 	mu      sync.Mutex
 	written map[types.UID]int64
 }
+
+// deletionExpected marks, in Controller.written, a slice this controller deleted.
+const deletionExpected int64 = -1
 
 // New wires the controller to the informers. Call it before the informer factory is started. Nodes are
 // only read (an endpoint's zone, and whether its pod's node exists); as in Kubernetes, their changes
@@ -95,21 +103,16 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		return nil, err
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.onPod,
-		UpdateFunc: func(old, cur any) {
-			c.onPod(cur)
-			if !labels.Equals(old.(*corev1.Pod).Labels, cur.(*corev1.Pod).Labels) {
-				c.onPod(old)
-			}
-		},
+		AddFunc:    c.onPod,
+		UpdateFunc: c.onPodUpdate,
 		DeleteFunc: c.onPod,
 	}); err != nil {
 		return nil, err
 	}
 	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.onSlice(obj, "add") },
-		UpdateFunc: func(_, cur any) { c.onSlice(cur, "update") },
-		DeleteFunc: func(obj any) { c.onSlice(obj, "delete") },
+		AddFunc:    c.onSliceAdd,
+		UpdateFunc: c.onSliceUpdate,
+		DeleteFunc: c.onSliceDelete,
 	}); err != nil {
 		return nil, err
 	}
@@ -127,48 +130,155 @@ func (c *Controller) enqueue(obj any) {
 	}
 }
 
+// onPod queues the Services that select a pod come or gone.
 func (c *Controller) onPod(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
 		return
 	}
-	svcs, err := c.svcLister.Services(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, s := range svcs {
-		if s.Spec.Selector != nil && labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
-			c.enqueue(s)
-		}
+	for _, key := range c.podServices(pod.Namespace, pod.Labels) {
+		c.queue.Add(key)
 	}
 }
 
-func (c *Controller) onSlice(obj any, verb string) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// onPodUpdate queues, as Kubernetes does, only for a change that can alter endpoints: the Services
+// selecting the pod when its endpoint changed, and those that start or stop selecting it when its
+// labels (or hostname and subdomain) changed. Resyncs, and status changes such as a container
+// restart that leave the endpoint as it was, queue nothing.
+func (c *Controller) onPodUpdate(old, cur any) {
+	prev, ok1 := old.(*corev1.Pod)
+	pod, ok2 := cur.(*corev1.Pod)
+	if !ok1 || !ok2 || pod.ResourceVersion == prev.ResourceVersion {
+		return
 	}
+	endpointChanged, membershipChanged := podEndpointsChanged(prev, pod)
+	if !endpointChanged && !membershipChanged {
+		return
+	}
+	keys := c.podServices(pod.Namespace, pod.Labels)
+	if membershipChanged {
+		before := c.podServices(prev.Namespace, prev.Labels)
+		if endpointChanged {
+			keys = append(keys, before...)
+		} else {
+			// Only the membership changed: the Services that selected it and still do list it as before.
+			both := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !slices.Contains(before, k) })
+			keys = slices.DeleteFunc(append(keys, before...), func(k string) bool { return slices.Contains(both, k) })
+		}
+	}
+	for _, key := range keys {
+		c.queue.Add(key)
+	}
+}
+
+// podServices are the keys of the Services in namespace whose selector matches lbls.
+func (c *Controller) podServices(namespace string, lbls map[string]string) []string {
+	svcs, err := c.svcLister.Services(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, s := range svcs {
+		if s.Spec.Selector != nil && labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(lbls)) {
+			keys = append(keys, s.Namespace+"/"+s.Name)
+		}
+	}
+	return keys
+}
+
+// podEndpointsChanged reports, as Kubernetes' function of that name, whether a pod update can change
+// its endpoint (deletion, readiness or IPs) and whether it can change which Services list it (labels,
+// or hostname and subdomain, which set the endpoint's hostname). Unlike Kubernetes', a pod turning
+// Succeeded or Failed counts too: its endpoint goes, even if it was not ready before.
+func podEndpointsChanged(old, cur *corev1.Pod) (endpoint, membership bool) {
+	membership = !maps.Equal(old.Labels, cur.Labels) ||
+		old.Spec.Hostname != cur.Spec.Hostname || old.Spec.Subdomain != cur.Spec.Subdomain
+	endpoint = !ptrTimeEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+		podstate.IsReady(old) != podstate.IsReady(cur) ||
+		podstate.IsTerminal(old) != podstate.IsTerminal(cur) ||
+		old.Status.PodIP != cur.Status.PodIP ||
+		!slices.Equal(old.Status.PodIPs, cur.Status.PodIPs)
+	return endpoint, membership
+}
+
+func ptrTimeEqual(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+// sliceService is the key of the Service a slice is labelled for, "" if none.
+func sliceService(s *discoveryv1.EndpointSlice) string {
+	if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
+		return s.Namespace + "/" + svc
+	}
+	return ""
+}
+
+func managedByUs(s *discoveryv1.EndpointSlice) bool {
+	return s.Labels[discoveryv1.LabelManagedBy] == ControllerName
+}
+
+func (c *Controller) enqueueForSlice(s *discoveryv1.EndpointSlice) {
+	if key := sliceService(s); key != "" {
+		c.queue.Add(key)
+	}
+}
+
+// shouldSync is false for a slice version this controller wrote itself, as Kubernetes'
+// EndpointSliceTracker.ShouldSync.
+func (c *Controller) shouldSync(s *discoveryv1.EndpointSlice) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.written[s.UID]
+	return !ok || s.Generation > g
+}
+
+// onSliceAdd queues the Service of a slice of ours unless this controller created it.
+func (c *Controller) onSliceAdd(obj any) {
 	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || s.Labels[discoveryv1.LabelManagedBy] != ControllerName {
+	if !ok || !managedByUs(s) || sliceService(s) == "" {
 		return
 	}
-	svc := s.Labels[discoveryv1.LabelServiceName]
-	if svc == "" {
+	c.exp.CreationObserved(sliceService(s))
+	if c.shouldSync(s) {
+		c.enqueueForSlice(s)
+	}
+}
+
+// onSliceUpdate queues, as Kubernetes does, for a slice of ours changed by someone else, a slice
+// moving to or from our management, or one relabelled to another Service (both Services).
+func (c *Controller) onSliceUpdate(old, cur any) {
+	prev, ok1 := old.(*discoveryv1.EndpointSlice)
+	s, ok2 := cur.(*discoveryv1.EndpointSlice)
+	if !ok1 || !ok2 {
 		return
 	}
-	key := s.Namespace + "/" + svc
-	switch verb {
-	case "add":
-		c.exp.CreationObserved(key)
-	case "delete":
-		c.exp.DeletionObserved(key, s.Namespace+"/"+s.Name)
-		c.mu.Lock()
-		delete(c.written, s.UID)
-		c.mu.Unlock()
+	if sliceService(s) != sliceService(prev) {
+		c.enqueueForSlice(s)
+		c.enqueueForSlice(prev)
+		return
 	}
-	c.queue.Add(key)
+	if managedByUs(s) != managedByUs(prev) || (managedByUs(s) && c.shouldSync(s)) {
+		c.enqueueForSlice(s)
+	}
+}
+
+// onSliceDelete queues the Service of a slice of ours that someone else deleted.
+func (c *Controller) onSliceDelete(obj any) {
+	s, ok := runner.Object[*discoveryv1.EndpointSlice](obj)
+	if !ok || !managedByUs(s) || sliceService(s) == "" {
+		return
+	}
+	c.exp.DeletionObserved(sliceService(s), s.Namespace+"/"+s.Name)
+	c.mu.Lock()
+	ours := c.written[s.UID] == deletionExpected
+	delete(c.written, s.UID)
+	c.mu.Unlock()
+	if !ours {
+		c.enqueueForSlice(s)
+	}
 }
 
 func metaOwner(svc *corev1.Service) metav1.OwnerReference {

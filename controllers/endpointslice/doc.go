@@ -28,6 +28,13 @@
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
 // garbage collector's foreground deletion of them is not raced.
 //
+// As Kubernetes' controller, it queues a Service only for changes that can alter its slices: a pod
+// update when the pod's endpoint can change (deletion, readiness, IPs, finishing) or when its labels
+// make Services start or stop selecting it; a slice event only when someone else wrote the slice (the
+// generations of its own writes and its own deletions are remembered, as the EndpointSliceTracker
+// does), when the slice moves to or from its management or to another Service. A sync against a cache
+// that has not caught up with its own writes fails and is retried with backoff.
+//
 // Slices created or updated carry endpoints.kubernetes.io/last-change-trigger-time, computed as
 // Kubernetes' TriggerTimeTracker does (see triggerTimes): the Service's creation on its first sync,
 // then the earliest pod Ready transition (or Service creation) newer than the last sync saw; a write

@@ -2,6 +2,7 @@ package endpointslice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -253,14 +255,17 @@ func TestSlicing(t *testing.T) {
 func TestStaleCacheDoesNotDuplicate(t *testing.T) {
 	fx := newFixture(t, 0, service(), pod("a", "10.42.0.2"))
 	fx.sync(t)
-	fx.sync(t) // the informer has not delivered the created slice yet
+	// The informer has not delivered the created slice yet: the sync waits, and is retried.
+	if err := fx.c.sync(context.Background(), "ns/web"); !errors.Is(err, errStale) {
+		t.Errorf("sync on a stale cache: %v, want errStale", err)
+	}
 	if n := len(fx.slices(t)); n != 1 {
 		t.Fatalf("slices = %d after two syncs with a stale cache, want 1", n)
 	}
 	// Delivering it satisfies the expectation; a further sync changes nothing.
 	s := fx.slices(t)[0]
 	controllertest.Load(t, fx.f.Discovery().V1().EndpointSlices().Informer(), &s)
-	fx.c.onSlice(&s, "add")
+	fx.c.onSliceAdd(&s)
 	fx.client.ClearActions()
 	fx.sync(t)
 	if acts := controllertest.Filter(fx.client.Actions(), "", "endpointslices"); len(acts) != 0 {
@@ -366,22 +371,22 @@ func (fx *fixture) observe(t *testing.T) {
 	for _, s := range fx.slices(t) {
 		s := s.DeepCopy()
 		seen[s.Name] = true
-		if _, ok, _ := inf.GetIndexer().Get(s); ok {
+		if old, ok, _ := inf.GetIndexer().Get(s); ok {
 			if err := inf.GetIndexer().Update(s); err != nil {
 				t.Fatal(err)
 			}
-			fx.c.onSlice(s, "update")
+			fx.c.onSliceUpdate(old, s)
 			continue
 		}
 		controllertest.Load(t, inf, s)
-		fx.c.onSlice(s, "add")
+		fx.c.onSliceAdd(s)
 	}
 	for _, o := range inf.GetIndexer().List() {
 		if s := o.(*discoveryv1.EndpointSlice); !seen[s.Name] {
 			if err := inf.GetIndexer().Delete(s); err != nil {
 				t.Fatal(err)
 			}
-			fx.c.onSlice(s, "delete")
+			fx.c.onSliceDelete(s)
 		}
 	}
 	fx.client.ClearActions()
@@ -798,5 +803,112 @@ func TestAddressTypes(t *testing.T) {
 	}
 	if len(got) != 2 || got[discoveryv1.AddressTypeIPv4] != 1 || got[discoveryv1.AddressTypeIPv6] != 0 {
 		t.Errorf("endpoints by family = %v, want one IPv4 endpoint and an empty IPv6 placeholder", got)
+	}
+}
+
+// queued drains the controller's queue.
+func (fx *fixture) queued() []string {
+	var out []string
+	for fx.c.queue.Len() > 0 {
+		k, _ := fx.c.queue.Get()
+		fx.c.queue.Done(k)
+		fx.c.queue.Forget(k)
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// As Kubernetes' EndpointSliceTracker: the events of the controller's own writes do not queue the
+// Service again; those of others' writes to its slices do.
+func TestOwnSliceWritesDoNotRequeue(t *testing.T) {
+	fx := newFixture(t, 1, service(), pod("a", "10.42.0.2"), pod("b", "10.42.0.3"))
+	fx.sync(t)
+	fx.observe(t) // our two creations
+	if q := fx.queued(); len(q) != 0 {
+		t.Errorf("queued %v after the controller's own creations, want nothing", q)
+	}
+	fx.setPods(t, pod("a", "10.42.0.2", notReady), pod("b", "10.42.0.3"))
+	fx.sync(t)
+	fx.observe(t) // our update
+	if q := fx.queued(); len(q) != 0 {
+		t.Errorf("queued %v after the controller's own update, want nothing", q)
+	}
+	fx.setPods(t, pod("a", "10.42.0.2", notReady))
+	fx.sync(t)
+	fx.observe(t) // our deletion
+	if q := fx.queued(); len(q) != 0 {
+		t.Errorf("queued %v after the controller's own deletion, want nothing", q)
+	}
+
+	// Someone else edits the slice (a newer generation), then deletes it.
+	s := fx.slices(t)[0]
+	inf := fx.f.Discovery().V1().EndpointSlices().Informer()
+	edited := s.DeepCopy()
+	edited.Generation++
+	edited.Endpoints = nil
+	fx.c.onSliceUpdate(&s, edited)
+	if q := fx.queued(); !slices.Equal(q, []string{"ns/web"}) {
+		t.Errorf("queued %v after another's edit, want ns/web", q)
+	}
+	relabelled := edited.DeepCopy()
+	relabelled.Labels[discoveryv1.LabelServiceName] = "api"
+	fx.c.onSliceUpdate(edited, relabelled)
+	if q := fx.queued(); !slices.Equal(q, []string{"ns/api", "ns/web"}) {
+		t.Errorf("queued %v after a slice moved to another Service, want both", q)
+	}
+	if err := inf.GetIndexer().Delete(&s); err != nil {
+		t.Fatal(err)
+	}
+	fx.c.onSliceDelete(cache.DeletedFinalStateUnknown{Key: "ns/" + s.Name, Obj: &s})
+	if q := fx.queued(); !slices.Equal(q, []string{"ns/web"}) {
+		t.Errorf("queued %v after another's deletion, want ns/web", q)
+	}
+}
+
+// As Kubernetes: a pod update queues the Services that select it only when its endpoint can change
+// (deletion, readiness, IPs, finishing), and, when its labels change, the Services that start or
+// stop selecting it (all of them if the endpoint changed too).
+func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
+	web := service()
+	api := service(func(s *corev1.Service) {
+		s.Name, s.UID, s.Spec.Selector = "api", "uid-api", map[string]string{"tier": "api"}
+	})
+	all := service(func(s *corev1.Service) { s.Name, s.UID, s.Spec.Selector = "all", "uid-all", map[string]string{} })
+	base := func(opts ...podOpt) *corev1.Pod {
+		p := pod("a", "10.42.0.2", opts...)
+		p.ResourceVersion = "1"
+		return p
+	}
+	relabel := func(l map[string]string) podOpt { return func(p *corev1.Pod) { p.Labels = l } }
+	for _, tc := range []struct {
+		name string
+		cur  *corev1.Pod
+		want []string
+	}{
+		{"a resync", base(), nil},
+		{"a restart count", base(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 1}}
+		}), nil},
+		{"an annotation", base(func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }), nil},
+		{"readiness", base(notReady), []string{"ns/all", "ns/web"}},
+		{"deletion", base(terminating), []string{"ns/all", "ns/web"}},
+		{"an IP", base(func(p *corev1.Pod) { p.Status.PodIP = "10.42.0.9" }), []string{"ns/all", "ns/web"}},
+		{"pod IPs", base(func(p *corev1.Pod) { p.Status.PodIPs = []corev1.PodIP{{IP: "10.42.0.2"}, {IP: "fd00::2"}} }), []string{"ns/all", "ns/web"}},
+		{"finished", base(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), []string{"ns/all", "ns/web"}},
+		{"labels only", base(relabel(map[string]string{"tier": "api"})), []string{"ns/api", "ns/web"}},
+		{"labels and readiness", base(notReady, relabel(map[string]string{"tier": "api"})), []string{"ns/all", "ns/api", "ns/web"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, 0, web, api, all)
+			cur := tc.cur
+			if tc.name != "a resync" {
+				cur.ResourceVersion = "2"
+			}
+			fx.c.onPodUpdate(base(), cur)
+			if q := fx.queued(); !slices.Equal(q, tc.want) {
+				t.Errorf("queued %v, want %v", q, tc.want)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -31,8 +32,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// As Kubernetes, slices being deleted are left to go: their endpoints are placed anew.
+	existing = slices.DeleteFunc(existing, func(s *discoveryv1.EndpointSlice) bool { return s.DeletionTimestamp != nil })
+	// The events of our own writes do not queue the Service again, so a cache behind them is an
+	// error: the Service is retried with backoff.
 	if !c.exp.Satisfied(key) {
-		return nil // an event for the slices we wrote will requeue the key
+		return errStale
 	}
 	if err := c.checkFresh(existing); err != nil {
 		return err
@@ -71,8 +76,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
 	trigger := c.triggers.compute(key, svc, pods)
-	// As Kubernetes, slices being deleted are left to go: their endpoints are placed anew.
-	existing = slices.DeleteFunc(existing, func(s *discoveryv1.EndpointSlice) bool { return s.DeletionTimestamp != nil })
 	if err := c.reconcile(ctx, key, svc, groups, existing, trigger); err != nil {
 		return err
 	}
@@ -99,16 +102,24 @@ func (c *Controller) checkFresh(slices []*discoveryv1.EndpointSlice) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range slices {
-		if g, ok := c.written[s.UID]; ok && s.Generation < g {
+		if g, ok := c.written[s.UID]; ok && (g == deletionExpected || s.Generation < g) {
 			return errStale
 		}
 	}
 	return nil
 }
 
-func (c *Controller) remember(s *discoveryv1.EndpointSlice) {
+func (c *Controller) remember(s *discoveryv1.EndpointSlice) { c.setWritten(s.UID, s.Generation) }
+
+func (c *Controller) setWritten(uid types.UID, g int64) {
 	c.mu.Lock()
-	c.written[s.UID] = s.Generation
+	c.written[uid] = g
+	c.mu.Unlock()
+}
+
+func (c *Controller) forgetWritten(uid types.UID) {
+	c.mu.Lock()
+	delete(c.written, uid)
 	c.mu.Unlock()
 }
 
@@ -385,10 +396,12 @@ func (c *Controller) deleteSlices(ctx context.Context, key string, slices []*dis
 	}
 	c.exp.ExpectDeletions(key, keys)
 	for i, s := range slices {
+		c.setWritten(s.UID, deletionExpected)
 		err := c.client.DiscoveryV1().EndpointSlices(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
-			for _, k := range keys[i:] {
+			for j, k := range keys[i:] {
 				c.exp.DeletionObserved(key, k)
+				c.forgetWritten(slices[i+j].UID)
 			}
 			return fmt.Errorf("delete endpointslice %s: %w", keys[i], err)
 		}
