@@ -190,7 +190,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				return nil
 			}
-			c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToCreateEndpoint", "Failed to create endpoint for service %s: %v", key, err)
+			c.recorder.Eventf(ep, corev1.EventTypeWarning, "FailedToCreateEndpoint", "Failed to create endpoint for service %s: %v", key, err)
 			return fmt.Errorf("create endpoints %s: %w", key, err)
 		}
 		return nil
@@ -214,7 +214,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		delete(next.Annotations, corev1.EndpointsOverCapacity)
 	}
 	if _, err := c.client.CoreV1().Endpoints(namespace).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
-		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
+		c.recorder.Eventf(next, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
 		return fmt.Errorf("update endpoints %s: %w", key, err)
 	}
 	return nil

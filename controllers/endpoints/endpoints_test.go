@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -395,4 +396,51 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// eventsOn records the kind and name of each event's object.
+type eventsOn struct{ got []string }
+
+func (r *eventsOn) Event(obj runtime.Object, _, reason, _ string) {
+	kind := fmt.Sprintf("%T", obj)
+	if m, ok := obj.(metav1.Object); ok {
+		kind += " " + m.GetNamespace() + "/" + m.GetName()
+	}
+	r.got = append(r.got, reason+" on "+kind)
+}
+
+func (r *eventsOn) Eventf(obj runtime.Object, t, reason, msg string, _ ...any) {
+	r.Event(obj, t, reason, msg)
+}
+
+func (r *eventsOn) AnnotatedEventf(obj runtime.Object, _ map[string]string, t, reason, msg string, _ ...any) {
+	r.Event(obj, t, reason, msg)
+}
+
+// As Kubernetes, a failed write of an Endpoints object is reported on that object.
+func TestWriteFailuresAreReportedOnTheEndpoints(t *testing.T) {
+	fail := func(client *fake.Clientset, verb string) {
+		client.PrependReactor(verb, "endpoints", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, fmt.Errorf("injected")
+		})
+	}
+	c, client := newFixture(t, service(), pod("a", "10.42.0.2", 8080, true))
+	rec := &eventsOn{}
+	c.recorder = rec
+	fail(client, "create")
+	if err := c.sync(context.Background(), "ns/web"); err == nil {
+		t.Error("sync succeeded with a failing create")
+	}
+	ep := endpoints("web", nil)
+	ep.Namespace = "ns"
+	c, client = newFixture(t, service(), pod("a", "10.42.0.2", 8080, true), ep)
+	c.recorder = rec
+	fail(client, "update")
+	if err := c.sync(context.Background(), "ns/web"); err == nil {
+		t.Error("sync succeeded with a failing update")
+	}
+	want := []string{"FailedToCreateEndpoint on *v1.Endpoints ns/web", "FailedToUpdateEndpoint on *v1.Endpoints ns/web"}
+	if !equal(rec.got, want) {
+		t.Errorf("events %q, want %q", rec.got, want)
+	}
 }
