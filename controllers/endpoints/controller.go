@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -51,6 +52,12 @@ type Controller struct {
 	queue     runner.Queue
 	recorder  record.EventRecorder
 	log       *slog.Logger
+
+	// stale holds, per Service key, the resourceVersion of the Endpoints object this controller last
+	// replaced, as Kubernetes' staleEndpointsTracker: a sync that still finds that version in the cache
+	// is retried instead of writing over an object it has already updated.
+	mu    sync.Mutex
+	stale map[string]string
 }
 
 // New wires the controller to the informers. Call it before the informer factory is started.
@@ -64,6 +71,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		queue:    runner.NewQueue(Name),
 		recorder: recorder,
 		log:      opts.Logger,
+		stale:    map[string]string{},
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -154,6 +162,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete endpoints %s: %w", key, err)
 		}
+		c.setStale(key, "")
 		return nil
 	}
 	if err != nil {
@@ -198,6 +207,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if c.isStale(key, cur) {
+		return fmt.Errorf("endpoints %s: cache still holds resourceVersion %s, already replaced", key, cur.ResourceVersion)
+	}
 	mark, marked := cur.Annotations[corev1.EndpointsOverCapacity]
 	if apiequality.Semantic.DeepEqual(cur.Subsets, subsets) && apiequality.Semantic.DeepEqual(cur.Labels, lbls) &&
 		marked == over && (!over || mark == truncated) {
@@ -213,11 +225,36 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	} else {
 		delete(next.Annotations, corev1.EndpointsOverCapacity)
 	}
-	if _, err := c.client.CoreV1().Endpoints(namespace).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+	updated, err := c.client.CoreV1().Endpoints(namespace).Update(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
 		c.recorder.Eventf(next, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
 		return fmt.Errorf("update endpoints %s: %w", key, err)
 	}
+	// An update can leave the object as it was (a webhook, say) and keep its resourceVersion: only a
+	// new version makes the cached one stale.
+	if updated.ResourceVersion != cur.ResourceVersion {
+		c.setStale(key, cur.ResourceVersion)
+	}
 	return nil
+}
+
+// setStale records the resourceVersion of key's Endpoints that this controller replaced; "" forgets.
+func (c *Controller) setStale(key, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rv == "" {
+		delete(c.stale, key)
+		return
+	}
+	c.stale[key] = rv
+}
+
+// isStale reports whether cur is a version of key's Endpoints this controller already replaced.
+func (c *Controller) isStale(key string, cur *corev1.Endpoints) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rv, ok := c.stale[key]
+	return ok && rv == cur.ResourceVersion
 }
 
 // Subsets computes a Service's Endpoints subsets: pods grouped by their resolved port list, ready

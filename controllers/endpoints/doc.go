@@ -5,7 +5,9 @@
 // Endpoints stays for older tools and for kubectl describe service. As in Kubernetes, an object holds at
 // most MaxAddresses (1000) addresses: beyond that ready addresses are kept before not-ready ones, shared
 // out among the subsets, and the object is annotated endpoints.kubernetes.io/over-capacity: truncated
-// until it fits again.
+// until it fits again. As Kubernetes' staleEndpointsTracker, the controller remembers the version of
+// each Endpoints object it replaced, and a sync that still finds that version in its cache fails and is
+// retried with backoff rather than writing from it.
 //
 // A Service's Endpoints object is deleted with the Service. Those left by Services deleted while the
 // controller was not running are found once, when it starts (after its caches sync): every Endpoints

@@ -444,3 +444,58 @@ func TestWriteFailuresAreReportedOnTheEndpoints(t *testing.T) {
 		t.Errorf("events %q, want %q", rec.got, want)
 	}
 }
+
+// As Kubernetes' staleEndpointsTracker: until the cache holds the Endpoints object the controller
+// wrote, a sync is retried rather than writing over it from the older version.
+func TestStaleEndpointsAreNotWrittenOver(t *testing.T) {
+	ctx := context.Background()
+	ep := endpoints("web", nil)
+	ep.Namespace, ep.ResourceVersion = "ns", "1"
+	client := controllertest.NewClient(service(), pod("a", "10.42.0.2", 8080, true), ep)
+	// The fake clientset keeps resourceVersions as written; the API server gives each update a new one.
+	rv := 1
+	client.PrependReactor("update", "endpoints", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		rv++
+		a.(k8stesting.UpdateAction).GetObject().(*corev1.Endpoints).ResourceVersion = fmt.Sprint(rv)
+		return false, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), record.NewFakeRecorder(100), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Load(t, f.Core().V1().Services().Informer(), service())
+	controllertest.Load(t, f.Core().V1().Pods().Informer(), pod("a", "10.42.0.2", 8080, true))
+	cached, _ := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+	controllertest.Load(t, f.Core().V1().Endpoints().Informer(), cached)
+	client.ClearActions()
+
+	if err := c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	// The pod goes before the cache has seen the update: the sync must wait for it.
+	if err := f.Core().V1().Pods().Informer().GetIndexer().Delete(pod("a", "10.42.0.2", 8080, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "ns/web"); err == nil {
+		t.Error("sync against the replaced version succeeded, want it retried")
+	}
+	if n := len(controllertest.Filter(client.Actions(), "update", "endpoints")); n != 1 {
+		t.Errorf("updates = %d, want 1: none from the replaced version", n)
+	}
+	// Once the cache catches up, the sync goes on.
+	updated, _ := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+	if updated.ResourceVersion == cached.ResourceVersion {
+		t.Fatalf("update kept resourceVersion %q", updated.ResourceVersion)
+	}
+	if err := f.Core().V1().Endpoints().Informer().GetIndexer().Update(updated); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+	if len(got.Subsets) != 0 {
+		t.Errorf("subsets = %+v, want none once the pod is gone", got.Subsets)
+	}
+}
