@@ -30,13 +30,19 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	t.Helper()
-	client := controllertest.NewClient(objs...)
+	return newFixtureWith(t, controllertest.NewClient(objs...), Options{}, objs...)
+}
+
+// newFixtureWith builds the controller over client (holding objs) with opts, its clock set to now.
+func newFixtureWith(t *testing.T, client *fake.Clientset, opts Options, objs ...runtime.Object) *fixture {
+	t.Helper()
 	f := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(100)
+	opts.Now = func() time.Time { return now }
 	c, err := New(client, Informers{
 		PDBs: f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), ReplicaSets: f.Apps().V1().ReplicaSets(),
 		Deployments: f.Apps().V1().Deployments(), StatefulSets: f.Apps().V1().StatefulSets(),
-	}, rec, Options{Now: func() time.Time { return now }})
+	}, rec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

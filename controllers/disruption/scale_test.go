@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,10 +16,8 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	fakediscovery "k8s.io/client-go/discovery/fake"
-	"k8s.io/client-go/informers"
 	fakescale "k8s.io/client-go/scale/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 )
@@ -52,24 +49,7 @@ func newScaleFixture(t *testing.T, withScale bool, scale func(name string) (*aut
 		o, err := scale(a.(k8stesting.GetAction).GetName())
 		return true, o, err
 	})
-	f := informers.NewSharedInformerFactory(client, 0)
-	rec := record.NewFakeRecorder(100)
-	c, err := New(client, Informers{
-		PDBs: f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), ReplicaSets: f.Apps().V1().ReplicaSets(),
-		Deployments: f.Apps().V1().Deployments(), StatefulSets: f.Apps().V1().StatefulSets(),
-	}, rec, Options{Now: func() time.Time { return now }, Discovery: disc, Mapper: mapper, Scales: scales})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		switch o.(type) {
-		case *policyv1.PodDisruptionBudget:
-			controllertest.Load(t, f.Policy().V1().PodDisruptionBudgets().Informer(), o)
-		case *corev1.Pod:
-			controllertest.Load(t, f.Core().V1().Pods().Informer(), o)
-		}
-	}
-	return &fixture{client: client, c: c, rec: rec}
+	return newFixtureWith(t, client, Options{Discovery: disc, Mapper: mapper, Scales: scales}, objs...)
 }
 
 func fooScale(replicas int32, uid string) func(string) (*autoscalingv1.Scale, error) {
