@@ -296,15 +296,7 @@ func TestFailedDeletionIsReported(t *testing.T) {
 func TestOrphanPodsWakeSelectingDaemonSet(t *testing.T) {
 	ds := newDS()
 	fx := newFixture(t, ds, newNode("n1"))
-	queued := func() bool {
-		t.Helper()
-		n := fx.c.queue.Len()
-		for fx.c.queue.Len() > 0 {
-			k, _ := fx.c.queue.Get()
-			fx.c.queue.Done(k)
-		}
-		return n > 0
-	}
+	queued := fx.drainQueue
 	queued()
 	orphan := daemonPod(ds, "orphan", "n1", func(p *corev1.Pod) { p.OwnerReferences = nil })
 	fx.c.podChanged(orphan, true, false)
@@ -681,15 +673,7 @@ func TestRollingUpdateCountsTerminatingPodsOnAnyNode(t *testing.T) {
 // nor taints (a status heartbeat) wakes none.
 func TestNodeEventsWakeOnlyAffectedDaemonSets(t *testing.T) {
 	fx := newFixture(t, newDS(selecting("role", "edge")))
-	queued := func() bool {
-		t.Helper()
-		n := fx.c.queue.Len()
-		for fx.c.queue.Len() > 0 {
-			k, _ := fx.c.queue.Get()
-			fx.c.queue.Done(k)
-		}
-		return n > 0
-	}
+	queued := fx.drainQueue
 	queued()
 	edge := newNode("e1", label("role", "edge"))
 	for _, tc := range []struct {
@@ -719,4 +703,14 @@ func TestNodeEventsWakeOnlyAffectedDaemonSets(t *testing.T) {
 			t.Errorf("%s: woke the DaemonSet %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// drainQueue empties the controller's queue and says whether anything was queued.
+func (fx *fixture) drainQueue() bool {
+	n := fx.c.queue.Len()
+	for fx.c.queue.Len() > 0 {
+		k, _ := fx.c.queue.Get()
+		fx.c.queue.Done(k)
+	}
+	return n > 0
 }
