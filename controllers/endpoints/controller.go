@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/podservices"
 	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -82,7 +83,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		return nil, err
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.onPod, UpdateFunc: func(old, cur any) { c.onPod(old); c.onPod(cur) }, DeleteFunc: c.onPod,
+		AddFunc: c.onPod, UpdateFunc: c.onPodUpdate, DeleteFunc: c.onPod,
 	}); err != nil {
 		return nil, err
 	}
@@ -132,22 +133,27 @@ func (c *Controller) enqueue(obj any) {
 	}
 }
 
+// onPod queues the Services that select a pod come or gone.
 func (c *Controller) onPod(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
 		return
 	}
-	svcs, err := c.svcLister.Services(pod.Namespace).List(labels.Everything())
-	if err != nil {
+	for _, key := range podservices.Selecting(c.svcLister, pod.Namespace, pod.Labels) {
+		c.queue.Add(key)
+	}
+}
+
+// onPodUpdate queues, as Kubernetes does, only the Services a change of the pod's endpoint or
+// membership concerns (podservices.ToUpdate): a container restart or a resync queues nothing.
+func (c *Controller) onPodUpdate(old, cur any) {
+	prev, ok1 := old.(*corev1.Pod)
+	pod, ok2 := cur.(*corev1.Pod)
+	if !ok1 || !ok2 {
 		return
 	}
-	for _, s := range svcs {
-		if s.Spec.Selector != nil && labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
-			c.enqueue(s)
-		}
+	for _, key := range podservices.ToUpdate(c.svcLister, prev, pod) {
+		c.queue.Add(key)
 	}
 }
 

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -497,5 +498,45 @@ func TestStaleEndpointsAreNotWrittenOver(t *testing.T) {
 	got, _ := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
 	if len(got.Subsets) != 0 {
 		t.Errorf("subsets = %+v, want none once the pod is gone", got.Subsets)
+	}
+}
+
+// As Kubernetes' endpoints controller, a pod update queues only the Services whose endpoints it
+// can change: none for a container restart, the selecting ones for readiness, the old and the
+// new ones for a relabel.
+func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
+	api := service()
+	api.Name, api.UID, api.Spec.Selector = "api", "uid-api", map[string]string{"app": "api"}
+	base := func(opts ...func(*corev1.Pod)) *corev1.Pod {
+		p := pod("a", "10.42.0.2", 8080, true, opts...)
+		p.ResourceVersion = "1"
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		cur  *corev1.Pod
+		want []string
+	}{
+		{"a restart count", base(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 1}}
+		}), nil},
+		{"readiness", base(func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse }), []string{"ns/web"}},
+		{"a relabel", base(func(p *corev1.Pod) { p.Labels = map[string]string{"app": "api"} }), []string{"ns/api", "ns/web"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newFixture(t, service(), api)
+			tc.cur.ResourceVersion = "2"
+			c.onPodUpdate(base(), tc.cur)
+			var queued []string
+			for c.queue.Len() > 0 {
+				k, _ := c.queue.Get()
+				c.queue.Done(k)
+				queued = append(queued, k)
+			}
+			slices.Sort(queued)
+			if !slices.Equal(queued, tc.want) {
+				t.Errorf("queued %v, want %v", queued, tc.want)
+			}
+		})
 	}
 }

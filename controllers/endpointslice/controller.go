@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
@@ -22,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/expectations"
-	"github.com/skiffkube/skiff/controllers/podstate"
+	"github.com/skiffkube/skiff/controllers/podservices"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -136,7 +133,7 @@ func (c *Controller) onPod(obj any) {
 	if !ok {
 		return
 	}
-	for _, key := range c.podServices(pod.Namespace, pod.Labels) {
+	for _, key := range podservices.Selecting(c.svcLister, pod.Namespace, pod.Labels) {
 		c.queue.Add(key)
 	}
 }
@@ -148,64 +145,12 @@ func (c *Controller) onPod(obj any) {
 func (c *Controller) onPodUpdate(old, cur any) {
 	prev, ok1 := old.(*corev1.Pod)
 	pod, ok2 := cur.(*corev1.Pod)
-	if !ok1 || !ok2 || pod.ResourceVersion == prev.ResourceVersion {
+	if !ok1 || !ok2 {
 		return
 	}
-	endpointChanged, membershipChanged := podEndpointsChanged(prev, pod)
-	if !endpointChanged && !membershipChanged {
-		return
-	}
-	keys := c.podServices(pod.Namespace, pod.Labels)
-	if membershipChanged {
-		before := c.podServices(prev.Namespace, prev.Labels)
-		if endpointChanged {
-			keys = append(keys, before...)
-		} else {
-			// Only the membership changed: the Services that selected it and still do list it as before.
-			both := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !slices.Contains(before, k) })
-			keys = slices.DeleteFunc(append(keys, before...), func(k string) bool { return slices.Contains(both, k) })
-		}
-	}
-	for _, key := range keys {
+	for _, key := range podservices.ToUpdate(c.svcLister, prev, pod) {
 		c.queue.Add(key)
 	}
-}
-
-// podServices are the keys of the Services in namespace whose selector matches lbls.
-func (c *Controller) podServices(namespace string, lbls map[string]string) []string {
-	svcs, err := c.svcLister.Services(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, s := range svcs {
-		if s.Spec.Selector != nil && labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(lbls)) {
-			keys = append(keys, s.Namespace+"/"+s.Name)
-		}
-	}
-	return keys
-}
-
-// podEndpointsChanged reports, as Kubernetes' function of that name, whether a pod update can change
-// its endpoint (deletion, readiness or IPs) and whether it can change which Services list it (labels,
-// or hostname and subdomain, which set the endpoint's hostname). Unlike Kubernetes', a pod turning
-// Succeeded or Failed counts too: its endpoint goes, even if it was not ready before.
-func podEndpointsChanged(old, cur *corev1.Pod) (endpoint, membership bool) {
-	membership = !maps.Equal(old.Labels, cur.Labels) ||
-		old.Spec.Hostname != cur.Spec.Hostname || old.Spec.Subdomain != cur.Spec.Subdomain
-	endpoint = !ptrTimeEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
-		podstate.IsReady(old) != podstate.IsReady(cur) ||
-		podstate.IsTerminal(old) != podstate.IsTerminal(cur) ||
-		old.Status.PodIP != cur.Status.PodIP ||
-		!slices.Equal(old.Status.PodIPs, cur.Status.PodIPs)
-	return endpoint, membership
-}
-
-func ptrTimeEqual(a, b *metav1.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(b)
 }
 
 // sliceService is the key of the Service a slice is labelled for, "" if none.
