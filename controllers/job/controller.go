@@ -10,6 +10,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -105,7 +107,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
-		UpdateFunc: func(_, cur any) { c.podChanged(cur, false, false) },
+		UpdateFunc: c.podUpdated,
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
 	}); err != nil {
 		return nil, err
@@ -132,6 +134,25 @@ func (c *Controller) jobOf(pod *corev1.Pod) *batchv1.Job {
 	return j
 }
 
+// podUpdated is podChanged for an update, as Kubernetes' updatePod: a resync (same
+// resourceVersion) changes nothing, and a pod whose controller changed also wakes the Job that
+// controlled it before.
+func (c *Controller) podUpdated(old, cur any) {
+	oldPod, ok1 := runner.Object[*corev1.Pod](old)
+	curPod, ok2 := runner.Object[*corev1.Pod](cur)
+	if !ok1 || !ok2 || oldPod.ResourceVersion == curPod.ResourceVersion {
+		return
+	}
+	if oldRef := metav1.GetControllerOfNoCopy(oldPod); oldRef != nil {
+		if curRef := metav1.GetControllerOfNoCopy(curPod); curRef == nil || curRef.UID != oldRef.UID {
+			if j := c.jobOf(oldPod); j != nil {
+				c.queue.Add(j.Namespace + "/" + j.Name)
+			}
+		}
+	}
+	c.podChanged(curPod, false, false)
+}
+
 func (c *Controller) podChanged(obj any, added, deleted bool) {
 	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
@@ -141,6 +162,9 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 	if j == nil {
 		if !deleted && hasTrackingFinalizer(pod) {
 			c.queue.Add(orphanPrefix + pod.Namespace + "/" + pod.Name)
+		}
+		if !deleted && pod.DeletionTimestamp == nil && metav1.GetControllerOfNoCopy(pod) == nil {
+			c.enqueueAdopters(pod)
 		}
 		return
 	}
@@ -157,6 +181,22 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 		c.exp.DeletionObserved(key, pod.Namespace+"/"+pod.Name)
 	}
 	c.queue.Add(key)
+}
+
+// enqueueAdopters queues the Jobs whose selector matches an orphan pod, as Kubernetes does, so
+// that one that may adopt it (a Job with a manual selector) does so now.
+func (c *Controller) enqueueAdopters(pod *corev1.Pod) {
+	jobs, err := c.jobLister.Jobs(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		selector, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		c.queue.Add(j.Namespace + "/" + j.Name)
+	}
 }
 
 func hasTrackingFinalizer(pod *corev1.Pod) bool {

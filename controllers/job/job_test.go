@@ -961,3 +961,47 @@ func TestAConditionsNewReasonIsANewTransition(t *testing.T) {
 		t.Errorf("an absent condition was added as False: %+v", st.Conditions)
 	}
 }
+
+// As Kubernetes' updatePod: a resync queues nothing, a pod leaving its Job wakes that Job, and
+// an orphan wakes the Jobs whose selector matches it (one that may adopt it).
+func TestPodUpdatesQueueTheJobsConcerned(t *testing.T) {
+	other := newJob(func(j *batchv1.Job) {
+		j.Name, j.UID = "manual", "uid-manual"
+		j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch": "nightly"}}
+	})
+	drain := func(fx *fixture) []string {
+		var out []string
+		for fx.c.queue.Len() > 0 {
+			k, _ := fx.c.queue.Get()
+			fx.c.queue.Done(k)
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		cur  func(*corev1.Pod)
+		want []string
+	}{
+		{"a resync", nil, nil},
+		{"a status change", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, []string{"ns/work"}},
+		{"orphaned and relabelled", func(p *corev1.Pod) {
+			p.OwnerReferences, p.Finalizers, p.Labels = nil, nil, map[string]string{"batch": "nightly"}
+		}, []string{"ns/manual", "ns/work"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newJob(), other)
+			old := newPod("a", corev1.PodRunning)
+			cur := old.DeepCopy()
+			if tc.cur != nil {
+				tc.cur(cur)
+				cur.ResourceVersion = "2"
+			}
+			fx.c.podUpdated(old, cur)
+			if got := drain(fx); !slices.Equal(got, tc.want) {
+				t.Errorf("queued %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
