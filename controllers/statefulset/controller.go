@@ -121,6 +121,9 @@ func (c *Controller) setOf(pod *corev1.Pod) *appsv1.StatefulSet {
 func (c *Controller) podUpdated(old, cur any) {
 	if oldPod, ok := runner.Object[*corev1.Pod](old); ok {
 		if curPod, ok := runner.Object[*corev1.Pod](cur); ok {
+			if oldPod.ResourceVersion == curPod.ResourceVersion {
+				return // a resync: nothing changed, as Kubernetes' updatePod skips it
+			}
 			oldRef := metav1.GetControllerOfNoCopy(oldPod)
 			if curRef := metav1.GetControllerOfNoCopy(curPod); oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
 				if set := c.setOf(oldPod); set != nil {

@@ -467,6 +467,10 @@ func TestPodChangingControllerQueuesTheOldSet(t *testing.T) {
 	if got := queued(fx.c); !slices.Equal(got, []string{"ns/web"}) {
 		t.Fatalf("queued %v for an update keeping the owner, want ns/web once", got)
 	}
+	fx.c.podUpdated(old, old.DeepCopy())
+	if got := queued(fx.c); len(got) != 0 {
+		t.Fatalf("queued %v for a resync (same resourceVersion), want nothing", got)
+	}
 }
 
 // As Kubernetes' CreateStatefulPod, a pod create refused because the name is
