@@ -1005,3 +1005,15 @@ func TestPodUpdatesQueueTheJobsConcerned(t *testing.T) {
 		})
 	}
 }
+
+// Of two pods of one index Kubernetes keeps the most advanced (the last in ActivePods order), not
+// the oldest: a pending duplicate goes, the running one stays.
+func TestIndexedJobKeepsTheMostAdvancedDuplicate(t *testing.T) {
+	fx := newFixture(t, newJob(indexedMode, completions(2), parallel(2)),
+		newPod("stuck", corev1.PodPending, index("0"), func(p *corev1.Pod) { p.Spec.NodeName = "" }),
+		newPod("runs", corev1.PodRunning, index("0"), func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(now) }))
+	fx.sync(t, "ns/work")
+	if !slices.Equal(fx.deleted(), []string{"stuck"}) {
+		t.Errorf("deleted %v, want the pending duplicate of index 0", fx.deleted())
+	}
+}

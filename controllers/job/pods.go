@@ -145,11 +145,10 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 	}
 	running := map[int]bool{}
 	kept := 0
-	// Keep the oldest pod of each index.
+	// Of several pods of one index keep the most advanced, as Kubernetes does (the last in
+	// ActivePods order): a running replacement is kept over a pending duplicate.
 	sorted := append([]*corev1.Pod(nil), active...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
-	})
+	sort.SliceStable(sorted, func(i, j int) bool { return lessActive(sorted[j], sorted[i]) })
 	var keptPods []*corev1.Pod
 	for _, p := range sorted {
 		i, ok := completionIndex(p, completions)
@@ -190,32 +189,34 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 // recently; more restarts of a container; created more recently.
 func pickExcess(pods []*corev1.Pod, n int) []*corev1.Pod {
 	sorted := append([]*corev1.Pod(nil), pods...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
-			return a.Spec.NodeName == ""
-		}
-		if pa, pb := phaseRank[a.Status.Phase], phaseRank[b.Status.Phase]; pa != pb {
-			return pa < pb
-		}
-		if podstate.IsReady(a) != podstate.IsReady(b) {
-			return !podstate.IsReady(a)
-		}
-		if podstate.IsReady(a) {
-			ta, tb := podstate.ReadyCondition(a).LastTransitionTime, podstate.ReadyCondition(b).LastTransitionTime
-			if !ta.Equal(&tb) {
-				return laterOrZero(ta, tb)
-			}
-		}
-		if ra, rb := maxRestarts(a), maxRestarts(b); ra != rb {
-			return ra > rb
-		}
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return laterOrZero(a.CreationTimestamp, b.CreationTimestamp)
-		}
-		return false
-	})
+	sort.SliceStable(sorted, func(i, j int) bool { return lessActive(sorted[i], sorted[j]) })
 	return sorted[:n]
+}
+
+// lessActive orders pods as Kubernetes' ActivePods, the least advanced first.
+func lessActive(a, b *corev1.Pod) bool {
+	if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
+		return a.Spec.NodeName == ""
+	}
+	if pa, pb := phaseRank[a.Status.Phase], phaseRank[b.Status.Phase]; pa != pb {
+		return pa < pb
+	}
+	if podstate.IsReady(a) != podstate.IsReady(b) {
+		return !podstate.IsReady(a)
+	}
+	if podstate.IsReady(a) {
+		ta, tb := podstate.ReadyCondition(a).LastTransitionTime, podstate.ReadyCondition(b).LastTransitionTime
+		if !ta.Equal(&tb) {
+			return laterOrZero(ta, tb)
+		}
+	}
+	if ra, rb := maxRestarts(a), maxRestarts(b); ra != rb {
+		return ra > rb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return laterOrZero(a.CreationTimestamp, b.CreationTimestamp)
+	}
+	return false
 }
 
 var phaseRank = map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}
