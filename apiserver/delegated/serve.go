@@ -3,6 +3,7 @@ package delegated
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,7 +43,11 @@ type Endpoint struct {
 	// allowed to get those paths (cluster-admin), as --profiling does for
 	// Kubernetes' components.
 	Profiling bool
-	Logger    *slog.Logger
+	// ComponentConfig, if set, is the component's effective configuration,
+	// served on /configz as {"componentconfig": ...} to callers allowed to
+	// get that path, as Kubernetes' components serve theirs.
+	ComponentConfig any
+	Logger          *slog.Logger
 }
 
 // Start listens on e.Address (so a busy port fails the command at once) and
@@ -51,6 +56,12 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 	cert, err := servingCert(e)
 	if err != nil {
 		return "", err
+	}
+	var configz []byte
+	if e.ComponentConfig != nil {
+		if configz, err = json.MarshalIndent(map[string]any{"componentconfig": e.ComponentConfig}, "", "  "); err != nil {
+			return "", fmt.Errorf("component configuration for /configz: %w", err)
+		}
 	}
 	l, err := net.Listen("tcp", e.Address)
 	if err != nil {
@@ -67,6 +78,13 @@ func Start(ctx context.Context, e Endpoint) (string, error) {
 		mux.Handle(path+"/", h) // each check's own path, vetted as /metrics is
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{}))
+	if configz != nil {
+		mux.HandleFunc("GET /configz", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			_, _ = w.Write(configz)
+		})
+	}
 	if e.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index) // and the runtime's profiles by name
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

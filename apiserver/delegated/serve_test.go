@@ -38,7 +38,8 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 	scrapes := prometheus.NewCounter(prometheus.CounterOpts{Name: "demo_scrapes_total", Help: "test"})
 	scrapes.Inc()
 	reg.MustRegister(scrapes)
-	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0", Client: component, Metrics: reg, Profiling: true})
+	addr, err := delegated.Start(ctx, delegated.Endpoint{Address: "127.0.0.1:0", Client: component, Metrics: reg, Profiling: true,
+		ComponentConfig: map[string]any{"kind": "DemoConfiguration", "parallelism": 7}})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -53,6 +54,16 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("binding: %v", err)
 	}
 	stranger := serviceAccountToken(t, admin, "stranger")
+
+	code, body, header := getWithHeader(t, addr, "/configz", "Bearer "+apiservertest.AdminToken)
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("/configz Content-Type %q, want application/json", ct)
+	}
+	var configz map[string]map[string]any
+	if err := json.Unmarshal([]byte(body), &configz); code != 200 || err != nil ||
+		configz["componentconfig"]["kind"] != "DemoConfiguration" || configz["componentconfig"]["parallelism"] != 7.0 || len(configz) != 1 {
+		t.Fatalf("/configz: %d %s (%v), want the configuration under componentconfig", code, body, err)
+	}
 
 	for _, tc := range []struct {
 		name, path, auth string
@@ -74,6 +85,11 @@ func TestEndpointVetsCallersThroughTheAPIServer(t *testing.T) {
 		{"system:monitoring may not profile", "/debug/pprof/cmdline", "Bearer " + monitor, 403, `cannot get path \"/debug/pprof/cmdline\"`},
 		{"the admin may profile", "/debug/pprof/cmdline", "Bearer " + apiservertest.AdminToken, 200, "delegated.test"},
 		{"the admin may list profiles", "/debug/pprof/", "Bearer " + apiservertest.AdminToken, 200, "goroutine"},
+		// The configuration is the admin's to read, not monitoring's (as system:monitoring in Kubernetes).
+		{"anonymous may not read the configuration", "/configz", "", 403, `User \"system:anonymous\" cannot get path \"/configz\"`},
+		{"a forged token may not read the configuration", "/configz", "Bearer not-a-token", 401, "Unauthorized"},
+		{"system:monitoring may not read the configuration", "/configz", "Bearer " + monitor, 403, `cannot get path \"/configz\"`},
+		{"the admin may read the configuration", "/configz", "Bearer " + apiservertest.AdminToken, 200, `"kind": "DemoConfiguration"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := get(t, addr, tc.path, tc.auth)
@@ -163,6 +179,12 @@ func serviceAccountToken(t *testing.T, c kubernetes.Interface, name string) stri
 
 func get(t *testing.T, addr, path, auth string) (int, string) {
 	t.Helper()
+	code, body, _ := getWithHeader(t, addr, path, auth)
+	return code, body
+}
+
+func getWithHeader(t *testing.T, addr, path, auth string) (int, string, http.Header) {
+	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // a self-signed test certificate
 	}}
@@ -179,7 +201,7 @@ func get(t *testing.T, addr, path, auth string) (int, string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return resp.StatusCode, string(body), resp.Header
 }
 
 // failing is a health check whose result the test sets.
@@ -227,5 +249,9 @@ func TestFailedCheckFailsHealthAndLiveness(t *testing.T) {
 	// Without Profiling (--profiling=false) there are no profiles to get.
 	if code, _ := get(t, addr, "/debug/pprof/cmdline", "Bearer "+apiservertest.AdminToken); code != 404 {
 		t.Fatalf("/debug/pprof/cmdline without profiling: %d, want 404", code)
+	}
+	// Without a ComponentConfig there is no /configz.
+	if code, _ := get(t, addr, "/configz", "Bearer "+apiservertest.AdminToken); code != 404 {
+		t.Fatalf("/configz without a configuration: %d, want 404", code)
 	}
 }
