@@ -234,18 +234,21 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 			profile = slices.Delete(profile, i, i+1)
 		}
 	}
-	// A plugin whose score is disabled still filters (NoScore).
-	for _, pl := range p.Score.Disabled {
-		for i := range profile {
-			if pl.Name == "*" || profile[i].Name == pl.Name {
-				profile[i].NoScore = true
-			}
-		}
-	}
 	for _, set := range []struct {
 		point, field string
 		list         []schedv1.Plugin
 	}{{"multiPoint", "profiles[0].plugins.multiPoint.enabled", p.MultiPoint.Enabled}, {"score", "profiles[0].plugins.score.enabled", p.Score.Enabled}} {
+		if set.point == "score" {
+			// A plugin whose score is disabled still filters (NoScore),
+			// whether the default profile or multiPoint.enabled runs it.
+			for _, pl := range p.Score.Disabled {
+				for i := range profile {
+					if pl.Name == "*" || profile[i].Name == pl.Name {
+						profile[i].NoScore = true
+					}
+				}
+			}
+		}
 		for _, pl := range set.list {
 			if _, ok := known[pl.Name]; !ok {
 				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
@@ -255,8 +258,7 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 				return nil, err
 			}
 			if i := index(pl.Name); i >= 0 {
-				// score.enabled puts a disabled score back; multiPoint does
-				// not, since kube-scheduler lets a point's own set override it.
+				// score.enabled puts a disabled score back.
 				if set.point == "score" {
 					profile[i].NoScore = false
 				}

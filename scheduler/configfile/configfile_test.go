@@ -189,6 +189,29 @@ profiles:
 	if tt, ok := pluginNamed(t, cfg.Plugins, "TaintToleration"); !ok || !tt.NoScore {
 		t.Errorf("TaintToleration %+v, want it run without its score", tt)
 	}
+
+	// So it does for a plugin only multiPoint.enabled runs.
+	cfg, err = Parse([]byte(header + `
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled: [{name: TaintToleration, weight: 5}, {name: ImageLocality}, {name: DefaultBinder}]
+    score:
+      disabled: [{name: TaintToleration}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(cfg.Plugins); !slices.Equal(got, []string{"TaintToleration", "ImageLocality", "DefaultBinder"}) {
+		t.Errorf("plugins %v", got)
+	}
+	if tt, _ := pluginNamed(t, cfg.Plugins, "TaintToleration"); !tt.NoScore || tt.Weight != 5 {
+		t.Errorf("TaintToleration %+v, want it run with weight 5 and without its score", tt)
+	}
+	if il, _ := pluginNamed(t, cfg.Plugins, "ImageLocality"); il.NoScore {
+		t.Errorf("ImageLocality %+v, want it scored", il)
+	}
 }
 
 // What skiff's scheduler cannot honour is refused, naming the field.
