@@ -20,6 +20,9 @@ const (
 	ScoringMostAllocated = string(noderesourcesfit.MostAllocated)
 )
 
+// DefaultParallelism is Config.Parallelism's default, kube-scheduler's.
+const DefaultParallelism = 16
+
 // Config configures a Scheduler. The zero value is kube-scheduler's defaults.
 type Config struct {
 	// SchedulerName selects the pods this scheduler owns (spec.schedulerName);
@@ -27,7 +30,8 @@ type Config struct {
 	SchedulerName string
 	// ScoringStrategy is LeastAllocated (spread, default) or MostAllocated (bin-pack).
 	ScoringStrategy string
-	// Parallelism bounds the goroutines filtering and scoring nodes; default 16.
+	// Parallelism bounds the goroutines filtering and scoring nodes;
+	// default DefaultParallelism.
 	Parallelism int
 	// PercentageOfNodesToScore stops filtering once this share of nodes is
 	// feasible (at least 100 nodes); 0 picks it adaptively from cluster size
@@ -66,7 +70,7 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("scheduler: Parallelism %d must not be negative", c.Parallelism)
 	}
 	if c.Parallelism == 0 {
-		c.Parallelism = 16
+		c.Parallelism = DefaultParallelism
 	}
 	if c.PercentageOfNodesToScore < 0 || c.PercentageOfNodesToScore > 100 {
 		return fmt.Errorf("scheduler: PercentageOfNodesToScore %d must be within 0..100", c.PercentageOfNodesToScore)

@@ -12,6 +12,10 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
+// DefaultLeaseName is the Lease in kube-system the scheduler campaigns for
+// unless LeaderElection.Name says otherwise, kube-scheduler's.
+const DefaultLeaseName = "kube-scheduler"
+
 // LeaderElection configures the Lease that keeps one scheduler active.
 // Zero durations take kube-scheduler's defaults (15s, 10s, 2s).
 type LeaderElection struct {
@@ -48,7 +52,7 @@ func RunWithLeaderElection(ctx context.Context, clientset kubernetes.Interface, 
 		le.Namespace = metav1.NamespaceSystem
 	}
 	if le.Name == "" {
-		le.Name = "kube-scheduler"
+		le.Name = DefaultLeaseName
 	}
 	if le.LeaseDuration == 0 {
 		le.LeaseDuration = 15 * time.Second

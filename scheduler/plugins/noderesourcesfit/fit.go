@@ -37,6 +37,12 @@ type ResourceWeight struct {
 	Weight int64
 }
 
+// DefaultResources are the resources scored when Args name none: CPU and
+// memory, equally, as kube-scheduler's default.
+func DefaultResources() []ResourceWeight {
+	return []ResourceWeight{{v1.ResourceCPU, 1}, {v1.ResourceMemory, 1}}
+}
+
 // Args configure the plugin; the zero value is LeastAllocated over CPU and memory.
 type Args struct {
 	ScoringStrategy ScoringStrategy
@@ -70,7 +76,7 @@ func New(args any, _ framework.Handle) (framework.Plugin, error) {
 		return nil, fmt.Errorf("%s: scoring strategy %q is not one of %s, %s", Name, a.ScoringStrategy, LeastAllocated, MostAllocated)
 	}
 	if len(a.Resources) == 0 {
-		a.Resources = []ResourceWeight{{v1.ResourceCPU, 1}, {v1.ResourceMemory, 1}}
+		a.Resources = DefaultResources()
 	}
 	for _, r := range a.Resources {
 		if r.Weight <= 0 || r.Weight > 100 {
