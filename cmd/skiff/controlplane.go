@@ -232,82 +232,99 @@ func supervise(ctx context.Context, name string, log *slog.Logger, run func(cont
 	}
 }
 
+// standalone is what standaloneCommand's own flags set, for the
+// component's configuration.
+type standalone struct {
+	kubeconfig, bindAddress string
+	securePort              int
+	profiling               bool
+	qps                     float32
+	burst                   int
+	le                      leaderElection
+}
+
+// loop runs a standalone component's control-plane loop: its metrics
+// registered in reg, its leader election run as le says.
+type loop func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error
+
 // standaloneCommand builds `skiff controller-manager` or `skiff scheduler`:
 // the same loop as in the server, against any API server's kubeconfig. Its
-// health and metrics are served over HTTPS on --secure-port (kube-scheduler's
-// 10259, kube-controller-manager's 10257), callers vetted by the API server;
-// run registers the loop's metrics in reg and has its leader election
-// run as le says, its watchdog checked by /healthz and /livez.
-func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, defaultBurst int, run func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error) *cobra.Command {
-	var kubeconfig, bindAddress, certFile, keyFile string
-	var securePort int
-	var profiling bool
-	var le leaderElection
-	var qps float32
-	var burst int
+// health, metrics and configuration are served over HTTPS on --secure-port
+// (kube-scheduler's 10259, kube-controller-manager's 10257), callers vetted
+// by the API server. prepare checks the component's own flags and returns
+// its effective configuration (served on /configz, as Kubernetes'
+// component config) and its loop, whose leader election watchdog is
+// checked by /healthz and /livez.
+func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, defaultBurst int, prepare func(s standalone, rc *rest.Config) (any, loop, error)) *cobra.Command {
+	var s standalone
+	var certFile, keyFile string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if kubeconfig == "" {
+			if s.kubeconfig == "" {
 				return fmt.Errorf("invalid --kubeconfig: required (the API server to work against)")
 			}
-			if securePort < 0 || securePort > 65535 {
-				return fmt.Errorf("invalid --secure-port %d: must be 1-65535, or 0 to serve no health and metrics endpoint", securePort)
+			if s.securePort < 0 || s.securePort > 65535 {
+				return fmt.Errorf("invalid --secure-port %d: must be 1-65535, or 0 to serve no health and metrics endpoint", s.securePort)
 			}
-			if net.ParseIP(bindAddress) == nil {
-				return fmt.Errorf("invalid --bind-address %q: must be an IP address", bindAddress)
+			if net.ParseIP(s.bindAddress) == nil {
+				return fmt.Errorf("invalid --bind-address %q: must be an IP address", s.bindAddress)
 			}
 			if (certFile == "") != (keyFile == "") {
 				return fmt.Errorf("invalid --tls-cert-file %q and --tls-private-key-file %q: give both or neither", certFile, keyFile)
 			}
-			if err := le.validate(); err != nil {
+			if err := s.le.validate(); err != nil {
 				return err
 			}
-			if qps <= 0 || burst < 1 {
-				return fmt.Errorf("invalid --kube-api-qps %g, --kube-api-burst %d: the rate must be positive and the burst at least 1", qps, burst)
+			if s.qps <= 0 || s.burst < 1 {
+				return fmt.Errorf("invalid --kube-api-qps %g, --kube-api-burst %d: the rate must be positive and the burst at least 1", s.qps, s.burst)
 			}
-			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			rc, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
 			if err != nil {
-				return fmt.Errorf("invalid --kubeconfig %q: %w", kubeconfig, err)
+				return fmt.Errorf("invalid --kubeconfig %q: %w", s.kubeconfig, err)
 			}
-			rc.QPS, rc.Burst = qps, burst
+			rc.QPS, rc.Burst = s.qps, s.burst
+			componentConfig, run, err := prepare(s, rc)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			reg.MustRegister(clientmetrics.Register().Collectors()...)
-			le.watchDog = leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
-			if securePort != 0 {
+			s.le.watchDog = leaderelection.NewLeaderHealthzAdaptor(leaderWatchDogTimeout)
+			if s.securePort != 0 {
 				client, err := kubernetes.NewForConfig(rc)
 				if err != nil {
 					return err
 				}
 				if _, err := delegated.Start(ctx, delegated.Endpoint{
-					Address:  net.JoinHostPort(bindAddress, strconv.Itoa(securePort)),
-					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{le.watchDog},
-					Profiling: profiling,
+					Address:  net.JoinHostPort(s.bindAddress, strconv.Itoa(s.securePort)),
+					CertFile: certFile, KeyFile: keyFile, Client: client, Metrics: reg, Checks: []healthz.Check{s.le.watchDog},
+					Profiling: s.profiling, ComponentConfig: componentConfig,
 				}); err != nil {
-					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", bindAddress, securePort, certFile, err)
+					return fmt.Errorf("health and metrics endpoint (--bind-address %s, --secure-port %d, --tls-cert-file %q): %w", s.bindAddress, s.securePort, certFile, err)
 				}
 			}
-			err = run(ctx, rc, slog.Default(), reg, le)
+			err = run(ctx, rc, slog.Default(), reg, s.le)
 			if errors.Is(err, manager.ErrLostLeadership) || errors.Is(err, scheduler.ErrLostLeadership) {
 				return fmt.Errorf("%w; exiting so that a fresh process can campaign again", err)
 			}
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
-	cmd.Flags().IntVar(&securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open) and /metrics (RBAC: get on the path, as system:monitoring grants); 0: none")
-	cmd.Flags().StringVar(&bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
+	cmd.Flags().StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
+	cmd.Flags().IntVar(&s.securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open) and /metrics (RBAC: get on the path, as system:monitoring grants); 0: none")
+	cmd.Flags().StringVar(&s.bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
 	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
-	le.addFlags(cmd.Flags())
-	cmd.Flags().Float32Var(&qps, "kube-api-qps", defaultQPS, "requests per second the loop's API client may send on average (its controllers' own clients each as many)")
-	cmd.Flags().IntVar(&burst, "kube-api-burst", defaultBurst, "requests the loop's API client may send at once above --kube-api-qps")
-	cmd.Flags().BoolVar(&profiling, "profiling", true, "serve Go's pprof profiles on --secure-port's /debug/pprof/ (RBAC: get on the path, as cluster-admin may)")
+	s.le.addFlags(cmd.Flags())
+	cmd.Flags().Float32Var(&s.qps, "kube-api-qps", defaultQPS, "requests per second the loop's API client may send on average (its controllers' own clients each as many)")
+	cmd.Flags().IntVar(&s.burst, "kube-api-burst", defaultBurst, "requests the loop's API client may send at once above --kube-api-qps")
+	cmd.Flags().BoolVar(&s.profiling, "profiling", true, "serve Go's pprof profiles on --secure-port's /debug/pprof/ (RBAC: get on the path, as cluster-admin may)")
 	return cmd
 }
 
@@ -319,41 +336,38 @@ func newControllerManagerCommand() *cobra.Command {
 	concurrentSyncs := map[string]*int{}
 	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+		func(s standalone, rc *rest.Config) (any, loop, error) {
 			if _, _, err := manager.SelectControllers(controllers); err != nil {
-				return fmt.Errorf("invalid --controllers: %w", err)
+				return nil, nil, fmt.Errorf("invalid --controllers: %w", err)
 			}
 			if err := nodelifecycle.CheckGracePeriod(nodeMonitorGrace); err != nil {
-				return fmt.Errorf("invalid --node-monitor-grace-period %s: %w", nodeMonitorGrace, err)
+				return nil, nil, fmt.Errorf("invalid --node-monitor-grace-period %s: %w", nodeMonitorGrace, err)
 			}
 			if err := nodelifecycle.CheckGracePeriod(nodeStartupGrace); err != nil {
-				return fmt.Errorf("invalid --node-startup-grace-period %s: %w", nodeStartupGrace, err)
+				return nil, nil, fmt.Errorf("invalid --node-startup-grace-period %s: %w", nodeStartupGrace, err)
 			}
 			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, eviction); err != nil {
-				return err
+				return nil, nil, err
 			}
 			workers := map[string]int{}
 			for _, f := range manager.ConcurrentSyncsFlags {
 				n := *concurrentSyncs[f.Controller]
 				if err := manager.CheckConcurrentSyncs(n); err != nil {
-					return fmt.Errorf("invalid --%s %d: %w", f.Flag, n, err)
+					return nil, nil, fmt.Errorf("invalid --%s %d: %w", f.Flag, n, err)
 				}
 				workers[f.Controller] = n
 			}
 			if err := manager.CheckEndpointsPerSlice(maxEndpointsPerSlice); err != nil {
-				return fmt.Errorf("invalid --max-endpoints-per-slice %d: %w", maxEndpointsPerSlice, err)
+				return nil, nil, fmt.Errorf("invalid --max-endpoints-per-slice %d: %w", maxEndpointsPerSlice, err)
 			}
 			if err := manager.CheckEndpointsPerSlice(mirroringMaxEndpointsPerSubset); err != nil {
-				return fmt.Errorf("invalid --mirroring-max-endpoints-per-subset %d: %w", mirroringMaxEndpointsPerSubset, err)
+				return nil, nil, fmt.Errorf("invalid --mirroring-max-endpoints-per-subset %d: %w", mirroringMaxEndpointsPerSubset, err)
 			}
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			q := runner.NewQueueMetrics()
-			runner.UseQueueMetrics(q)
-			reg.MustRegister(q.Collectors()...)
-			return runControllerManager(ctx, rc, manager.Config{
+			cfg := manager.Config{
 				Controllers:                    controllers,
 				ClusterCIDR:                    clusterCIDR,
 				NodeCIDRMaskSize:               nodeCIDRMaskSize,
@@ -364,7 +378,13 @@ func newControllerManagerCommand() *cobra.Command {
 				ConcurrentSyncs:                workers,
 				MaxEndpointsPerSlice:           maxEndpointsPerSlice,
 				MirroringMaxEndpointsPerSubset: mirroringMaxEndpointsPerSubset,
-			}, rootCA, log, nil, le)
+			}
+			return nil, func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+				q := runner.NewQueueMetrics()
+				runner.UseQueueMetrics(q)
+				reg.MustRegister(q.Collectors()...)
+				return runControllerManager(ctx, rc, cfg, rootCA, log, nil, le)
+			}, nil
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
@@ -421,17 +441,24 @@ func clusterRootCA(rc *rest.Config, file string) ([]byte, error) {
 func newSchedulerCommand() *cobra.Command {
 	var configFile string
 	cmd := standaloneCommand("scheduler", "Run the scheduler (one active instance per cluster, elected with a Lease)", 10259, schedulerQPS, schedulerBurst,
-		func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+		func(s standalone, _ *rest.Config) (any, loop, error) {
 			var cfg scheduler.Config
 			if configFile != "" {
 				var err error
 				if cfg, err = configfile.Load(configFile); err != nil {
-					return fmt.Errorf("invalid --config %s: %w", configFile, err)
+					return nil, nil, fmt.Errorf("invalid --config %s: %w", configFile, err)
 				}
 			}
-			m := schedmetrics.New()
-			reg.MustRegister(m.Collectors()...)
-			return runScheduler(ctx, rc, cfg, log, nil, m, le)
+			componentConfig, err := configfile.Encode(cfg, configfile.Process{Kubeconfig: s.kubeconfig, QPS: s.qps, Burst: s.burst,
+				LeaseDuration: s.le.leaseDuration, RenewDeadline: s.le.renewDeadline, RetryPeriod: s.le.retryPeriod, Profiling: s.profiling})
+			if err != nil {
+				return nil, nil, err
+			}
+			return componentConfig, func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+				m := schedmetrics.New()
+				reg.MustRegister(m.Collectors()...)
+				return runScheduler(ctx, rc, cfg, log, nil, m, le)
+			}, nil
 		})
 	cmd.Flags().StringVar(&configFile, "config", "", "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1): scoring strategy, plugins, backoff; empty: Kubernetes' defaults")
 	return cmd
