@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
 	schedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/controllers/manager"
 )
 
 // startStandalone runs `skiff <component>` against api with args until the
@@ -93,6 +95,10 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 		"profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	cm := startStandalone(t, api, "controller-manager", "--controllers", "*,-nodeipam", "--cluster-cidr", "10.50.0.0/16",
+		"--node-cidr-mask-size", "26", "--node-eviction-rate", "0.5", "--concurrent-deployment-syncs", "3", "--concurrent-gc-syncs", "7",
+		"--max-endpoints-per-slice", "50", "--terminated-pod-gc-threshold", "200", "--kube-api-qps", "25",
+		"--leader-elect-renew-deadline", "12s", "--node-monitor-grace-period", "1m")
 	sched := startStandalone(t, api, "scheduler", "--config", schedConfig, "--kube-api-qps", "40", "--kube-api-burst", "80",
 		"--leader-elect-lease-duration", "30s", "--profiling=false")
 
@@ -113,5 +119,46 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 	var fit schedv1.NodeResourcesFitArgs
 	if err := json.Unmarshal(s.Profiles[0].PluginConfig[0].Args.Raw, &fit); err != nil || fit.ScoringStrategy == nil || fit.ScoringStrategy.Type != schedv1.MostAllocated {
 		t.Errorf("NodeResourcesFit's args: %s (%v)", s.Profiles[0].PluginConfig[0].Args.Raw, err)
+	}
+
+	var c kcmconfig.KubeControllerManagerConfiguration
+	if raw := getConfigz(t, cm); json.Unmarshal(raw, &c) != nil || c.Kind != "KubeControllerManagerConfiguration" || c.APIVersion != "kubecontrollermanager.config.k8s.io/v1alpha1" {
+		t.Fatalf("controller manager's /configz: %s", raw)
+	}
+	g := c.Generic
+	if g.Address != "127.0.0.1" || g.Port == 0 || len(g.Controllers) != 2 || g.Controllers[1] != "-nodeipam" || g.ClientConnection.QPS != 25 ||
+		g.ClientConnection.Burst != 1000 || g.ClientConnection.Kubeconfig != api.Kubeconfig {
+		t.Errorf("controller manager's Generic: %+v", g)
+	}
+	if le := g.LeaderElection; le.LeaderElect == nil || !*le.LeaderElect || le.RenewDeadline.Duration != 12*time.Second || le.LeaseDuration.Duration != 15*time.Second ||
+		le.ResourceLock != "leases" || le.ResourceNamespace != "kube-system" || le.ResourceName != manager.DefaultLeaseName {
+		t.Errorf("controller manager's leader election: %+v", le)
+	}
+	if c.KubeCloudShared.ClusterCIDR != "10.50.0.0/16" || !c.KubeCloudShared.AllocateNodeCIDRs || c.NodeIPAMController.NodeCIDRMaskSize != 26 {
+		t.Errorf("controller manager's node CIDRs: %+v, %+v", c.KubeCloudShared, c.NodeIPAMController)
+	}
+	if nl := c.NodeLifecycleController; nl.NodeEvictionRate != 0.5 || nl.SecondaryNodeEvictionRate != 0.01 || nl.NodeMonitorGracePeriod.Duration != time.Minute || nl.LargeClusterSizeThreshold != 50 {
+		t.Errorf("controller manager's node lifecycle: %+v", nl)
+	}
+	if c.DeploymentController.ConcurrentDeploymentSyncs != 3 || c.GarbageCollectorController.ConcurrentGCSyncs != 7 || c.ReplicaSetController.ConcurrentRSSyncs != int32(manager.DefaultWorkers) ||
+		c.EndpointSliceController.MaxEndpointsPerSlice != 50 || c.PodGCController.TerminatedPodGCThreshold != 200 || c.SAController.RootCAFile != "" {
+		t.Errorf("controller manager's controllers: deployment %+v, gc %+v, replicaset %+v, endpointslice %+v, podgc %+v, sa %+v", c.DeploymentController,
+			c.GarbageCollectorController, c.ReplicaSetController, c.EndpointSliceController, c.PodGCController, c.SAController)
+	}
+}
+
+// Every --concurrent-* flag of the controller manager sets its field of
+// kube-controller-manager's configuration on /configz.
+func TestEveryConcurrentSyncsFlagHasAConfigzField(t *testing.T) {
+	var c kcmconfig.KubeControllerManagerConfiguration
+	seen := map[*int32]string{}
+	for _, f := range manager.ConcurrentSyncsFlags {
+		field := concurrentSyncsField(&c, f.Flag)
+		if field == nil {
+			t.Errorf("--%s has no field in KubeControllerManagerConfiguration", f.Flag)
+		} else if other, ok := seen[field]; ok {
+			t.Errorf("--%s and --%s set the same field", f.Flag, other)
+		}
+		seen[field] = f.Flag
 	}
 }

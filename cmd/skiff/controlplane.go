@@ -379,7 +379,7 @@ func newControllerManagerCommand() *cobra.Command {
 				MaxEndpointsPerSlice:           maxEndpointsPerSlice,
 				MirroringMaxEndpointsPerSubset: mirroringMaxEndpointsPerSubset,
 			}
-			return nil, func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+			return controllerManagerConfigz(s, cfg, terminatedPodGC, rootCAFile), func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 				q := runner.NewQueueMetrics()
 				runner.UseQueueMetrics(q)
 				reg.MustRegister(q.Collectors()...)
