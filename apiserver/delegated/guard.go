@@ -1,10 +1,11 @@
 // Package delegated serves a control-plane component's own HTTPS endpoint
-// (health and /metrics of a standalone scheduler or controller manager) and
-// vets its callers through the API server, as Kubernetes' components do with
-// delegated authentication and authorization: the caller's bearer token is
-// checked with a TokenReview, and what it may do with a SubjectAccessReview,
-// so the cluster's RBAC on non-resource URLs (system:monitoring grants get
-// on /metrics) governs who scrapes the component.
+// (health, /metrics and /configz of a standalone scheduler or controller
+// manager) and vets its callers through the API server, as Kubernetes'
+// components do with delegated authentication and authorization: the
+// caller's bearer token is checked with a TokenReview, and what it may do
+// with a SubjectAccessReview, so the cluster's RBAC on non-resource URLs
+// (system:monitoring grants get on /metrics) governs who scrapes the
+// component.
 package delegated
 
 import (

@@ -317,7 +317,7 @@ func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, d
 		},
 	}
 	cmd.Flags().StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig of the API server")
-	cmd.Flags().IntVar(&s.securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open) and /metrics (RBAC: get on the path, as system:monitoring grants); 0: none")
+	cmd.Flags().IntVar(&s.securePort, "secure-port", defaultPort, "HTTPS port for /healthz, /livez, /readyz (open), /metrics (RBAC: get on the path, as system:monitoring grants) and /configz, the effective configuration (RBAC: get on the path, as cluster-admin may); 0: none")
 	cmd.Flags().StringVar(&s.bindAddress, "bind-address", "127.0.0.1", "IP address --secure-port listens on (0.0.0.0: every interface)")
 	cmd.Flags().StringVar(&certFile, "tls-cert-file", "", "serving certificate (PEM) for --secure-port; empty: a self-signed one made at start")
 	cmd.Flags().StringVar(&keyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
