@@ -520,9 +520,10 @@ func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, 
 	if st.CollisionCount == nil {
 		st.CollisionCount = new(int32) // reported as 0, as Kubernetes does, until a collision
 	}
-	// A finished rolling update makes the update revision current.
-	want := int32(replicasOf(set))
-	if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && updated == want && ready == want && replicas == want {
+	// A finished rolling update makes the update revision current: every pod there is, condemned
+	// ones of a scale-down included, updated and ready (Kubernetes' completeRollingUpdate judges
+	// against status.replicas, not the spec, so a scale in progress does not hold it back).
+	if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && updated == replicas && ready == replicas {
 		st.CurrentRevision, st.CurrentReplicas = st.UpdateRevision, updated
 	}
 	if apiequality.Semantic.DeepEqual(&set.Status, st) {

@@ -592,3 +592,18 @@ func TestClaimKeepsTemplateMetadata(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes' completeRollingUpdate, a rolling update is finished when every pod there is
+// (here three, while the set scales down to two) is updated and ready, not when the spec's
+// count is reached.
+func TestRollingUpdateFinishesDuringAScaleDown(t *testing.T) {
+	set := newSet(2)
+	old := revisionFor(t, set, "web:1", 1)
+	update := revisionFor(t, set, "web:2", 2)
+	set.Status.CurrentRevision = old.Name
+	fx := newFixture(t, set, old, update, member(set, 0, update.Name), member(set, 1, update.Name), member(set, 2, update.Name))
+	fx.sync(t)
+	if st := fx.status(t); st.CurrentRevision != update.Name || st.CurrentReplicas != st.UpdatedReplicas {
+		t.Fatalf("status: %+v, want the update revision current", st)
+	}
+}
