@@ -230,25 +230,15 @@ func (c *Controller) revisionChanged(obj any) {
 		}
 		return
 	}
-	for _, ds := range c.daemonSetsSelecting(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rev.Namespace, Labels: rev.Labels}}) {
+	for _, ds := range c.daemonSetsSelecting(rev.Namespace, rev.Labels) {
 		c.enqueue(ds)
 	}
 }
 
-// daemonSetsSelecting lists the DaemonSets whose selector matches an orphan pod's labels.
-func (c *Controller) daemonSetsSelecting(pod *corev1.Pod) []*appsv1.DaemonSet {
-	list, err := c.dsLister.DaemonSets(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var out []*appsv1.DaemonSet
-	for _, ds := range list {
-		sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
-			out = append(out, ds)
-		}
-	}
-	return out
+// daemonSetsSelecting lists the DaemonSets whose selector matches an orphan's labels.
+func (c *Controller) daemonSetsSelecting(namespace string, orphanLabels map[string]string) []*appsv1.DaemonSet {
+	return controllerref.Selecting(c.dsLister.DaemonSets(namespace).List,
+		func(ds *appsv1.DaemonSet) *metav1.LabelSelector { return ds.Spec.Selector }, orphanLabels)
 }
 
 // podUpdated wakes the pod's DaemonSet and, as in Kubernetes, the one it had before its
@@ -269,7 +259,7 @@ func (c *Controller) podUpdated(old, cur any) {
 	}
 	if curRef == nil && curPod.DeletionTimestamp == nil {
 		if refChanged || !labels.Equals(oldPod.Labels, curPod.Labels) {
-			for _, ds := range c.daemonSetsSelecting(curPod) {
+			for _, ds := range c.daemonSetsSelecting(curPod.Namespace, curPod.Labels) {
 				c.enqueue(ds)
 			}
 		}
@@ -287,7 +277,7 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 	if ds == nil {
 		// An orphan that appears may be adopted by a DaemonSet selecting it, as in Kubernetes.
 		if added && pod.DeletionTimestamp == nil && metav1.GetControllerOf(pod) == nil {
-			for _, ds := range c.daemonSetsSelecting(pod) {
+			for _, ds := range c.daemonSetsSelecting(pod.Namespace, pod.Labels) {
 				c.enqueue(ds)
 			}
 		}

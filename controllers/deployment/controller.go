@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -128,15 +128,10 @@ func (c *Controller) onReplicaSet(obj any) {
 		}
 		return
 	}
-	ds, err := c.dLister.Deployments(rs.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, d := range ds {
-		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(rs.Labels)) {
-			c.enqueue(d)
-		}
+	adopters := controllerref.Selecting(c.dLister.Deployments(rs.Namespace).List,
+		func(d *appsv1.Deployment) *metav1.LabelSelector { return d.Spec.Selector }, rs.Labels)
+	for _, d := range adopters {
+		c.enqueue(d)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -186,15 +185,9 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 // enqueueAdopters queues the Jobs whose selector matches an orphan pod, as Kubernetes does, so
 // that one that may adopt it (a Job with a manual selector) does so now.
 func (c *Controller) enqueueAdopters(pod *corev1.Pod) {
-	jobs, err := c.jobLister.Jobs(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
+	jobs := controllerref.Selecting(c.jobLister.Jobs(pod.Namespace).List,
+		func(j *batchv1.Job) *metav1.LabelSelector { return j.Spec.Selector }, pod.Labels)
 	for _, j := range jobs {
-		selector, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
-		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
 		c.queue.Add(j.Namespace + "/" + j.Name)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
 	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -141,19 +142,8 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 
 // replicaSetsSelecting lists the ReplicaSets whose selector matches an orphan pod's labels.
 func (c *Controller) replicaSetsSelecting(pod *corev1.Pod) []*appsv1.ReplicaSet {
-	list, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var out []*appsv1.ReplicaSet
-	for _, rs := range list {
-		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
+	return controllerref.Selecting(c.rsLister.ReplicaSets(pod.Namespace).List,
+		func(rs *appsv1.ReplicaSet) *metav1.LabelSelector { return rs.Spec.Selector }, pod.Labels)
 }
 
 func (c *Controller) addPod(obj any) {

@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -164,15 +163,11 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 // does, so one that may adopt it (a set made again after --cascade=orphan, a pod
 // relabelled back) does so now rather than at the next resync.
 func (c *Controller) enqueueAdopters(pod *corev1.Pod) {
-	sets, err := c.setLister.StatefulSets(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
+	sets := controllerref.Selecting(c.setLister.StatefulSets(pod.Namespace).List,
+		func(set *appsv1.StatefulSet) *metav1.LabelSelector { return set.Spec.Selector }, pod.Labels)
 	for _, set := range sets {
-		selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.Labels)) || !isMember(set, pod) {
-			continue
+		if isMember(set, pod) {
+			c.queue.Add(set.Namespace + "/" + set.Name)
 		}
-		c.queue.Add(set.Namespace + "/" + set.Name)
 	}
 }
