@@ -301,6 +301,23 @@ func mostRecentDue(sched cron.Schedule, earliest, now time.Time) (time.Time, int
 	}
 }
 
+// wakeAt returns the first schedule time after now, counted as Kubernetes counts it: on from the
+// latest time due since earliest (the last schedule time, else the creation), not from now. The two
+// agree for calendar schedules, but an "@every" schedule's times run from the last start: one whose
+// queued wake-up was lost (a restart, a new leader) or that was woken by an edit or a Job's change
+// must still fire at last+interval, not at now+interval.
+func wakeAt(sched cron.Schedule, earliest, now time.Time) time.Time {
+	due, _, err := mostRecentDue(sched, earliest, now)
+	switch {
+	case err != nil:
+		return sched.Next(now)
+	case due.IsZero():
+		return sched.Next(earliest) // after now, or zero for a schedule that never fires
+	default:
+		return sched.Next(due)
+	}
+}
+
 // schedule starts the Job of the most recent schedule time that is due, if the policies allow, and
 // returns the next schedule time.
 func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, now time.Time) (time.Time, error) {
@@ -322,11 +339,11 @@ func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batc
 		c.recorder.Event(cj, corev1.EventTypeWarning, reason, err.Error())
 		return time.Time{}, nil // an edit of the CronJob wakes us
 	}
-	next := sched.Next(now) // zero for a schedule that never fires: then no wake-up
 	earliest := cj.CreationTimestamp.Time
 	if st.LastScheduleTime != nil {
 		earliest = st.LastScheduleTime.Time
 	}
+	next := wakeAt(sched, earliest, now) // zero for a schedule that never fires: then no wake-up
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
 		if w := now.Add(-time.Duration(*d) * time.Second); w.After(earliest) {
 			earliest = w

@@ -12,6 +12,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 // Behaviours checked against kube-controller-manager's CronJob controller
@@ -142,5 +144,39 @@ func TestActiveJobsMissingFromTheCacheOrUnlisted(t *testing.T) {
 	fx.sync(t)
 	if events := fx.events(); strings.Contains(events, ReasonUnexpectedJob) {
 		t.Errorf("a job the stored status lists was called unexpected:\n%s", events)
+	}
+}
+
+type afterQueue struct {
+	runner.Queue
+	after []time.Duration
+}
+
+func (q *afterQueue) AddAfter(_ string, d time.Duration) { q.after = append(q.after, d) }
+
+// The next wake-up is counted from the last schedule time (or the creation),
+// as Kubernetes does since its fix for "@every" schedules: an "@every 1h"
+// CronJob last run at 11:30:30 wakes at 12:30:30 however late (a restart, an
+// edit, a Job's change) its sync at 12:00:30 ran, not at 13:00:30.
+func TestEveryScheduleWakesAfterTheLastScheduleTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []cjOpt
+		want time.Duration
+	}{
+		{"since the last schedule time", []cjOpt{lastScheduled(now.Add(-30 * time.Minute))}, 30 * time.Minute},
+		{"since the creation", nil, 50 * time.Minute},
+		{"after a late start", []cjOpt{lastScheduled(now.Add(-90 * time.Minute))}, 30 * time.Minute},
+		{"calendar schedule", []cjOpt{func(cj *batchv1.CronJob) { cj.Spec.Schedule = "0 * * * *" }}, 59*time.Minute + 30*time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newCronJob("@every 1h", tc.opts...))
+			q := &afterQueue{Queue: fx.c.queue}
+			fx.c.queue = q
+			fx.sync(t)
+			if want := []time.Duration{tc.want + 100*time.Millisecond}; !slices.Equal(q.after, want) {
+				t.Errorf("requeued after %v, want %v", q.after, want)
+			}
+		})
 	}
 }
