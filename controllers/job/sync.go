@@ -341,18 +341,26 @@ func managedElsewhere(job *batchv1.Job) bool {
 
 // expireAfterTTL deletes a finished Job once its ttlSecondsAfterFinished have passed, or wakes up then.
 func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv1.Job) error {
-	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
+	if !c.ttlExpired(key, job) {
 		return nil
 	}
-	expire := finishedAt(job).Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
-	if left := expire.Sub(c.now()); left > 0 {
-		c.queue.AddAfter(key, left)
+	// The cached Job says its time is up, but the cache may not have seen an edit of the TTL yet
+	// (a Job kept longer with kubectl patch): as Kubernetes' TTL controller, decide again on the
+	// Job the API server holds, and delete that one only.
+	fresh, err := c.client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get job %s before its TTL deletion: %w", key, err)
+	}
+	if !finished(fresh) || !c.ttlExpired(key, fresh) {
 		return nil
 	}
 	// Foreground, as Kubernetes' TTL controller: the pods go first, then the Job.
 	policy := metav1.DeletePropagationForeground
-	uid := job.UID
-	err := c.client.BatchV1().Jobs(job.Namespace).Delete(ctx, job.Name, metav1.DeleteOptions{
+	uid := fresh.UID
+	err = c.client.BatchV1().Jobs(fresh.Namespace).Delete(ctx, fresh.Name, metav1.DeleteOptions{
 		PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid},
 	})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -360,6 +368,20 @@ func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv
 	}
 	c.log.Info("deleted finished job after its TTL", "job", key)
 	return nil
+}
+
+// ttlExpired reports whether a finished Job's ttlSecondsAfterFinished have passed; if they are
+// still to pass, it queues the Job for then.
+func (c *Controller) ttlExpired(key string, job *batchv1.Job) bool {
+	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
+		return false
+	}
+	expire := finishedAt(job).Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	if left := expire.Sub(c.now()); left > 0 {
+		c.queue.AddAfter(key, left)
+		return false
+	}
+	return true
 }
 
 func activePods(pods []*corev1.Pod) []*corev1.Pod {

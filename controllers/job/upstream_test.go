@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 // Behaviours checked against kube-controller-manager's Job controller
@@ -501,5 +502,50 @@ func TestScaleDownDeletesTheLeastAdvancedPodsFirst(t *testing.T) {
 				t.Errorf("deleted %v, want [%s]", got, tc.want)
 			}
 		})
+	}
+}
+
+type afterQueue struct {
+	runner.Queue
+	after []time.Duration
+}
+
+func (q *afterQueue) AddAfter(_ string, d time.Duration) { q.after = append(q.after, d) }
+
+// As Kubernetes' TTL-after-finished controller, a Job whose cached copy is
+// past its TTL is looked up again before it is deleted: one whose TTL was
+// since raised is kept (and looked at again when the new TTL runs out), and a
+// Job of the same name made anew after the finished one is not touched.
+func TestTTLDecidedOnTheFreshJob(t *testing.T) {
+	expired := newJob(ttl(60), completedAgo(100*time.Second))
+
+	fx := newFixture(t, expired)
+	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	kept := expired.DeepCopy()
+	kept.Spec.TTLSecondsAfterFinished = ptrTo(int32(3600))
+	if _, err := fx.client.BatchV1().Jobs("ns").Update(context.Background(), kept, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.client.ClearActions()
+	fx.sync(t, "ns/work")
+	if dels := controllertest.Filter(fx.client.Actions(), "delete", "jobs"); len(dels) != 0 {
+		t.Errorf("deleted a Job whose TTL was raised to an hour")
+	}
+	if want := []time.Duration{3500 * time.Second}; !slices.Equal(q.after, want) {
+		t.Errorf("requeued after %v, want %v", q.after, want)
+	}
+
+	fx = newFixture(t, expired)
+	if err := fx.client.BatchV1().Jobs("ns").Delete(context.Background(), "work", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.client.BatchV1().Jobs("ns").Create(context.Background(), newJob(ttl(60), func(j *batchv1.Job) { j.UID = "uid-work-2" }), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.client.ClearActions()
+	fx.sync(t, "ns/work")
+	if dels := controllertest.Filter(fx.client.Actions(), "delete", "jobs"); len(dels) != 0 {
+		t.Errorf("deleted the running Job that took the finished one's name")
 	}
 }
