@@ -376,7 +376,15 @@ func (c *Controller) ttlExpired(key string, job *batchv1.Job) bool {
 	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
 		return false
 	}
-	expire := finishedAt(job).Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	at := finishedAt(job)
+	if at.IsZero() {
+		// A condition without its lastTransitionTime (written by another controller through
+		// spec.managedBy, say): as Kubernetes, no finish time, no expiry. An edit of the Job
+		// wakes it again.
+		c.log.Warn("finished job has no finish time: not deleted after its TTL", "job", key)
+		return false
+	}
+	expire := at.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
 	if left := expire.Sub(c.now()); left > 0 {
 		c.queue.AddAfter(key, left)
 		return false

@@ -549,3 +549,22 @@ func TestTTLDecidedOnTheFreshJob(t *testing.T) {
 		t.Errorf("deleted the running Job that took the finished one's name")
 	}
 }
+
+// A finished Job whose Complete condition has no lastTransitionTime has no
+// finish time to count its TTL from: Kubernetes never deletes it (rather than
+// taking the zero time and deleting it at once).
+func TestTTLNeedsAFinishTime(t *testing.T) {
+	other := "example.com/queue"
+	for name, opt := range map[string]jobOpt{
+		"managed here":      func(*batchv1.Job) {},
+		"managed elsewhere": func(j *batchv1.Job) { j.Spec.ManagedBy = &other },
+	} {
+		fx := newFixture(t, newJob(ttl(60), opt, completedAgo(0), func(j *batchv1.Job) {
+			j.Status.Conditions[0].LastTransitionTime = metav1.Time{}
+		}))
+		fx.sync(t, "ns/work")
+		if dels := controllertest.Filter(fx.client.Actions(), "delete", "jobs"); len(dels) != 0 {
+			t.Errorf("%s: deleted a Job without a finish time", name)
+		}
+	}
+}
