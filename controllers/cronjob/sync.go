@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
@@ -26,6 +27,7 @@ const (
 	ReasonSuccessfulCreate   = "SuccessfulCreate"
 	ReasonFailedCreate       = "FailedCreate"
 	ReasonSuccessfulDelete   = "SuccessfulDelete"
+	ReasonFailedDelete       = "FailedDelete"
 	ReasonSawCompletedJob    = "SawCompletedJob"
 	ReasonMissSchedule       = "MissSchedule"
 	ReasonTooManyMissedTimes = "TooManyMissedTimes"
@@ -75,7 +77,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var next time.Time
 	var runErr error
 	if cj.DeletionTimestamp == nil {
-		next, runErr = c.schedule(ctx, cj, st, jobs, now)
+		next, runErr = c.schedule(ctx, cj, st, now)
 	}
 	if err := c.updateStatus(ctx, cj, st); err != nil {
 		return err
@@ -221,23 +223,25 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 			return a.Status.StartTime.Before(b.Status.StartTime)
 		})
 		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
-			errs = append(errs, c.deleteJob(ctx, cj, j))
+			errs = append(errs, c.deleteJob(ctx, cj, j.Name, j.UID))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, j *batchv1.Job) error {
+// deleteJob deletes the Job of that name if it is still the one with that UID, with its pods in
+// the background. A failure is told on the CronJob, as Kubernetes does.
+func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, name string, uid types.UID) error {
 	policy := metav1.DeletePropagationBackground
-	uid := j.UID
-	err := c.client.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := c.client.BatchV1().Jobs(cj.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("delete job %s/%s: %w", j.Namespace, j.Name, err)
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedDelete, "Deleted job: %v", err)
+		return fmt.Errorf("delete job %s/%s: %w", cj.Namespace, name, err)
 	}
-	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", j.Name)
+	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", name)
 	return nil
 }
 
@@ -320,7 +324,7 @@ func wakeAt(sched cron.Schedule, earliest, now time.Time) time.Time {
 
 // schedule starts the Job of the most recent schedule time that is due, if the policies allow, and
 // returns the next schedule time.
-func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, now time.Time) (time.Time, error) {
+func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, now time.Time) (time.Time, error) {
 	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 		// Kubernetes still reports an unknown time zone of a suspended CronJob.
 		if tz := cj.Spec.TimeZone; tz != nil {
@@ -370,16 +374,16 @@ func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batc
 		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid")
 		return next, nil
 	case cj.Spec.ConcurrencyPolicy == batchv1.ReplaceConcurrent:
-		for _, ref := range st.Active {
-			for _, j := range jobs {
-				if j.UID == ref.UID {
-					if err := c.deleteJob(ctx, cj, j); err != nil {
-						return next, err
-					}
-				}
+		// Every Job the status lists, those the cache has not seen yet too (the UID
+		// precondition makes sure it is that Job). Kubernetes creates no replacement
+		// while one of them cannot be deleted.
+		for len(st.Active) > 0 {
+			ref := st.Active[0]
+			if err := c.deleteJob(ctx, cj, ref.Name, ref.UID); err != nil {
+				return next, err
 			}
+			st.Active = st.Active[1:]
 		}
-		st.Active = nil
 	}
 	job, err := c.createJob(ctx, cj, due)
 	if err != nil || job == nil {

@@ -2,6 +2,7 @@ package cronjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +12,10 @@ import (
 	"github.com/robfig/cron/v3"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -178,5 +182,40 @@ func TestEveryScheduleWakesAfterTheLastScheduleTime(t *testing.T) {
 				t.Errorf("requeued after %v, want %v", q.after, want)
 			}
 		})
+	}
+}
+
+// Replace deletes every Job status.active lists, one the informer has not
+// seen yet too (Kubernetes looks each up on the API server), before it
+// starts the next. A Job that cannot be deleted is told with a FailedDelete
+// warning, and no replacement is started beside it.
+func TestReplaceDeletesEveryActiveJob(t *testing.T) {
+	fresh := ownedJob("tick-fresh", now.Add(-5*time.Minute))
+	fx := newFixture(t, newCronJob("*/5 * * * *", policy(batchv1.ReplaceConcurrent), withActive(fresh)))
+	if _, err := fx.client.BatchV1().Jobs("ns").Create(context.Background(), fresh, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.client.ClearActions()
+	fx.sync(t)
+	if !slices.Equal(fx.deleted(), []string{"tick-fresh"}) || len(fx.created()) != 1 {
+		t.Fatalf("deleted %v, created %d: want the active job the cache lacks replaced", fx.deleted(), len(fx.created()))
+	}
+	if st := fx.status(t); len(st.Active) != 1 || st.Active[0].Name == "tick-fresh" {
+		t.Errorf("active %+v", st.Active)
+	}
+
+	running := ownedJob("tick-old", now.Add(-5*time.Minute))
+	fx = newFixture(t, newCronJob("*/5 * * * *", policy(batchv1.ReplaceConcurrent), withActive(running)), running)
+	fx.client.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), "tick-old", errors.New("no"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/tick"); err == nil {
+		t.Error("sync succeeded though the running job could not be replaced")
+	}
+	if n := len(fx.created()); n != 0 {
+		t.Errorf("created %d jobs beside the one that could not be deleted", n)
+	}
+	if !strings.Contains(fx.events(), "Warning FailedDelete Deleted job: ") {
+		t.Errorf("events: %s", fx.events())
 	}
 }
