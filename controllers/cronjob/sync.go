@@ -267,7 +267,10 @@ func (c *Controller) parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
 	return sched, nil
 }
 
-var errTimeZone = errors.New("invalid timeZone")
+var (
+	errTimeZone   = errors.New("invalid timeZone")
+	errNoInterval = errors.New("time difference between two schedules is less than 1 second")
+)
 
 // mostRecentDue returns the latest schedule time after earliest and not after now (zero if none),
 // and roughly how many schedule times that span holds. Like Kubernetes it estimates the count from
@@ -275,8 +278,13 @@ var errTimeZone = errors.New("invalid timeZone")
 // with a clock off by years, walking every minute of a "* * * * *" schedule would take the
 // controller's CPU for a long while.
 func mostRecentDue(sched cron.Schedule, earliest, now time.Time) (time.Time, int64, error) {
-	t1 := sched.Next(earliest) // zero for a schedule that never fires (30 February)
-	if t1.IsZero() || t1.After(now) {
+	t1 := sched.Next(earliest)
+	if t1.IsZero() {
+		// A schedule that parses but never fires ("0 0 30 2 *"): Kubernetes finds no interval
+		// between its first two times and calls it invalid, in these words.
+		return time.Time{}, 0, errNoInterval
+	}
+	if t1.After(now) {
 		return time.Time{}, 0, nil
 	}
 	t2 := sched.Next(t1)
@@ -285,7 +293,7 @@ func mostRecentDue(sched cron.Schedule, earliest, now time.Time) (time.Time, int
 	}
 	interval := t2.Sub(t1).Round(time.Second)
 	if interval < time.Second {
-		return time.Time{}, 0, fmt.Errorf("time difference between two schedules is less than 1 second")
+		return time.Time{}, 0, errNoInterval
 	}
 	missed := int64(now.Sub(t1)/interval) + 1
 	// Walk from a little before the estimated latest time; an irregular schedule (weekdays only,

@@ -219,3 +219,18 @@ func TestReplaceDeletesEveryActiveJob(t *testing.T) {
 		t.Errorf("events: %s", fx.events())
 	}
 }
+
+// A schedule that parses but never fires (30 February) is invalid to
+// Kubernetes, which tells so with an InvalidSchedule warning.
+func TestNeverFiringScheduleIsInvalid(t *testing.T) {
+	fx := newFixture(t, newCronJob("0 0 30 2 *"))
+	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if want := "Warning InvalidSchedule invalid schedule: 0 0 30 2 * : time difference between two schedules is less than 1 second"; !strings.Contains(fx.events(), want) {
+		t.Errorf("events lack %q:\n%s", want, fx.events())
+	}
+	if len(fx.created()) != 0 || len(q.after) != 0 {
+		t.Errorf("created %d jobs, requeued after %v", len(fx.created()), q.after)
+	}
+}
