@@ -215,18 +215,25 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 		if len(group.jobs) <= group.limit {
 			continue
 		}
-		sort.Slice(group.jobs, func(i, k int) bool {
-			a, b := group.jobs[i], group.jobs[k]
-			if a.Status.StartTime == nil || b.Status.StartTime == nil {
-				return a.CreationTimestamp.Before(&b.CreationTimestamp)
-			}
-			return a.Status.StartTime.Before(b.Status.StartTime)
-		})
+		sort.Slice(group.jobs, func(i, k int) bool { return startedBefore(group.jobs[i], group.jobs[k]) })
 		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
 			errs = append(errs, c.deleteJob(ctx, cj, j.Name, j.UID))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// startedBefore orders Jobs oldest first as Kubernetes' history cleanup does: by status.startTime,
+// a Job that never started counting as the newest, equal times by name.
+func startedBefore(a, b *batchv1.Job) bool {
+	switch sa, sb := a.Status.StartTime, b.Status.StartTime; {
+	case sa == nil || sb == nil:
+		return sa != nil && sb == nil || sa == nil && sb == nil && a.Name < b.Name
+	case sa.Equal(sb):
+		return a.Name < b.Name
+	default:
+		return sa.Before(sb)
+	}
 }
 
 // deleteJob deletes the Job of that name if it is still the one with that UID, with its pods in

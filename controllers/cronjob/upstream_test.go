@@ -234,3 +234,20 @@ func TestNeverFiringScheduleIsInvalid(t *testing.T) {
 		t.Errorf("created %d jobs, requeued after %v", len(fx.created()), q.after)
 	}
 }
+
+// History cleanup deletes the oldest by status.startTime as Kubernetes does:
+// a finished Job that never started counts as the newest (whatever its
+// creation time), and Jobs that started together go in name order.
+func TestHistoryCleanupOrder(t *testing.T) {
+	one := int32(1)
+	started := now.Add(-time.Hour)
+	a := ownedJob("tick-a", started, done(batchv1.JobComplete))
+	b := ownedJob("tick-b", started, done(batchv1.JobComplete))
+	c := ownedJob("tick-c", now.Add(-2*time.Hour), done(batchv1.JobComplete), func(j *batchv1.Job) { j.Status.StartTime = nil })
+	cj := newCronJob("0 0 1 1 *", func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = &one })
+	fx := newFixture(t, cj, c, b, a)
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"tick-a", "tick-b"}) {
+		t.Fatalf("deleted %v, want tick-a and tick-b (tick-c never started: the newest)", got)
+	}
+}
