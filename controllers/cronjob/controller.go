@@ -13,6 +13,7 @@ import (
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -59,7 +60,7 @@ func New(client kubernetes.Interface, cjInformer batchinformers.CronJobInformer,
 	}
 	if _, err := cjInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		UpdateFunc: c.cronJobUpdated,
 	}); err != nil {
 		return nil, err
 	}
@@ -82,6 +83,25 @@ func (c *Controller) enqueue(obj any) {
 	if key, ok := runner.KeyOf(obj); ok {
 		c.queue.Add(key)
 	}
+}
+
+// cronJobUpdated queues a changed CronJob. As Kubernetes, one whose schedule or time zone changed
+// is not synced at once but at the next time of its new schedule (counted from its last schedule
+// time), so that an edit alone does not start a Job; any other change is synced now.
+func (c *Controller) cronJobUpdated(old, cur any) {
+	prev, ok1 := old.(*batchv1.CronJob)
+	cj, ok2 := cur.(*batchv1.CronJob)
+	if ok1 && ok2 && (prev.Spec.Schedule != cj.Spec.Schedule || !ptr.Equal(prev.Spec.TimeZone, cj.Spec.TimeZone)) {
+		// A schedule that cannot be read, or never fires, is synced now: sync tells why.
+		if sched, err := scheduleOf(cj); err == nil {
+			now := c.now()
+			if next := wakeAt(sched, countFrom(cj, &cj.Status), now); !next.IsZero() {
+				c.queue.AddAfter(cj.Namespace+"/"+cj.Name, next.Sub(now)+nextScheduleDelta)
+				return
+			}
+		}
+	}
+	c.enqueue(cur)
 }
 
 func (c *Controller) jobChanged(obj any) {

@@ -47,6 +47,9 @@ const (
 	// tooManyMissed is when Kubernetes warns that start times were missed (controller down,
 	// clock jump) and only the latest is run.
 	tooManyMissed = 100
+	// nextScheduleDelta: a CronJob is woken a little after its schedule time, as Kubernetes
+	// does, so the clock has surely passed it.
+	nextScheduleDelta = 100 * time.Millisecond
 )
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -83,8 +86,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if !next.IsZero() {
-		// A little after the schedule time, so the clock has surely passed it.
-		c.queue.AddAfter(key, next.Sub(now)+100*time.Millisecond)
+		c.queue.AddAfter(key, next.Sub(now)+nextScheduleDelta)
 	}
 	return runErr
 }
@@ -256,11 +258,18 @@ func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, name st
 // own TZ= or CRON_TZ= prefix is used as written (with a warning: it is not officially supported), and
 // the timeZone field is then not applied.
 func (c *Controller) parseSchedule(cj *batchv1.CronJob) (cron.Schedule, error) {
+	if strings.Contains(cj.Spec.Schedule, "TZ") {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnsupportedSched,
+			"CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", cj.Spec.Schedule)
+	}
+	return scheduleOf(cj)
+}
+
+// scheduleOf is parseSchedule without the warning.
+func scheduleOf(cj *batchv1.CronJob) (cron.Schedule, error) {
 	spec := cj.Spec.Schedule
 	switch {
 	case strings.Contains(spec, "TZ"):
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnsupportedSched,
-			"CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", spec)
 	case cj.Spec.TimeZone != nil:
 		if _, err := time.LoadLocation(*cj.Spec.TimeZone); err != nil {
 			return nil, fmt.Errorf("%w: %q: %v", errTimeZone, *cj.Spec.TimeZone, err)
@@ -320,6 +329,14 @@ func mostRecentDue(sched cron.Schedule, earliest, now time.Time) (time.Time, int
 	}
 }
 
+// countFrom is the time schedule times are counted from: the last one run, else the creation.
+func countFrom(cj *batchv1.CronJob, st *batchv1.CronJobStatus) time.Time {
+	if st.LastScheduleTime != nil {
+		return st.LastScheduleTime.Time
+	}
+	return cj.CreationTimestamp.Time
+}
+
 // wakeAt returns the first schedule time after now, counted as Kubernetes counts it: on from the
 // latest time due since earliest (the last schedule time, else the creation), not from now. The two
 // agree for calendar schedules, but an "@every" schedule's times run from the last start: one whose
@@ -358,10 +375,7 @@ func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batc
 		c.recorder.Event(cj, corev1.EventTypeWarning, reason, err.Error())
 		return time.Time{}, nil // an edit of the CronJob wakes us
 	}
-	earliest := cj.CreationTimestamp.Time
-	if st.LastScheduleTime != nil {
-		earliest = st.LastScheduleTime.Time
-	}
+	earliest := countFrom(cj, st)
 	next := wakeAt(sched, earliest, now) // zero for a schedule that never fires: then no wake-up
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
 		if w := now.Add(-time.Duration(*d) * time.Second); w.After(earliest) {

@@ -251,3 +251,37 @@ func TestHistoryCleanupOrder(t *testing.T) {
 		t.Fatalf("deleted %v, want tick-a and tick-b (tick-c never started: the newest)", got)
 	}
 }
+
+// As Kubernetes' update handler: a CronJob whose schedule or time zone was
+// edited is synced at the next time of its new schedule, counted from its
+// last schedule time, so the edit alone does not start a Job for a time of
+// the new schedule already past (09:00 here); any other edit syncs it now.
+func TestScheduleEditWaitsForTheNewSchedule(t *testing.T) {
+	tokyo := "Asia/Tokyo"
+	prev := newCronJob("0 0 * * *", lastScheduled(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)))
+	for _, tc := range []struct {
+		name  string
+		edit  cjOpt
+		after []time.Duration
+	}{
+		{"schedule", func(cj *batchv1.CronJob) { cj.Spec.Schedule = "0 9 * * *" }, []time.Duration{20*time.Hour + 59*time.Minute + 30*time.Second + 100*time.Millisecond}},
+		// Midnight in Tokyo is 15:00 UTC.
+		{"time zone", func(cj *batchv1.CronJob) { cj.Spec.TimeZone = &tokyo }, []time.Duration{2*time.Hour + 59*time.Minute + 30*time.Second + 100*time.Millisecond}},
+		{"other field", func(cj *batchv1.CronJob) { cj.Labels = map[string]string{"team": "a"} }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			q := &afterQueue{Queue: fx.c.queue}
+			fx.c.queue = q
+			cur := prev.DeepCopy()
+			tc.edit(cur)
+			fx.c.cronJobUpdated(prev, cur)
+			if !slices.Equal(q.after, tc.after) {
+				t.Errorf("requeued after %v, want %v", q.after, tc.after)
+			}
+			if now := tc.after == nil; (q.Len() == 1) != now {
+				t.Errorf("queued now: %d keys, want a sync now: %v", q.Len(), now)
+			}
+		})
+	}
+}
