@@ -6,4 +6,7 @@
 // <cronjob>-<minutes since the epoch> so a schedule time never runs twice. Finished Jobs beyond
 // successfulJobsHistoryLimit / failedJobsHistoryLimit are deleted oldest first; status.active,
 // lastScheduleTime and lastSuccessfulTime follow the Jobs. A suspended CronJob schedules nothing.
+// A CronJob is woken 100ms after its next schedule time, counted on from its last schedule time
+// (so "@every" schedules keep their rhythm); an edit of its schedule or time zone waits for that
+// time of the new schedule, as Kubernetes, rather than syncing at once.
 package cronjob

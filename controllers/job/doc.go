@@ -12,8 +12,10 @@
 // status.failedIndexes and bounded by spec.maxFailedIndexes. As in Kubernetes, the verdict is first
 // recorded as FailureTarget or SuccessCriteriaMet; the Failed or Complete condition follows once
 // none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).
-// A finished Job is deleted spec.ttlSecondsAfterFinished later. A Job whose spec.managedBy names
-// another controller is left to it (no pods, no status), but for that TTL.
+// A finished Job is deleted spec.ttlSecondsAfterFinished after its Complete or Failed condition's
+// lastTransitionTime (never without one), as Kubernetes' TTL-after-finished controller: the TTL is
+// checked again on the Job the API server holds, which alone is deleted. A Job whose
+// spec.managedBy names another controller is left to it (no pods, no status), but for that TTL.
 //
 // Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the
 // batch.kubernetes.io/job-tracking finalizer; a terminated pod's UID is first recorded in
