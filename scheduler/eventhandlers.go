@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
@@ -83,13 +84,20 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 			s.cache.RemovePod(pod)
 			s.queue.MoveAllToActiveOrBackoffQueue(nil)
 		}
-	case assigned(pod):
-		if !assigned(oldPod) {
-			// Bound (by us or anyone): it leaves the queue.
-			s.queue.Delete(pod)
-		}
+	case assigned(pod) && !assigned(oldPod):
+		// Bound (by us or anyone): it leaves the queue.
+		s.queue.Delete(pod)
 		s.cache.UpdatePod(oldPod, pod)
-		if !assigned(oldPod) {
+		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
+	case assigned(pod):
+		s.cache.UpdatePod(oldPod, pod)
+		// As kube-scheduler's assigned-pod update events: smaller requests
+		// (an in-place resize) leave room on the node, and new labels change
+		// which affinity and spreading terms the pod counts for.
+		switch {
+		case requestsScaledDown(oldPod, pod):
+			s.queue.MoveAllToActiveOrBackoffQueue(nil)
+		case !equality.Semantic.DeepEqual(oldPod.Labels, pod.Labels):
 			s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
 		}
 	case terminal(pod):
@@ -101,6 +109,19 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 		}
 		s.queue.Update(oldPod, pod)
 	}
+}
+
+// requestsScaledDown reports whether newPod requests less of some resource
+// than oldPod did, or no longer requests it at all.
+func requestsScaledDown(oldPod, newPod *v1.Pod) bool {
+	before := resourcehelper.PodRequests(oldPod, resourcehelper.PodResourcesOptions{})
+	after := resourcehelper.PodRequests(newPod, resourcehelper.PodResourcesOptions{})
+	for name, q := range before {
+		if n, ok := after[name]; !ok || n.Cmp(q) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Scheduler) onPodDelete(obj any) {

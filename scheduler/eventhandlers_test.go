@@ -1,0 +1,107 @@
+package scheduler
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
+	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/queue"
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+// newHandlerTestScheduler builds a scheduler whose event handlers and queue
+// the test drives by hand (nothing runs).
+func newHandlerTestScheduler(t *testing.T) *Scheduler {
+	t.Helper()
+	cs := fake.NewSimpleClientset()
+	s, err := New(cs, informers.NewSharedInformerFactory(cs, 0), Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// parkUnschedulable pops pod and returns it to the queue as rejected by
+// plugins, with no cluster event during the attempt: it waits among the
+// unschedulable.
+func parkUnschedulable(t *testing.T, s *Scheduler, pod *v1.Pod, plugins ...string) *queue.QueuedPodInfo {
+	t.Helper()
+	s.queue.Add(pod)
+	qp, err := s.queue.Pop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp.UnschedulablePlugins = sets.New(plugins...)
+	s.queue.AddUnschedulableIfNotPresent(qp, s.queue.SchedulingCycle())
+	if _, _, u, _ := s.queue.Lengths(); u != 1 {
+		t.Fatalf("%s not parked among the unschedulable", pod.Name)
+	}
+	return qp
+}
+
+func requeued(s *Scheduler) bool {
+	a, b, u, _ := s.queue.Lengths()
+	return u == 0 && a+b == 1
+}
+
+// TestAssignedPodRelabelWakesPodsItsLabelsBlocked: a running pod whose labels
+// change may stop matching a pending pod's anti-affinity (or start matching
+// its affinity), as kube-scheduler's assigned-pod label update event.
+func TestAssignedPodRelabelWakesPodsItsLabelsBlocked(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	web := schedtest.MakePod().Name("web").UID("web").Label("app", "web").Node("n1").Obj()
+	s.onPodAdd(web)
+	parkUnschedulable(t, s, schedtest.MakePod().Name("p").UID("p").PodAntiAffinity("kubernetes.io/hostname", "app", "web").Obj(), interpodaffinity.Name)
+
+	// A change that is not a label leaves it waiting.
+	annotated := web.DeepCopy()
+	annotated.ResourceVersion = "2"
+	annotated.Annotations = map[string]string{"note": "x"}
+	s.onPodUpdate(web, annotated)
+	if requeued(s) {
+		t.Fatal("an annotation change of a placed pod requeued the pending pod")
+	}
+
+	relabelled := annotated.DeepCopy()
+	relabelled.ResourceVersion = "3"
+	relabelled.Labels = map[string]string{"app": "old-web"}
+	s.onPodUpdate(annotated, relabelled)
+	if !requeued(s) {
+		t.Fatal("relabelling the placed pod left the pod its anti-affinity rejected among the unschedulable")
+	}
+}
+
+// TestAssignedPodScaleDownWakesPodsThatDidNotFit: a placed pod resized in
+// place to request less leaves room on its node, as kube-scheduler's
+// UpdatePodScaleDown event.
+func TestAssignedPodScaleDownWakesPodsThatDidNotFit(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	big := schedtest.MakePod().Name("big").UID("big").Req("cpu", "2").Node("n1").Obj()
+	s.onPodAdd(big)
+	parkUnschedulable(t, s, schedtest.MakePod().Name("p").UID("p").Req("cpu", "1").Obj(), noderesourcesfit.Name)
+
+	grown := big.DeepCopy()
+	grown.ResourceVersion = "2"
+	grown.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("1Gi")
+	s.onPodUpdate(big, grown)
+	if requeued(s) {
+		t.Fatal("a placed pod asking for more requeued the pod that did not fit")
+	}
+
+	shrunk := grown.DeepCopy()
+	shrunk.ResourceVersion = "3"
+	shrunk.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("1")
+	s.onPodUpdate(grown, shrunk)
+	if !requeued(s) {
+		t.Fatal("a placed pod resized down left the pod that did not fit among the unschedulable")
+	}
+}
