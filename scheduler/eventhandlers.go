@@ -177,5 +177,9 @@ func (s *Scheduler) onNodeDelete(obj any) {
 	}
 	if node, ok := obj.(*v1.Node); ok {
 		s.cache.RemoveNode(node)
+		// A node gone can raise the least-populated domain's count, so a
+		// spread constraint may be met now (kube-scheduler's Node/Delete
+		// event, which PodTopologySpread registers for).
+		s.queue.MoveAllToActiveOrBackoffQueue(rejectedBy(podtopologyspread.Name))
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/queue"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
@@ -103,5 +105,28 @@ func TestAssignedPodScaleDownWakesPodsThatDidNotFit(t *testing.T) {
 	s.onPodUpdate(grown, shrunk)
 	if !requeued(s) {
 		t.Fatal("a placed pod resized down left the pod that did not fit among the unschedulable")
+	}
+}
+
+// TestNodeDeleteWakesPodsSpreadingRejected: with a node gone, its (empty)
+// topology domain no longer holds the minimum down, so a pod
+// PodTopologySpread rejected may fit; a pod that lacked room does not.
+func TestNodeDeleteWakesPodsSpreadingRejected(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	node := schedtest.MakeNode().Name("n2").Label("topology.kubernetes.io/zone", "b").Obj()
+	s.onNodeAdd(node)
+	parkUnschedulable(t, s, schedtest.MakePod().Name("p").UID("p").Obj(), noderesourcesfit.Name)
+	s.onNodeDelete(node)
+	if requeued(s) {
+		t.Fatal("a node deletion requeued a pod that lacked room")
+	}
+	s.queue.Delete(schedtest.MakePod().Name("p").Obj())
+
+	s.onNodeAdd(node)
+	parkUnschedulable(t, s, schedtest.MakePod().Name("spread").UID("spread").
+		SpreadConstraint(1, "topology.kubernetes.io/zone", v1.DoNotSchedule, "app", "web").Obj(), podtopologyspread.Name)
+	s.onNodeDelete(cache.DeletedFinalStateUnknown{Key: "n2", Obj: node})
+	if !requeued(s) {
+		t.Fatal("a node deletion left the pod PodTopologySpread rejected among the unschedulable")
 	}
 }
