@@ -130,3 +130,26 @@ func TestNodeDeleteWakesPodsSpreadingRejected(t *testing.T) {
 		t.Fatal("a node deletion left the pod PodTopologySpread rejected among the unschedulable")
 	}
 }
+
+// TestEveryAttemptLetsGoOfItsPod: an attempt that ends without handing the
+// pod back (here: the pod was gone from the informer when it failed) lets
+// go of it, so the queue does not keep swallowing the pod's updates as if
+// it were still being scheduled.
+func TestEveryAttemptLetsGoOfItsPod(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	pod := schedtest.MakePod().Name("p").UID("p").Obj()
+	pod.ResourceVersion = "1"
+	s.queue.Add(pod)
+	s.scheduleOne(context.Background()) // no nodes, and not in the lister: dropped
+	if s.queue.Has(pod) {
+		t.Fatal("a pod the informer no longer knew was requeued")
+	}
+	updated := pod.DeepCopy()
+	updated.ResourceVersion = "2"
+	updated.Labels = map[string]string{"x": "y"}
+	s.onPodUpdate(pod, updated)
+	if a, _, _, _ := s.queue.Lengths(); a != 1 {
+		t.Fatal("the pod's update after its attempt ended was swallowed")
+	}
+	s.bindings.Wait()
+}

@@ -44,6 +44,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	pod := qp.Pod
 	if pod.DeletionTimestamp != nil || s.cache.IsAssumedPod(pod) {
+		s.queue.Done(pod)
 		return
 	}
 	cycle := s.queue.SchedulingCycle()
@@ -87,6 +88,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.handleFailure(ctx, qp, st.AsError(), cycle, "", start)
 		return
 	}
+	// Assumed: updates of the pod are the informer's news of our own bind
+	// from here on, and a failed bind requeues it through handleFailure.
+	s.queue.Done(pod)
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
@@ -269,6 +273,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	// Requeue only if the pod still exists, unbound, as we knew it.
 	current, getErr := s.podLister.Pods(pod.Namespace).Get(pod.Name)
 	if getErr != nil || current.UID != pod.UID || assigned(current) {
+		s.queue.Done(pod)
 		return
 	}
 	if nominated != "" {

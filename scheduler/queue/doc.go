@@ -9,4 +9,6 @@
 //
 // A pod whose attempt failed while a cluster event arrived goes to backoffQ
 // rather than unschedulable, so an event that raced with its attempt is not lost.
+// Updates of a pod being scheduled are held for the attempt's end in the same
+// way (not queued as a second copy), and a pod deleted meanwhile is dropped.
 package queue

@@ -76,7 +76,20 @@ type PriorityQueue struct {
 	// cluster event, so a pod whose attempt overlapped an event is retried.
 	schedulingCycle  int64
 	moveRequestCycle int64
-	closed           bool
+	// inFlight holds the pods popped and not yet handed back (by
+	// AddUnschedulableIfNotPresent) or let go (by Done), with what happened
+	// to them meanwhile, as kube-scheduler's inFlightPods.
+	inFlight map[string]*inFlightPod
+	closed   bool
+}
+
+// inFlightPod is what the queue learnt of a pod during its attempt.
+type inFlightPod struct {
+	pod *v1.Pod
+	// updated: an update that may change the verdict arrived.
+	updated bool
+	// deleted: the pod was deleted; it must not come back.
+	deleted bool
 }
 
 // Key returns the queue key of pod.
@@ -96,7 +109,8 @@ func New(opts Options) *PriorityQueue {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{}, moveRequestCycle: -1}
+	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{},
+		inFlight: map[string]*inFlightPod{}, moveRequestCycle: -1}
 	q.cond = sync.NewCond(&q.mu)
 	q.activeQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
 		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
@@ -169,6 +183,16 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	key := Key(newPod)
+	if f, ok := q.inFlight[key]; ok && f.pod.UID == newPod.UID {
+		// Being scheduled: queueing it now would schedule it twice and lose
+		// its backoff. Remember the update; AddUnschedulableIfNotPresent
+		// retries the pod after its backoff if the attempt fails.
+		if isPodUpdated(f.pod, newPod) {
+			f.updated = true
+		}
+		f.pod = newPod
+		return
+	}
 	if p, ok := q.gated[key]; ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		if q.admits(newPod) {
@@ -245,6 +269,9 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	q.backoffQ.Delete(key)
 	delete(q.unschedulable, key)
 	delete(q.gated, key)
+	if f, ok := q.inFlight[key]; ok && f.pod.UID == pod.UID {
+		f.deleted = true
+	}
 }
 
 // Pop blocks until a pod is in activeQ, the queue closes, or ctx is done.
@@ -267,6 +294,7 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 		q.cond.Wait()
 	}
 	p := q.activeQ.Pop()
+	q.inFlight[p.key] = &inFlightPod{pod: p.Pod}
 	p.Attempts++
 	if p.InitialAttemptTimestamp.IsZero() {
 		p.InitialAttemptTimestamp = q.opts.Now()
@@ -283,12 +311,31 @@ func (q *PriorityQueue) SchedulingCycle() int64 {
 	return q.schedulingCycle
 }
 
+// Done lets go of a popped pod that is not coming back to the queue (it was
+// assumed, or skipped); AddUnschedulableIfNotPresent does it for the rest.
+func (q *PriorityQueue) Done(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if f, ok := q.inFlight[Key(pod)]; ok && f.pod.UID == pod.UID {
+		delete(q.inFlight, Key(pod))
+	}
+}
+
 // AddUnschedulableIfNotPresent returns a pod whose attempt (started at
-// podCycle) failed. If a cluster event arrived during the attempt the pod
-// goes to backoffQ, otherwise it waits in unschedulable.
+// podCycle) failed. If a cluster event or an update of the pod arrived
+// during the attempt the pod goes to backoffQ, otherwise it waits in
+// unschedulable. A pod deleted during the attempt is dropped.
 func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	var updated bool
+	if f, ok := q.inFlight[p.key]; ok && f.pod.UID == p.Pod.UID {
+		delete(q.inFlight, p.key)
+		if f.deleted {
+			return
+		}
+		updated = f.updated
+	}
 	if _, ok := q.activeQ.Get(p.key); ok {
 		return
 	}
@@ -302,9 +349,10 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle 
 		return
 	}
 	p.Timestamp = q.opts.Now()
-	if q.moveRequestCycle >= podCycle || len(p.UnschedulablePlugins) == 0 {
-		// Either an event raced with the attempt, or the failure was an error
-		// rather than a verdict on the cluster: retry after backoff.
+	if q.moveRequestCycle >= podCycle || updated || len(p.UnschedulablePlugins) == 0 {
+		// An event or an update of the pod raced with the attempt, or the
+		// failure was an error rather than a verdict on the cluster: retry
+		// after backoff.
 		q.backoffQ.AddOrUpdate(p)
 		return
 	}

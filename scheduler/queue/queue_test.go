@@ -202,3 +202,78 @@ func gatedLen(q *PriorityQueue) int {
 	_, _, _, g := q.Lengths()
 	return g
 }
+
+// TestAnUpdateDuringTheAttemptIsKeptForItsEnd: an update of a pod being
+// scheduled does not queue a second copy (which would be tried at once,
+// with its backoff forgotten); if the attempt fails the pod is retried
+// after its backoff rather than left waiting for a cluster event, as
+// kube-scheduler records events for in-flight pods.
+func TestAnUpdateDuringTheAttemptIsKeptForItsEnd(t *testing.T) {
+	q, c := newQueue()
+	old := pod("p", 0)
+	old.UID = "uid-p"
+	q.Add(old)
+	p := pop(t, q)
+	cycle := q.SchedulingCycle()
+	relabelled := old.DeepCopy()
+	relabelled.Labels = map[string]string{"fixed": "yes"}
+	q.Update(old, relabelled)
+	if a, b, u, _ := q.Lengths(); a+b+u != 0 {
+		t.Fatalf("an update mid-attempt queued a second copy: active %d backoff %d unschedulable %d", a, b, u)
+	}
+	p.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(p, cycle)
+	if _, b, u, _ := q.Lengths(); b != 1 || u != 0 {
+		t.Fatalf("backoff=%d unschedulable=%d, want the updated pod retried after its backoff", b, u)
+	}
+	c.advance(time.Second)
+	q.flushBackoffCompleted()
+	if got := pop(t, q); got.Attempts != 2 {
+		t.Fatalf("attempts = %d, want 2: the update must not reset the pod's history", got.Attempts)
+	}
+}
+
+// TestOurOwnStatusWriteDuringTheAttemptChangesNothing: a status-only update
+// (the previous attempt's PodScheduled=False landing late) is no reason to
+// retry.
+func TestOurOwnStatusWriteDuringTheAttemptChangesNothing(t *testing.T) {
+	q, _ := newQueue()
+	old := pod("p", 0)
+	q.Add(old)
+	p := pop(t, q)
+	cycle := q.SchedulingCycle()
+	status := old.DeepCopy()
+	status.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+	q.Update(old, status)
+	p.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(p, cycle)
+	if a, b, u, _ := q.Lengths(); a != 0 || b != 0 || u != 1 {
+		t.Fatalf("active %d backoff %d unschedulable %d, want the pod waiting for an event", a, b, u)
+	}
+}
+
+// TestAPodDeletedDuringTheAttemptIsNotRequeued: the deletion arrives after
+// the failed attempt looked the pod up but before it is handed back.
+func TestAPodDeletedDuringTheAttemptIsNotRequeued(t *testing.T) {
+	q, _ := newQueue()
+	gone := pod("p", 0)
+	q.Add(gone)
+	p := pop(t, q)
+	cycle := q.SchedulingCycle()
+	q.Delete(gone)
+	p.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(p, cycle)
+	if q.Has(gone) {
+		t.Fatal("a pod deleted during its attempt came back to the queue")
+	}
+	// Once let go, the pod's next update queues it as usual.
+	q.Add(gone)
+	p = pop(t, q)
+	q.Done(p.Pod)
+	updated := gone.DeepCopy()
+	updated.Labels = map[string]string{"x": "y"}
+	q.Update(gone, updated)
+	if a, _, _, _ := q.Lengths(); a != 1 {
+		t.Fatal("an update after Done did not queue the pod")
+	}
+}
