@@ -2,7 +2,10 @@
 //
 //   - activeQ: ready to be tried, highest priority first, then oldest first;
 //   - backoffQ: failed recently and waiting out an exponential backoff
-//     (1s doubling to 10s by default) before going back to activeQ;
+//     (1s doubling to 10s by default, ending with the whole second it falls
+//     in) before going back to activeQ; while activeQ is empty, Pop takes
+//     the pods a plugin rejected from here early, those of the same second
+//     in activeQ's order (pods that failed with an error wait it out);
 //   - unschedulable: failed and waiting for a cluster event (a node added or
 //     changed, a pod deleted or finished) that might make them fit; anything
 //     left there too long is flushed back periodically so nothing waits forever.

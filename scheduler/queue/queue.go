@@ -67,7 +67,7 @@ type PriorityQueue struct {
 	mu            sync.Mutex
 	cond          *sync.Cond
 	activeQ       *keyedHeap
-	backoffQ      *keyedHeap
+	backoffQ      *backoffQueue
 	unschedulable map[string]*QueuedPodInfo
 	// gated holds pods PreEnqueue refused; no cluster event or timer moves
 	// them, only an update of the pod itself.
@@ -112,13 +112,12 @@ func New(opts Options) *PriorityQueue {
 	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{},
 		inFlight: map[string]*inFlightPod{}, moveRequestCycle: -1}
 	q.cond = sync.NewCond(&q.mu)
-	q.activeQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
+	activeLess := func(a, b *QueuedPodInfo) bool {
 		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
 		return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
-	})
-	q.backoffQ = newKeyedHeap(func(a, b *QueuedPodInfo) bool {
-		return q.backoffExpiry(a).Before(q.backoffExpiry(b))
-	})
+	}
+	q.activeQ = newKeyedHeap(activeLess)
+	q.backoffQ = newBackoffQueue(q.backoffExpiry, activeLess)
 	return q
 }
 
@@ -134,12 +133,15 @@ func (q *PriorityQueue) backoffDuration(p *QueuedPodInfo) time.Duration {
 	return min(d, q.opts.MaxBackoff)
 }
 
+// backoffExpiry is when p's backoff ends, truncated to its backoffWindow.
 func (q *PriorityQueue) backoffExpiry(p *QueuedPodInfo) time.Time {
-	return p.Timestamp.Add(q.backoffDuration(p))
+	return p.Timestamp.Add(q.backoffDuration(p)).Truncate(backoffWindow)
 }
 
+// isBackingOff: a pod waits until the window its backoff ends in is over,
+// so that a whole window leaves backoffQ at once, in activeQ's order.
 func (q *PriorityQueue) isBackingOff(p *QueuedPodInfo) bool {
-	return p.Attempts > 0 && q.backoffExpiry(p).After(q.opts.Now())
+	return p.Attempts > 0 && !q.backoffExpiry(p).Before(q.opts.Now().Truncate(backoffWindow))
 }
 
 func (q *PriorityQueue) newQueued(pod *v1.Pod) *QueuedPodInfo {
@@ -232,7 +234,7 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		if oldPod != nil && isPodUpdated(oldPod, newPod) {
 			delete(q.unschedulable, key)
 			if q.isBackingOff(p) {
-				q.backoffQ.AddOrUpdate(p)
+				q.toBackoff(p)
 			} else {
 				q.activeQ.AddOrUpdate(p)
 				q.cond.Broadcast()
@@ -284,7 +286,11 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 	defer stop()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.activeQ.Len() == 0 {
+	// With activeQ empty, a pod a plugin rejected is tried before its
+	// backoff ends rather than leave the scheduler idle, as kube-scheduler
+	// v1.33 does (SchedulerPopFromBackoffQ); pods that failed with an error
+	// still wait theirs out.
+	for q.activeQ.Len() == 0 && q.backoffQ.rejected.Len() == 0 {
 		if q.closed {
 			return nil, ErrClosed
 		}
@@ -294,6 +300,9 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 		q.cond.Wait()
 	}
 	p := q.activeQ.Pop()
+	if p == nil {
+		p = q.backoffQ.rejected.Pop()
+	}
 	q.inFlight[p.key] = &inFlightPod{pod: p.Pod}
 	p.Attempts++
 	if p.InitialAttemptTimestamp.IsZero() {
@@ -353,10 +362,19 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle 
 		// An event or an update of the pod raced with the attempt, or the
 		// failure was an error rather than a verdict on the cluster: retry
 		// after backoff.
-		q.backoffQ.AddOrUpdate(p)
+		q.toBackoff(p)
 		return
 	}
 	q.unschedulable[p.key] = p
+}
+
+// toBackoff puts p in backoffQ, waking a Pop that waits on an empty
+// activeQ if it may take p early.
+func (q *PriorityQueue) toBackoff(p *QueuedPodInfo) {
+	q.backoffQ.AddOrUpdate(p)
+	if !failedWithError(p) {
+		q.cond.Broadcast()
+	}
 }
 
 // MoveAllToActiveOrBackoffQueue wakes unschedulable pods for a cluster event.
@@ -372,7 +390,7 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodIn
 		}
 		delete(q.unschedulable, key)
 		if q.isBackingOff(p) {
-			q.backoffQ.AddOrUpdate(p)
+			q.toBackoff(p)
 		} else {
 			q.activeQ.AddOrUpdate(p)
 			moved = true
@@ -388,18 +406,11 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodIn
 func (q *PriorityQueue) flushBackoffCompleted() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := q.opts.Now()
-	moved := false
-	for {
-		p := q.backoffQ.Peek()
-		if p == nil || q.backoffExpiry(p).After(now) {
-			break
-		}
-		q.backoffQ.Pop()
+	done := q.backoffQ.popCompleted(q.isBackingOff)
+	for _, p := range done {
 		q.activeQ.AddOrUpdate(p)
-		moved = true
 	}
-	if moved {
+	if len(done) > 0 {
 		q.cond.Broadcast()
 	}
 }

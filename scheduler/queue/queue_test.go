@@ -1,7 +1,9 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,12 +79,89 @@ func TestUnschedulablePodWaitsForAClusterEventThenItsBackoff(t *testing.T) {
 	if _, b, _, _ := q.Lengths(); b != 1 {
 		t.Fatal("pod should be backing off")
 	}
-	// ...and once the backoff passes, the flush makes it active.
-	c.advance(1100 * time.Millisecond)
+	// ...and once the one-second window its backoff ends in is over, the
+	// flush makes it active.
+	c.advance(1900 * time.Millisecond)
+	q.flushBackoffCompleted()
+	if a, _, _, _ := q.Lengths(); a != 0 {
+		t.Fatal("pod left backoffQ before the window its backoff ends in was over")
+	}
+	c.advance(100 * time.Millisecond)
 	q.flushBackoffCompleted()
 	if a, _, _, _ := q.Lengths(); a != 1 {
 		t.Fatal("pod should be active after its backoff")
 	}
+}
+
+// TestAnIdleSchedulerTakesRejectedPodsFromBackoff: with activeQ empty, Pop
+// takes the pod backoffQ would release first (the earliest window, then
+// priority) instead of waiting out its backoff; a pod that failed with an
+// error is never taken early. As kube-scheduler v1.33's
+// SchedulerPopFromBackoffQ.
+func TestAnIdleSchedulerTakesRejectedPodsFromBackoff(t *testing.T) {
+	q, c := newQueue()
+	for _, p := range []*v1.Pod{pod("errored", 100), pod("low", 1), pod("high", 10), pod("later", 50)} {
+		q.Add(p)
+	}
+	var popped []*QueuedPodInfo
+	for range 4 {
+		popped = append(popped, pop(t, q))
+	}
+	cycle := q.SchedulingCycle()
+	q.MoveAllToActiveOrBackoffQueue(nil) // an event raced with every attempt
+	// Popped by priority: errored, later, high, low. "later" fails a second
+	// after the others, so its backoff ends in the next window.
+	slices.SortStableFunc(popped, func(a, b *QueuedPodInfo) int {
+		return cmp.Compare(boolInt(a.Pod.Name == "later"), boolInt(b.Pod.Name == "later"))
+	})
+	for _, p := range popped {
+		if p.Pod.Name != "errored" {
+			p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+		}
+		if p.Pod.Name == "later" {
+			c.advance(time.Second)
+		}
+		q.AddUnschedulableIfNotPresent(p, cycle)
+	}
+	if a, b, _, _ := q.Lengths(); a != 0 || b != 4 {
+		t.Fatalf("active %d backoff %d, want all four backing off", a, b)
+	}
+	for _, want := range []string{"high", "low", "later"} {
+		if got := pop(t, q); got.Pod.Name != want {
+			t.Fatalf("popped %s, want %s", got.Pod.Name, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if p, err := q.Pop(ctx); err == nil {
+		t.Fatalf("popped %s, which failed with an error, before its backoff", p.Pod.Name)
+	}
+}
+
+// TestAWaitingPopWakesForARejectedPodEnteringBackoff: a Pop blocked on an
+// empty queue is woken by a cluster event that sends a pod to backoffQ.
+func TestAWaitingPopWakesForARejectedPodEnteringBackoff(t *testing.T) {
+	q, _ := newQueue()
+	q.Add(pod("p", 0))
+	p := pop(t, q)
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	got := make(chan *QueuedPodInfo, 1)
+	// The deadline only keeps a failure from hanging the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		p, err := q.Pop(ctx)
+		if err == nil {
+			got <- p
+		}
+		close(got)
+	}()
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	if p, ok := <-got; !ok || p.Pod.Name != "p" {
+		t.Fatal("the waiting Pop did not take the pod the event moved to backoffQ")
+	}
+	q.Close()
 }
 
 func TestAnEventDuringTheAttemptSendsThePodToBackoffNotUnschedulable(t *testing.T) {
@@ -276,4 +355,11 @@ func TestAPodDeletedDuringTheAttemptIsNotRequeued(t *testing.T) {
 	if a, _, _, _ := q.Lengths(); a != 1 {
 		t.Fatal("an update after Done did not queue the pod")
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
