@@ -145,16 +145,25 @@ func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) 
 	if excess <= 0 {
 		return
 	}
-	// As Kubernetes': pods the kubelet evicted go first, then the oldest.
+	// As Kubernetes': pods the kubelet evicted go first, then the oldest; pods created in the same
+	// second (creation times have no finer grain) in the order of their names.
 	sort.Slice(done, func(i, j int) bool {
-		if ei, ej := done[i].Status.Reason == evictedReason, done[j].Status.Reason == evictedReason; ei != ej {
+		if ei, ej := isEvicted(done[i]), isEvicted(done[j]); ei != ej {
 			return ei
 		}
-		return done[i].CreationTimestamp.Before(&done[j].CreationTimestamp)
+		if ti, tj := done[i].CreationTimestamp, done[j].CreationTimestamp; !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return done[i].Name < done[j].Name
 	})
 	for _, p := range done[:excess] {
 		c.delete(ctx, p, false, "", ReasonTerminated, fmt.Sprintf("Deleted: more than %d terminated pods", c.opts.Threshold))
 	}
+}
+
+// isEvicted reports whether the kubelet evicted p (Kubernetes' eviction.PodIsEvicted).
+func isEvicted(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed && p.Status.Reason == evictedReason
 }
 
 func (c *Controller) collectOrphaned(ctx context.Context, pods []*corev1.Pod) {

@@ -166,6 +166,20 @@ func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
 	}
 }
 
+// Terminated pods created in the same second are collected in name order, as
+// Kubernetes' byEvictionAndCreationTimestamp.
+func TestTerminatedPodsOfTheSameSecondGoByName(t *testing.T) {
+	objs := []runtime.Object{node("n1")}
+	for _, name := range []string{"pod-d", "pod-b", "pod-e", "pod-a", "pod-c"} {
+		objs = append(objs, pod(name, "n1", corev1.PodSucceeded, time.Hour))
+	}
+	fx := newFixture(t, 3, objs)
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"pod-a", "pod-b"}) {
+		t.Fatalf("deleted %v, want pod-a and pod-b", got)
+	}
+}
+
 // Non-graceful node shutdown: terminating pods of a NotReady node tainted
 // out-of-service are forced out, Failed first; not while the node is Ready,
 // nor on a NotReady node without the taint, nor pods not terminating.
