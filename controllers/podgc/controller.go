@@ -210,9 +210,13 @@ func (c *Controller) collectOrphaned(ctx context.Context, pods []*corev1.Pod) {
 	}
 }
 
+// collectUnscheduledTerminating forces out pods being deleted that were never scheduled. One held by
+// finalizers is still marked Failed, as Kubernetes' PodGC does: its owner (a Job that replaces only
+// failed pods, say) waits for that phase, which no kubelet will ever set; once it is Failed, the
+// deletion already under way has nothing left to do until the finalizers go.
 func (c *Controller) collectUnscheduledTerminating(ctx context.Context, pods []*corev1.Pod) {
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil && p.Spec.NodeName == "" && len(p.Finalizers) == 0 {
+		if p.DeletionTimestamp != nil && p.Spec.NodeName == "" && (len(p.Finalizers) == 0 || !podstate.IsTerminal(p)) {
 			c.delete(ctx, p, true, "", ReasonUnbound, "Deleted: being deleted and never scheduled, so no node will finish it")
 		}
 	}

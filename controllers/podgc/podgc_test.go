@@ -149,20 +149,34 @@ func TestFinishedPodOfAGoneNodeIsNotMarked(t *testing.T) {
 	}
 }
 
+// As Kubernetes': pods being deleted that were never scheduled are marked
+// Failed and forced out; one held by a finalizer too (its owner may wait for
+// Failed), but only until it is Failed.
 func TestUnscheduledTerminatingPodsAreForced(t *testing.T) {
-	p := pod("stuck", "", corev1.PodPending, time.Hour)
 	ts := metav1.NewTime(base)
-	p.DeletionTimestamp = &ts
-	held := pod("held", "", corev1.PodPending, time.Hour)
-	held.DeletionTimestamp = &ts
-	held.Finalizers = []string{"example.com/hold"}
-	fx := newFixture(t, -1, []runtime.Object{p, held})
-	fx.c.sweep(context.Background())
-	if got := fx.deleted(); !slices.Equal(got, []string{"stuck!"}) {
-		t.Fatalf("deleted %v", got)
+	terminating := func(name string, phase corev1.PodPhase, finalizers ...string) *corev1.Pod {
+		p := pod(name, "", phase, time.Hour)
+		p.DeletionTimestamp = &ts
+		p.Finalizers = finalizers
+		return p
 	}
-	if applies := fx.statusApplies(); len(applies) != 1 || !strings.Contains(applies[0], `"phase":"Failed"`) || strings.Contains(applies[0], "DisruptionTarget") {
-		t.Errorf("status applies %q, want stuck marked Failed without a condition", applies)
+	fx := newFixture(t, -1, []runtime.Object{
+		terminating("stuck", corev1.PodPending),
+		terminating("held", corev1.PodPending, "batch.kubernetes.io/job-tracking"),
+		terminating("held-failed", corev1.PodFailed, "batch.kubernetes.io/job-tracking"),
+	})
+	fx.c.sweep(context.Background())
+	if got := fx.deleted(); !slices.Equal(got, []string{"held!", "stuck!"}) {
+		t.Fatalf("deleted %v, want held and stuck, forced", got)
+	}
+	applies := fx.statusApplies()
+	if len(applies) != 2 {
+		t.Fatalf("status applies %q, want held and stuck marked Failed", applies)
+	}
+	for i, name := range []string{"held", "stuck"} {
+		if !strings.HasPrefix(applies[i], name+": ") || !strings.Contains(applies[i], `"phase":"Failed"`) || strings.Contains(applies[i], "DisruptionTarget") {
+			t.Errorf("status apply %q, want %s marked Failed without a condition", applies[i], name)
+		}
 	}
 }
 
