@@ -128,9 +128,9 @@ func (c *Controller) sync(ctx context.Context, namespace string) error {
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	if out.Annotations[DescriptionAnnotation] == "" {
-		out.Annotations[DescriptionAnnotation] = Description
-	}
+	// As Kubernetes: a description of one's own is kept only while nothing needs repair; a
+	// repaired ConfigMap gets the standard one.
+	out.Annotations[DescriptionAnnotation] = Description
 	_, err = c.client.CoreV1().ConfigMaps(namespace).Update(ctx, out, metav1.UpdateOptions{})
 	switch {
 	case err == nil:
