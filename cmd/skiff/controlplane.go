@@ -383,6 +383,7 @@ func newControllerManagerCommand() *cobra.Command {
 				q := runner.NewQueueMetrics()
 				runner.UseQueueMetrics(q)
 				reg.MustRegister(q.Collectors()...)
+				reg.MustRegister(podgc.Collectors()...)
 				return runControllerManager(ctx, rc, cfg, rootCA, log, nil, le)
 			}, nil
 		})

@@ -26,6 +26,7 @@ import (
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 	schedmetrics "github.com/skiffkube/skiff/scheduler/metrics"
@@ -251,6 +252,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	runner.UseQueueMetrics(queueMetrics)
 	collectors := append([]prometheus.Collector{store}, schedulerMetrics.Collectors()...)
 	collectors = append(collectors, queueMetrics.Collectors()...)
+	collectors = append(collectors, podgc.Collectors()...)
 	api := &runningAPI{bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
 	var live []healthz.Check
 	if !cfg.DisableControllerManager {

@@ -252,7 +252,14 @@ func nodeReady(n *corev1.Node) bool {
 // delete removes a pod, at once (grace 0) when force is set since no kubelet will act on it. As
 // Kubernetes' PodGC does, such a pod, unless finished, is first marked Failed, and DisruptionTarget
 // with disruption as message when one is given, so its owner counts it as Kubernetes' would.
+// Each try counts in pod_gc_collector_force_delete_pods_total and each failure in
+// pod_gc_collector_force_delete_pod_errors_total, as Kubernetes counts them.
 func (c *Controller) delete(ctx context.Context, p *corev1.Pod, force bool, disruption, reason, msg string) {
+	forceDeletes.WithLabelValues(p.Namespace, metricReasons[reason]).Inc()
+	failed := func(err error) {
+		forceDeleteErrors.WithLabelValues(p.Namespace, metricReasons[reason]).Inc()
+		c.log.Warn("pod garbage collection failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+	}
 	uid := p.UID
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 	if force {
@@ -263,7 +270,7 @@ func (c *Controller) delete(ctx context.Context, p *corev1.Pod, force bool, disr
 			condReason = "DeletionByPodGC"
 		}
 		if err := podstate.MarkDisrupted(ctx, c.client, p, fieldManager, condReason, disruption, true); err != nil {
-			c.log.Warn("pod garbage collection failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+			failed(err)
 			return
 		}
 	}
@@ -272,7 +279,7 @@ func (c *Controller) delete(ctx context.Context, p *corev1.Pod, force bool, disr
 		return
 	}
 	if err != nil {
-		c.log.Warn("pod garbage collection failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+		failed(err)
 		return
 	}
 	c.recorder.Event(p, corev1.EventTypeNormal, reason, msg)

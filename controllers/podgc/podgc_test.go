@@ -2,13 +2,17 @@ package podgc
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -222,5 +226,45 @@ func TestTerminatingPodsOfOutOfServiceNodesAreForced(t *testing.T) {
 	}
 	if applies := fx.statusApplies(); len(applies) != 1 || !strings.Contains(applies[0], `"phase":"Failed"`) {
 		t.Errorf("status applies %q, want stuck marked Failed", applies)
+	}
+}
+
+// Kubernetes' pod_gc_collector metrics: every deletion tried, by namespace
+// and reason, and the failed ones.
+func TestForceDeleteMetrics(t *testing.T) {
+	inNS := func(p *corev1.Pod) *corev1.Pod { p.Namespace = "metrics-test"; return p }
+	ts := metav1.NewTime(base)
+	unscheduled := inNS(pod("unscheduled", "", corev1.PodPending, time.Hour))
+	unscheduled.DeletionTimestamp = &ts
+	refused := inNS(pod("refused", "", corev1.PodPending, time.Hour))
+	refused.DeletionTimestamp = &ts
+	fx := newFixture(t, 1, []runtime.Object{node("n1"),
+		inNS(pod("old", "n1", corev1.PodSucceeded, 2*time.Hour)), inNS(pod("new", "n1", corev1.PodSucceeded, time.Hour)),
+		unscheduled, refused})
+	fx.client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.DeleteAction).GetName() == "refused" {
+			return true, nil, apierrors.NewInternalError(errors.New("refused"))
+		}
+		return false, nil, nil
+	})
+	count := func(v *prometheus.CounterVec, reason string) float64 {
+		var m dto.Metric
+		if err := v.WithLabelValues("metrics-test", reason).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	fx.c.sweep(context.Background())
+	for _, tc := range []struct {
+		v      *prometheus.CounterVec
+		reason string
+		want   float64
+	}{
+		{forceDeletes, "terminated", 1}, {forceDeletes, "unscheduled", 2}, {forceDeletes, "orphaned", 0},
+		{forceDeleteErrors, "terminated", 0}, {forceDeleteErrors, "unscheduled", 1},
+	} {
+		if got := count(tc.v, tc.reason); got != tc.want {
+			t.Errorf("%s{reason=%q} = %v, want %v", map[*prometheus.CounterVec]string{forceDeletes: "force_delete_pods_total", forceDeleteErrors: "force_delete_pod_errors_total"}[tc.v], tc.reason, got, tc.want)
+		}
 	}
 }
