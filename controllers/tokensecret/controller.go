@@ -255,9 +255,8 @@ func (c *Controller) syncUnref(ctx context.Context, key string) error {
 		return nil
 	}
 	ns, saName, uid, secretName := parts[0], parts[1], types.UID(parts[2]), parts[3]
-	if sa, err := c.accounts.ServiceAccounts(ns).Get(saName); err != nil || (uid != "" && sa.UID != uid) ||
-		!slices.ContainsFunc(sa.Secrets, func(r corev1.ObjectReference) bool { return r.Name == secretName }) {
-		return nil
+	if sa, err := c.accounts.ServiceAccounts(ns).Get(saName); err != nil || (uid != "" && sa.UID != uid) {
+		return nil // the account went too, or is another one now
 	}
 	accounts := c.client.CoreV1().ServiceAccounts(ns)
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
