@@ -348,6 +348,38 @@ func scopeMatches(sel corev1.ScopedResourceSelectorRequirement, pod *corev1.Pod)
 			set["priorityClass"] = pod.Spec.PriorityClassName
 		}
 		return req.Matches(set)
+	case corev1.ResourceQuotaScopeCrossNamespacePodAffinity:
+		return crossNamespaceAffinity(pod)
+	}
+	return false
+}
+
+// crossNamespaceAffinity tells whether a pod's affinity or anti-affinity
+// has a term reaching outside its own namespace (a namespace list or a
+// namespace selector), which a CrossNamespacePodAffinity quota scope
+// selects, as Kubernetes does.
+func crossNamespaceAffinity(pod *corev1.Pod) bool {
+	aff := pod.Spec.Affinity
+	if aff == nil {
+		return false
+	}
+	var terms []corev1.PodAffinityTerm
+	if a := aff.PodAffinity; a != nil {
+		terms = append(terms, a.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if a := aff.PodAntiAffinity; a != nil {
+		terms = append(terms, a.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	for _, t := range terms {
+		if len(t.Namespaces) > 0 || t.NamespaceSelector != nil {
+			return true
+		}
 	}
 	return false
 }
