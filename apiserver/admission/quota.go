@@ -411,9 +411,7 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 		return nil, err
 	}
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil {
-			sum(podsResource, p)
-		}
+		sum(podsResource, p) // Usage leaves out what finished pods no longer hold
 	}
 	services, _, err := listInto[corev1.Service](ctx, c.store, "/registry/services/"+namespace+"/", true)
 	if err != nil {

@@ -2,10 +2,14 @@ package admission_test
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -73,6 +77,50 @@ func TestQuotaScopes(t *testing.T) {
 	} {
 		if got := admission.QuotaMatches(tc.quota, tc.obj); got != tc.want {
 			t.Errorf("%s: matches %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPodUsageOverItsLife: a pod counts in count/pods as long as it is
+// stored, and for compute quota until it finishes or its deletion runs a
+// grace period past its deletion timestamp, as Kubernetes' QuotaV1Pod.
+func TestPodUsageOverItsLife(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod := func(edit func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}}
+		if edit != nil {
+			edit(p)
+		}
+		return p
+	}
+	deleting := func(at time.Time, grace int64) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.DeletionTimestamp = &metav1.Time{Time: at}
+			p.DeletionGracePeriodSeconds = ptr.To(grace)
+		}
+	}
+	full := corev1.ResourceList{"count/pods": resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("1"),
+		corev1.ResourceRequestsCPU: resource.MustParse("100m"), corev1.ResourceCPU: resource.MustParse("100m")}
+	countOnly := corev1.ResourceList{"count/pods": resource.MustParse("1")}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want corev1.ResourceList
+	}{
+		{"running", pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }), full},
+		{"succeeded", pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), countOnly},
+		{"failed", pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), countOnly},
+		// Deleted 10s ago with 30s of grace: its deletion timestamp is 20s
+		// ahead, and it holds quota until 50s from now.
+		{"within its grace period", pod(deleting(now.Add(20*time.Second), 30)), full},
+		{"past its deletion timestamp, within the grace after it", pod(deleting(now.Add(-20*time.Second), 30)), full},
+		{"a grace period past its deletion timestamp", pod(deleting(now.Add(-31*time.Second), 30)), countOnly},
+	} {
+		got := admission.UsageAt(pods, tc.pod, now)
+		if !apiequality.Semantic.DeepEqual(got, tc.want) {
+			t.Errorf("%s: usage %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,19 +16,23 @@ import (
 // ("pods", "count/deployments.apps" …) and, for pods, compute requests and
 // limits; for services node ports and load balancers; for claims
 // requests.storage and the per-class <class>.storageclass.storage.k8s.io/
-// requests.storage and persistentvolumeclaims. Pods that have
-// finished count for nothing, as in Kubernetes.
+// requests.storage and persistentvolumeclaims. A pod that has finished,
+// or whose deletion is past its grace period, still counts in count/pods
+// (every pod stored) but for nothing else (PodHoldsQuota), as in
+// Kubernetes.
 func Usage(gr schema.GroupResource, obj runtime.Object) corev1.ResourceList {
+	return UsageAt(gr, obj, time.Now())
+}
+
+// UsageAt is Usage judged at the time now.
+func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.ResourceList {
 	one := resource.MustParse("1")
 	u := corev1.ResourceList{corev1.ResourceName(countName(gr)): one.DeepCopy()}
 	switch gr {
 	case schema.GroupResource{Resource: "pods"}:
 		pod, ok := obj.(*corev1.Pod)
-		if !ok {
+		if !ok || !PodHoldsQuota(pod, now) {
 			return u
-		}
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			return corev1.ResourceList{}
 		}
 		u[corev1.ResourcePods] = one.DeepCopy()
 		for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
@@ -69,6 +74,30 @@ func Usage(gr schema.GroupResource, obj runtime.Object) corev1.ResourceList {
 		u[corev1.ResourceName(gr.Resource)] = one.DeepCopy()
 	}
 	return u
+}
+
+// PodHoldsQuota tells whether a pod still holds the compute quota it was
+// charged (pods, requests.*, limits.*) at the time now: not once it has
+// finished, nor once its deletion has run a grace period past its deletion
+// timestamp (a pod stuck terminating on a lost node). A pod that is being
+// deleted within its grace period still holds it, as in Kubernetes.
+func PodHoldsQuota(pod *corev1.Pod, now time.Time) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if end, ok := PodQuotaExpiry(pod); ok && now.After(end) {
+		return false
+	}
+	return true
+}
+
+// PodQuotaExpiry is when a pod being deleted stops holding quota even if it
+// is still stored: its deletion timestamp plus its grace period once more.
+func PodQuotaExpiry(pod *corev1.Pod) (time.Time, bool) {
+	if pod.DeletionTimestamp == nil || pod.DeletionGracePeriodSeconds == nil {
+		return time.Time{}, false
+	}
+	return pod.DeletionTimestamp.Add(time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second), true
 }
 
 // storageClassSuffix joins a class name and a claim resource in per-class

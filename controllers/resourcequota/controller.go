@@ -82,16 +82,11 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	pods, svcs, cms, secrets, claims := inf.Pods.Lister(), inf.Services.Lister(), inf.ConfigMaps.Lister(), inf.Secrets.Lister(), inf.Claims.Lister()
 	c.counters = map[schema.GroupResource]func(string) ([]runtime.Object, error){
 		{Resource: "pods"}: func(ns string) ([]runtime.Object, error) {
+			// Every stored pod counts in count/pods; admission.Usage
+			// leaves the rest out for pods that finished or whose
+			// deletion is past its grace period.
 			l, err := pods.Pods(ns).List(labels.Everything())
-			out := make([]runtime.Object, 0, len(l))
-			for _, p := range l {
-				// A pod being deleted no longer holds quota, so that a
-				// delete frees it at once.
-				if p.DeletionTimestamp == nil {
-					out = append(out, p)
-				}
-			}
-			return out, err
+			return objects(l), err
 		},
 		{Resource: "services"}: func(ns string) ([]runtime.Object, error) {
 			l, err := svcs.Services(ns).List(labels.Everything())
@@ -139,8 +134,17 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*corev1.Pod)
 			n, ok2 := cur.(*corev1.Pod)
-			if ok1 && ok2 && (released(o, n)) {
+			if !ok1 || !ok2 {
+				return
+			}
+			if released(o, n) {
 				c.enqueueNamespaceOf(cur)
+			}
+			// A pod being deleted holds its quota until its grace period
+			// has run once more past its deletion timestamp (a pod stuck
+			// on a lost node); recount then rather than at the next resync.
+			if end, ok := admission.PodQuotaExpiry(n); ok && o.DeletionTimestamp == nil {
+				c.enqueueNamespaceAfter(n, time.Until(end)+time.Second)
 			}
 		},
 		DeleteFunc: c.enqueueNamespaceOf,
@@ -172,13 +176,11 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	return c, nil
 }
 
-// released tells whether a pod update gave quota back: it started
-// terminating or finished.
+// released tells whether a pod update gave compute quota back: it
+// finished, or its deletion ran past its grace period.
 func released(old, cur *corev1.Pod) bool {
-	terminal := func(p *corev1.Pod) bool {
-		return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	}
-	return !terminal(old) && terminal(cur)
+	now := time.Now()
+	return admission.PodHoldsQuota(old, now) && !admission.PodHoldsQuota(cur, now)
 }
 
 func objects[T runtime.Object](l []T) []runtime.Object {
@@ -223,7 +225,11 @@ func (c *Controller) enqueueQuota(obj any) {
 const recheckAfter = time.Second
 
 // enqueueNamespaceOf queues every quota of the object's namespace.
-func (c *Controller) enqueueNamespaceOf(obj any) {
+func (c *Controller) enqueueNamespaceOf(obj any) { c.enqueueNamespaceAfter(obj, 0) }
+
+// enqueueNamespaceAfter queues every quota of the object's namespace after
+// delay.
+func (c *Controller) enqueueNamespaceAfter(obj any, delay time.Duration) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -236,7 +242,11 @@ func (c *Controller) enqueueNamespaceOf(obj any) {
 		return
 	}
 	for _, q := range quotas {
-		c.queue.Add(q.Namespace + "/" + q.Name)
+		if delay > 0 {
+			c.queue.AddAfter(q.Namespace+"/"+q.Name, delay)
+		} else {
+			c.queue.Add(q.Namespace + "/" + q.Name)
+		}
 	}
 }
 

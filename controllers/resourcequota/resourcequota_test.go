@@ -221,3 +221,46 @@ func TestStorageQuota(t *testing.T) {
 	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi"), corev1.ResourcePersistentVolumeClaims: resource.MustParse("1")})
 	waitUsed(ctx, t, cs, "gold", corev1.ResourceList{gold: resource.MustParse("0"), goldStorage: resource.MustParse("0")})
 }
+
+// TestFinishedAndTerminatingPods: a finished pod gives back its compute
+// quota but still counts in count/pods while it is stored; a pod being
+// deleted gracefully holds both until it is gone (or its grace period has
+// run out once more), as Kubernetes counts them.
+func TestFinishedAndTerminatingPods(t *testing.T) {
+	ctx, cs := start(t)
+	pods := cs.CoreV1().Pods("default")
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), "count/pods": resource.MustParse("10")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	for _, name := range []string{"terminating", "finished", "gone"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		if name != "gone" {
+			p.Spec.NodeName = "n1" // a bound pod is deleted gracefully
+		}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := pods.Get(ctx, "finished", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodSucceeded
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(ctx, "terminating", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := pods.Get(ctx, "terminating", metav1.GetOptions{}); err != nil || p.DeletionTimestamp == nil {
+		t.Fatalf("a bound pod is deleted gracefully: %v", err)
+	}
+	// Deleting "gone" recounts after the other two changed.
+	if err := pods.Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), "count/pods": resource.MustParse("2")})
+}
