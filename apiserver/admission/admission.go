@@ -73,7 +73,8 @@ func New(store Store, log *slog.Logger) *Chain {
 }
 
 var (
-	podsResource = schema.GroupResource{Resource: "pods"}
+	podsResource     = schema.GroupResource{Resource: "pods"}
+	servicesResource = schema.GroupResource{Resource: "services"}
 )
 
 // Mutate applies defaults: a claim's default storage class and the claims'
@@ -120,8 +121,9 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 
 // ValidateUpdate checks an update of a stored object (old) to a.Object:
 // Pod Security Admission (namespace labels, pod images), claim resizes
-// (PersistentVolumeClaimResize), then quota for what a claim's update adds
-// (a larger request), which it charges; Result.Undo takes that back when
+// (PersistentVolumeClaimResize), then quota for what a claim's or a
+// service's update adds (a larger request, node ports, a load balancer),
+// which it charges; Result.Undo takes that back when
 // the write fails.
 func (c *Chain) ValidateUpdate(ctx context.Context, a *Attributes, old runtime.Object) (Result, error) {
 	warnings, err := c.podSecurity(ctx, a, old)
@@ -131,7 +133,7 @@ func (c *Chain) ValidateUpdate(ctx context.Context, a *Attributes, old runtime.O
 	if err := c.claimResize(ctx, a, old); err != nil {
 		return Result{Warnings: warnings}, err
 	}
-	undo, err := c.chargeClaimUpdate(ctx, a, old)
+	undo, err := c.chargeUpdate(ctx, a, old)
 	return Result{Warnings: warnings, Undo: undo}, err
 }
 

@@ -47,11 +47,12 @@ func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), er
 	return c.charge(ctx, a, func() corev1.ResourceList { return Usage(a.Resource, a.Object) })
 }
 
-// chargeClaimUpdate charges what an update of a claim adds to its usage (a
-// larger storage request), as Kubernetes' quota admission evaluates claim
-// updates; an update that adds nothing is not checked.
-func (c *Chain) chargeClaimUpdate(ctx context.Context, a *Attributes, old runtime.Object) (undo func(), err error) {
-	if a.Resource != claimsResource || a.Subresource != "" || a.Namespace == "" {
+// chargeUpdate charges what an update adds to an object's usage, as
+// Kubernetes' quota admission evaluates updates of claims (a larger storage
+// request) and of services (a type that needs node ports or a load
+// balancer, more node ports); an update that adds nothing is not checked.
+func (c *Chain) chargeUpdate(ctx context.Context, a *Attributes, old runtime.Object) (undo func(), err error) {
+	if (a.Resource != claimsResource && a.Resource != servicesResource) || a.Subresource != "" || a.Namespace == "" {
 		return nil, nil
 	}
 	prev := Usage(a.Resource, old)
@@ -418,7 +419,7 @@ func (c *Chain) usageNow(ctx context.Context, namespace string, q *corev1.Resour
 		return nil, err
 	}
 	for _, svc := range services {
-		sum(schema.GroupResource{Resource: "services"}, svc)
+		sum(servicesResource, svc)
 	}
 	for _, name := range names {
 		if !IsClaimResource(corev1.ResourceName(name)) {

@@ -44,12 +44,21 @@ func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.
 		for name, q := range resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}) {
 			u[corev1.ResourceName("limits."+string(name))] = q.DeepCopy()
 		}
-	case schema.GroupResource{Resource: "services"}:
+	case servicesResource:
 		u[corev1.ResourceServices] = one.DeepCopy()
 		if svc, ok := obj.(*corev1.Service); ok {
 			ports := int64(0)
 			if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 				ports = int64(len(svc.Spec.Ports))
+			}
+			if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.AllocateLoadBalancerNodePorts != nil && !*svc.Spec.AllocateLoadBalancerNodePorts {
+				// Only the ports given a node port explicitly get one.
+				ports = 0
+				for _, p := range svc.Spec.Ports {
+					if p.NodePort != 0 {
+						ports++
+					}
+				}
 			}
 			u[corev1.ResourceServicesNodePorts] = *resource.NewQuantity(ports, resource.DecimalSI)
 			lbs := int64(0)

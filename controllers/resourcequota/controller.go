@@ -31,7 +31,8 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "resourcequota-controller"
 
-// resync recalculates every quota this often even without events.
+// resync is how often every quota is recalculated even without events,
+// unless Options.Resync says otherwise.
 const resync = 30 * time.Second
 
 // Options tune the controller.
@@ -43,6 +44,9 @@ type Options struct {
 	// admission charged.
 	Metadata  metadata.Interface
 	Discovery discovery.DiscoveryInterface
+	// Resync is how often every quota is recalculated without events;
+	// zero is 30 seconds.
+	Resync time.Duration
 }
 
 // Informers are the kinds whose objects the controller counts.
@@ -65,6 +69,7 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    runner.Queue
 	log      *slog.Logger
+	resync   time.Duration
 }
 
 // New wires the controller to the informers.
@@ -72,7 +77,10 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	if client == nil || inf.Quotas == nil || inf.Pods == nil || inf.Services == nil || inf.ConfigMaps == nil || inf.Secrets == nil || inf.Claims == nil {
 		return nil, fmt.Errorf("resourcequota: client and informers are required")
 	}
-	c := &Controller{client: client, quotas: inf.Quotas.Lister(), queue: runner.NewQueue(Name), log: opts.Logger}
+	c := &Controller{client: client, quotas: inf.Quotas.Lister(), queue: runner.NewQueue(Name), log: opts.Logger, resync: opts.Resync}
+	if c.resync <= 0 {
+		c.resync = resync
+	}
 	if opts.Metadata != nil && opts.Discovery != nil {
 		c.md, c.mapper = opts.Metadata, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Discovery))
 	}
@@ -167,6 +175,20 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	}); err != nil {
 		return nil, err
 	}
+	// A service whose update needs fewer node ports or load balancers (a
+	// NodePort or LoadBalancer service turned ClusterIP) gives them back;
+	// what an update adds admission charges.
+	if _, err := inf.Services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Service)
+			n, ok2 := cur.(*corev1.Service)
+			if ok1 && ok2 && shrank(admission.Usage(servicesResource, o), admission.Usage(servicesResource, n)) {
+				c.enqueueNamespaceOf(cur)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
 	for _, informer := range []cache.SharedIndexInformer{inf.Pods.Informer(), inf.Services.Informer(), inf.ConfigMaps.Informer(), inf.Secrets.Informer(), inf.Claims.Informer()} {
 		c.synced = append(c.synced, informer.HasSynced)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}); err != nil {
@@ -194,7 +216,7 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 // Run processes quotas until ctx ends, recalculating every quota each
 // resync period besides the events.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	go wait.UntilWithContext(ctx, c.enqueueAll, resync)
+	go wait.UntilWithContext(ctx, c.enqueueAll, c.resync)
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
@@ -362,7 +384,20 @@ func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResour
 	return int64(len(list.Items)), nil
 }
 
-var claimsResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
+var (
+	claimsResource   = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	servicesResource = schema.GroupResource{Resource: "services"}
+)
+
+// shrank tells whether any resource of before is less in after.
+func shrank(before, after corev1.ResourceList) bool {
+	for name, b := range before {
+		if a := after[name]; a.Cmp(b) < 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // counts tells whether objects of gr are what quota resource name measures.
 func counts(gr schema.GroupResource, name corev1.ResourceName) bool {

@@ -2,6 +2,7 @@ package resourcequota_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,10 @@ func start(t *testing.T) (context.Context, kubernetes.Interface) {
 	f := informers.NewSharedInformerFactory(cs, 0)
 	core := f.Core().V1()
 	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
-		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, resourcequota.Options{})
+		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()},
+		// No periodic recount within a test: only the events that should
+		// recount a quota may.
+		resourcequota.Options{Resync: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,4 +267,72 @@ func TestFinishedAndTerminatingPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), "count/pods": resource.MustParse("2")})
+}
+
+// TestServiceTypeChanges: turning a service into a NodePort or
+// LoadBalancer one is charged (and refused past the quota) like creating
+// one, turning it back gives its node ports back, and a load balancer that
+// allocates no node ports uses only those given explicitly.
+func TestServiceTypeChanges(t *testing.T) {
+	ctx, cs := start(t)
+	svcs := cs.CoreV1().Services("default")
+	hard := corev1.ResourceList{corev1.ResourceServicesNodePorts: resource.MustParse("2"), corev1.ResourceServicesLoadBalancers: resource.MustParse("1")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	used := func(nodePorts, lbs string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceServicesNodePorts: resource.MustParse(nodePorts), corev1.ResourceServicesLoadBalancers: resource.MustParse(lbs)}
+	}
+	waitUsed(ctx, t, cs, "q", used("0", "0"))
+	for name, ports := range map[string]int{"a": 2, "b": 1} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name}}}
+		for i := 0; i < ports; i++ {
+			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprint("p", i), Port: int32(80 + i)})
+		}
+		if _, err := svcs.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retype := func(name string, typ corev1.ServiceType, allocate *bool) error {
+		t.Helper()
+		svc, err := svcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Type = typ
+		svc.Spec.AllocateLoadBalancerNodePorts = allocate
+		if typ == corev1.ServiceTypeClusterIP {
+			svc.Spec.ExternalTrafficPolicy = ""
+			for i := range svc.Spec.Ports {
+				svc.Spec.Ports[i].NodePort = 0
+			}
+		}
+		_, err = svcs.Update(ctx, svc, metav1.UpdateOptions{})
+		return err
+	}
+	if err := retype("a", corev1.ServiceTypeNodePort, nil); err != nil {
+		t.Fatalf("ClusterIP to NodePort within quota: %v", err)
+	}
+	waitUsed(ctx, t, cs, "q", used("2", "0"))
+	err := retype("b", corev1.ServiceTypeNodePort, nil)
+	want := `services "b" is forbidden: exceeded quota: q, requested: services.nodeports=1, used: services.nodeports=2, limited: services.nodeports=2`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("ClusterIP to NodePort past quota: %v, want %s", err, want)
+	}
+	// Let the one extra recount the controller makes a second after a
+	// quota appears pass, so that only the update can recount it now.
+	time.Sleep(2 * time.Second)
+	if err := retype("a", corev1.ServiceTypeClusterIP, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", used("0", "0"))
+	no := false
+	if err := retype("b", corev1.ServiceTypeLoadBalancer, &no); err != nil {
+		t.Fatalf("ClusterIP to LoadBalancer without node ports: %v", err)
+	}
+	waitUsed(ctx, t, cs, "q", used("0", "1"))
+	if err := retype("a", corev1.ServiceTypeLoadBalancer, nil); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: q, requested: services.loadbalancers=1") {
+		t.Fatalf("a second load balancer past quota: %v", err)
+	}
 }
