@@ -124,3 +124,37 @@ func TestPodUsageOverItsLife(t *testing.T) {
 		}
 	}
 }
+
+// TestPodComputeUsage: the names a pod's requests and limits are charged
+// under, as Kubernetes' pod evaluator names them: cpu, memory and
+// ephemeral-storage bare and with requests. and limits., hugepages bare
+// and with requests., extended resources only with requests.
+func TestPodComputeUsage(t *testing.T) {
+	q := resource.MustParse
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: q("1"), corev1.ResourceEphemeralStorage: q("1Gi"),
+			"hugepages-2Mi": q("4Mi"), "example.com/gpu": q("2")},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: q("1Gi"), "hugepages-2Mi": q("4Mi"), "example.com/gpu": q("2")},
+	}}}}}
+	want := corev1.ResourceList{
+		"count/pods": q("1"), corev1.ResourcePods: q("1"),
+		corev1.ResourceCPU: q("1"), corev1.ResourceRequestsCPU: q("1"),
+		corev1.ResourceEphemeralStorage: q("1Gi"), corev1.ResourceRequestsEphemeralStorage: q("1Gi"),
+		corev1.ResourceLimitsMemory: q("1Gi"),
+		"hugepages-2Mi":             q("4Mi"), "requests.hugepages-2Mi": q("4Mi"),
+		"requests.example.com/gpu": q("2"),
+	}
+	if got := admission.Usage(schema.GroupResource{Resource: "pods"}, pod); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("usage %v,\nwant %v", got, want)
+	}
+	for name, want := range map[corev1.ResourceName]bool{
+		"pods": true, "count/pods": true, "cpu": true, "requests.memory": true, "limits.ephemeral-storage": true,
+		"hugepages-1Gi": true, "requests.hugepages-2Mi": true, "requests.example.com/gpu": true,
+		"limits.hugepages-2Mi": false, "limits.example.com/gpu": false, "requests.storage": false,
+		"requests.kubernetes.io/x": false, "services": false, "count/configmaps": false,
+	} {
+		if got := admission.PodResource(name); got != want {
+			t.Errorf("PodResource(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -36,13 +36,19 @@ func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.
 		}
 		u[corev1.ResourcePods] = one.DeepCopy()
 		for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
-			u[requestsName(name)] = q.DeepCopy()
-			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage {
+			switch {
+			case name == corev1.ResourceCPU || name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage,
+				strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
 				u[name] = q.DeepCopy() // "cpu" is "requests.cpu"
+				u[requestsName(name)] = q.DeepCopy()
+			case extendedResource(name):
+				u[requestsName(name)] = q.DeepCopy() // extended resources have no bare or limits. quota
 			}
 		}
 		for name, q := range resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}) {
-			u[corev1.ResourceName("limits."+string(name))] = q.DeepCopy()
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage {
+				u[corev1.ResourceName("limits."+string(name))] = q.DeepCopy()
+			}
 		}
 	case servicesResource:
 		u[corev1.ResourceServices] = one.DeepCopy()
@@ -83,6 +89,34 @@ func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.
 		u[corev1.ResourceName(gr.Resource)] = one.DeepCopy()
 	}
 	return u
+}
+
+// PodResource tells whether pods are what quota resource name measures, as
+// Kubernetes' pod evaluator matches them: pods, count/pods, cpu, memory and
+// ephemeral-storage (bare, requests. and limits.), hugepages-<size> (bare
+// and requests.) and requests.<extended resource>.
+func PodResource(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourcePods, "count/pods",
+		corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+		corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceRequestsEphemeralStorage,
+		corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory, corev1.ResourceLimitsEphemeralStorage:
+		return true
+	}
+	n := string(name)
+	if strings.HasPrefix(n, corev1.ResourceHugePagesPrefix) || strings.HasPrefix(n, corev1.ResourceRequestsHugePagesPrefix) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(n, corev1.DefaultResourceRequestsPrefix)
+	return ok && extendedResource(corev1.ResourceName(rest))
+}
+
+// extendedResource tells whether a resource a container asks for is an
+// extended one: domain-qualified outside kubernetes.io.
+func extendedResource(name corev1.ResourceName) bool {
+	n := string(name)
+	return strings.Contains(n, "/") && !strings.Contains(n, corev1.ResourceDefaultNamespacePrefix) &&
+		!strings.HasPrefix(n, corev1.DefaultResourceRequestsPrefix)
 }
 
 // PodHoldsQuota tells whether a pod still holds the compute quota it was

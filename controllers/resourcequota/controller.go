@@ -406,18 +406,7 @@ func counts(gr schema.GroupResource, name corev1.ResourceName) bool {
 	case "persistentvolumeclaims":
 		return admission.IsClaimResource(name)
 	case "pods":
-		if admission.IsClaimResource(name) {
-			return false // requests.storage is the claims'
-		}
-		if n == "pods" || n == "count/pods" {
-			return true
-		}
-		for _, prefix := range []string{"requests.", "limits."} {
-			if len(n) > len(prefix) && n[:len(prefix)] == prefix {
-				return true
-			}
-		}
-		return n == "cpu" || n == "memory" || n == "ephemeral-storage"
+		return admission.PodResource(name)
 	case "services":
 		return n == "services" || n == "count/services" || n == "services.nodeports" || n == "services.loadbalancers"
 	default:

@@ -336,3 +336,28 @@ func TestServiceTypeChanges(t *testing.T) {
 		t.Fatalf("a second load balancer past quota: %v", err)
 	}
 }
+
+// TestHugePagesQuota: a quota on bare hugepages-<size> counts and limits
+// what pods ask for of it, like its requests.hugepages-<size> form.
+func TestHugePagesQuota(t *testing.T) {
+	ctx, cs := start(t)
+	pod := func(name, pages string) *corev1.Pod {
+		res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), "hugepages-2Mi": resource.MustParse(pages)}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x",
+			Resources: corev1.ResourceRequirements{Requests: res, Limits: res}}}}}
+	}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod("before", "6Mi"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hard := corev1.ResourceList{"hugepages-2Mi": resource.MustParse("10Mi"), "requests.hugepages-2Mi": resource.MustParse("20Mi")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pages"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "pages", corev1.ResourceList{"hugepages-2Mi": resource.MustParse("6Mi"), "requests.hugepages-2Mi": resource.MustParse("6Mi")})
+	_, err := cs.CoreV1().Pods("default").Create(ctx, pod("more", "6Mi"), metav1.CreateOptions{})
+	want := `pods "more" is forbidden: exceeded quota: pages, requested: hugepages-2Mi=6Mi, used: hugepages-2Mi=6Mi, limited: hugepages-2Mi=10Mi`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("pod past the hugepages quota: %v, want %s", err, want)
+	}
+}
