@@ -334,3 +334,31 @@ func TestQuotaBestEffortScopeFollowsQOSClass(t *testing.T) {
 		t.Errorf("Burstable pod outside the BestEffort scope: %v", err)
 	}
 }
+
+// TestQuotaRequiresComputeMessage: a quota on cpu or memory refuses pods
+// whose containers leave it out with Kubernetes' message: the resources in
+// name order, each with the (sorted) containers, init containers too, that
+// leave it out.
+func TestQuotaRequiresComputeMessage(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	namespace(t, cs, "compute", nil)
+	hard := corev1.ResourceList{corev1.ResourceLimitsCPU: resource.MustParse("4"), corev1.ResourceRequestsMemory: resource.MustParse("4Gi"),
+		corev1.ResourceCPU: resource.MustParse("4")}
+	if _, err := cs.CoreV1().ResourceQuotas("compute").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "compute"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := testPod("p")
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	p.Spec.Containers = []corev1.Container{
+		{Name: "b", Image: "busybox"},
+		{Name: "a", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: cpu, Limits: cpu}},
+	}
+	p.Spec.InitContainers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	_, err := cs.CoreV1().Pods("compute").Create(ctx, p, metav1.CreateOptions{})
+	want := `pods "p" is forbidden: failed quota: compute: must specify cpu for: b,c; limits.cpu for: b,c; requests.memory for: a,b,c`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}

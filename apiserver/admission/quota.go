@@ -254,20 +254,21 @@ func relevantResources(hard, delta corev1.ResourceList) []string {
 }
 
 // requireCompute refuses a pod whose containers leave out a compute
-// resource the quota limits.
+// resource the quota limits. As Kubernetes words it, the message lists the
+// missing resources in name order, each with the names of the containers
+// (init containers too) that leave it out, sorted.
 func requireCompute(a *Attributes, q *corev1.ResourceQuota) error {
 	pod, ok := a.Object.(*corev1.Pod)
 	if !ok {
 		return nil
 	}
-	var missing []string
+	missing := map[corev1.ResourceName]map[string]bool{}
 	for _, name := range computeResources {
 		if _, limited := q.Spec.Hard[name]; !limited {
 			continue
 		}
 		isLimit := strings.HasPrefix(string(name), "limits.")
 		base := corev1.ResourceName(strings.TrimPrefix(strings.TrimPrefix(string(name), "limits."), "requests."))
-		var ctrs []string
 		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for _, ctr := range list {
 				set := ctr.Resources.Requests
@@ -275,18 +276,32 @@ func requireCompute(a *Attributes, q *corev1.ResourceQuota) error {
 					set = ctr.Resources.Limits
 				}
 				if _, ok := set[base]; !ok {
-					ctrs = append(ctrs, ctr.Name)
+					if missing[name] == nil {
+						missing[name] = map[string]bool{}
+					}
+					missing[name][ctr.Name] = true
 				}
 			}
 		}
-		if len(ctrs) > 0 {
-			missing = append(missing, fmt.Sprintf("%s for: %s", name, strings.Join(ctrs, ",")))
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(missing))
+	for name := range missing {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		ctrs := make([]string, 0, len(missing[corev1.ResourceName(name)]))
+		for c := range missing[corev1.ResourceName(name)] {
+			ctrs = append(ctrs, c)
 		}
+		sort.Strings(ctrs)
+		parts = append(parts, fmt.Sprintf("%s for: %s", name, strings.Join(ctrs, ",")))
 	}
-	if len(missing) > 0 {
-		return forbidden(a, "failed quota: %s: must specify %s", q.Name, strings.Join(missing, "; "))
-	}
-	return nil
+	return forbidden(a, "failed quota: %s: must specify %s", q.Name, strings.Join(parts, "; "))
 }
 
 // format renders "name=quantity,…" for the given names.
