@@ -158,3 +158,18 @@ func TestPodComputeUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimStorageIsWholeBytes: a claim asking for a fraction of a byte is
+// charged the next whole byte, as Kubernetes counts it (so that the quota's
+// status holds whole bytes).
+func TestClaimStorageIsWholeBytes(t *testing.T) {
+	class := "fast"
+	pvc := &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class,
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1500m")}}}}
+	got := admission.Usage(schema.GroupResource{Resource: "persistentvolumeclaims"}, pvc)
+	for _, name := range []corev1.ResourceName{corev1.ResourceRequestsStorage, "fast.storageclass.storage.k8s.io/requests.storage"} {
+		if v := got[name]; v.String() != "2" {
+			t.Errorf("%s: %s, want 2", name, v.String())
+		}
+	}
+}

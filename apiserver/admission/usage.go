@@ -167,13 +167,16 @@ func IsClaimResource(name corev1.ResourceName) bool {
 
 // claimStorage is the storage a claim holds: its request, or what is
 // already allocated to it when that is more (a shrink after a failed
-// expansion still holds the larger size), as Kubernetes counts it.
+// expansion still holds the larger size), rounded up to a whole byte, as
+// Kubernetes counts it.
 func claimStorage(pvc *corev1.PersistentVolumeClaim) resource.Quantity {
 	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	if a, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && a.Cmp(q) > 0 {
 		q = a
 	}
-	return q.DeepCopy()
+	q = q.DeepCopy()
+	q.RoundUp(0)
+	return q
 }
 
 // countName is the object-count quota name: count/<resource>[.<group>].
