@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
@@ -257,4 +258,113 @@ func TestKubernetesEndpointsFollowLiveServers(t *testing.T) {
 	// One server on each port: the lower port's slice is "kubernetes".
 	waitFor("10.9.9.8:7443 "+self, "kubernetes-"+port+"="+self+" kubernetes=10.9.9.8:7443")
 	waitFor(self, "kubernetes="+self)
+}
+
+// TestServiceTypeChangeDropsTypeDependentFields: as Kubernetes' Service
+// registry, a type change that no longer needs a field the server filled in
+// (node ports, the health-check node port, externalTrafficPolicy, the
+// cluster IPs and families for ExternalName, allocateLoadBalancerNodePorts,
+// loadBalancerClass) drops it when the client sent it back unchanged, so
+// `kubectl patch svc x -p '{"spec":{"type":"ClusterIP"}}'` works. A value the
+// client changed in the same request is kept, and validation judges it.
+func TestServiceTypeChangeDropsTypeDependentFields(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	patch := func(name, body string) (*corev1.Service, error) {
+		return svcs.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+	}
+
+	lb := service("lb", "LoadBalancer", "")
+	lb.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	class := "example.com/lb"
+	lb.Spec.LoadBalancerClass = &class
+	created, err := svcs.Create(ctx, lb, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.HealthCheckNodePort == 0 || created.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("LoadBalancer created without node ports: %+v", created.Spec)
+	}
+	np, hc := created.Spec.Ports[0].NodePort, created.Spec.HealthCheckNodePort
+	created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if _, err := svcs.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	toNodePort, err := patch("lb", `{"spec":{"type":"NodePort","loadBalancerClass":null}}`)
+	if err != nil {
+		t.Fatalf("LoadBalancer -> NodePort: %v", err)
+	}
+	if toNodePort.Spec.HealthCheckNodePort != 0 || toNodePort.Spec.AllocateLoadBalancerNodePorts != nil {
+		t.Errorf("NodePort kept the LoadBalancer's fields: healthCheckNodePort %d, allocateLoadBalancerNodePorts %v",
+			toNodePort.Spec.HealthCheckNodePort, toNodePort.Spec.AllocateLoadBalancerNodePorts)
+	}
+	if len(toNodePort.Status.LoadBalancer.Ingress) != 0 {
+		t.Errorf("NodePort kept the load balancer's status: %+v", toNodePort.Status.LoadBalancer)
+	}
+	probe := service("probe", "LoadBalancer", "")
+	probe.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	probe.Spec.HealthCheckNodePort = hc
+	if _, err := svcs.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Errorf("health check node port %d not released by the type change: %v", hc, err)
+	}
+	if toNodePort.Spec.Ports[0].NodePort != np || toNodePort.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		t.Errorf("NodePort lost what it still needs: nodePort %d (want %d), externalTrafficPolicy %q",
+			toNodePort.Spec.Ports[0].NodePort, np, toNodePort.Spec.ExternalTrafficPolicy)
+	}
+
+	toClusterIP, err := patch("lb", `{"spec":{"type":"ClusterIP"}}`)
+	if err != nil {
+		t.Fatalf("NodePort -> ClusterIP: %v", err)
+	}
+	if toClusterIP.Spec.Ports[0].NodePort != 0 || toClusterIP.Spec.ExternalTrafficPolicy != "" {
+		t.Errorf("ClusterIP kept nodePort %d, externalTrafficPolicy %q", toClusterIP.Spec.Ports[0].NodePort, toClusterIP.Spec.ExternalTrafficPolicy)
+	}
+	// The node port went back to the pool once the update was stored.
+	reuse := service("reuse", "NodePort", "")
+	reuse.Spec.Ports[0].NodePort = np
+	if _, err := svcs.Create(ctx, reuse, metav1.CreateOptions{}); err != nil {
+		t.Errorf("node port %d not released by the type change: %v", np, err)
+	}
+
+	toExternal, err := patch("lb", `{"spec":{"type":"ExternalName","externalName":"db.example.com"}}`)
+	if err != nil {
+		t.Fatalf("ClusterIP -> ExternalName: %v", err)
+	}
+	if toExternal.Spec.ClusterIP != "" || len(toExternal.Spec.ClusterIPs) != 0 || len(toExternal.Spec.IPFamilies) != 0 || toExternal.Spec.IPFamilyPolicy != nil {
+		t.Errorf("ExternalName kept clusterIP %q %v, families %v, policy %v", toExternal.Spec.ClusterIP,
+			toExternal.Spec.ClusterIPs, toExternal.Spec.IPFamilies, toExternal.Spec.IPFamilyPolicy)
+	}
+
+	// A LoadBalancer that asks for no node ports gets none; a health check
+	// node port on a Service without externalTrafficPolicy Local is refused.
+	bare := service("bare", "LoadBalancer", "")
+	no := false
+	bare.Spec.AllocateLoadBalancerNodePorts = &no
+	if got, err := svcs.Create(ctx, bare, metav1.CreateOptions{}); err != nil {
+		t.Errorf("allocateLoadBalancerNodePorts false: %v", err)
+	} else if got.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("allocateLoadBalancerNodePorts false: got node port %d", got.Spec.Ports[0].NodePort)
+	}
+	stray := service("stray", "NodePort", "")
+	stray.Spec.HealthCheckNodePort = 31999
+	if _, err := svcs.Create(ctx, stray, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("healthCheckNodePort on a NodePort Service: %v, want Invalid", err)
+	}
+
+	// A node port the client changes in the same request is its own: kept,
+	// and refused by validation for a ClusterIP Service.
+	other, err := svcs.Create(ctx, service("other", "NodePort", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := other.Spec.Ports[0].NodePort + 1
+	if moved > 32767 {
+		moved = other.Spec.Ports[0].NodePort - 1
+	}
+	body := fmt.Sprintf(`{"spec":{"type":"ClusterIP","ports":[{"port":80,"protocol":"TCP","nodePort":%d}]}}`, moved)
+	if _, err := patch("other", body); !apierrors.IsInvalid(err) {
+		t.Errorf("ClusterIP with a new node port: %v, want Invalid", err)
+	}
 }

@@ -63,6 +63,21 @@ func needsNodePorts(svc *corev1.Service) bool {
 	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
 }
 
+// allocatesNodePorts: ports without a node port get one. A LoadBalancer
+// with allocateLoadBalancerNodePorts false keeps only those asked for.
+func allocatesNodePorts(svc *corev1.Service) bool {
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.AllocateLoadBalancerNodePorts != nil {
+		return *svc.Spec.AllocateLoadBalancerNodePorts
+	}
+	return needsNodePorts(svc)
+}
+
+// needsHealthCheckNodePort: a LoadBalancer that keeps client addresses
+// (externalTrafficPolicy Local) has a node port its load balancer probes.
+func needsHealthCheckNodePort(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+}
+
 func needsClusterIP(svc *corev1.Service) bool {
 	return svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP != corev1.ClusterIPNone
 }
@@ -83,6 +98,12 @@ func (l *Lifecycle) BeforeCreate(ctx context.Context, obj runtime.Object) (regis
 	}
 	if needsNodePorts(svc) {
 		if err := l.takePorts(ctx, svc, nil, &a.taken); err != nil {
+			a.Abort()
+			return nil, err
+		}
+	}
+	if needsHealthCheckNodePort(svc) {
+		if err := l.takeHealthCheckPort(ctx, svc, &a.taken); err != nil {
 			a.Abort()
 			return nil, err
 		}
@@ -147,6 +168,8 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 			if err := l.Ports.AllocateSpecific(ctx, int(port.NodePort)); err != nil {
 				return invalid(svc, p, port.NodePort, fmt.Sprintf("provided port is already allocated or out of range: %v", err))
 			}
+		case !allocatesNodePorts(svc):
+			continue
 		default:
 			n, err := l.Ports.Allocate(ctx)
 			if err != nil {
@@ -160,13 +183,38 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 	return nil
 }
 
-// PrepareUpdate keeps the cluster IP and the node ports of unchanged ports
-// when an update omits them, as clients replacing a Service often do.
+// takeHealthCheckPort gives a LoadBalancer with externalTrafficPolicy Local
+// its health check node port: the one asked for, or any free one.
+func (l *Lifecycle) takeHealthCheckPort(ctx context.Context, svc *corev1.Service, undo *undoList) error {
+	if hc := svc.Spec.HealthCheckNodePort; hc != 0 {
+		if err := l.Ports.AllocateSpecific(ctx, int(hc)); err != nil {
+			return invalid(svc, field.NewPath("spec", "healthCheckNodePort"), hc,
+				fmt.Sprintf("failed to allocate requested HealthCheck NodePort %d: %v", hc, err))
+		}
+	} else {
+		n, err := l.Ports.Allocate(ctx)
+		if err != nil {
+			return errors.NewInternalError(fmt.Errorf("failed to allocate a healthCheckNodePort: %w", err))
+		}
+		svc.Spec.HealthCheckNodePort = int32(n)
+	}
+	hc := int(svc.Spec.HealthCheckNodePort)
+	*undo = append(*undo, func() { _ = l.Ports.Release(context.WithoutCancel(ctx), hc) })
+	return nil
+}
+
+// PrepareUpdate drops what the Service's new type no longer uses, then keeps
+// the cluster IP, the node ports of unchanged ports and the health check node
+// port when an update omits them, as clients replacing a Service often do.
 func (l *Lifecycle) PrepareUpdate(obj, oldObj runtime.Object) {
 	svc, ok1 := obj.(*corev1.Service)
 	old, ok2 := oldObj.(*corev1.Service)
 	if !ok1 || !ok2 {
 		return
+	}
+	dropTypeDependentFields(svc, old)
+	if needsHealthCheckNodePort(svc) && needsHealthCheckNodePort(old) && svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
 	}
 	if needsClusterIP(svc) && svc.Spec.ClusterIP == "" && old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone {
 		switch {
@@ -214,6 +262,16 @@ func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object
 			return nil, err
 		}
 	}
+	oldHC := int32(0)
+	if needsHealthCheckNodePort(old) {
+		oldHC = old.Spec.HealthCheckNodePort
+	}
+	if needsHealthCheckNodePort(svc) && (svc.Spec.HealthCheckNodePort == 0 || svc.Spec.HealthCheckNodePort != oldHC) {
+		if err := l.takeHealthCheckPort(ctx, svc, &a.taken); err != nil {
+			a.Abort()
+			return nil, err
+		}
+	}
 	used := map[int32]bool{}
 	if needsNodePorts(svc) {
 		for _, p := range svc.Spec.Ports {
@@ -221,6 +279,10 @@ func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object
 		}
 	}
 	rctx := context.WithoutCancel(ctx)
+	if oldHC != 0 && (!needsHealthCheckNodePort(svc) || svc.Spec.HealthCheckNodePort != oldHC) {
+		hc := int(oldHC)
+		a.released = append(a.released, func() { _ = l.Ports.Release(rctx, hc) })
+	}
 	if needsNodePorts(old) {
 		for _, p := range old.Spec.Ports {
 			if p.NodePort != 0 && !used[p.NodePort] {
@@ -258,5 +320,8 @@ func (l *Lifecycle) AfterDelete(ctx context.Context, obj runtime.Object) {
 		if p.NodePort != 0 {
 			_ = l.Ports.Release(ctx, int(p.NodePort))
 		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		_ = l.Ports.Release(ctx, int(svc.Spec.HealthCheckNodePort))
 	}
 }

@@ -152,6 +152,10 @@ func validateService(svc *corev1.Service) field.ErrorList {
 			errs = append(errs, field.NotSupported(specPath.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, supportedExternalTraffic))
 		}
 	}
+	if s.HealthCheckNodePort != 0 && (s.Type != corev1.ServiceTypeLoadBalancer || s.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal) {
+		errs = append(errs, field.Invalid(specPath.Child("healthCheckNodePort"), s.HealthCheckNodePort,
+			"may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+	}
 	if p := s.InternalTrafficPolicy; p != nil && *p != corev1.ServiceInternalTrafficPolicyCluster && *p != corev1.ServiceInternalTrafficPolicyLocal {
 		errs = append(errs, field.NotSupported(specPath.Child("internalTrafficPolicy"), *p, supportedInternalTraffic))
 	}

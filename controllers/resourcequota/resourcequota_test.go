@@ -302,12 +302,6 @@ func TestServiceTypeChanges(t *testing.T) {
 		}
 		svc.Spec.Type = typ
 		svc.Spec.AllocateLoadBalancerNodePorts = allocate
-		if typ == corev1.ServiceTypeClusterIP {
-			svc.Spec.ExternalTrafficPolicy = ""
-			for i := range svc.Spec.Ports {
-				svc.Spec.Ports[i].NodePort = 0
-			}
-		}
 		_, err = svcs.Update(ctx, svc, metav1.UpdateOptions{})
 		return err
 	}
