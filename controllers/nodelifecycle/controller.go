@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -393,11 +392,19 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	}
 	addNoExecute := false
 	if wantNoExecute != "" {
-		has := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
-			return t.Effect == corev1.TaintEffectNoExecute && t.Key == wantNoExecute
-		})
+		has, swap := false, false
+		for _, t := range node.Spec.Taints {
+			if t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady) {
+				has = has || t.Key == wantNoExecute
+				swap = swap || t.Key != wantNoExecute
+			}
+		}
 		// A new taint waits for its zone's pace, or for the zone to heal.
-		allowed, lift := c.noExecute(node, now, !has)
+		// One that replaces the other node-health taint (not-ready became
+		// unreachable, or back) does not, as kube-controller-manager swaps
+		// them at once: waiting would leave the node, already judged, without
+		// a NoExecute taint, for good in a zone whose pace is 0.
+		allowed, lift := c.noExecute(node, now, !has && !swap)
 		if lift {
 			wantNoExecute = "" // master disruption mode: evict nothing
 		}

@@ -508,3 +508,20 @@ func TestEvictionSettings(t *testing.T) {
 		}
 	}
 }
+
+// A node tainted not-ready:NoExecute that then stops heartbeating gets the
+// unreachable taint in its place at once, as kube-controller-manager swaps
+// them, even where no new NoExecute taint may go on (a small, partly
+// disrupted zone): it must not be left without one.
+func TestNotReadyTaintSwappedForUnreachableAtOnce(t *testing.T) {
+	ts := metav1.NewTime(now.Add(-time.Minute))
+	n := node(corev1.ConditionUnknown, time.Minute, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, client := newFixture(t, n, notReady("n2", nil), notReady("n3", nil), healthy("n4", nil))
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if taints := taintList(got); !slices.Equal(taints, []string{corev1.TaintNodeUnreachable + ":NoExecute", corev1.TaintNodeUnreachable + ":NoSchedule"}) {
+		t.Errorf("taints = %v, want unreachable NoExecute in place of not-ready", taints)
+	}
+}
