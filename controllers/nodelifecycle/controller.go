@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	coordinformers "k8s.io/client-go/informers/coordination/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -94,6 +98,11 @@ type Controller struct {
 	// disruptionKnown: disruption was judged at least once.
 	disruptionKnown bool
 	tainters        map[string]flowcontrol.RateLimiter
+
+	evictMu sync.Mutex
+	// evictions are the pods' scheduled deletions, by node name and then
+	// pod key (namespace/name).
+	evictions map[string]map[string]scheduledEviction
 }
 
 // nodeHealth is what the controller last saw of a node's heartbeats, and
@@ -124,7 +133,8 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
-		eviction: DefaultEviction(),
+		evictions: map[string]map[string]scheduledEviction{},
+		eviction:  DefaultEviction(),
 	}
 	if opts.Eviction != nil {
 		if err := opts.Eviction.Check(); err != nil {
@@ -161,11 +171,27 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 	}); err != nil {
 		return nil, err
 	}
-	// A pod newly bound to a tainted node must be checked too.
+	// A pod newly bound to a tainted node must be checked too, and one whose
+	// tolerations changed; a deleted one's scheduled deletion is cancelled.
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 				c.queue.Add(p.Spec.NodeName)
+			}
+		},
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Pod)
+			p, ok2 := cur.(*corev1.Pod)
+			if ok1 && ok2 && p.Spec.NodeName != "" && (o.Spec.NodeName != p.Spec.NodeName || !apiequality.Semantic.DeepEqual(o.Spec.Tolerations, p.Spec.Tolerations)) {
+				c.queue.Add(p.Spec.NodeName)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				c.cancelEviction(p.Spec.NodeName, p.Namespace+"/"+p.Name, true)
 			}
 		},
 	}); err != nil {
@@ -257,6 +283,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		c.mu.Lock()
 		delete(c.health, name)
 		c.mu.Unlock()
+		c.evictMu.Lock()
+		delete(c.evictions, name)
+		c.evictMu.Unlock()
 		return nil
 	}
 	if err != nil {
@@ -452,8 +481,24 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	return updated, nil
 }
 
-// evict deletes the pods that do not tolerate the node's NoExecute taints (any longer), and requeues
-// the node for the earliest toleration that has yet to run out.
+// scheduledEviction is when a pod that tolerates its node's NoExecute taints
+// for a while is to be deleted.
+type scheduledEviction struct {
+	uid types.UID
+	at  time.Time
+}
+
+// evict deletes the pods that do not tolerate the node's NoExecute taints
+// and schedules the deletion of those that tolerate them for a while, as
+// Kubernetes' taint eviction controller: the pod stays for the shortest
+// tolerationSeconds of the tolerations it uses, counted from when the
+// controller first saw it on the tainted node (not from the taint's
+// timeAdded: a pod bound to a node tainted long ago gets its whole
+// toleration, and a new leader starts the count again). A scheduled deletion
+// is kept as it is while the taints change, and cancelled (with a
+// "Cancelling deletion" event) when the node loses its NoExecute taints or
+// the pod comes to tolerate them without a limit. The node is requeued for
+// the earliest deletion still to come.
 func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time) error {
 	var taints []corev1.Taint
 	for _, t := range node.Spec.Taints {
@@ -462,6 +507,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		}
 	}
 	if len(taints) == 0 {
+		c.cancelEvictions(node.Name)
 		return nil
 	}
 	objs, err := c.podIndexer.ByIndex(nodeNameIndex, node.Name)
@@ -469,20 +515,28 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		return err
 	}
 	var next time.Duration
+	seen := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		pod := o.(*corev1.Pod)
+		key := pod.Namespace + "/" + pod.Name
+		seen[key] = true
 		if pod.DeletionTimestamp != nil {
 			continue
 		}
-		wait, forever := tolerationWait(pod, taints, now)
-		if forever {
+		limit, forever, tolerated := tolerationLimit(pod, taints)
+		switch {
+		case !tolerated:
+			c.cancelEviction(node.Name, key, true)
+		case forever:
+			c.cancelEviction(node.Name, key, true)
 			continue
-		}
-		if wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
+		default:
+			if at := c.scheduleEviction(node.Name, key, pod.UID, now.Add(limit)); at.After(now) {
+				if wait := at.Sub(now); next == 0 || wait < next {
+					next = wait
+				}
+				continue
 			}
-			continue
 		}
 		// As Kubernetes' taint manager does, the pod is marked first, so its owner
 		// can tell this eviction from a failure (a Job's podFailurePolicy).
@@ -494,45 +548,106 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		c.cancelEviction(node.Name, key, false) // done
 		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	}
+	c.forgetEvictions(node.Name, seen)
 	if next > 0 {
 		c.queue.AddAfter(node.Name, next)
 	}
 	return nil
 }
 
-// tolerationWait returns how long the pod may still stay on a node with these NoExecute taints: 0 to
-// evict now, forever when every taint is tolerated without a limit.
-func tolerationWait(pod *corev1.Pod, taints []corev1.Taint, now time.Time) (time.Duration, bool) {
-	forever := true
-	var wait time.Duration = -1
+// scheduleEviction schedules the pod's deletion at at, unless one is
+// scheduled already: that one stays. It returns when the deletion is due.
+func (c *Controller) scheduleEviction(nodeName, key string, uid types.UID, at time.Time) time.Time {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	pods := c.evictions[nodeName]
+	if s, ok := pods[key]; ok && s.uid == uid {
+		return s.at
+	}
+	if pods == nil {
+		pods = map[string]scheduledEviction{}
+		c.evictions[nodeName] = pods
+	}
+	pods[key] = scheduledEviction{uid: uid, at: at}
+	return at
+}
+
+// cancelEviction drops the pod's scheduled deletion, saying so in an event
+// when told to and there was one.
+func (c *Controller) cancelEviction(nodeName, key string, announce bool) {
+	c.evictMu.Lock()
+	_, ok := c.evictions[nodeName][key]
+	delete(c.evictions[nodeName], key)
+	if len(c.evictions[nodeName]) == 0 {
+		delete(c.evictions, nodeName)
+	}
+	c.evictMu.Unlock()
+	if ok && announce {
+		c.announceCancel(key)
+	}
+}
+
+// cancelEvictions cancels every deletion scheduled on the node: it lost its
+// NoExecute taints.
+func (c *Controller) cancelEvictions(nodeName string) {
+	c.evictMu.Lock()
+	pods := c.evictions[nodeName]
+	delete(c.evictions, nodeName)
+	c.evictMu.Unlock()
+	keys := slices.Sorted(maps.Keys(pods))
+	for _, key := range keys {
+		c.announceCancel(key)
+	}
+}
+
+// forgetEvictions drops the node's scheduled deletions of pods no longer on
+// it (their deletion event may have been missed).
+func (c *Controller) forgetEvictions(nodeName string, pods map[string]bool) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	for key := range c.evictions[nodeName] {
+		if !pods[key] {
+			delete(c.evictions[nodeName], key)
+		}
+	}
+	if len(c.evictions[nodeName]) == 0 {
+		delete(c.evictions, nodeName)
+	}
+}
+
+// announceCancel records Kubernetes' taint manager event for a cancelled
+// deletion on the pod key (namespace/name).
+func (c *Controller) announceCancel(key string) {
+	ns, name, _ := strings.Cut(key, "/")
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: name}
+	c.recorder.Eventf(ref, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
+}
+
+// tolerationLimit says how long the pod may stay on a node with these
+// NoExecute taints: tolerated is false when it does not tolerate one of them,
+// forever true when it tolerates all without a limit; otherwise limit is the
+// shortest tolerationSeconds of the tolerations used (0 when one is 0 or
+// less).
+func tolerationLimit(pod *corev1.Pod, taints []corev1.Taint) (limit time.Duration, forever, tolerated bool) {
+	forever = true
 	for i := range taints {
-		t := &taints[i]
-		tol := matching(pod.Spec.Tolerations, t)
+		tol := matching(pod.Spec.Tolerations, &taints[i])
 		if tol == nil {
-			return 0, false
+			return 0, false, false
 		}
 		if tol.TolerationSeconds == nil {
 			continue
 		}
+		d := time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second
+		if forever || d < limit {
+			limit = d
+		}
 		forever = false
-		added := now
-		if t.TimeAdded != nil {
-			added = t.TimeAdded.Time
-		}
-		left := added.Add(time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second).Sub(now)
-		if left <= 0 {
-			return 0, false
-		}
-		if wait < 0 || left < wait {
-			wait = left
-		}
 	}
-	if forever {
-		return 0, true
-	}
-	return wait, false
+	return limit, forever, true
 }
 
 // matching returns the toleration of taint with the shortest tolerationSeconds, or nil.

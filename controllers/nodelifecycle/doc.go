@@ -7,10 +7,14 @@
 // condition gets the startup grace period, 60s by default, from its registration) the controller sets
 // the node's conditions to Unknown with reason NodeStatusUnknown, marks its pods not ready (so
 // Services stop sending them traffic), and taints it node.kubernetes.io/unreachable:NoExecute
-// (not-ready:NoExecute when the agent reports Ready=False). Pods on a NoExecute-tainted node are then deleted: at once when they do not
-// tolerate the taint, after tolerationSeconds when they tolerate it for a while (admission adds 300s
-// for these two taints), never when they tolerate it without a limit. Taints go away when the node is
-// Ready again.
+// (not-ready:NoExecute when the agent reports Ready=False; the one swapped for the other at once). Pods
+// on a NoExecute-tainted node are then deleted: at once when they do not tolerate the taint, after
+// tolerationSeconds when they tolerate it for a while (admission adds 300s for these two taints),
+// never when they tolerate it without a limit. As Kubernetes' taint eviction controller, the
+// tolerationSeconds count from when the controller first saw the pod on the tainted node, not from
+// the taint's timeAdded (a pod bound to a node tainted long ago gets its whole toleration; a new
+// leader counts afresh), and a scheduled deletion is cancelled, with a "Cancelling deletion" event,
+// when the taints go. Taints go away when the node is Ready again.
 //
 // NoExecute taints are paced by zone (topology.kubernetes.io/region and zone labels), as
 // kube-controller-manager paces them (disruption.go): 0.1 nodes a second in a healthy zone; in a partly

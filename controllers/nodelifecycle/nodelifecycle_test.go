@@ -275,26 +275,40 @@ func TestStartupGracePeriodOption(t *testing.T) {
 	}
 }
 
-func TestEviction(t *testing.T) {
-	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(200*time.Second))
-	n.Status.Conditions[0].Reason = NodeStatusUnknown
-	c, client := newFixture(t, n, healthy("n2", nil), lease(10*time.Minute),
-		pod("intolerant", nil),
-		pod("forever", nil),
-		pod("expired", ptr(100)),
-		pod("waiting", ptr(300)),
-		pod("zero", ptr(0)),
-	)
-	if err := c.sync(context.Background(), "n1"); err != nil {
-		t.Fatal(err)
-	}
+// deletedPods are the pods the client was asked to delete, sorted.
+func deletedPods(client *fake.Clientset) []string {
 	var deleted []string
 	for _, a := range controllertest.Filter(client.Actions(), "delete", "pods") {
 		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
 	}
 	slices.Sort(deleted)
-	if want := []string{"expired", "intolerant", "zero"}; !slices.Equal(deleted, want) {
-		t.Errorf("evicted %v, want %v", deleted, want)
+	return slices.Compact(deleted) // the fixture's cache keeps deleted pods
+}
+
+// Pods that do not tolerate the taint go at once; those that tolerate it for
+// a while, that long after the controller first saw them on the tainted
+// node: not by the taint's timeAdded (200 s ago here), as Kubernetes' taint
+// eviction controller counts. A pod that tolerates a taint for an hour, bound
+// to a node tainted two hours ago, runs for an hour, not an instant (and is
+// not replaced by one scheduled back onto the node and deleted again).
+func TestEviction(t *testing.T) {
+	ctx := context.Background()
+	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(200*time.Second))
+	n.Status.Conditions[0].Reason = NodeStatusUnknown
+	c, client := newFixture(t, n, healthy("n2", nil), lease(10*time.Minute),
+		pod("intolerant", nil),
+		pod("forever", nil),
+		pod("shorter", ptr(100)),
+		pod("waiting", ptr(300)),
+		pod("zero", ptr(0)),
+	)
+	clock := now
+	c.now = func() time.Time { return clock }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := deletedPods(client), []string{"intolerant", "zero"}; !slices.Equal(got, want) {
+		t.Errorf("evicted at once %v, want %v", got, want)
 	}
 	// Each was first marked as Kubernetes' taint manager marks them.
 	var marked []string
@@ -306,20 +320,121 @@ func TestEviction(t *testing.T) {
 		}
 	}
 	slices.Sort(marked)
-	if !slices.Equal(marked, deleted) {
-		t.Errorf("marked DisruptionTarget %v, want every evicted pod %v", marked, deleted)
+	if !slices.Equal(marked, deletedPods(client)) {
+		t.Errorf("marked DisruptionTarget %v, want every evicted pod %v", marked, deletedPods(client))
+	}
+	events := controllertest.Events(c.recorder.(*record.FakeRecorder).Events)
+	if want := "Normal TaintManagerEviction Marking for deletion Pod ns/intolerant"; !slices.Contains(events, want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+
+	for _, step := range []struct {
+		after time.Duration
+		want  []string
+	}{
+		{99 * time.Second, []string{"intolerant", "zero"}},
+		{time.Second, []string{"intolerant", "shorter", "zero"}},
+		{199 * time.Second, []string{"intolerant", "shorter", "zero"}},
+		{time.Second, []string{"intolerant", "shorter", "waiting", "zero"}},
+	} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletedPods(client); !slices.Equal(got, step.want) {
+			t.Fatalf("%s after the first sync: evicted %v, want %v", clock.Sub(now), got, step.want)
+		}
 	}
 }
 
-func TestTolerationWait(t *testing.T) {
+// A scheduled deletion is cancelled, with Kubernetes' event, when the node
+// loses its NoExecute taint; it is kept as it was while the taint changes
+// from not-ready to unreachable.
+func TestEvictionCancelled(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("waiting", ptr(300)))
+	clock := now
+	c.now = func() time.Time { return clock }
+	recorder := c.recorder.(*record.FakeRecorder)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	// 200 s later the node is unreachable: the taint is swapped, the pod's
+	// deletion stays due 300 s after it was first seen.
+	clock = clock.Add(200 * time.Second)
+	unknown := n.DeepCopy()
+	unknown.Status.Conditions[0].Status = corev1.ConditionUnknown
+	update(t, f.Core().V1().Nodes().Informer(), unknown)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeUnreachable+":NoExecute") {
+		t.Fatalf("taints %v, want unreachable:NoExecute", taintList(got))
+	}
+	update(t, f.Core().V1().Nodes().Informer(), got)
+	clock = clock.Add(100 * time.Second)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletedPods(client); !slices.Equal(got, []string{"waiting"}) {
+		t.Fatalf("300 s after the pod was first seen on the tainted node: evicted %v, want [waiting]", got)
+	}
+
+	// Again, but the node is Ready before the toleration runs out.
+	c, client, f = newFixtureWithInformers(t, n, healthy("n2", nil), pod("waiting", ptr(300)))
+	clock = now
+	c.now = func() time.Time { return clock }
+	recorder = c.recorder.(*record.FakeRecorder)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(100 * time.Second)
+	ready := n.DeepCopy()
+	ready.Status.Conditions[0].Status, ready.Status.Conditions[0].LastHeartbeatTime = corev1.ConditionTrue, metav1.NewTime(clock)
+	update(t, f.Core().V1().Nodes().Informer(), ready)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if len(got.Spec.Taints) != 0 {
+		t.Fatalf("taints %v on a Ready node", taintList(got))
+	}
+	update(t, f.Core().V1().Nodes().Informer(), got)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Normal TaintManagerEviction Cancelling deletion of Pod ns/waiting"; !slices.Contains(controllertest.Events(recorder.Events), want) {
+		t.Errorf("no event %q", want)
+	}
+	// Tainted again later: a new, whole toleration.
+	clock = clock.Add(time.Hour)
+	update(t, f.Core().V1().Nodes().Informer(), n)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletedPods(client); len(got) != 0 {
+		t.Errorf("evicted %v at once on a node tainted again", got)
+	}
+}
+
+func TestTolerationLimit(t *testing.T) {
 	taints := []corev1.Taint{unreachable(100 * time.Second)}
-	if w, forever := tolerationWait(pod("p", ptr(300)), taints, now); forever || w != 200*time.Second {
-		t.Errorf("wait = %s forever=%v, want 200s", w, forever)
+	if limit, forever, tolerated := tolerationLimit(pod("p", ptr(300)), taints); forever || !tolerated || limit != 300*time.Second {
+		t.Errorf("limit = %s forever=%v tolerated=%v, want 300s", limit, forever, tolerated)
+	}
+	if _, forever, tolerated := tolerationLimit(pod("p", nil), taints); !forever || !tolerated {
+		t.Errorf("forever=%v tolerated=%v, want tolerated forever", forever, tolerated)
+	}
+	if _, _, tolerated := tolerationLimit(pod("intolerant", nil), taints); tolerated {
+		t.Errorf("a pod without tolerations tolerates the taint")
 	}
 	p := pod("p", nil)
 	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(150)})
-	if w, _ := tolerationWait(p, taints, now); w != 50*time.Second {
-		t.Errorf("the shortest matching toleration should win: wait = %s", w)
+	if limit, _, _ := tolerationLimit(p, taints); limit != 150*time.Second {
+		t.Errorf("the shortest matching toleration should win: limit = %s", limit)
 	}
 }
 
