@@ -98,6 +98,10 @@ type Controller struct {
 	// disruptionKnown: disruption was judged at least once.
 	disruptionKnown bool
 	tainters        map[string]flowcontrol.RateLimiter
+	// unmarked are the nodes marked Unknown whose pods were not all marked
+	// not ready yet (an update failed): retried until done or the node is
+	// Ready again, as kube-controller-manager's nodesToRetry.
+	unmarked map[string]bool
 
 	evictMu sync.Mutex
 	// evictions are the pods' scheduled deletions, by node name and then
@@ -133,8 +137,8 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
-		evictions: map[string]map[string]scheduledEviction{},
-		eviction:  DefaultEviction(),
+		evictions: map[string]map[string]scheduledEviction{}, unmarked: map[string]bool{},
+		eviction: DefaultEviction(),
 	}
 	if opts.Eviction != nil {
 		if err := opts.Eviction.Check(); err != nil {
@@ -282,6 +286,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if apierrors.IsNotFound(err) {
 		c.mu.Lock()
 		delete(c.health, name)
+		delete(c.unmarked, name)
 		c.mu.Unlock()
 		c.evictMu.Lock()
 		delete(c.evictions, name)
@@ -308,6 +313,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		if node, err = c.markUnknown(ctx, node, now); err != nil {
 			return err
 		}
+	}
+	if err := c.retryMarkPodsNotReady(ctx, node, now); err != nil {
+		return err
 	}
 	if node, err = c.reconcileTaints(ctx, node, now); err != nil {
 		return err
@@ -346,36 +354,67 @@ func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now tim
 	}
 	c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
 	c.log.Info("node stopped heartbeating", "node", node.Name)
-	if err := c.markPodsNotReady(ctx, node.Name, now); err != nil {
-		return nil, err
-	}
+	c.mu.Lock()
+	c.unmarked[node.Name] = true
+	c.mu.Unlock()
 	return updated, nil
 }
 
-// markPodsNotReady flips the Ready condition of the node's pods to False so endpoints drop them.
+// retryMarkPodsNotReady marks the pods of a node marked Unknown not ready,
+// until every one is, or the node is Ready again.
+func (c *Controller) retryMarkPodsNotReady(ctx context.Context, node *corev1.Node, now time.Time) error {
+	c.mu.Lock()
+	pending := c.unmarked[node.Name]
+	c.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	if !nodeReady(node) {
+		if err := c.markPodsNotReady(ctx, node.Name, now); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	delete(c.unmarked, node.Name)
+	c.mu.Unlock()
+	return nil
+}
+
+// markPodsNotReady flips the Ready condition of the node's pods to False so
+// endpoints drop them, with Kubernetes' "NodeNotReady" warning on each pod.
+// The condition keeps its reason and message, as kube-controller-manager
+// leaves them. Every pod is tried; the first error is returned.
 func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now time.Time) error {
 	objs, err := c.podIndexer.ByIndex(nodeNameIndex, nodeName)
 	if err != nil {
 		return err
 	}
+	var first error
 	for _, o := range objs {
 		pod := o.(*corev1.Pod).DeepCopy()
 		changed := false
 		for i := range pod.Status.Conditions {
 			cnd := &pod.Status.Conditions[i]
 			if cnd.Type == corev1.PodReady && cnd.Status != corev1.ConditionFalse {
-				cnd.Status, cnd.Reason, cnd.LastTransitionTime = corev1.ConditionFalse, "NodeNotReady", metav1.NewTime(now)
+				cnd.Status, cnd.LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(now)
 				changed = true
 			}
 		}
 		if !changed {
 			continue
 		}
-		if _, err := c.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("mark pod %s/%s not ready: %w", pod.Namespace, pod.Name, err)
+		_, err := c.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			if first == nil {
+				first = fmt.Errorf("mark pod %s/%s not ready: %w", pod.Namespace, pod.Name, err)
+			}
+		default:
+			c.recorder.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
 		}
 	}
-	return nil
+	return first
 }
 
 // conditionTaints are Kubernetes' TaintNodesByCondition: the NoSchedule

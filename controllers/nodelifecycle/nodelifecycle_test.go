@@ -640,3 +640,50 @@ func TestNotReadyTaintSwappedForUnreachableAtOnce(t *testing.T) {
 		t.Errorf("taints = %v, want unreachable NoExecute in place of not-ready", taints)
 	}
 }
+
+// Pods of a node marked Unknown are marked not ready, each with Kubernetes'
+// "NodeNotReady" warning; when an update fails the controller tries again on
+// the next sync, although the node is already Unknown (kube's nodesToRetry),
+// so a Service does not keep sending traffic to a pod on a dead node.
+func TestPodsMarkedNotReadyRetried(t *testing.T) {
+	ctx := context.Background()
+	c, client, f := newFixtureWithInformers(t, node(corev1.ConditionTrue, time.Hour), healthy("n2", nil), pod("a", nil), pod("b", nil))
+	c.health["n1"] = &nodeHealth{probe: now.Add(-time.Minute), heartbeat: metav1.NewTime(now.Add(-time.Hour))}
+	failed := false
+	client.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		u := a.(k8stesting.UpdateAction)
+		if u.GetSubresource() == "status" && u.GetObject().(*corev1.Pod).Name == "a" && !failed {
+			failed = true
+			return true, nil, fmt.Errorf("the server is busy")
+		}
+		return false, nil, nil
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed pod update")
+	}
+	n, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if r := readyCondition(n); r.Status != corev1.ConditionUnknown {
+		t.Fatalf("Ready = %s, want Unknown", r.Status)
+	}
+	update(t, f.Core().V1().Nodes().Informer(), n)
+	b, _ := client.CoreV1().Pods("ns").Get(ctx, "b", metav1.GetOptions{})
+	update(t, f.Core().V1().Pods().Informer(), b)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		p, _ := client.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})
+		if r := p.Status.Conditions[0]; r.Status != corev1.ConditionFalse || r.Reason != "" {
+			t.Errorf("pod %s Ready = %s (reason %q), want False with its reason kept", name, r.Status, r.Reason)
+		}
+	}
+	var warnings int
+	for _, e := range controllertest.Events(c.recorder.(*record.FakeRecorder).Events) {
+		if e == "Warning NodeNotReady Node is not ready" {
+			warnings++
+		}
+	}
+	if warnings != 2 {
+		t.Errorf("%d NodeNotReady pod warnings, want one per pod", warnings)
+	}
+}
