@@ -89,6 +89,16 @@ func zoneOf(n *corev1.Node) string {
 	return region + "/" + zone
 }
 
+// LabelExcludeDisruption on a node leaves it out of its zone's count of
+// Ready and not Ready nodes, as kube-controller-manager leaves it out: its
+// NoExecute taints are still paced by its zone.
+const LabelExcludeDisruption = "node.kubernetes.io/exclude-disruption"
+
+func excludedFromDisruption(n *corev1.Node) bool {
+	_, ok := n.Labels[LabelExcludeDisruption]
+	return ok
+}
+
 func nodeReady(n *corev1.Node) bool {
 	r := readyCondition(n)
 	return r != nil && r.Status == corev1.ConditionTrue
@@ -119,7 +129,9 @@ type counted struct {
 func classify(nodes []*corev1.Node, unhealthyThreshold float64) disruption {
 	d := disruption{ready: map[string]int{}, notReady: map[string]int{}, counted: make(map[string]counted, len(nodes))}
 	for _, n := range nodes {
-		d.count(n.Name, counted{zoneOf(n), nodeReady(n)})
+		if !excludedFromDisruption(n) {
+			d.count(n.Name, counted{zoneOf(n), nodeReady(n)})
+		}
 	}
 	d.judge(unhealthyThreshold)
 	return d
@@ -176,6 +188,14 @@ func (d *disruption) judge(unhealthyThreshold float64) {
 // zone), so each sync can judge with its node's newest condition, which the
 // informer may not show yet.
 func (d *disruption) recount(node *corev1.Node, unhealthyThreshold float64) bool {
+	if excludedFromDisruption(node) {
+		if _, ok := d.counted[node.Name]; !ok {
+			return false
+		}
+		d.uncount(node.Name)
+		d.judge(unhealthyThreshold)
+		return true
+	}
 	now := counted{zoneOf(node), nodeReady(node)}
 	if c, ok := d.counted[node.Name]; ok && c == now {
 		return false
@@ -290,6 +310,13 @@ func (c *Controller) noExecute(node *corev1.Node, now time.Time, take bool) (all
 	if !take {
 		return true, false
 	}
-	t := c.tainters[zoneOf(node)]
+	z := zoneOf(node)
+	t, ok := c.tainters[z]
+	if !ok {
+		// A zone whose every node is left out of the count (exclude-disruption)
+		// is never judged: its nodes are tainted at the normal pace.
+		t = newTainter(c.eviction.Rate)
+		c.tainters[z] = t
+	}
 	return t != nil && t.TryAccept(), false
 }

@@ -504,6 +504,7 @@ func notReady(name string, labels map[string]string) *corev1.Node {
 
 func TestClassifyZones(t *testing.T) {
 	a, b := map[string]string{corev1.LabelTopologyZone: "a"}, map[string]string{corev1.LabelTopologyZone: "b"}
+	excluded := map[string]string{LabelExcludeDisruption: ""}
 	tests := []struct {
 		name    string
 		nodes   []*corev1.Node
@@ -520,6 +521,10 @@ func TestClassifyZones(t *testing.T) {
 			map[string]zoneState{"/a": zoneFull, "/b": zoneNormal}, false},
 		{"every zone gone", []*corev1.Node{notReady("1", a), notReady("2", b)},
 			map[string]zoneState{"/a": zoneFull, "/b": zoneFull}, true},
+		// kube-controller-manager leaves nodes labelled exclude-disruption out.
+		{"three of five down, two of them left out", []*corev1.Node{notReady("1", nil), notReady("2", excluded), notReady("3", excluded), healthy("4", nil), healthy("5", nil)},
+			map[string]zoneState{"": zoneNormal}, false},
+		{"the only node counted is Ready", []*corev1.Node{notReady("1", excluded), healthy("2", nil)}, map[string]zoneState{"": zoneNormal}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -685,5 +690,31 @@ func TestPodsMarkedNotReadyRetried(t *testing.T) {
 	}
 	if warnings != 2 {
 		t.Errorf("%d NodeNotReady pod warnings, want one per pod", warnings)
+	}
+}
+
+// Nodes labelled node.kubernetes.io/exclude-disruption do not count towards
+// their zone's disruption: three of four nodes down, two of them left out,
+// is one of two, a healthy zone, and the node is tainted NoExecute. A node
+// left out whose zone has no node counted is tainted at the normal pace.
+func TestExcludedFromDisruption(t *testing.T) {
+	excluded := map[string]string{LabelExcludeDisruption: "true"}
+	c, client := newFixture(t, notReady("n1", nil), notReady("n2", excluded), notReady("n3", excluded), healthy("n4", nil))
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeNotReady+":NoExecute") {
+		t.Errorf("taints = %v, want not-ready:NoExecute", taintList(got))
+	}
+
+	alone := notReady("n1", map[string]string{LabelExcludeDisruption: "", corev1.LabelTopologyZone: "x"})
+	c, client = newFixture(t, alone, healthy("n2", nil))
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeNotReady+":NoExecute") {
+		t.Errorf("taints = %v, want not-ready:NoExecute in a zone of excluded nodes", taintList(got))
 	}
 }
