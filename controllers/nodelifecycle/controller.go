@@ -689,9 +689,10 @@ func tolerationLimit(pod *corev1.Pod, taints []corev1.Taint) (limit time.Duratio
 	return limit, forever, true
 }
 
-// matching returns the toleration of taint with the shortest tolerationSeconds, or nil.
+// matching returns the pod's first toleration of taint, or nil. As
+// Kubernetes' taint eviction controller, the first one is the one used,
+// even when a later one tolerates the taint for a different time.
 func matching(tols []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration {
-	var best *corev1.Toleration
 	for i := range tols {
 		tol := &tols[i]
 		if tol.Effect != "" && tol.Effect != taint.Effect {
@@ -709,15 +710,7 @@ func matching(tols []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration 
 		default:
 			continue
 		}
-		if tol.TolerationSeconds == nil {
-			if best == nil {
-				best = tol
-			}
-			continue
-		}
-		if best == nil || best.TolerationSeconds == nil || *tol.TolerationSeconds < *best.TolerationSeconds {
-			best = tol
-		}
+		return tol
 	}
-	return best
+	return nil
 }

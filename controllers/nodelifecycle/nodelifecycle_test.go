@@ -431,10 +431,23 @@ func TestTolerationLimit(t *testing.T) {
 	if _, _, tolerated := tolerationLimit(pod("intolerant", nil), taints); tolerated {
 		t.Errorf("a pod without tolerations tolerates the taint")
 	}
+	// The first toleration of a taint is the one used, as Kubernetes' taint
+	// eviction controller uses it, whether a later one is shorter or longer.
 	p := pod("p", nil)
 	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(150)})
-	if limit, _, _ := tolerationLimit(p, taints); limit != 150*time.Second {
-		t.Errorf("the shortest matching toleration should win: limit = %s", limit)
+	if _, forever, _ := tolerationLimit(p, taints); !forever {
+		t.Errorf("a pod whose first toleration of the taint has no limit is not kept forever")
+	}
+	p = pod("p", ptr(600))
+	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(150)})
+	if limit, _, _ := tolerationLimit(p, taints); limit != 600*time.Second {
+		t.Errorf("limit = %s, want the first toleration's 600s", limit)
+	}
+	// Each taint's own first toleration; the shortest of those.
+	two := append(taints, corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoExecute})
+	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "maintenance", Operator: corev1.TolerationOpExists, TolerationSeconds: ptr(60)})
+	if limit, _, _ := tolerationLimit(p, two); limit != 150*time.Second {
+		t.Errorf("limit = %s, want 150s (the first toleration of maintenance)", limit)
 	}
 }
 
