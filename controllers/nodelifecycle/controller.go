@@ -121,6 +121,7 @@ type nodeHealth struct {
 	probe     time.Time   // when a heartbeat was last seen to change (the controller's clock)
 	heartbeat metav1.Time // the Ready condition's lastHeartbeatTime then
 	renew     time.Time   // the Lease's renewTime then
+	uid       types.UID   // the node's, for the event when it goes
 }
 
 const nodeNameIndex = "skiff-spec.nodeName"
@@ -260,7 +261,7 @@ func (c *Controller) lastHeartbeat(node *corev1.Node, now time.Time) time.Time {
 		// Any change, not only a later time: a node's clock may step back.
 		h.probe = now
 	}
-	h.heartbeat, h.renew = heartbeat, renew
+	h.heartbeat, h.renew, h.uid = heartbeat, renew, node.UID
 	c.health[node.Name] = h
 	return h.probe
 }
@@ -285,9 +286,13 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	cached, err := c.nodeLister.Get(name)
 	if apierrors.IsNotFound(err) {
 		c.mu.Lock()
+		h, known := c.health[name]
 		delete(c.health, name)
 		delete(c.unmarked, name)
 		c.mu.Unlock()
+		if known {
+			c.nodeEvent(name, h.uid, "RemovingNode", "Removing Node %s from Controller")
+		}
 		c.evictMu.Lock()
 		delete(c.evictions, name)
 		c.evictMu.Unlock()
@@ -306,7 +311,14 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if readyCondition(node) == nil {
 		grace = c.startup // never posted a status: still starting, as kube judges
 	}
-	if now.Sub(c.lastHeartbeat(node, now)) > grace {
+	c.mu.Lock()
+	_, known := c.health[name]
+	c.mu.Unlock()
+	last := c.lastHeartbeat(node, now)
+	if !known {
+		c.nodeEvent(name, node.UID, "RegisteredNode", "Registered Node %s in Controller")
+	}
+	if now.Sub(last) > grace {
 		// The Ready condition markUnknown writes for a node that never
 		// posted one is seen as a heartbeat next time: harmless, as
 		// marking is done once and taints follow the condition.
@@ -321,6 +333,14 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 	return c.evict(ctx, node, now)
+}
+
+// nodeEvent records one of kube-controller-manager's events of the nodes it
+// keeps track of: RegisteredNode when it first sees one (each node again
+// after a restart or a change of leader), RemovingNode when one is gone.
+func (c *Controller) nodeEvent(name string, uid types.UID, reason, what string) {
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: uid}
+	c.recorder.Eventf(ref, corev1.EventTypeNormal, reason, "Node %s event: "+what, name, name)
 }
 
 // markUnknown sets every condition the agent owns to Unknown, once.

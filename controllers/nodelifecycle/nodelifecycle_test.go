@@ -731,3 +731,31 @@ func TestExcludedFromDisruption(t *testing.T) {
 		t.Errorf("taints = %v, want not-ready:NoExecute in a zone of excluded nodes", taintList(got))
 	}
 }
+
+// As kube-controller-manager, the controller records RegisteredNode when it
+// first sees a node and RemovingNode when the node is gone.
+func TestNodeRegisteredAndRemovedEvents(t *testing.T) {
+	ctx := context.Background()
+	n := node(corev1.ConditionTrue, time.Second)
+	c, _, f := newFixtureWithInformers(t, n, healthy("n2", nil))
+	recorder := c.recorder.(*record.FakeRecorder)
+	for range 2 {
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := controllertest.Events(recorder.Events), []string{"Normal RegisteredNode Node n1 event: Registered Node n1 in Controller"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if err := f.Core().V1().Nodes().Informer().GetIndexer().Delete(n); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := controllertest.Events(recorder.Events), []string{"Normal RemovingNode Node n1 event: Removing Node n1 from Controller"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
