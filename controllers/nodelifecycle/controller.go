@@ -603,11 +603,14 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 			"Taint manager: deleting due to NoExecute taint", false); err != nil {
 			return err
 		}
+		// Done with before the deletion: its watch event may come before
+		// Delete returns, and must not read as a cancellation.
+		c.cancelEviction(node.Name, key, false)
 		err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			c.scheduleEviction(node.Name, key, pod.UID, now) // due still
 			return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		c.cancelEviction(node.Name, key, false) // done
 		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	}
 	c.forgetEvictions(node.Name, seen)

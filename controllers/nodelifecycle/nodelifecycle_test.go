@@ -759,3 +759,44 @@ func TestNodeRegisteredAndRemovedEvents(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// A pod whose deletion failed is deleted at the next sync, its toleration
+// not counted afresh; its deletion by the controller is not announced as a
+// cancellation.
+func TestEvictionRetried(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, client := newFixture(t, n, healthy("n2", nil), pod("waiting", ptr(60)))
+	clock := now
+	c.now = func() time.Time { return clock }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	failed := false
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if !failed {
+			failed = true
+			return true, nil, fmt.Errorf("the server is busy")
+		}
+		// The watch's deletion event may be handled before Delete returns.
+		c.cancelEviction("n1", "ns/waiting", true)
+		return false, nil, nil
+	})
+	clock = clock.Add(time.Minute)
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed deletion")
+	}
+	clock = clock.Add(time.Second)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("ns").Get(ctx, "waiting", metav1.GetOptions{}); err == nil {
+		t.Fatal("the pod is still there a second after its deletion failed")
+	}
+	for _, e := range controllertest.Events(c.recorder.(*record.FakeRecorder).Events) {
+		if strings.Contains(e, "Cancelling") {
+			t.Errorf("event %q for a pod the controller deleted", e)
+		}
+	}
+}
