@@ -31,6 +31,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
 	"github.com/skiffkube/skiff/scheduler/plugins/imagelocality"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 )
 
@@ -298,6 +299,8 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 			args, err = fitArgs(pc.Args)
 		case volumebinding.Name:
 			args, err = volumeBindingArgs(pc.Args)
+		case podtopologyspread.Name:
+			args, err = spreadArgs(pc.Args)
 		default:
 			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
 		}
@@ -353,6 +356,20 @@ func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
 		out.Resources = append(out.Resources, noderesourcesfit.ResourceWeight{Name: v1.ResourceName(r.Name), Weight: w})
 	}
 	return out, nil
+}
+
+// spreadArgs reads PodTopologySpreadArgs: defaultingType System (the
+// default) or List with the defaultConstraints, checked as kube-scheduler does.
+func spreadArgs(raw runtime.RawExtension) (podtopologyspread.Args, error) {
+	var a schedv1.PodTopologySpreadArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return podtopologyspread.Args{}, err
+	}
+	out := podtopologyspread.Args{DefaultingType: podtopologyspread.DefaultingType(a.DefaultingType), DefaultConstraints: a.DefaultConstraints}
+	if out.DefaultingType == "" {
+		out.DefaultingType = podtopologyspread.SystemDefaulting
+	}
+	return out, out.Validate()
 }
 
 func volumeBindingArgs(raw runtime.RawExtension) (volumebinding.Args, error) {

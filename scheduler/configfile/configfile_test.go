@@ -3,14 +3,18 @@ package configfile
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 )
 
@@ -82,6 +86,37 @@ profiles:
 	// Everything else is the default profile.
 	if got, want := names(cfg.Plugins), names(plugins.DefaultProfile(noderesourcesfit.LeastAllocated)); !slices.Equal(got, want) {
 		t.Errorf("plugins %v, want %v", got, want)
+	}
+}
+
+// PodTopologySpreadArgs, as kube-scheduler's documentation configures
+// cluster-level default constraints.
+func TestParseSpreadDefaults(t *testing.T) {
+	cfg, err := Parse([]byte(header + `
+profiles:
+- pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultConstraints:
+      - maxSkew: 1
+        topologyKey: topology.kubernetes.io/zone
+        whenUnsatisfiable: ScheduleAnyway
+      defaultingType: List
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, _ := pluginNamed(t, cfg.Plugins, podtopologyspread.Name)
+	want := podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway}}}
+	if !reflect.DeepEqual(pc.Args, want) || pc.Weight != 2 {
+		t.Errorf("PodTopologySpread %#v, want args %#v and weight 2", pc, want)
+	}
+	if cfg, err = Parse([]byte(header + "profiles: [{pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List}}]}]\n")); err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := pluginNamed(t, cfg.Plugins, podtopologyspread.Name); !reflect.DeepEqual(pc.Args, podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting}) {
+		t.Errorf("no default constraints: %#v", pc.Args)
 	}
 }
 
@@ -246,6 +281,10 @@ func TestParseRefuses(t *testing.T) {
 		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's InterPodAffinity takes no arguments"},
 		{"args of a plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: VolumeBinding}]}}, pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 5}}]}]\n",
 			"profiles[0].pluginConfig[0]: the profile does not run VolumeBinding"},
+		{"spread defaults without List", header + "profiles: [{pluginConfig: [{name: PodTopologySpread, args: {defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}}]}]\n",
+			`profiles[0].pluginConfig[0] (PodTopologySpread): defaultingType: Invalid value: "System": when .defaultConstraints are not empty`},
+		{"spread default with a selector", header + "profiles: [{pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {}}]}}]}]\n",
+			"defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector"},
 		{"bind timeout", header + "profiles: [{pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 0}}]}]\n", "bindTimeoutSeconds: must be a positive number of seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
+	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 	"github.com/skiffkube/skiff/scheduler/queue"
 )
@@ -132,6 +133,25 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		}
 		return json.Marshal(&schedv1.VolumeBindingArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "VolumeBindingArgs"},
 			BindTimeoutSeconds: ptr.To(int64(a.BindTimeout / time.Second))})
+	case podtopologyspread.Name:
+		// Written only when configured, so that a file without them reads back as itself.
+		var a podtopologyspread.Args
+		switch v := args.(type) {
+		case podtopologyspread.Args:
+			a = v
+		case *podtopologyspread.Args:
+			if v == nil {
+				return nil, nil
+			}
+			a = *v
+		case nil:
+			return nil, nil
+		}
+		if a.DefaultingType == "" {
+			a.DefaultingType = podtopologyspread.SystemDefaulting
+		}
+		return json.Marshal(&schedv1.PodTopologySpreadArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "PodTopologySpreadArgs"},
+			DefaultingType: schedv1.PodTopologySpreadConstraintsDefaulting(a.DefaultingType), DefaultConstraints: a.DefaultConstraints})
 	}
 	if args != nil {
 		return nil, fmt.Errorf("plugin %s: args %T cannot be written as kube-scheduler's", name, args)

@@ -66,6 +66,10 @@ profiles:
         resources: [{name: cpu, weight: 3}, {name: memory}]
   - name: VolumeBinding
     args: {bindTimeoutSeconds: 30}
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule}]
 `))
 	if err != nil {
 		t.Fatal(err)

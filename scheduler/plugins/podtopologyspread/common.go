@@ -34,9 +34,11 @@ type constraint struct {
 	honorTaints bool // nodeTaintsPolicy: Honor (default Ignore)
 }
 
-func parseConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+// parseConstraints parses the specs whose whenUnsatisfiable is action; the
+// values of podLabels for their matchLabelKeys narrow their selectors.
+func parseConstraints(specs []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	var out []constraint
-	for _, c := range pod.Spec.TopologySpreadConstraints {
+	for _, c := range specs {
 		if c.WhenUnsatisfiable != action {
 			continue
 		}
@@ -48,7 +50,7 @@ func parseConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]c
 			sel = labels.Nothing()
 		}
 		for _, k := range c.MatchLabelKeys {
-			if v, ok := pod.Labels[k]; ok {
+			if v, ok := podLabels[k]; ok {
 				if r, err := labels.NewRequirement(k, "in", []string{v}); err == nil {
 					sel = sel.Add(*r)
 				}
@@ -68,6 +70,15 @@ func parseConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]c
 		out = append(out, pc)
 	}
 	return out, nil
+}
+
+// podConstraints are the constraints of pod with whenUnsatisfiable action:
+// its own when it has any, the default ones otherwise.
+func (pl *PodTopologySpread) podConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return parseConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
+	}
+	return pl.defaultConstraints(pod, action)
 }
 
 // hasAllKeys reports whether node has every constraint's topology label:

@@ -5,6 +5,11 @@
 // whose domain would exceed the least-loaded domain by more than maxSkew;
 // with ScheduleAnyway, Score prefers the less-loaded domains.
 //
+// A pod without constraints gets default ones selecting its Services' and
+// controller's pods: kube-scheduler's system defaults (hostname maxSkew 3,
+// zone maxSkew 5, ScheduleAnyway), or with Args' List defaulting the
+// configured ones, as PodTopologySpreadArgs.
+//
 // Only nodes that have every constraint's label and (by default) match the
 // pod's node affinity/selector count as domains, as in Kubernetes.
 package podtopologyspread

@@ -16,14 +16,33 @@ import (
 // PodTopologySpread implements PreFilter (with extensions), Filter, PreScore and Score.
 type PodTopologySpread struct {
 	h framework.Handle
-	// owners backs the system default constraints; nil without an informer factory.
+	// defaults apply to pods without constraints of their own.
+	defaults []v1.TopologySpreadConstraint
+	// systemDefaulted: defaults are kube-scheduler's built-in ones.
+	systemDefaulted bool
+	// owners backs the default constraints; nil without an informer factory.
 	owners *ownerListers
 }
 
-// New builds the plugin.
-func New(_ any, h framework.Handle) (framework.Plugin, error) {
-	pl := &PodTopologySpread{h: h}
-	if h != nil && h.SharedInformerFactory() != nil {
+// New builds the plugin from Args (nil for kube-scheduler's defaults).
+func New(args any, h framework.Handle) (framework.Plugin, error) {
+	var a Args
+	switch v := args.(type) {
+	case Args:
+		a = v
+	case *Args:
+		if v != nil {
+			a = *v
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	pl := &PodTopologySpread{h: h, defaults: a.DefaultConstraints}
+	if a.DefaultingType != ListDefaulting {
+		pl.defaults, pl.systemDefaulted = systemDefaults, true
+	}
+	if len(pl.defaults) > 0 && h != nil && h.SharedInformerFactory() != nil {
 		f := h.SharedInformerFactory()
 		pl.owners = &ownerListers{
 			services:     f.Core().V1().Services().Lister(),
@@ -69,9 +88,10 @@ func (s *preFilterState) minMatch(i int) int64 {
 	return lo
 }
 
-// PreFilter counts matching pods per domain for the hard constraints.
+// PreFilter counts matching pods per domain for the hard constraints: the
+// pod's own, or the default ones when it has none.
 func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	cs, err := parseConstraints(pod, v1.DoNotSchedule)
+	cs, err := pl.podConstraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}

@@ -158,21 +158,7 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := zones()
-			h := schedtest.Handle(t, nodes...)
-			f := h.SharedInformerFactory()
-			for _, o := range tc.objects {
-				var err error
-				switch o := o.(type) {
-				case *appsv1.ReplicaSet:
-					err = f.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(o)
-				case *v1.Service:
-					err = f.Core().V1().Services().Informer().GetIndexer().Add(o)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			p, err := New(nil, h)
+			p, err := New(nil, handleWith(t, nodes, tc.objects...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,6 +170,158 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 				if got[n] != want {
 					t.Fatalf("scores = %v, want %v", got, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// handleWith is a handle over nodes whose informers hold objects
+// (ReplicaSets and Services).
+func handleWith(t *testing.T, nodes []*framework.NodeInfo, objects ...runtime.Object) framework.Handle {
+	t.Helper()
+	h := schedtest.Handle(t, nodes...)
+	f := h.SharedInformerFactory()
+	for _, o := range objects {
+		var err error
+		switch o := o.(type) {
+		case *appsv1.ReplicaSet:
+			err = f.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(o)
+		case *v1.Service:
+			err = f.Core().V1().Services().Informer().GetIndexer().Add(o)
+		default:
+			t.Fatalf("unexpected object %T", o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// PodTopologySpreadArgs' defaultingType List replaces the system defaults
+// with the configured constraints, which filter when DoNotSchedule and,
+// unlike the system defaults, leave unscored the nodes lacking a key.
+func TestPodTopologySpreadListDefaults(t *testing.T) {
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	owned := func() *v1.Pod {
+		p := web("new")
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: ptr.To(true)}}
+		return p
+	}
+	list := func(cs ...v1.TopologySpreadConstraint) Args {
+		return Args{DefaultingType: ListDefaulting, DefaultConstraints: cs}
+	}
+	hardZone := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: zone, WhenUnsatisfiable: v1.DoNotSchedule}
+	softZone := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: zone, WhenUnsatisfiable: v1.ScheduleAnyway}
+	notMatch := "Unschedulable: " + ErrReasonConstraintsNotMatch
+	missing := "UnschedulableAndUnresolvable: " + ErrReasonNodeLabelNotMatch
+	tests := []struct {
+		name       string
+		args       Args
+		pod        *v1.Pod
+		wantFilter map[string]string
+		wantScore  map[string]int64 // nil: not scored
+	}{
+		{
+			name:       "a DoNotSchedule default filters a ReplicaSet's pod",
+			args:       list(hardZone),
+			pod:        owned(),
+			wantFilter: map[string]string{"n1": notMatch, "n2": notMatch, "n3": "", "n4": missing},
+		},
+		{
+			name: "defaults do not apply to a pod of no controller",
+			args: list(hardZone, softZone),
+			pod:  web("new"),
+		},
+		{
+			name:       "defaults do not apply to a pod with constraints of its own",
+			args:       list(hardZone),
+			pod:        schedtest.MakePod().Name("new").Label("app", "web").SpreadConstraint(4, zone, v1.DoNotSchedule, "app", "web").Obj(),
+			wantFilter: map[string]string{"n4": missing},
+		},
+		{
+			// Zones a (3 pods) and b (none), weight ln 4: a ≈ 4, b 0; n4 has no zone.
+			name:      "a ScheduleAnyway default scores only nodes with its key",
+			args:      list(softZone),
+			pod:       owned(),
+			wantScore: map[string]int64{"n1": 0, "n2": 0, "n3": 100, "n4": 0},
+		},
+		{
+			name: "an empty list turns default spreading off",
+			args: list(),
+			pod:  owned(),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := zones()
+			p, err := New(tc.args, handleWith(t, nodes, rs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ni := range nodes {
+				got := schedtest.StatusString(schedtest.RunFilter(t, p, tc.pod, ni, nodes...))
+				if want := tc.wantFilter[ni.Node().Name]; got != want {
+					t.Errorf("Filter on %s: got %q, want %q", ni.Node().Name, got, want)
+				}
+			}
+			got := schedtest.RunScore(t, p, tc.pod, nodes...)
+			if (got == nil) != (tc.wantScore == nil) {
+				t.Fatalf("scores = %v, want %v", got, tc.wantScore)
+			}
+			for n, want := range tc.wantScore {
+				if got[n] != want {
+					t.Fatalf("scores = %v, want %v", got, tc.wantScore)
+				}
+			}
+		})
+	}
+}
+
+func TestArgsValidate(t *testing.T) {
+	zoneSoft := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: zone, WhenUnsatisfiable: v1.ScheduleAnyway}
+	tests := []struct {
+		name string
+		args Args
+		want string // "" for valid
+	}{
+		{"no args are the system defaults", Args{}, ""},
+		{"an empty list", Args{DefaultingType: ListDefaulting}, ""},
+		{"a list", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{zoneSoft}}, ""},
+		{"constraints need the List type", Args{DefaultConstraints: []v1.TopologySpreadConstraint{zoneSoft}},
+			`defaultingType: Invalid value: "System": when .defaultConstraints are not empty`},
+		{"an unknown type", Args{DefaultingType: "Zones"},
+			`defaultingType: Unsupported value: "Zones": supported values: "System", "List"`},
+		{"a selector", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+			{MaxSkew: 1, TopologyKey: zone, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{}}}},
+			"defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"},
+		{"no maxSkew", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+			{TopologyKey: zone, WhenUnsatisfiable: v1.ScheduleAnyway}}},
+			"defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)"},
+		{"no whenUnsatisfiable", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+			{MaxSkew: 1, TopologyKey: zone}}},
+			"defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty"},
+		{"no topologyKey", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+			{MaxSkew: 1, WhenUnsatisfiable: v1.DoNotSchedule}}},
+			"defaultConstraints[0].topologyKey: Required value: can not be empty"},
+		{"a repeated key and action", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{zoneSoft, zoneSoft}},
+			`defaultConstraints[1]: Duplicate value: "{topology.kubernetes.io/zone, ScheduleAnyway}"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.args.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("Validate() = %q, want %q", got, tc.want)
+			}
+			if _, err := New(tc.args, nil); (err == nil) != (tc.want == "") {
+				t.Errorf("New: %v", err)
 			}
 		})
 	}

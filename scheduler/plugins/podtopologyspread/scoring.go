@@ -13,9 +13,9 @@ import (
 
 type preScoreState struct {
 	constraints []constraint
-	// requireAll: a node lacking any constraint's label is not scored. Only
-	// the pod's own constraints require it; with the system defaults a node
-	// without a zone is still spread by hostname.
+	// requireAll: a node lacking any constraint's label is not scored. All
+	// but the system defaults require it; with those a node without a zone
+	// is still spread by hostname.
 	requireAll bool
 	// counts[i] maps the domains of constraint i that feasible nodes are in
 	// to their matching pods (hostname constraints count in Score).
@@ -31,17 +31,14 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 const ignored = -1
 
 // PreScore counts matching pods per domain for the soft constraints: the
-// pod's own, or kube-scheduler's system defaults when it has none.
+// pod's own, or the default ones when it has none.
 func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
-	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0
-	var cs []constraint
-	if requireAll {
-		var err error
-		if cs, err = parseConstraints(pod, v1.ScheduleAnyway); err != nil {
-			return framework.AsStatus(err)
-		}
-	} else {
-		cs = pl.defaultConstraints(pod)
+	// Only kube-scheduler's own defaults score a node lacking some of the
+	// keys (a node without a zone is still spread by hostname).
+	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.systemDefaulted
+	cs, err := pl.podConstraints(pod, v1.ScheduleAnyway)
+	if err != nil {
+		return framework.AsStatus(err)
 	}
 	if len(cs) == 0 || len(feasible) == 0 {
 		return framework.NewStatus(framework.Skip)
