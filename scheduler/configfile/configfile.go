@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	componentbase "k8s.io/component-base/config/v1alpha1"
 	schedv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffkube/skiff/scheduler"
@@ -30,6 +31,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
 	"github.com/skiffkube/skiff/scheduler/plugins/imagelocality"
+	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -301,6 +303,8 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 			args, err = volumeBindingArgs(pc.Args)
 		case podtopologyspread.Name:
 			args, err = spreadArgs(pc.Args)
+		case interpodaffinity.Name:
+			args, err = interPodAffinityArgs(pc.Args)
 		default:
 			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
 		}
@@ -356,6 +360,20 @@ func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
 		out.Resources = append(out.Resources, noderesourcesfit.ResourceWeight{Name: v1.ResourceName(r.Name), Weight: w})
 	}
 	return out, nil
+}
+
+// interPodAffinityArgs reads InterPodAffinityArgs: hardPodAffinityWeight
+// (0-100, default 1) and ignorePreferredTermsOfExistingPods.
+func interPodAffinityArgs(raw runtime.RawExtension) (interpodaffinity.Args, error) {
+	var a schedv1.InterPodAffinityArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return interpodaffinity.Args{}, err
+	}
+	out := interpodaffinity.Args{HardPodAffinityWeight: a.HardPodAffinityWeight, IgnorePreferredTermsOfExistingPods: a.IgnorePreferredTermsOfExistingPods}
+	if out.HardPodAffinityWeight == nil {
+		out.HardPodAffinityWeight = ptr.To[int32](interpodaffinity.DefaultHardPodAffinityWeight)
+	}
+	return out, out.Validate()
 }
 
 // spreadArgs reads PodTopologySpreadArgs: defaultingType System (the

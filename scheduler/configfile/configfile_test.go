@@ -10,9 +10,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
 	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -117,6 +119,23 @@ profiles:
 	}
 	if pc, _ := pluginNamed(t, cfg.Plugins, podtopologyspread.Name); !reflect.DeepEqual(pc.Args, podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting}) {
 		t.Errorf("no default constraints: %#v", pc.Args)
+	}
+}
+
+// InterPodAffinityArgs: the weight defaults to kube-scheduler's 1.
+func TestParseInterPodAffinityArgs(t *testing.T) {
+	for file, want := range map[string]interpodaffinity.Args{
+		"args: {hardPodAffinityWeight: 0}":                                             {HardPodAffinityWeight: ptr.To[int32](0)},
+		"args: {ignorePreferredTermsOfExistingPods: true}":                             {HardPodAffinityWeight: ptr.To[int32](1), IgnorePreferredTermsOfExistingPods: true},
+		"args: {hardPodAffinityWeight: 50, ignorePreferredTermsOfExistingPods: false}": {HardPodAffinityWeight: ptr.To[int32](50)},
+	} {
+		cfg, err := Parse([]byte(header + "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    " + file + "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if pc, _ := pluginNamed(t, cfg.Plugins, interpodaffinity.Name); !reflect.DeepEqual(pc.Args, want) {
+			t.Errorf("%s: args %#v, want %#v", file, pc.Args, want)
+		}
 	}
 }
 
@@ -278,7 +297,9 @@ func TestParseRefuses(t *testing.T) {
 			`profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "RequestedToCapacityRatio": skiff scores by LeastAllocated (spread) or MostAllocated (bin-pack)`},
 		{"unknown arg", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategi: {}}}]}]\n", `unknown field "scoringStrategi"`},
 		{"ignored resources", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/foo]}}]}]\n", "ignoredResources, ignoredResourceGroups"},
-		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's InterPodAffinity takes no arguments"},
+		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: TaintToleration, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's TaintToleration takes no arguments"},
+		{"hard pod affinity weight", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 101}}]}]\n",
+			"profiles[0].pluginConfig[0] (InterPodAffinity): hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
 		{"args of a plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: VolumeBinding}]}}, pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 5}}]}]\n",
 			"profiles[0].pluginConfig[0]: the profile does not run VolumeBinding"},
 		{"spread defaults without List", header + "profiles: [{pluginConfig: [{name: PodTopologySpread, args: {defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}}]}]\n",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -133,6 +134,26 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		}
 		return json.Marshal(&schedv1.VolumeBindingArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "VolumeBindingArgs"},
 			BindTimeoutSeconds: ptr.To(int64(a.BindTimeout / time.Second))})
+	case interpodaffinity.Name:
+		// Written only when configured, so that a file without them reads back as itself.
+		var a interpodaffinity.Args
+		switch v := args.(type) {
+		case interpodaffinity.Args:
+			a = v
+		case *interpodaffinity.Args:
+			if v == nil {
+				return nil, nil
+			}
+			a = *v
+		case nil:
+			return nil, nil
+		}
+		w := a.HardPodAffinityWeight
+		if w == nil {
+			w = ptr.To[int32](interpodaffinity.DefaultHardPodAffinityWeight)
+		}
+		return json.Marshal(&schedv1.InterPodAffinityArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "InterPodAffinityArgs"},
+			HardPodAffinityWeight: w, IgnorePreferredTermsOfExistingPods: a.IgnorePreferredTermsOfExistingPods})
 	case podtopologyspread.Name:
 		// Written only when configured, so that a file without them reads back as itself.
 		var a podtopologyspread.Args

@@ -66,6 +66,8 @@ profiles:
         resources: [{name: cpu, weight: 3}, {name: memory}]
   - name: VolumeBinding
     args: {bindTimeoutSeconds: 30}
+  - name: InterPodAffinity
+    args: {ignorePreferredTermsOfExistingPods: true}
   - name: PodTopologySpread
     args:
       defaultingType: List

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 )
@@ -59,14 +60,58 @@ func (s *preFilterState) Clone() framework.StateData {
 }
 
 // InterPodAffinity implements PreFilter (with extensions), Filter, PreScore and Score.
-type InterPodAffinity struct{ h framework.Handle }
+type InterPodAffinity struct {
+	h framework.Handle
+	// hardWeight scores placed pods' required affinity terms selecting the pod.
+	hardWeight int64
+	// ignoreExistingPreferred skips scoring a pod without preferred terms.
+	ignoreExistingPreferred bool
+}
 
-// New builds the plugin.
-func New(_ any, h framework.Handle) (framework.Plugin, error) {
+// Args configure the plugin, as kube-scheduler's InterPodAffinityArgs.
+type Args struct {
+	// HardPodAffinityWeight is what a placed pod's required affinity term
+	// selecting the pod adds to its domain's score: 0 to 100, nil for
+	// kube-scheduler's default, DefaultHardPodAffinityWeight.
+	HardPodAffinityWeight *int32
+	// IgnorePreferredTermsOfExistingPods leaves unscored a pod without
+	// preferred terms of its own, whatever placed pods prefer.
+	IgnorePreferredTermsOfExistingPods bool
+}
+
+// DefaultHardPodAffinityWeight is kube-scheduler's hardPodAffinityWeight.
+const DefaultHardPodAffinityWeight = 1
+
+// Validate checks a as kube-scheduler checks InterPodAffinityArgs.
+func (a Args) Validate() error {
+	if w := a.HardPodAffinityWeight; w != nil && (*w < 0 || *w > 100) {
+		return field.Invalid(field.NewPath("hardPodAffinityWeight"), *w, "not in valid range [0, 100]")
+	}
+	return nil
+}
+
+// New builds the plugin from Args (nil for kube-scheduler's defaults).
+func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if h == nil {
 		return nil, errors.New("InterPodAffinity needs a framework handle")
 	}
-	return &InterPodAffinity{h: h}, nil
+	var a Args
+	switch v := args.(type) {
+	case Args:
+		a = v
+	case *Args:
+		if v != nil {
+			a = *v
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	pl := &InterPodAffinity{h: h, hardWeight: DefaultHardPodAffinityWeight, ignoreExistingPreferred: a.IgnorePreferredTermsOfExistingPods}
+	if a.HardPodAffinityWeight != nil {
+		pl.hardWeight = int64(*a.HardPodAffinityWeight)
+	}
+	return pl, nil
 }
 
 // Name implements framework.Plugin.

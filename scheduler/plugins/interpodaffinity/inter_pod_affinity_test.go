@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
@@ -112,6 +113,81 @@ func TestInterPodAffinityScore(t *testing.T) {
 	got = schedtest.RunScore(t, p, far, nodes...)
 	if got["n1"] != 0 || got["n2"] != 0 || got["n3"] != 100 {
 		t.Errorf("preferred anti-affinity scores = %v, want zone a:0, b:100", got)
+	}
+}
+
+// InterPodAffinityArgs: hardPodAffinityWeight weighs placed pods' required
+// affinity selecting the pod, ignorePreferredTermsOfExistingPods skips a pod
+// without preferred terms of its own.
+func TestInterPodAffinityScoreArgs(t *testing.T) {
+	// n1 (zone a) holds a pod requiring web pods in its zone; n3 (zone b) a pod
+	// preferring them there with weight 5, and a db pod.
+	nodes := func() []*framework.NodeInfo {
+		return cluster(
+			[]*v1.Pod{schedtest.MakePod().Name("needs-web").PodAffinity(zone, "app", "web").Obj()},
+			nil,
+			[]*v1.Pod{schedtest.MakePod().Name("likes-web").PreferredPodAffinity(5, zone, "app", "web").Obj(), db()},
+		)
+	}
+	plain := schedtest.MakePod().Name("web").Label("app", "web").Obj()
+	nearDB := schedtest.MakePod().Name("web").Label("app", "web").PreferredPodAffinity(10, zone, "app", "db").Obj()
+	tests := []struct {
+		name string
+		args any
+		pod  *v1.Pod
+		want map[string]int64 // nil: not scored
+	}{
+		// Zone a 1, zone b 5.
+		{"by default a required term weighs 1", nil, plain, map[string]int64{"n1": 0, "n2": 0, "n3": 100}},
+		// Zone a 10, zone b 5.
+		{"hardPodAffinityWeight 10", Args{HardPodAffinityWeight: ptr.To[int32](10)}, plain, map[string]int64{"n1": 100, "n2": 100, "n3": 0}},
+		// Zone a 0, zone b 5.
+		{"hardPodAffinityWeight 0 ignores required terms", Args{HardPodAffinityWeight: ptr.To[int32](0)}, plain, map[string]int64{"n1": 0, "n2": 0, "n3": 100}},
+		{"ignorePreferredTermsOfExistingPods skips a pod without preferred terms", Args{IgnorePreferredTermsOfExistingPods: true}, plain, nil},
+		// Zone a 1, zone b 5 + 10: placed pods' terms still count.
+		{"ignorePreferredTermsOfExistingPods scores a pod with preferred terms as usual", Args{IgnorePreferredTermsOfExistingPods: true}, nearDB,
+			map[string]int64{"n1": 0, "n2": 0, "n3": 100}},
+		// Zone a 20, zone b 15.
+		{"both", Args{HardPodAffinityWeight: ptr.To[int32](20), IgnorePreferredTermsOfExistingPods: true}, nearDB,
+			map[string]int64{"n1": 100, "n2": 100, "n3": 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := nodes()
+			p, err := New(tc.args, schedtest.Handle(t, nodes...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := schedtest.RunScore(t, p, tc.pod, nodes...)
+			if (got == nil) != (tc.want == nil) {
+				t.Fatalf("scores = %v, want %v", got, tc.want)
+			}
+			for n, want := range tc.want {
+				if got[n] != want {
+					t.Fatalf("scores = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestArgsValidate(t *testing.T) {
+	for w, want := range map[int32]string{
+		0: "", 1: "", 100: "",
+		-1:  "hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]",
+		101: "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]",
+	} {
+		a := Args{HardPodAffinityWeight: ptr.To(w)}
+		got := ""
+		if err := a.Validate(); err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("weight %d: Validate() = %q, want %q", w, got, want)
+		}
+		if _, err := New(a, schedtest.Handle(t)); (err == nil) != (want == "") {
+			t.Errorf("weight %d: New: %v", w, err)
+		}
 	}
 }
 

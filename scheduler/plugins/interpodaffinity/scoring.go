@@ -10,10 +10,6 @@ import (
 	"github.com/skiffkube/skiff/scheduler/framework"
 )
 
-// hardPodAffinityWeight is the score weight given to a placed pod's required
-// affinity term that selects the incoming pod (kube-scheduler's default).
-const hardPodAffinityWeight = 1
-
 // topologyScore accumulates weights per topology key and value.
 type topologyScore map[string]map[string]int64
 
@@ -33,11 +29,13 @@ type preScoreState struct{ scores topologyScore }
 func (s *preScoreState) Clone() framework.StateData { return s }
 
 // PreScore sums weights per topology domain from the pod's preferred terms
-// and from placed pods' terms that select the pod.
+// and from placed pods' terms that select the pod (their required affinity
+// weighing hardPodAffinityWeight). With ignorePreferredTermsOfExistingPods,
+// a pod with no preferred terms of its own is not scored.
 func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	lister := pl.h.SnapshotLister()
 	own := hasPreferredTerms(pod)
-	if !own && len(lister.HavePodsWithAffinityList()) == 0 {
+	if !own && (pl.ignoreExistingPreferred || len(lister.HavePodsWithAffinityList()) == 0) {
 		return framework.NewStatus(framework.Skip)
 	}
 	pi := framework.NewPodInfo(pod)
@@ -70,7 +68,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 			for i := range existing.RequiredAffinityTerms {
 				t := &existing.RequiredAffinityTerms[i]
 				if t.Matches(pod, incomingNS) {
-					ts.add(node, t.TopologyKey, hardPodAffinityWeight)
+					ts.add(node, t.TopologyKey, pl.hardWeight)
 				}
 			}
 		}
