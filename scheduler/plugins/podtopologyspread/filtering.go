@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -60,32 +61,76 @@ type preFilterState struct {
 	constraints []constraint
 	// counts[i] maps constraint i's domain values to matching pod counts.
 	counts []map[string]int64
-	aff    nodeaffinity.RequiredNodeAffinity
+	// byCount[i] is how many of constraint i's domains hold each count and
+	// mins[i] the least count: Filter reads the global minimum in O(1), not
+	// over every domain of every node it checks, and AddPod/RemovePod keep
+	// both up to date as cheaply (as kube-scheduler's critical paths).
+	byCount []map[int64]int
+	mins    []int64
+	aff     nodeaffinity.RequiredNodeAffinity
 }
 
 func (s *preFilterState) Clone() framework.StateData {
-	c := &preFilterState{constraints: s.constraints, aff: s.aff, counts: make([]map[string]int64, len(s.counts))}
+	c := &preFilterState{constraints: s.constraints, aff: s.aff, mins: slices.Clone(s.mins),
+		counts: make([]map[string]int64, len(s.counts)), byCount: make([]map[int64]int, len(s.byCount))}
 	for i, m := range s.counts {
 		c.counts[i] = maps.Clone(m)
 	}
+	for i, m := range s.byCount {
+		c.byCount[i] = maps.Clone(m)
+	}
 	return c
+}
+
+// index builds byCount and mins from counts.
+func (s *preFilterState) index() {
+	s.byCount = make([]map[int64]int, len(s.counts))
+	s.mins = make([]int64, len(s.counts))
+	for i, m := range s.counts {
+		s.byCount[i] = make(map[int64]int)
+		s.mins[i] = math.MaxInt64
+		for _, n := range m {
+			s.byCount[i][n]++
+			s.mins[i] = min(s.mins[i], n)
+		}
+	}
+}
+
+// add adds delta matching pods to domain of constraint i.
+func (s *preFilterState) add(i int, domain string, delta int64) {
+	old, existed := s.counts[i][domain]
+	n := old + delta
+	s.counts[i][domain] = n
+	by := s.byCount[i]
+	if existed {
+		if by[old]--; by[old] == 0 {
+			delete(by, old)
+		}
+	}
+	by[n]++
+	switch {
+	case len(s.counts[i]) == 1 || n < s.mins[i]:
+		s.mins[i] = n
+	case existed && old == s.mins[i] && by[old] == 0:
+		// The last domain at the minimum moved up: the next count held.
+		if delta == 1 {
+			s.mins[i] = n
+			return
+		}
+		s.mins[i] = math.MaxInt64
+		for c := range by {
+			s.mins[i] = min(s.mins[i], c)
+		}
+	}
 }
 
 // minMatch is the global minimum for constraint i; fewer domains than
 // minDomains make it zero, so pods keep spreading into new domains.
 func (s *preFilterState) minMatch(i int) int64 {
-	m := s.counts[i]
-	if int64(len(m)) < s.constraints[i].minDomains {
+	if n := int64(len(s.counts[i])); n == 0 || n < s.constraints[i].minDomains {
 		return 0
 	}
-	lo := int64(math.MaxInt64)
-	for _, n := range m {
-		lo = min(lo, n)
-	}
-	if lo == math.MaxInt64 {
-		return 0
-	}
-	return lo
+	return s.mins[i]
 }
 
 // PreFilter counts matching pods per domain for the hard constraints: the
@@ -113,6 +158,7 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 			}
 		}
 	}
+	s.index()
 	state.Write(preFilterKey, s)
 	return nil, nil
 }
@@ -150,7 +196,7 @@ func update(state *framework.CycleState, pod, changed *v1.Pod, ni *framework.Nod
 	}
 	for i := range s.constraints {
 		if c := &s.constraints[i]; c.includes(node, pod, s.aff) && matches(changed, pod.Namespace, c.selector) {
-			s.counts[i][node.Labels[c.key]] += delta
+			s.add(i, node.Labels[c.key], delta)
 		}
 	}
 	return nil

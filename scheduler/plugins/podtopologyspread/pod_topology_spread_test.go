@@ -1,12 +1,16 @@
 package podtopologyspread
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -324,5 +328,63 @@ func TestArgsValidate(t *testing.T) {
 				t.Errorf("New: %v", err)
 			}
 		})
+	}
+}
+
+// AddPod and RemovePod (preemption's simulation) leave the state as a
+// fresh PreFilter over the changed nodes would be: the minimum Filter
+// compares with follows pods moving in and out of every domain.
+func TestPodTopologySpreadAddRemovePod(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var nodes []*framework.NodeInfo
+	for i := range 6 {
+		node := schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).Label(zone, fmt.Sprintf("z%d", i%3)).Obj()
+		var pods []*v1.Pod
+		for j := range 1 + i%3 {
+			pods = append(pods, web(fmt.Sprintf("w%d-%d", i, j)))
+		}
+		nodes = append(nodes, schedtest.NodeInfo(node, pods...))
+	}
+	pod := schedtest.MakePod().Name("new").Label("app", "web").
+		SpreadConstraint(1, v1.LabelHostname, v1.DoNotSchedule, "app", "web").
+		SpreadConstraint(2, zone, v1.DoNotSchedule, "app", "web").Obj()
+	p, err := New(nil, schedtest.Handle(t, nodes...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*PodTopologySpread)
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	for step := range 200 {
+		ni := nodes[rng.IntN(len(nodes))]
+		if len(ni.Pods) > 0 && rng.IntN(2) == 0 {
+			gone := ni.Pods[rng.IntN(len(ni.Pods))]
+			ni.RemovePod(gone.Pod)
+			if s := pl.RemovePod(ctx, state, pod, gone, ni); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+		} else {
+			added := framework.NewPodInfo(web(fmt.Sprintf("a%d", step)))
+			added.Pod.UID = types.UID(added.Pod.Name)
+			ni.AddPodInfo(added)
+			if s := pl.AddPod(ctx, state, pod, added, ni); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+		}
+		fresh := framework.NewCycleState()
+		q, _ := New(nil, schedtest.Handle(t, nodes...))
+		if _, s := q.(*PodTopologySpread).PreFilter(ctx, fresh, pod, nodes); !s.IsSuccess() {
+			t.Fatal(s)
+		}
+		for _, n := range nodes {
+			got := schedtest.StatusString(pl.Filter(ctx, state, pod, n))
+			want := schedtest.StatusString(q.(*PodTopologySpread).Filter(ctx, fresh, pod, n))
+			if got != want {
+				t.Fatalf("step %d, node %s: Filter after AddPod/RemovePod %q, after a fresh PreFilter %q", step, n.Node().Name, got, want)
+			}
+		}
 	}
 }
