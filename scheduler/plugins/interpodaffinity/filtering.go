@@ -256,14 +256,32 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
 		}
 	}
-	for p, n := range s.existingAnti {
-		if n > 0 && node.Labels[p.key] == p.value {
-			if _, ok := node.Labels[p.key]; ok {
-				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
-			}
-		}
+	if s.existingAntiOn(node) {
+		return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
 	}
 	return nil
+}
+
+// existingAntiOn reports whether a placed pod's anti-affinity excludes the
+// pod from a domain node is in. It walks the node's labels or the domains,
+// whichever are fewer: a workload keeping one pod per node has as many
+// domains as replicas, and walking them on every node would make filtering
+// quadratic in the cluster's size.
+func (s *preFilterState) existingAntiOn(node *v1.Node) bool {
+	if len(s.existingAnti) > len(node.Labels) {
+		for k, v := range node.Labels {
+			if s.existingAnti[topologyPair{k, v}] > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for p, n := range s.existingAnti {
+		if v, ok := node.Labels[p.key]; ok && v == p.value && n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *preFilterState) satisfiesAffinity(node *v1.Node) bool {

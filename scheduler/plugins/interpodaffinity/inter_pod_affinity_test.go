@@ -62,6 +62,16 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch},
 		},
 		{
+			// More excluded domains than node labels: Filter walks the labels.
+			name: "placed pods' anti-affinity over several domains",
+			pod:  schedtest.MakePod().Name("web").Label("app", "web").Obj(),
+			n1:   []*v1.Pod{schedtest.MakePod().Name("loner").PodAntiAffinity(v1.LabelHostname, "app", "web").PodAntiAffinity(zone, "app", "web").Obj()},
+			n2:   []*v1.Pod{schedtest.MakePod().Name("hermit").PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()},
+			n3:   []*v1.Pod{schedtest.MakePod().Name("recluse").PodAntiAffinity("rack", "app", "web").Obj()},
+			want: map[string]string{"n1": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch,
+				"n2": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch, "n3": ""},
+		},
+		{
 			// kube-scheduler checks the pod's own affinity first: its rejection is
 			// UnschedulableAndUnresolvable, so preemption does not try the node.
 			name: "a node failing both the pod's affinity and a placed pod's anti-affinity reports the affinity",
