@@ -127,7 +127,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	if len(nodes) == 0 {
 		return "", ErrNoNodesAvailable
 	}
-	preResult, st := s.fwk.RunPreFilterPlugins(ctx, state, pod, nodes)
+	preResult, st, narrowedBy := s.fwk.RunPreFilterPlugins(ctx, state, pod, nodes)
 	if !st.IsSuccess() {
 		if !st.IsRejected() {
 			return "", st.AsError()
@@ -136,12 +136,16 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		for _, ni := range nodes {
 			statuses[ni.Node().Name] = st
 		}
+		plugins := map[string]bool{st.Plugin(): true}
+		for _, p := range narrowedBy {
+			plugins[p] = true
+		}
 		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{
-			NodeToStatus: statuses, UnschedulablePlugins: map[string]bool{st.Plugin(): true}, PreFilterMsg: st.Message(),
+			NodeToStatus: statuses, UnschedulablePlugins: plugins, PreFilterMsg: st.Message(),
 		}}
 	}
 
-	feasible, statuses, err := s.findFeasibleNodes(ctx, state, pod, nodes, preResult)
+	feasible, statuses, err := s.findFeasibleNodes(ctx, state, pod, nodes, preResult, narrowedBy)
 	if err != nil {
 		return "", err
 	}
@@ -149,6 +153,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		plugins := map[string]bool{}
 		for _, st := range statuses {
 			plugins[st.Plugin()] = true
+		}
+		for _, p := range narrowedBy {
+			plugins[p] = true
 		}
 		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{NodeToStatus: statuses, UnschedulablePlugins: plugins}}
 	}
@@ -166,8 +173,12 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 }
 
 // findFeasibleNodes tries the pod's nominated node first (preemption made
-// room there), then filters the rest, stopping early on big clusters.
-func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, pre *framework.PreFilterResult) ([]*framework.NodeInfo, framework.NodeToStatus, error) {
+// room there), then filters the rest, stopping early on big clusters. When
+// PreFilter narrowed the nodes (narrowedBy names the plugins), only those are
+// filtered and, as in kube-scheduler, every other node counts as rejected,
+// UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [...]":
+// the failure message counts them and preemption leaves them alone.
+func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, pre *framework.PreFilterResult, narrowedBy []string) ([]*framework.NodeInfo, framework.NodeToStatus, error) {
 	if nom := pod.Status.NominatedNodeName; nom != "" {
 		if ni, err := s.snapshot.Get(nom); err == nil && (pre == nil || pre.NodeNames[nom]) {
 			st := s.fwk.RunFilterPlugins(ctx, state, pod, ni)
@@ -180,24 +191,36 @@ func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.Cycl
 		}
 	}
 	candidates := nodes
+	var excluded []*framework.NodeInfo
 	if pre != nil && pre.NodeNames != nil {
 		candidates = make([]*framework.NodeInfo, 0, len(pre.NodeNames))
 		for _, ni := range nodes {
 			if pre.NodeNames[ni.Node().Name] {
 				candidates = append(candidates, ni)
+			} else {
+				excluded = append(excluded, ni)
 			}
 		}
-		if len(candidates) == 0 {
-			return nil, framework.NodeToStatus{}, nil
+	}
+	var feasible []*framework.NodeInfo
+	statuses := framework.NodeToStatus{}
+	if len(candidates) > 0 {
+		want := s.numFeasibleNodesToFind(len(candidates))
+		start := s.nextStartNodeIndex % len(candidates)
+		var processed int
+		var err error
+		feasible, statuses, processed, err = s.fwk.FindFeasibleNodes(ctx, state, pod, candidates, start, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.nextStartNodeIndex = (start + processed) % len(candidates)
+	}
+	if len(feasible) == 0 && len(excluded) > 0 {
+		st := framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", narrowedBy))
+		for _, ni := range excluded {
+			statuses[ni.Node().Name] = st
 		}
 	}
-	want := s.numFeasibleNodesToFind(len(candidates))
-	start := s.nextStartNodeIndex % len(candidates)
-	feasible, statuses, processed, err := s.fwk.FindFeasibleNodes(ctx, state, pod, candidates, start, want)
-	if err != nil {
-		return nil, nil, err
-	}
-	s.nextStartNodeIndex = (start + processed) % len(candidates)
 	return feasible, statuses, nil
 }
 

@@ -204,3 +204,43 @@ func TestConfigRejectsUnknownScoringStrategy(t *testing.T) {
 		t.Fatalf("err = %v, want one naming the valid strategies", err)
 	}
 }
+
+// A pod pinned to one node by name (as a DaemonSet's) is filtered on that
+// node only; the message counts the others as kube-scheduler does, and
+// preemption leaves them alone.
+func TestPodPinnedByNodeNameCountsTheOtherNodesAsNotSatisfyingNodeAffinity(t *testing.T) {
+	cs := newFakeClientset()
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if _, err := cs.CoreV1().Nodes().Create(context.Background(), schedtest.MakeNode().Name(n).Capacity("cpu", "1").Obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startScheduler(t, cs, scheduler.Config{})
+	pinned := func(name, node, cpu string) *v1.Pod {
+		p := schedtest.MakePod().Name(name).Req("cpu", cpu).Obj()
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}},
+		}}}
+		return p
+	}
+	createPod(t, cs, pinned("fits", "n2", "500m"))
+	if got := waitBound(t, cs, "fits"); got != "n2" {
+		t.Fatalf("fits bound to %s, want n2", got)
+	}
+
+	createPod(t, cs, pinned("big", "n1", "2"))
+	cond := waitUnschedulable(t, cs, "big")
+	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+	if cond.Message != want {
+		t.Fatalf("message %q\nwant    %q", cond.Message, want)
+	}
+
+	createPod(t, cs, pinned("nowhere", "gone", "100m"))
+	cond = waitUnschedulable(t, cs, "nowhere")
+	want = "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	if cond.Message != want {
+		t.Fatalf("message %q\nwant    %q", cond.Message, want)
+	}
+}

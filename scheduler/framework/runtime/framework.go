@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -161,10 +162,18 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *fram
 	return nil
 }
 
-// RunPreFilterPlugins runs PreFilter plugins in order; the first rejection or
-// error ends the attempt. Results narrowing the node set are intersected.
-func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+// RunPreFilterPlugins runs PreFilter plugins in order, as kube-scheduler's
+// framework does. An UnschedulableAndUnresolvable rejection ends the attempt
+// at once; after an Unschedulable one the remaining plugins still run, so
+// that preemption finds every plugin's state (kubernetes/kubernetes#119770),
+// and the rejection is returned at the end. Results narrowing the node set
+// are intersected; the third value names, sorted, the plugins that narrowed
+// it. An empty intersection rejects the pod on every node ("node(s) didn't
+// satisfy plugin NodeAffinity").
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status, []string) {
 	var result *framework.PreFilterResult
+	var narrowedBy []string
+	var rejected *framework.Status
 	skip := map[string]bool{}
 	for _, p := range f.preFilter {
 		r, s := p.PreFilter(ctx, state, pod, nodes)
@@ -172,25 +181,43 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 			skip[p.Name()] = true
 			continue
 		}
-		if !s.IsSuccess() {
-			return nil, s.WithPlugin(p.Name())
+		switch s.Code() {
+		case framework.Success:
+		case framework.UnschedulableAndUnresolvable:
+			return nil, s.WithPlugin(p.Name()), nil
+		case framework.Unschedulable:
+			rejected = s.WithPlugin(p.Name())
+			continue
+		default:
+			return nil, framework.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", p.Name(), s.AsError())).WithPlugin(p.Name()), nil
 		}
-		if r != nil && r.NodeNames != nil {
-			if result == nil {
-				result = &framework.PreFilterResult{NodeNames: r.NodeNames}
-			} else {
-				merged := map[string]bool{}
-				for n := range r.NodeNames {
-					if result.NodeNames[n] {
-						merged[n] = true
-					}
+		if r == nil || r.NodeNames == nil {
+			continue
+		}
+		narrowedBy = append(narrowedBy, p.Name())
+		if result == nil {
+			result = &framework.PreFilterResult{NodeNames: r.NodeNames}
+		} else {
+			merged := map[string]bool{}
+			for n := range r.NodeNames {
+				if result.NodeNames[n] {
+					merged[n] = true
 				}
-				result.NodeNames = merged
 			}
+			result.NodeNames = merged
+		}
+		if len(result.NodeNames) == 0 {
+			slices.Sort(narrowedBy)
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", narrowedBy)
+			if len(narrowedBy) == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", narrowedBy[0])
+			}
+			return result, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg), narrowedBy
 		}
 	}
 	state.SkipFilterPlugins = skip
-	return result, nil
+	slices.Sort(narrowedBy)
+	return result, rejected, narrowedBy
 }
 
 // RunPreFilterExtensionAddPod updates PreFilter state for a pod added to nodeInfo.

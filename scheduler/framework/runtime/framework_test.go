@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -41,5 +42,111 @@ func TestNoScoreRunsThePluginOnlyAtItsOtherPoints(t *testing.T) {
 		if f.HasScorePlugins() == noScore {
 			t.Errorf("NoScore %v: HasScorePlugins() = %v", noScore, f.HasScorePlugins())
 		}
+	}
+}
+
+// preFilterer answers PreFilter with a fixed result and status, and records
+// that it ran.
+type preFilterer struct {
+	name   string
+	result *framework.PreFilterResult
+	status *framework.Status
+	ran    *[]string
+}
+
+func (p preFilterer) Name() string { return p.name }
+func (p preFilterer) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	*p.ran = append(*p.ran, p.name)
+	return p.result, p.status
+}
+
+func preFilterFramework(t *testing.T, plugins ...preFilterer) *Framework {
+	t.Helper()
+	reg := Registry{}
+	var cfg []PluginConfig
+	for _, p := range plugins {
+		reg[p.name] = func(any, framework.Handle) (framework.Plugin, error) { return p, nil }
+		cfg = append(cfg, PluginConfig{Name: p.name})
+	}
+	f, err := New(reg, cfg, Options{Snapshot: cache.NewEmptySnapshot()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func names(ns ...string) *framework.PreFilterResult {
+	r := &framework.PreFilterResult{NodeNames: map[string]bool{}}
+	for _, n := range ns {
+		r.NodeNames[n] = true
+	}
+	return r
+}
+
+// Node sets that intersect to nothing reject the pod on every node, naming
+// the plugins, in kube-scheduler's words.
+func TestPreFilterResultsLeavingNoNodeRejectThePod(t *testing.T) {
+	var ran []string
+	f := preFilterFramework(t,
+		preFilterer{name: "B", result: names("n1", "n2"), ran: &ran},
+		preFilterer{name: "Plain", ran: &ran},
+		preFilterer{name: "A", result: names("n2", "n3"), ran: &ran},
+		preFilterer{name: "C", result: names("n1"), ran: &ran},
+		preFilterer{name: "Later", ran: &ran},
+	)
+	r, s, by := f.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), &v1.Pod{}, nil)
+	if s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != "node(s) didn't satisfy plugin(s) [A B C] simultaneously" {
+		t.Fatalf("status %v", s)
+	}
+	if r == nil || len(r.NodeNames) != 0 || !slices.Equal(by, []string{"A", "B", "C"}) {
+		t.Fatalf("result %v, narrowed by %v", r, by)
+	}
+	if !slices.Equal(ran, []string{"B", "Plain", "A", "C"}) {
+		t.Fatalf("ran %v: the plugins after the empty intersection should not run", ran)
+	}
+
+	ran = nil
+	f = preFilterFramework(t, preFilterer{name: "NodeAffinity", result: names(), ran: &ran})
+	if _, s, _ := f.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), &v1.Pod{}, nil); s.Message() != "node(s) didn't satisfy plugin NodeAffinity" {
+		t.Fatalf("one plugin: status %v", s)
+	}
+
+	ran = nil
+	f = preFilterFramework(t, preFilterer{name: "A", result: names("n1", "n2"), ran: &ran}, preFilterer{name: "B", result: names("n2", "n3"), ran: &ran})
+	r, s, by = f.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), &v1.Pod{}, nil)
+	if !s.IsSuccess() || len(r.NodeNames) != 1 || !r.NodeNames["n2"] || !slices.Equal(by, []string{"A", "B"}) {
+		t.Fatalf("intersection: status %v, result %v, narrowed by %v", s, r, by)
+	}
+}
+
+// An Unschedulable PreFilter lets the later ones run (preemption needs their
+// state) and is returned at the end; an UnschedulableAndUnresolvable one
+// stops at once.
+func TestUnschedulablePreFilterLetsTheOthersRun(t *testing.T) {
+	var ran []string
+	state := framework.NewCycleState()
+	f := preFilterFramework(t,
+		preFilterer{name: "Rejects", status: framework.NewStatus(framework.Unschedulable, "no"), ran: &ran},
+		preFilterer{name: "Skips", status: framework.NewStatus(framework.Skip), ran: &ran},
+		preFilterer{name: "Later", ran: &ran},
+	)
+	_, s, _ := f.RunPreFilterPlugins(context.Background(), state, &v1.Pod{}, nil)
+	if s.Code() != framework.Unschedulable || s.Plugin() != "Rejects" || s.Message() != "no" {
+		t.Fatalf("status %v", s)
+	}
+	if !slices.Equal(ran, []string{"Rejects", "Skips", "Later"}) || !state.SkipFilterPlugins["Skips"] {
+		t.Fatalf("ran %v, skipped %v", ran, state.SkipFilterPlugins)
+	}
+
+	ran = nil
+	f = preFilterFramework(t,
+		preFilterer{name: "Refuses", status: framework.NewStatus(framework.UnschedulableAndUnresolvable, "never"), ran: &ran},
+		preFilterer{name: "Later", ran: &ran},
+	)
+	if _, s, _ := f.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), &v1.Pod{}, nil); s.Code() != framework.UnschedulableAndUnresolvable || s.Plugin() != "Refuses" {
+		t.Fatalf("status %v", s)
+	}
+	if !slices.Equal(ran, []string{"Refuses"}) {
+		t.Fatalf("ran %v", ran)
 	}
 }

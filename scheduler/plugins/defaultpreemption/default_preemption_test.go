@@ -43,7 +43,7 @@ func postFilter(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.Pos
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	nodes := f.SnapshotLister().List()
-	if _, s := f.RunPreFilterPlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+	if _, s, _ := f.RunPreFilterPlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 		t.Fatalf("PreFilter: %v", s)
 	}
 	feasible, statuses, _, err := f.FindFeasibleNodes(ctx, state, pod, nodes, 0, 0)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -15,6 +16,9 @@ const (
 	Name = "NodeAffinity"
 	// ErrReasonPod is the Filter reason for a node failing the pod's selector or required affinity.
 	ErrReasonPod = "node(s) didn't match Pod's node affinity/selector"
+	// ErrReasonConflict is the PreFilter reason when the required terms'
+	// node-name requirements allow no node.
+	ErrReasonConflict = "pod affinity terms conflict"
 
 	preFilterKey framework.StateKey = "PreFilter" + Name
 	preScoreKey  framework.StateKey = "PreScore" + Name
@@ -42,15 +46,56 @@ func New(_ any, _ framework.Handle) (framework.Plugin, error) { return &NodeAffi
 func (*NodeAffinity) Name() string { return Name }
 
 // PreFilter parses the pod's selector and required affinity once; a pod with
-// neither skips Filter.
+// neither skips Filter. As kube-scheduler's, when every required term pins
+// the node by name (matchFields metadata.name In [...], as DaemonSet pods
+// do), only those nodes are worth filtering; terms whose name requirements
+// leave no node at all make the pod unschedulable everywhere.
 func (*NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	hasRequired := pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil &&
-		pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil
-	if len(pod.Spec.NodeSelector) == 0 && !hasRequired {
+	var required *v1.NodeSelector
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	if len(pod.Spec.NodeSelector) == 0 && required == nil {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	state.Write(preFilterKey, &preFilterState{required: nodeaffinity.GetRequiredNodeAffinity(pod)})
-	return nil, nil
+	if required == nil || len(required.NodeSelectorTerms) == 0 {
+		return nil, nil
+	}
+	names := map[string]bool{}
+	for _, term := range required.NodeSelectorTerms {
+		termNames := namesOfTerm(term)
+		if termNames == nil {
+			// Terms are ORed: one not naming nodes lets any node through.
+			return nil, nil
+		}
+		for n := range termNames {
+			names[n] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict)
+	}
+	return &framework.PreFilterResult{NodeNames: names}, nil
+}
+
+// namesOfTerm returns the node names a term's metadata.name In requirements
+// allow (they are ANDed, so intersected), or nil when it has none.
+func namesOfTerm(term v1.NodeSelectorTerm) map[string]bool {
+	var names map[string]bool
+	for _, r := range term.MatchFields {
+		if r.Key != metav1.ObjectNameField || r.Operator != v1.NodeSelectorOpIn {
+			continue
+		}
+		next := make(map[string]bool, len(r.Values))
+		for _, v := range r.Values {
+			if names == nil || names[v] {
+				next[v] = true
+			}
+		}
+		names = next
+	}
+	return names
 }
 
 // Filter rejects nodes that fail the selector or the required terms. A term
