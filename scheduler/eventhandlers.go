@@ -68,6 +68,7 @@ func (s *Scheduler) onPodAdd(obj any) {
 		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
 	case s.responsibleFor(pod):
 		s.queue.Add(pod)
+		s.nominator.add(pod, "")
 	}
 }
 
@@ -79,6 +80,7 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 	}
 	switch {
 	case assigned(pod) && terminal(pod):
+		s.nominator.delete(pod)
 		// A finished pod holds nothing any more.
 		if _, known := s.cache.GetPod(pod); known {
 			s.cache.RemovePod(pod)
@@ -87,6 +89,7 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 	case assigned(pod) && !assigned(oldPod):
 		// Bound (by us or anyone): it leaves the queue.
 		s.queue.Delete(pod)
+		s.nominator.delete(pod)
 		s.cache.UpdatePod(oldPod, pod)
 		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
 	case assigned(pod):
@@ -102,12 +105,14 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 		}
 	case terminal(pod):
 		s.queue.Delete(pod)
+		s.nominator.delete(pod)
 	case s.responsibleFor(pod):
 		if s.cache.IsAssumedPod(pod) {
 			// Our own bind is in flight; the informer just hasn't seen it yet.
 			return
 		}
 		s.queue.Update(oldPod, pod)
+		s.nominator.update(oldPod, pod)
 	}
 }
 
@@ -132,6 +137,7 @@ func (s *Scheduler) onPodDelete(obj any) {
 	if !ok {
 		return
 	}
+	s.nominator.delete(pod)
 	if _, known := s.cache.GetPod(pod); known || assigned(pod) {
 		s.cache.RemovePod(pod)
 		s.queue.MoveAllToActiveOrBackoffQueue(nil)

@@ -81,6 +81,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.handleFailure(ctx, qp, err, cycle, "", start)
 		return
 	}
+	// Placed: it no longer needs the room kept on its nominated node.
+	s.nominator.delete(pod)
 	if st := s.fwk.RunReservePlugins(ctx, state, assumed, host); !st.IsSuccess() {
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forgetting assumed pod", "pod", queue.Key(pod), "err", ferr)
@@ -181,7 +183,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, pre *framework.PreFilterResult, narrowedBy []string) ([]*framework.NodeInfo, framework.NodeToStatus, error) {
 	if nom := pod.Status.NominatedNodeName; nom != "" {
 		if ni, err := s.snapshot.Get(nom); err == nil && (pre == nil || pre.NodeNames[nom]) {
-			st := s.fwk.RunFilterPlugins(ctx, state, pod, ni)
+			st := s.fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 			if st.IsSuccess() {
 				return []*framework.NodeInfo{ni}, nil, nil
 			}
@@ -301,6 +303,9 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	}
 	if nominated != "" {
 		qp.PodInfo = framework.NewPodInfo(withNominatedNode(current, nominated))
+		// Keep the room from now on, not from when the status write
+		// comes back through the informer.
+		s.nominator.add(qp.PodInfo.Pod, nominated)
 	} else {
 		qp.PodInfo = framework.NewPodInfo(current)
 	}

@@ -40,7 +40,10 @@ type Scheduler struct {
 	snapshot *schedcache.Snapshot
 	queue    *queue.PriorityQueue
 	fwk      *runtime.Framework
-	metrics  *metrics.Metrics
+	// nominator holds the pods preemption nominated to nodes; Filter keeps
+	// their room for them.
+	nominator *nominator
+	metrics   *metrics.Metrics
 
 	broadcaster events.EventBroadcaster
 	recorder    events.EventRecorder
@@ -70,13 +73,14 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		return nil, err
 	}
 	s := &Scheduler{
-		cfg:      cfg,
-		log:      cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
-		client:   clientset,
-		factory:  factory,
-		cache:    schedcache.New(cfg.AssumedPodTTL),
-		snapshot: schedcache.NewEmptySnapshot(),
-		rand:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5c1ff)),
+		cfg:       cfg,
+		log:       cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
+		client:    clientset,
+		factory:   factory,
+		cache:     schedcache.New(cfg.AssumedPodTTL),
+		snapshot:  schedcache.NewEmptySnapshot(),
+		nominator: newNominator(),
+		rand:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5c1ff)),
 	}
 	registry := plugins.Registry()
 	if cfg.Registry != nil {
@@ -115,6 +119,7 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		Namespaces:    namespaceLabels{s.nsLister},
 		Parallelism:   cfg.Parallelism,
 		EventRecorder: s.recorder,
+		Nominator:     s.nominator,
 	})
 	if err != nil {
 		return nil, err

@@ -128,6 +128,16 @@ type NodeInfoLister interface {
 	Get(name string) (*NodeInfo, error)
 }
 
+// PodNominator knows the pods that preemption nominated to a node (their
+// status.nominatedNodeName) and that wait to be scheduled there: the room
+// their victims free is theirs, so Filter counts them as placed for pods of
+// lower or equal priority.
+type PodNominator interface {
+	// NominatedPodsForNode returns the pods nominated to nodeName; the
+	// slice is the caller's, the PodInfos are shared and not to be changed.
+	NominatedPodsForNode(nodeName string) []*PodInfo
+}
+
 // NamespaceLabeler returns a namespace's labels for affinity namespace selectors.
 type NamespaceLabeler interface {
 	NamespaceLabels(name string) map[string]string

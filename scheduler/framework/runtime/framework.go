@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 )
@@ -30,6 +31,8 @@ type Options struct {
 	Parallelism int
 	// EventRecorder is what plugins record Events with; nil drops them.
 	EventRecorder events.EventRecorder
+	// Nominator lists the pods nominated to each node; nil means none are.
+	Nominator framework.PodNominator
 }
 
 // Framework runs a profile's plugins at each extension point.
@@ -265,6 +268,59 @@ func runFilters(ctx context.Context, filters []framework.FilterPlugin, state *fr
 	return nil
 }
 
+// RunFilterPluginsWithNominatedPods runs the Filter plugins on one node as
+// kube-scheduler does when pods are nominated there: first with the
+// nominated pods of priority at least the pod's counted as placed (the pod
+// must not take room preemption freed for them), then, if that passed,
+// without them (they may yet go elsewhere, and rules such as pod affinity
+// may only hold without them). A node without such pods is filtered once.
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	return f.runFiltersWithNominatedPods(ctx, f.activeFilters(state), state, pod, nodeInfo)
+}
+
+func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	withNominated, nodeWithNominated, err := f.addNominatedPods(ctx, state, pod, nodeInfo)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if withNominated == nil {
+		return runFilters(ctx, filters, state, pod, nodeInfo)
+	}
+	if s := runFilters(ctx, filters, withNominated, pod, nodeWithNominated); s != nil {
+		return s
+	}
+	return runFilters(ctx, filters, state, pod, nodeInfo)
+}
+
+// addNominatedPods returns copies of state and nodeInfo with the pods
+// nominated to the node whose priority is at least pod's added (nil, nil
+// when there are none).
+func (f *Framework) addNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (*framework.CycleState, *framework.NodeInfo, error) {
+	if f.opts.Nominator == nil {
+		return nil, nil, nil
+	}
+	nominated := f.opts.Nominator.NominatedPodsForNode(nodeInfo.NodeName())
+	if len(nominated) == 0 {
+		return nil, nil, nil
+	}
+	prio := corev1helpers.PodPriority(pod)
+	var stateOut *framework.CycleState
+	var nodeOut *framework.NodeInfo
+	for _, pi := range nominated {
+		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < prio {
+			continue
+		}
+		if nodeOut == nil {
+			stateOut, nodeOut = state.Clone(), nodeInfo.Clone()
+		}
+		nodeOut.AddPodInfo(pi)
+		if s := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, nodeOut); !s.IsSuccess() {
+			return nil, nil, s.AsError()
+		}
+	}
+	return stateOut, nodeOut, nil
+}
+
 // runFilter runs one Filter plugin; nil means the node passed.
 func runFilter(ctx context.Context, p framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	s := p.Filter(ctx, state, pod, nodeInfo)
@@ -320,7 +376,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 	filters := f.activeFilters(state)
 	parallelize(ctx, f.opts.Parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := runFilters(ctx, filters, state, pod, ni)
+		s := f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni)
 		processed.Add(1)
 		switch {
 		case s.IsSuccess():

@@ -1,0 +1,98 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/schedtest"
+)
+
+// tryPlace runs one scheduling attempt for pod and returns the chosen node
+// or the failure message.
+func tryPlace(t *testing.T, s *Scheduler, pod *v1.Pod) string {
+	t.Helper()
+	host, err := s.schedulePod(context.Background(), framework.NewCycleState(), pod)
+	if err != nil {
+		var fe *framework.FitError
+		if !errors.As(err, &fe) {
+			t.Fatalf("%s: %v", pod.Name, err)
+		}
+		return err.Error()
+	}
+	return host
+}
+
+// TestNominatedPodsKeepTheirRoom: the room preemption freed on a node is
+// kept for the pod nominated there, as kube-scheduler's Filter with
+// nominated pods: a pod of lower or equal priority does not fit in it, a
+// more important one does, and once the nominated pod goes the room is
+// anyone's.
+func TestNominatedPodsKeepTheirRoom(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	s.onNodeAdd(schedtest.MakeNode().Name("n").Capacity("cpu", "2", "pods", "10").Obj())
+	s.onPodAdd(schedtest.MakePod().Name("running").UID("running").Node("n").Req("cpu", "1").Obj())
+	nominated := schedtest.MakePod().Name("nominated").UID("nominated").Priority(100).Req("cpu", "1").Obj()
+	nominated.Status.NominatedNodeName = "n"
+	s.onPodAdd(nominated)
+
+	full := "0/1 nodes are available: 1 Insufficient cpu."
+	for _, prio := range []int32{0, 100} {
+		pod := schedtest.MakePod().Name("other").UID("other").Priority(prio).Req("cpu", "1").Obj()
+		if got := tryPlace(t, s, pod); got != full {
+			t.Errorf("priority %d: got %q, want %q", prio, got, full)
+		}
+	}
+	if got := tryPlace(t, s, schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "1").Obj()); got != "n" {
+		t.Errorf("a more important pod: got %q, want n", got)
+	}
+	if got := tryPlace(t, s, nominated); got != "n" {
+		t.Errorf("the nominated pod itself: got %q, want n", got)
+	}
+	// A pod that does not compete for the room still fits beside it.
+	if got := tryPlace(t, s, schedtest.MakePod().Name("small").UID("small").Obj()); got != "n" {
+		t.Errorf("a pod without requests: got %q, want n", got)
+	}
+
+	// Nominated elsewhere: the room on n is free again.
+	moved := nominated.DeepCopy()
+	moved.Status.NominatedNodeName = "elsewhere"
+	s.onPodUpdate(nominated, moved)
+	low := schedtest.MakePod().Name("low").UID("low").Req("cpu", "1").Obj()
+	if got := tryPlace(t, s, low); got != "n" {
+		t.Errorf("after the nomination moved: got %q, want n", got)
+	}
+	s.onPodUpdate(moved, nominated)
+	if got := tryPlace(t, s, low); got != full {
+		t.Errorf("after the nomination came back: got %q, want %q", got, full)
+	}
+	s.onPodDelete(nominated)
+	if got := tryPlace(t, s, low); got != "n" {
+		t.Errorf("after the nominated pod was deleted: got %q, want n", got)
+	}
+}
+
+// An update that carries no nominated node (the scheduler's own status
+// write not yet seen) keeps the nomination preemption just made.
+func TestNominationSurvivesAnUpdateWithoutIt(t *testing.T) {
+	n := newNominator()
+	pod := schedtest.MakePod().Name("p").UID("p").Obj()
+	n.add(pod, "n1")
+	relabelled := pod.DeepCopy()
+	relabelled.Labels = map[string]string{"a": "b"}
+	n.update(pod, relabelled)
+	if got := n.NominatedPodsForNode("n1"); len(got) != 1 || got[0].Pod != relabelled {
+		t.Fatalf("nominated to n1: %v, want the updated pod", got)
+	}
+	// A status that drops its nominated node clears it.
+	withNode := relabelled.DeepCopy()
+	withNode.Status.NominatedNodeName = "n1"
+	n.update(relabelled, withNode)
+	n.update(withNode, relabelled)
+	if got := n.NominatedPodsForNode("n1"); len(got) != 0 {
+		t.Fatalf("nominated to n1 after the status cleared it: %v", got)
+	}
+}
