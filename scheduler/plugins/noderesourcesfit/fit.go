@@ -153,7 +153,9 @@ func Insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
 // Score ranks by the configured strategy: per resource, the share of
 // allocatable left free (LeastAllocated) or used (MostAllocated) after placing
 // the pod, averaged by weight. CPU and memory use the non-zero requests so
-// request-less pods still count.
+// request-less pods still count. As in kube-scheduler, an extended resource
+// (or hugepages) the pod does not request is left out of the average: a pod
+// without GPUs is not steered by how busy a node's GPUs are.
 func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	pi, err := podInfo(state)
 	if err != nil {
@@ -161,6 +163,9 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, n
 	}
 	var sum, weights int64
 	for _, r := range f.resources {
+		if framework.IsScalarResource(r.Name) && pi.Requests.Get(r.Name) == 0 {
+			continue
+		}
 		alloc := ni.Allocatable.Get(r.Name)
 		if alloc == 0 {
 			continue

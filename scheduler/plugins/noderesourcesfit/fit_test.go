@@ -123,6 +123,29 @@ func TestConfiguredResourcesAreScoredByWeight(t *testing.T) {
 	}
 }
 
+// A scored extended resource the pod does not ask for is left out, as in
+// kube-scheduler: only CPU decides between a node with busy GPUs and one
+// with idle GPUs for a pod without GPUs.
+func TestUnrequestedExtendedResourcesAreNotScored(t *testing.T) {
+	gpus := func(name, used string) *framework.NodeInfo {
+		node := schedtest.MakeNode().Name(name).Capacity("cpu", "4", "example.com/gpu", "4").Obj()
+		return schedtest.NodeInfo(node, schedtest.MakePod().Name("x").Req("cpu", "1", "example.com/gpu", used).Obj())
+	}
+	busy, idle := gpus("busy", "4"), gpus("idle", "0")
+	pod := schedtest.MakePod().Req("cpu", "1").Obj()
+	resources := []ResourceWeight{{v1.ResourceCPU, 1}, {"example.com/gpu", 3}}
+	for _, strategy := range []ScoringStrategy{LeastAllocated, MostAllocated} {
+		p, err := New(Args{ScoringStrategy: strategy, Resources: resources}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// cpu 2 of 4 used on both: 50 free, 50 used.
+		if got := schedtest.RunScore(t, p, pod, busy, idle); got["busy"] != 50 || got["idle"] != 50 {
+			t.Errorf("%s: scores %v, want 50 on both nodes", strategy, got)
+		}
+	}
+}
+
 func TestArgsAreValidated(t *testing.T) {
 	for _, args := range []any{
 		Args{ScoringStrategy: "Random"},
