@@ -175,12 +175,13 @@ func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
 func evictedStatus(st *corev1.PodStatus, message string, now metav1.Time) {
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, message
 	endContainers(st, now)
+	stoppedConditions(st, now)
 	setPodCondition(st, corev1.PodCondition{Type: disruptionTarget, Status: corev1.ConditionTrue, Reason: terminationByKubelet, Message: message, LastTransitionTime: now})
 }
 
 // endContainers marks every container of the status ended, as the kubelet reports a pod it
 // stopped: one still reported running was killed (137), one that never ran could not be
-// located; none is ready. ContainersReady and Ready turn False (PodCompleted).
+// located; none is ready.
 func endContainers(st *corev1.PodStatus, now metav1.Time) {
 	kill := func(list []corev1.ContainerStatus) {
 		for i := range list {
@@ -198,8 +199,19 @@ func endContainers(st *corev1.PodStatus, now metav1.Time) {
 	}
 	kill(st.InitContainerStatuses)
 	kill(st.ContainerStatuses)
-	setPodCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
-	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+}
+
+// stoppedConditions sets the kubelet's conditions of a pod it stopped for good, once
+// st.Phase is terminal: ContainersReady and Ready False with the phase's reason
+// (PodCompleted or PodFailed), and PodReadyToStartContainers False, its sandbox gone.
+func stoppedConditions(st *corev1.PodStatus, now metav1.Time) {
+	reason := reasonPodFailed
+	if st.Phase == corev1.PodSucceeded {
+		reason = reasonPodCompleted
+	}
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse, LastTransitionTime: now})
+	setPodCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: reason, LastTransitionTime: now})
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reason, LastTransitionTime: now})
 }
 
 // setPodCondition replaces the condition of c's type (keeping its transition time when the
@@ -239,6 +251,7 @@ func (a *Agent) writeTerminated(ctx context.Context, pod *corev1.Pod, final *Pod
 		if allSucceeded(cur) {
 			cur.Status.Phase = corev1.PodSucceeded
 		}
+		stoppedConditions(&cur.Status, now)
 		_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,28 +41,12 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 	initialized := initDone(pod, state.InitContainers)
 	st.Phase = phase(pod, state, initialized)
 
-	containersReady := len(state.Containers) == len(pod.Spec.Containers) && len(state.Containers) > 0
-	for _, c := range state.Containers {
-		containersReady = containersReady && c.Ready
-	}
-	ready := containersReady && st.Phase == corev1.PodRunning
-	for _, g := range pod.Spec.ReadinessGates {
-		ready = ready && conditionTrue(old.Conditions, g.ConditionType)
-	}
-	reason := func(ok bool, r string) string {
-		if ok {
-			return ""
-		}
-		if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
-			return "PodCompleted"
-		}
-		return r
-	}
+	containersReady := containersReadyCondition(pod, state, st.Phase)
 	conds := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: boolStatus(podIP != "")},
-		{Type: corev1.PodInitialized, Status: boolStatus(initialized), Reason: reason(initialized, "ContainersNotInitialized")},
-		{Type: corev1.ContainersReady, Status: boolStatus(containersReady), Reason: reason(containersReady, "ContainersNotReady")},
-		{Type: corev1.PodReady, Status: boolStatus(ready), Reason: reason(ready, "ContainersNotReady")},
+		initializedCondition(pod, state, st.Phase, initialized),
+		containersReady,
+		readyCondition(pod, old.Conditions, containersReady),
 	}
 	// Keep conditions others own (PodScheduled, readiness gates, DisruptionTarget…).
 	st.Conditions = make([]corev1.PodCondition, 0, len(old.Conditions)+len(conds))
@@ -81,25 +67,168 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 	return st
 }
 
-func initDone(pod *corev1.Pod, statuses []corev1.ContainerStatus) bool {
-	done := 0
-	for _, s := range statuses {
-		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
-			done++
-		} else if s.State.Running != nil && isSidecar(pod, s.Name) && s.Started != nil && *s.Started {
-			done++ // a restartable init container counts once started
+// The reasons of the kubelet's pod conditions (Kubernetes' pkg/kubelet/status).
+const (
+	reasonUnknownStatuses = "UnknownContainerStatuses"
+	reasonPodCompleted    = "PodCompleted"
+	reasonPodFailed       = "PodFailed"
+	reasonNotReady        = "ContainersNotReady"
+	reasonNotInitialized  = "ContainersNotInitialized"
+	reasonGatesNotReady   = "ReadinessGatesNotReady"
+	msgUnknownStatus      = "containers with unknown status: %s"
+	msgUnreadyStatus      = "containers with unready status: %s"
+	msgIncompleteStatus   = "containers with incomplete status: %s"
+	msgGateMissing        = "corresponding condition of pod readiness gate %q does not exist."
+	msgGateNotTrue        = "the status of pod readiness gate %q is not \"True\", but %v"
+	listSeparator         = ", "
+)
+
+// containersReadyCondition is ContainersReady as the kubelet words it: True
+// when every app container and every sidecar (restartable init container)
+// is ready; else False, ContainersNotReady, naming the containers ("containers
+// with unready status: [a b]"); PodCompleted or PodFailed once the pod
+// finished.
+func containersReadyCondition(pod *corev1.Pod, state PodState, phase corev1.PodPhase) corev1.PodCondition {
+	c := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}
+	if len(state.InitContainers)+len(state.Containers) == 0 {
+		c.Reason = reasonUnknownStatuses
+		return c
+	}
+	var unknown, unready []string
+	check := func(name string) {
+		switch s := state.find(name); {
+		case s == nil:
+			unknown = append(unknown, name)
+		case !s.Ready:
+			unready = append(unready, name)
 		}
 	}
-	return done == len(pod.Spec.InitContainers)
+	for i := range pod.Spec.InitContainers {
+		if restartable(&pod.Spec.InitContainers[i]) {
+			check(pod.Spec.InitContainers[i].Name)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		check(pod.Spec.Containers[i].Name)
+	}
+	switch {
+	case phase == corev1.PodSucceeded && len(unknown) == 0:
+		c.Reason = reasonPodCompleted
+		return c
+	case phase == corev1.PodFailed:
+		c.Reason = reasonPodFailed
+		return c
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf(msgUnknownStatus, unknown))
+	}
+	if len(unready) > 0 {
+		msgs = append(msgs, fmt.Sprintf(msgUnreadyStatus, unready))
+	}
+	if len(msgs) > 0 {
+		c.Reason, c.Message = reasonNotReady, strings.Join(msgs, listSeparator)
+		return c
+	}
+	c.Status = corev1.ConditionTrue
+	return c
 }
 
-func isSidecar(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+// readyCondition is the pod's Ready condition: ContainersReady's verdict
+// while that is not True, then the readiness gates' (ReadinessGatesNotReady,
+// saying which gate is missing or not True; conds are the pod's current
+// conditions, where others set the gates').
+func readyCondition(pod *corev1.Pod, conds []corev1.PodCondition, containersReady corev1.PodCondition) corev1.PodCondition {
+	c := corev1.PodCondition{Type: corev1.PodReady, Status: containersReady.Status, Reason: containersReady.Reason, Message: containersReady.Message}
+	if c.Status != corev1.ConditionTrue {
+		return c
+	}
+	var msgs []string
+	for _, g := range pod.Spec.ReadinessGates {
+		i := slices.IndexFunc(conds, func(c corev1.PodCondition) bool { return c.Type == g.ConditionType })
+		switch {
+		case i < 0:
+			msgs = append(msgs, fmt.Sprintf(msgGateMissing, string(g.ConditionType)))
+		case conds[i].Status != corev1.ConditionTrue:
+			msgs = append(msgs, fmt.Sprintf(msgGateNotTrue, string(g.ConditionType), conds[i].Status))
 		}
 	}
-	return false
+	if len(msgs) > 0 {
+		c.Status, c.Reason, c.Message = corev1.ConditionFalse, reasonGatesNotReady, strings.Join(msgs, listSeparator)
+	}
+	return c
+}
+
+// initializedCondition is the pod's Initialized condition: True once every
+// init container completed (a sidecar: started), with reason PodCompleted
+// when the pod succeeded; else False, ContainersNotInitialized, naming the
+// init containers not done ("containers with incomplete status: [a]").
+func initializedCondition(pod *corev1.Pod, state PodState, phase corev1.PodPhase, initialized bool) corev1.PodCondition {
+	c := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	if len(state.InitContainers)+len(state.Containers) == 0 && len(pod.Spec.InitContainers) > 0 {
+		c.Status, c.Reason = corev1.ConditionFalse, reasonUnknownStatuses
+		return c
+	}
+	var unknown, incomplete []string
+	for i := range pod.Spec.InitContainers {
+		ic := &pod.Spec.InitContainers[i]
+		switch s := state.find(ic.Name); {
+		case s == nil:
+			unknown = append(unknown, ic.Name)
+		case !initContainerDone(ic, s):
+			incomplete = append(incomplete, ic.Name)
+		}
+	}
+	if phase == corev1.PodSucceeded && len(unknown) == 0 {
+		c.Reason = reasonPodCompleted
+		return c
+	}
+	if initialized {
+		return c
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf(msgUnknownStatus, unknown))
+	}
+	if len(incomplete) > 0 {
+		msgs = append(msgs, fmt.Sprintf(msgIncompleteStatus, incomplete))
+	}
+	c.Status, c.Reason, c.Message = corev1.ConditionFalse, reasonNotInitialized, strings.Join(msgs, listSeparator)
+	return c
+}
+
+// find returns the status of the init or app container called name, nil if
+// the runtime reported none.
+func (s PodState) find(name string) *corev1.ContainerStatus {
+	if c := findStatus(s.InitContainers, name); c != nil {
+		return c
+	}
+	return findStatus(s.Containers, name)
+}
+
+// initDone says whether every init container is done (initContainerDone).
+func initDone(pod *corev1.Pod, statuses []corev1.ContainerStatus) bool {
+	for i := range pod.Spec.InitContainers {
+		s := findStatus(statuses, pod.Spec.InitContainers[i].Name)
+		if s == nil || !initContainerDone(&pod.Spec.InitContainers[i], s) {
+			return false
+		}
+	}
+	return true
+}
+
+// initContainerDone says whether an init container has let the pod go on:
+// a sidecar once started, any other once it exited with 0.
+func initContainerDone(c *corev1.Container, s *corev1.ContainerStatus) bool {
+	if restartable(c) {
+		return s.Started != nil && *s.Started
+	}
+	return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+}
+
+// restartable says whether an init container is a sidecar (restartPolicy Always).
+func restartable(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 func phase(pod *corev1.Pod, state PodState, initialized bool) corev1.PodPhase {
@@ -148,15 +277,6 @@ func boolStatus(b bool) corev1.ConditionStatus {
 		return corev1.ConditionTrue
 	}
 	return corev1.ConditionFalse
-}
-
-func conditionTrue(conds []corev1.PodCondition, t corev1.PodConditionType) bool {
-	for _, c := range conds {
-		if c.Type == t {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // statusEqual says whether writing b over a would change the stored pod. The

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// Container statuses for the condition tests.
+func running(name string, ready bool) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Ready: ready, Started: new(true), ContainerID: "fake://" + name,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+}
+
+func exited(name string, code int32) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Started: new(false), ContainerID: "fake://" + name,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+}
+
+func waitingFor(name, reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Started: new(false), State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+}
+
+func podWith(policy corev1.RestartPolicy, inits []corev1.Container, names ...string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec: corev1.PodSpec{RestartPolicy: policy, InitContainers: inits}}
+	for _, n := range names {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: n})
+	}
+	return pod
+}
+
+func sidecar(name string) corev1.Container {
+	always := corev1.ContainerRestartPolicyAlways
+	return corev1.Container{Name: name, RestartPolicy: &always}
+}
+
+func findCondition(st *corev1.PodStatus, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+type wantCondition struct {
+	status          corev1.ConditionStatus
+	reason, message string
+}
+
+func checkCondition(t *testing.T, st *corev1.PodStatus, typ corev1.PodConditionType, want wantCondition) {
+	t.Helper()
+	c := findCondition(st, typ)
+	if c == nil {
+		t.Errorf("no %s condition", typ)
+		return
+	}
+	if got := (wantCondition{c.Status, c.Reason, c.Message}); got != want {
+		t.Errorf("%s = %+v, want %+v", typ, got, want)
+	}
+}
+
+// The kubelet's pod conditions say which containers hold the pod back, and
+// why a finished pod is not ready (pkg/kubelet/status/generate.go).
+func TestPodConditionsReasonsAndMessages(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	gated := podWith(corev1.RestartPolicyAlways, nil, "a")
+	gated.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/lb"}, {ConditionType: "example.com/dns"}}
+	gated.Status.Conditions = []corev1.PodCondition{{Type: "example.com/dns", Status: corev1.ConditionFalse}}
+	tests := []struct {
+		name                                   string
+		pod                                    *corev1.Pod
+		state                                  PodState
+		phase                                  corev1.PodPhase
+		initialized, containersReady, podReady wantCondition
+	}{
+		{
+			name:  "two app containers not ready",
+			pod:   podWith(corev1.RestartPolicyAlways, nil, "a", "b", "c"),
+			state: PodState{Containers: []corev1.ContainerStatus{running("a", false), running("b", true), running("c", false)}},
+			phase: corev1.PodRunning, initialized: wantCondition{status: corev1.ConditionTrue},
+			containersReady: wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [a c]"},
+			podReady:        wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [a c]"},
+		},
+		{
+			name:  "a sidecar not ready holds the pod back",
+			pod:   podWith(corev1.RestartPolicyAlways, []corev1.Container{sidecar("proxy")}, "a"),
+			state: PodState{InitContainers: []corev1.ContainerStatus{running("proxy", false)}, Containers: []corev1.ContainerStatus{running("a", true)}},
+			phase: corev1.PodRunning, initialized: wantCondition{status: corev1.ConditionTrue},
+			containersReady: wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [proxy]"},
+			podReady:        wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [proxy]"},
+		},
+		{
+			name:            "an init container still running",
+			pod:             podWith(corev1.RestartPolicyAlways, []corev1.Container{{Name: "first"}, {Name: "second"}}, "a"),
+			state:           PodState{InitContainers: []corev1.ContainerStatus{exited("first", 0), running("second", false)}, Containers: []corev1.ContainerStatus{waitingFor("a", "PodInitializing")}},
+			phase:           corev1.PodPending,
+			initialized:     wantCondition{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [second]"},
+			containersReady: wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [a]"},
+			podReady:        wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [a]"},
+		},
+		{
+			name:  "readiness gates missing or not True",
+			pod:   gated,
+			state: PodState{Containers: []corev1.ContainerStatus{running("a", true)}},
+			phase: corev1.PodRunning, initialized: wantCondition{status: corev1.ConditionTrue},
+			containersReady: wantCondition{status: corev1.ConditionTrue},
+			podReady: wantCondition{corev1.ConditionFalse, "ReadinessGatesNotReady",
+				`corresponding condition of pod readiness gate "example.com/lb" does not exist., the status of pod readiness gate "example.com/dns" is not "True", but False`},
+		},
+		{
+			name:  "failed",
+			pod:   podWith(corev1.RestartPolicyNever, nil, "a", "b"),
+			state: PodState{Containers: []corev1.ContainerStatus{exited("a", 0), exited("b", 2)}},
+			phase: corev1.PodFailed, initialized: wantCondition{status: corev1.ConditionTrue},
+			containersReady: wantCondition{corev1.ConditionFalse, "PodFailed", ""},
+			podReady:        wantCondition{corev1.ConditionFalse, "PodFailed", ""},
+		},
+		{
+			name:            "succeeded",
+			pod:             podWith(corev1.RestartPolicyOnFailure, []corev1.Container{{Name: "init"}}, "a"),
+			state:           PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0)}, Containers: []corev1.ContainerStatus{exited("a", 0)}},
+			phase:           corev1.PodSucceeded,
+			initialized:     wantCondition{corev1.ConditionTrue, "PodCompleted", ""},
+			containersReady: wantCondition{corev1.ConditionFalse, "PodCompleted", ""},
+			podReady:        wantCondition{corev1.ConditionFalse, "PodCompleted", ""},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := computeStatus(tc.pod, tc.state, "10.0.0.5", "192.0.2.1", now)
+			if st.Phase != tc.phase {
+				t.Fatalf("phase %s, want %s", st.Phase, tc.phase)
+			}
+			checkCondition(t, st, corev1.PodInitialized, tc.initialized)
+			checkCondition(t, st, corev1.ContainersReady, tc.containersReady)
+			checkCondition(t, st, corev1.PodReady, tc.podReady)
+		})
+	}
+}
+
+// A pod the agent stopped for good (deleted, evicted) is not ready because
+// it completed or failed, and its sandbox is gone.
+func TestTerminatedStatusConditions(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		code   int32
+		phase  corev1.PodPhase
+		reason string
+	}{{"all exited 0", 0, corev1.PodSucceeded, "PodCompleted"}, {"one failed", 143, corev1.PodFailed, "PodFailed"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+			pod.Spec.NodeName = "n"
+			pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
+			client := fake.NewClientset(pod)
+			a := &Agent{client: client}
+			final := PodState{Containers: []corev1.ContainerStatus{exited("a", tc.code)}}
+			if err := a.writeTerminated(context.Background(), pod, &final); err != nil {
+				t.Fatal(err)
+			}
+			got, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Phase != tc.phase {
+				t.Fatalf("phase %s, want %s", got.Status.Phase, tc.phase)
+			}
+			checkCondition(t, &got.Status, corev1.ContainersReady, wantCondition{corev1.ConditionFalse, tc.reason, ""})
+			checkCondition(t, &got.Status, corev1.PodReady, wantCondition{corev1.ConditionFalse, tc.reason, ""})
+			checkCondition(t, &got.Status, corev1.PodReadyToStartContainers, wantCondition{status: corev1.ConditionFalse})
+		})
+	}
+}
