@@ -176,3 +176,49 @@ func TestTerminatedStatusConditions(t *testing.T) {
 		})
 	}
 }
+
+// Init containers that are not sidecars are reported ready once they
+// exited with 0 (kubectl describe: "Ready: True"), and not while running.
+func TestInitContainersReadyOnceCompleted(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, []corev1.Container{{Name: "first"}, {Name: "second"}, sidecar("proxy")}, "a")
+	state := PodState{
+		InitContainers: []corev1.ContainerStatus{exited("first", 0), running("second", true), running("proxy", true)},
+		Containers:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")},
+	}
+	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+	for i, want := range []bool{true, false, true} {
+		if got := st.InitContainerStatuses[i]; got.Ready != want {
+			t.Errorf("init container %s ready = %v, want %v", got.Name, got.Ready, want)
+		}
+	}
+}
+
+// A sidecar that restarts after the app containers started does not send
+// the pod back to Pending or uninitialized (the kubelet's getPhase and
+// Initialized condition).
+func TestSidecarRestartKeepsPodInitialized(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, []corev1.Container{{Name: "init"}, sidecar("proxy")}, "a")
+	backingOff := waitingFor("proxy", "CrashLoopBackOff")
+	backingOff.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	notStarted := running("proxy", false)
+	notStarted.Started = new(false) // its startup probe has not passed yet
+	for name, proxy := range map[string]corev1.ContainerStatus{"backing off": backingOff, "restarted, not started yet": notStarted} {
+		t.Run(name, func(t *testing.T) {
+			state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), proxy}, Containers: []corev1.ContainerStatus{running("a", true)}}
+			st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+			if st.Phase != corev1.PodRunning {
+				t.Errorf("phase %s, want Running", st.Phase)
+			}
+			checkCondition(t, st, corev1.PodInitialized, wantCondition{status: corev1.ConditionTrue})
+			checkCondition(t, st, corev1.ContainersReady, wantCondition{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [proxy]"})
+		})
+	}
+	// Before any app container ran, a sidecar not started yet keeps the pod
+	// initializing.
+	state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), notStarted}, Containers: []corev1.ContainerStatus{waitingFor("a", "PodInitializing")}}
+	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+	if st.Phase != corev1.PodPending {
+		t.Errorf("phase %s before the app started, want Pending", st.Phase)
+	}
+	checkCondition(t, st, corev1.PodInitialized, wantCondition{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [proxy]"})
+}

@@ -38,7 +38,10 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 		t := metav1.NewTime(now)
 		st.StartTime = &t
 	}
-	initialized := initDone(pod, state.InitContainers)
+	initReadiness(pod, state.InitContainers)
+	// Once an app container has run, the pod stays initialized while a
+	// sidecar restarts, as on Kubernetes: it is not sent back to Pending.
+	initialized := initDone(pod, state.InitContainers) || anyStarted(state.Containers)
 	st.Phase = phase(pod, state, initialized)
 
 	containersReady := containersReadyCondition(pod, state, st.Phase)
@@ -224,6 +227,29 @@ func initContainerDone(c *corev1.Container, s *corev1.ContainerStatus) bool {
 		return s.Started != nil && *s.Started
 	}
 	return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+}
+
+// initReadiness sets the readiness of the init containers that are not
+// sidecars as the kubelet's prober reports it: ready once exited with 0, not
+// while running (a sidecar's readiness is its readiness probe's, as an app
+// container's).
+func initReadiness(pod *corev1.Pod, statuses []corev1.ContainerStatus) {
+	for i := range statuses {
+		s := &statuses[i]
+		j := slices.IndexFunc(pod.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == s.Name })
+		if j >= 0 && !restartable(&pod.Spec.InitContainers[j]) {
+			s.Ready = s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+		}
+	}
+}
+
+// anyStarted says whether one of the app containers has run (is running,
+// has exited, or waits to restart after an exit), which proves the init
+// containers were done.
+func anyStarted(statuses []corev1.ContainerStatus) bool {
+	return slices.ContainsFunc(statuses, func(s corev1.ContainerStatus) bool {
+		return s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
+	})
 }
 
 // restartable says whether an init container is a sidecar (restartPolicy Always).
