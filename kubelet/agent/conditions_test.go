@@ -222,3 +222,37 @@ func TestSidecarRestartKeepsPodInitialized(t *testing.T) {
 	}
 	checkCondition(t, st, corev1.PodInitialized, wantCondition{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [proxy]"})
 }
+
+// The pod's phase from its app containers, as the kubelet's getPhase.
+func TestPhase(t *testing.T) {
+	restarting := waitingFor("b", "CrashLoopBackOff")
+	restarting.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	restartingOK := waitingFor("b", "CrashLoopBackOff")
+	restartingOK.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0}
+	tests := []struct {
+		name   string
+		policy corev1.RestartPolicy
+		state  []corev1.ContainerStatus
+		want   corev1.PodPhase
+	}{
+		{"one runs, one still pulling its image", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running("a", true), waitingFor("b", "ErrImagePull")}, corev1.PodPending},
+		{"one runs, one not created yet", corev1.RestartPolicyNever, []corev1.ContainerStatus{running("a", true), waitingFor("b", "ContainerCreating")}, corev1.PodPending},
+		{"one runs, one backing off after a crash", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running("a", true), restarting}, corev1.PodRunning},
+		{"all running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running("a", true), running("b", true)}, corev1.PodRunning},
+		{"always: all exited", corev1.RestartPolicyAlways, []corev1.ContainerStatus{exited("a", 0), exited("b", 0)}, corev1.PodRunning},
+		{"always: backing off", corev1.RestartPolicyAlways, []corev1.ContainerStatus{exited("a", 0), restartingOK}, corev1.PodRunning},
+		{"on failure: one exited 0, one backing off", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{exited("a", 0), restarting}, corev1.PodRunning},
+		{"on failure: all exited 0", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{exited("a", 0), exited("b", 0)}, corev1.PodSucceeded},
+		{"never: one failed, one runs", corev1.RestartPolicyNever, []corev1.ContainerStatus{exited("a", 3), running("b", true)}, corev1.PodRunning},
+		{"never: one failed", corev1.RestartPolicyNever, []corev1.ContainerStatus{exited("a", 3), exited("b", 0)}, corev1.PodFailed},
+		{"never: all exited 0", corev1.RestartPolicyNever, []corev1.ContainerStatus{exited("a", 0), exited("b", 0)}, corev1.PodSucceeded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podWith(tc.policy, nil, "a", "b")
+			if got := computeStatus(pod, PodState{Containers: tc.state}, "10.0.0.5", "192.0.2.1", time.Now()).Phase; got != tc.want {
+				t.Fatalf("phase %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

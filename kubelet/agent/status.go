@@ -267,35 +267,40 @@ func phase(pod *corev1.Pod, state PodState, initialized bool) corev1.PodPhase {
 	if !initialized {
 		return corev1.PodPending
 	}
-	running, succeeded, failed, waiting := 0, 0, 0, 0
+	// As the kubelet's getPhase: a container that has not started yet
+	// (waiting, with no exit before) keeps the pod Pending even while
+	// others run; one waiting to restart after an exit counts as stopped.
+	running, waiting, stopped, succeeded := 0, 0, 0, 0
 	for _, s := range state.Containers {
 		switch {
 		case s.State.Running != nil:
 			running++
-		case s.State.Terminated != nil && s.State.Terminated.ExitCode == 0:
-			succeeded++
 		case s.State.Terminated != nil:
-			failed++
+			stopped++
+			if s.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case s.LastTerminationState.Terminated != nil:
+			stopped++
 		default:
 			waiting++
-			if s.LastTerminationState.Terminated != nil {
-				running++ // restarting after an exit: the pod keeps running
-			}
 		}
 	}
 	switch {
-	case len(state.Containers) < len(pod.Spec.Containers):
+	case len(state.Containers) < len(pod.Spec.Containers), waiting > 0:
 		return corev1.PodPending
 	case running > 0:
 		return corev1.PodRunning
-	case waiting > 0:
+	case stopped == 0:
 		return corev1.PodPending
-	case failed > 0 && policy == corev1.RestartPolicyNever:
-		return corev1.PodFailed
-	case failed == 0 && policy != corev1.RestartPolicyAlways:
+	case policy == corev1.RestartPolicyAlways || policy == "":
+		return corev1.PodRunning // every container is restarting
+	case stopped == succeeded:
 		return corev1.PodSucceeded
+	case policy == corev1.RestartPolicyNever:
+		return corev1.PodFailed
 	}
-	return corev1.PodRunning // terminated containers that will be restarted
+	return corev1.PodRunning // OnFailure: the failed ones restart
 }
 
 func boolStatus(b bool) corev1.ConditionStatus {
