@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -255,4 +256,41 @@ func TestPhase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The kubelet writes the conditions others own first, then its own in its
+// order, PodScheduled last; a pod bound without the scheduler gets it too.
+func TestPodConditionOrder(t *testing.T) {
+	scheduledAt := metav1.NewTime(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC))
+	now := scheduledAt.Add(time.Minute)
+	state := PodState{Containers: []corev1.ContainerStatus{running("a", true)}}
+	want := []corev1.PodConditionType{"example.com/lb", corev1.PodReadyToStartContainers, corev1.PodInitialized,
+		corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled}
+	types := func(st *corev1.PodStatus) []corev1.PodConditionType {
+		var out []corev1.PodConditionType
+		for _, c := range st.Conditions {
+			out = append(out, c.Type)
+		}
+		return out
+	}
+
+	scheduled := podWith(corev1.RestartPolicyAlways, nil, "a")
+	scheduled.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: scheduledAt},
+		{Type: "example.com/lb", Status: corev1.ConditionTrue, LastTransitionTime: scheduledAt},
+	}
+	st := computeStatus(scheduled, state, "10.0.0.5", "192.0.2.1", now)
+	if got := types(st); !slices.Equal(got, want) {
+		t.Fatalf("conditions %v, want %v", got, want)
+	}
+	if c := findCondition(st, corev1.PodScheduled); !c.LastTransitionTime.Equal(&scheduledAt) {
+		t.Errorf("PodScheduled moved to %v, want the scheduler's %v", c.LastTransitionTime, scheduledAt)
+	}
+
+	bound := podWith(corev1.RestartPolicyAlways, nil, "a")
+	st = computeStatus(bound, state, "10.0.0.5", "192.0.2.1", now)
+	if got := types(st); !slices.Equal(got, want[1:]) {
+		t.Fatalf("conditions of a pod bound by hand %v, want %v", got, want[1:])
+	}
+	checkCondition(t, st, corev1.PodScheduled, wantCondition{status: corev1.ConditionTrue})
 }

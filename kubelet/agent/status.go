@@ -45,13 +45,17 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 	st.Phase = phase(pod, state, initialized)
 
 	containersReady := containersReadyCondition(pod, state, st.Phase)
+	// The kubelet's own conditions, in its order (kubectl describe lists
+	// them so), after those others own. PodScheduled is the kubelet's too:
+	// a pod it runs was scheduled, even one bound without the scheduler.
 	conds := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: boolStatus(podIP != "")},
 		initializedCondition(pod, state, st.Phase, initialized),
-		containersReady,
 		readyCondition(pod, old.Conditions, containersReady),
+		containersReady,
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 	}
-	// Keep conditions others own (PodScheduled, readiness gates, DisruptionTarget…).
+	// Keep conditions others own (readiness gates, DisruptionTarget…), first.
 	st.Conditions = make([]corev1.PodCondition, 0, len(old.Conditions)+len(conds))
 	for _, c := range old.Conditions {
 		if !slices.ContainsFunc(conds, func(m corev1.PodCondition) bool { return m.Type == c.Type }) {
