@@ -49,6 +49,9 @@ type Agent struct {
 	// the pods failed by one, which the agent no longer runs.
 	evictions map[types.UID]*evictRequest
 	evicted   map[types.UID]bool
+	// finished are the terminal statuses of the pods that completed or
+	// failed and whose sandbox the runtime stopped (SandboxStopper).
+	finished map[types.UID]*corev1.PodStatus
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -70,7 +73,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt, poked: make(chan struct{}, 1)},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
-		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}}
+		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}, finished: map[types.UID]*corev1.PodStatus{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -217,12 +220,16 @@ func (a *Agent) setPodCIDR(n *corev1.Node) {
 // adoptExisting records the IPs of pods that already run here (after a
 // restart), so new pods don't get them.
 func (a *Agent) adoptExisting() {
+	// A finished pod's sandbox was stopped when it finished, if the
+	// runtime stops them: its address is free.
+	_, stopsSandboxes := a.runtime.(SandboxStopper)
 	for _, obj := range a.indexer.List() {
 		pod := obj.(*corev1.Pod)
 		if pod.Spec.NodeName != a.cfg.NodeName {
 			continue
 		}
-		if ip, err := netip.ParseAddr(pod.Status.PodIP); err == nil && !pod.Spec.HostNetwork {
+		finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if ip, err := netip.ParseAddr(pod.Status.PodIP); err == nil && !pod.Spec.HostNetwork && !(finished && stopsSandboxes) {
 			a.mu.Lock()
 			if a.ips != nil {
 				a.ips.adopt(string(pod.UID), ip)
@@ -302,6 +309,14 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, nil
 	}
+	a.mu.Lock()
+	final := a.finished[pod.UID]
+	a.mu.Unlock()
+	if final != nil {
+		// Finished, its sandbox stopped: only its terminal status may
+		// be left to write (the last try failed, or the cache lags).
+		return 0, a.writeStatus(ctx, key, pod, final)
+	}
 	if old == nil {
 		if refused, err := a.admit(ctx, pod); refused || err != nil {
 			return 0, err
@@ -327,19 +342,14 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if a.cfg.Recorder != nil {
 		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)
 	}
-	if !statusEqual(&pod.Status, status) {
-		// A shallow copy with the new status: the request only encodes
-		// it, so the cached pod's metadata and spec need no deep copy.
-		upd := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta, Spec: pod.Spec, Status: *status}
-		if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return 0, nil
-			}
-			return 0, fmt.Errorf("updating status of %s: %w", key, err)
-		}
-	}
 	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
-		return 0, nil
+		if err := a.stopSandbox(ctx, pod, status); err != nil {
+			return 0, err
+		}
+		return 0, a.writeStatus(ctx, key, pod, status)
+	}
+	if err := a.writeStatus(ctx, key, pod, status); err != nil {
+		return 0, err
 	}
 	if _, periodic := a.runtime.(interface{ NeedsResync() bool }); periodic {
 		if state.RecheckAfter > 0 && state.RecheckAfter < resyncPeriod {
@@ -357,6 +367,45 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		}
 	}
 	return 0, nil
+}
+
+// writeStatus writes status as the pod's when it differs from the cached
+// pod's. A pod gone meanwhile is no error.
+func (a *Agent) writeStatus(ctx context.Context, key string, pod *corev1.Pod, status *corev1.PodStatus) error {
+	if statusEqual(&pod.Status, status) {
+		return nil
+	}
+	// A shallow copy with the new status: the request only encodes it, so
+	// the cached pod's metadata and spec need no deep copy.
+	upd := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta, Spec: pod.Spec, Status: *status}
+	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("updating status of %s: %w", key, err)
+	}
+	return nil
+}
+
+// stopSandbox releases what a pod that completed or failed holds besides
+// its containers, when the runtime can (SandboxStopper), as the kubelet
+// stops a finished pod's sandbox: its IP goes back to the node's pool for
+// later pods, and status (the terminal one about to be written) reports
+// PodReadyToStartContainers False. From then on the pod is not synced
+// again; only status is written, until the pod is deleted.
+func (a *Agent) stopSandbox(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) error {
+	s, ok := a.runtime.(SandboxStopper)
+	if !ok {
+		return nil
+	}
+	if err := s.StopSandbox(ctx, pod); err != nil {
+		return fmt.Errorf("stopping the sandbox of finished pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	setPodCondition(status, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.finished[pod.UID] = status
+	if a.ips != nil {
+		a.ips.release(string(pod.UID))
+	}
+	return nil
 }
 
 // terminate stops a pod being deleted, honouring its grace period, then
@@ -418,6 +467,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	}
 	delete(a.keys, pod.UID)
 	delete(a.evicted, pod.UID)
+	delete(a.finished, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

@@ -49,6 +49,16 @@ type PodStopper interface {
 	StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (PodState, error)
 }
 
+// SandboxStopper is a runtime that can release what a pod that completed
+// or failed holds besides its containers (its network), as the kubelet
+// stops a finished pod's sandbox while the containers and their logs stay
+// until the pod is deleted. The agent then gives the pod's IP to later
+// pods and reports PodReadyToStartContainers False. Without it, a finished
+// pod keeps its IP until it is deleted.
+type SandboxStopper interface {
+	StopSandbox(ctx context.Context, pod *corev1.Pod) error
+}
+
 // ChangeNotifier is a runtime that tells the agent when a pod's
 // containers change on their own — a process exits, a probe's verdict
 // turns — so that the pod is synced at once rather than at the next

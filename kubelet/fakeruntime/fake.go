@@ -186,6 +186,12 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 
 var _ agent.PodStopper = (*Runtime)(nil)
 
+// StopSandbox releases what a finished pod holds besides its containers: a
+// hollow pod holds nothing, so the agent may give its IP to later pods.
+func (r *Runtime) StopSandbox(context.Context, *corev1.Pod) error { return nil }
+
+var _ agent.SandboxStopper = (*Runtime)(nil)
+
 // KillPod waits for the containers to "exit": stopDelay, capped by grace.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	r.mu.Lock()
