@@ -36,6 +36,9 @@ const (
 	terminationByKubelet                         = "TerminationByKubelet"
 )
 
+// rejectedPrefix begins the status message of a pod the agent refused to admit.
+const rejectedPrefix = "Pod was rejected: "
+
 type evictRequest struct {
 	message string
 	done    chan error
@@ -158,7 +161,9 @@ func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
 	}
 	upd := pod.DeepCopy()
-	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, eviction.Reason, message
+	// The Event says why; the status says so after "Pod was rejected: ", as
+	// the kubelet's rejectPod words it.
+	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, eviction.Reason, rejectedPrefix+message
 	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		a.mu.Lock()
 		delete(a.evicted, pod.UID)

@@ -131,7 +131,7 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 	poll(t, "the BestEffort pod refused", func() (bool, error) {
 		p, err := client.CoreV1().Pods("default").Get(ctx, "late", metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" &&
-			p.Status.Message == "The node had condition: [MemoryPressure]. ", nil
+			p.Status.Message == "Pod was rejected: The node had condition: [MemoryPressure]. ", nil
 	})
 	burstable := late.DeepCopy()
 	burstable.Name, burstable.UID = "burstable", "uid-burstable"

@@ -201,7 +201,7 @@ spec:
     args: ["serve", ":8080"]
 `, nodeName, testimage.Ref), "apply", "-f", "-")
 	waitFor(t, k, 30*time.Second, "the hand-bound BestEffort pod refused", func(out string) bool {
-		return out == "Failed Evicted The node had condition: [MemoryPressure]."
+		return out == "Failed Evicted Pod was rejected: The node had condition: [MemoryPressure]."
 	}, "get", "pod", "bound", "-o", "jsonpath={.status.phase} {.status.reason} {.status.message}")
 
 	// The ReplicaSet replaces the failed pod; the taint keeps the new one off.
