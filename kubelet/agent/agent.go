@@ -40,6 +40,8 @@ type Agent struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	indexer cache.Store
 
+	// admitMu makes admissions one at a time, each seeing those before.
+	admitMu sync.Mutex
 	mu      sync.Mutex
 	ips     *podIPs
 	hostIP  string
@@ -318,7 +320,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, a.writeStatus(ctx, key, pod, final)
 	}
 	if old == nil {
-		if refused, err := a.admit(ctx, pod); refused || err != nil {
+		if refused, err := a.admit(ctx, key, pod); refused || err != nil {
 			return 0, err
 		}
 	}

@@ -136,34 +136,45 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 	return nil
 }
 
-// admit refuses a pod that has not started when the node is under a
-// pressure that keeps it out (PressureMonitor.Admit), as the kubelet's
-// admission: it fails the pod with reason Evicted and a Warning Event.
-// It reports whether the pod was refused.
-func (a *Agent) admit(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	if a.cfg.Pressure == nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") ||
+// admit decides whether a pod that has not started may run here, as the
+// kubelet's admission: not while the node is under a pressure that keeps it
+// out (PressureMonitor.Admit, reason Evicted), nor when it does not fit
+// beside the pods admitted before it (insufficientResource: OutOfcpu,
+// OutOfpods…). A refused pod is failed with that reason and a Warning
+// Event. Pods are admitted one at a time, each counted by the next. It
+// reports whether the pod was refused.
+func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, error) {
+	if (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") ||
 		len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
-		return false, nil
+		return false, nil // started before (an agent restart): admitted then
 	}
-	ok, message := a.cfg.Pressure.Admit(pod)
-	if ok {
-		return false, nil
+	a.admitMu.Lock()
+	defer a.admitMu.Unlock()
+	var reason, message string
+	if a.cfg.Pressure != nil {
+		if ok, why := a.cfg.Pressure.Admit(pod); !ok {
+			reason, message = eviction.Reason, why
+		}
 	}
-	key, err := cache.MetaNamespaceKeyFunc(pod)
-	if err != nil {
-		return true, err
+	if reason == "" {
+		reason, message = insufficientResource(pod, a.admittedPods(pod), a.cfg.Allocatable)
 	}
 	a.mu.Lock()
+	a.tracked[key] = pod // admitted, or so that its deletion clears what is kept of it
+	if reason == "" {
+		a.keys[pod.UID] = key // counted by the next admission
+		a.mu.Unlock()
+		return false, nil
+	}
 	a.evicted[pod.UID] = true
-	a.tracked[key] = pod // so that its deletion clears what is kept of it
 	a.mu.Unlock()
 	if a.cfg.Recorder != nil {
-		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
+		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reason, message)
 	}
 	upd := pod.DeepCopy()
 	// The Event says why; the status says so after "Pod was rejected: ", as
 	// the kubelet's rejectPod words it.
-	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, eviction.Reason, rejectedPrefix+message
+	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, reason, rejectedPrefix+message
 	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		a.mu.Lock()
 		delete(a.evicted, pod.UID)

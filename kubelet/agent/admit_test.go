@@ -1,0 +1,83 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/fakeruntime"
+)
+
+// A pod bound past the scheduler that does not fit beside the pods already
+// admitted is refused as the kubelet refuses it: Failed, reason OutOfcpu
+// (OutOfpods…), "Pod was rejected: Node didn't have enough resource: …",
+// with a Warning Event; one that fits runs.
+func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	rec := record.NewFakeRecorder(100)
+	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+		corev1.ResourcePods: resource.MustParse("3")}
+	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Capacity: allocatable, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 2)
+
+	create := func(name, cpu string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+		if cpu != "" {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phaseOf := func(name string, want corev1.PodPhase) *corev1.Pod {
+		var p *corev1.Pod
+		poll(t, name+" "+string(want), func() (bool, error) {
+			var err error
+			p, err = client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == want, nil
+		})
+		return p
+	}
+	create("big", "600m")
+	phaseOf("big", corev1.PodRunning)
+	create("too-big", "600m")
+	p := phaseOf("too-big", corev1.PodFailed)
+	const short = "Node didn't have enough resource: cpu, requested: 600, used: 600, capacity: 1000"
+	if p.Status.Reason != "OutOfcpu" || p.Status.Message != "Pod was rejected: "+short {
+		t.Errorf("refused pod: reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+	if len(p.Status.ContainerStatuses) != 0 {
+		t.Errorf("a refused pod ran: %+v", p.Status.ContainerStatuses)
+	}
+	create("small", "300m")
+	phaseOf("small", corev1.PodRunning)
+	create("best-effort", "")
+	phaseOf("best-effort", corev1.PodRunning)
+	// Three pods run: the fourth is one too many.
+	create("fourth", "")
+	p = phaseOf("fourth", corev1.PodFailed)
+	if want := "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"; p.Status.Reason != "OutOfpods" || p.Status.Message != want {
+		t.Errorf("fourth pod: reason %q message %q, want OutOfpods %q", p.Status.Reason, p.Status.Message, want)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if !slices.Contains(events, "Warning OutOfcpu "+short) {
+		t.Errorf("no OutOfcpu event in %q", events)
+	}
+}
