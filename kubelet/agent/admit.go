@@ -1,18 +1,61 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
-// outOfPrefix begins the reason of a pod refused for want of a resource
-// (OutOfcpu, OutOfmemory, OutOfpods…), as the kubelet's admission.
-const outOfPrefix = "OutOf"
+// The kubelet's admission reasons: outOfPrefix begins that of a pod refused
+// for want of a resource (OutOfcpu, OutOfmemory, OutOfpods…); a pod whose
+// node selector or required node affinity the node does not match is
+// refused as the scheduler's NodeAffinity filter words it.
+const (
+	outOfPrefix         = "OutOf"
+	reasonNodeAffinity  = "NodeAffinity"
+	messageNodeAffinity = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+)
+
+// sawNode keeps the latest Node object the agent read or wrote (its labels
+// are what node selectors match), and learns its pod CIDR.
+func (a *Agent) sawNode(n *corev1.Node) {
+	if n != nil {
+		a.lastNode.Store(n)
+	}
+	a.setPodCIDR(n)
+}
+
+// matchesNode says whether the node matches the pod's node selector and
+// required node affinity (matchFields included, as a DaemonSet's pods pin
+// their node). A pod the Node last seen does not match is checked again
+// against the Node read afresh, as the kubelet does before refusing it: an
+// administrator may just have labelled the node.
+func (a *Agent) matchesNode(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if len(pod.Spec.NodeSelector) == 0 && (pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil ||
+		pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil) {
+		return true, nil
+	}
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	if n := a.lastNode.Load(); n != nil {
+		if ok, _ := required.Match(n); ok {
+			return true, nil
+		}
+	}
+	n, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("reading node %s to admit pod %s/%s: %w", a.cfg.NodeName, pod.Namespace, pod.Name, err)
+	}
+	a.lastNode.Store(n)
+	ok, _ := required.Match(n)
+	return ok, nil
+}
 
 // admittedPods are the pods of this node that hold its resources, against
 // which a new pod is admitted: not finished, not refused or evicted, and

@@ -81,3 +81,63 @@ func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
 		t.Errorf("no OutOfcpu event in %q", events)
 	}
 }
+
+// A pod bound by hand to a node its node selector or required node
+// affinity does not match is refused (NodeAffinity), once the Node read
+// afresh confirms it; a DaemonSet's pod, pinned by matchFields to its node,
+// runs; a selector matched by a label set after the agent started runs.
+func TestAdmissionChecksNodeAffinity(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	rec := record.NewFakeRecorder(100)
+	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Labels: map[string]string{"zone": "a"}, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 2)
+	poll(t, "registration", func() (bool, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx, "n", metav1.GetOptions{})
+		return err == nil && n.Labels["zone"] == "a", nil
+	})
+	create := func(name string, selector map[string]string, affinity *corev1.Affinity) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: "n", NodeSelector: selector, Affinity: affinity, Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phaseOf := func(name string, want corev1.PodPhase) *corev1.Pod {
+		var p *corev1.Pod
+		poll(t, name+" "+string(want), func() (bool, error) {
+			var err error
+			p, err = client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == want, nil
+		})
+		return p
+	}
+	create("zone-b", map[string]string{"zone": "b"}, nil)
+	p := phaseOf("zone-b", corev1.PodFailed)
+	const want = "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+	if p.Status.Reason != "NodeAffinity" || p.Status.Message != want {
+		t.Errorf("reason %q message %q, want NodeAffinity %q", p.Status.Reason, p.Status.Message, want)
+	}
+	create("zone-a", map[string]string{"zone": "a"}, nil)
+	phaseOf("zone-a", corev1.PodRunning)
+	pinned := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n"}}}}}}}}
+	create("daemon", nil, pinned)
+	phaseOf("daemon", corev1.PodRunning)
+	// Labelled after registration: the agent reads the Node again before refusing.
+	n, err := client.CoreV1().Nodes().Get(ctx, "n", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["gpu"] = "yes"
+	if _, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create("gpu", map[string]string{"gpu": "yes"}, nil)
+	phaseOf("gpu", corev1.PodRunning)
+}

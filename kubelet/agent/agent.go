@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,11 +43,13 @@ type Agent struct {
 
 	// admitMu makes admissions one at a time, each seeing those before.
 	admitMu sync.Mutex
-	mu      sync.Mutex
-	ips     *podIPs
-	hostIP  string
-	tracked map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
-	keys    map[types.UID]string   // the UIDs of tracked pods → their keys, for runtime change notices
+	// lastNode is the Node object last read or written (sawNode).
+	lastNode atomic.Pointer[corev1.Node]
+	mu       sync.Mutex
+	ips      *podIPs
+	hostIP   string
+	tracked  map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
+	keys     map[types.UID]string   // the UIDs of tracked pods → their keys, for runtime change notices
 	// evictions are the evictions asked of the pods' workers; evicted
 	// the pods failed by one, which the agent no longer runs.
 	evictions map[types.UID]*evictRequest
@@ -144,8 +147,8 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 				errs <- err
 				return
 			}
-			a.setPodCIDR(registered)
-			go a.node.heartbeat(ctx, registered, a.setPodCIDR)
+			a.sawNode(registered)
+			go a.node.heartbeat(ctx, registered, a.sawNode)
 			if d, ok := a.runtime.(*DeferredRuntime); ok {
 				go a.openDeferred(ctx, d, registered, a.cfg.RuntimeRetry)
 			}
@@ -493,7 +496,7 @@ func (a *Agent) podIP(ctx context.Context, pod *corev1.Pod) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		a.setPodCIDR(n)
+		a.sawNode(n)
 		a.mu.Lock()
 		ips = a.ips
 		a.mu.Unlock()

@@ -140,7 +140,8 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 // kubelet's admission: not while the node is under a pressure that keeps it
 // out (PressureMonitor.Admit, reason Evicted), nor when it does not fit
 // beside the pods admitted before it (insufficientResource: OutOfcpu,
-// OutOfpods…). A refused pod is failed with that reason and a Warning
+// OutOfpods…), nor on a node its node selector or required node affinity
+// does not match (NodeAffinity). A refused pod is failed with that reason and a Warning
 // Event. Pods are admitted one at a time, each counted by the next. It
 // reports whether the pod was refused.
 func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, error) {
@@ -158,6 +159,15 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 	}
 	if reason == "" {
 		reason, message = insufficientResource(pod, a.admittedPods(pod), a.cfg.Allocatable)
+	}
+	if reason == "" {
+		ok, err := a.matchesNode(ctx, pod)
+		if err != nil {
+			return true, err
+		}
+		if !ok {
+			reason, message = reasonNodeAffinity, messageNodeAffinity
+		}
 	}
 	a.mu.Lock()
 	a.tracked[key] = pod // admitted, or so that its deletion clears what is kept of it
