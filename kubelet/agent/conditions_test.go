@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -293,4 +294,66 @@ func TestPodConditionOrder(t *testing.T) {
 		t.Fatalf("conditions of a pod bound by hand %v, want %v", got, want[1:])
 	}
 	checkCondition(t, st, corev1.PodScheduled, wantCondition{status: corev1.ConditionTrue})
+}
+
+// A pod deleted while initializing ends as the kubelet's status manager
+// ends it: the init container that ran is killed, those after it and the
+// app containers never came to run and stay waiting (no exit code a Job's
+// podFailurePolicy could match); completed init containers stay ready.
+// Once initialized, an app container that never started could not be
+// located (137, ContainerStatusUnknown).
+func TestTerminatedStatusOfAPodInitializing(t *testing.T) {
+	end := func(pod *corev1.Pod) *corev1.PodStatus {
+		t.Helper()
+		pod.Spec.NodeName = "n"
+		client := fake.NewClientset(pod)
+		a := &Agent{client: client}
+		if err := a.writeTerminated(context.Background(), pod, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != corev1.PodFailed {
+			t.Errorf("phase %s, want Failed", got.Status.Phase)
+		}
+		return &got.Status
+	}
+	state := func(c corev1.ContainerStatus) string {
+		switch {
+		case c.State.Waiting != nil:
+			return "waiting " + c.State.Waiting.Reason
+		case c.State.Terminated != nil:
+			return fmt.Sprintf("terminated %d %s ready=%v", c.State.Terminated.ExitCode, c.State.Terminated.Reason, c.Ready)
+		}
+		return "running"
+	}
+	completed := exited("first", 0)
+	completed.State.Terminated.Reason = "Completed"
+	completed.Ready = true
+
+	pod := podWith(corev1.RestartPolicyNever, []corev1.Container{{Name: "first"}, {Name: "second"}, {Name: "third"}}, "a")
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{completed, running("second", false), waitingFor("third", "PodInitializing")},
+		ContainerStatuses:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")}}
+	st := end(pod)
+	var got []string
+	for _, c := range append(st.InitContainerStatuses, st.ContainerStatuses...) {
+		got = append(got, c.Name+": "+state(c))
+	}
+	want := []string{"first: terminated 0 Completed ready=true", "second: terminated 137 Error ready=false",
+		"third: waiting PodInitializing", "a: waiting PodInitializing"}
+	if !slices.Equal(got, want) {
+		t.Errorf("containers\n%q\nwant\n%q", got, want)
+	}
+
+	initialized := podWith(corev1.RestartPolicyNever, []corev1.Container{{Name: "first"}}, "a", "b")
+	initialized.Status = corev1.PodStatus{Phase: corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{completed},
+		ContainerStatuses:     []corev1.ContainerStatus{running("a", true), waitingFor("b", "ContainerCreating")}}
+	st = end(initialized)
+	if s := state(st.ContainerStatuses[1]); s != "terminated 137 ContainerStatusUnknown ready=false" {
+		t.Errorf("app container that never started: %s, want terminated 137 ContainerStatusUnknown", s)
+	}
 }

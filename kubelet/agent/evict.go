@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -126,7 +127,7 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 		if cur.UID != pod.UID {
 			return nil
 		}
-		evictedStatus(&cur.Status, message, now)
+		evictedStatus(&cur.Spec, &cur.Status, message, now)
 		_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
@@ -198,33 +199,81 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 // evictedStatus is the status of a pod the kubelet evicted: phase Failed,
 // reason Evicted, its containers terminated (killed: 137), not ready, and
 // the DisruptionTarget condition.
-func evictedStatus(st *corev1.PodStatus, message string, now metav1.Time) {
+func evictedStatus(spec *corev1.PodSpec, st *corev1.PodStatus, message string, now metav1.Time) {
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, message
-	endContainers(st, now)
+	endContainers(spec, st, now)
 	stoppedConditions(st, now)
 	setPodCondition(st, corev1.PodCondition{Type: disruptionTarget, Status: corev1.ConditionTrue, Reason: terminationByKubelet, Message: message, LastTransitionTime: now})
 }
 
-// endContainers marks every container of the status ended, as the kubelet reports a pod it
-// stopped: one still reported running was killed (137), one that never ran could not be
-// located; none is ready.
-func endContainers(st *corev1.PodStatus, now metav1.Time) {
-	kill := func(list []corev1.ContainerStatus) {
+// endContainers marks the containers of the status ended, as the kubelet reports a pod it
+// stopped: one still reported running was killed (137); one waiting that should have run
+// could not be located (137, ContainerStatusUnknown) — an app container once the pod had
+// initialized, an init container up to the last one that had started — while those the pod
+// never came to stay waiting, with no exit code to read. Only init containers that
+// completed (not sidecars) stay ready.
+func endContainers(spec *corev1.PodSpec, st *corev1.PodStatus, now metav1.Time) {
+	kill := func(list []corev1.ContainerStatus, reached int) {
 		for i := range list {
 			c := &list[i]
-			c.Ready, c.Started = false, new(bool)
+			c.Started = new(bool)
 			if r := c.State.Running; r != nil {
 				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 					ExitCode: 137, Reason: "Error", StartedAt: r.StartedAt, FinishedAt: now, ContainerID: c.ContainerID}}
 			}
-			if c.State.Waiting != nil {
+			if c.State.Waiting != nil && i < reached {
 				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 					ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated", FinishedAt: now}}
 			}
+			j := slices.IndexFunc(spec.InitContainers, func(ic corev1.Container) bool { return ic.Name == c.Name })
+			c.Ready = j >= 0 && !restartable(&spec.InitContainers[j]) && c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
 		}
 	}
-	kill(st.InitContainerStatuses)
-	kill(st.ContainerStatuses)
+	apps := 0
+	if hadInitialized(spec, st) {
+		apps = len(st.ContainerStatuses)
+	}
+	kill(st.InitContainerStatuses, reachedInits(st.InitContainerStatuses))
+	kill(st.ContainerStatuses, apps)
+}
+
+// hadInitialized says whether the status shows the pod initialized: it has no init
+// containers, an app container left waiting at some time, or the last init container
+// completed (a sidecar: started).
+func hadInitialized(spec *corev1.PodSpec, st *corev1.PodStatus) bool {
+	if len(spec.InitContainers) == 0 {
+		return true
+	}
+	for _, c := range st.ContainerStatuses {
+		if c.State.Waiting == nil || c.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	last := &spec.InitContainers[len(spec.InitContainers)-1]
+	c := findStatus(st.InitContainerStatuses, last.Name)
+	switch {
+	case c == nil:
+		return false
+	case restartable(last):
+		return c.State.Running != nil && c.Started != nil && *c.Started
+	}
+	for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+		if t != nil && t.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// reachedInits is how many init containers, in order, the pod came to: up to the last one
+// that left waiting at some time, at least the first.
+func reachedInits(list []corev1.ContainerStatus) int {
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].State.Waiting == nil || list[i].LastTerminationState.Terminated != nil {
+			return i + 1
+		}
+	}
+	return min(len(list), 1)
 }
 
 // stoppedConditions sets the kubelet's conditions of a pod it stopped for good, once
@@ -272,7 +321,7 @@ func (a *Agent) writeTerminated(ctx context.Context, pod *corev1.Pod, final *Pod
 		if final != nil && len(final.InitContainers)+len(final.Containers) > 0 {
 			cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses = final.InitContainers, final.Containers
 		}
-		endContainers(&cur.Status, now)
+		endContainers(&cur.Spec, &cur.Status, now)
 		cur.Status.Phase = corev1.PodFailed
 		if allSucceeded(cur) {
 			cur.Status.Phase = corev1.PodSucceeded
