@@ -112,18 +112,28 @@ func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.P
 			st.Pulled[c.Name] = fmt.Sprintf("Container image %q already present on machine", c.Image)
 		}
 	}
+	after, code, scripted := script(pod)
+	exited := scripted && !time.Now().Before(at.Add(after))
+	// Once the app containers have exited for good (they are not restarted
+	// under Never, nor under OnFailure with 0), the kubelet stops the
+	// sidecars: they end as processes without a SIGTERM handler do.
+	finished := exited && (pod.Spec.RestartPolicy == corev1.RestartPolicyNever ||
+		pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && code == 0)
 	for _, c := range pod.Spec.InitContainers {
 		s := status(pod, c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
-			s.Ready, s.Started = true, ptrTrue()
+			if finished {
+				s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error", StartedAt: started,
+					FinishedAt: metav1.NewTime(at.Add(after)), ContainerID: s.ContainerID}
+			} else {
+				s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+				s.Ready, s.Started = true, ptrTrue()
+			}
 		} else {
 			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: started, ContainerID: s.ContainerID}
 		}
 		st.InitContainers = append(st.InitContainers, s)
 	}
-	after, code, scripted := script(pod)
-	exited := scripted && !time.Now().Before(at.Add(after))
 	for _, c := range pod.Spec.Containers {
 		s := status(pod, c)
 		if exited {

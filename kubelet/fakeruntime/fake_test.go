@@ -72,3 +72,32 @@ func TestUnscriptedAndMalformedPodsRun(t *testing.T) {
 		}
 	}
 }
+
+// When a scripted pod's app containers have exited for good, its sidecars
+// are stopped, as the kubelet stops them (so the pod does not report a
+// sidecar running, and ready, once it completed); under restartPolicy
+// Always they keep running.
+func TestSidecarsStopWhenThePodCompletes(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	for _, tc := range []struct {
+		policy  corev1.RestartPolicy
+		code    string
+		stopped bool
+	}{
+		{corev1.RestartPolicyNever, "0", true},
+		{corev1.RestartPolicyNever, "1", true},
+		{corev1.RestartPolicyOnFailure, "0", true},
+		{corev1.RestartPolicyOnFailure, "1", false},
+		{corev1.RestartPolicyAlways, "0", false},
+	} {
+		pod := scripted("0s", tc.code)
+		pod.UID = types.UID("uid-" + string(tc.policy) + tc.code)
+		pod.Spec.RestartPolicy = tc.policy
+		pod.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "example.com/proxy", RestartPolicy: &always}}
+		st, _ := New(0).SyncPod(context.Background(), pod, "10.42.0.2")
+		proxy := st.InitContainers[0]
+		if stopped := proxy.State.Terminated != nil; stopped != tc.stopped || (stopped && (proxy.Ready || *proxy.Started)) {
+			t.Errorf("%s, exit %s: sidecar %+v ready=%v, want stopped=%v", tc.policy, tc.code, proxy.State, proxy.Ready, tc.stopped)
+		}
+	}
+}
