@@ -39,6 +39,8 @@ func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
 		if cpu != "" {
 			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
 		}
+		// The scheduler's condition, as on a pod it bound.
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
 		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +64,11 @@ func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
 	}
 	if len(p.Status.ContainerStatuses) != 0 {
 		t.Errorf("a refused pod ran: %+v", p.Status.ContainerStatuses)
+	}
+	// As the kubelet's rejectPod: a start time and the QoS class, and none
+	// of the kubelet's conditions (PodScheduled is one).
+	if p.Status.StartTime == nil || p.Status.QOSClass != corev1.PodQOSBurstable || len(p.Status.Conditions) != 0 {
+		t.Errorf("refused pod: startTime %v, qosClass %q, conditions %+v", p.Status.StartTime, p.Status.QOSClass, p.Status.Conditions)
 	}
 	create("small", "300m")
 	phaseOf("small", corev1.PodRunning)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/skiffkube/skiff/apiserver/qos"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 )
 
@@ -183,9 +184,7 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reason, message)
 	}
 	upd := pod.DeepCopy()
-	// The Event says why; the status says so after "Pod was rejected: ", as
-	// the kubelet's rejectPod words it.
-	upd.Status.Phase, upd.Status.Reason, upd.Status.Message = corev1.PodFailed, reason, rejectedPrefix+message
+	upd.Status = rejectedStatus(pod, reason, message, metav1.Now())
 	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		a.mu.Lock()
 		delete(a.evicted, pod.UID)
@@ -194,6 +193,26 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 		return true, fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return true, nil
+}
+
+// rejectedStatus is the status of a pod the agent refused to admit, as the kubelet's
+// rejectPod and status manager write it: phase Failed with the reason and, after "Pod was
+// rejected: ", the message (the Event has the bare message), the QoS class, a start time;
+// of the conditions only those the kubelet does not own (PodScheduled is its own).
+func rejectedStatus(pod *corev1.Pod, reason, message string, now metav1.Time) corev1.PodStatus {
+	st := corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: rejectedPrefix + message,
+		QOSClass: qos.Of(pod), StartTime: pod.Status.StartTime}
+	if st.StartTime == nil {
+		st.StartTime = &now
+	}
+	for _, c := range pod.Status.Conditions {
+		switch c.Type {
+		case corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady:
+		default:
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	return st
 }
 
 // evictedStatus is the status of a pod the kubelet evicted: phase Failed,
