@@ -1017,3 +1017,27 @@ func TestIndexedJobKeepsTheMostAdvancedDuplicate(t *testing.T) {
 		t.Errorf("deleted %v, want the pending duplicate of index 0", fx.deleted())
 	}
 }
+
+// A finished Job adopts nothing and deletes nothing, as in Kubernetes (syncJob returns
+// at once for a finished Job): a pod started by hand that matches its selector is left
+// alone, unowned and without the tracking finalizer, and a pod it still owns runs on.
+func TestAFinishedJobAdoptsAndDeletesNothing(t *testing.T) {
+	stranger := newPod("stranger", corev1.PodRunning, func(p *corev1.Pod) {
+		p.OwnerReferences, p.Finalizers = nil, nil
+	})
+	fx := newFixture(t, newJob(completions(1), parallel(2), completedAgo(time.Minute), func(j *batchv1.Job) { j.Status.Succeeded = 1 }),
+		newPod("run", corev1.PodRunning), stranger)
+	fx.sync(t, "ns/work")
+	for _, name := range []string{"run", "stranger"} {
+		p, err := fx.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("pod %s: %v (a finished Job deleted it)", name, err)
+		}
+		if p.DeletionTimestamp != nil {
+			t.Errorf("pod %s is being deleted by a finished Job", name)
+		}
+		if name == "stranger" && (len(p.OwnerReferences) != 0 || len(p.Finalizers) != 0) {
+			t.Errorf("a finished Job adopted %s: owners %v, finalizers %v", name, p.OwnerReferences, p.Finalizers)
+		}
+	}
+}

@@ -61,6 +61,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		c.recorder.Eventf(job, corev1.EventTypeWarning, "InvalidSelector", "invalid selector: %v", err)
 		return nil
 	}
+	if finished(job) {
+		return c.afterFinished(ctx, key, job)
+	}
 	satisfied := c.exp.Satisfied(key)
 	pods, err := c.claimPods(ctx, job, selector)
 	if err != nil {
@@ -71,9 +74,6 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	job, left, err := c.trackTerminated(ctx, job, pods)
 	if err != nil {
 		return err
-	}
-	if finished(job) {
-		return c.afterFinished(ctx, key, job, pods)
 	}
 
 	now := c.now()
@@ -325,10 +325,22 @@ func finishedAt(job *batchv1.Job) time.Time {
 	return time.Time{}
 }
 
-// afterFinished deletes a finished Job's pods that still run, and the Job itself once its
-// ttlSecondsAfterFinished have passed.
-func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) error {
-	if _, err := c.deletePods(ctx, key, job, activePods(pods), false); err != nil {
+// afterFinished handles a Job that has finished: as in Kubernetes, it adopts no pod and
+// deletes none (a pod started by hand that matches its selector is not its business, and
+// one it still owns runs to its end); the pods it owns only lose their tracking finalizers
+// (trackTerminated), and the Job goes once its ttlSecondsAfterFinished have passed.
+func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job) error {
+	all, err := c.podLister.Pods(job.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	var owned []*corev1.Pod
+	for _, p := range all {
+		if metav1.IsControlledBy(p, job) {
+			owned = append(owned, p)
+		}
+	}
+	if job, _, err = c.trackTerminated(ctx, job, owned); err != nil {
 		return err
 	}
 	return c.expireAfterTTL(ctx, key, job)
