@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sort"
 	"strings"
 
@@ -10,21 +11,37 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	schedframework "github.com/skiffkube/skiff/scheduler/framework"
 )
 
-// The kubelet's admission reasons: outOfPrefix begins that of a pod refused
-// for want of a resource (OutOfcpu, OutOfmemory, OutOfpods…); a pod whose
-// node selector or required node affinity the node does not match is
-// refused as the scheduler's NodeAffinity filter words it.
+// The kubelet's admission reasons and messages (its predicate admission):
+// outOfPrefix begins that of a pod refused for want of a resource
+// (OutOfcpu, OutOfmemory, OutOfpods…); the scheduler's filters the kubelet
+// runs refuse as "Predicate <filter> failed: <the filter's reason>".
 const (
-	outOfPrefix         = "OutOf"
+	outOfPrefix = "OutOf"
+
 	reasonNodeAffinity  = "NodeAffinity"
 	messageNodeAffinity = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+	reasonNodePorts     = "NodePorts"
+	messageNodePorts    = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	reasonTaint         = "TaintToleration"
+	messageTaint        = "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+
+	reasonOSSelector        = "PodOSSelectorNodeLabelDoesNotMatch"
+	messageOSSelector       = "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+	reasonOSNotSupported    = "PodOSNotSupported"
+	messageOSNotSupported   = "Failed to admit pod as the OS field doesn't match node OS"
+	reasonSupplementalGroup = "SupplementalGroupsPolicyNotSupported"
 )
 
 // sawNode keeps the latest Node object the agent read or wrote (its labels
-// are what node selectors match), and learns its pod CIDR.
+// are what node selectors match, its taints what pods must tolerate), and
+// learns its pod CIDR.
 func (a *Agent) sawNode(n *corev1.Node) {
 	if n != nil {
 		a.lastNode.Store(n)
@@ -32,29 +49,115 @@ func (a *Agent) sawNode(n *corev1.Node) {
 	a.setPodCIDR(n)
 }
 
-// matchesNode says whether the node matches the pod's node selector and
-// required node affinity (matchFields included, as a DaemonSet's pods pin
-// their node). A pod the Node last seen does not match is checked again
-// against the Node read afresh, as the kubelet does before refusing it: an
-// administrator may just have labelled the node.
-func (a *Agent) matchesNode(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	if len(pod.Spec.NodeSelector) == 0 && (pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil ||
-		pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil) {
-		return true, nil
+// refusal says why the kubelet's admission would refuse pod beside the pods
+// admitted before it, or "" when it admits it, in the kubelet's order: the
+// checks no preemption could help (the pod's kubernetes.io/os label and
+// spec.os against the node's OS, a Strict supplemental groups policy the
+// node does not support), then the scheduler's filters the kubelet runs
+// (generalFilter). When node affinity is the only complaint, the Node is
+// read afresh and the filters run again, as the kubelet does before
+// refusing: an administrator may just have labelled the node.
+func (a *Agent) refusal(ctx context.Context, pod *corev1.Pod) (reason, message string, err error) {
+	if os, ok := pod.Labels[corev1.LabelOSStable]; ok && os != goruntime.GOOS {
+		return reasonOSSelector, messageOSSelector, nil
 	}
-	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	if n := a.lastNode.Load(); n != nil {
-		if ok, _ := required.Match(n); ok {
-			return true, nil
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
+		return reasonOSNotSupported, messageOSNotSupported, nil
+	}
+	node := a.lastNode.Load()
+	if node == nil {
+		if node, err = a.readNode(ctx, pod); err != nil {
+			return "", "", err
 		}
 	}
+	if strictGroupsUnsupported(pod, node) {
+		return reasonSupplementalGroup, fmt.Sprintf("SupplementalGroupsPolicy=%s is not supported in this node", corev1.SupplementalGroupsPolicyStrict), nil
+	}
+	others := a.admittedPods(pod)
+	reason, message, onlyAffinity := generalFilter(pod, node, others, a.cfg.Allocatable)
+	if !onlyAffinity {
+		return reason, message, nil
+	}
+	if node, err = a.readNode(ctx, pod); err != nil {
+		return "", "", err
+	}
+	reason, message, _ = generalFilter(pod, node, others, a.cfg.Allocatable)
+	return reason, message, nil
+}
+
+// readNode reads the node's Node object afresh and keeps it.
+func (a *Agent) readNode(ctx context.Context, pod *corev1.Pod) (*corev1.Node, error) {
 	n, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
 	if err != nil {
-		return false, fmt.Errorf("reading node %s to admit pod %s/%s: %w", a.cfg.NodeName, pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("reading node %s to admit pod %s/%s: %w", a.cfg.NodeName, pod.Namespace, pod.Name, err)
 	}
 	a.lastNode.Store(n)
-	ok, _ := required.Match(n)
-	return ok, nil
+	return n, nil
+}
+
+// generalFilter runs the scheduler's filters the kubelet admits pods with,
+// in its order, and returns the first failure as the kubelet words it:
+// resources (insufficientResource), the node selector and required node
+// affinity (matchFields included, as a DaemonSet's pods pin their node),
+// host ports taken by the pods admitted before, and the node's NoExecute
+// taints the pod does not tolerate (the other effects are the scheduler's
+// business alone). onlyAffinity says node affinity was the one failure.
+// The NodeName filter cannot fail here: the agent only sees the pods bound
+// to its node.
+func generalFilter(pod *corev1.Pod, node *corev1.Node, others []*corev1.Pod, allocatable corev1.ResourceList) (reason, message string, onlyAffinity bool) {
+	var failures [][2]string
+	if r, m := insufficientResource(pod, others, allocatable); r != "" {
+		failures = append(failures, [2]string{r, m})
+	}
+	affinityFailed := false
+	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+		affinityFailed = true
+		failures = append(failures, [2]string{reasonNodeAffinity, messageNodeAffinity})
+	}
+	if hostPortsTaken(pod, others) {
+		failures = append(failures, [2]string{reasonNodePorts, messageNodePorts})
+	}
+	noExecute := func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
+	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, noExecute, false); untolerated {
+		failures = append(failures, [2]string{reasonTaint, messageTaint})
+	}
+	if len(failures) == 0 {
+		return "", "", false
+	}
+	return failures[0][0], failures[0][1], affinityFailed && len(failures) == 1
+}
+
+// hostPortsTaken says whether a host port the pod asks for (its containers'
+// and sidecars') clashes with one a pod admitted before holds, as the
+// scheduler's NodePorts filter counts them.
+func hostPortsTaken(pod *corev1.Pod, others []*corev1.Pod) bool {
+	var wanted []*corev1.ContainerPort
+	schedframework.ForEachHostPort(pod, func(p *corev1.ContainerPort) { wanted = append(wanted, p) })
+	if len(wanted) == 0 {
+		return false
+	}
+	used := schedframework.HostPortInfo{}
+	for _, p := range others {
+		used.AddPod(p)
+	}
+	for _, p := range wanted {
+		if used.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+			return true
+		}
+	}
+	return false
+}
+
+// strictGroupsUnsupported says whether the pod asks for the Strict
+// supplemental groups policy on a node that does not report supporting it
+// (status.features), which the kubelet refuses since the feature's beta.
+func strictGroupsUnsupported(pod *corev1.Pod, node *corev1.Node) bool {
+	sc := pod.Spec.SecurityContext
+	if sc == nil || sc.SupplementalGroupsPolicy == nil || *sc.SupplementalGroupsPolicy != corev1.SupplementalGroupsPolicyStrict {
+		return false
+	}
+	f := node.Status.Features
+	return f == nil || f.SupplementalGroupsPolicy == nil || !*f.SupplementalGroupsPolicy
 }
 
 // admittedPods are the pods of this node that hold its resources, against

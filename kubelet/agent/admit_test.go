@@ -148,3 +148,97 @@ func TestAdmissionChecksNodeAffinity(t *testing.T) {
 	create("gpu", map[string]string{"gpu": "yes"}, nil)
 	phaseOf("gpu", corev1.PodRunning)
 }
+
+// The rest of the kubelet's predicate admission, for pods bound by hand:
+// a host port another admitted pod holds (NodePorts), a NoExecute taint the
+// pod does not tolerate (TaintToleration; NoSchedule taints are the
+// scheduler's alone), another OS (the kubernetes.io/os label, spec.os) and a
+// Strict supplemental groups policy the node does not support, each with
+// the kubelet's reason, message and a Warning Event, in the kubelet's order.
+func TestAdmissionRefusesPortsTaintsAndOS(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24",
+		Taints: []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}, {Key: "soft", Effect: corev1.TaintEffectNoSchedule}}}})
+	rec := record.NewFakeRecorder(100)
+	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 2)
+
+	tolerating := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "db", Effect: corev1.TaintEffectNoExecute}}
+	type podOpt func(*corev1.Pod)
+	hostPort := func(port int32) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: port, Protocol: corev1.ProtocolTCP}}
+		}
+	}
+	untolerating := func(p *corev1.Pod) { p.Spec.Tolerations = nil }
+	create := func(name string, opts ...podOpt) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: "n", Tolerations: tolerating, Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+		for _, o := range opts {
+			o(p)
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phaseOf := func(name string, want corev1.PodPhase) *corev1.Pod {
+		var p *corev1.Pod
+		poll(t, name+" "+string(want), func() (bool, error) {
+			var err error
+			p, err = client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == want, nil
+		})
+		return p
+	}
+	refused := func(name, reason, message string) {
+		t.Helper()
+		p := phaseOf(name, corev1.PodFailed)
+		if p.Status.Reason != reason || p.Status.Message != "Pod was rejected: "+message {
+			t.Errorf("%s: reason %q message %q, want %q %q", name, p.Status.Reason, p.Status.Message, reason, "Pod was rejected: "+message)
+		}
+	}
+	const (
+		ports = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+		taint = "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+	)
+	create("web", hostPort(80))
+	phaseOf("web", corev1.PodRunning)
+	create("web-again", hostPort(80))
+	refused("web-again", "NodePorts", ports)
+	create("other-port", hostPort(81))
+	phaseOf("other-port", corev1.PodRunning)
+	create("untolerating", untolerating)
+	refused("untolerating", "TaintToleration", taint)
+	// Host ports are checked before taints.
+	create("both", hostPort(80), untolerating)
+	refused("both", "NodePorts", ports)
+	// The OS comes first of all.
+	create("windows-label", hostPort(80), func(p *corev1.Pod) { p.Labels = map[string]string{corev1.LabelOSStable: "windows"} })
+	refused("windows-label", "PodOSSelectorNodeLabelDoesNotMatch", "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label")
+	create("windows", func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} })
+	refused("windows", "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS")
+	create("linux", func(p *corev1.Pod) {
+		p.Labels = map[string]string{corev1.LabelOSStable: "linux"}
+		p.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
+	})
+	phaseOf("linux", corev1.PodRunning)
+	strict := corev1.SupplementalGroupsPolicyStrict
+	create("strict", func(p *corev1.Pod) {
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroupsPolicy: &strict}
+	})
+	refused("strict", "SupplementalGroupsPolicyNotSupported", "SupplementalGroupsPolicy=Strict is not supported in this node")
+
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	for _, e := range []string{"Warning NodePorts " + ports, "Warning TaintToleration " + taint} {
+		if !slices.Contains(events, e) {
+			t.Errorf("no event %q in %q", e, events)
+		}
+	}
+}

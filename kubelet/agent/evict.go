@@ -140,10 +140,10 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 
 // admit decides whether a pod that has not started may run here, as the
 // kubelet's admission: not while the node is under a pressure that keeps it
-// out (PressureMonitor.Admit, reason Evicted), nor when it does not fit
-// beside the pods admitted before it (insufficientResource: OutOfcpu,
-// OutOfpods…), nor on a node its node selector or required node affinity
-// does not match (NodeAffinity). A refused pod is failed with that reason and a Warning
+// out (PressureMonitor.Admit, reason Evicted), nor when the kubelet's
+// predicate admission refuses it (refusal: another OS, no room beside the
+// pods admitted before it, node affinity, host ports taken, an untolerated
+// NoExecute taint). A refused pod is failed with that reason and a Warning
 // Event. Pods are admitted one at a time, each counted by the next. It
 // reports whether the pod was refused.
 func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, error) {
@@ -160,15 +160,9 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 		}
 	}
 	if reason == "" {
-		reason, message = insufficientResource(pod, a.admittedPods(pod), a.cfg.Allocatable)
-	}
-	if reason == "" {
-		ok, err := a.matchesNode(ctx, pod)
-		if err != nil {
+		var err error
+		if reason, message, err = a.refusal(ctx, pod); err != nil {
 			return true, err
-		}
-		if !ok {
-			reason, message = reasonNodeAffinity, messageNodeAffinity
 		}
 	}
 	a.mu.Lock()
