@@ -104,8 +104,9 @@ func (a *Agent) takeEviction(uid types.UID) *evictRequest {
 }
 
 // evict kills the pod's containers without grace (a hard threshold, as the
-// kubelet) and writes the Failed status with reason Evicted and a Warning
-// Event. From then on the agent leaves the pod alone until it is deleted.
+// kubelet), gives its address back to the node's pool, and writes the Failed
+// status with reason Evicted and a Warning Event. From then on the agent
+// leaves the pod alone until it is deleted.
 func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) error {
 	a.mu.Lock()
 	a.evicted[pod.UID] = true
@@ -116,6 +117,13 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 		a.mu.Unlock()
 		return fmt.Errorf("stopping containers of %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	// KillPod tore the pod's network down: its address is free for the
+	// pods that come next, as the kubelet's is once the sandbox goes.
+	a.mu.Lock()
+	if a.ips != nil {
+		a.ips.release(string(pod.UID))
+	}
+	a.mu.Unlock()
 	if a.cfg.Recorder != nil {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
 	}

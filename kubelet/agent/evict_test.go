@@ -168,3 +168,48 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 		t.Errorf("the transition recorded more than once:\n%s", all)
 	}
 }
+
+// An evicted pod's containers and network are gone: its address goes back
+// to the node's pool at once, not when the pod object is deleted. The node's
+// pod CIDR here has room for a single pod.
+func TestEvictedPodReleasesItsIP(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/30"}})
+	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 2)
+	create := func(name string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := func(name string) *corev1.Pod {
+		var p *corev1.Pod
+		poll(t, name+" running", func() (bool, error) {
+			var err error
+			p, err = client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		})
+		return p
+	}
+	create("first")
+	first := running("first")
+	if first.Status.PodIP != "10.42.0.2" {
+		t.Fatalf("first pod IP %q", first.Status.PodIP)
+	}
+	if err := a.EvictPod(ctx, first, "The node was low on resource: memory. "); err != nil {
+		t.Fatal(err)
+	}
+	create("second")
+	if second := running("second"); second.Status.PodIP != "10.42.0.2" {
+		t.Errorf("second pod IP %q, want the evicted pod's 10.42.0.2", second.Status.PodIP)
+	}
+	if p, _ := client.CoreV1().Pods("default").Get(ctx, "first", metav1.GetOptions{}); p.Status.Phase != corev1.PodFailed || p.Status.Reason != "Evicted" {
+		t.Errorf("evicted pod: phase %s reason %q", p.Status.Phase, p.Status.Reason)
+	}
+}
