@@ -17,6 +17,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiffkube/skiff/apiserver/qos"
@@ -202,7 +203,9 @@ func namespaceOnCreate(obj runtime.Object) {
 
 // podOnCreate: a new pod is Pending until the node agent reports otherwise;
 // one with scheduling gates says so in PodScheduled, as Kubernetes' pod
-// strategy does (kubectl get pods shows SchedulingGated).
+// strategy does (kubectl get pods shows SchedulingGated). Its pod
+// (anti-)affinity terms' matchLabelKeys and mismatchLabelKeys are merged
+// into their label selectors (mergeLabelKeys).
 func podOnCreate(obj runtime.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -212,6 +215,51 @@ func podOnCreate(obj runtime.Object) {
 	if len(pod.Spec.SchedulingGates) > 0 {
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
+	}
+	mergeLabelKeys(pod)
+}
+
+// mergeLabelKeys turns each pod (anti-)affinity term's matchLabelKeys into
+// "key In (the pod's value)" and its mismatchLabelKeys into "key NotIn (the
+// pod's value)" requirements of the term's label selector, once, when the
+// pod is created, as kube-apiserver does since MatchLabelKeysInPodAffinity
+// (GA in 1.33): the stored pod shows the selector the scheduler uses, and a
+// later change of the pod's labels does not move it. A key the pod has no
+// label for adds nothing; a term without a selector (which selects no pod)
+// is left alone. The key lists stay as they were.
+func mergeLabelKeys(pod *corev1.Pod) {
+	a := pod.Spec.Affinity
+	if a == nil {
+		return
+	}
+	merge := func(term *corev1.PodAffinityTerm) {
+		if term.LabelSelector == nil {
+			return
+		}
+		add := func(keys []string, op metav1.LabelSelectorOperator) {
+			for _, key := range keys {
+				if v, ok := pod.Labels[key]; ok {
+					term.LabelSelector.MatchExpressions = append(term.LabelSelector.MatchExpressions,
+						metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: []string{v}})
+				}
+			}
+		}
+		add(term.MatchLabelKeys, metav1.LabelSelectorOpIn)
+		add(term.MismatchLabelKeys, metav1.LabelSelectorOpNotIn)
+	}
+	each := func(required []corev1.PodAffinityTerm, preferred []corev1.WeightedPodAffinityTerm) {
+		for i := range preferred {
+			merge(&preferred[i].PodAffinityTerm)
+		}
+		for i := range required {
+			merge(&required[i])
+		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		each(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		each(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 }
 

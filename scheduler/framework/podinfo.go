@@ -106,8 +106,10 @@ func parseWeighted(pod *v1.Pod, terms []v1.WeightedPodAffinityTerm, errs []error
 }
 
 // NewAffinityTerm parses one term of pod. An empty namespace list with no
-// namespace selector means the pod's own namespace; matchLabelKeys and
-// mismatchLabelKeys are folded into the selector with the owning pod's values.
+// namespace selector means the pod's own namespace. The term's
+// matchLabelKeys and mismatchLabelKeys are not looked at: the API server
+// merged them into its label selector when the pod was created, with the
+// label values the pod had then, as kube-scheduler relies on.
 func NewAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (*AffinityTerm, error) {
 	selector, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
 	if err != nil {
@@ -115,20 +117,6 @@ func NewAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (*AffinityTerm, erro
 	}
 	if term.LabelSelector == nil {
 		selector = labels.Nothing()
-	}
-	for _, key := range term.MatchLabelKeys {
-		if v, ok := pod.Labels[key]; ok {
-			if r, err := labels.NewRequirement(key, "in", []string{v}); err == nil {
-				selector = selector.Add(*r)
-			}
-		}
-	}
-	for _, key := range term.MismatchLabelKeys {
-		if v, ok := pod.Labels[key]; ok {
-			if r, err := labels.NewRequirement(key, "notin", []string{v}); err == nil {
-				selector = selector.Add(*r)
-			}
-		}
 	}
 	namespaces := sets.New(term.Namespaces...)
 	var nsSelector labels.Selector

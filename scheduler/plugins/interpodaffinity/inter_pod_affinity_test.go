@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -23,6 +24,23 @@ func cluster(n1, n2, n3 []*v1.Pod) []*framework.NodeInfo {
 }
 
 func db() *v1.Pod { return schedtest.MakePod().Name("db").Label("app", "db").Obj() }
+
+// mergedAntiAffinity is a pod labelled app=web, hash=<hash> that keeps other
+// app=web pods of its hash off its node (matchLabelKeys: [hash]), as the API
+// server stores it: the key merged into the selector as hash In (<hash>).
+func mergedAntiAffinity(name, hash string) *v1.Pod {
+	p := schedtest.MakePod().Name(name).Label("app", "web").Label("hash", hash).PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()
+	t := &p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
+	t.MatchLabelKeys = []string{"hash"}
+	t.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "hash", Operator: metav1.LabelSelectorOpIn, Values: []string{hash}}}
+	return p
+}
+
+// relabelled is p with its hash label changed after it was created.
+func relabelled(p *v1.Pod, hash string) *v1.Pod {
+	p.Labels["hash"] = hash
+	return p
+}
 
 func TestInterPodAffinityFilter(t *testing.T) {
 	tests := []struct {
@@ -85,6 +103,21 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			pod:  schedtest.MakePod().Name("web").Label("app", "web").PodAntiAffinity(v1.LabelHostname, "app", "loner").Obj(),
 			n3:   []*v1.Pod{schedtest.MakePod().Name("loner").Label("app", "loner").PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()},
 			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonAntiAffinityRulesNotMatch},
+		},
+		{
+			// The API server merged matchLabelKeys into the selector when the pod
+			// was created (hash In (v1)); its label changed since. As
+			// kube-scheduler, the stored selector is what selects.
+			name: "a placed pod's matchLabelKeys were merged when it was created",
+			pod:  schedtest.MakePod().Name("web").Label("app", "web").Label("hash", "v1").Obj(),
+			n3:   []*v1.Pod{relabelled(mergedAntiAffinity("loner", "v1"), "v2")},
+			want: map[string]string{"n1": "", "n2": "", "n3": "Unschedulable: " + ErrReasonExistingAntiAffinityRulesNotMatch},
+		},
+		{
+			name: "the pod's own matchLabelKeys were merged when it was created",
+			pod:  relabelled(mergedAntiAffinity("web", "v1"), "v2"),
+			n1:   []*v1.Pod{schedtest.MakePod().Name("old").Label("app", "web").Label("hash", "v1").Obj()},
+			want: map[string]string{"n1": "Unschedulable: " + ErrReasonAntiAffinityRulesNotMatch, "n2": "", "n3": ""},
 		},
 		{
 			name: "pods in other namespaces are not selected by default",
