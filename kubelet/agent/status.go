@@ -43,6 +43,10 @@ func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now ti
 	// sidecar restarts, as on Kubernetes: it is not sent back to Pending.
 	initialized := initDone(pod, state.InitContainers) || anyStarted(state.Containers)
 	st.Phase = phase(pod, state, initialized)
+	if st.Phase == old.Phase {
+		// The reason and message go with the phase, as the kubelet keeps them.
+		st.Reason, st.Message = old.Reason, old.Message
+	}
 
 	containersReady := containersReadyCondition(pod, state, st.Phase)
 	// The kubelet's own conditions, in its order (kubectl describe lists

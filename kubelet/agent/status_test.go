@@ -89,3 +89,22 @@ func BenchmarkPodStatus(b *testing.B) {
 		}
 	}
 }
+
+// As the kubelet's status generation: a pod's reason and message belong to
+// its phase. While the phase stays they are kept, whoever wrote them; when
+// it changes they go.
+func TestStatusKeepsReasonAndMessageWhileThePhaseStays(t *testing.T) {
+	pod, state := benchPod()
+	now := state.Containers[0].State.Running.StartedAt.Time
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Reason, pod.Status.Message = "Maintenance", "drained at 18:00"
+	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	if st.Phase != corev1.PodRunning || st.Reason != "Maintenance" || st.Message != "drained at 18:00" {
+		t.Errorf("phase unchanged: phase %s reason %q message %q, want Running with the pod's reason and message", st.Phase, st.Reason, st.Message)
+	}
+	pod.Status.Phase = corev1.PodPending
+	st = computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	if st.Phase != corev1.PodRunning || st.Reason != "" || st.Message != "" {
+		t.Errorf("Pending to Running: phase %s reason %q message %q, want Running with neither", st.Phase, st.Reason, st.Message)
+	}
+}
