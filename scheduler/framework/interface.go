@@ -163,6 +163,11 @@ type Handle interface {
 	// RunFilterPlugins runs every Filter plugin on one node (preemption re-checks
 	// nodes with pods removed).
 	RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+	// RunFilterPluginsWithNominatedPods is RunFilterPlugins with the pods
+	// nominated to the node of priority at least pod's counted as placed
+	// (and then, if the node passed, not counted): preemption's dry run
+	// leaves the room kept for them alone.
+	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
 	// RunPreFilterExtensionAddPod / RemovePod update PreFilter state for a simulated change.
 	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status

@@ -186,7 +186,9 @@ func (pl *DefaultPreemption) FindCandidates(ctx context.Context, state *framewor
 // selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks
 // that pod fits, then reprieves pods from the most important down while it
 // still fits: first those whose eviction would violate a PodDisruptionBudget,
-// then the others. As in kube-scheduler, a node without lower-priority pods
+// then the others. Every check counts the pods nominated to the node whose
+// priority is at least pod's, as kube-scheduler's dry run does: the room an
+// earlier preemption freed for a more important pod is not pod's to take. As in kube-scheduler, a node without lower-priority pods
 // says "No preemption victims found", and a node where evicting all of them
 // is not enough gives the Filter's own rejection (e.g. "Insufficient cpu").
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []budget) (Candidate, *framework.Status) {
@@ -208,7 +210,7 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 			return Candidate{}, framework.AsStatus(s.AsError())
 		}
 	}
-	if s := pl.h.RunFilterPlugins(ctx, st, pod, node); !s.IsSuccess() {
+	if s := pl.h.RunFilterPluginsWithNominatedPods(ctx, st, pod, node); !s.IsSuccess() {
 		return Candidate{}, s
 	}
 	// Most important first: those are the ones worth keeping (higher priority, then running
@@ -228,7 +230,7 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 		if s := pl.h.RunPreFilterExtensionAddPod(ctx, st, pod, p, node); !s.IsSuccess() {
 			return false, framework.AsStatus(s.AsError())
 		}
-		if s := pl.h.RunFilterPlugins(ctx, st, pod, node); s.IsSuccess() {
+		if s := pl.h.RunFilterPluginsWithNominatedPods(ctx, st, pod, node); s.IsSuccess() {
 			return true, nil
 		}
 		node.RemovePod(p.Pod)
