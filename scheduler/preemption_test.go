@@ -3,9 +3,15 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
@@ -50,4 +56,117 @@ func TestPreemptionLeavesTheRoomKeptForANominatedPod(t *testing.T) {
 	if !st.IsSuccess() || res == nil || res.NominatedNodeName != "n1" {
 		t.Fatalf("result %+v status %v, want n1 nominated (its victim is the cheapest)", res, st)
 	}
+}
+
+// newAttemptTestScheduler builds a scheduler over a fake API holding objs,
+// with the pods also in its informer's store (as the informer would have
+// them) and every object passed to the event handlers: scheduleOne can run
+// attempts and write their outcome, with nothing running in the background.
+func newAttemptTestScheduler(t *testing.T, objs ...*v1.Pod) (*Scheduler, *fake.Clientset) {
+	t.Helper()
+	cs := fake.NewSimpleClientset()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	s, err := New(cs, factory, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range objs {
+		if _, err := cs.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := factory.Core().V1().Pods().Informer().GetIndexer().Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, cs
+}
+
+// attempt runs one scheduling attempt and waits for its status write.
+func attempt(t *testing.T, s *Scheduler, cs *fake.Clientset, name string) *v1.Pod {
+	t.Helper()
+	s.scheduleOne(context.Background())
+	s.bindings.Wait()
+	p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNominationIsClearedWhenPreemptionCannotHelp: as kube-scheduler, a pod
+// whose preemption finds no candidate any more loses its nominated node,
+// in its status and in the room kept for it; so does one whose attempt
+// fails for want of any node. One that may not preempt again yet (its
+// victim is still terminating) keeps it.
+func TestNominationIsClearedWhenPreemptionCannotHelp(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "2", "pods", "10").Obj()
+	small := schedtest.MakePod().Name("small").UID("small").Req("cpu", "1").Obj()
+
+	t.Run("no candidate", func(t *testing.T) {
+		running := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "1").Obj()
+		big := schedtest.MakePod().Name("big").UID("big").Priority(1000).Req("cpu", "3").Obj()
+		big.Status.NominatedNodeName = "n"
+		s, cs := newAttemptTestScheduler(t, running, big)
+		s.onNodeAdd(node)
+		s.onPodAdd(running)
+		s.onPodAdd(big)
+		if got, want := tryPlace(t, s, small), "0/1 nodes are available: 1 Insufficient cpu."; got != want {
+			t.Fatalf("before big's attempt, the room kept for it: got %q, want %q", got, want)
+		}
+
+		got := attempt(t, s, cs, "big")
+		if got.Status.NominatedNodeName != "" {
+			t.Errorf("nominatedNodeName = %q after preemption found no candidate, want it cleared", got.Status.NominatedNodeName)
+		}
+		if c := podScheduled(got); c == nil || !strings.Contains(c.Message, "preemption: 0/1 nodes are available: 1 Insufficient cpu.") {
+			t.Errorf("PodScheduled = %+v, want preemption's verdict", c)
+		}
+		if n := s.nominator.NominatedPodsForNode("n"); len(n) != 0 {
+			t.Errorf("still nominated to n: %v", n)
+		}
+		if got := tryPlace(t, s, small); got != "n" {
+			t.Errorf("after big's attempt: got %q, want n (nothing is kept for big)", got)
+		}
+	})
+
+	t.Run("no nodes", func(t *testing.T) {
+		lost := schedtest.MakePod().Name("lost").UID("lost").Obj()
+		lost.Status.NominatedNodeName = "gone"
+		s, cs := newAttemptTestScheduler(t, lost)
+		s.onPodAdd(lost)
+		if got := attempt(t, s, cs, "lost"); got.Status.NominatedNodeName != "" {
+			t.Errorf("nominatedNodeName = %q after an attempt with no nodes, want it cleared", got.Status.NominatedNodeName)
+		}
+		if n := s.nominator.NominatedPodsForNode("gone"); len(n) != 0 {
+			t.Errorf("still nominated to gone: %v", n)
+		}
+	})
+
+	t.Run("victim still terminating", func(t *testing.T) {
+		victim := schedtest.MakePod().Name("victim").UID("victim").Node("n").Req("cpu", "2").Obj()
+		victim.DeletionTimestamp = &metav1.Time{Time: metav1.Now().Time}
+		victim.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+		waiting := schedtest.MakePod().Name("waiting").UID("waiting").Priority(1000).Req("cpu", "2").Obj()
+		waiting.Status.NominatedNodeName = "n"
+		s, cs := newAttemptTestScheduler(t, victim, waiting)
+		s.onNodeAdd(node)
+		s.onPodAdd(victim)
+		s.onPodAdd(waiting)
+		got := attempt(t, s, cs, "waiting")
+		if got.Status.NominatedNodeName != "n" {
+			t.Errorf("nominatedNodeName = %q while its victim terminates, want n kept", got.Status.NominatedNodeName)
+		}
+		if n := s.nominator.NominatedPodsForNode("n"); len(n) != 1 {
+			t.Errorf("nominated to n: %v, want waiting", n)
+		}
+	})
+}
+
+func podScheduled(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
 }

@@ -54,21 +54,29 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 
 	host, err := s.schedulePod(ctx, state, pod)
 	if err != nil {
-		nominated := ""
+		// As kube-scheduler: an attempt that errs clears the nominated
+		// node; one that found no fit keeps it unless preemption says
+		// otherwise (a node it made room on, or none: it cannot help).
+		nom := clearNomination
 		var fe *framework.FitError
-		if errors.As(err, &fe) && s.fwk.HasPostFilterPlugins() {
-			s.metrics.Preemption()
-			result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
-			switch {
-			case st.IsSuccess() && result != nil:
-				nominated = result.NominatedNodeName
-			case st.Code() == framework.Error:
-				s.log.Error("preemption failed", "pod", queue.Key(pod), "err", st.AsError())
-			default:
-				fe.Diagnosis.PostFilterMsg = st.Message()
+		if errors.As(err, &fe) {
+			nom = keepNomination
+			if s.fwk.HasPostFilterPlugins() {
+				s.metrics.Preemption()
+				result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
+				if result != nil {
+					nom = nomination{override: true, node: result.NominatedNodeName}
+				}
+				switch {
+				case st.IsSuccess():
+				case st.Code() == framework.Error:
+					s.log.Error("preemption failed", "pod", queue.Key(pod), "err", st.AsError())
+				default:
+					fe.Diagnosis.PostFilterMsg = st.Message()
+				}
 			}
 		}
-		s.handleFailure(ctx, qp, err, cycle, nominated, start)
+		s.handleFailure(ctx, qp, err, cycle, nom, start)
 		return
 	}
 
@@ -78,7 +86,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	assumedInfo := *qp.PodInfo
 	assumedInfo.Pod = assumed
 	if err := s.cache.AssumePodInfo(&assumedInfo); err != nil {
-		s.handleFailure(ctx, qp, err, cycle, "", start)
+		s.handleFailure(ctx, qp, err, cycle, clearNomination, start)
 		return
 	}
 	// Placed: it no longer needs the room kept on its nominated node.
@@ -87,7 +95,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forgetting assumed pod", "pod", queue.Key(pod), "err", ferr)
 		}
-		s.handleFailure(ctx, qp, st.AsError(), cycle, "", start)
+		s.handleFailure(ctx, qp, st.AsError(), cycle, clearNomination, start)
 		return
 	}
 	// Assumed: updates of the pod are the informer's news of our own bind
@@ -112,7 +120,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		}
 		// The node has room again for whoever was waiting on it.
 		s.queue.MoveAllToActiveOrBackoffQueue(nil)
-		s.handleFailure(ctx, qp, st.AsError(), cycle, "", start)
+		s.handleFailure(ctx, qp, st.AsError(), cycle, clearNomination, start)
 		return
 	}
 	s.cache.FinishBinding(assumed)
@@ -264,9 +272,22 @@ func (s *Scheduler) selectHost(scores []framework.NodeScore) string {
 	return scores[best].Name
 }
 
+// nomination is what a failed attempt does to the pod's nominated node
+// (kube-scheduler's NominatingInfo): keep it, or override it with node,
+// clearing it when node is "".
+type nomination struct {
+	override bool
+	node     string
+}
+
+var (
+	keepNomination  = nomination{}
+	clearNomination = nomination{override: true}
+)
+
 // handleFailure requeues the pod, records a FailedScheduling event and sets
-// PodScheduled=False (and the nominated node, after preemption) on the pod.
-func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nominated string, start time.Time) {
+// PodScheduled=False (and, as nom says, the nominated node) on the pod.
+func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nom nomination, start time.Time) {
 	pod := qp.Pod
 	reason := v1.PodReasonSchedulerError
 	defer func() {
@@ -301,12 +322,21 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 		s.queue.Done(pod)
 		return
 	}
-	if nominated != "" {
-		qp.PodInfo = framework.NewPodInfo(withNominatedNode(current, nominated))
+	switch {
+	case nom.override && nom.node != "":
+		qp.PodInfo = framework.NewPodInfo(withNominatedNode(current, nom.node))
 		// Keep the room from now on, not from when the status write
 		// comes back through the informer.
-		s.nominator.add(qp.PodInfo.Pod, nominated)
-	} else {
+		s.nominator.add(qp.PodInfo.Pod, nom.node)
+	case nom.override:
+		// Nothing is kept for the pod any more, from now on too.
+		s.nominator.delete(current)
+		queued := current
+		if queued.Status.NominatedNodeName != "" {
+			queued = withNominatedNode(current, "")
+		}
+		qp.PodInfo = framework.NewPodInfo(queued)
+	default:
 		qp.PodInfo = framework.NewPodInfo(current)
 	}
 	s.queue.AddUnschedulableIfNotPresent(qp, cycle)
@@ -314,7 +344,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		if err := s.patchScheduledCondition(ctx, current, reason, msg, nominated); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		if err := s.patchScheduledCondition(ctx, current, reason, msg, nom); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 			s.log.Warn("recording PodScheduled=False", "pod", queue.Key(current), "err", err)
 		}
 	}()
@@ -327,12 +357,12 @@ func withNominatedNode(pod *v1.Pod, node string) *v1.Pod {
 }
 
 // patchScheduledCondition writes PodScheduled=False with reason and message
-// (and nominatedNodeName) via a strategic-merge patch of pods/status, skipping
-// the write when the pod already says exactly that.
-func (s *Scheduler) patchScheduledCondition(ctx context.Context, pod *v1.Pod, reason, msg, nominated string) error {
+// (and the nominatedNodeName nom sets or clears) via a strategic-merge patch
+// of pods/status, skipping the write when the pod already says exactly that.
+func (s *Scheduler) patchScheduledCondition(ctx context.Context, pod *v1.Pod, reason, msg string, nom nomination) error {
+	setNominated := nom.override && pod.Status.NominatedNodeName != nom.node
 	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg &&
-			(nominated == "" || pod.Status.NominatedNodeName == nominated) {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg && !setNominated {
 			return nil
 		}
 	}
@@ -345,8 +375,12 @@ func (s *Scheduler) patchScheduledCondition(ctx context.Context, pod *v1.Pod, re
 		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
 	}
 	status := map[string]any{"conditions": []any{cond}}
-	if nominated != "" {
-		status["nominatedNodeName"] = nominated
+	if setNominated {
+		if nom.node == "" {
+			status["nominatedNodeName"] = nil // a strategic-merge patch's null deletes the field
+		} else {
+			status["nominatedNodeName"] = nom.node
+		}
 	}
 	body, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {

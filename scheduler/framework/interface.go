@@ -54,8 +54,11 @@ type FilterPlugin interface {
 	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
 }
 
-// PostFilterResult tells the scheduler which node a PostFilter plugin made
-// room on.
+// PostFilterResult tells the scheduler what to make of the pod's nominated
+// node, as kube-scheduler's NominatingInfo in override mode: the node a
+// PostFilter plugin made room on, or "" to clear a nomination the plugin can
+// no longer stand by (it returns the result with its rejection then). A nil
+// result leaves the pod's nominated node as it is.
 type PostFilterResult struct {
 	NominatedNodeName string
 }

@@ -409,9 +409,12 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 }
 
 // RunPostFilterPlugins runs PostFilter plugins until one succeeds. The
-// returned status carries the last plugin's message for the pod condition.
+// returned status carries the last plugin's message for the pod condition;
+// after rejections, the result is the last one a plugin returned (one that
+// clears the pod's nominated node), as in kube-scheduler.
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
 	var last *framework.Status
+	var result *framework.PostFilterResult
 	for _, p := range f.postFilter {
 		r, s := p.PostFilter(ctx, state, pod, filtered)
 		if s.IsSuccess() {
@@ -420,12 +423,15 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.C
 		if s.Code() == framework.Error {
 			return nil, s.WithPlugin(p.Name())
 		}
+		if r != nil {
+			result = r
+		}
 		last = s.WithPlugin(p.Name())
 	}
 	if last == nil {
 		last = framework.NewStatus(framework.Unschedulable)
 	}
-	return nil, last
+	return result, last
 }
 
 // RunPreScorePlugins runs PreScore plugins; Skip excludes that plugin's Score.

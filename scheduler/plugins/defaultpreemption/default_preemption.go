@@ -67,6 +67,10 @@ type Candidate struct {
 }
 
 // PostFilter finds a candidate, deletes its victims and nominates its node.
+// When no node is a candidate, its result clears the pod's nominated node,
+// as kube-scheduler's: preemption cannot make room there any more. A pod
+// not eligible to preempt keeps its nomination (its victims may still be
+// going away).
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
 	if msg := pl.ineligible(pod); msg != "" {
 		return nil, framework.NewStatus(framework.Unschedulable, msg)
@@ -78,7 +82,7 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	if len(candidates) == 0 {
 		fe := &framework.FitError{Pod: pod, NumAllNodes: len(statuses), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
 		msg := fe.Error()
-		return nil, framework.NewStatus(framework.Unschedulable, "preemption: "+msg[:len(msg)-1])
+		return &framework.PostFilterResult{}, framework.NewStatus(framework.Unschedulable, "preemption: "+msg[:len(msg)-1])
 	}
 	best := SelectCandidate(candidates)
 	for _, victim := range best.Victims {

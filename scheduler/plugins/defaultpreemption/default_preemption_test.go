@@ -82,13 +82,17 @@ func TestPreemptionExplainsWhyNoNodeHelps(t *testing.T) {
 		schedtest.NodeInfo(schedtest.MakeNode().Name("small").Capacity("cpu", "1").Obj(), low("l", 0, "500m")),
 	}
 	f, _ := setup(t, nodes...)
-	_, s := postFilter(t, f, schedtest.MakePod().Name("big").Priority(1000).Req("cpu", "2").Obj())
+	res, s := postFilter(t, f, schedtest.MakePod().Name("big").Priority(1000).Req("cpu", "2").Obj())
 	// The scheduler's FitError appends the final period when it adds this to its own message.
 	// "small" still lacks CPU with its low-priority pod gone: as kube-scheduler
 	// does, the message gives that filter's reason, not "no victims".
 	want := "preemption: 0/3 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling"
 	if s.Code() != framework.Unschedulable || s.Message() != want {
 		t.Fatalf("status = %v\nwant message %q", s, want)
+	}
+	// As kube-scheduler: a result naming no node clears any nomination the pod had.
+	if res == nil || res.NominatedNodeName != "" {
+		t.Fatalf("result = %+v, want one clearing the nominated node", res)
 	}
 }
 
@@ -98,8 +102,12 @@ func TestPodsThatMayNotPreemptSayWhy(t *testing.T) {
 	never := v1.PreemptNever
 	pod := schedtest.MakePod().Name("polite").Priority(1000).Req("cpu", "1").Obj()
 	pod.Spec.PreemptionPolicy = &never
-	if _, s := postFilter(t, f, pod); s.Message() != MsgPolicyNever {
+	res, s := postFilter(t, f, pod)
+	if s.Message() != MsgPolicyNever {
 		t.Fatalf("message = %q, want %q", s.Message(), MsgPolicyNever)
+	}
+	if res != nil {
+		t.Fatalf("result = %+v, want none: an ineligible pod keeps its nomination", res)
 	}
 }
 
