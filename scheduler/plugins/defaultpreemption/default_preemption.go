@@ -72,7 +72,7 @@ type Candidate struct {
 // not eligible to preempt keeps its nomination (its victims may still be
 // going away).
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
-	if msg := pl.ineligible(pod); msg != "" {
+	if msg := pl.ineligible(pod, filtered); msg != "" {
 		return nil, framework.NewStatus(framework.Unschedulable, msg)
 	}
 	candidates, statuses, err := pl.FindCandidates(ctx, state, pod, filtered)
@@ -135,22 +135,48 @@ func hasDisruptionTarget(pod *v1.Pod) bool {
 	return false
 }
 
-// ineligible returns why pod may not preempt, or "".
-func (pl *DefaultPreemption) ineligible(pod *v1.Pod) string {
+// ineligible returns why pod may not preempt, or "". As kube-scheduler's
+// PodEligibleToPreemptOthers: a pod whose nominated node still holds a
+// lower-priority pod that preemption is evicting waits for that room rather
+// than evicting more, unless Filter found the node no longer usable at all
+// (UnschedulableAndUnresolvable: tainted, cordoned, gone). A pod going away
+// for any other reason (deleted by its owner, evicted) holds no room for
+// this pod and does not count.
+func (pl *DefaultPreemption) ineligible(pod *v1.Pod, filtered framework.NodeToStatus) string {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return MsgPolicyNever
 	}
-	if nom := pod.Status.NominatedNodeName; nom != "" {
-		if ni, err := pl.h.SnapshotLister().Get(nom); err == nil {
-			prio := corev1helpers.PodPriority(pod)
-			for _, p := range ni.Pods {
-				if p.Pod.DeletionTimestamp != nil && corev1helpers.PodPriority(p.Pod) < prio {
-					return MsgTerminating
-				}
+	nom := pod.Status.NominatedNodeName
+	if nom == "" {
+		return ""
+	}
+	if s, ok := filtered[nom]; !ok || s.Code() == framework.UnschedulableAndUnresolvable {
+		return ""
+	}
+	if ni, err := pl.h.SnapshotLister().Get(nom); err == nil {
+		prio := corev1helpers.PodPriority(pod)
+		for _, p := range ni.Pods {
+			if corev1helpers.PodPriority(p.Pod) < prio && terminatingByPreemption(p.Pod) {
+				return MsgTerminating
 			}
 		}
 	}
 	return ""
+}
+
+// terminatingByPreemption reports whether p is being deleted because the
+// scheduler preempted it: its first DisruptionTarget condition is True for
+// PreemptionByScheduler.
+func terminatingByPreemption(p *v1.Pod) bool {
+	if p.DeletionTimestamp == nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			return c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler
+		}
+	}
+	return false
 }
 
 // FindCandidates simulates preemption on every node the pod failed on for a

@@ -211,3 +211,58 @@ func TestPreemptionSparesThePodRunningLongest(t *testing.T) {
 		}
 	}
 }
+
+// terminating marks p as being deleted; by preemption when preempted.
+func terminating(p *v1.Pod, preempted bool) *v1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if preempted {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+	}
+	return p
+}
+
+// As kube-scheduler's PodEligibleToPreemptOthers: a pod waits for the
+// victims of its earlier preemption to go, but only for pods the scheduler
+// is preempting, and not on a nominated node Filter rules out for good.
+func TestATerminatingVictimHoldsOffAnotherPreemption(t *testing.T) {
+	tests := []struct {
+		name     string
+		nodes    []*framework.NodeInfo
+		wantNode string // "" wants MsgTerminating
+	}{
+		{
+			name:  "a victim of preemption terminating on the nominated node",
+			nodes: []*framework.NodeInfo{schedtest.NodeInfo(schedtest.MakeNode().Name("n").Capacity("cpu", "1").Obj(), terminating(low("victim", 0, "1"), true))},
+		},
+		{
+			name:     "a pod deleted by its owner terminating there",
+			nodes:    []*framework.NodeInfo{schedtest.NodeInfo(schedtest.MakeNode().Name("n").Capacity("cpu", "1").Obj(), terminating(low("deleted", 0, "1"), false))},
+			wantNode: "n",
+		},
+		{
+			name: "the nominated node was tainted since",
+			nodes: []*framework.NodeInfo{
+				schedtest.NodeInfo(schedtest.MakeNode().Name("n").Capacity("cpu", "1").Taint("k", "v", v1.TaintEffectNoSchedule).Obj(), terminating(low("victim", 0, "1"), true)),
+				schedtest.NodeInfo(schedtest.MakeNode().Name("other").Capacity("cpu", "1").Obj(), low("l", 0, "1")),
+			},
+			wantNode: "other",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := setup(t, tc.nodes...)
+			pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+			pod.Status.NominatedNodeName = "n"
+			res, s := postFilter(t, f, pod)
+			if tc.wantNode == "" {
+				if s.Message() != MsgTerminating || res != nil {
+					t.Fatalf("result %+v status %v, want %q and the nomination kept", res, s, MsgTerminating)
+				}
+				return
+			}
+			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
+				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+		})
+	}
+}
