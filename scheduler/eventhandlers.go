@@ -67,8 +67,12 @@ func (s *Scheduler) onPodAdd(obj any) {
 		s.cache.AddPod(pod)
 		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
 	case s.responsibleFor(pod):
-		s.queue.Add(pod)
-		s.nominator.add(pod, "")
+		// As kube-scheduler's queue: a new pod's nomination counts once
+		// it enters the active queue, not while scheduling gates hold it
+		// (its updates count, gated or not, as there).
+		if s.queue.Add(pod) {
+			s.nominator.add(pod, "")
+		}
 	}
 }
 

@@ -96,3 +96,29 @@ func TestNominationSurvivesAnUpdateWithoutIt(t *testing.T) {
 		t.Fatalf("nominated to n1 after the status cleared it: %v", got)
 	}
 }
+
+// A pod that scheduling gates hold out of the active queue is not counted
+// as nominated when it is added, as in kube-scheduler's queue, which tracks
+// a new pod's nomination only once PreEnqueue let it in.
+func TestGatedPodHoldsNoRoomWhenAdded(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	s.onNodeAdd(schedtest.MakeNode().Name("n").Capacity("cpu", "1", "pods", "10").Obj())
+	gated := schedtest.MakePod().Name("gated").UID("gated").Priority(1000).Req("cpu", "1").Obj()
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	gated.Status.NominatedNodeName = "n"
+	s.onPodAdd(gated)
+	if got := s.nominator.NominatedPodsForNode("n"); len(got) != 0 {
+		t.Fatalf("a gated pod is nominated to n: %v", got)
+	}
+	if got := tryPlace(t, s, schedtest.MakePod().Name("other").UID("other").Req("cpu", "1").Obj()); got != "n" {
+		t.Fatalf("another pod: got %q, want n", got)
+	}
+
+	// Its gates gone, it is a pod like any other: its nomination counts.
+	open := gated.DeepCopy()
+	open.Spec.SchedulingGates = nil
+	s.onPodUpdate(gated, open)
+	if got := s.nominator.NominatedPodsForNode("n"); len(got) != 1 {
+		t.Fatalf("nominated to n after the gates went: %v, want the pod", got)
+	}
+}

@@ -162,20 +162,22 @@ func (q *PriorityQueue) gate(p *QueuedPodInfo) {
 	q.gated[p.key] = p
 }
 
-// Add queues a new pending pod in activeQ, or among the gated.
-func (q *PriorityQueue) Add(pod *v1.Pod) {
+// Add queues a new pending pod in activeQ, or among the gated; it reports
+// whether the pod went to activeQ.
+func (q *PriorityQueue) Add(pod *v1.Pod) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := q.newQueued(pod)
 	if !q.admits(pod) {
 		q.gate(p)
-		return
+		return false
 	}
 	delete(q.gated, p.key)
 	delete(q.unschedulable, p.key)
 	q.backoffQ.Delete(p.key)
 	q.activeQ.AddOrUpdate(p)
 	q.cond.Broadcast()
+	return true
 }
 
 // Update replaces a queued pod. A pod waiting in unschedulable whose spec or
