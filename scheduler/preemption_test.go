@@ -86,11 +86,7 @@ func attempt(t *testing.T, s *Scheduler, cs *fake.Clientset, name string) *v1.Po
 	t.Helper()
 	s.scheduleOne(context.Background())
 	s.bindings.Wait()
-	p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return getPodFrom(t, cs, name)
 }
 
 // TestNominationIsClearedWhenPreemptionCannotHelp: as kube-scheduler, a pod
@@ -169,4 +165,44 @@ func podScheduled(p *v1.Pod) *v1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// TestPreemptionClearsLowerPriorityNominations: as kube-scheduler's
+// prepareCandidate, a pod that preempts on a node clears the nominated node
+// of the less important pods nominated there (their room is its now), and
+// leaves the more important ones theirs.
+func TestPreemptionClearsLowerPriorityNominations(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
+	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
+	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
+	mid.Status.NominatedNodeName = "n"
+	top := schedtest.MakePod().Name("top").UID("top").Priority(5000).Req("cpu", "1").Obj()
+	top.Status.NominatedNodeName = "n"
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
+	s, cs := newAttemptTestScheduler(t, low, mid, top, vip)
+	s.onNodeAdd(node)
+	s.onPodAdd(low)
+	s.onPodAdd(mid)
+	s.onPodAdd(vip)
+	// top stays out of the queue: only vip is attempted.
+	s.nominator.add(top, "")
+
+	if got := attempt(t, s, cs, "vip"); got.Status.NominatedNodeName != "n" {
+		t.Fatalf("vip nominated to %q, want n", got.Status.NominatedNodeName)
+	}
+	if got := getPodFrom(t, cs, "mid").Status.NominatedNodeName; got != "" {
+		t.Errorf("mid (less important than vip) still nominated to %q, want it cleared", got)
+	}
+	if got := getPodFrom(t, cs, "top").Status.NominatedNodeName; got != "n" {
+		t.Errorf("top (more important than vip) nominated to %q, want n kept", got)
+	}
+}
+
+func getPodFrom(t *testing.T, cs *fake.Clientset, name string) *v1.Pod {
+	t.Helper()
+	p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

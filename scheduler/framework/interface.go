@@ -171,6 +171,9 @@ type Handle interface {
 	// (and then, if the node passed, not counted): preemption's dry run
 	// leaves the room kept for them alone.
 	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+	// NominatedPodsForNode lists the pods nominated to nodeName (see
+	// PodNominator); nil when none are.
+	NominatedPodsForNode(nodeName string) []*PodInfo
 	// RunPreFilterExtensionAddPod / RemovePod update PreFilter state for a simulated change.
 	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status

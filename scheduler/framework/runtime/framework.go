@@ -154,6 +154,14 @@ func (f *Framework) HasPostFilterPlugins() bool             { return len(f.postF
 func (f *Framework) HasScorePlugins() bool                  { return len(f.score) > 0 }
 func (f *Framework) HasBindPlugins() bool                   { return len(f.bind) > 0 }
 
+// NominatedPodsForNode implements framework.Handle.
+func (f *Framework) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
+	if f.opts.Nominator == nil {
+		return nil
+	}
+	return f.opts.Nominator.NominatedPodsForNode(nodeName)
+}
+
 // RunPreEnqueuePlugins runs PreEnqueue plugins in order; the first that
 // refuses the pod keeps it out of the active queue.
 func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *framework.Status {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -90,7 +92,28 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 			return nil, framework.AsStatus(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
 		}
 	}
+	pl.clearLowerNominations(ctx, pod, best.Node)
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// clearLowerNominations clears the nominatedNodeName of the pods of lower
+// priority than pod nominated to node, as kube-scheduler does after a
+// preemption: pod takes the room kept for them, so they had better look for
+// another node (or preempt elsewhere) than wait for this one. A failure is
+// logged, not returned: the preemption itself went through.
+func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.Pod, node string) {
+	prio := corev1helpers.PodPriority(pod)
+	for _, pi := range pl.h.NominatedPodsForNode(node) {
+		p := pi.Pod
+		if p.UID == pod.UID || corev1helpers.PodPriority(p) >= prio || p.Status.NominatedNodeName == "" {
+			continue
+		}
+		_, err := pl.h.ClientSet().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
+			[]byte(`{"status":{"nominatedNodeName":null}}`), metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			slog.Default().Warn("clearing the nominated node of a lower-priority pod", "pod", p.Namespace+"/"+p.Name, "node", node, "err", err)
+		}
+	}
 }
 
 // preempt marks victim with the DisruptionTarget condition, then deletes it,
