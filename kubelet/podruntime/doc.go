@@ -5,9 +5,12 @@
 //
 // SyncPod is level-based: each call reads what runs for the pod and takes
 // the next step — set up the network namespace with the agent's pod IP, run
-// init containers one at a time in order, start app containers, restart
-// exited ones as restartPolicy asks with CrashLoopBackOff delays (10s
-// doubling to 5m, reset after 10m of running) — then reports container
+// init containers one at a time in order (a sidecar, an init container with
+// restartPolicy Always, lets the next one start once it runs and has
+// started, and is kept running until the app containers are done for
+// good), start app containers, restart exited ones as restartPolicy asks
+// with CrashLoopBackOff delays (10s doubling to 5m, reset after 10m of
+// running) — then reports container
 // statuses as Kubernetes shows them. ConfigMap and Secret keys reach env
 // (env, envFrom) and volumes (configMap, secret, projected, downwardAPI),
 // the volumes being rewritten on every sync so changes reach running

@@ -224,24 +224,10 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 	sc := syncCtx{pod: pod, podIP: podIP, netnsPath: netnsPath, failedVolumes: failed, claimPaths: r.claimVolumes(ctx, pod, failed),
 		recheck: &state.RecheckAfter}
 
-	// Init containers run one at a time, each to success, in order.
-	initsDone := true
-	initPolicy := pod.Spec.RestartPolicy
-	if initPolicy == corev1.RestartPolicyAlways || initPolicy == "" {
-		initPolicy = corev1.RestartPolicyOnFailure
+	if hasSidecars(pod) && podFinished(pod, history) {
+		return r.finishPod(ctx, pod)
 	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if !initsDone {
-			state.InitContainers = append(state.InitContainers, waiting(c, "PodInitializing", ""))
-			continue
-		}
-		st := r.syncContainer(ctx, sc, c, history[c.Name], initPolicy)
-		state.InitContainers = append(state.InitContainers, st)
-		if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
-			initsDone = false
-		}
-	}
+	initsDone := r.syncInitContainers(ctx, sc, history, &state)
 	policy := pod.Spec.RestartPolicy
 	if policy == "" {
 		policy = corev1.RestartPolicyAlways
@@ -254,7 +240,169 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (a
 		}
 		state.Containers = append(state.Containers, r.syncContainer(ctx, sc, c, history[c.Name], policy))
 	}
+	if hasSidecars(pod) && finishedIn(pod, state) {
+		// The app containers ended for good in this very sync (one
+		// that exits at once): the sidecars go now, not at the next
+		// sync, so that the pod never reads as finished with its
+		// sidecars running.
+		return r.finishPod(ctx, pod)
+	}
 	return state, nil
+}
+
+// syncInitContainers takes the init containers one step, as the kubelet's
+// computeInitContainerActions, and says whether the app containers may
+// run. Init containers start one at a time, in order: the next starts once
+// the one before exited with 0 or, for a sidecar (restartPolicy Always),
+// once it runs and has started (its startup probe passed, its postStart
+// hook done). Sidecars restart whenever they exit, whatever the pod's
+// restartPolicy. Init containers already past (a later one has run, or an
+// app container has: the pod has initialized) are not waited for again:
+// a sidecar restarting then holds nothing back, and the others are not run
+// again.
+func (r *Runtime) syncInitContainers(ctx context.Context, sc syncCtx, history map[string][]krt.ContainerStatus, state *agent.PodState) bool {
+	pod := sc.pod
+	initPolicy := pod.Spec.RestartPolicy
+	if initPolicy == corev1.RestartPolicyAlways || initPolicy == "" {
+		initPolicy = corev1.RestartPolicyOnFailure
+	}
+	past := initsPast(pod, history)
+	blocked := false
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		hist := history[c.Name]
+		var st corev1.ContainerStatus
+		switch {
+		case i < past && isSidecar(c):
+			st = r.syncContainer(ctx, sc, c, hist, corev1.RestartPolicyAlways)
+		case i < past:
+			st = reportLatest(c, hist, "PodInitializing")
+		case blocked:
+			st = waiting(c, "PodInitializing", "")
+		case isSidecar(c):
+			st = r.syncContainer(ctx, sc, c, hist, corev1.RestartPolicyAlways)
+			blocked = st.State.Running == nil || st.Started == nil || !*st.Started
+		default:
+			st = r.syncContainer(ctx, sc, c, hist, initPolicy)
+			blocked = st.State.Terminated == nil || st.State.Terminated.ExitCode != 0
+		}
+		state.InitContainers = append(state.InitContainers, st)
+	}
+	return !blocked
+}
+
+// initsPast is how many of the pod's init containers, in order, are past:
+// all of them once an app container has run; else those before the last
+// one that has run (that one is where initialization stands).
+func initsPast(pod *corev1.Pod, history map[string][]krt.ContainerStatus) int {
+	for _, c := range pod.Spec.Containers {
+		if len(history[c.Name]) > 0 {
+			return len(pod.Spec.InitContainers)
+		}
+	}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		if len(history[pod.Spec.InitContainers[i].Name]) > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// isSidecar says whether an init container is a sidecar (restartPolicy Always).
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+func hasSidecars(pod *corev1.Pod) bool {
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// restarts says whether restartPolicy starts a container again after it
+// exited with code.
+func restarts(policy corev1.RestartPolicy, code int) bool {
+	return policy == corev1.RestartPolicyAlways || policy == "" || policy == corev1.RestartPolicyOnFailure && code != 0
+}
+
+// podFinished says, from what ran, whether the pod is done for good as the
+// kubelet's computePodActions sees it (it kills the pod then, sidecars
+// included, and starts none): every app container exited and is not to be
+// restarted, or an init container that is not a sidecar failed under
+// restartPolicy Never.
+func podFinished(pod *corev1.Pod, history map[string][]krt.ContainerStatus) bool {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if h := history[c.Name]; !isSidecar(c) && len(h) > 0 && h[0].State == krt.StateExited && h[0].ExitCode != 0 &&
+			pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			return true
+		}
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return false
+	}
+	for _, c := range pod.Spec.Containers {
+		h := history[c.Name]
+		if len(h) == 0 || h[0].State != krt.StateExited || restarts(pod.Spec.RestartPolicy, h[0].ExitCode) {
+			return false
+		}
+	}
+	return true
+}
+
+// finishedIn says the same as podFinished from the statuses of a sync.
+func finishedIn(pod *corev1.Pod, state agent.PodState) bool {
+	for i, st := range state.InitContainers {
+		if t := st.State.Terminated; t != nil && t.ExitCode != 0 && !isSidecar(&pod.Spec.InitContainers[i]) &&
+			pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			return true
+		}
+	}
+	if len(state.Containers) == 0 {
+		return false
+	}
+	for _, st := range state.Containers {
+		if t := st.State.Terminated; t == nil || restarts(pod.Spec.RestartPolicy, int(t.ExitCode)) {
+			return false
+		}
+	}
+	return true
+}
+
+// finishPod stops the sidecars of a pod done for good, as the kubelet kills
+// such a pod: SIGTERM with the pod's grace period (after their preStop
+// hooks), the last sidecar first; none is started again. It reports every
+// container as it ended, for the agent to see the pod complete or fail.
+func (r *Runtime) finishPod(ctx context.Context, pod *corev1.Pod) (agent.PodState, error) {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)})
+	if err != nil {
+		return agent.PodState{}, err
+	}
+	var running []krt.ContainerStatus
+	for _, s := range list {
+		if s.State != krt.StateRunning {
+			continue
+		}
+		if c := findContainer(pod, s.Name); c != nil {
+			r.event(pod, c, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+		}
+		running = append(running, s)
+	}
+	if len(running) > 0 {
+		if err := r.stopContainers(ctx, pod, running, terminationGrace(pod, nil)); err != nil {
+			return agent.PodState{}, err
+		}
+		if list, err = r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)}); err != nil {
+			return agent.PodState{}, err
+		}
+	}
+	for _, s := range list {
+		r.forgetProbes(s.ID)
+	}
+	return reportAll(pod, attemptsByName(list), "PodInitializing"), nil
 }
 
 // syncCtx is what every container of one SyncPod call shares.
@@ -642,27 +790,35 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	if list, err = r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)}); err != nil {
 		return agent.PodState{}, err
 	}
-	history := attemptsByName(list)
+	return reportAll(pod, attemptsByName(list), "ContainerCreating"), nil
+}
+
+// reportAll reports each container of the pod as its latest attempt stands
+// (history: attemptsByName), one that never ran as waiting with reason.
+func reportAll(pod *corev1.Pod, history map[string][]krt.ContainerStatus, reason string) agent.PodState {
 	var state agent.PodState
 	for _, cs := range []struct {
 		spec []corev1.Container
 		out  *[]corev1.ContainerStatus
 	}{{pod.Spec.InitContainers, &state.InitContainers}, {pod.Spec.Containers, &state.Containers}} {
 		for i := range cs.spec {
-			c := &cs.spec[i]
-			h := history[c.Name]
-			if len(h) == 0 {
-				*cs.out = append(*cs.out, waiting(c, "ContainerCreating", ""))
-				continue
-			}
-			var previous *krt.ContainerStatus
-			if len(h) > 1 {
-				previous = &h[1]
-			}
-			*cs.out = append(*cs.out, report(c, h[0], previous))
+			*cs.out = append(*cs.out, reportLatest(&cs.spec[i], history[cs.spec[i].Name], reason))
 		}
 	}
-	return state, nil
+	return state
+}
+
+// reportLatest reports a container from its attempts, newest first,
+// without acting on it; one that never ran is waiting with reason.
+func reportLatest(c *corev1.Container, hist []krt.ContainerStatus, reason string) corev1.ContainerStatus {
+	if len(hist) == 0 {
+		return waiting(c, reason, "")
+	}
+	var previous *krt.ContainerStatus
+	if len(hist) > 1 {
+		previous = &hist[1]
+	}
+	return report(c, hist[0], previous)
 }
 
 var _ agent.PodStopper = (*Runtime)(nil)

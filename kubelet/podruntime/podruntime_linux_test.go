@@ -731,3 +731,137 @@ func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
 		t.Errorf("after the readiness notice: ready=%v (%v), want ready", err == nil && st.Containers[0].Ready, err)
 	}
 }
+
+// sidecarSpec makes pod's first init container a sidecar (restartPolicy
+// Always) and gives it and the app containers an emptyDir at /shared.
+func sidecarSpec(pod *corev1.Pod, side corev1.Container, apps ...corev1.Container) {
+	always := corev1.ContainerRestartPolicyAlways
+	side.RestartPolicy = &always
+	shared := []corev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}
+	side.VolumeMounts = shared
+	for i := range apps {
+		apps[i].VolumeMounts = shared
+	}
+	pod.Spec.InitContainers = []corev1.Container{side}
+	pod.Spec.Containers = apps
+	pod.Spec.Volumes = []corev1.Volume{{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+}
+
+func execProbe(cmd ...string) *corev1.Probe {
+	return &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: cmd}}}
+}
+
+// A sidecar (an init container with restartPolicy Always) is started in
+// its turn and lets the app containers start once it runs and has started
+// (postStart hook done, startup probe passed); when the app containers are
+// done for good the sidecar is stopped and not restarted, so the pod
+// completes.
+func TestSidecarRunsBeforeTheAppAndStopsWhenThePodCompletes(t *testing.T) {
+	e := newEnv(t, "sktside0", "10.251.60.0/24")
+	t.Cleanup(e.rt.Stop)
+	pod := newTestPod("sidecar")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	side := appContainer("side", "sleep")
+	side.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "touch", "/shared/ready"}}}}
+	side.StartupProbe = execProbe("/app", "read", "/shared/ready")
+	// The app fails unless the sidecar's postStart hook ran before it.
+	sidecarSpec(pod, side, appContainer("app", "read", "/shared/ready"))
+	const ip = "10.251.60.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	// Until its startup probe passes, the sidecar holds the app back.
+	st, err := e.rt.SyncPod(context.Background(), pod, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.InitContainers[0]; s.State.Running == nil || s.Started == nil || *s.Started {
+		t.Errorf("sidecar at first: %+v started=%v, want running, not started", s.State, s.Started)
+	}
+	if w := st.Containers[0].State.Waiting; w == nil || w.Reason != "PodInitializing" {
+		t.Errorf("app at first: %+v, want waiting PodInitializing", st.Containers[0].State)
+	}
+	sideID := st.InitContainers[0].ContainerID
+
+	st = e.syncUntil(t, pod, ip, "app and sidecar ended", func(s agent.PodState) bool {
+		return s.Containers[0].State.Terminated != nil && s.InitContainers[0].State.Terminated != nil
+	})
+	if term := st.Containers[0].State.Terminated; term.ExitCode != 0 || term.Reason != krt.ReasonCompleted {
+		t.Errorf("app ended %+v, want exit 0 Completed (it ran after the sidecar's postStart hook)", term)
+	}
+	// The sidecar got SIGTERM ("sleep" exits 0 on it) and was not restarted.
+	s := st.InitContainers[0]
+	if term := s.State.Terminated; term.ExitCode != 0 || s.RestartCount != 0 || s.ContainerID != sideID || s.Ready {
+		t.Errorf("sidecar ended %+v restarts=%d id=%s ready=%v, want the first attempt stopped (exit 0), not ready",
+			term, s.RestartCount, s.ContainerID, s.Ready)
+	}
+	list, err := e.ctr.ListContainers(context.Background(), krt.ListFilter{PodUID: string(pod.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.State != krt.StateExited {
+			t.Errorf("container %s is %s, want exited", c.Name, c.State)
+		}
+	}
+	again, err := e.rt.SyncPod(context.Background(), pod, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := again.InitContainers[0]; s.State.Terminated == nil || s.ContainerID != sideID {
+		t.Errorf("a later sync: sidecar %+v (%s), want still the stopped %s", s.State, s.ContainerID, sideID)
+	}
+
+	if err := e.rt.KillPod(context.Background(), pod, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	e.assertGone(t, pod)
+}
+
+// After initialization a sidecar that exits is restarted with back-off
+// (under any restartPolicy) without holding the app container back; its
+// readiness probe makes its ready field.
+func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
+	e := newEnv(t, "sktside1", "10.251.61.0/24")
+	t.Cleanup(e.rt.Stop)
+	pod := newTestPod("sidecar-crash")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	side := appContainer("side", "sleep")
+	side.ReadinessProbe = execProbe("/app", "read", "/shared/ready")
+	sidecarSpec(pod, side, appContainer("app", "sleep"))
+	const ip = "10.251.61.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	st := e.syncUntil(t, pod, ip, "app running", func(s agent.PodState) bool { return s.Containers[0].State.Running != nil })
+	if s := st.InitContainers[0]; s.State.Running == nil || s.Started == nil || !*s.Started || s.Ready {
+		t.Errorf("sidecar: %+v started=%v ready=%v, want running, started, not ready (its readiness probe fails)", s.State, s.Started, s.Ready)
+	}
+	appID := st.Containers[0].ContainerID
+	if err := os.WriteFile(filepath.Join(emptyDirPath(e.rt.podPath(pod.UID), "shared"), "ready"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st = e.syncUntil(t, pod, ip, "sidecar ready", func(s agent.PodState) bool { return s.InitContainers[0].Ready })
+
+	// The sidecar dies: it waits out its back-off while the app runs on.
+	if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(st.InitContainers[0].ContainerID, "containerd://"), 0); err != nil {
+		t.Fatal(err)
+	}
+	st = e.syncUntil(t, pod, ip, "sidecar in back-off", func(s agent.PodState) bool {
+		w := s.InitContainers[0].State.Waiting
+		return w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	if c := st.Containers[0]; c.State.Running == nil || c.ContainerID != appID {
+		t.Errorf("app while the sidecar backs off: %+v (%s), want %s running on", c.State, c.ContainerID, appID)
+	}
+	e.clock.advance(11 * time.Second)
+	st = e.syncUntil(t, pod, ip, "sidecar restarted", func(s agent.PodState) bool {
+		return s.InitContainers[0].RestartCount == 1 && s.InitContainers[0].State.Running != nil
+	})
+	if c := st.Containers[0]; c.State.Running == nil || c.ContainerID != appID || c.RestartCount != 0 {
+		t.Errorf("app after the sidecar's restart: %+v (%s, %d restarts), want %s untouched", c.State, c.ContainerID, c.RestartCount, appID)
+	}
+
+	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.assertGone(t, pod)
+}
