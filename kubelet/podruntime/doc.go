@@ -15,5 +15,6 @@
 // (env, envFrom) and volumes (configMap, secret, projected, downwardAPI),
 // the volumes being rewritten on every sync so changes reach running
 // containers. KillPod stops everything with the grace
-// period (SIGTERM, then SIGKILL) and leaves nothing behind.
+// period (SIGTERM, then SIGKILL; the sidecars after the app containers, in
+// reverse order) and leaves nothing behind.
 package podruntime

@@ -51,9 +51,9 @@ func (r *Runtime) preStop(ctx context.Context, pod *corev1.Pod, s krt.ContainerS
 		r.event(pod, c, corev1.EventTypeWarning, "FailedPreStopHook", "%s", hookFailure(pod, c, c.Lifecycle.PreStop, err))
 	}
 	left := grace - time.Since(start)
-	if left < 2*time.Second {
+	if left < minGrace {
 		// As the kubelet: a short minimum so SIGTERM still gets a chance.
-		left = 2 * time.Second
+		left = minGrace
 	}
 	return left
 }

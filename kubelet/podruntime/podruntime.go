@@ -746,7 +746,7 @@ func (r *Runtime) removeQuietly(ctx context.Context, id string) {
 }
 
 // KillPod stops the pod's containers (SIGTERM, SIGKILL after grace) in
-// parallel, removes them, and releases the pod's cgroup, network, volumes
+// parallel, the sidecars last (stopContainers), removes them, and releases the pod's cgroup, network, volumes
 // and logs.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	uid := string(pod.UID)
@@ -851,19 +851,41 @@ func (r *Runtime) removePodContainers(ctx context.Context, pod *corev1.Pod, grac
 	return errors.Join(errs...)
 }
 
-// stopContainers stops the running ones of list (preStop hooks, SIGTERM, SIGKILL after grace) in parallel.
+// stopContainers stops the running ones of list (preStop hooks, SIGTERM,
+// SIGKILL after grace) in parallel, but for the sidecars, as the kubelet
+// orders a pod's termination: each runs its preStop hook at once, then
+// waits, within its grace period, for the other containers and the
+// sidecars after it to exit before it gets SIGTERM, so that the sidecars
+// serve the app containers to their end and stop last, in reverse order.
 func (r *Runtime) stopContainers(ctx context.Context, pod *corev1.Pod, list []krt.ContainerStatus, grace time.Duration) error {
-	var wg sync.WaitGroup
-	errc := make(chan error, len(list))
+	var running []krt.ContainerStatus
 	for _, s := range list {
-		if s.State != krt.StateRunning {
-			continue
+		if s.State == krt.StateRunning {
+			running = append(running, s)
 		}
+	}
+	before := stopsBefore(pod, running)
+	exited := make([]chan struct{}, len(running))
+	for i := range exited {
+		exited[i] = make(chan struct{})
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, len(running))
+	for i, s := range running {
 		wg.Add(1)
-		go func(s krt.ContainerStatus) {
+		go func() {
 			defer wg.Done()
-			errc <- r.c.StopContainer(ctx, s.ID, r.preStop(ctx, pod, s, grace))
-		}(s)
+			defer close(exited[i])
+			start := time.Now()
+			left := r.preStop(ctx, pod, s, grace)
+			if len(before[i]) > 0 && left > 0 {
+				waitForTurn(ctx, exited, before[i], left)
+				if left = grace - time.Since(start); left < minGrace {
+					left = minGrace
+				}
+			}
+			errc <- r.c.StopContainer(ctx, s.ID, left)
+		}()
 	}
 	wg.Wait()
 	close(errc)
@@ -874,6 +896,51 @@ func (r *Runtime) stopContainers(ctx context.Context, pod *corev1.Pod, list []kr
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// minGrace is the least time a container stopped with a grace period gets
+// between SIGTERM and SIGKILL (the kubelet's minimum too).
+const minGrace = 2 * time.Second
+
+// stopsBefore says, for each container of running, which of the others
+// must exit before it is sent SIGTERM: for a sidecar, every container that
+// is not one and every sidecar declared after it; for the others, none.
+func stopsBefore(pod *corev1.Pod, running []krt.ContainerStatus) [][]int {
+	sidecarAt := map[string]int{}
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			sidecarAt[pod.Spec.InitContainers[i].Name] = i
+		}
+	}
+	before := make([][]int, len(running))
+	for i, s := range running {
+		at, ok := sidecarAt[s.Name]
+		if !ok {
+			continue
+		}
+		for j, o := range running {
+			if oat, oSidecar := sidecarAt[o.Name]; j != i && (!oSidecar || oat > at) {
+				before[i] = append(before[i], j)
+			}
+		}
+	}
+	return before
+}
+
+// waitForTurn waits until the containers at indexes have exited, for at
+// most d.
+func waitForTurn(ctx context.Context, exited []chan struct{}, indexes []int, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for _, j := range indexes {
+		select {
+		case <-exited[j]:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // CleanupOrphans removes the containers, cgroups, networks and volumes of

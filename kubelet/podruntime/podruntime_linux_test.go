@@ -819,7 +819,8 @@ func TestSidecarRunsBeforeTheAppAndStopsWhenThePodCompletes(t *testing.T) {
 
 // After initialization a sidecar that exits is restarted with back-off
 // (under any restartPolicy) without holding the app container back; its
-// readiness probe makes its ready field.
+// readiness probe makes its ready field. When the pod is deleted, the
+// sidecar stops after the app container.
 func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 	e := newEnv(t, "sktside1", "10.251.61.0/24")
 	t.Cleanup(e.rt.Stop)
@@ -827,7 +828,9 @@ func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	side := appContainer("side", "sleep")
 	side.ReadinessProbe = execProbe("/app", "read", "/shared/ready")
-	sidecarSpec(pod, side, appContainer("app", "sleep"))
+	app := appContainer("app", "sleep")
+	app.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 2}}}
+	sidecarSpec(pod, side, app)
 	const ip = "10.251.61.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
 
@@ -860,6 +863,19 @@ func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 		t.Errorf("app after the sidecar's restart: %+v (%s, %d restarts), want %s untouched", c.State, c.ContainerID, c.RestartCount, appID)
 	}
 
+	// Deleted: the app's preStop hook takes 2s; the sidecar is sent
+	// SIGTERM only once the app has exited.
+	st, err := e.rt.StopPod(context.Background(), pod, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appEnd, sideEnd := st.Containers[0].State.Terminated, st.InitContainers[0].State.Terminated
+	if appEnd == nil || sideEnd == nil {
+		t.Fatalf("after StopPod: app %+v, sidecar %+v, want both terminated", st.Containers[0].State, st.InitContainers[0].State)
+	}
+	if sideEnd.FinishedAt.Time.Before(appEnd.FinishedAt.Time) {
+		t.Errorf("sidecar ended at %v, before the app (%v)", sideEnd.FinishedAt.Time, appEnd.FinishedAt.Time)
+	}
 	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
 		t.Fatal(err)
 	}

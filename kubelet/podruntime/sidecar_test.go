@@ -1,6 +1,7 @@
 package podruntime
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,27 @@ func exited(name string, code int) krt.ContainerStatus {
 
 func running(name string) krt.ContainerStatus {
 	return krt.ContainerStatus{ID: name + "-id", Name: name, State: krt.StateRunning}
+}
+
+// Sidecars stop after every other container, the last declared first, as
+// the kubelet orders a pod's termination; the others stop at once.
+func TestStopsBeforeOrdersSidecarsLastInReverse(t *testing.T) {
+	pod := sidecarPod(corev1.RestartPolicyAlways)
+	list := []krt.ContainerStatus{running("proxy"), running("main"), running("logs"), running("helper")}
+	got := stopsBefore(pod, list)
+	want := [][]int{
+		{1, 2, 3}, // proxy: main, logs (declared after it), helper
+		nil,       // main
+		{1, 3},    // logs: main, helper
+		nil,       // helper
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stopsBefore = %v, want %v", got, want)
+	}
+	// An orphan's pod has no spec: everything stops at once.
+	if got := stopsBefore(testPod(), list); !reflect.DeepEqual(got, make([][]int, 4)) {
+		t.Errorf("without a spec: %v, want no ordering", got)
+	}
 }
 
 // A pod is done for good, and its sidecars are stopped, once its app
