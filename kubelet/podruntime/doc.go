@@ -16,5 +16,6 @@
 // the volumes being rewritten on every sync so changes reach running
 // containers. KillPod stops everything with the grace
 // period (SIGTERM, then SIGKILL; the sidecars after the app containers, in
-// reverse order) and leaves nothing behind.
+// reverse order) and leaves nothing behind; StopSandbox releases a
+// finished pod's network but keeps its stopped containers and logs.
 package podruntime

@@ -821,7 +821,32 @@ func reportLatest(c *corev1.Container, hist []krt.ContainerStatus, reason string
 	return report(c, hist[0], previous)
 }
 
-var _ agent.PodStopper = (*Runtime)(nil)
+// StopSandbox releases the network of a pod that completed or failed (its
+// namespace, veth and address), as the kubelet stops a finished pod's
+// sandbox; its containers and logs stay, stopped, until KillPod. A
+// container still running is stopped first, with the pod's grace period.
+// Calling it again, or KillPod after it, is harmless.
+func (r *Runtime) StopSandbox(ctx context.Context, pod *corev1.Pod) error {
+	list, err := r.c.ListContainers(ctx, krt.ListFilter{PodUID: string(pod.UID)})
+	if err != nil {
+		return err
+	}
+	if err := r.stopContainers(ctx, pod, list, terminationGrace(pod, nil)); err != nil {
+		return err
+	}
+	for _, s := range list {
+		r.forgetProbes(s.ID)
+	}
+	if pod.Spec.HostNetwork {
+		return nil
+	}
+	return r.net.TearDown(ctx, string(pod.UID))
+}
+
+var (
+	_ agent.PodStopper     = (*Runtime)(nil)
+	_ agent.SandboxStopper = (*Runtime)(nil)
+)
 
 // attemptsByName groups a pod's containers by container name, newest attempt first.
 func attemptsByName(list []krt.ContainerStatus) map[string][]krt.ContainerStatus {

@@ -755,7 +755,8 @@ func execProbe(cmd ...string) *corev1.Probe {
 // its turn and lets the app containers start once it runs and has started
 // (postStart hook done, startup probe passed); when the app containers are
 // done for good the sidecar is stopped and not restarted, so the pod
-// completes.
+// completes; StopSandbox then releases the pod's network, keeping its
+// containers until KillPod.
 func TestSidecarRunsBeforeTheAppAndStopsWhenThePodCompletes(t *testing.T) {
 	e := newEnv(t, "sktside0", "10.251.60.0/24")
 	t.Cleanup(e.rt.Stop)
@@ -811,6 +812,21 @@ func TestSidecarRunsBeforeTheAppAndStopsWhenThePodCompletes(t *testing.T) {
 		t.Errorf("a later sync: sidecar %+v (%s), want still the stopped %s", s.State, s.ContainerID, sideID)
 	}
 
+	// The finished pod's network goes; its containers stay for their logs.
+	for range 2 {
+		if err := e.rt.StopSandbox(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := e.nets.Get(string(pod.UID)); got != nil {
+		t.Errorf("finished pod's address still held: %s", got.IP)
+	}
+	if _, err := os.Stat("/var/run/netns/skifftest-" + string(pod.UID)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("finished pod's netns left (stat err %v)", err)
+	}
+	if list, err := e.ctr.ListContainers(context.Background(), krt.ListFilter{PodUID: string(pod.UID)}); err != nil || len(list) != 2 {
+		t.Errorf("after StopSandbox: containers %+v (%v), want both kept", list, err)
+	}
 	if err := e.rt.KillPod(context.Background(), pod, time.Minute); err != nil {
 		t.Fatal(err)
 	}
