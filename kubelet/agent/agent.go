@@ -226,7 +226,9 @@ func (a *Agent) setPodCIDR(n *corev1.Node) {
 // restart), so new pods don't get them.
 func (a *Agent) adoptExisting() {
 	// A finished pod's sandbox was stopped when it finished, if the
-	// runtime stops them: its address is free.
+	// runtime stops them: its address is free. A runtime not opened yet
+	// (DeferredRuntime) cannot say: such pods keep their addresses until
+	// they are deleted, which is safe.
 	_, stopsSandboxes := a.runtime.(SandboxStopper)
 	for _, obj := range a.indexer.List() {
 		pod := obj.(*corev1.Pod)
@@ -397,6 +399,10 @@ func (a *Agent) writeStatus(ctx context.Context, key string, pod *corev1.Pod, st
 // again; only status is written, until the pod is deleted.
 func (a *Agent) stopSandbox(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) error {
 	s, ok := a.runtime.(SandboxStopper)
+	if d, deferred := a.runtime.(*DeferredRuntime); deferred {
+		// The real runtime, opened by now (the pod was just synced).
+		s, ok = d.Opened().(SandboxStopper)
+	}
 	if !ok {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +19,23 @@ import (
 // pod's sandbox: a node whose pod CIDR has room for five pods runs a sixth
 // after five completed (Job pods stay until their Job goes), and the
 // completed ones report PodReadyToStartContainers False.
+// The real runtime is reached through a DeferredRuntime (opened once the
+// node has its pod CIDR): its finished pods give their IPs back too.
 func TestFinishedPodsReleaseTheirIPs(t *testing.T) {
+	t.Run("runtime", func(t *testing.T) { testFinishedPodsReleaseTheirIPs(t, fakeruntime.New(0)) })
+	t.Run("deferred runtime", func(t *testing.T) {
+		testFinishedPodsReleaseTheirIPs(t, agent.NewDeferred("fake", func(context.Context, string) (agent.Runtime, error) {
+			return fakeruntime.New(0), nil
+		}))
+	})
+}
+
+func testFinishedPodsReleaseTheirIPs(t *testing.T, rt agent.Runtime) {
 	// A /29: the gateway and five pod addresses.
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/29"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n"})
+	a, err := agent.New(client, rt, agent.Config{NodeName: "n", RuntimeRetry: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
