@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
@@ -99,14 +100,9 @@ func Encode(cfg scheduler.Config, p Process) (*schedv1.KubeSchedulerConfiguratio
 func encodeArgs(name string, args any) ([]byte, error) {
 	switch name {
 	case noderesourcesfit.Name:
-		var a noderesourcesfit.Args
-		switch v := args.(type) {
-		case noderesourcesfit.Args:
-			a = v
-		case *noderesourcesfit.Args:
-			if v != nil {
-				a = *v
-			}
+		a, _, err := framework.PluginArgs[noderesourcesfit.Args](name, args)
+		if err != nil {
+			return nil, err
 		}
 		if a.ScoringStrategy == "" {
 			a.ScoringStrategy = noderesourcesfit.LeastAllocated
@@ -120,14 +116,9 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		}
 		return json.Marshal(&schedv1.NodeResourcesFitArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "NodeResourcesFitArgs"}, ScoringStrategy: s})
 	case volumebinding.Name:
-		var a volumebinding.Args
-		switch v := args.(type) {
-		case volumebinding.Args:
-			a = v
-		case *volumebinding.Args:
-			if v != nil {
-				a = *v
-			}
+		a, _, err := framework.PluginArgs[volumebinding.Args](name, args)
+		if err != nil {
+			return nil, err
 		}
 		if a.BindTimeout <= 0 {
 			a.BindTimeout = volumebinding.DefaultBindTimeout
@@ -136,17 +127,9 @@ func encodeArgs(name string, args any) ([]byte, error) {
 			BindTimeoutSeconds: ptr.To(int64(a.BindTimeout / time.Second))})
 	case interpodaffinity.Name:
 		// Written only when configured, so that a file without them reads back as itself.
-		var a interpodaffinity.Args
-		switch v := args.(type) {
-		case interpodaffinity.Args:
-			a = v
-		case *interpodaffinity.Args:
-			if v == nil {
-				return nil, nil
-			}
-			a = *v
-		case nil:
-			return nil, nil
+		a, set, err := framework.PluginArgs[interpodaffinity.Args](name, args)
+		if err != nil || !set {
+			return nil, err
 		}
 		w := a.HardPodAffinityWeight
 		if w == nil {
@@ -156,17 +139,9 @@ func encodeArgs(name string, args any) ([]byte, error) {
 			HardPodAffinityWeight: w, IgnorePreferredTermsOfExistingPods: a.IgnorePreferredTermsOfExistingPods})
 	case podtopologyspread.Name:
 		// Written only when configured, so that a file without them reads back as itself.
-		var a podtopologyspread.Args
-		switch v := args.(type) {
-		case podtopologyspread.Args:
-			a = v
-		case *podtopologyspread.Args:
-			if v == nil {
-				return nil, nil
-			}
-			a = *v
-		case nil:
-			return nil, nil
+		a, set, err := framework.PluginArgs[podtopologyspread.Args](name, args)
+		if err != nil || !set {
+			return nil, err
 		}
 		if a.DefaultingType == "" {
 			a.DefaultingType = podtopologyspread.SystemDefaulting

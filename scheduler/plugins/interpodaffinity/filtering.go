@@ -95,14 +95,9 @@ func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if h == nil {
 		return nil, errors.New("InterPodAffinity needs a framework handle")
 	}
-	var a Args
-	switch v := args.(type) {
-	case Args:
-		a = v
-	case *Args:
-		if v != nil {
-			a = *v
-		}
+	a, _, err := framework.PluginArgs[Args](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)

@@ -57,17 +57,9 @@ type Fit struct {
 
 // New builds the plugin from Args (or *Args, or nil for defaults).
 func New(args any, _ framework.Handle) (framework.Plugin, error) {
-	var a Args
-	switch v := args.(type) {
-	case nil:
-	case Args:
-		a = v
-	case *Args:
-		if v != nil {
-			a = *v
-		}
-	default:
-		return nil, fmt.Errorf("%s: args must be noderesourcesfit.Args, got %T", Name, args)
+	a, _, err := framework.PluginArgs[Args](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	if a.ScoringStrategy == "" {
 		a.ScoringStrategy = LeastAllocated

@@ -27,14 +27,9 @@ type PodTopologySpread struct {
 
 // New builds the plugin from Args (nil for kube-scheduler's defaults).
 func New(args any, h framework.Handle) (framework.Plugin, error) {
-	var a Args
-	switch v := args.(type) {
-	case Args:
-		a = v
-	case *Args:
-		if v != nil {
-			a = *v
-		}
+	a, _, err := framework.PluginArgs[Args](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)

@@ -57,7 +57,10 @@ func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if h == nil || h.SharedInformerFactory() == nil {
 		return nil, fmt.Errorf("%s needs the scheduler's informer factory", Name)
 	}
-	a, _ := args.(Args)
+	a, _, err := framework.PluginArgs[Args](Name, args)
+	if err != nil {
+		return nil, err
+	}
 	if a.BindTimeout <= 0 {
 		a.BindTimeout = DefaultBindTimeout
 	}
