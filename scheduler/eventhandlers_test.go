@@ -43,7 +43,7 @@ func parkUnschedulable(t *testing.T, s *Scheduler, pod *v1.Pod, plugins ...strin
 		t.Fatal(err)
 	}
 	qp.UnschedulablePlugins = sets.New(plugins...)
-	s.queue.AddUnschedulableIfNotPresent(qp, s.queue.SchedulingCycle())
+	s.queue.AddUnschedulableIfNotPresent(qp)
 	if _, _, u, _ := s.queue.Lengths(); u != 1 {
 		t.Fatalf("%s not parked among the unschedulable", pod.Name)
 	}

@@ -47,7 +47,6 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.queue.Done(pod)
 		return
 	}
-	cycle := s.queue.SchedulingCycle()
 	state := framework.NewCycleState()
 	state.WritePodInfo(qp.PodInfo)
 	start := time.Now()
@@ -76,7 +75,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 				}
 			}
 		}
-		s.handleFailure(ctx, qp, err, cycle, nom, start)
+		s.handleFailure(ctx, qp, err, nom, start)
 		return
 	}
 
@@ -86,7 +85,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	assumedInfo := *qp.PodInfo
 	assumedInfo.Pod = assumed
 	if err := s.cache.AssumePodInfo(&assumedInfo); err != nil {
-		s.handleFailure(ctx, qp, err, cycle, clearNomination, start)
+		s.handleFailure(ctx, qp, err, clearNomination, start)
 		return
 	}
 	// Placed: it no longer needs the room kept on its nominated node.
@@ -95,7 +94,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forgetting assumed pod", "pod", queue.Key(pod), "err", ferr)
 		}
-		s.handleFailure(ctx, qp, st.AsError(), cycle, clearNomination, start)
+		s.handleFailure(ctx, qp, st.AsError(), clearNomination, start)
 		return
 	}
 	// Assumed: updates of the pod are the informer's news of our own bind
@@ -104,11 +103,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		s.bindingCycle(ctx, state, qp, assumed, host, cycle, start)
+		s.bindingCycle(ctx, state, qp, assumed, host, start)
 	}()
 }
 
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, cycle int64, start time.Time) {
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, start time.Time) {
 	st := s.fwk.RunPreBindPlugins(ctx, state, assumed, host)
 	if st.IsSuccess() {
 		st = s.fwk.RunBindPlugins(ctx, state, assumed, host)
@@ -120,7 +119,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		}
 		// The node has room again for whoever was waiting on it.
 		s.queue.MoveAllToActiveOrBackoffQueue(nil)
-		s.handleFailure(ctx, qp, st.AsError(), cycle, clearNomination, start)
+		s.handleFailure(ctx, qp, st.AsError(), clearNomination, start)
 		return
 	}
 	s.cache.FinishBinding(assumed)
@@ -287,7 +286,7 @@ var (
 
 // handleFailure requeues the pod, records a FailedScheduling event and sets
 // PodScheduled=False (and, as nom says, the nominated node) on the pod.
-func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, cycle int64, nom nomination, start time.Time) {
+func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, nom nomination, start time.Time) {
 	pod := qp.Pod
 	reason := v1.PodReasonSchedulerError
 	defer func() {
@@ -339,7 +338,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	default:
 		qp.PodInfo = framework.NewPodInfo(current)
 	}
-	s.queue.AddUnschedulableIfNotPresent(qp, cycle)
+	s.queue.AddUnschedulableIfNotPresent(qp)
 	s.recorder.Eventf(current, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	s.bindings.Add(1)
 	go func() {

@@ -10,8 +10,10 @@
 //     changed, a pod deleted or finished) that might make them fit; anything
 //     left there too long is flushed back periodically so nothing waits forever.
 //
-// A pod whose attempt failed while a cluster event arrived goes to backoffQ
-// rather than unschedulable, so an event that raced with its attempt is not lost.
+// A pod whose attempt failed while a cluster event that may help it arrived
+// (one its rejecting plugins care about, judged once the attempt has named
+// them) goes to backoffQ rather than unschedulable, so an event that raced
+// with its attempt is not lost; other events leave it waiting.
 // Updates of a pod being scheduled are held for the attempt's end in the same
 // way (not queued as a second copy), and a pod deleted meanwhile is dropped.
 package queue

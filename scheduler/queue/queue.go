@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,10 +73,6 @@ type PriorityQueue struct {
 	// gated holds pods PreEnqueue refused; no cluster event or timer moves
 	// them, only an update of the pod itself.
 	gated map[string]*QueuedPodInfo
-	// schedulingCycle counts Pops; moveRequestCycle is the cycle of the last
-	// cluster event, so a pod whose attempt overlapped an event is retried.
-	schedulingCycle  int64
-	moveRequestCycle int64
 	// inFlight holds the pods popped and not yet handed back (by
 	// AddUnschedulableIfNotPresent) or let go (by Done), with what happened
 	// to them meanwhile, as kube-scheduler's inFlightPods.
@@ -90,6 +87,33 @@ type inFlightPod struct {
 	updated bool
 	// deleted: the pod was deleted; it must not come back.
 	deleted bool
+	// events are the relevance tests of the cluster events that arrived
+	// during the attempt, judged when it fails: only then are the plugins
+	// that rejected the pod known. Each pod keeps its own list, freed with
+	// the record: the scheduler has one pod in flight at a time (scheduleOne
+	// hands it back before popping the next), so sharing one list between
+	// pods would save nothing.
+	events []func(*QueuedPodInfo) bool
+	// eventForAll: an event relevant to every pod arrived, so the pod will
+	// be retried whatever rejected it and events need not be kept.
+	eventForAll bool
+}
+
+// recordEvent notes a cluster event (relevant nil: one for every pod).
+func (f *inFlightPod) recordEvent(relevant func(*QueuedPodInfo) bool) {
+	switch {
+	case f.eventForAll:
+	case relevant == nil:
+		f.eventForAll, f.events = true, nil
+	default:
+		f.events = append(f.events, relevant)
+	}
+}
+
+// anEventMayHelp reports whether an event of the attempt concerns a plugin
+// that rejected p.
+func (f *inFlightPod) anEventMayHelp(p *QueuedPodInfo) bool {
+	return f.eventForAll || slices.ContainsFunc(f.events, func(relevant func(*QueuedPodInfo) bool) bool { return relevant(p) })
 }
 
 // Key returns the queue key of pod.
@@ -110,7 +134,7 @@ func New(opts Options) *PriorityQueue {
 		opts.Now = time.Now
 	}
 	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{},
-		inFlight: map[string]*inFlightPod{}, moveRequestCycle: -1}
+		inFlight: map[string]*inFlightPod{}}
 	q.cond = sync.NewCond(&q.mu)
 	activeLess := func(a, b *QueuedPodInfo) bool {
 		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
@@ -310,16 +334,7 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 	if p.InitialAttemptTimestamp.IsZero() {
 		p.InitialAttemptTimestamp = q.opts.Now()
 	}
-	q.schedulingCycle++
 	return p, nil
-}
-
-// SchedulingCycle returns the number of Pops so far; pass it to
-// AddUnschedulableIfNotPresent for the attempt that popped the pod.
-func (q *PriorityQueue) SchedulingCycle() int64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.schedulingCycle
 }
 
 // Done lets go of a popped pod that is not coming back to the queue (it was
@@ -332,20 +347,21 @@ func (q *PriorityQueue) Done(pod *v1.Pod) {
 	}
 }
 
-// AddUnschedulableIfNotPresent returns a pod whose attempt (started at
-// podCycle) failed. If a cluster event or an update of the pod arrived
-// during the attempt the pod goes to backoffQ, otherwise it waits in
-// unschedulable. A pod deleted during the attempt is dropped.
-func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle int64) {
+// AddUnschedulableIfNotPresent returns a popped pod whose attempt failed.
+// If an update of the pod, or a cluster event that may help one of the
+// plugins that rejected it, arrived during the attempt, the pod goes to
+// backoffQ; otherwise it waits in unschedulable for such an event. A pod
+// deleted during the attempt is dropped.
+func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var updated bool
-	if f, ok := q.inFlight[p.key]; ok && f.pod.UID == p.Pod.UID {
+	f, inFlight := q.inFlight[p.key]
+	inFlight = inFlight && f.pod.UID == p.Pod.UID
+	if inFlight {
 		delete(q.inFlight, p.key)
 		if f.deleted {
 			return
 		}
-		updated = f.updated
 	}
 	if _, ok := q.activeQ.Get(p.key); ok {
 		return
@@ -360,10 +376,12 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo, podCycle 
 		return
 	}
 	p.Timestamp = q.opts.Now()
-	if q.moveRequestCycle >= podCycle || updated || len(p.UnschedulablePlugins) == 0 {
-		// An event or an update of the pod raced with the attempt, or the
-		// failure was an error rather than a verdict on the cluster: retry
-		// after backoff.
+	// Retry after backoff if the failure was an error rather than a verdict
+	// on the cluster, or if the pod or the cluster changed in a way that may
+	// reverse the verdict while it was being made. A pod the queue did not
+	// see popped (its bind failed after Done) has no record of what happened
+	// meanwhile: retry it too, as kube-scheduler does.
+	if failedWithError(p) || !inFlight || f.updated || f.anEventMayHelp(p) {
 		q.toBackoff(p)
 		return
 	}
@@ -381,10 +399,20 @@ func (q *PriorityQueue) toBackoff(p *QueuedPodInfo) {
 
 // MoveAllToActiveOrBackoffQueue wakes unschedulable pods for a cluster event.
 // relevant, if not nil, selects the pods the event may help (by the plugins
-// that rejected them); nil wakes all.
+// that rejected them); nil wakes all. Pods being scheduled keep the event
+// for the end of their attempt, when it is known whether it concerns them.
 func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodInfo) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	for _, f := range q.inFlight {
+		f.recordEvent(relevant)
+	}
+	q.moveUnschedulable(relevant)
+}
+
+// moveUnschedulable moves the unschedulable pods relevant selects (all if
+// nil) to activeQ, or to backoffQ while their backoff runs.
+func (q *PriorityQueue) moveUnschedulable(relevant func(*QueuedPodInfo) bool) {
 	moved := false
 	for key, p := range q.unschedulable {
 		if relevant != nil && !relevant(p) {
@@ -398,7 +426,6 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodIn
 			moved = true
 		}
 	}
-	q.moveRequestCycle = q.schedulingCycle
 	if moved {
 		q.cond.Broadcast()
 	}
@@ -417,10 +444,13 @@ func (q *PriorityQueue) flushBackoffCompleted() {
 	}
 }
 
-// flushUnschedulableLeftover retries pods that waited longer than MaxInUnschedulable.
+// flushUnschedulableLeftover retries pods that waited longer than
+// MaxInUnschedulable. It is no cluster event: pods in flight are not told.
 func (q *PriorityQueue) flushUnschedulableLeftover() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	now := q.opts.Now()
-	q.MoveAllToActiveOrBackoffQueue(func(p *QueuedPodInfo) bool {
+	q.moveUnschedulable(func(p *QueuedPodInfo) bool {
 		return now.Sub(p.Timestamp) > q.opts.MaxInUnschedulable
 	})
 }

@@ -65,7 +65,7 @@ func TestUnschedulablePodWaitsForAClusterEventThenItsBackoff(t *testing.T) {
 	q.Add(pod("p", 0))
 	p := pop(t, q)
 	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
-	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	q.AddUnschedulableIfNotPresent(p)
 	if a, b, u, _ := q.Lengths(); a != 0 || b != 0 || u != 1 {
 		t.Fatalf("lengths = %d/%d/%d, want the pod unschedulable", a, b, u)
 	}
@@ -107,7 +107,6 @@ func TestAnIdleSchedulerTakesRejectedPodsFromBackoff(t *testing.T) {
 	for range 4 {
 		popped = append(popped, pop(t, q))
 	}
-	cycle := q.SchedulingCycle()
 	q.MoveAllToActiveOrBackoffQueue(nil) // an event raced with every attempt
 	// Popped by priority: errored, later, high, low. "later" fails a second
 	// after the others, so its backoff ends in the next window.
@@ -121,7 +120,7 @@ func TestAnIdleSchedulerTakesRejectedPodsFromBackoff(t *testing.T) {
 		if p.Pod.Name == "later" {
 			c.advance(time.Second)
 		}
-		q.AddUnschedulableIfNotPresent(p, cycle)
+		q.AddUnschedulableIfNotPresent(p)
 	}
 	if a, b, _, _ := q.Lengths(); a != 0 || b != 4 {
 		t.Fatalf("active %d backoff %d, want all four backing off", a, b)
@@ -145,7 +144,7 @@ func TestAWaitingPopWakesForARejectedPodEnteringBackoff(t *testing.T) {
 	q.Add(pod("p", 0))
 	p := pop(t, q)
 	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
-	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	q.AddUnschedulableIfNotPresent(p)
 	got := make(chan *QueuedPodInfo, 1)
 	// The deadline only keeps a failure from hanging the test.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -164,25 +163,12 @@ func TestAWaitingPopWakesForARejectedPodEnteringBackoff(t *testing.T) {
 	q.Close()
 }
 
-func TestAnEventDuringTheAttemptSendsThePodToBackoffNotUnschedulable(t *testing.T) {
-	q, _ := newQueue()
-	q.Add(pod("p", 0))
-	p := pop(t, q)
-	cycle := q.SchedulingCycle()
-	q.MoveAllToActiveOrBackoffQueue(nil) // e.g. a node was added mid-attempt
-	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
-	q.AddUnschedulableIfNotPresent(p, cycle)
-	if _, b, u, _ := q.Lengths(); b != 1 || u != 0 {
-		t.Fatalf("backoff=%d unschedulable=%d, want the pod in backoff", b, u)
-	}
-}
-
 func TestLeftoverUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
 	q, c := newQueue()
 	q.Add(pod("p", 0))
 	p := pop(t, q)
 	p.UnschedulablePlugins = sets.New("NodeAffinity")
-	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	q.AddUnschedulableIfNotPresent(p)
 	c.advance(4 * time.Minute)
 	q.flushUnschedulableLeftover()
 	if _, _, u, _ := q.Lengths(); u != 1 {
@@ -201,7 +187,7 @@ func TestUpdatingAnUnschedulablePodsSpecRequeuesIt(t *testing.T) {
 	q.Add(old)
 	p := pop(t, q)
 	p.UnschedulablePlugins = sets.New("NodeAffinity")
-	q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
+	q.AddUnschedulableIfNotPresent(p)
 	c.advance(2 * time.Second)
 	statusOnly := old.DeepCopy()
 	statusOnly.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
@@ -293,7 +279,6 @@ func TestAnUpdateDuringTheAttemptIsKeptForItsEnd(t *testing.T) {
 	old.UID = "uid-p"
 	q.Add(old)
 	p := pop(t, q)
-	cycle := q.SchedulingCycle()
 	relabelled := old.DeepCopy()
 	relabelled.Labels = map[string]string{"fixed": "yes"}
 	q.Update(old, relabelled)
@@ -301,7 +286,7 @@ func TestAnUpdateDuringTheAttemptIsKeptForItsEnd(t *testing.T) {
 		t.Fatalf("an update mid-attempt queued a second copy: active %d backoff %d unschedulable %d", a, b, u)
 	}
 	p.UnschedulablePlugins = sets.New("NodeAffinity")
-	q.AddUnschedulableIfNotPresent(p, cycle)
+	q.AddUnschedulableIfNotPresent(p)
 	if _, b, u, _ := q.Lengths(); b != 1 || u != 0 {
 		t.Fatalf("backoff=%d unschedulable=%d, want the updated pod retried after its backoff", b, u)
 	}
@@ -320,12 +305,11 @@ func TestOurOwnStatusWriteDuringTheAttemptChangesNothing(t *testing.T) {
 	old := pod("p", 0)
 	q.Add(old)
 	p := pop(t, q)
-	cycle := q.SchedulingCycle()
 	status := old.DeepCopy()
 	status.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
 	q.Update(old, status)
 	p.UnschedulablePlugins = sets.New("NodeAffinity")
-	q.AddUnschedulableIfNotPresent(p, cycle)
+	q.AddUnschedulableIfNotPresent(p)
 	if a, b, u, _ := q.Lengths(); a != 0 || b != 0 || u != 1 {
 		t.Fatalf("active %d backoff %d unschedulable %d, want the pod waiting for an event", a, b, u)
 	}
@@ -338,10 +322,9 @@ func TestAPodDeletedDuringTheAttemptIsNotRequeued(t *testing.T) {
 	gone := pod("p", 0)
 	q.Add(gone)
 	p := pop(t, q)
-	cycle := q.SchedulingCycle()
 	q.Delete(gone)
 	p.UnschedulablePlugins = sets.New("NodeAffinity")
-	q.AddUnschedulableIfNotPresent(p, cycle)
+	q.AddUnschedulableIfNotPresent(p)
 	if q.Has(gone) {
 		t.Fatal("a pod deleted during its attempt came back to the queue")
 	}
@@ -362,4 +345,99 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// rejectedBy selects pods one of plugins rejected, as the scheduler's event
+// handlers do.
+func rejectedBy(plugins ...string) func(*QueuedPodInfo) bool {
+	return func(p *QueuedPodInfo) bool { return p.UnschedulablePlugins.HasAny(plugins...) }
+}
+
+// TestOnlyAnEventThatMayHelpThePodDuringItsAttemptSendsItToBackoff: a pod
+// NodeResourcesFit rejected is retried early only for an event during its
+// attempt that concerns NodeResourcesFit, as kube-scheduler v1.33 asks the
+// rejecting plugins about the events an in-flight pod missed.
+func TestOnlyAnEventThatMayHelpThePodDuringItsAttemptSendsItToBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before        []func(*QueuedPodInfo) bool
+		during        []func(*QueuedPodInfo) bool
+		leftoverFlush bool
+		wantBackoff   bool
+	}{
+		{name: "no event", wantBackoff: false},
+		{name: "an event for other plugins", during: []func(*QueuedPodInfo) bool{rejectedBy("InterPodAffinity")}, wantBackoff: false},
+		{name: "an event for the rejecting plugin", during: []func(*QueuedPodInfo) bool{rejectedBy("InterPodAffinity"), rejectedBy("NodeResourcesFit")}, wantBackoff: true},
+		{name: "an event for every pod", during: []func(*QueuedPodInfo) bool{nil}, wantBackoff: true},
+		{name: "an event for every pod before the pop", before: []func(*QueuedPodInfo) bool{nil}, wantBackoff: false},
+		{name: "the leftover flush", leftoverFlush: true, wantBackoff: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, _ := newQueue()
+			q.Add(pod("p", 0))
+			for _, e := range tc.before {
+				q.MoveAllToActiveOrBackoffQueue(e)
+			}
+			p := pop(t, q)
+			for _, e := range tc.during {
+				q.MoveAllToActiveOrBackoffQueue(e)
+			}
+			if tc.leftoverFlush {
+				q.flushUnschedulableLeftover()
+			}
+			p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+			q.AddUnschedulableIfNotPresent(p)
+			_, b, u, _ := q.Lengths()
+			if gotBackoff := b == 1 && u == 0; gotBackoff != tc.wantBackoff || b+u != 1 {
+				t.Fatalf("backoff=%d unschedulable=%d, want backoff %v", b, u, tc.wantBackoff)
+			}
+		})
+	}
+}
+
+// TestEachPodInFlightCountsTheEventsOfItsOwnAttempt: with two pods in
+// flight, an event before the second was popped counts for the first only,
+// and one after both were popped for both.
+func TestEachPodInFlightCountsTheEventsOfItsOwnAttempt(t *testing.T) {
+	q, _ := newQueue()
+	q.Add(pod("first", 10))
+	q.Add(pod("second", 0))
+	first := pop(t, q)
+	q.MoveAllToActiveOrBackoffQueue(rejectedBy("NodeAffinity"))
+	second := pop(t, q)
+	q.MoveAllToActiveOrBackoffQueue(rejectedBy("TaintToleration"))
+
+	first.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(first)
+	second.UnschedulablePlugins = sets.New("NodeAffinity")
+	q.AddUnschedulableIfNotPresent(second)
+	if len(q.inFlight) != 0 {
+		t.Fatalf("%d in-flight records kept after both attempts ended", len(q.inFlight))
+	}
+	if !inBackoff(q, first) || inBackoff(q, second) {
+		t.Fatalf("first in backoff %v, second %v: want only first (the NodeAffinity event came before second's pop)", inBackoff(q, first), inBackoff(q, second))
+	}
+}
+
+// TestAPodHandedBackAfterDoneIsRetriedAfterItsBackoff: the queue knows
+// nothing of what happened during an attempt it no longer tracks (the pod
+// was assumed, let go, and its bind failed), so it retries the pod rather
+// than wait for an event that may have come and gone.
+func TestAPodHandedBackAfterDoneIsRetriedAfterItsBackoff(t *testing.T) {
+	q, _ := newQueue()
+	q.Add(pod("p", 0))
+	p := pop(t, q)
+	q.Done(p.Pod)
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.AddUnschedulableIfNotPresent(p)
+	if !inBackoff(q, p) {
+		t.Fatal("a pod handed back after Done waits for a cluster event")
+	}
+}
+
+func inBackoff(q *PriorityQueue, p *QueuedPodInfo) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.backoffQ.Get(p.key)
+	return ok
 }
