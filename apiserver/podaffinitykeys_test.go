@@ -2,10 +2,13 @@ package apiserver_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -58,5 +61,52 @@ func TestPodAffinityLabelKeysMergedOnCreate(t *testing.T) {
 	}
 	if !apiequality.Semantic.DeepEqual(updated.Spec.Affinity, got.Spec.Affinity) {
 		t.Errorf("an update changed the affinity to %+v", updated.Spec.Affinity)
+	}
+}
+
+// TestPodAffinityLabelKeysValidated: the key lists are checked after the
+// merge, as kube-apiserver checks them, so a matchLabelKeys key the term's
+// selector already requires is refused with Kubernetes' 422 Invalid status
+// (the merge would require the key twice), and so are keys without a
+// selector.
+func TestPodAffinityLabelKeysValidated(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+
+	cases := []struct {
+		name      string
+		term      corev1.PodAffinityTerm
+		wantField string
+		wantMsg   string
+	}{
+		{name: "in-selector", term: corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			MatchLabelKeys: []string{"app"}, TopologyKey: corev1.LabelHostname},
+			wantField: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]",
+			wantMsg: `Pod "in-selector" is invalid: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]: ` +
+				`Invalid value: "app": exists in both matchLabelKeys and labelSelector`},
+		{name: "no-selector", term: corev1.PodAffinityTerm{MismatchLabelKeys: []string{"app"}, TopologyKey: corev1.LabelHostname},
+			wantField: "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys",
+			wantMsg: `Pod "no-selector" is invalid: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys: ` +
+				`Forbidden: must not be specified when labelSelector is not set`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPod(tc.name)
+			p.Labels = map[string]string{"app": "web"}
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{tc.term}}}
+			_, err := pods.Create(ctx, p, metav1.CreateOptions{})
+			var status apierrors.APIStatus
+			if !errors.As(err, &status) || status.Status().Code != http.StatusUnprocessableEntity || !apierrors.IsInvalid(err) {
+				t.Fatalf("create: %v, want a 422 Invalid", err)
+			}
+			if err.Error() != tc.wantMsg {
+				t.Errorf("message\n%s\nwant\n%s", err, tc.wantMsg)
+			}
+			if d := status.Status().Details; d == nil || len(d.Causes) != 1 || d.Causes[0].Field != tc.wantField {
+				t.Errorf("causes %+v, want one for %s", d, tc.wantField)
+			}
+		})
 	}
 }

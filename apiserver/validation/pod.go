@@ -140,6 +140,7 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, validateHostNetworkPorts(s, fldPath)...)
 	errs = append(errs, validateAffinity(s.Affinity, fldPath.Child("affinity"))...)
 	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validatePodSpecLabelKeys(s, fldPath)...)
 	errs = append(errs, validatePodSecurityContext(s.SecurityContext, fldPath.Child("securityContext"))...)
 	return errs
 }
