@@ -195,3 +195,57 @@ func TestPodLabelKeysOnUpdate(t *testing.T) {
 		{name: "topology spread keys", old: spread, new: relabel(spread)},
 	})
 }
+
+// An object stored before skiff checked the key lists keeps them through
+// updates (as Kubernetes lets objects stored before a rule tightened keep
+// what they have); one stored with valid lists may not gain bad ones.
+func TestStoredLabelKeysKept(t *testing.T) {
+	asStored := func(p *corev1.Pod) *corev1.Pod {
+		p.UID, p.ResourceVersion, p.CreationTimestamp = "uid-1", "7", metav1.Now()
+		return p
+	}
+	relabel := func(p *corev1.Pod) *corev1.Pod {
+		p = p.DeepCopy()
+		p.Labels["tier"] = "front"
+		return p
+	}
+	noSelector := asStored(podWithAntiAffinity(corev1.PodAffinityTerm{MatchLabelKeys: []string{labelKeyHash}}))
+	mergedTwice := asStored(podWithAntiAffinity(corev1.PodAffinityTerm{
+		LabelSelector: withExpressions(matchLabels("app", "web"), in("app", "web")), MatchLabelKeys: []string{"app"}}))
+	badSpread := asStored(podWithSpread([]string{"app"}, matchLabels("app", "web")))
+
+	storedDeployment := func(term corev1.PodAffinityTerm) *appsv1.Deployment {
+		return stored(deploymentWith(func(d *appsv1.Deployment) {
+			d.UID, d.CreationTimestamp = "uid-d", metav1.Now()
+			term.TopologyKey = corev1.LabelHostname
+			d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term}}}
+		}))
+	}
+	scaled := func(d *appsv1.Deployment) *appsv1.Deployment {
+		d = d.DeepCopy()
+		d.Spec.Replicas = i32(5)
+		return d
+	}
+	badTemplate := storedDeployment(corev1.PodAffinityTerm{MatchLabelKeys: []string{"bad key!"}})
+	goodTemplate := storedDeployment(corev1.PodAffinityTerm{LabelSelector: matchLabels("app", "web"), MatchLabelKeys: []string{labelKeyHash}})
+	madeBad := goodTemplate.DeepCopy()
+	madeBad.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector = nil
+
+	runUpdate(t, []updateCase{
+		{name: "pod stored with keys but no selector", old: noSelector, new: relabel(noSelector)},
+		{name: "pod stored with a key in its selector and merged", old: mergedTwice, new: relabel(mergedTwice)},
+		{name: "pod stored with a spread key in its selector", old: badSpread, new: relabel(badSpread)},
+		{name: "template stored with bad keys", old: badTemplate, new: scaled(badTemplate)},
+		{name: "valid template may not gain bad keys", old: goodTemplate, new: madeBad,
+			want: []want{{"spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys", forbidden}}},
+	})
+	// The status subresource of a workload runs the same checks.
+	if errs := ValidateStatusUpdate(scaled(badTemplate), badTemplate); len(errs) != 0 {
+		t.Errorf("status update of a template stored with bad keys: %v", errs)
+	}
+	// Other errors of an object stored with bad keys are still reported.
+	renamed := relabel(noSelector)
+	renamed.Labels["bad key!"] = "x"
+	expectErrors(t, ValidateUpdate(renamed, noSelector), []want{{"metadata.labels", invalid}})
+}

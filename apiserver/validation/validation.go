@@ -100,6 +100,45 @@ func templateDeletionCost(obj, old runtime.Object) field.ErrorList {
 	return validatePodDeletionCost(t.Annotations, oldAnnotations, p.Child("metadata", "annotations"))
 }
 
+// podSpecOf returns the pod spec an object carries, a pod's own or a
+// workload template's, and its path; nil for other kinds.
+func podSpecOf(obj runtime.Object) (*corev1.PodSpec, *field.Path) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return &pod.Spec, field.NewPath("spec")
+	}
+	if t, p := podTemplate(obj); t != nil {
+		return &t.Spec, p.Child("spec")
+	}
+	return nil, nil
+}
+
+// keepStoredLabelKeys drops from errs the matchLabelKeys and
+// mismatchLabelKeys errors of newObj's pod spec when oldObj, as stored,
+// already broke those rules: skiff accepted any key lists before it checked
+// them, and an object stored then keeps them through updates, as
+// Kubernetes' PodValidationOptions let a pod or template stored before a
+// rule tightened keep what it has. Otherwise such a pod (whose affinity
+// cannot change) could no longer have its labels or finalizers changed, and
+// a workload's controller could not write its status.
+func keepStoredLabelKeys(errs field.ErrorList, newObj, oldObj runtime.Object) field.ErrorList {
+	oldSpec, _ := podSpecOf(oldObj)
+	newSpec, p := podSpecOf(newObj)
+	if oldSpec == nil || newSpec == nil || len(validatePodSpecLabelKeys(oldSpec, p)) == 0 {
+		return errs
+	}
+	allowed := make(map[string]bool)
+	for _, e := range validatePodSpecLabelKeys(newSpec, p) {
+		allowed[e.Error()] = true
+	}
+	kept := errs[:0:0]
+	for _, e := range errs {
+		if !allowed[e.Error()] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
 // ValidateUpdate checks newObj as a replacement for oldObj: the metadata
 // update rules (name, namespace, uid and creationTimestamp are immutable,
 // labels and annotations well formed), the same content rules as Validate,
@@ -130,7 +169,7 @@ func ValidateUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 		// Custom resources: the metadata rules apply to every kind.
 		return errs
 	}
-	errs = append(errs, r.spec(newObj)...)
+	errs = append(errs, keepStoredLabelKeys(r.spec(newObj), newObj, oldObj)...)
 	errs = append(errs, templateDeletionCost(newObj, oldObj)...)
 	if r.update != nil {
 		errs = append(errs, r.update(newObj, oldObj)...)
@@ -284,7 +323,7 @@ func ValidateContentUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 	if !ok {
 		return nil
 	}
-	errs := r.spec(newObj)
+	errs := keepStoredLabelKeys(r.spec(newObj), newObj, oldObj)
 	if r.update != nil {
 		errs = append(errs, r.update(newObj, oldObj)...)
 	}
