@@ -211,6 +211,14 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	badPod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: shop\nspec:\n  containers:\n  - name: c\n"
 	out = k.fails(badPod, "apply", "-f", "-")
 	contains(t, "invalid pod", out, `The Pod "bad" is invalid: spec.containers[0].image: Required value`)
+	// A matchLabelKeys key the selector already requires is refused after
+	// the API server merged the keys into the selector.
+	keyTwice := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: keys\n  namespace: shop\n  labels: {app: web}\nspec:\n" +
+		"  containers:\n  - {name: c, image: busybox}\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n" +
+		"      - {labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [app], topologyKey: kubernetes.io/hostname}\n"
+	out = k.fails(keyTwice, "apply", "-f", "-")
+	contains(t, "matchLabelKeys in selector", out, `The Pod "keys" is invalid: `+
+		`spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector`)
 	unknown := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unk\n  namespace: shop\nfoo: bar\n"
 	out = k.fails(unknown, "create", "--validate=strict", "-f", "-")
 	contains(t, "unknown field strict", out, `strict decoding error: unknown field "foo"`)
