@@ -416,30 +416,39 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 	return feasible[:k], statuses, int(processed.Load()), nil
 }
 
-// RunPostFilterPlugins runs PostFilter plugins until one succeeds. The
-// returned status carries the last plugin's message for the pod condition;
-// after rejections, the result is the last one a plugin returned (one that
-// clears the pod's nominated node), as in kube-scheduler.
+// RunPostFilterPlugins runs PostFilter plugins in order, as kube-scheduler's
+// framework does: the first that succeeds, or that rejects the pod as
+// UnschedulableAndUnresolvable (nothing any other plugin could do would
+// help), ends the run with its own answer. Any code other than a rejection
+// is an Error. After Unschedulable rejections the status gathers every
+// plugin's reasons, in order, and names the first plugin that rejected; the
+// result is the last one a plugin returned (one that clears the pod's
+// nominated node).
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
-	var last *framework.Status
 	var result *framework.PostFilterResult
+	var reasons []string
+	rejector := ""
 	for _, p := range f.postFilter {
 		r, s := p.PostFilter(ctx, state, pod, filtered)
-		if s.IsSuccess() {
+		switch {
+		case s.IsSuccess():
 			return r, nil
-		}
-		if s.Code() == framework.Error {
-			return nil, s.WithPlugin(p.Name())
+		case s.Code() == framework.UnschedulableAndUnresolvable:
+			return r, s.WithPlugin(p.Name())
+		case s.Code() == framework.Error:
+			return nil, framework.AsStatus(fmt.Errorf("running PostFilter plugin %q: %w", p.Name(), s.AsError())).WithPlugin(p.Name())
+		case !s.IsRejected():
+			return nil, framework.NewStatus(framework.Error, fmt.Sprintf("PostFilter plugin %q returned unexpected code %s", p.Name(), s.Code())).WithPlugin(p.Name())
 		}
 		if r != nil {
 			result = r
 		}
-		last = s.WithPlugin(p.Name())
+		reasons = append(reasons, s.Reasons()...)
+		if rejector == "" {
+			rejector = p.Name()
+		}
 	}
-	if last == nil {
-		last = framework.NewStatus(framework.Unschedulable)
-	}
-	return result, last
+	return result, framework.NewStatus(framework.Unschedulable, reasons...).WithPlugin(rejector)
 }
 
 // RunPreScorePlugins runs PreScore plugins; Skip excludes that plugin's Score.

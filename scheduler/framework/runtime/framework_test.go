@@ -150,3 +150,97 @@ func TestUnschedulablePreFilterLetsTheOthersRun(t *testing.T) {
 		t.Fatalf("ran %v", ran)
 	}
 }
+
+// postFilterer answers PostFilter with a fixed result and status, and
+// records that it ran.
+type postFilterer struct {
+	name   string
+	result *framework.PostFilterResult
+	status *framework.Status
+	ran    *[]string
+}
+
+func (p postFilterer) Name() string { return p.name }
+func (p postFilterer) PostFilter(context.Context, *framework.CycleState, *v1.Pod, framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	*p.ran = append(*p.ran, p.name)
+	return p.result, p.status
+}
+
+// As kube-scheduler's RunPostFilterPlugins: success or an
+// UnschedulableAndUnresolvable verdict ends the run; Unschedulable ones let
+// the next plugin try, and the status gathers all their reasons under the
+// first plugin that rejected.
+func TestPostFilterPluginsStopAtAVerdictNoOtherCanChange(t *testing.T) {
+	clear := &framework.PostFilterResult{}
+	nominate := &framework.PostFilterResult{NominatedNodeName: "n1"}
+	tests := []struct {
+		name        string
+		plugins     []postFilterer
+		wantRan     []string
+		wantCode    framework.Code
+		wantMessage string
+		wantPlugin  string
+		wantResult  *framework.PostFilterResult
+	}{
+		{
+			name: "unresolvable stops the run",
+			plugins: []postFilterer{
+				{name: "A", result: clear, status: framework.NewStatus(framework.UnschedulableAndUnresolvable, "a gives up")},
+				{name: "B", result: nominate},
+			},
+			wantRan: []string{"A"}, wantCode: framework.UnschedulableAndUnresolvable, wantMessage: "a gives up", wantPlugin: "A", wantResult: clear,
+		},
+		{
+			name: "unschedulable lets the next plugin succeed",
+			plugins: []postFilterer{
+				{name: "A", result: clear, status: framework.NewStatus(framework.Unschedulable, "a cannot")},
+				{name: "B", result: nominate},
+			},
+			wantRan: []string{"A", "B"}, wantCode: framework.Success, wantResult: nominate,
+		},
+		{
+			name: "every plugin's reasons under the first that rejected",
+			plugins: []postFilterer{
+				{name: "A", status: framework.NewStatus(framework.Unschedulable, "a cannot")},
+				{name: "B", result: clear, status: framework.NewStatus(framework.Unschedulable, "b cannot")},
+				{name: "C", status: framework.NewStatus(framework.Unschedulable, "c cannot")},
+			},
+			wantRan: []string{"A", "B", "C"}, wantCode: framework.Unschedulable, wantMessage: "a cannot, b cannot, c cannot", wantPlugin: "A", wantResult: clear,
+		},
+		{
+			name: "a code that is no verdict is an error",
+			plugins: []postFilterer{
+				{name: "A", status: framework.NewStatus(framework.Skip)},
+				{name: "B", result: nominate},
+			},
+			wantRan: []string{"A"}, wantCode: framework.Error, wantMessage: `PostFilter plugin "A" returned unexpected code Skip`, wantPlugin: "A",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran []string
+			reg := Registry{}
+			var cfg []PluginConfig
+			for _, p := range tc.plugins {
+				p.ran = &ran
+				reg[p.name] = func(any, framework.Handle) (framework.Plugin, error) { return p, nil }
+				cfg = append(cfg, PluginConfig{Name: p.name})
+			}
+			f, err := New(reg, cfg, Options{Snapshot: cache.NewEmptySnapshot()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, s := f.RunPostFilterPlugins(context.Background(), framework.NewCycleState(), &v1.Pod{}, framework.NodeToStatus{})
+			if !slices.Equal(ran, tc.wantRan) {
+				t.Errorf("ran %v, want %v", ran, tc.wantRan)
+			}
+			if s.Code() != tc.wantCode || s.Message() != tc.wantMessage || s.Plugin() != tc.wantPlugin {
+				t.Errorf("status %q (code %v, message %q, plugin %q), want code %v, message %q, plugin %q",
+					s, s.Code(), s.Message(), s.Plugin(), tc.wantCode, tc.wantMessage, tc.wantPlugin)
+			}
+			if r != tc.wantResult {
+				t.Errorf("result %+v, want %+v", r, tc.wantResult)
+			}
+		})
+	}
+}
