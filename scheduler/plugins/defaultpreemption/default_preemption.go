@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -42,14 +43,27 @@ type DefaultPreemption struct {
 	// pdbs lists PodDisruptionBudgets: victims are chosen to violate as few
 	// as possible (nil without an informer factory: no budget is known).
 	pdbs policylisters.PodDisruptionBudgetLister
+	// args bound the dry run; defaults filled in.
+	args Args
+	// offset picks, among n potential nodes, the one the dry run starts at:
+	// at random, as kube-scheduler, so that preemptions spread over the
+	// cluster rather than always hitting the first nodes (tests fix it).
+	offset func(n int) int
 }
 
-// New builds the plugin.
-func New(_ any, h framework.Handle) (framework.Plugin, error) {
+// New builds the plugin from Args (nil for kube-scheduler's defaults).
+func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if h == nil || h.ClientSet() == nil {
 		return nil, errors.New("DefaultPreemption needs a clientset")
 	}
-	pl := &DefaultPreemption{h: h}
+	a, _, err := framework.PluginArgs[Args](Name, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	pl := &DefaultPreemption{h: h, args: a.WithDefaults(), offset: rand.IntN}
 	if f := h.SharedInformerFactory(); f != nil {
 		pl.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
 	}
@@ -202,38 +216,82 @@ func terminatingByPreemption(p *v1.Pod) bool {
 	return false
 }
 
-// FindCandidates simulates preemption on every node the pod failed on for a
-// reason preemption can fix. It also returns, for the message, why every
-// other node is no candidate.
+// FindCandidates simulates preemption on the nodes the pod failed on for a
+// reason preemption can fix (Filter said Unschedulable), as kube-scheduler
+// does: not on all of them, but from a random one onwards until it has found
+// as many candidates as Args ask, at least one of them violating no
+// PodDisruptionBudget. It also returns, for the message, why every node it
+// simulated or left out is no candidate.
 func (pl *DefaultPreemption) FindCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) ([]Candidate, framework.NodeToStatus, error) {
-	nodes := pl.h.SnapshotLister().List()
 	statuses := framework.NodeToStatus{}
-	var pdbs []budget
-	if pl.pdbs != nil {
-		list, err := pl.pdbs.List(labels.Everything())
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+	var potential []*framework.NodeInfo
+	for _, ni := range pl.h.SnapshotLister().List() {
+		if s, ok := filtered[ni.NodeName()]; ok && s.Code() == framework.Unschedulable {
+			potential = append(potential, ni)
+			continue
 		}
-		pdbs = parseBudgets(list)
+		// Filter ruled the node out whatever runs there (or never looked at it).
+		statuses[ni.NodeName()] = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNotHelpful)
 	}
-	var candidates []Candidate
-	for _, ni := range nodes {
-		name := ni.Node().Name
-		if s, ok := filtered[name]; ok && s.Code() == framework.UnschedulableAndUnresolvable {
-			statuses[name] = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNotHelpful)
-			continue
-		}
-		c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
-		if s.Code() == framework.Error {
-			return nil, nil, s.AsError()
-		}
-		if !s.IsSuccess() {
-			statuses[name] = s
-			continue
-		}
-		candidates = append(candidates, c)
+	if len(potential) == 0 {
+		return nil, statuses, nil
+	}
+	pdbs, err := pl.budgets()
+	if err != nil {
+		return nil, nil, err
+	}
+	candidates, err := pl.dryRun(ctx, state, pod, potential, pdbs, statuses)
+	if err != nil {
+		return nil, nil, err
 	}
 	return candidates, statuses, nil
+}
+
+// budgets lists the PodDisruptionBudgets, parsed; none without a lister.
+func (pl *DefaultPreemption) budgets() ([]budget, error) {
+	if pl.pdbs == nil {
+		return nil, nil
+	}
+	list, err := pl.pdbs.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+	}
+	return parseBudgets(list), nil
+}
+
+// dryRun selects victims on the potential nodes round-robin from a random
+// offset, recording in statuses why each node that cannot be one is no
+// candidate. It stops once it holds the number of candidates Args ask for
+// and one of them violates no PodDisruptionBudget: that one would win the
+// choice over any violating candidate found later, and more would cost a
+// simulation each. It keeps at most that number of each kind, violating
+// candidates last.
+func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleState, pod *v1.Pod, potential []*framework.NodeInfo, pdbs []budget, statuses framework.NodeToStatus) ([]Candidate, error) {
+	n := len(potential)
+	offset, want := pl.offset(n), pl.args.numCandidates(n)
+	var nonViolating, violating []Candidate
+	for i := range n {
+		ni := potential[(offset+i)%n]
+		c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
+		switch {
+		case s.Code() == framework.Error:
+			return nil, s.AsError()
+		case !s.IsSuccess():
+			statuses[ni.NodeName()] = s
+		case c.NumPDBViolations == 0:
+			if len(nonViolating) < want {
+				nonViolating = append(nonViolating, c)
+			}
+		default:
+			if len(violating) < want {
+				violating = append(violating, c)
+			}
+		}
+		if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
+			break
+		}
+	}
+	return append(nonViolating, violating...), nil
 }
 
 // selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks

@@ -2,6 +2,7 @@ package defaultpreemption
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/framework/runtime"
@@ -26,6 +28,11 @@ func low(name string, prio int32, cpu string) *v1.Pod {
 // setup runs a real framework (NodeResourcesFit, TaintToleration, this
 // plugin) over the nodes, with the placed pods also in the fake API.
 func setup(t *testing.T, nodes ...*framework.NodeInfo) (*runtime.Framework, *fake.Clientset) {
+	return setupWithArgs(t, nil, nodes...)
+}
+
+// setupWithArgs is setup with this plugin configured by args.
+func setupWithArgs(t *testing.T, args any, nodes ...*framework.NodeInfo) (*runtime.Framework, *fake.Clientset) {
 	var objs []kruntime.Object
 	for _, ni := range nodes {
 		for _, p := range ni.Pods {
@@ -34,12 +41,14 @@ func setup(t *testing.T, nodes ...*framework.NodeInfo) (*runtime.Framework, *fak
 	}
 	cs := fake.NewClientset(objs...)
 	reg := runtime.Registry{Name: New, noderesourcesfit.Name: noderesourcesfit.New, tainttoleration.Name: tainttoleration.New}
-	f := schedtest.Framework(t, cs, reg, []runtime.PluginConfig{{Name: tainttoleration.Name}, {Name: noderesourcesfit.Name}, {Name: Name}}, nodes...)
+	f := schedtest.Framework(t, cs, reg, []runtime.PluginConfig{{Name: tainttoleration.Name}, {Name: noderesourcesfit.Name}, {Name: Name, Args: args}}, nodes...)
 	return f, cs
 }
 
-// postFilter filters every node like the scheduler would, then preempts.
-func postFilter(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.PostFilterResult, *framework.Status) {
+// filterAll runs PreFilter and Filter over every node like the scheduler
+// would, and returns the cycle's state and each node's rejection.
+func filterAll(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.CycleState, framework.NodeToStatus) {
+	t.Helper()
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	nodes := f.SnapshotLister().List()
@@ -50,7 +59,13 @@ func postFilter(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.Pos
 	if err != nil || len(feasible) != 0 {
 		t.Fatalf("the pod should fit nowhere before preemption (feasible %d, err %v)", len(feasible), err)
 	}
-	return f.RunPostFilterPlugins(ctx, state, pod, statuses)
+	return state, statuses
+}
+
+// postFilter filters every node like the scheduler would, then preempts.
+func postFilter(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.PostFilterResult, *framework.Status) {
+	state, statuses := filterAll(t, f, pod)
+	return f.RunPostFilterPlugins(context.Background(), state, pod, statuses)
 }
 
 func TestPreemptionPicksTheNodeWithTheLeastImportantVictims(t *testing.T) {
@@ -264,5 +279,142 @@ func TestATerminatingVictimHoldsOffAnotherPreemption(t *testing.T) {
 				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
 			}
 		})
+	}
+}
+
+// candidateNodes names the nodes of cs, in order.
+func candidateNodes(cs []Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Node)
+	}
+	return out
+}
+
+// startingAt makes the dry run of f's plugin start at the potential node of
+// index offset, as the random offset of kube-scheduler's would.
+func startingAt(t *testing.T, f *runtime.Framework, offset int) *DefaultPreemption {
+	t.Helper()
+	pl, ok := f.Plugin(Name).(*DefaultPreemption)
+	if !ok {
+		t.Fatalf("plugin %s is %T", Name, f.Plugin(Name))
+	}
+	pl.offset = func(n int) int { return offset % n }
+	return pl
+}
+
+// As kube-scheduler's DryRunPreemption: the dry run starts at an offset and
+// stops once it has the candidates minCandidateNodesAbsolute and
+// minCandidateNodesPercentage ask for, so the node chosen is the best of
+// those, not of the whole cluster.
+func TestPreemptionDryRunStopsOnceItHasEnoughCandidates(t *testing.T) {
+	// n0's victim is the least important: without the bound it always wins.
+	var nodes []*framework.NodeInfo
+	for i := range 5 {
+		name := fmt.Sprintf("n%d", i)
+		nodes = append(nodes, schedtest.NodeInfo(schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj(), low("on-"+name, int32(i+1), "1")))
+	}
+	two := Args{MinCandidateNodesPercentage: ptr.To[int32](0), MinCandidateNodesAbsolute: ptr.To[int32](2)}
+	tests := []struct {
+		name           string
+		args           any
+		offset         int
+		wantCandidates []string
+		wantNode       string
+	}{
+		{name: "two candidates from the fourth node", args: two, offset: 3, wantCandidates: []string{"n3", "n4"}, wantNode: "n3"},
+		{name: "two candidates, wrapping round", args: two, offset: 4, wantCandidates: []string{"n4", "n0"}, wantNode: "n0"},
+		{name: "40% of five nodes", args: Args{MinCandidateNodesPercentage: ptr.To[int32](40), MinCandidateNodesAbsolute: ptr.To[int32](0)},
+			offset: 1, wantCandidates: []string{"n1", "n2"}, wantNode: "n1"},
+		{name: "the defaults take every node of a small cluster", offset: 2, wantCandidates: []string{"n2", "n3", "n4", "n0", "n1"}, wantNode: "n0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := setupWithArgs(t, tc.args, nodes...)
+			pl := startingAt(t, f, tc.offset)
+			pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+			state, statuses := filterAll(t, f, pod)
+			cs, _, err := pl.FindCandidates(context.Background(), state, pod, statuses)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := candidateNodes(cs); !slices.Equal(got, tc.wantCandidates) {
+				t.Errorf("candidates %v, want %v", got, tc.wantCandidates)
+			}
+			res, s := f.RunPostFilterPlugins(context.Background(), state, pod, statuses)
+			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
+				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+		})
+	}
+}
+
+// As kube-scheduler: candidates whose victims violate a PodDisruptionBudget
+// do not end the dry run, which goes on until one violates none; each kind
+// is kept up to the number asked for.
+func TestPreemptionDryRunGoesOnUntilACandidateViolatesNoBudget(t *testing.T) {
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj() }
+	nodes := []*framework.NodeInfo{
+		schedtest.NodeInfo(node("n0"), guarded("g0", 1, "1")),
+		schedtest.NodeInfo(node("n1"), guarded("g1", 1, "1")),
+		schedtest.NodeInfo(node("n2"), low("l2", 10, "1")),
+		schedtest.NodeInfo(node("n3"), low("l3", 1, "1")),
+	}
+	one := Args{MinCandidateNodesPercentage: ptr.To[int32](0), MinCandidateNodesAbsolute: ptr.To[int32](1)}
+	f, _ := setupWithArgs(t, one, nodes...)
+	if err := f.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Informer().GetIndexer().Add(noDisruptions()); err != nil {
+		t.Fatal(err)
+	}
+	pl := startingAt(t, f, 0)
+	pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+	state, statuses := filterAll(t, f, pod)
+	cs, _, err := pl.FindCandidates(context.Background(), state, pod, statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := candidateNodes(cs), []string{"n2", "n0"}; !slices.Equal(got, want) {
+		t.Errorf("candidates %v, want %v (n2 violates no budget, then the first violating one)", got, want)
+	}
+	res, s := f.RunPostFilterPlugins(context.Background(), state, pod, statuses)
+	if !s.IsSuccess() || res == nil || res.NominatedNodeName != "n2" {
+		t.Fatalf("result %+v status %v, want n2 nominated", res, s)
+	}
+}
+
+// As kube-scheduler: only nodes Filter found Unschedulable are simulated;
+// one it never judged is no more a candidate than one it ruled out.
+func TestPreemptionLeavesNodesFilterDidNotRejectAlone(t *testing.T) {
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj() }
+	nodes := []*framework.NodeInfo{
+		schedtest.NodeInfo(node("n0"), low("l0", 1, "1")),
+		schedtest.NodeInfo(node("n1"), low("l1", 2, "1")),
+	}
+	f, _ := setup(t, nodes...)
+	pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+	state, statuses := filterAll(t, f, pod)
+	delete(statuses, "n0")
+	pl := f.Plugin(Name).(*DefaultPreemption)
+	cs, why, err := pl.FindCandidates(context.Background(), state, pod, statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := candidateNodes(cs); !slices.Equal(got, []string{"n1"}) {
+		t.Errorf("candidates %v, want [n1]", got)
+	}
+	if s := why["n0"]; s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != ReasonNotHelpful {
+		t.Errorf("n0: %v, want %q", s, ReasonNotHelpful)
+	}
+}
+
+// Bad DefaultPreemptionArgs fail the plugin's construction, naming the field.
+func TestNewRefusesBadArgs(t *testing.T) {
+	h := schedtest.Framework(t, fake.NewClientset(), runtime.Registry{}, nil)
+	_, err := New(&Args{MinCandidateNodesAbsolute: ptr.To[int32](-3)}, h)
+	want := "DefaultPreemption: minCandidateNodesAbsolute: Invalid value: -3: not in valid range [0, inf)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("New: %v, want %q", err, want)
+	}
+	if _, err := New(struct{}{}, h); err == nil {
+		t.Fatal("New with args of another type succeeded")
 	}
 }

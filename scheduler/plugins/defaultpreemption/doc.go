@@ -1,9 +1,13 @@
 // Package defaultpreemption is the DefaultPreemption plugin (PostFilter).
 // When no node fits a pod, it looks for a node where evicting pods of lower
-// priority would make room: on a copy of each node it removes every
-// lower-priority pod, checks the pod fits, then gives back as many of them as
-// still leave room (highest priority first). Among such nodes it picks the
-// one whose most important victim is least important, then the fewest and
-// cheapest victims. It nominates that node for the pod (status.nominatedNodeName)
-// and deletes the victims through the API; the pod is retried when they are gone.
+// priority would make room: on a copy of a node Filter found Unschedulable
+// it removes every lower-priority pod, checks the pod fits, then gives back
+// as many of them as still leave room (highest priority first). As
+// kube-scheduler, it tries nodes from a random one onwards and stops once it
+// has as many candidates as Args (DefaultPreemptionArgs) ask for, one of
+// them evicting no pod a PodDisruptionBudget protects. Among the candidates
+// it picks the one whose most important victim is least important, then the
+// fewest and cheapest victims. It nominates that node for the pod
+// (status.nominatedNodeName) and deletes the victims through the API; the
+// pod is retried when they are gone.
 package defaultpreemption
