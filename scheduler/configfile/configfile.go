@@ -30,6 +30,7 @@ import (
 	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
+	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/imagelocality"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
@@ -305,6 +306,8 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 			args, err = spreadArgs(pc.Args)
 		case interpodaffinity.Name:
 			args, err = interPodAffinityArgs(pc.Args)
+		case defaultpreemption.Name:
+			args, err = preemptionArgs(pc.Args)
 		default:
 			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
 		}
@@ -373,6 +376,18 @@ func interPodAffinityArgs(raw runtime.RawExtension) (interpodaffinity.Args, erro
 	if out.HardPodAffinityWeight == nil {
 		out.HardPodAffinityWeight = ptr.To[int32](interpodaffinity.DefaultHardPodAffinityWeight)
 	}
+	return out, out.Validate()
+}
+
+// preemptionArgs reads DefaultPreemptionArgs: minCandidateNodesPercentage
+// (0-100, default 10) and minCandidateNodesAbsolute (default 100), not
+// both zero, as kube-scheduler defaults and checks them.
+func preemptionArgs(raw runtime.RawExtension) (defaultpreemption.Args, error) {
+	var a schedv1.DefaultPreemptionArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return defaultpreemption.Args{}, err
+	}
+	out := defaultpreemption.Args{MinCandidateNodesPercentage: a.MinCandidateNodesPercentage, MinCandidateNodesAbsolute: a.MinCandidateNodesAbsolute}.WithDefaults()
 	return out, out.Validate()
 }
 

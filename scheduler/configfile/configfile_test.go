@@ -14,6 +14,7 @@ import (
 
 	fwruntime "github.com/skiffkube/skiff/scheduler/framework/runtime"
 	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
@@ -134,6 +135,25 @@ func TestParseInterPodAffinityArgs(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		if pc, _ := pluginNamed(t, cfg.Plugins, interpodaffinity.Name); !reflect.DeepEqual(pc.Args, want) {
+			t.Errorf("%s: args %#v, want %#v", file, pc.Args, want)
+		}
+	}
+}
+
+// DefaultPreemptionArgs: each field left out takes kube-scheduler's
+// default (10%, 100 nodes); a zero given stays zero.
+func TestParseDefaultPreemptionArgs(t *testing.T) {
+	for file, want := range map[string]defaultpreemption.Args{
+		"args: {}": {MinCandidateNodesPercentage: ptr.To[int32](10), MinCandidateNodesAbsolute: ptr.To[int32](100)},
+		"args: {apiVersion: kubescheduler.config.k8s.io/v1, kind: DefaultPreemptionArgs, minCandidateNodesPercentage: 0}": {
+			MinCandidateNodesPercentage: ptr.To[int32](0), MinCandidateNodesAbsolute: ptr.To[int32](100)},
+		"args: {minCandidateNodesPercentage: 20, minCandidateNodesAbsolute: 0}": {MinCandidateNodesPercentage: ptr.To[int32](20), MinCandidateNodesAbsolute: ptr.To[int32](0)},
+	} {
+		cfg, err := Parse([]byte(header + "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    " + file + "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if pc, _ := pluginNamed(t, cfg.Plugins, defaultpreemption.Name); !reflect.DeepEqual(pc.Args, want) {
 			t.Errorf("%s: args %#v, want %#v", file, pc.Args, want)
 		}
 	}
@@ -300,6 +320,13 @@ func TestParseRefuses(t *testing.T) {
 		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: TaintToleration, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's TaintToleration takes no arguments"},
 		{"hard pod affinity weight", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 101}}]}]\n",
 			"profiles[0].pluginConfig[0] (InterPodAffinity): hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
+		{"candidate percentage", header + "profiles: [{pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesPercentage: 150}}]}]\n",
+			"profiles[0].pluginConfig[0] (DefaultPreemption): minCandidateNodesPercentage: Invalid value: 150: not in valid range [0, 100]"},
+		{"candidate number", header + "profiles: [{pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesAbsolute: -1}}]}]\n",
+			"profiles[0].pluginConfig[0] (DefaultPreemption): minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"},
+		{"no candidates", header + "profiles: [{pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}}]}]\n",
+			"minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute"},
+		{"unknown preemption arg", header + "profiles: [{pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodes: 5}}]}]\n", `unknown field "minCandidateNodes"`},
 		{"args of a plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: VolumeBinding}]}}, pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 5}}]}]\n",
 			"profiles[0].pluginConfig[0]: the profile does not run VolumeBinding"},
 		{"spread defaults without List", header + "profiles: [{pluginConfig: [{name: PodTopologySpread, args: {defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}}]}]\n",

@@ -15,6 +15,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
@@ -137,6 +138,15 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		}
 		return json.Marshal(&schedv1.InterPodAffinityArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "InterPodAffinityArgs"},
 			HardPodAffinityWeight: w, IgnorePreferredTermsOfExistingPods: a.IgnorePreferredTermsOfExistingPods})
+	case defaultpreemption.Name:
+		// Written only when configured, so that a file without them reads back as itself.
+		a, set, err := framework.PluginArgs[defaultpreemption.Args](name, args)
+		if err != nil || !set {
+			return nil, err
+		}
+		a = a.WithDefaults()
+		return json.Marshal(&schedv1.DefaultPreemptionArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "DefaultPreemptionArgs"},
+			MinCandidateNodesPercentage: a.MinCandidateNodesPercentage, MinCandidateNodesAbsolute: a.MinCandidateNodesAbsolute})
 	case podtopologyspread.Name:
 		// Written only when configured, so that a file without them reads back as itself.
 		a, set, err := framework.PluginArgs[podtopologyspread.Args](name, args)

@@ -68,6 +68,8 @@ profiles:
     args: {bindTimeoutSeconds: 30}
   - name: InterPodAffinity
     args: {ignorePreferredTermsOfExistingPods: true}
+  - name: DefaultPreemption
+    args: {minCandidateNodesAbsolute: 20}
   - name: PodTopologySpread
     args:
       defaultingType: List
