@@ -265,17 +265,22 @@ func (pl *DefaultPreemption) budgets() ([]budget, error) {
 // and one of them violates no PodDisruptionBudget: that one would win the
 // choice over any violating candidate found later, and more would cost a
 // simulation each. It keeps at most that number of each kind, violating
-// candidates last.
+// candidates last. As kube-scheduler, a node whose simulation errs is no
+// candidate, and the error is returned only when no node is one: a plugin
+// failing on one node does not stop preemption on the others.
 func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleState, pod *v1.Pod, potential []*framework.NodeInfo, pdbs []budget, statuses framework.NodeToStatus) ([]Candidate, error) {
 	n := len(potential)
 	offset, want := pl.offset(n), pl.args.numCandidates(n)
 	var nonViolating, violating []Candidate
+	var firstErr error
 	for i := range n {
 		ni := potential[(offset+i)%n]
 		c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
 		switch {
 		case s.Code() == framework.Error:
-			return nil, s.AsError()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("selecting victims on node %q: %w", ni.NodeName(), s.AsError())
+			}
 		case !s.IsSuccess():
 			statuses[ni.NodeName()] = s
 		case c.NumPDBViolations == 0:
@@ -291,7 +296,11 @@ func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleS
 			break
 		}
 	}
-	return append(nonViolating, violating...), nil
+	candidates := append(nonViolating, violating...)
+	if len(candidates) == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return candidates, nil
 }
 
 // selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks

@@ -2,6 +2,7 @@ package defaultpreemption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -416,5 +417,59 @@ func TestNewRefusesBadArgs(t *testing.T) {
 	}
 	if _, err := New(struct{}{}, h); err == nil {
 		t.Fatal("New with args of another type succeeded")
+	}
+}
+
+// erringOnEmpty is a Filter plugin that errs on the node named bad once it
+// holds no pod: only preemption's simulation, which removes them, sees it err.
+type erringOnEmpty struct{ bad string }
+
+func (erringOnEmpty) Name() string { return "ErringOnEmpty" }
+func (p erringOnEmpty) Filter(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	if ni.NodeName() == p.bad && len(ni.Pods) == 0 {
+		return framework.AsStatus(errors.New("lost its marbles"))
+	}
+	return nil
+}
+
+// As kube-scheduler: a simulation that errs on one node leaves the node out
+// of the candidates; the error is preemption's answer only when no other
+// node is one.
+func TestPreemptionGoesOnPastANodeWhoseSimulationErrs(t *testing.T) {
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj() }
+	tests := []struct {
+		name      string
+		nodes     []*framework.NodeInfo
+		wantNode  string
+		wantError string
+	}{
+		{
+			name:     "another node is a candidate",
+			nodes:    []*framework.NodeInfo{schedtest.NodeInfo(node("bad"), low("b", 1, "1")), schedtest.NodeInfo(node("good"), low("g", 5, "1"))},
+			wantNode: "good",
+		},
+		{
+			name:      "no other node is one",
+			nodes:     []*framework.NodeInfo{schedtest.NodeInfo(node("bad"), low("b", 1, "1")), schedtest.NodeInfo(node("vips"), low("v", 5000, "1"))},
+			wantError: `running PostFilter plugin "DefaultPreemption": selecting victims on node "bad": lost its marbles`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := runtime.Registry{Name: New, noderesourcesfit.Name: noderesourcesfit.New,
+				"ErringOnEmpty": func(any, framework.Handle) (framework.Plugin, error) { return erringOnEmpty{bad: "bad"}, nil }}
+			f := schedtest.Framework(t, fake.NewClientset(), reg, []runtime.PluginConfig{{Name: noderesourcesfit.Name}, {Name: "ErringOnEmpty"}, {Name: Name}}, tc.nodes...)
+			startingAt(t, f, 0)
+			res, s := postFilter(t, f, schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj())
+			if tc.wantError != "" {
+				if s.Code() != framework.Error || s.Message() != tc.wantError || res != nil {
+					t.Fatalf("result %+v status %v, want error %q", res, s, tc.wantError)
+				}
+				return
+			}
+			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
+				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+		})
 	}
 }
