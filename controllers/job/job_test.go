@@ -1041,3 +1041,22 @@ func TestAFinishedJobAdoptsAndDeletesNothing(t *testing.T) {
 		}
 	}
 }
+
+// An Indexed Job cut short by maxUncountedPods records its lowest completed indexes first, as
+// Kubernetes does, whatever order the cache lists the pods in: completedIndexes is one range.
+func TestIndexedJobCappedSyncRecordsTheLowestIndexes(t *testing.T) {
+	objs := []runtime.Object{newJob(indexedMode, completions(maxUncountedPods+1), parallel(1))}
+	for i := range maxUncountedPods + 1 {
+		objs = append(objs, newPod(fmt.Sprintf("ok%03d", i), corev1.PodSucceeded, index(fmt.Sprint(i))))
+	}
+	fx := newFixture(t, objs...)
+	fx.sync(t, "ns/work")
+	want := fmt.Sprintf("0-%d", maxUncountedPods-1)
+	if j := fx.job(t); j.Status.CompletedIndexes != want || j.Status.Succeeded != maxUncountedPods {
+		t.Fatalf("completedIndexes %q (succeeded %d), want %q", j.Status.CompletedIndexes, j.Status.Succeeded, want)
+	}
+	last, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), fmt.Sprintf("ok%03d", maxUncountedPods), metav1.GetOptions{})
+	if !slices.Contains(last.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatal("the pod of the highest index lost its finalizer: it was counted before a lower one")
+	}
+}

@@ -53,6 +53,9 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	if perIndex(job) && !jobFinished && job.DeletionTimestamp == nil && !verdictRecorded(&job.Status) {
 		waiting = awaitingReplacement(job, st, pods, holds)
 	}
+	if indexed(job) {
+		pods = inIndexOrder(pods, completions)
+	}
 	var release []*corev1.Pod // pods whose finalizer can go now
 	recorded := false
 	newIndexes := 0 // indexes found succeeded
@@ -177,6 +180,22 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		return job, left, fmt.Errorf("remove job tracking finalizers: %s", strings.Join(errs, "; "))
 	}
 	return job, left, nil
+}
+
+// inIndexOrder returns the pods sorted by completion index, those without a valid one first, as
+// Kubernetes orders them before counting: when maxUncountedPods cuts a sync short, the indexes it
+// records are the lowest, so status.completedIndexes grows as one range ("0-499") rather than
+// as scattered ones in the cache's arbitrary order.
+func inIndexOrder(pods []*corev1.Pod, completions int32) []*corev1.Pod {
+	key := func(p *corev1.Pod) int {
+		if i, ok := completionIndex(p, completions); ok {
+			return i
+		}
+		return -1
+	}
+	sorted := slices.Clone(pods)
+	slices.SortStableFunc(sorted, func(a, b *corev1.Pod) int { return key(a) - key(b) })
+	return sorted
 }
 
 // leftOver are the terminated pods a sync leaves uncounted for a later one: until they are
