@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/revision"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -118,33 +119,42 @@ func (c *Controller) setOf(pod *corev1.Pod) *appsv1.StatefulSet {
 // taken over by another owner), so that set counts it out now rather than
 // at its next resync.
 func (c *Controller) podUpdated(old, cur any) {
-	if oldPod, ok := runner.Object[*corev1.Pod](old); ok {
-		if curPod, ok := runner.Object[*corev1.Pod](cur); ok {
-			if oldPod.ResourceVersion == curPod.ResourceVersion {
-				return // a resync: nothing changed, as Kubernetes' updatePod skips it
-			}
-			oldRef := metav1.GetControllerOfNoCopy(oldPod)
-			if curRef := metav1.GetControllerOfNoCopy(curPod); oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
-				if set := c.setOf(oldPod); set != nil {
-					c.queue.Add(set.Namespace + "/" + set.Name)
-				}
-			}
+	oldPod, ok1 := runner.Object[*corev1.Pod](old)
+	curPod, ok2 := runner.Object[*corev1.Pod](cur)
+	if !ok1 || !ok2 {
+		c.podChanged(cur, false, false)
+		return
+	}
+	if oldPod.ResourceVersion == curPod.ResourceVersion {
+		return // a resync: nothing changed, as Kubernetes' updatePod skips it
+	}
+	oldRef := metav1.GetControllerOfNoCopy(oldPod)
+	if curRef := metav1.GetControllerOfNoCopy(curPod); oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+		if set := c.setOf(oldPod); set != nil {
+			c.queue.Add(set.Namespace + "/" + set.Name)
 		}
 	}
-	c.podChanged(cur, false, false)
+	set := c.podChanged(curPod, false, false)
+	// A pod that just became ready turns available minReadySeconds later, with no event then:
+	// look again at that time, as Kubernetes' updatePod does (a second more, against clock
+	// rounding). Other pod events need no such look: nothing about them ripens with time.
+	if set != nil && set.Spec.MinReadySeconds > 0 && !podstate.IsReady(oldPod) && podstate.IsReady(curPod) {
+		c.queue.AddAfter(set.Namespace+"/"+set.Name, time.Duration(set.Spec.MinReadySeconds)*time.Second+time.Second)
+	}
 }
 
-func (c *Controller) podChanged(obj any, added, deleted bool) {
+// podChanged queues the set controlling the pod, if any, and returns it.
+func (c *Controller) podChanged(obj any, added, deleted bool) *appsv1.StatefulSet {
 	pod, ok := runner.Object[*corev1.Pod](obj)
 	if !ok {
-		return
+		return nil
 	}
 	set := c.setOf(pod)
 	if set == nil {
 		if !deleted && pod.DeletionTimestamp == nil && metav1.GetControllerOfNoCopy(pod) == nil {
 			c.enqueueAdopters(pod)
 		}
-		return
+		return nil
 	}
 	key := set.Namespace + "/" + set.Name
 	switch {
@@ -154,9 +164,7 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 		c.exp.CreationObserved(key)
 	}
 	c.queue.Add(key)
-	if set.Spec.MinReadySeconds > 0 {
-		c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second+time.Second)
-	}
+	return set
 }
 
 // enqueueAdopters queues the sets whose selector matches an orphan pod, as Kubernetes

@@ -108,13 +108,32 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	// As in Kubernetes, look again after minReadySeconds while pods are still to become
-	// available: the requeue on a pod's change may come too early (clock skew, or
-	// minReadySeconds raised after the pods became ready) and nothing else would follow.
+	// As in Kubernetes, look again while pods are still to become available: the requeue on a
+	// pod turning ready may come too early (clock skew, or minReadySeconds raised after the pods
+	// became ready) and nothing else would follow. Kubernetes waits a whole minReadySeconds;
+	// waiting only until the next ready pod's window ends reports it available on time.
 	if set.Spec.MinReadySeconds > 0 && available != int32(replicasOf(set)) {
-		c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second)
+		c.queue.AddAfter(key, untilNextAvailable(set.Spec.MinReadySeconds, byOrdinal, c.now()))
 	}
 	return manageErr
+}
+
+// untilNextAvailable is how long until the first ready pod still inside its minReadySeconds
+// window becomes available; minReadySeconds at most (none is waiting, or a kubelet's clock
+// runs ahead: the next sync looks again).
+func untilNextAvailable(minReadySeconds int32, byOrdinal map[int]*corev1.Pod, now time.Time) time.Duration {
+	window := time.Duration(minReadySeconds) * time.Second
+	wait := window
+	for _, p := range byOrdinal {
+		c := podstate.ReadyCondition(p)
+		if p.Status.Phase != corev1.PodRunning || c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
+			continue
+		}
+		if d := c.LastTransitionTime.Add(window).Sub(now); d > 0 && d < wait {
+			wait = d
+		}
+	}
+	return wait
 }
 
 // ordinalOf parses <set>-<ordinal> from a pod's name. As in Kubernetes (getOrdinal) the

@@ -253,25 +253,79 @@ type afterQueue struct {
 func (q *afterQueue) AddAfter(key string, d time.Duration) { q.after = append(q.after, d) }
 
 // As in Kubernetes, a sync that leaves pods still to become available under
-// minReadySeconds looks again after minReadySeconds, so a pod made available
-// by time alone (no event) is not missed.
+// minReadySeconds looks again, so a pod made available by time alone (no event) is
+// not missed; skiff looks when the first such pod's window ends (Kubernetes after a
+// whole minReadySeconds), so availableReplicas is on time.
 func TestMinReadySecondsRequeue(t *testing.T) {
-	set := newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 120 })
+	set := newSet(2, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 120 })
 	rev := revisionFor(t, set, "web:2", 1)
-	fx := newFixture(t, set, rev, member(set, 0, rev.Name)) // ready a minute ago
+	readySince := func(d time.Duration) podOpt {
+		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d)) }
+	}
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, readySince(90*time.Second)))
 	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if !slices.Equal(q.after, []time.Duration{30 * time.Second}) {
+		t.Fatalf("requeued after %v, want 30s (when web-1, ready 90s ago, becomes available)", q.after)
+	}
+	// None ready yet: look again after minReadySeconds, as Kubernetes.
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name, notReady), member(set, 1, rev.Name, notReady))
+	q = &afterQueue{Queue: fx.c.queue}
 	fx.c.queue = q
 	fx.sync(t)
 	if !slices.Equal(q.after, []time.Duration{120 * time.Second}) {
 		t.Fatalf("requeued after %v, want 2m", q.after)
 	}
-	set.Spec.MinReadySeconds = 30 // available now: nothing to wait for
+	set = newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 30 }) // available now: nothing to wait for
 	fx = newFixture(t, set, rev, member(set, 0, rev.Name))
 	q = &afterQueue{Queue: fx.c.queue}
 	fx.c.queue = q
 	fx.sync(t)
 	if len(q.after) != 0 {
 		t.Fatalf("requeued after %v with every pod available", q.after)
+	}
+}
+
+// As Kubernetes' updatePod, only a pod turning ready queues its set for minReadySeconds
+// (and a second) later, when it becomes available; other pod events, which nothing
+// follows with time, queue the set now and no more.
+func TestMinReadySecondsPodEvents(t *testing.T) {
+	set := newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 10 })
+	rev := revisionFor(t, set, "web:2", 1)
+	for _, tc := range []struct {
+		name      string
+		event     func(c *Controller, pod *corev1.Pod)
+		wantAfter []time.Duration
+	}{
+		{"added", func(c *Controller, pod *corev1.Pod) { c.podChanged(pod, true, false) }, nil},
+		{"deleted", func(c *Controller, pod *corev1.Pod) { c.podChanged(pod, false, true) }, nil},
+		{"relabelled while ready", func(c *Controller, pod *corev1.Pod) {
+			cur := pod.DeepCopy()
+			cur.ResourceVersion, cur.Labels["tier"] = "2", "db"
+			c.podUpdated(pod, cur)
+		}, nil},
+		{"turned ready", func(c *Controller, pod *corev1.Pod) {
+			old := pod.DeepCopy()
+			notReady(old)
+			pod = pod.DeepCopy()
+			pod.ResourceVersion = "2"
+			c.podUpdated(old, pod)
+		}, []time.Duration{11 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := member(set, 0, rev.Name)
+			fx := newFixture(t, set, rev, pod)
+			q := &afterQueue{Queue: fx.c.queue}
+			fx.c.queue = q
+			tc.event(fx.c, pod)
+			if !slices.Equal(q.after, tc.wantAfter) {
+				t.Errorf("queued for later after %v, want %v", q.after, tc.wantAfter)
+			}
+			if q.Len() != 1 {
+				t.Errorf("%d keys queued now, want the set's", q.Len())
+			}
+		})
 	}
 }
 
