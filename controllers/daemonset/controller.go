@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -129,7 +130,7 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.nodeAdded,
 		UpdateFunc: c.nodeUpdated,
-		DeleteFunc: func(any) { c.enqueueAll() },
+		DeleteFunc: c.nodeDeleted,
 	}); err != nil {
 		return nil, err
 	}
@@ -159,10 +160,6 @@ func (c *Controller) dsUpdated(old, cur any) {
 		}
 	}
 	c.enqueue(cur)
-}
-
-func (c *Controller) enqueueAll() {
-	c.enqueueWhere(func(*appsv1.DaemonSet) bool { return true })
 }
 
 // enqueueWhere enqueues the DaemonSets for which concerned says yes.
@@ -204,6 +201,39 @@ func (c *Controller) nodeUpdated(old, cur any) {
 		curRun, curKeep := placement(ds, n)
 		return oldRun != curRun || oldKeep != curKeep
 	})
+}
+
+// nodeDeleted wakes the DaemonSets a deleted node concerns: those whose pod belongs there, whose
+// desired and scheduled counts drop, and those with a pod bound to it or meant for it (a pod not
+// yet bound can never be scheduled now, and sync deletes it). Kubernetes registers no handler for
+// node deletion and waits for PodGC's deletions or a resync; the others need no sync at all, so
+// a node leaving a large cluster no longer wakes every DaemonSet.
+func (c *Controller) nodeDeleted(obj any) {
+	node, ok := runner.Object[*corev1.Node](obj)
+	if !ok {
+		return
+	}
+	withPods := c.daemonSetsWithPodsOn(node.Name)
+	c.enqueueWhere(func(ds *appsv1.DaemonSet) bool {
+		_, keep := placement(ds, node)
+		return keep || withPods[ds.UID]
+	})
+}
+
+// daemonSetsWithPodsOn returns the uids of the DaemonSets controlling a pod bound to, or meant for,
+// the named node.
+func (c *Controller) daemonSetsWithPodsOn(nodeName string) map[types.UID]bool {
+	out := map[types.UID]bool{}
+	pods, err := c.podLister.List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, p := range pods {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.Kind == controllerKind.Kind && targetNode(p) == nodeName {
+			out[ref.UID] = true
+		}
+	}
+	return out
 }
 
 // dsOf returns the DaemonSet controlling pod, if it is in the cache with the same uid.

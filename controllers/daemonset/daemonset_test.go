@@ -473,3 +473,31 @@ func TestDaemonPodsTolerateNodeConditionTaints(t *testing.T) {
 		t.Errorf("host-network daemon created on %v, want all four", got)
 	}
 }
+
+// A deleted node wakes only the DaemonSets it concerns: one whose pod belongs there, and one
+// with a pod bound to or meant for it though its placement no longer says so. One that
+// selects other nodes is left alone.
+func TestNodeDeletionWakesOnlyTheDaemonSetsConcerned(t *testing.T) {
+	gone := newNode("n1", label("role", "edge"))
+	named := func(name string) dsOpt {
+		return func(ds *appsv1.DaemonSet) { ds.Name, ds.UID = name, types.UID("uid-"+name) }
+	}
+	placed := newDS(named("placed"), selecting("role", "edge"))
+	elsewhere := newDS(named("elsewhere"), selecting("role", "core"))
+	stray := newDS(named("stray"), selecting("role", "core")) // still has a pod on n1
+	pending := newDS(named("pending"), selecting("role", "core"))
+	unbound := daemonPod(pending, "p-unbound", "")
+	unbound.Spec.Affinity = podFor(pending, "n1", "h").Spec.Affinity
+	fx := newFixture(t, placed, elsewhere, stray, pending, daemonPod(stray, "s-n1", "n1"), unbound)
+	fx.c.nodeDeleted(cache.DeletedFinalStateUnknown{Key: "n1", Obj: gone})
+	var queued []string
+	for fx.c.queue.Len() > 0 {
+		k, _ := fx.c.queue.Get()
+		fx.c.queue.Done(k)
+		queued = append(queued, k)
+	}
+	sort.Strings(queued)
+	if want := []string{"ns/pending", "ns/placed", "ns/stray"}; !slices.Equal(queued, want) {
+		t.Fatalf("queued %v, want %v", queued, want)
+	}
+}
