@@ -343,8 +343,12 @@ func (c *Controller) nodeEvent(name string, uid types.UID, reason, what string) 
 	c.recorder.Eventf(ref, corev1.EventTypeNormal, reason, "Node %s event: "+what, name, name)
 }
 
-// markUnknown sets every condition the agent owns to Unknown, once.
+// markUnknown sets every condition the agent owns to Unknown, once. As Kubernetes' monitorNodeHealth,
+// the NodeNotReady event reports only the node this write takes out of Ready: one whose agent
+// already reported Ready False (and recorded that itself) or never reported at all was not
+// ready before, so its going Unknown is no such transition.
 func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
+	wasReady := nodeReady(node)
 	next := node.DeepCopy()
 	ts := metav1.NewTime(now)
 	types := []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
@@ -372,7 +376,9 @@ func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now tim
 	if err != nil {
 		return nil, fmt.Errorf("mark node %s unknown: %w", node.Name, err)
 	}
-	c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+	if wasReady {
+		c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+	}
 	c.log.Info("node stopped heartbeating", "node", node.Name)
 	c.mu.Lock()
 	c.unmarked[node.Name] = true

@@ -800,3 +800,50 @@ func TestEvictionRetried(t *testing.T) {
 		}
 	}
 }
+
+// As Kubernetes' monitorNodeHealth, the NodeNotReady node event reports the controller taking a
+// Ready node out of Ready, once: not a node whose agent had already reported Ready False, nor
+// one that never reported, though both are marked Unknown too.
+func TestNodeNotReadyEventOnlyForAReadyNode(t *testing.T) {
+	ctx := context.Background()
+	const notReadyEvent = "Normal NodeNotReady Node n1 status is now: NodeNotReady"
+	neverReported := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+	for _, tc := range []struct {
+		name       string
+		node       *corev1.Node
+		wantEvents int
+	}{
+		{"ready, then silent", node(corev1.ConditionTrue, time.Hour), 1},
+		{"reported not ready, then silent", node(corev1.ConditionFalse, time.Hour), 0},
+		{"never reported", neverReported, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, client, f := newFixtureWithInformers(t, tc.node, healthy("n2", nil))
+			// Last heard from an hour ago: the heartbeat known is the node's own, unchanged since.
+			h := &nodeHealth{probe: now.Add(-time.Hour)}
+			if r := readyCondition(tc.node); r != nil {
+				h.heartbeat = r.LastHeartbeatTime
+			}
+			c.health["n1"] = h
+			for range 2 {
+				if err := c.sync(ctx, "n1"); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+				if r := readyCondition(got); r == nil || r.Status != corev1.ConditionUnknown {
+					t.Fatalf("Ready = %+v, want Unknown", r)
+				}
+				update(t, f.Core().V1().Nodes().Informer(), got) // the informer sees the write
+			}
+			n := 0
+			for _, e := range controllertest.Events(c.recorder.(*record.FakeRecorder).Events) {
+				if e == notReadyEvent {
+					n++
+				}
+			}
+			if n != tc.wantEvents {
+				t.Errorf("%d NodeNotReady node events, want %d", n, tc.wantEvents)
+			}
+		})
+	}
+}
