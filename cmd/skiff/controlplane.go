@@ -29,6 +29,7 @@ import (
 	"github.com/skiffkube/skiff/apiserver/healthz"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
+	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/manager"
@@ -384,6 +385,7 @@ func newControllerManagerCommand() *cobra.Command {
 				runner.UseQueueMetrics(q)
 				reg.MustRegister(q.Collectors()...)
 				reg.MustRegister(podgc.Collectors()...)
+				reg.MustRegister(cronjob.Collectors()...)
 				return runControllerManager(ctx, rc, cfg, rootCA, log, nil, le)
 			}, nil
 		})

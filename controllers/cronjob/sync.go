@@ -477,6 +477,8 @@ func (c *Controller) createJob(ctx context.Context, cj *batchv1.CronJob, at time
 		return nil, fmt.Errorf("create job for cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
 	}
 	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
+	// Only a Job this call created: one found already there was measured when it was made.
+	observeCreationSkew(created.CreationTimestamp.Time, at)
 	return created, nil
 }
 
