@@ -52,12 +52,7 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 		owned = slices.DeleteFunc(owned, func(r *appsv1.ControllerRevision) bool { return slices.Contains(dups, r) })
 	}
-	inUse := map[string]bool{current.Name: true}
-	for _, p := range pods {
-		if h := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; h != "" {
-			inUse[ds.Name+"-"+h] = true
-		}
-	}
+	inUse := revisionsInUse(current, owned, pods)
 	limit := int32(revision.DefaultHistoryLimit)
 	if ds.Spec.RevisionHistoryLimit != nil {
 		limit = *ds.Spec.RevisionHistoryLimit
@@ -70,6 +65,25 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 	}
 	return hash, c.history.Prune(ctx, owned, inUse, limit)
+}
+
+// revisionsInUse names the current revision and every owned one a pod runs. As in Kubernetes, a
+// pod is matched to a revision by the revision's hash label, not by its name: a revision adopted
+// from a DaemonSet of another name, or named by an older controller, is still the one its pods run.
+func revisionsInUse(current *appsv1.ControllerRevision, owned []*appsv1.ControllerRevision, pods []*corev1.Pod) map[string]bool {
+	liveHashes := map[string]bool{}
+	for _, p := range pods {
+		if h := p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; h != "" {
+			liveHashes[h] = true
+		}
+	}
+	inUse := map[string]bool{current.Name: true}
+	for _, r := range owned {
+		if liveHashes[r.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]] {
+			inUse[r.Name] = true
+		}
+	}
+	return inUse
 }
 
 // dedupHistory removes other revisions of the current template, as Kubernetes' DaemonSet

@@ -145,6 +145,27 @@ func TestHistoryLimitCountsRevisionsInUse(t *testing.T) {
 	}
 }
 
+// A revision is in use when a pod carries its hash label, whatever the revision's name, as in
+// Kubernetes: revisions taken over from a DaemonSet of another name (deleted with
+// --cascade=orphan, its pods adopted too) keep the ones their pods still run.
+func TestRevisionInUseFoundByHashLabelNotName(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(0)) })
+	renamed := func(r *appsv1.ControllerRevision) *appsv1.ControllerRevision {
+		r.Name = "old-" + r.Name
+		return r
+	}
+	fx := newFixture(t, ds, newNode("n1"), renamed(ownedRevision("h1", 1)), renamed(ownedRevision("h2", 2)),
+		daemonPod(ds, "a", "n1", withHash("h1")))
+	fx.sync(t)
+	var deleted []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
+		deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+	}
+	if !slices.Equal(deleted, []string{"old-agent-h2"}) {
+		t.Fatalf("pruned %v, want only old-agent-h2 (old-agent-h1 is run by pod a)", deleted)
+	}
+}
+
 // While earlier creations and deletions are still unobserved the controller does not act on the
 // DaemonSet, so, as in Kubernetes, it refreshes the counts but does not claim to have observed
 // the new generation (kubectl rollout status keeps waiting).
