@@ -1,6 +1,7 @@
 package daemonset
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -185,7 +186,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// deletions above left nothing outstanding; otherwise it would judge availability by
 		// pods this sync is still creating or deleting.
 		if manageErr == nil && c.exp.Satisfied(key) {
-			manageErr = c.rollingUpdate(ctx, key, ds, nodes, pods, byNode, hash)
+			manageErr = c.rollingUpdate(ctx, key, ds, nodes, pods, hash)
 		}
 	}
 	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
@@ -223,17 +224,23 @@ func (c *Controller) claimPods(ctx context.Context, ds *appsv1.DaemonSet, select
 }
 
 // maxUnavailable resolves spec.updateStrategy.rollingUpdate.maxUnavailable against the number of
-// nodes that should run the pod (percentages round up, as in Kubernetes); at least 1.
+// nodes that should run the pod (percentages round up, as in Kubernetes). Called only when the
+// update does not surge, it is at least 1 while some node should run the pod, as in Kubernetes
+// (the API server lets no update strategy allow neither); with none, old pods left on nodes that
+// no longer fit are retired only within an explicit count.
 func maxUnavailable(ds *appsv1.DaemonSet, desired int) int {
 	v := intstr.FromInt32(1)
 	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
 		v = *ru.MaxUnavailable
 	}
 	n, err := intstr.GetScaledValueFromIntOrPercent(&v, desired, true)
-	if err != nil || n < 1 {
+	switch {
+	case err != nil:
+		return 1
+	case n < 1 && desired > 0:
 		return 1
 	}
-	return n
+	return max(n, 0)
 }
 
 // maxSurge resolves rollingUpdate.maxSurge against the number of nodes that should run the pod
@@ -285,110 +292,33 @@ func oldestFirst(pods []*corev1.Pod) {
 }
 
 // rollingUpdate replaces old-revision pods under RollingUpdate, within maxSurge or maxUnavailable.
-func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, byNode map[string][]*corev1.Pod, hash string) error {
-	switch {
-	case ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType:
+// As in Kubernetes, maxSurge is resolved against the nodes that should run the pod: a percentage of
+// none (no node fits any more) is no surge, and old pods are retired within maxUnavailable.
+func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, hash string) error {
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
 		return nil
-	case allowsSurge(ds):
-		create, remove := c.surgeNodes(ds, nodes, byNode, hash)
+	}
+	onNode, desired := rollingUpdateNodes(ds, nodes, pods)
+	if maxSurge(ds, desired) > 0 {
+		create, remove := c.surgeNodes(ds, nodes, onNode, desired, hash)
 		return c.manage(ctx, key, ds, create, remove, hash)
-	default:
-		return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, nodes, pods, hash), hash)
 	}
+	return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, onNode, desired, hash), hash)
 }
 
-// surgeNodes picks the nodes that get a current-revision pod beside their old one: every node whose
-// old pod is not available (nothing to protect), then others while fewer than maxSurge surge pods
-// are not yet available. As in Kubernetes, it also retires the old pods of nodes that keep their
-// pod but would no longer get one (a NoSchedule taint came later): at once if not available,
-// otherwise only while more nodes have an available pod than should run one.
-func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode map[string][]*corev1.Pod, hash string) ([]string, []*corev1.Pod) {
-	now := c.now()
-	desired := 0
-	for _, node := range nodes {
-		if shouldRun, _ := placement(ds, node); shouldRun {
-			desired++
-		}
-	}
-	budget := maxSurge(ds, desired)
-	available := 0
-	var candidates, out []string
-	var remove, retirable []*corev1.Pod
-	for _, node := range nodes {
-		shouldRun, keep := placement(ds, node)
-		if !shouldRun && !keep {
-			continue
-		}
-		var current, old []*corev1.Pod
-		for _, p := range byNode[node.Name] {
-			if podstate.IsTerminal(p) {
-				continue
-			}
-			if isUpdated(ds, p, hash) {
-				current = append(current, p)
-			} else {
-				old = append(old, p)
-			}
-		}
-		switch {
-		case len(old) > 0:
-			if podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now) {
-				available++
-			}
-		case len(current) > 0:
-			if podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
-				available++
-			}
-		}
-		switch {
-		case len(old) == 0:
-		case len(current) > 0:
-			if !podstate.IsAvailable(current[0], ds.Spec.MinReadySeconds, now) {
-				budget-- // a surge in flight
-			}
-		case !podstate.IsAvailable(old[0], ds.Spec.MinReadySeconds, now):
-			if shouldRun {
-				out = append(out, node.Name)
-			} else {
-				remove = append(remove, old[0])
-			}
-		case !shouldRun:
-			retirable = append(retirable, old[0])
-		default:
-			candidates = append(candidates, node.Name)
-		}
-	}
-	sort.Strings(candidates)
-	for _, n := range candidates {
-		if budget <= 0 {
-			break
-		}
-		out = append(out, n)
-		budget--
-	}
-	oldestFirst(retirable)
-	remove = append(remove, retirable[:max(0, min(len(retirable), available-desired))]...)
-	return out, remove
-}
-
-// rollingUpdateVictims picks old-revision pods to delete now, as Kubernetes' rollingUpdate does
-// without surge: every one that is not available (that costs no availability), then available ones
-// while fewer than maxUnavailable nodes lack an available pod. Every node with a daemon pod takes
-// part, as well as every node that should run one: a node whose pod is terminating, or whose pods
-// manage has yet to sort out (more than one, or an old and a current one), counts as unavailable,
-// wherever it is. Replacements are created on the next sync.
-func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod, hash string) []*corev1.Pod {
-	now := c.now()
-	onNode := map[string][]*corev1.Pod{}
+// rollingUpdateNodes gathers the nodes a rolling update walks, as Kubernetes' does: every node with
+// a daemon pod (all but finished pods already being deleted, which need nothing more), wherever it
+// is, and every node that should run one; desired counts the latter.
+func rollingUpdateNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod) (onNode map[string][]*corev1.Pod, desired int) {
+	onNode = map[string][]*corev1.Pod{}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil && podstate.IsTerminal(p) {
-			continue // nothing left to do with it
+			continue
 		}
 		if n := targetNode(p); n != "" {
 			onNode[n] = append(onNode[n], p)
 		}
 	}
-	desired := 0
 	for _, node := range nodes {
 		if shouldRun, _ := placement(ds, node); shouldRun {
 			desired++
@@ -397,6 +327,77 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, nodes []*corev1.
 			}
 		}
 	}
+	return onNode, desired
+}
+
+// surgeNodes picks, as Kubernetes' rollingUpdate does with maxSurge, the nodes that get a
+// current-revision pod beside their old one and the old pods to delete. Every node of onNode takes
+// part (a failed pod kept by its back-off included, pods being deleted not):
+//   - an old pod not available is replaced at once, or deleted on a node that should no longer
+//     get a pod;
+//   - an old pod beside an available current one goes;
+//   - a current pod not yet available beside an old one, and a node whose pods manage has yet
+//     to sort out (more than one old or current), is a surge in flight and uses up the budget;
+//   - other old pods get a current one beside them while the budget lasts.
+//
+// Old pods on nodes that keep their pod but would no longer get one (a NoSchedule taint came
+// later) are retired only while more nodes have an available pod than should run one. Nothing is
+// done for pods of nodes that are gone (PodGC's), but they count.
+func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, onNode map[string][]*corev1.Pod, desired int, hash string) ([]string, []*corev1.Pod) {
+	now := c.now()
+	isAvailable := func(p *corev1.Pod) bool { return podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now) }
+	shouldRun := map[string]bool{}
+	known := map[string]bool{}
+	for _, node := range nodes {
+		known[node.Name] = true
+		shouldRun[node.Name], _ = placement(ds, node)
+	}
+	budget := maxSurge(ds, desired)
+	available := 0
+	var create, candidates []string
+	var remove, retirable []*corev1.Pod
+	for name, ps := range onNode {
+		current, old, ok := currentAndOld(ds, ps, hash)
+		if !ok {
+			budget--
+			continue
+		}
+		// The node serves with its old pod while it has one.
+		if serving := cmp.Or(old, current); serving != nil && isAvailable(serving) {
+			available++
+		}
+		switch {
+		case old == nil:
+		case current != nil && !isAvailable(current):
+			budget--
+		case current != nil:
+			remove = append(remove, old)
+		case !known[name]:
+		case !isAvailable(old) && shouldRun[name]:
+			create = append(create, name)
+		case !isAvailable(old):
+			remove = append(remove, old)
+		case !shouldRun[name]:
+			retirable = append(retirable, old)
+		default:
+			candidates = append(candidates, name)
+		}
+	}
+	sort.Strings(create)
+	sort.Strings(candidates)
+	create = append(create, candidates[:min(max(0, budget), len(candidates))]...)
+	oldestFirst(retirable)
+	remove = append(remove, retirable[:max(0, min(len(retirable), available-desired))]...)
+	return create, remove
+}
+
+// rollingUpdateVictims picks old-revision pods to delete now, as Kubernetes' rollingUpdate does
+// without surge: every one that is not available (that costs no availability), then available ones
+// while fewer than maxUnavailable nodes lack an available pod. A node whose pod is terminating, or
+// whose pods manage has yet to sort out (more than one, or an old and a current one), counts as
+// unavailable, wherever it is. Replacements are created on the next sync.
+func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, onNode map[string][]*corev1.Pod, desired int, hash string) []*corev1.Pod {
+	now := c.now()
 	unavailable := 0
 	var victims, candidates []*corev1.Pod
 	for _, ps := range onNode {

@@ -735,3 +735,82 @@ func (fx *fixture) drainQueue() bool {
 	}
 	return n > 0
 }
+
+func surging(maxSurge intstr.IntOrString) dsOpt {
+	return func(ds *appsv1.DaemonSet) {
+		zero := intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &maxSurge, MaxUnavailable: &zero}
+	}
+}
+
+// A rolling update with maxSurge judges each node as Kubernetes' does, counting a failed pod its
+// back-off keeps on the node and the pods of nodes that are gone: a failed current pod beside an
+// old one is a surge that has not become available, so it uses up the budget rather than a second
+// current pod being started beside it; a failed old pod is replaced at once; an unavailable
+// current pod on a node that is gone still holds its share of the budget.
+func TestSurgeCountsFailedPodsAndPodsOfGoneNodes(t *testing.T) {
+	ds := newDS(surging(intstr.FromInt32(1)))
+	for _, tc := range []struct {
+		name        string
+		objs        []runtime.Object
+		backoffNode string // a node whose failed pod waits out its back-off
+		wantCreated []string
+		wantDeleted []string
+	}{
+		{
+			name: "failed current pod beside an old one",
+			objs: []runtime.Object{newNode("n1"), newNode("n2"),
+				daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "f1", "n1", failed, notReady, newer),
+				daemonPod(ds, "o2", "n2", oldRevision)},
+			backoffNode: "n1",
+		},
+		{
+			name: "failed old pod",
+			objs: []runtime.Object{newNode("n1"), newNode("n2"),
+				daemonPod(ds, "f1", "n1", oldRevision, failed, notReady), daemonPod(ds, "o2", "n2", oldRevision)},
+			backoffNode: "n1",
+			wantCreated: []string{"n1", "n2"},
+		},
+		{
+			name: "failed old pod beside an available current one",
+			objs: []runtime.Object{newNode("n1"),
+				daemonPod(ds, "f1", "n1", oldRevision, failed, notReady), daemonPod(ds, "p1", "n1", newer)},
+			backoffNode: "n1",
+			wantDeleted: []string{"f1"},
+		},
+		{
+			name: "surge in flight on a node that is gone",
+			objs: []runtime.Object{newNode("n1"),
+				daemonPod(ds, "o1", "n1", oldRevision),
+				daemonPod(ds, "og", "gone", oldRevision), daemonPod(ds, "pg", "gone", notReady, newer)},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{ds}, tc.objs...)...)
+			if tc.backoffNode != "" {
+				fx.c.failedBackoff.Next(failedBackoffKey(ds, tc.backoffNode), now)
+			}
+			fx.sync(t)
+			if got := fx.createdOn(); !slices.Equal(got, tc.wantCreated) {
+				t.Errorf("created on %v, want %v", got, tc.wantCreated)
+			}
+			if got := fx.deleted(); !slices.Equal(got, tc.wantDeleted) {
+				t.Errorf("deleted %v, want %v", got, tc.wantDeleted)
+			}
+		})
+	}
+}
+
+// maxSurge is resolved against the nodes that should run the pod, as in Kubernetes: a percentage
+// of none is no surge, so old pods left on nodes that no longer fit (a NoSchedule taint came
+// later) are retired within maxUnavailable (here none) rather than all at once.
+func TestSurgePercentOfNoNodesIsNoSurge(t *testing.T) {
+	ds := newDS(surging(intstr.FromString("50%")))
+	fx := newFixture(t, ds,
+		newNode("n1", taint("later", corev1.TaintEffectNoSchedule)), newNode("n2", taint("later", corev1.TaintEffectNoSchedule)),
+		daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "o2", "n2", oldRevision))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v, want the old pods kept (maxUnavailable 0)", got)
+	}
+}
