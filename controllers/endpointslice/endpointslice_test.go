@@ -881,23 +881,30 @@ func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
 		return p
 	}
 	relabel := func(l map[string]string) podOpt { return func(p *corev1.Pod) { p.Labels = l } }
+	finished := func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }
+	noAddress := func(p *corev1.Pod) { p.Status.Phase, p.Status.PodIP = corev1.PodPending, "" }
 	for _, tc := range []struct {
 		name string
+		old  *corev1.Pod // base() if nil
 		cur  *corev1.Pod
 		want []string
 	}{
-		{"a resync", base(), nil},
-		{"a restart count", base(func(p *corev1.Pod) {
+		{"a resync", nil, base(), nil},
+		{"a restart count", nil, base(func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 1}}
 		}), nil},
-		{"an annotation", base(func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }), nil},
-		{"readiness", base(notReady), []string{"ns/all", "ns/web"}},
-		{"deletion", base(terminating), []string{"ns/all", "ns/web"}},
-		{"an IP", base(func(p *corev1.Pod) { p.Status.PodIP = "10.42.0.9" }), []string{"ns/all", "ns/web"}},
-		{"pod IPs", base(func(p *corev1.Pod) { p.Status.PodIPs = []corev1.PodIP{{IP: "10.42.0.2"}, {IP: "fd00::2"}} }), []string{"ns/all", "ns/web"}},
-		{"finished", base(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), []string{"ns/all", "ns/web"}},
-		{"labels only", base(relabel(map[string]string{"tier": "api"})), []string{"ns/api", "ns/web"}},
-		{"labels and readiness", base(notReady, relabel(map[string]string{"tier": "api"})), []string{"ns/all", "ns/api", "ns/web"}},
+		{"an annotation", nil, base(func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }), nil},
+		{"readiness", nil, base(notReady), []string{"ns/all", "ns/web"}},
+		{"deletion", nil, base(terminating), []string{"ns/all", "ns/web"}},
+		{"an IP", nil, base(func(p *corev1.Pod) { p.Status.PodIP = "10.42.0.9" }), []string{"ns/all", "ns/web"}},
+		{"pod IPs", nil, base(func(p *corev1.Pod) { p.Status.PodIPs = []corev1.PodIP{{IP: "10.42.0.2"}, {IP: "fd00::2"}} }), []string{"ns/all", "ns/web"}},
+		{"finished", nil, base(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), []string{"ns/all", "ns/web"}},
+		{"labels only", nil, base(relabel(map[string]string{"tier": "api"})), []string{"ns/api", "ns/web"}},
+		{"labels and readiness", nil, base(notReady, relabel(map[string]string{"tier": "api"})), []string{"ns/all", "ns/api", "ns/web"}},
+		// A not-ready pod is listed (ready false) until it finishes; one without an address never is.
+		{"finished while not ready", base(notReady), base(notReady, finished), []string{"ns/all", "ns/web"}},
+		{"finished before it had an address", base(notReady, noAddress), base(notReady, noAddress, finished), nil},
+		{"a finished pod deleted", base(notReady, finished), base(notReady, finished, terminating), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t, 0, web, api, all)
@@ -905,7 +912,11 @@ func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
 			if tc.name != "a resync" {
 				cur.ResourceVersion = "2"
 			}
-			fx.c.onPodUpdate(base(), cur)
+			old := tc.old
+			if old == nil {
+				old = base()
+			}
+			fx.c.onPodUpdate(old, cur)
 			if q := fx.queued(); !slices.Equal(q, tc.want) {
 				t.Errorf("queued %v, want %v", q, tc.want)
 			}

@@ -60,16 +60,25 @@ func ToUpdate(services corelisters.ServiceLister, old, cur *corev1.Pod) []string
 // EndpointsChanged reports, as Kubernetes' podEndpointsChanged, whether a pod update can change
 // its endpoint (deletion, readiness or IPs) and whether it can change which Services list it
 // (labels, or hostname and subdomain, which set the endpoint's hostname). Unlike Kubernetes', a
-// pod turning Succeeded or Failed counts too: its endpoint goes, even if it was not ready before.
+// pod turning Succeeded or Failed counts too: its endpoint goes, even if it was not ready before
+// (Kubernetes leaves a not-ready one listed until something else syncs the Service). A pod that
+// finishes before it had an address never had an endpoint, so, as in Kubernetes, that does not
+// count; nor does the deletion of a finished pod, which has none either.
 func EndpointsChanged(old, cur *corev1.Pod) (endpoint, membership bool) {
 	membership = !maps.Equal(old.Labels, cur.Labels) ||
 		old.Spec.Hostname != cur.Spec.Hostname || old.Spec.Subdomain != cur.Spec.Subdomain
-	endpoint = !timeEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+	finishedBoth := podstate.IsTerminal(old) && podstate.IsTerminal(cur)
+	endpoint = (!finishedBoth && !timeEqual(old.DeletionTimestamp, cur.DeletionTimestamp)) ||
 		podstate.IsReady(old) != podstate.IsReady(cur) ||
-		podstate.IsTerminal(old) != podstate.IsTerminal(cur) ||
+		(podstate.IsTerminal(old) != podstate.IsTerminal(cur) && hasAddress(old)) ||
 		old.Status.PodIP != cur.Status.PodIP ||
 		!slices.Equal(old.Status.PodIPs, cur.Status.PodIPs)
 	return endpoint, membership
+}
+
+// hasAddress says whether the pod has an IP, without which it is never an endpoint.
+func hasAddress(p *corev1.Pod) bool {
+	return p.Status.PodIP != "" || len(p.Status.PodIPs) > 0
 }
 
 func timeEqual(a, b *metav1.Time) bool {
