@@ -210,7 +210,11 @@ func (c *Controller) onSliceUpdate(old, cur any) {
 	}
 }
 
-// onSliceDelete queues the Service of a slice of ours that someone else deleted.
+// onSliceDelete queues the Service of a slice of ours that someone else deleted. Unlike Kubernetes',
+// whose EndpointSliceTracker only queues for slices it has written itself (Has), this includes
+// slices this process never wrote, such as those written before a restart: their endpoints would
+// otherwise stay missing until something else syncs the Service (for Kubernetes, an informer
+// resync hours later). The cost is one sync, a no-op once the Service is gone.
 func (c *Controller) onSliceDelete(obj any) {
 	s, ok := runner.Object[*discoveryv1.EndpointSlice](obj)
 	if !ok || !managedByUs(s) || sliceService(s) == "" {

@@ -30,9 +30,10 @@
 //
 // As Kubernetes' controller, it queues a Service only for changes that can alter its slices: a pod
 // update when the pod's endpoint can change (deletion, readiness, IPs, finishing) or when its labels
-// make Services start or stop selecting it; a slice event only when someone else wrote the slice (the
-// generations of its own writes and its own deletions are remembered, as the EndpointSliceTracker
-// does), when the slice moves to or from its management or to another Service. A sync against a cache
+// make Services start or stop selecting it; a slice event only when someone else wrote or deleted the
+// slice (the generations of its own writes and its own deletions are remembered, as the
+// EndpointSliceTracker does; unlike it, a deletion of a slice written before a restart counts too),
+// when the slice moves to or from its management or to another Service. A sync against a cache
 // that has not caught up with its own writes fails and is retried with backoff.
 //
 // Slices created or updated carry endpoints.kubernetes.io/last-change-trigger-time, computed as

@@ -866,6 +866,36 @@ func TestOwnSliceWritesDoNotRequeue(t *testing.T) {
 	}
 }
 
+// A slice of ours this process never wrote (one written before a restart) that someone else
+// deletes queues its Service, so its endpoints come back at once; Kubernetes' tracker would not
+// (see onSliceDelete). Slices of other managers, or labelled for no Service, queue nothing.
+func TestDeletingUnwrittenSliceQueuesItsService(t *testing.T) {
+	ours := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Namespace: "ns", UID: "uid-old", Generation: 1,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ControllerName}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	others := ours.DeepCopy()
+	others.Labels[discoveryv1.LabelManagedBy] = "someone-else"
+	unlabelled := ours.DeepCopy()
+	delete(unlabelled.Labels, discoveryv1.LabelServiceName)
+	fx := newFixture(t, 0, service())
+	for _, tc := range []struct {
+		name  string
+		slice *discoveryv1.EndpointSlice
+		want  []string
+	}{
+		{"ours", ours, []string{"ns/web"}},
+		{"another manager's", others, nil},
+		{"labelled for no Service", unlabelled, nil},
+	} {
+		fx.c.onSliceDelete(tc.slice)
+		if q := fx.queued(); !slices.Equal(q, tc.want) {
+			t.Errorf("%s: queued %v, want %v", tc.name, q, tc.want)
+		}
+	}
+}
+
 // As Kubernetes: a pod update queues the Services that select it only when its endpoint can change
 // (deletion, readiness, IPs, finishing), and, when its labels change, the Services that start or
 // stop selecting it (all of them if the endpoint changed too).
