@@ -224,10 +224,10 @@ func (c *Controller) claimPods(ctx context.Context, ds *appsv1.DaemonSet, select
 }
 
 // maxUnavailable resolves spec.updateStrategy.rollingUpdate.maxUnavailable against the number of
-// nodes that should run the pod (percentages round up, as in Kubernetes). Called only when the
-// update does not surge, it is at least 1 while some node should run the pod, as in Kubernetes
-// (the API server lets no update strategy allow neither); with none, old pods left on nodes that
-// no longer fit are retired only within an explicit count.
+// nodes that should run the pod (percentages round up, as in Kubernetes). Used only by updates that
+// do not surge, it is at least 1 while some node should run the pod, as Kubernetes makes it when
+// neither surge nor unavailability would be allowed; with no such node, old pods left on nodes
+// that no longer fit are retired only within an explicit count.
 func maxUnavailable(ds *appsv1.DaemonSet, desired int) int {
 	v := intstr.FromInt32(1)
 	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
@@ -298,65 +298,69 @@ func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.D
 	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
 		return nil
 	}
-	onNode, desired := rollingUpdateNodes(ds, nodes, pods)
-	if maxSurge(ds, desired) > 0 {
-		create, remove := c.surgeNodes(ds, nodes, onNode, desired, hash)
+	w := newUpdateWalk(ds, nodes, pods)
+	if maxSurge(ds, w.desired) > 0 {
+		create, remove := c.surgeNodes(ds, w, hash)
 		return c.manage(ctx, key, ds, create, remove, hash)
 	}
-	return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, onNode, desired, hash), hash)
+	return c.manage(ctx, key, ds, nil, c.rollingUpdateVictims(ds, w, hash), hash)
 }
 
-// rollingUpdateNodes gathers the nodes a rolling update walks, as Kubernetes' does: every node with
-// a daemon pod (all but finished pods already being deleted, which need nothing more), wherever it
-// is, and every node that should run one; desired counts the latter.
-func rollingUpdateNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod) (onNode map[string][]*corev1.Pod, desired int) {
-	onNode = map[string][]*corev1.Pod{}
+// updateWalk is what a rolling update walks, as Kubernetes' does: every node with a daemon pod (all
+// but finished pods already being deleted, which need nothing more), wherever it is, and every node
+// that should run one.
+type updateWalk struct {
+	onNode    map[string][]*corev1.Pod
+	shouldRun map[string]bool // by node, for the nodes that exist
+	desired   int             // nodes that should run the pod
+}
+
+func newUpdateWalk(ds *appsv1.DaemonSet, nodes []*corev1.Node, pods []*corev1.Pod) updateWalk {
+	w := updateWalk{onNode: map[string][]*corev1.Pod{}, shouldRun: make(map[string]bool, len(nodes))}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil && podstate.IsTerminal(p) {
 			continue
 		}
 		if n := targetNode(p); n != "" {
-			onNode[n] = append(onNode[n], p)
+			w.onNode[n] = append(w.onNode[n], p)
 		}
 	}
 	for _, node := range nodes {
-		if shouldRun, _ := placement(ds, node); shouldRun {
-			desired++
-			if _, ok := onNode[node.Name]; !ok {
-				onNode[node.Name] = nil
-			}
+		shouldRun, _ := placement(ds, node)
+		w.shouldRun[node.Name] = shouldRun
+		if !shouldRun {
+			continue
+		}
+		w.desired++
+		if _, ok := w.onNode[node.Name]; !ok {
+			w.onNode[node.Name] = nil
 		}
 	}
-	return onNode, desired
+	return w
 }
 
 // surgeNodes picks, as Kubernetes' rollingUpdate does with maxSurge, the nodes that get a
-// current-revision pod beside their old one and the old pods to delete. Every node of onNode takes
-// part (a failed pod kept by its back-off included, pods being deleted not):
-//   - an old pod not available is replaced at once, or deleted on a node that should no longer
-//     get a pod;
+// current-revision pod beside their old one and the old pods to delete. Every node of the walk
+// takes part (a failed pod kept by its back-off included, pods being deleted not):
 //   - an old pod beside an available current one goes;
 //   - a current pod not yet available beside an old one, and a node whose pods manage has yet
 //     to sort out (more than one old or current), is a surge in flight and uses up the budget;
+//   - an old pod not available is replaced at once, or deleted on a node that should no longer
+//     get a pod;
 //   - other old pods get a current one beside them while the budget lasts.
 //
 // Old pods on nodes that keep their pod but would no longer get one (a NoSchedule taint came
-// later) are retired only while more nodes have an available pod than should run one. Nothing is
-// done for pods of nodes that are gone (PodGC's), but they count.
-func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, onNode map[string][]*corev1.Pod, desired int, hash string) ([]string, []*corev1.Pod) {
+// later) are retired only while more nodes have an available pod than should run one. The pods of
+// a node that is gone count but get no replacement; there Kubernetes' update stops with an error
+// until PodGC has removed them, which would hold up every other node.
+func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, w updateWalk, hash string) ([]string, []*corev1.Pod) {
 	now := c.now()
 	isAvailable := func(p *corev1.Pod) bool { return podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now) }
-	shouldRun := map[string]bool{}
-	known := map[string]bool{}
-	for _, node := range nodes {
-		known[node.Name] = true
-		shouldRun[node.Name], _ = placement(ds, node)
-	}
-	budget := maxSurge(ds, desired)
+	budget := maxSurge(ds, w.desired)
 	available := 0
 	var create, candidates []string
 	var remove, retirable []*corev1.Pod
-	for name, ps := range onNode {
+	for name, ps := range w.onNode {
 		current, old, ok := currentAndOld(ds, ps, hash)
 		if !ok {
 			budget--
@@ -372,12 +376,12 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, onNo
 			budget--
 		case current != nil:
 			remove = append(remove, old)
-		case !known[name]:
-		case !isAvailable(old) && shouldRun[name]:
+		case !nodeExists(w, name):
+		case !isAvailable(old) && w.shouldRun[name]:
 			create = append(create, name)
 		case !isAvailable(old):
 			remove = append(remove, old)
-		case !shouldRun[name]:
+		case !w.shouldRun[name]:
 			retirable = append(retirable, old)
 		default:
 			candidates = append(candidates, name)
@@ -387,7 +391,7 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, onNo
 	sort.Strings(candidates)
 	create = append(create, candidates[:min(max(0, budget), len(candidates))]...)
 	oldestFirst(retirable)
-	remove = append(remove, retirable[:max(0, min(len(retirable), available-desired))]...)
+	remove = append(remove, retirable[:max(0, min(len(retirable), available-w.desired))]...)
 	return create, remove
 }
 
@@ -396,11 +400,11 @@ func (c *Controller) surgeNodes(ds *appsv1.DaemonSet, nodes []*corev1.Node, onNo
 // while fewer than maxUnavailable nodes lack an available pod. A node whose pod is terminating, or
 // whose pods manage has yet to sort out (more than one, or an old and a current one), counts as
 // unavailable, wherever it is. Replacements are created on the next sync.
-func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, onNode map[string][]*corev1.Pod, desired int, hash string) []*corev1.Pod {
+func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, w updateWalk, hash string) []*corev1.Pod {
 	now := c.now()
 	unavailable := 0
 	var victims, candidates []*corev1.Pod
-	for _, ps := range onNode {
+	for _, ps := range w.onNode {
 		current, old, ok := currentAndOld(ds, ps, hash)
 		switch {
 		case !ok || (current == nil) == (old == nil):
@@ -418,8 +422,13 @@ func (c *Controller) rollingUpdateVictims(ds *appsv1.DaemonSet, onNode map[strin
 		}
 	}
 	sort.Slice(candidates, func(i, j int) bool { return targetNode(candidates[i]) < targetNode(candidates[j]) })
-	n := min(max(0, maxUnavailable(ds, desired)-unavailable), len(candidates))
+	n := min(max(0, maxUnavailable(ds, w.desired)-unavailable), len(candidates))
 	return append(victims, candidates[:n]...)
+}
+
+func nodeExists(w updateWalk, name string) bool {
+	_, ok := w.shouldRun[name]
+	return ok
 }
 
 // currentAndOld returns a node's one current-revision and one old-revision pod, ignoring those
