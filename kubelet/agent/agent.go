@@ -223,30 +223,53 @@ func (a *Agent) setPodCIDR(n *corev1.Node) {
 }
 
 // adoptExisting records the IPs of pods that already run here (after a
-// restart), so new pods don't get them.
+// restart), so new pods don't get them, and queues every pod.
+//
+// A finished pod's address was given back when it finished (or its
+// eviction), and may since be a running pod's: running pods are adopted
+// first, and a finished pod holds its address only if no running pod has
+// it, until its first sync stops its sandbox (stopFinished). That sandbox
+// may still hold the address in the runtime: the agent may have stopped
+// between the pod's finish and its sandbox's stop, or an older agent left
+// it, and a new pod given the address meanwhile could not start.
 func (a *Agent) adoptExisting() {
-	// A finished pod's sandbox was stopped when it finished, if the
-	// runtime stops them: its address is free. A runtime not opened yet
-	// (DeferredRuntime) cannot say: such pods keep their addresses until
-	// they are deleted, which is safe.
-	_, stopsSandboxes := a.runtime.(SandboxStopper)
+	var finished []*corev1.Pod
 	for _, obj := range a.indexer.List() {
 		pod := obj.(*corev1.Pod)
 		if pod.Spec.NodeName != a.cfg.NodeName {
 			continue
 		}
-		finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-		if ip, err := netip.ParseAddr(pod.Status.PodIP); err == nil && !pod.Spec.HostNetwork && !(finished && stopsSandboxes) {
-			a.mu.Lock()
-			if a.ips != nil {
-				a.ips.adopt(string(pod.UID), ip)
-			}
-			a.mu.Unlock()
-		}
 		if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
 			a.queue.Add(key)
 		}
+		if podFinished(pod) {
+			finished = append(finished, pod)
+			continue
+		}
+		a.adoptIP(pod)
 	}
+	for _, pod := range finished {
+		a.adoptIP(pod)
+	}
+}
+
+// adoptIP records the address the pod reports as its, unless another pod
+// holds it already.
+func (a *Agent) adoptIP(pod *corev1.Pod) {
+	ip, err := netip.ParseAddr(pod.Status.PodIP)
+	if err != nil || pod.Spec.HostNetwork {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ips != nil {
+		a.ips.adopt(string(pod.UID), ip)
+	}
+}
+
+// podFinished says whether the pod completed or failed (its phase is terminal).
+func podFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 func (a *Agent) worker(ctx context.Context) {
@@ -313,8 +336,8 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pod.DeletionTimestamp != nil {
 		return 0, a.terminate(ctx, key, pod)
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return 0, nil
+	if podFinished(pod) {
+		return 0, a.stopFinished(ctx, key, pod)
 	}
 	a.mu.Lock()
 	final := a.finished[pod.UID]
@@ -398,25 +421,72 @@ func (a *Agent) writeStatus(ctx context.Context, key string, pod *corev1.Pod, st
 // PodReadyToStartContainers False. From then on the pod is not synced
 // again; only status is written, until the pod is deleted.
 func (a *Agent) stopSandbox(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) error {
-	s, ok := a.runtime.(SandboxStopper)
-	if d, deferred := a.runtime.(*DeferredRuntime); deferred {
-		// The real runtime, opened by now (the pod was just synced).
-		s, ok = d.Opened().(SandboxStopper)
-	}
-	if !ok {
+	// A DeferredRuntime is open by now: the pod was just synced.
+	s, _ := a.sandboxStopper()
+	if s == nil {
 		return nil
 	}
 	if err := s.StopSandbox(ctx, pod); err != nil {
 		return fmt.Errorf("stopping the sandbox of finished pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	setPodCondition(status, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()})
+	a.sandboxStopped(pod, status)
+	return nil
+}
+
+// stopFinished stops the sandbox of a pod found already finished — after an
+// agent restart, whether it completed, failed or was evicted — as stopSandbox
+// does at the finish (once per pod: again it is harmless but costs the
+// runtime a look), and gives its address back. The pod is tracked from
+// here on, so that its containers, kept stopped until then, go when it is
+// deleted.
+func (a *Agent) stopFinished(ctx context.Context, key string, pod *corev1.Pod) error {
+	a.mu.Lock()
+	a.tracked[key] = pod
+	a.keys[pod.UID] = key
+	done := a.finished[pod.UID] != nil
+	a.mu.Unlock()
+	if done {
+		return nil
+	}
+	s, open := a.sandboxStopper()
+	if !open {
+		return nil // openDeferred syncs every pod again once the runtime is open
+	}
+	if s == nil {
+		return nil // a runtime that cannot: the pod keeps its address until deleted
+	}
+	if err := s.StopSandbox(ctx, pod); err != nil {
+		return fmt.Errorf("stopping the sandbox of finished pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	// The cached pod is not modified: its status can stand as the final one.
+	a.sandboxStopped(pod, &pod.Status)
+	return nil
+}
+
+// sandboxStopper is the runtime's SandboxStopper (nil if it is none),
+// looking through a DeferredRuntime at the runtime it opened; open is false
+// while that is not open yet and cannot say.
+func (a *Agent) sandboxStopper() (s SandboxStopper, open bool) {
+	rt := a.runtime
+	if d, deferred := rt.(*DeferredRuntime); deferred {
+		if rt = d.Opened(); rt == nil {
+			return nil, false
+		}
+	}
+	s, _ = rt.(SandboxStopper)
+	return s, true
+}
+
+// sandboxStopped records the pod's sandbox stopped with its terminal status
+// and gives its address back to the node's pool.
+func (a *Agent) sandboxStopped(pod *corev1.Pod, status *corev1.PodStatus) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.finished[pod.UID] = status
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}
-	return nil
 }
 
 // terminate stops a pod being deleted, honouring its grace period, then
