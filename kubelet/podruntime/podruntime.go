@@ -43,6 +43,9 @@ const LabelImageID = labelImageID
 const (
 	labelImageID      = "skiff.io/image-id"
 	labelBackoffLevel = "skiff.io/backoff-level"
+	// labelSpecImage is the image as the container's spec named it when
+	// it was created, to tell when the spec changed (definitionChanged).
+	labelSpecImage = "skiff.io/spec-image"
 )
 
 // CrashLoopBackOff timing, as the kubelet's.
@@ -437,8 +440,12 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 	if latest.State != krt.StateRunning {
 		r.forgetProbes(latest.ID)
 	}
+	changed := definitionChanged(sc.pod, c, latest)
 	switch latest.State {
 	case krt.StateRunning:
+		if changed {
+			return r.restartChanged(ctx, sc, c, hist)
+		}
 		r.ensureProbes(sc, c, latest.ID)
 		// A failed liveness probe, or a startup probe that ran out of
 		// attempts, restarts the container (restartPolicy decides what
@@ -482,6 +489,11 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 		if delay > backoffMax {
 			delay = backoffMax
 		}
+		if changed {
+			// A new definition starts at once, its back-off afresh: the
+			// kubelet keys back-off by the container's spec hash.
+			level, delay = -1, 0
+		}
 		if wait := latest.FinishedAt.Add(delay).Sub(r.now()); wait > 0 {
 			sc.recheckIn(wait)
 			st := report(c, latest, nil)
@@ -501,6 +513,65 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 	default:
 		return report(c, latest, previous)
 	}
+}
+
+// definitionChanged says whether the container latest runs was created
+// from another spec than c, so that it is to be restarted, as the kubelet
+// compares a container's spec hash: its image, the one field of a
+// container a pod update may change (the kubelet's hash covers name and
+// image since 1.31). It holds for app containers and sidecars, not for the
+// other init containers, which the kubelet does not run again. A
+// container created before the label was recorded counts as unchanged.
+func definitionChanged(pod *corev1.Pod, c *corev1.Container, latest krt.ContainerStatus) bool {
+	was, recorded := latest.Labels[labelSpecImage]
+	if !recorded || was == c.Image {
+		return false
+	}
+	return isSidecar(c) || findInit(pod, c.Name) == nil
+}
+
+// findInit returns the pod's init container named name, or nil.
+func findInit(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// restartChanged stops the running container of hist (its newest attempt)
+// whose spec changed, as the kubelet kills it (preStop hook, then SIGTERM
+// with the pod's grace period), and starts the next attempt from the new
+// spec at once, whatever the restartPolicy and without back-off.
+func (r *Runtime) restartChanged(ctx context.Context, sc syncCtx, c *corev1.Container, hist []krt.ContainerStatus) corev1.ContainerStatus {
+	latest := hist[0]
+	message := fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
+	if isSidecar(c) {
+		message = fmt.Sprintf("Init container %s definition changed", c.Name) // the kubelet's words for a sidecar
+	}
+	r.log.Info("container definition changed, restarting", "pod", sc.pod.Namespace+"/"+sc.pod.Name, "container", c.Name,
+		"image", c.Image, "was", latest.Labels[labelSpecImage])
+	r.event(sc.pod, c, corev1.EventTypeNormal, "Killing", "%s", message)
+	grace := r.preStop(ctx, sc.pod, latest, terminationGrace(sc.pod, nil))
+	r.forgetProbes(latest.ID)
+	if err := r.c.StopContainer(ctx, latest.ID, grace); err != nil {
+		r.log.Warn("stop container whose definition changed", "container", latest.ID, "err", err)
+		var previous *krt.ContainerStatus
+		if len(hist) > 1 {
+			previous = &hist[1]
+		}
+		return r.reread(ctx, c, latest.ID, previous) // still running: the next sync tries again
+	}
+	stopped, err := r.c.ContainerStatus(ctx, latest.ID)
+	if err != nil {
+		return waiting(c, "ContainerStatusUnknown", err.Error())
+	}
+	// Keep the stopped attempt for `logs --previous`; older ones go.
+	for _, old := range hist[1:] {
+		r.removeQuietly(ctx, old.ID)
+	}
+	return r.startAttempt(ctx, sc, c, latest.Attempt+1, 0, &stopped)
 }
 
 // startAttempt creates and starts attempt n of the container.
@@ -526,7 +597,7 @@ func (r *Runtime) startAttempt(ctx context.Context, sc syncCtx, c *corev1.Contai
 	if err != nil {
 		return withPrevious(waiting(c, "CreateContainerConfigError", err.Error()), c, previous)
 	}
-	cfg.Labels = map[string]string{labelImageID: img.Digest, labelBackoffLevel: strconv.Itoa(level)}
+	cfg.Labels = map[string]string{labelImageID: img.Digest, labelBackoffLevel: strconv.Itoa(level), labelSpecImage: c.Image}
 	id, err := r.c.CreateContainer(ctx, cfg)
 	if errors.Is(err, krt.ErrInvalidConfig) {
 		return withPrevious(waiting(c, "CreateContainerConfigError", err.Error()), c, previous)

@@ -897,3 +897,121 @@ func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 	}
 	e.assertGone(t, pod)
 }
+
+// importSecondImage imports the test program under another name (v2), for
+// a pod update to change a container's image to.
+func importSecondImage(t *testing.T, e *env) string {
+	t.Helper()
+	const ref = "skiff.test/testapp:v2"
+	dir := t.TempDir()
+	testimage.Build(t, dir) // compiles the program to dir/app
+	tarPath := filepath.Join(dir, "v2.tar")
+	f, err := os.Create(tarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = testimage.Pack(f, testimage.Image{Ref: ref, Files: []testimage.File{{Path: "app", Source: filepath.Join(dir, "app"), Mode: 0o755}},
+		Dirs: []string{"tmp"}, Entrypoint: []string{"/app"}, Cmd: []string{"sleep"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ctr.ImportImages(context.Background(), tarPath); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// A running container whose image a pod update changed is restarted from
+// the new image, as the kubelet restarts a container whose spec hash
+// changed: a sidecar ("Init container side definition changed") as an app
+// container ("Container app definition changed, will be restarted"), each
+// alone, at once (no back-off) and under restartPolicy Never too. An init
+// container that completed is not run again.
+func TestChangedImageRestartsSidecarsAndAppContainers(t *testing.T) {
+	e := newEnv(t, "sktside2", "10.251.62.0/24")
+	t.Cleanup(e.rt.Stop)
+	rec := record.NewFakeRecorder(100)
+	e.rt.rec = rec
+	v2 := importSecondImage(t, e)
+	pod := newTestPod("changed")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	sidecarSpec(pod, appContainer("side", "sleep"), appContainer("app", "sleep"))
+	pod.Spec.InitContainers = append([]corev1.Container{appContainer("setup", "echo", "done")}, pod.Spec.InitContainers...)
+	const ip = "10.251.62.9"
+	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
+
+	st := e.syncUntil(t, pod, ip, "app running", func(s agent.PodState) bool { return s.Containers[0].State.Running != nil })
+	setupID, sideID, appID := st.InitContainers[0].ContainerID, st.InitContainers[1].ContainerID, st.Containers[0].ContainerID
+	imageOf := func(id string) string {
+		s, err := e.ctr.ContainerStatus(context.Background(), strings.TrimPrefix(id, "containerd://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Image
+	}
+	v1Image := imageOf(sideID)
+
+	for _, step := range []struct {
+		name     string
+		update   func(*corev1.Pod)
+		restarts func(agent.PodState) corev1.ContainerStatus
+		event    string
+	}{
+		{"sidecar", func(p *corev1.Pod) { p.Spec.InitContainers[1].Image = v2 },
+			func(s agent.PodState) corev1.ContainerStatus { return s.InitContainers[1] }, "Normal Killing Init container side definition changed"},
+		{"app", func(p *corev1.Pod) { p.Spec.Containers[0].Image = v2 },
+			func(s agent.PodState) corev1.ContainerStatus { return s.Containers[0] }, "Normal Killing Container app definition changed, will be restarted"},
+	} {
+		pod = pod.DeepCopy()
+		step.update(pod)
+		pod.Spec.InitContainers[0].Image = v2 // a completed init container's change runs nothing
+		st = e.syncUntil(t, pod, ip, step.name+" restarted", func(s agent.PodState) bool {
+			c := step.restarts(s)
+			return c.RestartCount == 1 && c.State.Running != nil
+		})
+		c := step.restarts(st)
+		if got := imageOf(c.ContainerID); got == v1Image {
+			t.Errorf("%s restarted from %s, want the new image", step.name, got)
+		}
+		if c.LastTerminationState.Terminated == nil {
+			t.Errorf("%s: no last termination state after its restart: %+v", step.name, c)
+		}
+		if s := st.InitContainers[0]; s.ContainerID != setupID || s.State.Terminated == nil || s.RestartCount != 0 {
+			t.Errorf("after the %s's change, setup: %+v (%s, %d restarts), want %s completed, not run again", step.name, s.State, s.ContainerID, s.RestartCount, setupID)
+		}
+		if found := waitEvent(rec, step.event); !found {
+			t.Errorf("no event %q", step.event)
+		}
+		if step.name == "sidecar" {
+			if a := st.Containers[0]; a.ContainerID != appID || a.State.Running == nil || a.RestartCount != 0 {
+				t.Errorf("app after the sidecar's restart: %+v (%s, %d restarts), want %s untouched", a.State, a.ContainerID, a.RestartCount, appID)
+			}
+			sideID = st.InitContainers[1].ContainerID
+		} else if s := st.InitContainers[1]; s.ContainerID != sideID || s.State.Running == nil || s.RestartCount != 1 {
+			t.Errorf("sidecar after the app's restart: %+v (%s, %d restarts), want %s untouched", s.State, s.ContainerID, s.RestartCount, sideID)
+		}
+	}
+	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.assertGone(t, pod)
+}
+
+// waitEvent reads the recorder's events until one is want (true) or none
+// comes for a while (false).
+func waitEvent(rec *record.FakeRecorder, want string) bool {
+	for {
+		select {
+		case got := <-rec.Events:
+			if got == want {
+				return true
+			}
+		case <-time.After(5 * time.Second):
+			return false
+		}
+	}
+}
