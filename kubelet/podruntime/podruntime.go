@@ -489,10 +489,11 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 		if delay > backoffMax {
 			delay = backoffMax
 		}
+		next := level + 1 // the new attempt's back-off level
 		if changed {
 			// A new definition starts at once, its back-off afresh: the
 			// kubelet keys back-off by the container's spec hash.
-			level, delay = -1, 0
+			next, delay = 0, 0
 		}
 		if wait := latest.FinishedAt.Add(delay).Sub(r.now()); wait > 0 {
 			sc.recheckIn(wait)
@@ -509,7 +510,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 		for _, old := range hist[1:] {
 			r.removeQuietly(ctx, old.ID)
 		}
-		return r.startAttempt(ctx, sc, c, latest.Attempt+1, level+1, &latest)
+		return r.startAttempt(ctx, sc, c, latest.Attempt+1, next, &latest)
 	default:
 		return report(c, latest, previous)
 	}

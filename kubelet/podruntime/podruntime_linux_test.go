@@ -995,6 +995,25 @@ func TestChangedImageRestartsSidecarsAndAppContainers(t *testing.T) {
 			t.Errorf("sidecar after the app's restart: %+v (%s, %d restarts), want %s untouched", s.State, s.ContainerID, s.RestartCount, sideID)
 		}
 	}
+
+	// A sidecar waiting out its back-off starts at once from a changed
+	// image (the clock does not move: its 10s back-off has not passed).
+	if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(sideID, "containerd://"), 0); err != nil {
+		t.Fatal(err)
+	}
+	e.syncUntil(t, pod, ip, "sidecar in back-off", func(s agent.PodState) bool {
+		w := s.InitContainers[1].State.Waiting
+		return w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	pod = pod.DeepCopy()
+	pod.Spec.InitContainers[1].Image = testimage.Ref
+	st, err := e.rt.SyncPod(context.Background(), pod, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.InitContainers[1]; s.State.Running == nil || s.RestartCount != 2 {
+		t.Errorf("sidecar in back-off after its image changed: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	}
 	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
 		t.Fatal(err)
 	}
