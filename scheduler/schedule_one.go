@@ -66,12 +66,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 				if result != nil {
 					nom = nomination{override: true, node: result.NominatedNodeName}
 				}
-				switch {
-				case st.IsSuccess():
-				case st.Code() == framework.Error:
+				// As kube-scheduler, the verdict goes into the pod's
+				// condition whatever it is: a preemption that failed
+				// says why, so users need not read the scheduler's log.
+				fe.Diagnosis.PostFilterMsg = st.Message()
+				if st.Code() == framework.Error {
 					s.log.Error("preemption failed", "pod", queue.Key(pod), "err", st.AsError())
-				default:
-					fe.Diagnosis.PostFilterMsg = st.Message()
 				}
 			}
 		}

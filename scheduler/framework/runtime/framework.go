@@ -436,7 +436,10 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.C
 		case s.Code() == framework.UnschedulableAndUnresolvable:
 			return r, s.WithPlugin(p.Name())
 		case s.Code() == framework.Error:
-			return nil, framework.AsStatus(fmt.Errorf("running PostFilter plugin %q: %w", p.Name(), s.AsError())).WithPlugin(p.Name())
+			// The message is the plugin's own, as kube-scheduler passes it
+			// on: it ends up in the pod's condition, where the plugin's
+			// prefix ("preemption: ") already says who failed.
+			return nil, framework.AsStatus(s.AsError()).WithPlugin(p.Name())
 		case !s.IsRejected():
 			return nil, framework.NewStatus(framework.Error, fmt.Sprintf("PostFilter plugin %q returned unexpected code %s", p.Name(), s.Code())).WithPlugin(p.Name())
 		}

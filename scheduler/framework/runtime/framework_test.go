@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -206,6 +207,14 @@ func TestPostFilterPluginsStopAtAVerdictNoOtherCanChange(t *testing.T) {
 				{name: "C", status: framework.NewStatus(framework.Unschedulable, "c cannot")},
 			},
 			wantRan: []string{"A", "B", "C"}, wantCode: framework.Unschedulable, wantMessage: "a cannot, b cannot, c cannot", wantPlugin: "A", wantResult: clear,
+		},
+		{
+			name: "an error stops the run with the plugin's own message",
+			plugins: []postFilterer{
+				{name: "A", result: nominate, status: framework.AsStatus(errors.New("preemption: the API is down"))},
+				{name: "B", result: nominate},
+			},
+			wantRan: []string{"A"}, wantCode: framework.Error, wantMessage: "preemption: the API is down", wantPlugin: "A",
 		},
 		{
 			name: "a code that is no verdict is an error",

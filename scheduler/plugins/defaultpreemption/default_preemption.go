@@ -93,7 +93,7 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	}
 	candidates, statuses, err := pl.FindCandidates(ctx, state, pod, filtered)
 	if err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, failed(err)
 	}
 	if len(candidates) == 0 {
 		fe := &framework.FitError{Pod: pod, NumAllNodes: len(statuses), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
@@ -103,11 +103,18 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	best := SelectCandidate(candidates)
 	for _, victim := range best.Victims {
 		if err := pl.preempt(ctx, pod, victim, best.Node); err != nil {
-			return nil, framework.AsStatus(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
+			return nil, failed(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
 		}
 	}
 	pl.clearLowerNominations(ctx, pod, best.Node)
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// failed is the Error status of a preemption that could not be carried out.
+// Its message, prefixed as every verdict of this plugin is, ends up in the
+// pod's PodScheduled condition, as kube-scheduler's does.
+func failed(err error) *framework.Status {
+	return framework.AsStatus(fmt.Errorf("preemption: %w", err))
 }
 
 // clearLowerNominations clears the nominatedNodeName of the pods of lower

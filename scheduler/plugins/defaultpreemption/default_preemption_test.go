@@ -451,7 +451,7 @@ func TestPreemptionGoesOnPastANodeWhoseSimulationErrs(t *testing.T) {
 		{
 			name:      "no other node is one",
 			nodes:     []*framework.NodeInfo{schedtest.NodeInfo(node("bad"), low("b", 1, "1")), schedtest.NodeInfo(node("vips"), low("v", 5000, "1"))},
-			wantError: `running PostFilter plugin "DefaultPreemption": selecting victims on node "bad": lost its marbles`,
+			wantError: `preemption: selecting victims on node "bad": lost its marbles`,
 		},
 	}
 	for _, tc := range tests {
