@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,4 +235,36 @@ func TestFailedPreemptionSaysWhyInThePodCondition(t *testing.T) {
 	if got.Status.NominatedNodeName != "" {
 		t.Errorf("nominated to %q though nothing was evicted", got.Status.NominatedNodeName)
 	}
+}
+
+// TestPreemptionVictimsReachTheSchedulersMetrics: the victims DefaultPreemption
+// counts land in the scheduler's own metrics (those the server serves), not
+// in a set of the framework's.
+func TestPreemptionVictimsReachTheSchedulersMetrics(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "1", "pods", "10").Obj()
+	victim := schedtest.MakePod().Name("victim").UID("victim").Node("n").Req("cpu", "1").Obj()
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "1").Obj()
+	s, cs := newAttemptTestScheduler(t, victim, vip)
+	s.onNodeAdd(node)
+	s.onPodAdd(victim)
+	s.onPodAdd(vip)
+	if got := attempt(t, s, cs, "vip"); got.Status.NominatedNodeName != "n" {
+		t.Fatalf("vip nominated to %q, want n", got.Status.NominatedNodeName)
+	}
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(s.metrics.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "scheduler_preemption_victims" {
+			if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() != 1 {
+				t.Errorf("scheduler_preemption_victims: %d observations summing to %v, want 1 of 1", h.GetSampleCount(), h.GetSampleSum())
+			}
+			return
+		}
+	}
+	t.Fatal("scheduler_preemption_victims is not exported")
 }

@@ -112,6 +112,10 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	// broadcaster queues 1,000 and then drops).
 	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
 	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, cfg.SchedulerName)
+	s.metrics = cfg.Metrics
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
 	fwk, err := runtime.New(registry, profile, runtime.Options{
 		ClientSet:     clientset,
 		Informers:     factory,
@@ -120,6 +124,7 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		Parallelism:   cfg.Parallelism,
 		EventRecorder: s.recorder,
 		Nominator:     s.nominator,
+		Metrics:       s.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -130,10 +135,6 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	s.fwk = fwk
 	s.queue = queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff,
 		PreEnqueue: func(pod *v1.Pod) bool { return fwk.RunPreEnqueuePlugins(context.Background(), pod).IsSuccess() }})
-	s.metrics = cfg.Metrics
-	if s.metrics == nil {
-		s.metrics = metrics.New()
-	}
 	s.metrics.Attach(s.queue.Lengths)
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+
+	"github.com/skiffkube/skiff/scheduler/metrics"
 )
 
 // Score bounds: every score plugin's NormalizeScore maps into [MinNodeScore, MaxNodeScore].
@@ -159,6 +161,9 @@ type Handle interface {
 	EventRecorder() events.EventRecorder
 	// SnapshotLister reads the current attempt's snapshot.
 	SnapshotLister() NodeInfoLister
+	// Metrics are the scheduler's collectors, for what only a plugin sees
+	// (the victims of a preemption); never nil.
+	Metrics() *metrics.Metrics
 	// Namespaces reads namespace labels; may return nil labels for unknown namespaces.
 	Namespaces() NamespaceLabeler
 	// Parallelism is how many goroutines may work on nodes at once.

@@ -3,8 +3,9 @@
 // scheduler_schedule_attempts_total and
 // scheduler_scheduling_attempt_duration_seconds by result (scheduled,
 // unschedulable, error) and profile, scheduler_pending_pods by queue
-// (active, backoff, unschedulable, gated) and
-// scheduler_preemption_attempts_total.
+// (active, backoff, unschedulable, gated),
+// scheduler_preemption_attempts_total and scheduler_preemption_victims (the
+// pods each preemption evicted).
 //
 // One Metrics outlives the schedulers built over it (a process builds a
 // new one each leadership term), so the server registers it once; the

@@ -22,6 +22,7 @@ type Metrics struct {
 	attempts        *prometheus.CounterVec
 	attemptDuration *prometheus.HistogramVec
 	preemption      prometheus.Counter
+	victims         prometheus.Histogram
 	pending         *prometheus.Desc
 	queue           atomic.Pointer[QueueLengths]
 }
@@ -42,6 +43,12 @@ func New() *Metrics {
 			Name: "scheduler_preemption_attempts_total",
 			Help: "Total preemption attempts in the cluster till now",
 		}),
+		victims: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "scheduler_preemption_victims",
+			Help: "Number of selected preemption victims",
+			// kube-scheduler's: 1 to 64, more victims than that being rare.
+			Buckets: prometheus.ExponentialBuckets(1, 2, 7),
+		}),
 		pending: prometheus.NewDesc("scheduler_pending_pods",
 			"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
 			[]string{"queue"}, nil),
@@ -61,9 +68,13 @@ func (m *Metrics) Attempt(profile, result string, d time.Duration) {
 // Preemption records that preemption was tried for a pod that fit nowhere.
 func (m *Metrics) Preemption() { m.preemption.Inc() }
 
+// PreemptionVictims records the number of pods one preemption evicted, once
+// all of them were.
+func (m *Metrics) PreemptionVictims(n int) { m.victims.Observe(float64(n)) }
+
 // Collectors are what a Prometheus registry takes.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.attempts, m.attemptDuration, m.preemption, pendingCollector{m}}
+	return []prometheus.Collector{m.attempts, m.attemptDuration, m.preemption, m.victims, pendingCollector{m}}
 }
 
 // pendingCollector reads the attached queue at scrape time.

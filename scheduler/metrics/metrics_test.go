@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -44,13 +45,14 @@ func TestMetricsReadLikeKubeScheduler(t *testing.T) {
 	m := New()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m.Collectors()...)
-	if got := gather(t, reg); got["scheduler_pending_pods{queue=active}"] != 0 || len(got) != 5 {
-		t.Errorf("before anything: %v (want the four queues at 0 and the preemption counter)", got)
+	if got := gather(t, reg); got["scheduler_pending_pods{queue=active}"] != 0 || len(got) != 6 {
+		t.Errorf("before anything: %v (want the four queues at 0, the preemption counter and victims)", got)
 	}
 	m.Attempt("default-scheduler", Scheduled, 3*time.Millisecond)
 	m.Attempt("default-scheduler", Scheduled, 5*time.Millisecond)
 	m.Attempt("default-scheduler", Unschedulable, time.Millisecond)
 	m.Preemption()
+	m.PreemptionVictims(3)
 	m.Attach(func() (int, int, int, int) { return 4, 3, 2, 1 })
 	got := gather(t, reg)
 	for key, want := range map[string]float64{
@@ -59,6 +61,7 @@ func TestMetricsReadLikeKubeScheduler(t *testing.T) {
 		"scheduler_pending_pods{queue=unschedulable}":                                               2,
 		"scheduler_pending_pods{queue=gated}":                                                       1,
 		"scheduler_preemption_attempts_total{}":                                                     1,
+		"scheduler_preemption_victims{}":                                                            1,
 		"scheduler_schedule_attempts_total{profile=default-scheduler,result=scheduled}":             2,
 		"scheduler_schedule_attempts_total{profile=default-scheduler,result=unschedulable}":         1,
 		"scheduler_scheduling_attempt_duration_seconds{profile=default-scheduler,result=scheduled}": 2,
@@ -67,4 +70,35 @@ func TestMetricsReadLikeKubeScheduler(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
 		}
 	}
+}
+
+// scheduler_preemption_victims has kube-scheduler's buckets, so that its
+// dashboards' quantiles read the same: powers of two from 1 to 64.
+func TestPreemptionVictimsBuckets(t *testing.T) {
+	m := New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m.Collectors()...)
+	m.PreemptionVictims(3)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "scheduler_preemption_victims" {
+			continue
+		}
+		h := f.GetMetric()[0].GetHistogram()
+		var bounds []float64
+		for _, b := range h.GetBucket() {
+			bounds = append(bounds, b.GetUpperBound())
+		}
+		if want := []float64{1, 2, 4, 8, 16, 32, 64}; !slices.Equal(bounds, want) {
+			t.Errorf("buckets %v, want %v", bounds, want)
+		}
+		if h.GetSampleSum() != 3 {
+			t.Errorf("sum %v, want 3", h.GetSampleSum())
+		}
+		return
+	}
+	t.Fatal("scheduler_preemption_victims is not exported")
 }

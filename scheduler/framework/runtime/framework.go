@@ -16,6 +16,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 )
 
 // Options are the Framework's dependencies.
@@ -33,6 +34,9 @@ type Options struct {
 	EventRecorder events.EventRecorder
 	// Nominator lists the pods nominated to each node; nil means none are.
 	Nominator framework.PodNominator
+	// Metrics receive what plugins observe; nil means a set of its own,
+	// registered nowhere.
+	Metrics *metrics.Metrics
 }
 
 // Framework runs a profile's plugins at each extension point.
@@ -68,6 +72,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 	}
 	if opts.Snapshot == nil {
 		return nil, errors.New("scheduler framework: a snapshot lister is required")
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
 	}
 	if opts.Informers == nil && opts.ClientSet != nil {
 		opts.Informers = informers.NewSharedInformerFactory(opts.ClientSet, 0)
@@ -129,6 +136,7 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 
 func (f *Framework) ClientSet() kubernetes.Interface          { return f.opts.ClientSet }
 func (f *Framework) SnapshotLister() framework.NodeInfoLister { return f.opts.Snapshot }
+func (f *Framework) Metrics() *metrics.Metrics                { return f.opts.Metrics }
 
 // EventRecorder implements framework.Handle.
 func (f *Framework) EventRecorder() events.EventRecorder {

@@ -106,6 +106,8 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 			return nil, failed(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
 		}
 	}
+	// Counted once every victim is on its way out, as kube-scheduler does.
+	pl.h.Metrics().PreemptionVictims(len(best.Victims))
 	pl.clearLowerNominations(ctx, pod, best.Node)
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
 }

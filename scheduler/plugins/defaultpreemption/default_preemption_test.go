@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -472,4 +474,65 @@ func TestPreemptionGoesOnPastANodeWhoseSimulationErrs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// victimsObserved reads scheduler_preemption_victims off the framework's
+// metrics: how many preemptions it counted and their victims in all.
+func victimsObserved(t *testing.T, f *runtime.Framework) (preemptions uint64, victims float64) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(f.Metrics().Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() == "scheduler_preemption_victims" {
+			h := fam.GetMetric()[0].GetHistogram()
+			return h.GetSampleCount(), h.GetSampleSum()
+		}
+	}
+	t.Fatal("scheduler_preemption_victims is not exported")
+	return 0, 0
+}
+
+// As kube-scheduler's scheduler_preemption_victims: each preemption that
+// evicted its victims observes how many; one whose eviction failed, or
+// that found no candidate, observes nothing.
+func TestPreemptionCountsItsVictims(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "2").Obj()
+	vip := func() *v1.Pod { return schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "2").Obj() }
+
+	t.Run("evicted", func(t *testing.T) {
+		f, _ := setup(t, schedtest.NodeInfo(node, low("a", 1, "1"), low("b", 2, "1")))
+		if res, s := postFilter(t, f, vip()); !s.IsSuccess() || res == nil || res.NominatedNodeName != "n" {
+			t.Fatalf("result %+v status %v, want n nominated", res, s)
+		}
+		if n, sum := victimsObserved(t, f); n != 1 || sum != 2 {
+			t.Errorf("observed %d preemptions with %v victims, want 1 with 2", n, sum)
+		}
+	})
+
+	t.Run("eviction refused", func(t *testing.T) {
+		f, cs := setup(t, schedtest.NodeInfo(node, low("a", 1, "1"), low("b", 2, "1")))
+		cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, kruntime.Object, error) {
+			return true, nil, errors.New("refused")
+		})
+		if _, s := postFilter(t, f, vip()); s.Code() != framework.Error {
+			t.Fatalf("status %v, want an error", s)
+		}
+		if n, _ := victimsObserved(t, f); n != 0 {
+			t.Errorf("observed %d preemptions, want none", n)
+		}
+	})
+
+	t.Run("no candidate", func(t *testing.T) {
+		f, _ := setup(t, schedtest.NodeInfo(node, low("a", 5000, "2")))
+		if _, s := postFilter(t, f, vip()); s.Code() != framework.Unschedulable {
+			t.Fatalf("status %v, want unschedulable", s)
+		}
+		if n, _ := victimsObserved(t, f); n != 0 {
+			t.Errorf("observed %d preemptions, want none", n)
+		}
+	})
 }
