@@ -22,9 +22,13 @@ import (
 )
 
 // preemptFor runs an attempt for pod that must fail, then the profile's
-// PostFilter (DefaultPreemption) on its outcome, as scheduleOne does.
+// PostFilter (DefaultPreemption) on its outcome, as scheduleOne does. The
+// pod goes into the informer's store first, where preemption reads it.
 func preemptFor(t *testing.T, s *Scheduler, pod *v1.Pod) (*framework.PostFilterResult, *framework.Status) {
 	t.Helper()
+	if err := s.factory.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	_, err := s.schedulePod(ctx, state, pod)
@@ -267,4 +271,63 @@ func TestPreemptionVictimsReachTheSchedulersMetrics(t *testing.T) {
 		}
 	}
 	t.Fatal("scheduler_preemption_victims is not exported")
+}
+
+// TestPreemptionActsOnTheLatestPod: as kube-scheduler's preemption, which
+// first reads the preemptor again from the informer, a pod deleted,
+// replaced, bound or nominated while it was being scheduled is judged as it
+// is now, not as the queue handed it over: no pod is evicted for a pod that
+// is gone or placed, nor past the room kept for it. The nomination the scheduler made
+// itself still counts before its status write comes back.
+func TestPreemptionActsOnTheLatestPod(t *testing.T) {
+	n1 := schedtest.MakeNode().Name("n1").Capacity("cpu", "1", "pods", "10").Obj()
+	n2 := schedtest.MakeNode().Name("n2").Capacity("cpu", "1", "pods", "10").Obj()
+	// going is the victim of vip's earlier preemption on n1, still terminating.
+	going := schedtest.MakePod().Name("going").UID("going").Node("n1").Priority(500).Req("cpu", "1").Obj()
+	going.DeletionTimestamp = &metav1.Time{Time: metav1.Now().Time}
+	going.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+	vip := func(nominated string) *v1.Pod {
+		p := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "1").Obj()
+		p.Status.NominatedNodeName = nominated
+		return p
+	}
+	tests := []struct {
+		name string
+		// queued is vip as the queue hands it over, informed as the informer has it now (nil: gone).
+		queued, informed *v1.Pod
+	}{
+		{name: "deleted", queued: vip("")},
+		{name: "replaced by another of the same name", queued: vip(""), informed: func() *v1.Pod { p := vip(""); p.UID = "vip2"; return p }()},
+		{name: "bound", queued: vip(""), informed: func() *v1.Pod { p := vip(""); p.Spec.NodeName = "elsewhere"; return p }()},
+		{name: "nominated since", queued: vip(""), informed: vip("n1")},
+		{name: "nominated by this scheduler, not yet written", queued: vip("n1"), informed: vip("")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			low := schedtest.MakePod().Name("low").UID("low").Node("n2").Req("cpu", "1").Obj()
+			s, cs := newAttemptTestScheduler(t, going, low, tc.queued)
+			s.onNodeAdd(n1)
+			s.onNodeAdd(n2)
+			s.onPodAdd(going)
+			s.onPodAdd(low)
+			s.onPodAdd(tc.queued)
+			store := s.factory.Core().V1().Pods().Informer().GetIndexer()
+			var err error
+			if tc.informed == nil {
+				err = store.Delete(tc.queued)
+			} else {
+				err = store.Update(tc.informed)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			s.scheduleOne(context.Background())
+			s.bindings.Wait()
+			got, err := cs.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{})
+			if err != nil || len(got.Status.Conditions) != 0 {
+				t.Errorf("low was preempted (%v), want it left alone", err)
+			}
+		})
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
@@ -35,6 +36,8 @@ const (
 	MsgPolicyNever = "preemption: not eligible due to preemptionPolicy=Never"
 	// MsgTerminating is the verdict while victims of an earlier preemption are still going away.
 	MsgTerminating = "preemption: not eligible due to a terminating pod on the nominated node"
+	// MsgBound is the verdict for a pod bound to a node (%q) while it was being scheduled.
+	MsgBound = "preemption: the pod is already bound to node %q"
 )
 
 // DefaultPreemption implements PostFilter.
@@ -43,6 +46,9 @@ type DefaultPreemption struct {
 	// pdbs lists PodDisruptionBudgets: victims are chosen to violate as few
 	// as possible (nil without an informer factory: no budget is known).
 	pdbs policylisters.PodDisruptionBudgetLister
+	// pods reads the preemptor as the informer last saw it (nil without an
+	// informer factory: the pod the scheduler passes is taken as it is).
+	pods corelisters.PodLister
 	// args bound the dry run; defaults filled in.
 	args Args
 	// offset picks, among n potential nodes, the one the dry run starts at:
@@ -66,6 +72,7 @@ func New(args any, h framework.Handle) (framework.Plugin, error) {
 	pl := &DefaultPreemption{h: h, args: a.WithDefaults(), offset: rand.IntN}
 	if f := h.SharedInformerFactory(); f != nil {
 		pl.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
+		pl.pods = f.Core().V1().Pods().Lister()
 	}
 	return pl, nil
 }
@@ -82,12 +89,21 @@ type Candidate struct {
 	NumPDBViolations int
 }
 
-// PostFilter finds a candidate, deletes its victims and nominates its node.
+// PostFilter finds a candidate, deletes its victims and nominates its node,
+// for the latest version of pod (see latest); a pod bound meanwhile needs no
+// room.
 // When no node is a candidate, its result clears the pod's nominated node,
 // as kube-scheduler's: preemption cannot make room there any more. A pod
 // not eligible to preempt keeps its nomination (its victims may still be
 // going away).
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filtered framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	pod, err := pl.latest(pod)
+	if err != nil {
+		return nil, failed(err)
+	}
+	if pod.Spec.NodeName != "" {
+		return nil, framework.NewStatus(framework.Unschedulable, fmt.Sprintf(MsgBound, pod.Spec.NodeName))
+	}
 	if msg := pl.ineligible(pod, filtered); msg != "" {
 		return nil, framework.NewStatus(framework.Unschedulable, msg)
 	}
@@ -110,6 +126,44 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	pl.h.Metrics().PreemptionVictims(len(best.Victims))
 	pl.clearLowerNominations(ctx, pod, best.Node)
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// latest returns the preemptor as the informer last saw it, as
+// kube-scheduler's preemption does first: the scheduler's copy is the one
+// it popped from its queue, and the pod may since have been deleted (then
+// preempting would evict pods for nothing: an error, as upstream, and no
+// victim), replaced by another of the same name, bound, or nominated to a
+// node. Only the nomination this scheduler made itself is kept from its
+// copy when the informer has not seen it yet: the status write carrying it
+// is asynchronous, and the nominator still holding the pod on that node
+// says no one cleared it since.
+func (pl *DefaultPreemption) latest(pod *v1.Pod) (*v1.Pod, error) {
+	if pl.pods == nil {
+		return pod, nil
+	}
+	cur, err := pl.pods.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil {
+		return nil, fmt.Errorf("getting the latest version of the pod: %w", err)
+	}
+	if cur.UID != pod.UID {
+		return nil, fmt.Errorf("pod %s/%s was replaced by another of the same name (UID %s)", pod.Namespace, pod.Name, cur.UID)
+	}
+	nom := pod.Status.NominatedNodeName
+	if cur.Status.NominatedNodeName == "" && nom != "" && pl.nominatedTo(pod, nom) {
+		cur = cur.DeepCopy()
+		cur.Status.NominatedNodeName = nom
+	}
+	return cur, nil
+}
+
+// nominatedTo reports whether the scheduler keeps room on node for pod.
+func (pl *DefaultPreemption) nominatedTo(pod *v1.Pod, node string) bool {
+	for _, pi := range pl.h.NominatedPodsForNode(node) {
+		if pi.Pod.UID == pod.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // failed is the Error status of a preemption that could not be carried out.

@@ -49,9 +49,14 @@ func setupWithArgs(t *testing.T, args any, nodes ...*framework.NodeInfo) (*runti
 }
 
 // filterAll runs PreFilter and Filter over every node like the scheduler
-// would, and returns the cycle's state and each node's rejection.
+// would, and returns the cycle's state and each node's rejection. The pod
+// goes into the informer's store first, where the scheduler's informer
+// would have it: preemption reads its latest version there.
 func filterAll(t *testing.T, f *runtime.Framework, pod *v1.Pod) (*framework.CycleState, framework.NodeToStatus) {
 	t.Helper()
+	if err := f.SharedInformerFactory().Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	nodes := f.SnapshotLister().List()
