@@ -249,3 +249,13 @@ func TestStoredLabelKeysKept(t *testing.T) {
 	renamed.Labels["bad key!"] = "x"
 	expectErrors(t, ValidateUpdate(renamed, noSelector), []want{{"metadata.labels", invalid}})
 }
+
+// TestAffinityNamespaceErrorPath: a bad name in a term's namespaces is
+// reported at "namespace", as kube-apiserver reports it.
+func TestAffinityNamespaceErrorPath(t *testing.T) {
+	pod := podWithAntiAffinity(corev1.PodAffinityTerm{LabelSelector: matchLabels("app", "web"), Namespaces: []string{"Bad_Name"}})
+	errs := Validate(pod)
+	if len(errs) != 1 || errs[0].Field != antiRequired+".namespace" || errs[0].BadValue != "Bad_Name" {
+		t.Fatalf("errors %v, want one at %s.namespace", errs, antiRequired)
+	}
+}

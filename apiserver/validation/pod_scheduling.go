@@ -141,9 +141,11 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, fldPath *field.Path) f
 	if term.NamespaceSelector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(term.NamespaceSelector, opts, fldPath.Child("namespaceSelector"))...)
 	}
+	// Kubernetes reports a bad name at "namespace", singular, though the
+	// field is namespaces: kubectl users see the same path as there.
 	for _, ns := range term.Namespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
-			errs = append(errs, field.Invalid(fldPath.Child("namespaces"), ns, msg))
+			errs = append(errs, field.Invalid(fldPath.Child("namespace"), ns, msg))
 		}
 	}
 	if term.TopologyKey == "" {
