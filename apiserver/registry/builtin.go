@@ -203,9 +203,7 @@ func namespaceOnCreate(obj runtime.Object) {
 
 // podOnCreate: a new pod is Pending until the node agent reports otherwise;
 // one with scheduling gates says so in PodScheduled, as Kubernetes' pod
-// strategy does (kubectl get pods shows SchedulingGated). Its pod
-// (anti-)affinity terms' matchLabelKeys and mismatchLabelKeys are merged
-// into their label selectors (mergeLabelKeys).
+// strategy does (kubectl get pods shows SchedulingGated).
 func podOnCreate(obj runtime.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -216,7 +214,6 @@ func podOnCreate(obj runtime.Object) {
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
 	}
-	mergeLabelKeys(pod)
 }
 
 // mergeLabelKeys turns each pod (anti-)affinity term's matchLabelKeys into
@@ -264,10 +261,14 @@ func mergeLabelKeys(pod *corev1.Pod) {
 }
 
 // podOnAdmitted records a new pod's QoS class, from its resources as
-// admission left them (LimitRange defaults included).
+// admission left them (LimitRange defaults included), and merges its pod
+// (anti-)affinity terms' matchLabelKeys and mismatchLabelKeys into their
+// label selectors (mergeLabelKeys) with the labels admission left, after
+// managedFields were recorded, as kube-apiserver's PrepareForCreate does.
 func podOnAdmitted(obj runtime.Object) {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		pod.Status.QOSClass = qos.Class(pod)
+		mergeLabelKeys(pod)
 	}
 }
 
