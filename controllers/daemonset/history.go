@@ -45,6 +45,10 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 	if err != nil {
 		return "", err
 	}
+	current, owned, err = c.labelRevisionsByName(ctx, current, owned)
+	if err != nil {
+		return "", err
+	}
 	hash := current.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
 	if dups := revision.Duplicates(current, owned); len(dups) > 0 {
 		if err := c.dedupHistory(ctx, ds, hash, dups, pods); err != nil {
@@ -65,6 +69,35 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 	}
 	return hash, c.history.Prune(ctx, owned, inUse, limit)
+}
+
+// labelRevisionsByName gives each owned revision without a controller-revision-hash label that
+// label, valued by the revision's name, as Kubernetes' DaemonSet controller does. Revisions made by
+// controllers older than the label, or by hand, can then be matched to the pods that run them; and
+// the current one gives new pods a hash to carry (with none, no pod would ever count as up to date
+// and every rolling update would start over). The name is used rather than a hash of the template
+// because no other revision can have it. The updated revisions replace the cached ones in the
+// returned current and owned.
+func (c *Controller) labelRevisionsByName(ctx context.Context, current *appsv1.ControllerRevision, owned []*appsv1.ControllerRevision) (*appsv1.ControllerRevision, []*appsv1.ControllerRevision, error) {
+	for i, r := range owned {
+		if _, ok := r.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]; ok {
+			continue
+		}
+		next := r.DeepCopy()
+		if next.Labels == nil {
+			next.Labels = map[string]string{}
+		}
+		next.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] = next.Name
+		updated, err := c.client.AppsV1().ControllerRevisions(r.Namespace).Update(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("label controller revision %s with its name: %w", r.Name, err)
+		}
+		owned[i] = updated
+		if r.Name == current.Name {
+			current = updated
+		}
+	}
+	return current, owned, nil
 }
 
 // revisionsInUse names the current revision and every owned one a pod runs. As in Kubernetes, a
