@@ -17,17 +17,27 @@ import (
 	"github.com/skiffkube/skiff/controllers/revision"
 )
 
-// syncHistory makes sure the current template has the newest ControllerRevision, removes other
-// revisions of it (relabelling their pods, in place in pods too), prunes old unused revisions beyond
-// the history limit, and returns the current hash (the pods' controller-revision-hash).
-func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector, pods []*corev1.Pod) (string, error) {
+// history is a DaemonSet's revisions after syncHistory: the current template's, and every owned
+// one (the current one included), oldest first.
+type history struct {
+	current *appsv1.ControllerRevision
+	owned   []*appsv1.ControllerRevision
+}
+
+// hash is the current revision's controller-revision-hash, the one the DaemonSet's pods carry.
+func (h history) hash() string { return h.current.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] }
+
+// syncHistory makes sure the current template has the newest ControllerRevision and removes other
+// revisions of it (relabelling their pods, in place in pods too). Old revisions are left for
+// pruneHistory.
+func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector, pods []*corev1.Pod) (history, error) {
 	// Orphaned revisions the DaemonSet selects are adopted and owned ones it no longer selects let
 	// go, as Kubernetes' controlledHistories does.
 	latest := func(ctx context.Context) (metav1.Object, error) {
 		return c.client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
 	}
 	if err := c.history.Claim(ctx, ds, selector, latest, true); err != nil {
-		return "", err
+		return history{}, err
 	}
 	current, owned, err := c.history.Sync(ctx, ds, &ds.Spec.Template, ds.Status.CollisionCount)
 	if errors.Is(err, revision.ErrCollision) {
@@ -38,37 +48,45 @@ func (c *Controller) syncHistory(ctx context.Context, ds *appsv1.DaemonSet, sele
 		}
 		next.Status.CollisionCount = &cc
 		if _, uerr := c.client.AppsV1().DaemonSets(ds.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); uerr != nil {
-			return "", uerr
+			return history{}, uerr
 		}
-		return "", fmt.Errorf("%w; collision count now %d", err, cc)
+		return history{}, fmt.Errorf("%w; collision count now %d", err, cc)
 	}
 	if err != nil {
-		return "", err
+		return history{}, err
 	}
 	current, owned, err = c.labelRevisionsByName(ctx, current, owned)
 	if err != nil {
-		return "", err
+		return history{}, err
 	}
-	hash := current.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
+	h := history{current: current, owned: owned}
 	if dups := revision.Duplicates(current, owned); len(dups) > 0 {
-		if err := c.dedupHistory(ctx, ds, hash, dups, pods); err != nil {
-			return "", err
+		if err := c.dedupHistory(ctx, ds, h.hash(), dups, pods); err != nil {
+			return history{}, err
 		}
-		owned = slices.DeleteFunc(owned, func(r *appsv1.ControllerRevision) bool { return slices.Contains(dups, r) })
+		h.owned = slices.DeleteFunc(owned, func(r *appsv1.ControllerRevision) bool { return slices.Contains(dups, r) })
 	}
-	inUse := revisionsInUse(current, owned, pods)
+	return h, nil
+}
+
+// pruneHistory deletes the oldest revisions no pod runs beyond the DaemonSet's history limit.
+// As in Kubernetes, only a sync whose earlier creations have all been observed may call it: a pod
+// created by an earlier sync but not yet in the cache could otherwise leave its revision looking
+// unused (after a template change, it is no longer the current one) and see it deleted.
+func (c *Controller) pruneHistory(ctx context.Context, ds *appsv1.DaemonSet, h history, pods []*corev1.Pod) error {
+	inUse := revisionsInUse(h.current, h.owned, pods)
 	limit := int32(revision.DefaultHistoryLimit)
 	if ds.Spec.RevisionHistoryLimit != nil {
 		limit = *ds.Spec.RevisionHistoryLimit
 	}
 	// Kubernetes' DaemonSet controller counts every old revision against the limit, including
 	// ones pods still run (those are kept; fewer unused ones are), unlike the StatefulSet's.
-	for _, r := range owned {
-		if r.Name != current.Name && inUse[r.Name] && limit > 0 {
+	for _, r := range h.owned {
+		if r.Name != h.current.Name && inUse[r.Name] && limit > 0 {
 			limit--
 		}
 	}
-	return hash, c.history.Prune(ctx, owned, inUse, limit)
+	return c.history.Prune(ctx, h.owned, inUse, limit)
 }
 
 // labelRevisionsByName gives each owned revision without a controller-revision-hash label that

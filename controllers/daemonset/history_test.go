@@ -1,11 +1,16 @@
 package daemonset
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -78,5 +83,57 @@ func TestOldRevisionWithoutHashLabelIsMatchedToItsPods(t *testing.T) {
 	}
 	if !slices.Equal(pruned, []string{"agent-gone"}) {
 		t.Fatalf("pruned %v, want only agent-gone (pod p1 runs agent-legacy)", pruned)
+	}
+}
+
+// prunedRevisions lists the revisions the last sync deleted, in order.
+func (fx *fixture) prunedRevisions() []string {
+	var out []string
+	for _, a := range controllertest.Filter(fx.client.Actions(), "delete", "controllerrevisions") {
+		out = append(out, a.(k8stesting.DeleteAction).GetName())
+	}
+	return out
+}
+
+// A pod created by an earlier sync but not yet seen runs a revision the cache cannot show in use,
+// once the template has changed since. As in Kubernetes, history is pruned only by a sync whose
+// creations have all been observed, so that revision is kept for as long as its pod runs.
+func TestHistoryNotPrunedWhileCreationsUnobserved(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(0)) })
+	fx := newFixture(t, ds, newNode("n1"), ownedRevision("a", 1))
+	fx.c.exp.ExpectCreations("ns/agent", 1) // the pod of revision a on n1, made by the last sync
+	fx.sync(t)
+	if got := fx.prunedRevisions(); len(got) != 0 {
+		t.Fatalf("pruned %v while a creation is unobserved, want nothing pruned", got)
+	}
+	if err := fx.pods.Add(daemonPod(ds, "p1", "n1", withHash("a"))); err != nil {
+		t.Fatal(err)
+	}
+	fx.c.exp.CreationObserved("ns/agent")
+	fx.cacheRevisions(t)
+	fx.client.ClearActions()
+	fx.sync(t)
+	if got := fx.prunedRevisions(); len(got) != 0 {
+		t.Fatalf("pruned %v, want agent-a kept (pod p1 runs it)", got)
+	}
+}
+
+// A revision that cannot be deleted does not hold up the DaemonSet: as in Kubernetes, history is
+// pruned after the pods are made right, and the status is still updated; the error is returned
+// so the sync is retried.
+func TestFailedPruneDoesNotBlockPodsOrStatus(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = ptr(int32(0)) })
+	fx := newFixture(t, ds, newNode("n1"), ownedRevision("a", 1))
+	fx.client.PrependReactor("delete", "controllerrevisions", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, "agent-a", errors.New("denied by policy"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/agent"); err == nil {
+		t.Fatal("sync succeeded though pruning failed")
+	}
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("created on %v, want n1 despite the failed prune", got)
+	}
+	if st := fx.status(t); st.DesiredNumberScheduled != 1 || st.ObservedGeneration != ds.Generation {
+		t.Fatalf("status %+v, want it updated despite the failed prune", st)
 	}
 }

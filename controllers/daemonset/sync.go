@@ -66,10 +66,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if ds.DeletionTimestamp != nil {
 		return nil // the garbage collector removes the pods
 	}
-	hash, err := c.syncHistory(ctx, ds, selector, pods)
+	hist, err := c.syncHistory(ctx, ds, selector, pods)
 	if err != nil {
 		return err
 	}
+	hash := hist.hash()
 
 	byNode := map[string][]*corev1.Pod{}
 	// Nodes whose daemon pod is still terminating. As in Kubernetes, without maxSurge the
@@ -187,6 +188,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// pods this sync is still creating or deleting.
 		if manageErr == nil && c.exp.Satisfied(key) {
 			manageErr = c.rollingUpdate(ctx, key, ds, nodes, pods, hash)
+		}
+		// Old revisions are pruned last, as in Kubernetes, so a revision that cannot be deleted
+		// holds up neither the pods nor the status. Pods this sync created run the current
+		// revision and pods it deleted are still in pods, so neither changes what is pruned.
+		if manageErr == nil {
+			manageErr = c.pruneHistory(ctx, ds, hist, pods)
 		}
 	}
 	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
