@@ -63,8 +63,11 @@ func runHollowNodes(ctx context.Context, o *agentOptions, capacity corev1.Resour
 	defer events.Stop()
 	agents := make([]*agent.Agent, len(names))
 	for i, name := range names {
-		a, err := agent.New(clients[i], fakeruntime.New(o.stopDelay), agent.Config{
-			NodeName: name, Capacity: capacity, Labels: labels, Logger: log, Recorder: events.For(name, clients[i]),
+		// One recorder for the node: the agent's Events and the runtime's
+		// (Killing on an image change) come from the same kubelet.
+		rec := events.For(name, clients[i])
+		a, err := agent.New(clients[i], fakeruntime.New(o.stopDelay, rec), agent.Config{
+			NodeName: name, Capacity: capacity, Labels: labels, Logger: log, Recorder: rec,
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
 			NodeInfo:  corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
 			// Where a real agent would keep local-path volumes: the

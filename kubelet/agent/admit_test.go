@@ -25,7 +25,7 @@ func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
 	rec := record.NewFakeRecorder(100)
 	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
 		corev1.ResourcePods: resource.MustParse("3")}
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Capacity: allocatable, Recorder: rec})
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n", Capacity: allocatable, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestAdmissionRefusesPodsThatDoNotFit(t *testing.T) {
 func TestAdmissionChecksNodeAffinity(t *testing.T) {
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
 	rec := record.NewFakeRecorder(100)
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Labels: map[string]string{"zone": "a"}, Recorder: rec})
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n", Labels: map[string]string{"zone": "a"}, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestAdmissionRefusesPortsTaintsAndOS(t *testing.T) {
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24",
 		Taints: []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}, {Key: "soft", Effect: corev1.TaintEffectNoSchedule}}}})
 	rec := record.NewFakeRecorder(100)
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Recorder: rec})
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n", Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

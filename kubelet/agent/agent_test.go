@@ -38,7 +38,7 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var agents []*agent.Agent
 	for _, name := range []string{"hollow-0", "hollow-1"} {
-		a, err := agent.New(client, fakeruntime.New(50*time.Millisecond), agent.Config{
+		a, err := agent.New(client, fakeruntime.New(50*time.Millisecond, nil), agent.Config{
 			NodeName: name, Labels: map[string]string{"zone": "a"}, LeaseDuration: 400 * time.Millisecond,
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}},
 		})
@@ -150,7 +150,7 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 	defer cancel2()
 	var again []*agent.Agent
 	for _, name := range []string{"hollow-0", "hollow-1"} {
-		a, _ := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: name})
+		a, _ := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: name})
 		again = append(again, a)
 	}
 	go agent.RunGroup(ctx2, again, 1)

@@ -38,7 +38,7 @@ func TestDeferredRuntimeReportsWhyAndOpensLater(t *testing.T) {
 		if !socketThere.Load() {
 			return nil, errors.New("containerd socket /nonexistent.sock not found")
 		}
-		return fakeruntime.New(0), nil
+		return fakeruntime.New(0, nil), nil
 	})
 	a, err := agent.New(client, rt, agent.Config{NodeName: "real-0", DaemonPort: 10250, RuntimeRetry: 50 * time.Millisecond,
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.11"}}})

@@ -59,7 +59,7 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := record.NewFakeRecorder(100)
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n", Pressure: m, Recorder: rec})
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n", Pressure: m, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestMemoryPressureConditionAndEviction(t *testing.T) {
 // pod CIDR here has room for a single pod.
 func TestEvictedPodReleasesItsIP(t *testing.T) {
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/30"}})
-	a, err := agent.New(client, fakeruntime.New(0), agent.Config{NodeName: "n"})
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,10 @@ import (
 // The real runtime is reached through a DeferredRuntime (opened once the
 // node has its pod CIDR): its finished pods give their IPs back too.
 func TestFinishedPodsReleaseTheirIPs(t *testing.T) {
-	t.Run("runtime", func(t *testing.T) { testFinishedPodsReleaseTheirIPs(t, fakeruntime.New(0)) })
+	t.Run("runtime", func(t *testing.T) { testFinishedPodsReleaseTheirIPs(t, fakeruntime.New(0, nil)) })
 	t.Run("deferred runtime", func(t *testing.T) {
 		testFinishedPodsReleaseTheirIPs(t, agent.NewDeferred("fake", func(context.Context, string) (agent.Runtime, error) {
-			return fakeruntime.New(0), nil
+			return fakeruntime.New(0, nil), nil
 		}))
 	})
 }
@@ -118,11 +118,11 @@ func (r *stopRecorder) stops(uid types.UID) int {
 // pod deleted later has its (stopped) containers removed.
 func TestFinishedPodsHoldNoIPsAfterARestart(t *testing.T) {
 	t.Run("runtime", func(t *testing.T) {
-		rec := &stopRecorder{Runtime: fakeruntime.New(0), stopped: map[types.UID]int{}, killed: map[types.UID]int{}}
+		rec := &stopRecorder{Runtime: fakeruntime.New(0, nil), stopped: map[types.UID]int{}, killed: map[types.UID]int{}}
 		testFinishedPodsHoldNoIPsAfterARestart(t, rec, rec)
 	})
 	t.Run("deferred runtime", func(t *testing.T) {
-		rec := &stopRecorder{Runtime: fakeruntime.New(0), stopped: map[types.UID]int{}, killed: map[types.UID]int{}}
+		rec := &stopRecorder{Runtime: fakeruntime.New(0, nil), stopped: map[types.UID]int{}, killed: map[types.UID]int{}}
 		testFinishedPodsHoldNoIPsAfterARestart(t, agent.NewDeferred("fake", func(context.Context, string) (agent.Runtime, error) {
 			return rec, nil
 		}), rec)

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 )
@@ -24,14 +25,18 @@ type Runtime struct {
 	// stopDelay is how long a container takes to exit after SIGTERM, capped
 	// by the pod's grace period (so deletion honours the grace period).
 	stopDelay time.Duration
+	// rec receives the Events the runtime itself causes (a container
+	// killed because its image changed); nil records none.
+	rec record.EventRecorder
 
-	mu      sync.Mutex
-	started map[types.UID]time.Time
+	mu   sync.Mutex
+	pods map[types.UID]*hollowPod
 }
 
-// New returns a hollow runtime whose containers take stopDelay to stop.
-func New(stopDelay time.Duration) *Runtime {
-	return &Runtime{stopDelay: stopDelay, started: map[types.UID]time.Time{}}
+// New returns a hollow runtime whose containers take stopDelay to stop and
+// which records its Events with rec (nil: none).
+func New(stopDelay time.Duration, rec record.EventRecorder) *Runtime {
+	return &Runtime{stopDelay: stopDelay, rec: rec, pods: map[types.UID]*hollowPod{}}
 }
 
 var _ agent.Runtime = (*Runtime)(nil)
@@ -71,98 +76,88 @@ func script(pod *corev1.Pod) (after time.Duration, code int32, ok bool) {
 	return after, code, true
 }
 
-// ResyncAfter tells the agent when a scripted pod's containers will exit, so
-// it looks again then; 0 for pods that run until deleted.
+// ResyncAfter tells the agent when a scripted pod's next app container
+// will exit, so it looks again then; 0 for pods that run until deleted.
 func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
 	after, _, ok := script(pod)
 	if !ok {
 		return 0
 	}
+	now := time.Now()
 	r.mu.Lock()
-	at, seen := r.started[pod.UID]
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	hp, seen := r.pods[pod.UID]
 	if !seen {
 		return 0
 	}
-	if left := time.Until(at.Add(after)); left > 0 {
-		return left
+	var soonest time.Duration
+	for _, c := range pod.Spec.Containers {
+		a, ok := hp.containers[c.Name]
+		if !ok {
+			continue
+		}
+		if left := a.startedAt.Add(after).Sub(now); left > 0 && (soonest == 0 || left < soonest) {
+			soonest = left
+		}
 	}
-	return 0
+	return soonest
 }
 
 // SyncPod reports init containers completed and app containers running and
 // ready since the pod was first seen (or exited, when scripted so), their
-// images already present.
+// images already present. A running app container or sidecar whose image
+// a pod update changed is restarted from the new image, as the kubelet
+// restarts a container whose spec hash changed.
 func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.PodState, error) {
-	r.mu.Lock()
-	at, ok := r.started[pod.UID]
-	if !ok {
-		at = time.Now()
-		if pod.Status.StartTime != nil { // adopted after an agent restart
-			at = pod.Status.StartTime.Time
-		}
-		r.started[pod.UID] = at
+	st, killed := r.observe(pod, true)
+	for _, c := range killed {
+		r.recordKilling(pod, c)
 	}
-	r.mu.Unlock()
-	started := metav1.NewTime(at)
 	// Every image is "present": the kubelet's Pulled Event for IfNotPresent.
-	st := agent.PodState{Pulled: make(map[string]string, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))}
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			st.Pulled[c.Name] = fmt.Sprintf("Container image %q already present on machine", c.Image)
+	st.Pulled = make(map[string]string, len(st.InitContainers)+len(st.Containers))
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainers, st.Containers} {
+		for _, s := range list {
+			st.Pulled[s.Name] = fmt.Sprintf("Container image %q already present on machine", s.Image)
 		}
-	}
-	after, code, scripted := script(pod)
-	exited := scripted && !time.Now().Before(at.Add(after))
-	// Once the app containers have exited for good (they are not restarted
-	// under Never, nor under OnFailure with 0), the kubelet stops the
-	// sidecars: they end as processes without a SIGTERM handler do.
-	finished := exited && (pod.Spec.RestartPolicy == corev1.RestartPolicyNever ||
-		pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && code == 0)
-	for _, c := range pod.Spec.InitContainers {
-		s := status(pod, c)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			if finished {
-				s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error", StartedAt: started,
-					FinishedAt: metav1.NewTime(at.Add(after)), ContainerID: s.ContainerID}
-			} else {
-				s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
-				s.Ready, s.Started = true, ptrTrue()
-			}
-		} else {
-			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: started, ContainerID: s.ContainerID}
-		}
-		st.InitContainers = append(st.InitContainers, s)
-	}
-	for _, c := range pod.Spec.Containers {
-		s := status(pod, c)
-		if exited {
-			reason := "Completed"
-			if code != 0 {
-				reason = "Error"
-			}
-			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: started,
-				FinishedAt: metav1.NewTime(at.Add(after)), ContainerID: s.ContainerID}
-		} else {
-			s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
-			s.Ready, s.Started = true, ptrTrue()
-		}
-		st.Containers = append(st.Containers, s)
 	}
 	return st, nil
 }
 
-func status(pod *corev1.Pod, c corev1.Container) corev1.ContainerStatus {
-	return corev1.ContainerStatus{
-		Name:        c.Name,
-		Image:       c.Image,
-		ImageID:     "fake://" + c.Image,
-		ContainerID: fmt.Sprintf("fake://%s/%s", pod.UID, c.Name),
-		Started:     new(bool),
+// observe reports the pod's containers as they are now, first seeing the
+// pod if it is new; with restart, it first restarts the running app
+// containers and sidecars whose image changed and returns them.
+func (r *Runtime) observe(pod *corev1.Pod, restart bool) (agent.PodState, []*corev1.Container) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hp, ok := r.pods[pod.UID]
+	if !ok {
+		at := now
+		if pod.Status.StartTime != nil { // adopted after an agent restart
+			at = pod.Status.StartTime.Time
+		}
+		hp = &hollowPod{started: at, containers: map[string]*attempt{}}
+		r.pods[pod.UID] = hp
 	}
+	var killed []*corev1.Container
+	if restart {
+		killed = hp.restartChanged(pod, now)
+	}
+	return hp.state(pod, now), killed
 }
 
-func ptrTrue() *bool { b := true; return &b }
+// recordKilling records the Killing Event of a container restarted because
+// its image changed, in the kubelet's words.
+func (r *Runtime) recordKilling(pod *corev1.Pod, c *corev1.Container) {
+	if r.rec == nil {
+		return
+	}
+	message := fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
+	if isSidecar(c) {
+		message = fmt.Sprintf("Init container %s definition changed", c.Name) // the kubelet's words for a sidecar
+	}
+	r.rec.Event(agent.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", message)
+}
 
 // StopPod stops the containers as KillPod does and reports how they ended: a
 // scripted exit that came first as scripted, every other container as a
@@ -170,12 +165,12 @@ func ptrTrue() *bool { b := true; return &b }
 // started reports nothing.
 func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (agent.PodState, error) {
 	r.mu.Lock()
-	_, seen := r.started[pod.UID]
+	_, seen := r.pods[pod.UID]
 	r.mu.Unlock()
 	var st agent.PodState
 	if seen {
-		st, _ = r.SyncPod(ctx, pod, "")
-		st.Pulled = nil
+		// As they are: a pod being stopped has nothing restarted.
+		st, _ = r.observe(pod, false)
 	}
 	if err := r.KillPod(ctx, pod, grace); err != nil {
 		return agent.PodState{}, err
@@ -205,7 +200,7 @@ var _ agent.SandboxStopper = (*Runtime)(nil)
 // KillPod waits for the containers to "exit": stopDelay, capped by grace.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) error {
 	r.mu.Lock()
-	delete(r.started, pod.UID)
+	delete(r.pods, pod.UID)
 	r.mu.Unlock()
 	if d := min(r.stopDelay, grace); d > 0 {
 		select {

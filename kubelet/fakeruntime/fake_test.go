@@ -2,12 +2,15 @@ package fakeruntime
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 )
 
 func scripted(after, code string) *corev1.Pod {
@@ -22,7 +25,7 @@ func scripted(after, code string) *corev1.Pod {
 }
 
 func TestScriptedExit(t *testing.T) {
-	r := New(0)
+	r := New(0, nil)
 	ctx := context.Background()
 
 	pod := scripted("150ms", "3")
@@ -54,7 +57,7 @@ func TestScriptedExit(t *testing.T) {
 }
 
 func TestUnscriptedAndMalformedPodsRun(t *testing.T) {
-	r := New(0)
+	r := New(0, nil)
 	for _, pod := range []*corev1.Pod{
 		{ObjectMeta: metav1.ObjectMeta{UID: "plain"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}},
 		scripted("soon", ""),
@@ -94,10 +97,136 @@ func TestSidecarsStopWhenThePodCompletes(t *testing.T) {
 		pod.UID = types.UID("uid-" + string(tc.policy) + tc.code)
 		pod.Spec.RestartPolicy = tc.policy
 		pod.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "example.com/proxy", RestartPolicy: &always}}
-		st, _ := New(0).SyncPod(context.Background(), pod, "10.42.0.2")
+		st, _ := New(0, nil).SyncPod(context.Background(), pod, "10.42.0.2")
 		proxy := st.InitContainers[0]
 		if stopped := proxy.State.Terminated != nil; stopped != tc.stopped || (stopped && (proxy.Ready || *proxy.Started)) {
 			t.Errorf("%s, exit %s: sidecar %+v ready=%v, want stopped=%v", tc.policy, tc.code, proxy.State, proxy.Ready, tc.stopped)
 		}
+	}
+}
+
+// drain returns the Events recorded so far.
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func imagePod() *corev1.Pod {
+	always := corev1.ContainerRestartPolicyAlways
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-images"},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{
+				{Name: "setup", Image: "example.com/setup:1"},
+				{Name: "proxy", Image: "example.com/proxy:1", RestartPolicy: &always},
+			},
+			Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}},
+		},
+	}
+}
+
+// A pod update that changes the image of a running sidecar or app
+// container restarts it from the new image, as the kubelet restarts a
+// container whose spec hash changed: restartCount + 1, the killed attempt
+// as lastState (143, as the containerd runtime reports a container it
+// stopped), a Killing Event in the kubelet's words, a new container ID. A
+// completed init container is not run again and keeps reporting the image
+// it ran.
+func TestImageChangeRestartsSidecarsAndAppContainers(t *testing.T) {
+	rec := record.NewFakeRecorder(100)
+	r := New(0, rec)
+	ctx := context.Background()
+	pod := imagePod()
+	first, err := r.SyncPod(ctx, pod, "10.42.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pod.Spec.InitContainers[1].Image = "example.com/proxy:2"
+	st, _ := r.SyncPod(ctx, pod, "10.42.0.2")
+	proxy, was := st.InitContainers[1], first.InitContainers[1]
+	if proxy.Image != "example.com/proxy:2" || proxy.ImageID != "fake://example.com/proxy:2" || proxy.RestartCount != 1 ||
+		proxy.State.Running == nil || proxy.ContainerID == was.ContainerID {
+		t.Fatalf("sidecar after its image changed: %+v", proxy)
+	}
+	last := proxy.LastTerminationState.Terminated
+	if last == nil || last.ExitCode != 143 || last.Reason != "Error" || last.ContainerID != was.ContainerID ||
+		!last.StartedAt.Equal(&was.State.Running.StartedAt) {
+		t.Fatalf("sidecar's lastState: %+v", proxy.LastTerminationState)
+	}
+	if got := st.Pulled["proxy"]; got != `Container image "example.com/proxy:2" already present on machine` {
+		t.Errorf("Pulled for the new attempt: %q", got)
+	}
+	if app := st.Containers[0]; app.RestartCount != 0 || app.ContainerID != first.Containers[0].ContainerID {
+		t.Errorf("app container restarted with the sidecar: %+v", app)
+	}
+	if got, want := drain(rec), []string{"Normal Killing Init container proxy definition changed"}; !slices.Equal(got, want) {
+		t.Errorf("Events = %q, want %q", got, want)
+	}
+
+	st, _ = r.SyncPod(ctx, pod, "10.42.0.2")
+	if proxy := st.InitContainers[1]; proxy.RestartCount != 1 || len(drain(rec)) != 0 {
+		t.Errorf("sidecar restarted again with its image unchanged: %+v", proxy)
+	}
+
+	pod.Spec.Containers[0].Image = "example.com/app:2"
+	st, _ = r.SyncPod(ctx, pod, "10.42.0.2")
+	if app := st.Containers[0]; app.Image != "example.com/app:2" || app.RestartCount != 1 || app.State.Running == nil ||
+		app.LastTerminationState.Terminated == nil || app.LastTerminationState.Terminated.ExitCode != 143 {
+		t.Fatalf("app container after its image changed: %+v", app)
+	}
+	if got, want := drain(rec), []string{"Normal Killing Container app definition changed, will be restarted"}; !slices.Equal(got, want) {
+		t.Errorf("Events = %q, want %q", got, want)
+	}
+
+	pod.Spec.InitContainers[0].Image = "example.com/setup:2"
+	st, _ = r.SyncPod(ctx, pod, "10.42.0.2")
+	if setup := st.InitContainers[0]; setup.Image != "example.com/setup:1" || setup.ImageID != "fake://example.com/setup:1" ||
+		setup.RestartCount != 0 || setup.State.Terminated == nil || setup.State.Terminated.Reason != "Completed" {
+		t.Errorf("completed init container after its image changed: %+v", setup)
+	}
+	if events := drain(rec); len(events) != 0 {
+		t.Errorf("Events for a completed init container: %q", events)
+	}
+}
+
+// Containers that are no longer running are not restarted by an image
+// change — app containers that exited under restartPolicy Never, and the
+// sidecars the pod's end stopped — and report the image they ran; nor is
+// a pod being stopped.
+func TestImageChangeLeavesStoppedContainers(t *testing.T) {
+	rec := record.NewFakeRecorder(100)
+	r := New(0, rec)
+	ctx := context.Background()
+	pod := imagePod()
+	pod.Annotations = map[string]string{ExitAfterAnnotation: "0s"}
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	r.SyncPod(ctx, pod, "10.42.0.2")
+	pod.Spec.InitContainers[1].Image = "example.com/proxy:2"
+	pod.Spec.Containers[0].Image = "example.com/app:2"
+	st, _ := r.SyncPod(ctx, pod, "10.42.0.2")
+	for _, s := range []corev1.ContainerStatus{st.InitContainers[1], st.Containers[0]} {
+		if s.State.Terminated == nil || s.RestartCount != 0 || !strings.HasSuffix(s.Image, ":1") {
+			t.Errorf("%s: %+v", s.Name, s)
+		}
+	}
+
+	running := imagePod()
+	running.UID = "uid-stopping"
+	r.SyncPod(ctx, running, "10.42.0.3")
+	running.Spec.Containers[0].Image = "example.com/app:2"
+	st, _ = r.StopPod(ctx, running, time.Second)
+	if app := st.Containers[0]; app.RestartCount != 0 || app.Image != "example.com/app:1" || app.State.Terminated == nil {
+		t.Errorf("app container of a pod being stopped: %+v", app)
+	}
+	if events := drain(rec); len(events) != 0 {
+		t.Errorf("Events: %q", events)
 	}
 }
