@@ -983,6 +983,12 @@ func TestChangedImageRestartsSidecarsAndAppContainers(t *testing.T) {
 		if s := st.InitContainers[0]; s.ContainerID != setupID || s.State.Terminated == nil || s.RestartCount != 0 {
 			t.Errorf("after the %s's change, setup: %+v (%s, %d restarts), want %s completed, not run again", step.name, s.State, s.ContainerID, s.RestartCount, setupID)
 		}
+		if s := st.InitContainers[0]; s.Image != testimage.Ref {
+			t.Errorf("after the %s's change, setup reports image %s, want %s, the one it ran", step.name, s.Image, testimage.Ref)
+		}
+		if c.Image != v2 {
+			t.Errorf("%s restarted reports image %s, want %s", step.name, c.Image, v2)
+		}
 		if found := waitEvent(rec, step.event); !found {
 			t.Errorf("no event %q", step.event)
 		}

@@ -32,7 +32,7 @@ func report(c *corev1.Container, s krt.ContainerStatus, previous *krt.ContainerS
 	running := s.State == krt.StateRunning
 	st := corev1.ContainerStatus{
 		Name:         c.Name,
-		Image:        c.Image,
+		Image:        ranImage(c, s),
 		ImageID:      s.Labels[labelImageID],
 		ContainerID:  "containerd://" + s.ID,
 		RestartCount: int32(s.Attempt),
@@ -66,4 +66,16 @@ func report(c *corev1.Container, s krt.ContainerStatus, previous *krt.ContainerS
 		}
 	}
 	return st
+}
+
+// ranImage is the image container s was created from, as the kubelet
+// reports the runtime's rather than the spec's: a pod update may have
+// changed the spec since (an init container that completed is not run
+// again), and the image ID is the old one's too. A container created
+// before the spec's image was recorded reports c's.
+func ranImage(c *corev1.Container, s krt.ContainerStatus) string {
+	if image, recorded := s.Labels[labelSpecImage]; recorded {
+		return image
+	}
+	return c.Image
 }
