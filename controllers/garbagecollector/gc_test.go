@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
 )
 
@@ -231,21 +233,28 @@ func TestForegroundCascadesThroughLevels(t *testing.T) {
 	})
 }
 
+// serveWidgets defines the namespaced custom resource widgets.gc.example.com and returns it; it
+// is served a moment later.
+func serveWidgets(t *testing.T, dyn dynamic.Interface) schema.GroupVersionResource {
+	t.Helper()
+	crd := &unstructured.Unstructured{}
+	if err := crd.UnmarshalJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+	"metadata":{"name":"widgets.gc.example.com"},
+	"spec":{"group":"gc.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
+	"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crdGVR).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return schema.GroupVersionResource{Group: "gc.example.com", Version: "v1", Resource: "widgets"}
+}
+
 func TestCustomResourceOwner(t *testing.T) {
 	bothWays(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		crd := &unstructured.Unstructured{}
-		if err := crd.UnmarshalJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-		"metadata":{"name":"widgets.gc.example.com"},
-		"spec":{"group":"gc.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
-		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`)); err != nil {
-			t.Fatal(err)
-		}
-		crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-		if _, err := e.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		widgets := schema.GroupVersionResource{Group: "gc.example.com", Version: "v1", Resource: "widgets"}
+		widgets := serveWidgets(t, e.dyn)
 		var w *unstructured.Unstructured
 		waitFor(t, "the widget resource to be served", func() bool {
 			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
@@ -422,4 +431,130 @@ func TestMonitorsOutliveAFailedGroupDiscovery(t *testing.T) {
 	if c.monitorFor(schema.GroupResource{Resource: "configmaps"}) == nil {
 		t.Error("the configmaps monitor was stopped")
 	}
+}
+
+// heldList holds the list and watch calls of one resource until release is
+// closed (an informer lists either way, by a list or by a watch sending the
+// initial objects), as an informer slow to list on a loaded machine: its
+// monitor has not seen the resource's objects meanwhile. Every other call
+// goes through.
+type heldList struct {
+	metadata.Interface
+	gvr     schema.GroupVersionResource
+	release chan struct{}
+}
+
+func (h *heldList) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	g := h.Interface.Resource(gvr)
+	if gvr != h.gvr {
+		return g
+	}
+	return heldGetter{Getter: g, release: h.release}
+}
+
+type heldGetter struct {
+	metadata.Getter
+	release <-chan struct{}
+}
+
+func (g heldGetter) Namespace(ns string) metadata.ResourceInterface {
+	return heldResource{ResourceInterface: g.Getter.Namespace(ns), release: g.release}
+}
+
+func (g heldGetter) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return heldResource{ResourceInterface: g.Getter, release: g.release}.List(ctx, opts)
+}
+
+func (g heldGetter) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return heldResource{ResourceInterface: g.Getter, release: g.release}.Watch(ctx, opts)
+}
+
+type heldResource struct {
+	metadata.ResourceInterface
+	release <-chan struct{}
+}
+
+func (r heldResource) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
+	return r.ResourceInterface.List(ctx, opts)
+}
+
+func (r heldResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
+	return r.ResourceInterface.Watch(ctx, opts)
+}
+
+func (r heldResource) wait(ctx context.Context) error {
+	select {
+	case <-r.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// An owner whose monitor has not listed yet can be deleted before it does:
+// the monitor never sees it, and no deletion event brings back a dependent
+// kept for it on a live read. The dependent must be judged again until the
+// owner is seen or gone (seen as a rare failure of TestCustomResourceOwner on
+// a loaded machine, where the widgets monitor started just before the owner
+// was deleted and listed just after).
+func TestDependentOfAnOwnerNotYetSeenIsJudgedAgain(t *testing.T) {
+	srv := apiservertest.Start(t)
+	client := kubernetes.NewForConfigOrDie(srv.Config)
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	widgets := serveWidgets(t, dyn)
+	var owner *unstructured.Unstructured
+	waitFor(t, "the widget resource to be served", func() bool {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
+		var err error
+		owner, err = dyn.Resource(widgets).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+		return err == nil
+	})
+
+	held := &heldList{Interface: metadata.NewForConfigOrDie(srv.Config), gvr: widgets, release: make(chan struct{})}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := New(client.Discovery(), held, record.NewFakeRecorder(100), Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "widgets to be discovered and monitored", func() bool {
+		return c.resyncMonitors(ctx) == nil && c.monitorFor(widgets.GroupResource()) != nil
+	})
+	configMaps := c.monitorFor(schema.GroupResource{Resource: "configmaps"})
+	waitFor(t, "the configmaps monitor to list", func() bool { return configMaps.informer.HasSynced() })
+	e := &env{client: client}
+	dependent := e.configMap(t, "of-widget", metav1.OwnerReference{APIVersion: "gc.example.com/v1", Kind: "Widget", Name: "w", UID: owner.GetUID()})
+
+	// Judge the dependent once, as a worker would, while its owner exists and
+	// the widgets monitor has not listed it.
+	want := itemOf(configMaps, &metav1.PartialObjectMetadata{ObjectMeta: dependent.ObjectMeta}).key()
+	for judged := false; !judged; {
+		key, _ := c.queue.Get()
+		if err := c.sync(ctx, key); err != nil {
+			c.queue.AddRateLimited(key) // as the runner does with a failed key
+		}
+		c.queue.Done(key)
+		judged = key == want
+	}
+
+	// The owner goes before its monitor lists: the monitor never sees it.
+	if err := dyn.Resource(widgets).Namespace(ns).Delete(ctx, "w", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	waitFor(t, "the widgets monitor to list", func() bool { return c.monitorFor(widgets.GroupResource()).informer.HasSynced() })
+	done := make(chan struct{})
+	go func() { runner.RunRetryingForever(ctx, Name, c.queue, 1, c.sync, log); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the dependent of the deleted owner to be collected", func() bool { return e.get(t, "of-widget") == nil })
 }

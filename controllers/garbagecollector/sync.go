@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -140,11 +141,19 @@ func (c *Controller) allOwnersSolidInCache(t target, o *metav1.PartialObjectMeta
 type ownerState int
 
 const (
-	ownerSolid   ownerState = iota // exists and is not waiting for its dependents
-	ownerAbsent                    // gone, replaced, or not a valid owner for this object
-	ownerWaiting                   // being deleted in the foreground
-	ownerInvalid                   // namespaced, of a cluster-scoped dependent: not a reference the collector acts on
+	ownerSolid      ownerState = iota // exists and is not waiting for its dependents
+	ownerAbsent                       // gone, replaced, or not a valid owner for this object
+	ownerWaiting                      // being deleted in the foreground
+	ownerInvalid                      // namespaced, of a cluster-scoped dependent: not a reference the collector acts on
+	ownerUnobserved                   // exists, but only a live read says so: its monitor has not seen it yet
 )
+
+// errOwnerUnobserved makes a dependent kept for an owner its monitor has not seen be judged again
+// (with backoff, as Kubernetes requeues an owner "not observed via informer yet"). Only the owner's
+// deletion event would bring the dependent back, and a monitor that has not seen an object may
+// never send one: the owner's resource was discovered a moment ago and its first list runs
+// after the owner is gone, or the owner came and went while the watch was being re-established.
+var errOwnerUnobserved = errors.New("an owner exists but its monitor has not seen it yet")
 
 func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.OwnerReference) (ownerState, error) {
 	ot, err := c.resolve(ownerItem(ref, dep.namespace))
@@ -160,7 +169,8 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 		return ownerInvalid, nil
 	}
 	owner := c.cached(ot)
-	if owner == nil {
+	observed := owner != nil
+	if !observed {
 		// The cache may not have seen the owner yet: only a live read may call it gone.
 		if owner, err = c.live(ctx, ot); err != nil {
 			return ownerSolid, err
@@ -171,6 +181,8 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 		return ownerAbsent, nil
 	case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents):
 		return ownerWaiting, nil
+	case !observed:
+		return ownerUnobserved, nil
 	}
 	return ownerSolid, nil
 }
@@ -178,7 +190,7 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 // collect handles a dependent that is not being deleted.
 func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialObjectMetadata) error {
 	var solid, gone []metav1.OwnerReference
-	waiting := 0
+	waiting, unobserved := 0, 0
 	for _, r := range obj.OwnerReferences {
 		st, err := c.ownerState(ctx, t, r)
 		if err != nil {
@@ -186,6 +198,9 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 		}
 		switch st {
 		case ownerSolid:
+			solid = append(solid, r)
+		case ownerUnobserved:
+			unobserved++
 			solid = append(solid, r)
 		case ownerAbsent:
 			gone = append(gone, r)
@@ -197,15 +212,12 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 		}
 	}
 	if len(solid) > 0 {
-		if len(gone) == 0 {
-			return nil
-		}
-		// Keep the object for its live owners; forget the others.
-		if err := c.removeOwnerRefs(ctx, t, obj, gone); err != nil {
+		if err := c.forgetGoneOwners(ctx, t, obj, gone); err != nil {
 			return err
 		}
-		c.recorder.Eventf(objRef(t), corev1.EventTypeNormal, ReasonOwnerRefsRemoved,
-			"Removed %d owner reference(s) to owners that are gone or being deleted", len(gone))
+		if unobserved > 0 {
+			return fmt.Errorf("%s kept: %w", t.item, errOwnerUnobserved)
+		}
 		return nil
 	}
 	policy := metav1.DeletePropagationBackground
@@ -251,6 +263,19 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 	}
 	c.recorder.Eventf(objRef(t), corev1.EventTypeNormal, ReasonDeleted,
 		"Deleted (propagation %s): every owner is gone or being deleted (%s)", policy, ownerList(obj.OwnerReferences))
+	return nil
+}
+
+// forgetGoneOwners drops the references to gone owners from an object kept for its live ones.
+func (c *Controller) forgetGoneOwners(ctx context.Context, t target, obj *metav1.PartialObjectMetadata, gone []metav1.OwnerReference) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := c.removeOwnerRefs(ctx, t, obj, gone); err != nil {
+		return err
+	}
+	c.recorder.Eventf(objRef(t), corev1.EventTypeNormal, ReasonOwnerRefsRemoved,
+		"Removed %d owner reference(s) to owners that are gone or being deleted", len(gone))
 	return nil
 }
 
