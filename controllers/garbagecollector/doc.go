@@ -25,5 +25,7 @@
 // they succeed.
 //
 // Owners are looked up in the monitors' caches first and confirmed with a live GET before anything
-// is deleted, so a cache that has not seen a new owner yet never causes a deletion.
+// is deleted, so a cache that has not seen a new owner yet never causes a deletion. A dependent
+// kept for an owner only the live GET knows of is looked at again until the owner's monitor sees it
+// (or it is gone): until then no deletion event of that owner is sure to come.
 package garbagecollector
