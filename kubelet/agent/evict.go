@@ -55,8 +55,7 @@ func (a *Agent) ActivePods() []*corev1.Pod {
 	for _, obj := range a.indexer.List() {
 		p := obj.(*corev1.Pod)
 		key, err := cache.MetaNamespaceKeyFunc(p)
-		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] || podFinished(p) {
 			continue
 		}
 		if t := a.tracked[key]; t == nil || t.UID != p.UID {
@@ -336,7 +335,7 @@ func (a *Agent) writeTerminated(ctx context.Context, pod *corev1.Pod, final *Pod
 		if err != nil {
 			return err
 		}
-		if cur.UID != pod.UID || cur.Status.Phase == corev1.PodSucceeded || cur.Status.Phase == corev1.PodFailed {
+		if cur.UID != pod.UID || podFinished(cur) {
 			return nil
 		}
 		if final != nil && len(final.InitContainers)+len(final.Containers) > 0 {
