@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -158,16 +157,15 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, fldPath *field.Path) f
 
 func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstraint, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := sets.New[string]()
 	for i, c := range constraints {
 		p := fldPath.Index(i)
 		if c.MaxSkew <= 0 {
 			errs = append(errs, field.Invalid(p.Child("maxSkew"), c.MaxSkew, "must be greater than zero"))
 		}
+		// Only required, as Kubernetes checks it: a key no node label can
+		// carry leaves the constraint unsatisfiable rather than invalid.
 		if c.TopologyKey == "" {
 			errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
-		} else {
-			errs = append(errs, validateLabelName(c.TopologyKey, p.Child("topologyKey"))...)
 		}
 		switch c.WhenUnsatisfiable {
 		case corev1.DoNotSchedule, corev1.ScheduleAnyway:
@@ -183,18 +181,40 @@ func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstr
 					fmt.Sprintf("can only use minDomains if whenUnsatisfiable=%s, not %s", corev1.DoNotSchedule, c.WhenUnsatisfiable)))
 			}
 		}
+		errs = append(errs, validateNodeInclusionPolicy(c.NodeAffinityPolicy, p.Child("nodeAffinityPolicy"))...)
+		errs = append(errs, validateNodeInclusionPolicy(c.NodeTaintsPolicy, p.Child("nodeTaintsPolicy"))...)
 		if c.LabelSelector != nil {
 			errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
 		}
-		// One constraint per (topologyKey, whenUnsatisfiable): two would
-		// contradict each other.
-		key := c.TopologyKey + "/" + string(c.WhenUnsatisfiable)
-		if seen.Has(key) {
-			errs = append(errs, field.Duplicate(p, fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+	}
+	// One constraint per (topologyKey, whenUnsatisfiable): two would
+	// contradict each other. Reported on the first of a pair, at the
+	// path Kubernetes names, so clients matching on it find it.
+	for i, c := range constraints {
+		for _, later := range constraints[i+1:] {
+			if c.TopologyKey == later.TopologyKey && c.WhenUnsatisfiable == later.WhenUnsatisfiable {
+				errs = append(errs, field.Duplicate(fldPath.Index(i).Child("{topologyKey, whenUnsatisfiable}"),
+					fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+				break
+			}
 		}
-		seen.Insert(key)
 	}
 	return errs
+}
+
+// validateNodeInclusionPolicy checks nodeAffinityPolicy and
+// nodeTaintsPolicy: unset (the scheduler's default) or one of the two
+// policies.
+func validateNodeInclusionPolicy(policy *corev1.NodeInclusionPolicy, fldPath *field.Path) field.ErrorList {
+	if policy == nil {
+		return nil
+	}
+	switch *policy {
+	case corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(fldPath, *policy,
+		[]corev1.NodeInclusionPolicy{corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore})}
 }
 
 // validateIdentity checks a uid/gid field: Linux ids, non-negative int32.

@@ -131,6 +131,23 @@ func TestValidatePod(t *testing.T) {
 		{name: "topology spread maxSkew 0", obj: podWith(func(p *corev1.Pod) {
 			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
 		}), want: []want{{"spec.topologySpreadConstraints[0].maxSkew", invalid}}},
+		// Kubernetes only requires a topology key: one no node label can
+		// carry makes the constraint unsatisfiable, not the pod invalid.
+		{name: "topology spread key not a label name", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "not a label", WhenUnsatisfiable: corev1.DoNotSchedule}}
+		})},
+		{name: "topology spread repeated key and action", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{
+				{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.DoNotSchedule},
+				{MaxSkew: 2, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway},
+				{MaxSkew: 3, TopologyKey: "zone", WhenUnsatisfiable: corev1.DoNotSchedule},
+			}
+		}), want: []want{{"spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}", duplicate}}},
+		{name: "topology spread node inclusion policies", obj: podWith(func(p *corev1.Pod) {
+			honor, bad := corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicy("Sometimes")
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.DoNotSchedule,
+				NodeAffinityPolicy: &honor, NodeTaintsPolicy: &bad}}
+		}), want: []want{{"spec.topologySpreadConstraints[0].nodeTaintsPolicy", notSupported}}},
 		{name: "negative runAsUser", obj: podWith(func(p *corev1.Pod) {
 			uid := int64(-1)
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
