@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/crashloop"
 	"github.com/skiffkube/skiff/kubelet/network"
 	"github.com/skiffkube/skiff/kubelet/prober"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
@@ -48,11 +49,11 @@ const (
 	labelSpecImage = "skiff.io/spec-image"
 )
 
-// CrashLoopBackOff timing, as the kubelet's.
+// Image pull back-off timing, as the kubelet's (CrashLoopBackOff's is
+// kubelet/crashloop's).
 const (
 	backoffInitial = 10 * time.Second
 	backoffMax     = 5 * time.Minute
-	backoffReset   = 10 * time.Minute
 )
 
 // Defaults for Config's zero values.
@@ -481,15 +482,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 		if !restart {
 			return report(c, latest, previous)
 		}
-		level := atoi(latest.Labels[labelBackoffLevel])
-		if latest.FinishedAt.Sub(latest.StartedAt) >= backoffReset {
-			level = 0
-		}
-		delay := backoffInitial << uint(min(level, 5))
-		if delay > backoffMax {
-			delay = backoffMax
-		}
-		next := level + 1 // the new attempt's back-off level
+		delay, next := crashloop.Next(atoi(latest.Labels[labelBackoffLevel]), latest.FinishedAt.Sub(latest.StartedAt))
 		if changed {
 			// A new definition starts at once, its back-off afresh: the
 			// kubelet keys back-off by the container's spec hash.
@@ -499,10 +492,7 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 			sc.recheckIn(wait)
 			st := report(c, latest, nil)
 			st.LastTerminationState = st.State
-			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-				Reason:  "CrashLoopBackOff",
-				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, sc.pod.Name, sc.pod.Namespace, sc.pod.UID),
-			}}
+			st.State = corev1.ContainerState{Waiting: crashloop.Waiting(sc.pod, c.Name, delay)}
 			st.Ready = false
 			return st
 		}
