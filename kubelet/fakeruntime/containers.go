@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/crashloop"
 )
 
 // hollowPod is what the runtime remembers of a pod it has seen.
@@ -20,6 +21,7 @@ type hollowPod struct {
 // attempt is one run of a container: what a real runtime's container is.
 type attempt struct {
 	n         int32  // how many attempts came before: the restart count
+	level     int    // its CrashLoopBackOff level (crashloop.Next)
 	image     string // the image it was started from
 	startedAt time.Time
 	// last is how the attempt before it ended (lastState), if any.
@@ -58,13 +60,81 @@ func appExited(pod *corev1.Pod, a *attempt, now time.Time) bool {
 	return ok && !now.Before(at)
 }
 
+// restarts says whether the pod's restartPolicy restarts an app container
+// that exited with code: Always (also when unset, the API's default) does,
+// OnFailure when it failed, Never does not.
+func restarts(pod *corev1.Pod, code int32) bool {
+	switch pod.Spec.RestartPolicy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return code != 0
+	}
+	return true
+}
+
+// backOff says, for app container attempt a that exited at exit and is to
+// be restarted, how long it waits and the level of the next attempt.
+func (a *attempt) backOff(exit time.Time) (time.Duration, int) {
+	return crashloop.Next(a.level, exit.Sub(a.startedAt))
+}
+
+// nextChange says when app container attempt a next changes on its own as
+// of now: it exits, or its back-off after the exit ends; ok is false when
+// it runs until stopped or has exited for good.
+func (a *attempt) nextChange(pod *corev1.Pod, now time.Time) (time.Time, bool) {
+	exit, code, ok := exitAt(pod, a)
+	switch {
+	case !ok:
+		return time.Time{}, false
+	case now.Before(exit):
+		return exit, true
+	case !restarts(pod, code):
+		return time.Time{}, false
+	}
+	delay, _ := a.backOff(exit)
+	return exit.Add(delay), true
+}
+
+// exited is how attempt a of container name ended with code at exit.
+func (a *attempt) exited(pod *corev1.Pod, name string, exit time.Time, code int32) *corev1.ContainerStateTerminated {
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	return &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(a.startedAt),
+		FinishedAt: metav1.NewTime(exit), ContainerID: containerID(pod, name, a.n)}
+}
+
+// advance plays app container c's crash loop up to now as the kubelet
+// would have played it: each attempt that exited and is to be restarted
+// waits its back-off from its exit, then the next one starts (restart
+// count + 1, the exit as its lastState, from the image the container ran).
+// Playing it from the times alone also rebuilds the loop of a pod adopted
+// after an agent restart.
+func (hp *hollowPod) advance(pod *corev1.Pod, c *corev1.Container, now time.Time) {
+	for {
+		a := hp.attemptOf(c)
+		exit, code, ok := exitAt(pod, a)
+		if !ok || now.Before(exit) || !restarts(pod, code) {
+			return
+		}
+		delay, level := a.backOff(exit)
+		resume := exit.Add(delay)
+		if now.Before(resume) {
+			return
+		}
+		hp.containers[c.Name] = &attempt{n: a.n + 1, level: level, image: a.image, startedAt: resume,
+			last: a.exited(pod, c.Name, exit, code)}
+	}
+}
+
 // finishedAt says whether the pod's app containers have exited for good by
 // now (they are not restarted under Never, nor under OnFailure with 0),
 // and when the last one did: the kubelet then stops the sidecars.
 func (hp *hollowPod) finishedAt(pod *corev1.Pod, now time.Time) (time.Time, bool) {
 	after, code, scripted := script(pod)
-	if !scripted || !(pod.Spec.RestartPolicy == corev1.RestartPolicyNever ||
-		pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && code == 0) {
+	if !scripted || restarts(pod, code) {
 		return time.Time{}, false
 	}
 	last := hp.started.Add(after) // no attempt exits sooner
@@ -82,16 +152,24 @@ func (hp *hollowPod) finishedAt(pod *corev1.Pod, now time.Time) (time.Time, bool
 
 // restartChanged restarts, as the kubelet restarts a container whose spec
 // hash changed, every running app container and sidecar whose image is no
-// longer the spec's, and returns them. Init containers that are not
-// sidecars have completed and are not run again; a container that exited
-// stays as it ended.
+// longer the spec's, and returns them. An app container backing off starts
+// from the new image at once, its back-off afresh (the kubelet keys
+// back-off by the spec hash); one that exited for good stays as it ended,
+// and so do init containers that are not sidecars, which completed.
 func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Container {
 	var killed []*corev1.Container
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		if a := hp.attemptOf(c); a.image != c.Image && !appExited(pod, a, now) {
+		a := hp.attemptOf(c)
+		if a.image == c.Image {
+			continue
+		}
+		switch exit, code, ok := exitAt(pod, a); {
+		case !ok || now.Before(exit):
 			hp.restart(pod, c, now)
 			killed = append(killed, c)
+		case restarts(pod, code):
+			hp.containers[c.Name] = &attempt{n: a.n + 1, image: c.Image, startedAt: now, last: a.exited(pod, c.Name, exit, code)}
 		}
 	}
 	// App containers first: one just restarted keeps the pod from being
@@ -128,8 +206,11 @@ func containerID(pod *corev1.Pod, name string, n int32) string {
 	return fmt.Sprintf("fake://%s/%s/%d", pod.UID, name, n)
 }
 
-// state reports every container's current attempt as of now.
-func (hp *hollowPod) state(pod *corev1.Pod, now time.Time) agent.PodState {
+// state reports every container's current attempt as of now. An app
+// container that exited and waits to be restarted is reported backing off
+// (CrashLoopBackOff, not ready, its exit as lastState) — unless the pod is
+// stopping, which ends it as it is: exited.
+func (hp *hollowPod) state(pod *corev1.Pod, now time.Time, stopping bool) agent.PodState {
 	var st agent.PodState
 	finishedAt, finished := hp.finishedAt(pod, now)
 	for i := range pod.Spec.InitContainers {
@@ -155,17 +236,16 @@ func (hp *hollowPod) state(pod *corev1.Pod, now time.Time) agent.PodState {
 		c := &pod.Spec.Containers[i]
 		a := hp.attemptOf(c)
 		s := a.status(pod, c)
-		started := metav1.NewTime(a.startedAt)
-		if at, code, ok := exitAt(pod, a); ok && !now.Before(at) {
-			reason := "Completed"
-			if code != 0 {
-				reason = "Error"
-			}
-			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: started,
-				FinishedAt: metav1.NewTime(at), ContainerID: s.ContainerID}
-		} else {
-			s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+		switch exit, code, ok := exitAt(pod, a); {
+		case !ok || now.Before(exit):
+			s.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(a.startedAt)}
 			s.Ready, s.Started = true, new(true)
+		case restarts(pod, code) && !stopping:
+			delay, _ := a.backOff(exit)
+			s.State.Waiting = crashloop.Waiting(pod, c.Name, delay)
+			s.LastTerminationState.Terminated = a.exited(pod, c.Name, exit, code)
+		default:
+			s.State.Terminated = a.exited(pod, c.Name, exit, code)
 		}
 		st.Containers = append(st.Containers, s)
 	}

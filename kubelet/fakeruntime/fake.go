@@ -2,7 +2,9 @@
 // it runs no containers but reports every pod's containers as started and
 // ready, and stops them when asked, so one machine can simulate hundreds of
 // nodes for scheduler and controller scale tests. Everything above it — node
-// registration, leases, pod status — is the real agent code.
+// registration, leases, pod status — is the real agent code. App containers
+// scripted to exit are restarted as restartPolicy says, with the kubelet's
+// CrashLoopBackOff (kubelet/crashloop), as podruntime restarts them.
 package fakeruntime
 
 import (
@@ -28,6 +30,8 @@ type Runtime struct {
 	// rec receives the Events the runtime itself causes (a container
 	// killed because its image changed); nil records none.
 	rec record.EventRecorder
+	// now is the clock (time.Now; tests replace it).
+	now func() time.Time
 
 	mu   sync.Mutex
 	pods map[types.UID]*hollowPod
@@ -36,7 +40,7 @@ type Runtime struct {
 // New returns a hollow runtime whose containers take stopDelay to stop and
 // which records its Events with rec (nil: none).
 func New(stopDelay time.Duration, rec record.EventRecorder) *Runtime {
-	return &Runtime{stopDelay: stopDelay, rec: rec, pods: map[types.UID]*hollowPod{}}
+	return &Runtime{stopDelay: stopDelay, rec: rec, now: time.Now, pods: map[types.UID]*hollowPod{}}
 }
 
 var _ agent.Runtime = (*Runtime)(nil)
@@ -49,7 +53,10 @@ func (r *Runtime) Version(context.Context) (string, error) { return "1.0.0", nil
 // Without ExitAfterAnnotation containers run until the pod is deleted.
 const (
 	// ExitAfterAnnotation is a Go duration ("2s"): the app containers exit
-	// that long after the pod started.
+	// that long after the pod started, and every later attempt that long
+	// after it started (under restartPolicy Always, or OnFailure with a
+	// non-zero code, a container that exited is restarted after its
+	// CrashLoopBackOff).
 	ExitAfterAnnotation = "hollow.skiff.dev/exit-after"
 	// ExitCodeAnnotation is their exit code (default 0).
 	ExitCodeAnnotation = "hollow.skiff.dev/exit-code"
@@ -76,14 +83,15 @@ func script(pod *corev1.Pod) (after time.Duration, code int32, ok bool) {
 	return after, code, true
 }
 
-// ResyncAfter tells the agent when a scripted pod's next app container
-// will exit, so it looks again then; 0 for pods that run until deleted.
+// ResyncAfter tells the agent when a scripted pod's app containers next
+// change on their own — one exits, or one's back-off ends and it starts
+// again — so it looks again then; 0 when none will (pods that run until
+// deleted, containers that exited for good).
 func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
-	after, _, ok := script(pod)
-	if !ok {
+	if _, _, ok := script(pod); !ok {
 		return 0
 	}
-	now := time.Now()
+	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hp, seen := r.pods[pod.UID]
@@ -96,7 +104,13 @@ func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
 		if !ok {
 			continue
 		}
-		if left := a.startedAt.Add(after).Sub(now); left > 0 && (soonest == 0 || left < soonest) {
+		at, ok := a.nextChange(pod, now)
+		if !ok {
+			continue
+		}
+		// Due already (it came while the agent synced): look at once.
+		left := max(at.Sub(now), time.Millisecond)
+		if soonest == 0 || left < soonest {
 			soonest = left
 		}
 	}
@@ -104,12 +118,14 @@ func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
 }
 
 // SyncPod reports init containers completed and app containers running and
-// ready since the pod was first seen (or exited, when scripted so), their
-// images already present. A running app container or sidecar whose image
-// a pod update changed is restarted from the new image, as the kubelet
-// restarts a container whose spec hash changed.
+// ready since the pod was first seen (or exited, when scripted so, and
+// backing off or restarted as restartPolicy says), their images already
+// present. A running app container or sidecar whose image a pod update
+// changed is restarted from the new image, as the kubelet restarts a
+// container whose spec hash changed; one backing off starts from it at
+// once.
 func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.PodState, error) {
-	st, killed := r.observe(pod, true)
+	st, killed := r.observe(pod, false)
 	for _, c := range killed {
 		r.recordKilling(pod, c)
 	}
@@ -124,10 +140,11 @@ func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.P
 }
 
 // observe reports the pod's containers as they are now, first seeing the
-// pod if it is new; with restart, it first restarts the running app
-// containers and sidecars whose image changed and returns them.
-func (r *Runtime) observe(pod *corev1.Pod, restart bool) (agent.PodState, []*corev1.Container) {
-	now := time.Now()
+// pod if it is new and playing the crash loops of its app containers up to
+// now. Unless the pod is stopping, it then restarts the app containers and
+// sidecars whose image changed and returns those it killed (were running).
+func (r *Runtime) observe(pod *corev1.Pod, stopping bool) (agent.PodState, []*corev1.Container) {
+	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hp, ok := r.pods[pod.UID]
@@ -139,11 +156,14 @@ func (r *Runtime) observe(pod *corev1.Pod, restart bool) (agent.PodState, []*cor
 		hp = &hollowPod{started: at, containers: map[string]*attempt{}}
 		r.pods[pod.UID] = hp
 	}
+	for i := range pod.Spec.Containers {
+		hp.advance(pod, &pod.Spec.Containers[i], now)
+	}
 	var killed []*corev1.Container
-	if restart {
+	if !stopping {
 		killed = hp.restartChanged(pod, now)
 	}
-	return hp.state(pod, now), killed
+	return hp.state(pod, now, stopping), killed
 }
 
 // recordKilling records the Killing Event of a container restarted because
@@ -160,22 +180,24 @@ func (r *Runtime) recordKilling(pod *corev1.Pod, c *corev1.Container) {
 }
 
 // StopPod stops the containers as KillPod does and reports how they ended: a
-// scripted exit that came first as scripted, every other container as a
-// process without a SIGTERM handler ends (143). A pod this runtime never
-// started reports nothing.
+// scripted exit that came first as scripted (a container backing off by
+// the exit of its latest attempt), every other container as a process
+// without a SIGTERM handler ends (143). A pod this runtime never started
+// reports nothing.
 func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (agent.PodState, error) {
 	r.mu.Lock()
 	_, seen := r.pods[pod.UID]
 	r.mu.Unlock()
 	var st agent.PodState
 	if seen {
-		// As they are: a pod being stopped has nothing restarted.
-		st, _ = r.observe(pod, false)
+		// As they are: a pod being stopped has no container restarted
+		// for a new image, and one backing off ends as it exited.
+		st, _ = r.observe(pod, true)
 	}
 	if err := r.KillPod(ctx, pod, grace); err != nil {
 		return agent.PodState{}, err
 	}
-	now := metav1.Now()
+	now := metav1.NewTime(r.now())
 	for _, list := range [][]corev1.ContainerStatus{st.InitContainers, st.Containers} {
 		for i := range list {
 			c := &list[i]

@@ -29,6 +29,7 @@ func TestScriptedExit(t *testing.T) {
 	ctx := context.Background()
 
 	pod := scripted("150ms", "3")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	st, err := r.SyncPod(ctx, pod, "10.42.0.2")
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func TestScriptedExit(t *testing.T) {
 	}
 
 	ok := scripted("0s", "")
+	ok.Spec.RestartPolicy = corev1.RestartPolicyNever
 	st, _ = r.SyncPod(ctx, ok, "10.42.0.3")
 	if term := st.Containers[0].State.Terminated; term == nil || term.ExitCode != 0 || term.Reason != "Completed" {
 		t.Fatalf("exit 0: %+v", st.Containers[0].State)
