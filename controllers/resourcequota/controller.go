@@ -2,13 +2,16 @@ package resourcequota
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -70,6 +73,9 @@ type Controller struct {
 	queue    runner.Queue
 	log      *slog.Logger
 	resync   time.Duration
+
+	resetMu   sync.Mutex
+	lastReset time.Time
 }
 
 // New wires the controller to the informers.
@@ -290,26 +296,30 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	used, err := c.usage(ctx, q)
-	if err != nil {
-		return err
-	}
+	// A resource that could not be counted keeps its last value; the rest
+	// are written all the same (as Kubernetes does), so that one failing
+	// list does not keep the pods' quota from being given back. The error
+	// then has the quota counted again.
+	used, countErr := c.usage(ctx, q)
 	if apiequality.Semantic.DeepEqual(q.Status.Hard, q.Spec.Hard) && apiequality.Semantic.DeepEqual(q.Status.Used, used) {
-		return nil
+		return countErr
 	}
 	q = q.DeepCopy()
 	q.Status.Hard = q.Spec.Hard.DeepCopy()
 	q.Status.Used = used
 	_, err = c.client.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		err = nil
 	}
-	return err
+	return errors.Join(countErr, err)
 }
 
 // usage sums what the namespace's objects use of each resource in the
 // quota's spec.hard. Resources it does not count (counts of kinds it has no
-// informer for) keep the used value admission charged.
+// informer for, without Options.Metadata; kinds the cluster does not serve,
+// for which Kubernetes has no evaluator either) keep the used value they
+// had. So do those whose count failed: the error says which, and the rest
+// of the list is good.
 func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
@@ -317,10 +327,12 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 			used[name] = v.DeepCopy()
 		}
 	}
+	var errs []error
 	for gr, list := range c.counters {
 		objs, err := list(q.Namespace)
 		if err != nil {
-			return nil, err
+			errs = append(errs, fmt.Errorf("counting %s: %w", gr, err))
+			continue
 		}
 		total := corev1.ResourceList{}
 		for _, obj := range objs {
@@ -350,13 +362,35 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 				continue
 			}
 			n, err := c.count(ctx, q.Namespace, gr)
+			if meta.IsNoMatchError(err) {
+				continue
+			}
 			if err != nil {
-				return nil, err
+				errs = append(errs, fmt.Errorf("counting %s: %w", name, err))
+				continue
 			}
 			used[name] = *resource.NewQuantity(n, resource.DecimalSI)
 		}
 	}
-	return used, nil
+	return used, errors.Join(errs...)
+}
+
+// mapperResetInterval bounds how often a kind the REST mapper does not know
+// makes it read discovery again: a quota naming a kind that is not served
+// is counted every resync, and each would otherwise re-read discovery.
+const mapperResetInterval = 30 * time.Second
+
+// resetMapper makes the REST mapper read discovery again, at most once per
+// mapperResetInterval, and says whether it did.
+func (c *Controller) resetMapper() bool {
+	c.resetMu.Lock()
+	defer c.resetMu.Unlock()
+	if now := time.Now(); now.Sub(c.lastReset) >= mapperResetInterval {
+		c.lastReset = now
+		c.mapper.Reset()
+		return true
+	}
+	return false
 }
 
 // counted tells whether an informer-backed counter already measures name.
@@ -373,8 +407,11 @@ func (c *Controller) counted(gr schema.GroupResource, name corev1.ResourceName) 
 // client.
 func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResource) (int64, error) {
 	gvr, err := c.mapper.ResourceFor(gr.WithVersion(""))
+	if err != nil && c.resetMapper() {
+		// Perhaps a CRD defined since discovery was read.
+		gvr, err = c.mapper.ResourceFor(gr.WithVersion(""))
+	}
 	if err != nil {
-		c.mapper.Reset() // a new CRD discovery has not seen yet
 		return 0, err
 	}
 	list, err := c.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})

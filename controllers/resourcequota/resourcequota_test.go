@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
@@ -24,17 +25,27 @@ import (
 // and a client of that server.
 func start(t *testing.T) (context.Context, kubernetes.Interface) {
 	t.Helper()
+	return startWith(t, false)
+}
+
+// startWith is start, with the metadata and discovery clients that count
+// other kinds when withMetadata is set, as in skiff server.
+func startWith(t *testing.T, withMetadata bool) (context.Context, kubernetes.Interface) {
+	t.Helper()
 	srv := apiservertest.Start(t)
 	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	// No periodic recount within a test: only the events that should
+	// recount a quota may.
+	opts := resourcequota.Options{Resync: time.Hour}
+	if withMetadata {
+		opts.Metadata, opts.Discovery = metadata.NewForConfigOrDie(srv.Config), cs.Discovery()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	core := f.Core().V1()
 	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
-		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()},
-		// No periodic recount within a test: only the events that should
-		// recount a quota may.
-		resourcequota.Options{Resync: time.Hour})
+		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,5 +364,34 @@ func TestHugePagesQuota(t *testing.T) {
 	want := `pods "more" is forbidden: exceeded quota: pages, requested: hugepages-2Mi=6Mi, used: hugepages-2Mi=6Mi, limited: hugepages-2Mi=10Mi`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("pod past the hugepages quota: %v, want %s", err, want)
+	}
+}
+
+// TestUnknownKindLeavesTheRestCounted: a quota that also counts a kind the
+// cluster does not serve (a custom resource not installed yet, a typo) still
+// has everything else counted, as Kubernetes, which has no evaluator for
+// such a kind, leaves it out: deleting a pod gives its unit back.
+func TestUnknownKindLeavesTheRestCounted(t *testing.T) {
+	ctx, cs := startWith(t, true)
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2"), "count/widgets.example.com": resource.MustParse("3")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Status.Hard) != 2 {
+		t.Fatalf("status.hard %v, want spec.hard", q.Status.Hard)
 	}
 }
