@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 
@@ -76,6 +77,13 @@ type Controller struct {
 
 	resetMu   sync.Mutex
 	lastReset time.Time
+
+	// Metadata informers of the other kinds quotas count, started as
+	// quotas name them; their deletes recount the namespace's quotas.
+	watchMu  sync.Mutex
+	watching map[schema.GroupVersionResource]bool
+	stop     <-chan struct{} // closed when Run ends; nil before Run
+	watchers sync.WaitGroup
 }
 
 // New wires the controller to the informers.
@@ -222,8 +230,12 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 // Run processes quotas until ctx ends, recalculating every quota each
 // resync period besides the events.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	c.watchMu.Lock()
+	c.stop = ctx.Done()
+	c.watchMu.Unlock()
 	go wait.UntilWithContext(ctx, c.enqueueAll, c.resync)
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	c.watchers.Wait()
 }
 
 // enqueueAll queues every quota for recalculation.
@@ -414,11 +426,35 @@ func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResour
 	if err != nil {
 		return 0, err
 	}
+	c.watchDeletes(gvr)
 	list, err := c.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
 	return int64(len(list.Items)), nil
+}
+
+// watchDeletes starts, once per resource, a metadata informer whose deletes
+// recount the quotas of the object's namespace, as Kubernetes' quota
+// monitors give such counts back when an object goes rather than at the
+// next resync. Creates need no recount (admission charges them), and the
+// counts themselves are still listed live: a new informer has not synced.
+func (c *Controller) watchDeletes(gvr schema.GroupVersionResource) {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	if c.stop == nil || c.watching[gvr] {
+		return
+	}
+	inf := metadatainformer.NewFilteredMetadataInformer(c.md, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}); err != nil {
+		c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
+		return
+	}
+	if c.watching == nil {
+		c.watching = map[schema.GroupVersionResource]bool{}
+	}
+	c.watching[gvr] = true
+	c.watchers.Go(func() { inf.Run(c.stop) })
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -393,5 +394,43 @@ func TestUnknownKindLeavesTheRestCounted(t *testing.T) {
 	}
 	if len(q.Status.Hard) != 2 {
 		t.Fatalf("status.hard %v, want spec.hard", q.Status.Hard)
+	}
+}
+
+// TestOtherKindsAreFreedOnDelete: a count/<resource>.<group> quota of a kind
+// the controller has no informer for is given back when such an object is
+// deleted, not only at the next periodic recount, as Kubernetes' quota
+// monitors replenish it.
+func TestOtherKindsAreFreedOnDelete(t *testing.T) {
+	ctx, cs := startWith(t, true)
+	hard := corev1.ResourceList{"count/deployments.apps": resource.MustParse("1")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")})
+	labels := map[string]string{"app": "web"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}},
+	}}
+	deployments := cs.AppsV1().Deployments("default")
+	if _, err := deployments.Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{"count/deployments.apps": resource.MustParse("1")})
+	// Let the one extra recount the controller makes a second after a
+	// quota appears pass, so that only the delete can recount it now.
+	time.Sleep(2 * time.Second)
+	if err := deployments.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	waitUsed(waitCtx, t, cs, "q", corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")})
+	dep.Name = "again"
+	if _, err := deployments.Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("after a delete freed quota: %v", err)
 	}
 }
