@@ -53,6 +53,9 @@ const (
 	ReasonNoPods        = "NoPods"
 	ReasonExpectedCount = "CalculateExpectedPodCountFailed"
 	ReasonUnmanagedPods = "UnmanagedPods"
+	// On a pod: an eviction its budget granted was not followed by its
+	// deletion within DeletionTimeout.
+	ReasonNotDeleted = "NotDeleted"
 )
 
 // staleQueueName names the queue of pods whose DisruptionTarget condition may be stale, as
@@ -476,7 +479,12 @@ func (c *Controller) disruptedPods(pdb *policyv1.PodDisruptionBudget, pods []*co
 		}
 		expiry := at.Add(DeletionTimeout)
 		if !now.Before(expiry) {
+			// Said on the pod, as Kubernetes does: whoever evicted it
+			// (kubectl drain, an autoscaler) may wait on a pod that stays.
 			c.log.Info("eviction granted but pod not deleted in time", "pdb", pdb.Namespace+"/"+pdb.Name, "pod", name)
+			c.recorder.Eventf(p, corev1.EventTypeWarning, ReasonNotDeleted,
+				"PodDisruptionBudget %s/%s granted this pod's eviction at %s, but the pod was not deleted within %v",
+				pdb.Namespace, pdb.Name, at.UTC().Format(time.RFC3339), DeletionTimeout)
 			continue
 		}
 		out[name] = at

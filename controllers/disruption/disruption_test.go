@@ -251,4 +251,10 @@ func TestGrantedEvictionsAreNotHealthyUntilGoneOrExpired(t *testing.T) {
 	if st.CurrentHealthy != 2 || st.DisruptionsAllowed != 1 {
 		t.Fatalf("status: %+v", st)
 	}
+	// The pod whose granted eviction never came gets a warning, as in
+	// Kubernetes; the others none.
+	ev := controllertest.Events(fx.rec.Events)
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonNotDeleted+" ") || !strings.Contains(ev[0], "ns/budget") {
+		t.Fatalf("events: %q, want one %s warning naming the budget", ev, ReasonNotDeleted)
+	}
 }
