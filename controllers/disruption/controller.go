@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +58,9 @@ const (
 	// On a pod: an eviction its budget granted was not followed by its
 	// deletion within DeletionTimeout.
 	ReasonNotDeleted = "NotDeleted"
+	// On a pod: more than one budget selects it, so the eviction API
+	// refuses to evict it.
+	ReasonMultipleBudgets = "MultiplePodDisruptionBudgets"
 )
 
 // staleQueueName names the queue of pods whose DisruptionTarget condition may be stale, as
@@ -208,10 +213,19 @@ func (c *Controller) podChanged(obj any) {
 	if err != nil {
 		return
 	}
+	var names []string
 	for _, pdb := range pdbs {
 		if sel, err := selectorOf(pdb); err == nil && sel.Matches(labels.Set(pod.Labels)) {
 			c.enqueue(pdb)
+			names = append(names, pdb.Name)
 		}
+	}
+	if _, live := obj.(*corev1.Pod); live && len(names) > 1 {
+		// Both budgets are counted, but no eviction can go through: say
+		// so on the pod, as Kubernetes does, before a drain finds out.
+		slices.Sort(names)
+		c.recorder.Eventf(pod, corev1.EventTypeWarning, ReasonMultipleBudgets,
+			"Pod is selected by %d PodDisruptionBudgets (%s); the eviction API cannot evict a pod with more than one", len(names), strings.Join(names, ", "))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -256,5 +257,27 @@ func TestGrantedEvictionsAreNotHealthyUntilGoneOrExpired(t *testing.T) {
 	ev := controllertest.Events(fx.rec.Events)
 	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonNotDeleted+" ") || !strings.Contains(ev[0], "ns/budget") {
 		t.Fatalf("events: %q, want one %s warning naming the budget", ev, ReasonNotDeleted)
+	}
+}
+
+// A pod that two budgets select, which the eviction API refuses to evict,
+// gets a MultiplePodDisruptionBudgets warning when it changes, as in
+// Kubernetes, and both budgets are counted again.
+func TestPodOfTwoBudgetsIsWarned(t *testing.T) {
+	other := budget(ptr(intstr.FromInt32(1)), nil, nil)
+	other.Name = "other"
+	fx := newFixture(t, budget(ptr(intstr.FromInt32(1)), nil, nil), other, readyPod("a", true))
+	fx.c.podChanged(readyPod("a", true))
+	ev := controllertest.Events(fx.rec.Events)
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonMultipleBudgets+" ") || !strings.Contains(ev[0], "budget, other") {
+		t.Fatalf("events: %q, want one %s warning naming both budgets", ev, ReasonMultipleBudgets)
+	}
+	if n := fx.c.queue.Len(); n != 2 {
+		t.Fatalf("%d budgets queued, want 2", n)
+	}
+	// Its deletion needs no warning.
+	fx.c.podChanged(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: readyPod("a", true)})
+	if ev := controllertest.Events(fx.rec.Events); len(ev) != 0 {
+		t.Fatalf("events on delete: %q", ev)
 	}
 }
