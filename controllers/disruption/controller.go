@@ -387,11 +387,12 @@ func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerRe
 			return "", 0, fmt.Errorf("replicaset %s not found", ref.Name)
 		}
 		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" && d.APIVersion == "apps/v1" {
-			dep, err := c.dLister.Deployments(ns).Get(d.Name)
-			if err != nil || dep.UID != d.UID {
-				return "", 0, fmt.Errorf("deployment %s not found", d.Name)
+			// A Deployment that is gone (its ReplicaSets not yet
+			// collected) leaves the ReplicaSet's own replicas, as
+			// Kubernetes, which then reads the ReplicaSet's scale, counts.
+			if dep, err := c.dLister.Deployments(ns).Get(d.Name); err == nil && dep.UID == d.UID {
+				return dep.UID, replicas(dep.Spec.Replicas), nil
 			}
-			return dep.UID, replicas(dep.Spec.Replicas), nil
 		}
 		return rs.UID, replicas(rs.Spec.Replicas), nil
 	case ref.Kind == "StatefulSet" && ref.APIVersion == "apps/v1":

@@ -138,6 +138,22 @@ func TestMaxUnavailableUsesTheDeploymentScale(t *testing.T) {
 	}
 }
 
+// A ReplicaSet whose Deployment is gone (deleted, its ReplicaSets not yet
+// collected) counts its own replicas, as Kubernetes, which then reads the
+// ReplicaSet's scale, counts them; the budget does not fail.
+func TestReplicaSetOfAGoneDeploymentCountsItsOwnReplicas(t *testing.T) {
+	fx := newFixture(t, budget(nil, ptr(intstr.FromInt32(1)), nil), rs,
+		readyPod("a", true), readyPod("b", true), readyPod("c", true))
+	st := fx.status(t)
+	// The ReplicaSet wants 3, at most 1 unavailable: 2 must be healthy, 3 are.
+	if st.ExpectedPods != 3 || st.DesiredHealthy != 2 || st.DisruptionsAllowed != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	if c := st.Conditions; len(c) != 1 || c[0].Reason != policyv1.SufficientPodsReason {
+		t.Fatalf("conditions: %+v", c)
+	}
+}
+
 // Pods with no controller are left out of a scale-based budget, with a
 // warning, as Kubernetes does; they do not fail it.
 func TestUnmanagedPodsAreLeftOut(t *testing.T) {
