@@ -237,3 +237,56 @@ func TestEvictionMarksThePodDisruptionTarget(t *testing.T) {
 		t.Errorf("watch of the unbound pod's eviction: %q, want the condition, then the deletion", seen)
 	}
 }
+
+// TestEvictionRefusesBadInput: an Eviction naming another pod (or none),
+// disagreeing dry runs in the query and the body and delete options DELETE
+// would refuse are a 400/422 before anything is deleted, as Kubernetes'
+// eviction REST refuses them.
+func TestEvictionRefusesBadInput(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx := context.Background()
+	runningPod(t, c, "a", true, corev1.PodRunning)
+	post := func(body string, query ...string) error {
+		r := c.CoreV1().RESTClient().Post().Namespace("default").Resource("pods").Name("a").SubResource("eviction").
+			SetHeader("Content-Type", "application/json").Body([]byte(body))
+		for i := 0; i+1 < len(query); i += 2 {
+			r = r.Param(query[i], query[i+1])
+		}
+		return r.Do(ctx).Error()
+	}
+	for _, tc := range []struct {
+		name, body string
+		query      []string
+		want       func(error) bool
+		message    string
+	}{
+		{"no name", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"namespace":"default"}}`, nil,
+			apierrors.IsBadRequest, `name in URL does not match name in Eviction object: "a" != ""`},
+		{"another pod", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"b"}}`, nil,
+			apierrors.IsBadRequest, `name in URL does not match name in Eviction object: "a" != "b"`},
+		{"dry runs disagree", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a"},"deleteOptions":{"dryRun":["All","All"]}}`,
+			[]string{"dryRun", "All"}, apierrors.IsBadRequest, "Non-matching dry-run options in request and content: [All] and [All All]"},
+		{"unknown dry run in the body", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a"},"deleteOptions":{"dryRun":["Some"]}}`, nil,
+			apierrors.IsBadRequest, `Invalid dry run value "Some"`},
+		{"unknown propagation policy", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a"},"deleteOptions":{"propagationPolicy":"Soon"}}`, nil,
+			apierrors.IsInvalid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := post(tc.body, tc.query...)
+			if !tc.want(err) || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("eviction: %v, want %s", err, tc.message)
+			}
+		})
+	}
+	if _, err := c.CoreV1().Pods("default").Get(ctx, "a", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the pod is gone after refused evictions: %v", err)
+	}
+	// The same dry run in both places is one dry run: the pod stays.
+	if err := post(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a"},"deleteOptions":{"dryRun":["All"]}}`, "dryRun", "All"); err != nil {
+		t.Fatalf("matching dry runs: %v", err)
+	}
+	if p, err := c.CoreV1().Pods("default").Get(ctx, "a", metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
+		t.Fatalf("after a dry-run eviction: %v, %v", p, err)
+	}
+}

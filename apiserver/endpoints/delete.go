@@ -43,6 +43,14 @@ func deleteOptions(req *request) (*metav1.DeleteOptions, error) {
 		b := s == "true"
 		opts.OrphanDependents = &b
 	}
+	return checkDeleteOptions(opts)
+}
+
+// checkDeleteOptions refuses what Kubernetes' DeleteOptions validation
+// refuses (both orphanDependents and propagationPolicy, an unknown policy,
+// a dry run other than All) and reads a negative grace period as one
+// second. It serves DELETE and the options an Eviction carries.
+func checkDeleteOptions(opts *metav1.DeleteOptions) (*metav1.DeleteOptions, error) {
 	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
 		return nil, errors.NewInvalid(metaDeleteOptionsKind, "", invalidField("propagationPolicy", string(*opts.PropagationPolicy),
 			"orphanDependents and deletionPropagation cannot be both set"))

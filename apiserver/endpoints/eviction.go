@@ -4,6 +4,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,8 +50,10 @@ func (h *Handler) serveEviction(req *request) error {
 	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, ev); err != nil {
 		return err
 	}
-	if ev.Name != "" && ev.Name != req.info.Name {
-		return errors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object: %s != %s", req.info.Name, ev.Name))
+	// As Kubernetes: the Eviction names its pod, the URL's (client-go and
+	// kubectl drain always set it).
+	if ev.Name != req.info.Name {
+		return errors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object: %q != %q", req.info.Name, ev.Name))
 	}
 	opts := ev.DeleteOptions
 	if opts == nil {
@@ -58,6 +61,15 @@ func (h *Handler) serveEviction(req *request) error {
 	}
 	dry, err := req.dryRun()
 	if err != nil {
+		return err
+	}
+	// A dry run asked for both in the query and in the body must be the
+	// same one; Kubernetes refuses the two disagreeing (with a 500 — bad
+	// input here, so 400).
+	if q := req.r.URL.Query()["dryRun"]; len(q) > 0 && len(opts.DryRun) > 0 && !slices.Equal(q, opts.DryRun) {
+		return errors.NewBadRequest(fmt.Sprintf("Non-matching dry-run options in request and content: %v and %v", q, opts.DryRun))
+	}
+	if opts, err = checkDeleteOptions(opts); err != nil {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
