@@ -190,7 +190,7 @@ func New(cfg Config) (*Server, error) {
 	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
 	var saTokens *serviceaccount.Tokens
 	if cfg.ServiceAccountKey != nil {
-		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store); err != nil {
+		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store, cfg.Logger); err != nil {
 			return nil, err
 		}
 		tokens = append(tokens, saTokens)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -40,9 +41,11 @@ const (
 	ExtraNodeUID      = "authentication.kubernetes.io/node-uid"
 )
 
-// Store is the part of the store tokens are checked against.
+// Store is the part of the store tokens are checked against, and the
+// last-used labels of legacy token Secrets written through.
 type Store interface {
 	Get(ctx context.Context, key string, revision int64) (*storage.KeyValue, error)
+	Update(ctx context.Context, key string, value []byte, expectedRevision int64, ttl time.Duration, opts ...storage.WriteOption) (*storage.KeyValue, error)
 }
 
 // ref names one object a token refers to.
@@ -79,14 +82,19 @@ type Tokens struct {
 	now       func() time.Time
 	// used counts authenticated tokens by kind, as Kubernetes' metrics.
 	used usage
+	// tracker dates the last use of legacy token Secrets.
+	tracker *lastUsedTracker
 }
 
-// usage are Kubernetes' serviceaccount_*_tokens_total counters: a token
-// bound to a Secret (what the token Secret controller writes) is legacy;
-// an extended kube-api-access token used after its warnafter time is
-// stale, a sign that a client never rereads its token file.
+// usage are Kubernetes' serviceaccount_*_tokens_total counters: a token a
+// Secret holds (what the token Secret controller writes, isLegacy) is
+// legacy; an extended kube-api-access token used after its warnafter time
+// is stale, a sign that a client never rereads its token file. Legacy
+// tokens are also counted as auto-generated (their account lists the
+// Secret) or manual, and refused ones marked invalid.
 type usage struct {
-	legacy, stale, valid prometheus.Counter
+	legacy, stale, valid                  prometheus.Counter
+	legacyAuto, legacyManual, invalidAuto prometheus.Counter
 }
 
 func newUsage() usage {
@@ -97,24 +105,34 @@ func newUsage() usage {
 		legacy: c("legacy_tokens_total", "Cumulative legacy service account tokens used"),
 		stale:  c("stale_tokens_total", "Cumulative stale projected service account tokens used"),
 		valid:  c("valid_tokens_total", "Cumulative valid projected service account tokens used"),
+
+		legacyAuto:   c("legacy_auto_token_uses_total", "Cumulative auto-generated legacy tokens used"),
+		legacyManual: c("legacy_manual_token_uses_total", "Cumulative manually created legacy tokens used"),
+		invalidAuto:  c("invalid_legacy_auto_token_uses_total", "Cumulative invalid auto-generated legacy tokens used"),
 	}
 }
 
 // Collectors are the token usage counters, for the API server's /metrics.
 func (t *Tokens) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{t.used.legacy, t.used.stale, t.used.valid}
+	u := t.used
+	return []prometheus.Collector{u.legacy, u.stale, u.valid, u.legacyAuto, u.legacyManual, u.invalidAuto}
 }
 
 // New returns a token issuer/authenticator. issuer "" takes DefaultIssuer;
-// the API server accepts tokens for its issuer as audience.
-func New(key *ecdsa.PrivateKey, issuer string, store Store) (*Tokens, error) {
+// the API server accepts tokens for its issuer as audience. log (nil: the
+// default) gets the failures of the legacy token Secrets' label writes.
+func New(key *ecdsa.PrivateKey, issuer string, store Store, log *slog.Logger) (*Tokens, error) {
 	if key == nil || store == nil {
 		return nil, errors.New("serviceaccount: a signing key and a store are required")
 	}
 	if issuer == "" {
 		issuer = DefaultIssuer
 	}
-	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now, used: newUsage()}, nil
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now, used: newUsage(),
+		tracker: &lastUsedTracker{store: store, log: log, inFlight: map[string]bool{}}}, nil
 }
 
 // APIAudiences are the audiences the API server itself accepts.
@@ -201,7 +219,8 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 	if c.Subject != userPrefix+k.Namespace+":"+k.ServiceAccount.Name {
 		return nil, false, fmt.Errorf("%w: service account token: subject does not match its claims", authn.ErrInvalidCredential)
 	}
-	if err := t.stillExists(ctx, "serviceaccounts", k.Namespace, k.ServiceAccount); err != nil {
+	sa := &corev1.ServiceAccount{}
+	if err := t.stillExists(ctx, "serviceaccounts", k.Namespace, k.ServiceAccount, sa); err != nil {
 		return nil, false, err
 	}
 	u := &authn.User{
@@ -210,7 +229,7 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 		Extra:  map[string][]string{ExtraCredentialID: {"JTI=" + c.ID}},
 	}
 	if k.Pod != nil {
-		if err := t.stillExists(ctx, "pods", k.Namespace, *k.Pod); err != nil {
+		if err := t.stillExists(ctx, "pods", k.Namespace, *k.Pod, nil); err != nil {
 			return nil, false, err
 		}
 		u.Extra[ExtraPodName] = []string{k.Pod.Name}
@@ -220,13 +239,20 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 			u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
 		}
 	}
+	legacy := false
 	if k.Secret != nil {
-		if err := t.stillExists(ctx, "secrets", k.Namespace, *k.Secret); err != nil {
+		secret := &corev1.Secret{}
+		if err := t.stillExists(ctx, "secrets", k.Namespace, *k.Secret, secret); err != nil {
 			return nil, false, err
+		}
+		if legacy = isLegacy(secret, tok); legacy {
+			if err := t.checkLegacy(ctx, secret, sa); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	switch {
-	case k.Secret != nil:
+	case legacy:
 		t.used.legacy.Inc()
 	case k.WarnAfter != nil && t.now().After(k.WarnAfter.Time):
 		t.used.stale.Inc()
@@ -237,8 +263,9 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 }
 
 // stillExists checks that the object a token names exists with its UID: a
-// deleted and recreated service account does not inherit old tokens.
-func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r ref) error {
+// deleted and recreated service account does not inherit old tokens. The
+// object is decoded into into (a metav1.Object), when not nil.
+func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r ref, into any) error {
 	kv, err := t.store.Get(ctx, "/registry/"+resource+"/"+namespace+"/"+r.Name, 0)
 	if errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("%w: service account token: %s %s/%s no longer exists", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
@@ -249,10 +276,18 @@ func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r 
 	var m struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
 	}
-	if err := json.Unmarshal(kv.Value, &m); err != nil {
+	var target any = &m
+	if into != nil {
+		target = into
+	}
+	if err := json.Unmarshal(kv.Value, target); err != nil {
 		return err
 	}
-	if m.Metadata.UID != r.UID {
+	uid := m.Metadata.UID
+	if o, ok := into.(metav1.Object); ok {
+		uid = o.GetUID()
+	}
+	if uid != r.UID {
 		return fmt.Errorf("%w: service account token: %s %s/%s was deleted and recreated", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
 	}
 	return nil

@@ -33,7 +33,7 @@ func newTokens(t *testing.T) (*Tokens, *corev1.ServiceAccount) {
 	if _, err := s.Create(context.Background(), "/registry/serviceaccounts/default/robot", data, 0); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := New(key, "", s)
+	tok, err := New(key, "", s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,17 +83,14 @@ func TestTokensFromElsewhereAreNotOurs(t *testing.T) {
 }
 
 // TestTokenUsageCounters: each authenticated token counts once as valid,
-// stale (an extended token used after its warnafter time) or legacy (bound
-// to a Secret), as Kubernetes' serviceaccount_*_tokens_total.
+// stale (an extended token used after its warnafter time) or legacy (kept
+// in a service account token Secret), as Kubernetes'
+// serviceaccount_*_tokens_total.
 func TestTokenUsageCounters(t *testing.T) {
 	tokens, sa := newTokens(t)
 	now := time.Now()
 	tokens.now = func() time.Time { return now }
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "robot-token", Namespace: "default", UID: "uid-s"}}
-	data, _ := json.Marshal(secret)
-	if _, err := tokens.store.(*storage.Store).Create(context.Background(), "/registry/secrets/default/robot-token", data, 0); err != nil {
-		t.Fatal(err)
-	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "robot-token", Namespace: "default", UID: "uid-s"}, Type: corev1.SecretTypeServiceAccountToken}
 	issue := func(b Binding) string {
 		t.Helper()
 		tok, _, err := tokens.Issue(b)
@@ -105,6 +102,13 @@ func TestTokenUsageCounters(t *testing.T) {
 	plain := issue(Binding{ServiceAccount: sa, TTL: time.Hour})
 	extended := issue(Binding{ServiceAccount: sa, TTL: ExtendedTTL, WarnAfter: time.Hour})
 	legacy := issue(Binding{ServiceAccount: sa, Secret: secret, TTL: ExtendedTTL})
+	// A token bound to the Secret but not kept in it is no legacy token.
+	bound := issue(Binding{ServiceAccount: sa, Secret: secret, TTL: time.Hour})
+	secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(legacy)}
+	data, _ := json.Marshal(secret)
+	if _, err := tokens.store.(*storage.Store).Create(context.Background(), "/registry/secrets/default/robot-token", data, 0); err != nil {
+		t.Fatal(err)
+	}
 	use := func(toks ...string) {
 		t.Helper()
 		for _, tok := range toks {
@@ -113,15 +117,16 @@ func TestTokenUsageCounters(t *testing.T) {
 			}
 		}
 	}
-	use(plain, extended, legacy)
+	use(plain, extended, legacy, bound)
 	now = now.Add(2 * time.Hour)
 	use(extended)
+	tokens.tracker.wg.Wait()
 	for name, c := range map[string]prometheus.Counter{"valid": tokens.used.valid, "stale": tokens.used.stale, "legacy": tokens.used.legacy} {
 		m := &dto.Metric{}
 		if err := c.Write(m); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]float64{"valid": 2, "stale": 1, "legacy": 1}[name]
+		want := map[string]float64{"valid": 3, "stale": 1, "legacy": 1}[name]
 		if got := m.GetCounter().GetValue(); got != want {
 			t.Errorf("%s tokens counted %v, want %v", name, got, want)
 		}
