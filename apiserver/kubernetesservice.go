@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/skiffkube/skiff/apiserver/allocator"
+	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -356,7 +357,7 @@ func ensureSlice(ctx context.Context, st *storage.Store, name string, group []ap
 // casUpdate reads key into an object (fresh() when the key is missing),
 // lets change modify it (false: nothing to do) and stores it with a
 // compare-and-swap, retrying a few times when another server wrote first.
-func casUpdate[T any](ctx context.Context, st *storage.Store, key string, fresh func() *T, change func(*T) bool) error {
+func casUpdate[T any](ctx context.Context, st endpoints.Store, key string, fresh func() *T, change func(*T) bool) error {
 	for attempt := 0; attempt < 5; attempt++ {
 		obj := fresh()
 		var rev int64

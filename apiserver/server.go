@@ -140,7 +140,10 @@ type Server struct {
 	authn    authn.Authenticator
 	crds     *crd.Controller
 	services *services.Lifecycle // nil without allocation
-	ready    chan struct{}
+	// legacyTokens: service account tokens are served, and with them
+	// the tracking of legacy token use (legacytokens.go).
+	legacyTokens bool
+	ready        chan struct{}
 
 	rbac       *rbac.Cache
 	aggregator *rbac.Aggregator
@@ -248,6 +251,8 @@ func New(cfg Config) (*Server, error) {
 		services: lifecycle,
 		ready:    make(chan struct{}),
 		rbac:     rbacCache, aggregator: aggregator, nodeGraph: nodeGraph,
+
+		legacyTokens: saTokens != nil,
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -332,6 +337,14 @@ func (s *Server) Run(ctx context.Context) error {
 	go s.aggregator.Run(ctx)
 	s.aggregator.Kick()
 	go s.keepKubernetesService(ctx)
+	if s.legacyTokens {
+		// Published before serving, so a cleaner sees it as soon as
+		// tokens can be used; a failure here is retried by the loop.
+		if err := s.ensureLegacyTokenTracking(ctx); err != nil {
+			s.log.Warn("publishing the legacy service account token tracking ConfigMap", "err", err)
+		}
+		go s.keepLegacyTokenTracking(ctx)
+	}
 	if err := s.crds.Start(ctx); err != nil {
 		s.closeListeners()
 		return fmt.Errorf("apiserver: loading custom resource definitions: %w", err)

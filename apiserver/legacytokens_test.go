@@ -1,0 +1,113 @@
+package apiserver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/apiserver/serviceaccount"
+)
+
+// TestLegacyServiceAccountTokenTracking: the API server publishes since
+// when it tracks legacy tokens, and a request authenticated with the token
+// a service account token Secret holds labels that Secret with today's
+// date, an ordinary write that watchers see; the Secret's other fields and
+// managedFields stay.
+func TestLegacyServiceAccountTokenTracking(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	today := time.Now().UTC().Format(serviceaccount.DateFormat)
+
+	cm, err := admin.CoreV1().ConfigMaps("kube-system").Get(ctx, serviceaccount.TrackingConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("tracking ConfigMap: %v", err)
+	}
+	if cm.Data[serviceaccount.TrackingSinceKey] != today {
+		t.Errorf("tracking ConfigMap data = %v, want since: %s", cm.Data, today)
+	}
+
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := admin.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "builder-token", Labels: map[string]string{"team": "ci"},
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: "builder"}},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the token Secret controller does: a token bound to the Secret, kept in it.
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To(int64(1) << 32),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(tr.Status.Token)}
+	if secret, err = admin.CoreV1().Secrets("default").Update(ctx, secret, metav1.UpdateOptions{FieldManager: "token-writer"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := admin.CoreV1().Secrets("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=builder-token", ResourceVersion: secret.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	builder := clientsetFor(t, tokenConfig(srv, tr.Status.Token))
+	for range 3 {
+		if _, err := builder.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("request with the legacy token: %v", err)
+		}
+	}
+	var labelled *corev1.Secret
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Modified {
+			t.Fatalf("watch event %s %v, want the Secret Modified", ev.Type, ev.Object)
+		}
+		labelled = ev.Object.(*corev1.Secret)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event for the last-used label")
+	}
+	if got := labelled.Labels[serviceaccount.LastUsedLabel]; got != today {
+		t.Errorf("last-used label = %q, want %s", got, today)
+	}
+	if labelled.Labels["team"] != "ci" || string(labelled.Data[corev1.ServiceAccountTokenKey]) != tr.Status.Token {
+		t.Errorf("the label write changed the rest of the Secret: labels %v", labelled.Labels)
+	}
+	if len(labelled.ManagedFields) != len(secret.ManagedFields) {
+		t.Errorf("managedFields after the label write = %+v, want those before, %+v", labelled.ManagedFields, secret.ManagedFields)
+	}
+	got, err := admin.CoreV1().Secrets("default").Get(ctx, secret.Name, metav1.GetOptions{})
+	if err != nil || got.ResourceVersion != labelled.ResourceVersion || got.ResourceVersion == secret.ResourceVersion {
+		t.Errorf("Secret read back at resourceVersion %s (%v); watched %s, before %s", got.ResourceVersion, err, labelled.ResourceVersion, secret.ResourceVersion)
+	}
+	// Three uses on one day: one write.
+	select {
+	case ev := <-w.ResultChan():
+		t.Errorf("a second write the same day: %s", ev.Type)
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	// Marked invalid (as the cleaner does), the token is refused with a 401 that says so.
+	got.Labels[serviceaccount.InvalidSinceLabel] = today
+	if _, err := admin.CoreV1().Secrets("default").Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = builder.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been marked invalid") {
+		t.Errorf("request with an invalidated legacy token: %v, want 401 marked invalid", err)
+	}
+}
