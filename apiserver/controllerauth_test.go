@@ -21,6 +21,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/manager"
 	namespacectrl "github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -62,6 +63,7 @@ func TestControllerIdentities(t *testing.T) {
 	jobs, rs, ns, node, sa, rootca := as(job.Name), as(replicaset.Name), as(namespacectrl.Name), as(nodelifecycle.Name),
 		as(serviceaccount.Name), as(rootcacert.Name)
 	mirror, slicer := as(endpointslicemirroring.Name), as(endpointslice.Name)
+	cleaner := as(legacytokencleaner.Name)
 
 	// The token is the account's (the first request creates the account).
 	review, err := jobs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -198,6 +200,26 @@ func TestControllerIdentities(t *testing.T) {
 		}, true},
 		{"endpointslice", "delete a node", func() error {
 			return slicer.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		}, false},
+		// The legacy token cleaner reads the tracking ConfigMap and labels or deletes token Secrets.
+		{"legacy token cleaner", "read the tracking config map", func() error {
+			_, err := cleaner.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-apiserver-legacy-service-account-token-tracking", metav1.GetOptions{})
+			return err
+		}, true},
+		{"legacy token cleaner", "read another config map", func() error {
+			_, err := cleaner.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+			return err
+		}, false},
+		{"legacy token cleaner", "patch a secret", func() error {
+			_, err := cleaner.CoreV1().Secrets("default").Patch(ctx, "s", types.MergePatchType, emptyPatch, metav1.PatchOptions{})
+			return err
+		}, true},
+		{"legacy token cleaner", "delete a secret", func() error {
+			return cleaner.CoreV1().Secrets("default").Delete(ctx, "s", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		}, true},
+		{"legacy token cleaner", "read a secret", func() error {
+			_, err := cleaner.CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
+			return err
 		}, false},
 		// The manager's own identity only watches, elects, records and mints.
 		{"manager", "list pods", func() error {

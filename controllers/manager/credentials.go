@@ -23,6 +23,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/localpath"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
@@ -68,6 +69,7 @@ var ServiceAccounts = map[string]string{
 	persistentvolume.Name:       "persistent-volume-binder",
 	localpath.Name:              "local-path-provisioner",
 	volumeprotection.Name:       "volume-protection-controller",
+	legacytokencleaner.Name:     "legacy-service-account-token-cleaner",
 }
 
 // controllerTokenLifetime is how long a controller's token is asked for;

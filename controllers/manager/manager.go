@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
 )
 
@@ -95,6 +96,12 @@ type Config struct {
 	// it deletes the oldest (default 12500); negative keeps them all. kube-controller-manager's
 	// --terminated-pod-gc-threshold disables with 0 too: TerminatedPodGCThresholdFromFlag converts.
 	TerminatedPodGCThreshold int
+	// LegacyServiceAccountTokenCleanUpPeriod is kube-controller-manager's
+	// --legacy-service-account-token-clean-up-period: how long a legacy
+	// token goes unused before the legacy token cleaner marks it invalid,
+	// and stays invalid before it deletes it (default a year; it must be
+	// positive).
+	LegacyServiceAccountTokenCleanUpPeriod time.Duration
 
 	LeaseNamespace string
 	LeaseName      string
@@ -248,6 +255,12 @@ func (c *Config) defaults() (named map[string]bool, err error) {
 	}
 	if err := c.endpointLimits(); err != nil {
 		return nil, err
+	}
+	if c.LegacyServiceAccountTokenCleanUpPeriod < 0 {
+		return nil, fmt.Errorf("manager: --legacy-service-account-token-clean-up-period %s: must be positive", c.LegacyServiceAccountTokenCleanUpPeriod)
+	}
+	if c.LegacyServiceAccountTokenCleanUpPeriod == 0 {
+		c.LegacyServiceAccountTokenCleanUpPeriod = legacytokencleaner.DefaultCleanUpPeriod
 	}
 	if c.Resync == 0 {
 		c.Resync = DefaultResync

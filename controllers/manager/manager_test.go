@@ -44,6 +44,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative workers", Config{Workers: -1}, "workers"},
 		{"more endpoints per slice than Kubernetes allows", Config{MaxEndpointsPerSlice: 1001}, "--max-endpoints-per-slice 1001: must be 1-1000"},
 		{"negative endpoints per mirrored subset", Config{MirroringMaxEndpointsPerSubset: -1}, "--mirroring-max-endpoints-per-subset -1: must be 1-1000"},
+		{"a negative legacy token clean-up period", Config{LegacyServiceAccountTokenCleanUpPeriod: -time.Hour}, "--legacy-service-account-token-clean-up-period -1h0m0s: must be positive"},
 		{"renew deadline must be below lease duration", Config{LeaseDuration: time.Second, RenewDeadline: 2 * time.Second}, "leaseDuration"},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -56,7 +57,9 @@ var kubeNames = map[string]string{
 	"persistentvolume-binder":          persistentvolume.Name,
 	"resourcequota":                    resourcequota.Name,
 	"serviceaccount":                   serviceaccount.Name,
-	"root-ca-certificate-publisher-controller": rootcacert.Name,
+	"root-ca-certificate-publisher-controller":       rootcacert.Name,
+	"legacy-serviceaccount-token-cleaner-controller": legacytokencleaner.Name,
+	"legacy-service-account-token-cleaner":           legacytokencleaner.Name,
 }
 
 // kubeFolded are kube-controller-manager controllers whose work a larger

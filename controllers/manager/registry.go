@@ -18,6 +18,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
 	"github.com/skiffkube/skiff/controllers/garbagecollector"
 	"github.com/skiffkube/skiff/controllers/job"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/localpath"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
@@ -144,6 +145,11 @@ var Registry = map[string]Constructor{
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {
 		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
 			b.Recorder(tokensecret.Name), tokensecret.Options{Logger: b.Options.Logger, RootCA: b.Options.RootCA})
+	},
+	legacytokencleaner.Name: func(b BuildContext) (Runnable, error) {
+		c := b.Informers.Core().V1()
+		return legacytokencleaner.New(b.Client, c.Secrets(), c.ServiceAccounts(), c.Pods(),
+			legacytokencleaner.Options{Logger: b.Options.Logger, CleanUpPeriod: b.Config.LegacyServiceAccountTokenCleanUpPeriod})
 	},
 	rootcacert.Name: func(b BuildContext) (Runnable, error) {
 		if len(b.Options.RootCA) == 0 {

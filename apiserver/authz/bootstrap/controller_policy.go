@@ -24,6 +24,7 @@ const (
 	EndpointSliceMirroring   = "endpointslicemirroring-controller"
 	GarbageCollector         = "generic-garbage-collector"
 	JobController            = "job-controller"
+	LegacyTokenCleaner       = "legacy-service-account-token-cleaner"
 	NamespaceController      = "namespace-controller"
 	NodeController           = "node-controller"
 	PodGarbageCollector      = "pod-garbage-collector"
@@ -117,6 +118,13 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			rule(verbs("update"), groups(batchGroup), "jobs/finalizers"),
 			rule(verbs("list", "watch", "create", "delete", "patch"), groups(legacyGroup), "pods"),
 			eventsRule(),
+		},
+		LegacyTokenCleaner: {
+			// The tracking ConfigMap is read live; the Secrets, accounts
+			// and pods come from the manager's shared informers.
+			{Verbs: verbs("get"), APIGroups: groups(legacyGroup), Resources: []string{"configmaps"},
+				ResourceNames: []string{"kube-apiserver-legacy-service-account-token-tracking"}},
+			rule(verbs("patch", "delete"), groups(legacyGroup), "secrets"),
 		},
 		NamespaceController: {
 			rule(verbs("get", "list", "watch", "delete"), groups(legacyGroup), "namespaces"),
