@@ -202,6 +202,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --unhealthy-zone-threshold 1.5: must be a share of a zone's nodes`}},
 		{name: "terminated pod threshold that is not a number", env: map[string]string{"SKIFF_TERMINATED_POD_GC_THRESHOLD": "lots"},
 			want: []string{`invalid --terminated-pod-gc-threshold "lots" (from SKIFF_TERMINATED_POD_GC_THRESHOLD)`}},
+		{name: "no legacy token clean-up period", args: []string{"--legacy-service-account-token-clean-up-period", "0s"},
+			want: []string{`invalid --legacy-service-account-token-clean-up-period "0s": must be a positive duration such as 8760h`}},
 		{name: "no workers for a controller", env: map[string]string{"SKIFF_CONCURRENT_GC_SYNCS": "0"},
 			want: []string{`invalid --concurrent-gc-syncs "0" (from SKIFF_CONCURRENT_GC_SYNCS): must be at least 1 (to stop a controller, leave it out of --controllers)`}},
 		{name: "more endpoints per slice than Kubernetes allows", args: []string{"--max-endpoints-per-slice", "1001"},
@@ -474,6 +476,30 @@ func TestTerminatedPodGCThreshold(t *testing.T) {
 		}
 		if s.TerminatedPodGCThreshold != tc.want {
 			t.Errorf("%v: TerminatedPodGCThreshold = %d, want %d", tc.args, s.TerminatedPodGCThreshold, tc.want)
+		}
+	}
+}
+
+// kube-controller-manager's --legacy-service-account-token-clean-up-period:
+// a year unless set, from a flag, the environment or the file.
+func TestLegacyServiceAccountTokenCleanUpPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		file string
+		want time.Duration
+	}{
+		{nil, nil, "", 8760 * time.Hour},
+		{[]string{"--legacy-service-account-token-clean-up-period", "720h"}, nil, "", 720 * time.Hour},
+		{nil, map[string]string{"SKIFF_LEGACY_SERVICE_ACCOUNT_TOKEN_CLEAN_UP_PERIOD": "48h"}, "", 48 * time.Hour},
+		{nil, nil, "legacy-service-account-token-clean-up-period: 24h\n", 24 * time.Hour},
+	} {
+		s, err := loadWith(t, append([]string{"--data-dir", t.TempDir()}, tc.args...), tc.env, tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.LegacyServiceAccountTokenCleanUpPeriod != tc.want {
+			t.Errorf("%v %v %q: LegacyServiceAccountTokenCleanUpPeriod = %s, want %s", tc.args, tc.env, tc.file, s.LegacyServiceAccountTokenCleanUpPeriod, tc.want)
 		}
 	}
 }

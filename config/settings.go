@@ -18,6 +18,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -117,6 +118,11 @@ type Server struct {
 	// --terminated-pod-gc-threshold: terminated pods kept before the
 	// oldest are deleted; 0 or less keeps them all.
 	TerminatedPodGCThreshold int
+	// LegacyServiceAccountTokenCleanUpPeriod is kube-controller-manager's
+	// --legacy-service-account-token-clean-up-period: how long a legacy
+	// service account token Secret goes unused before it is marked
+	// invalid, and stays invalid before it is deleted.
+	LegacyServiceAccountTokenCleanUpPeriod time.Duration
 	// ConcurrentSyncs are the workers of each controller named by a
 	// --concurrent-*-syncs setting (manager.ConcurrentSyncsFlags), by
 	// skiff's controller name.
@@ -199,6 +205,7 @@ const (
 	keyNodeMonitorGrace      = "node-monitor-grace-period"
 	keyNodeStartupGrace      = "node-startup-grace-period"
 	keyTerminatedPodGC       = "terminated-pod-gc-threshold"
+	keyLegacyTokenCleanUp    = "legacy-service-account-token-clean-up-period"
 	keyMaxEndpointsPerSlice  = "max-endpoints-per-slice"
 	keyMirroringMaxPerSubset = "mirroring-max-endpoints-per-subset"
 	keyNodeEvictionRate      = "node-eviction-rate"
@@ -655,6 +662,13 @@ func serverSettings(defaultDataDir string) []setting {
 				s.TerminatedPodGCThreshold = int(n)
 				return err
 			}},
+		{name: keyLegacyTokenCleanUp, kind: kindDuration, def: legacytokencleaner.DefaultCleanUpPeriod.String(),
+			usage: "how long an auto-generated legacy service account token Secret goes unused before the legacy token cleaner labels it invalid, and stays invalid before it is deleted, as kube-controller-manager's --legacy-service-account-token-clean-up-period",
+			apply: func(s *Server, v any) error {
+				d, err := positiveDuration(v, "8760h")
+				s.LegacyServiceAccountTokenCleanUpPeriod = d
+				return err
+			}},
 		{name: keySchedulerConfig, kind: kindString,
 			usage: "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1) for the server's scheduler: scoring strategy (spread or bin-pack), plugins, backoff; empty: Kubernetes' defaults",
 			apply: func(s *Server, v any) error {
@@ -735,8 +749,8 @@ func serverSettings(defaultDataDir string) []setting {
 				return err
 			}},
 	}
-	// Beside --terminated-pod-gc-threshold, the other controller tunings.
-	at := slices.IndexFunc(all, func(st setting) bool { return st.name == keyTerminatedPodGC }) + 1
+	// Beside --terminated-pod-gc-threshold and the token clean-up period, the other controller tunings.
+	at := slices.IndexFunc(all, func(st setting) bool { return st.name == keyLegacyTokenCleanUp }) + 1
 	return slices.Insert(all, at, append(concurrentSyncsSettings(), endpointLimitSettings()...)...)
 }
 

@@ -38,6 +38,7 @@ func controllerManagerConfigz(s standalone, cfg manager.Config, terminatedPodGC 
 	nl.UnhealthyZoneThreshold, nl.LargeClusterSizeThreshold = float32(e.UnhealthyZoneThreshold), int32(e.LargeClusterSizeThreshold)
 	nl.NodeMonitorGracePeriod, nl.NodeStartupGracePeriod = dur(cfg.NodeMonitorGracePeriod), dur(cfg.NodeStartupGracePeriod)
 	c.PodGCController.TerminatedPodGCThreshold = int32(terminatedPodGC)
+	c.LegacySATokenCleaner.CleanUpPeriod = dur(cfg.LegacyServiceAccountTokenCleanUpPeriod)
 	for _, f := range manager.ConcurrentSyncsFlags {
 		if field := concurrentSyncsField(c, f.Flag); field != nil {
 			*field = int32(cfg.ConcurrentSyncs[f.Controller])

@@ -98,7 +98,7 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 	cm := startStandalone(t, api, "controller-manager", "--controllers", "*,-nodeipam", "--cluster-cidr", "10.50.0.0/16",
 		"--node-cidr-mask-size", "26", "--node-eviction-rate", "0.5", "--concurrent-deployment-syncs", "3", "--concurrent-gc-syncs", "7",
 		"--max-endpoints-per-slice", "50", "--terminated-pod-gc-threshold", "200", "--kube-api-qps", "25",
-		"--leader-elect-renew-deadline", "12s", "--node-monitor-grace-period", "1m")
+		"--leader-elect-renew-deadline", "12s", "--node-monitor-grace-period", "1m", "--legacy-service-account-token-clean-up-period", "720h")
 	sched := startStandalone(t, api, "scheduler", "--config", schedConfig, "--kube-api-qps", "40", "--kube-api-burst", "80",
 		"--leader-elect-lease-duration", "30s", "--profiling=false")
 
@@ -141,9 +141,10 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 		t.Errorf("controller manager's node lifecycle: %+v", nl)
 	}
 	if c.DeploymentController.ConcurrentDeploymentSyncs != 3 || c.GarbageCollectorController.ConcurrentGCSyncs != 7 || c.ReplicaSetController.ConcurrentRSSyncs != int32(manager.DefaultWorkers) ||
-		c.EndpointSliceController.MaxEndpointsPerSlice != 50 || c.PodGCController.TerminatedPodGCThreshold != 200 || c.SAController.RootCAFile != "" {
-		t.Errorf("controller manager's controllers: deployment %+v, gc %+v, replicaset %+v, endpointslice %+v, podgc %+v, sa %+v", c.DeploymentController,
-			c.GarbageCollectorController, c.ReplicaSetController, c.EndpointSliceController, c.PodGCController, c.SAController)
+		c.EndpointSliceController.MaxEndpointsPerSlice != 50 || c.PodGCController.TerminatedPodGCThreshold != 200 || c.SAController.RootCAFile != "" ||
+		c.LegacySATokenCleaner.CleanUpPeriod.Duration != 720*time.Hour {
+		t.Errorf("controller manager's controllers: deployment %+v, gc %+v, replicaset %+v, endpointslice %+v, podgc %+v, sa %+v, legacy token cleaner %+v", c.DeploymentController,
+			c.GarbageCollectorController, c.ReplicaSetController, c.EndpointSliceController, c.PodGCController, c.SAController, c.LegacySATokenCleaner)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
+	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/nodelifecycle"
@@ -333,7 +334,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var clusterCIDR, rootCAFile string
 	var nodeCIDRMaskSize, terminatedPodGC, maxEndpointsPerSlice, mirroringMaxEndpointsPerSubset int
 	var controllers []string
-	var nodeMonitorGrace, nodeStartupGrace time.Duration
+	var nodeMonitorGrace, nodeStartupGrace, legacyTokenCleanUp time.Duration
 	concurrentSyncs := map[string]*int{}
 	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
@@ -364,21 +365,25 @@ func newControllerManagerCommand() *cobra.Command {
 			if err := manager.CheckEndpointsPerSlice(mirroringMaxEndpointsPerSubset); err != nil {
 				return nil, nil, fmt.Errorf("invalid --mirroring-max-endpoints-per-subset %d: %w", mirroringMaxEndpointsPerSubset, err)
 			}
+			if legacyTokenCleanUp <= 0 {
+				return nil, nil, fmt.Errorf("invalid --legacy-service-account-token-clean-up-period %s: must be a positive duration such as 8760h", legacyTokenCleanUp)
+			}
 			rootCA, err := clusterRootCA(rc, rootCAFile)
 			if err != nil {
 				return nil, nil, err
 			}
 			cfg := manager.Config{
-				Controllers:                    controllers,
-				ClusterCIDR:                    clusterCIDR,
-				NodeCIDRMaskSize:               nodeCIDRMaskSize,
-				NodeMonitorGracePeriod:         nodeMonitorGrace,
-				NodeStartupGracePeriod:         nodeStartupGrace,
-				NodeEviction:                   &eviction,
-				TerminatedPodGCThreshold:       manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
-				ConcurrentSyncs:                workers,
-				MaxEndpointsPerSlice:           maxEndpointsPerSlice,
-				MirroringMaxEndpointsPerSubset: mirroringMaxEndpointsPerSubset,
+				Controllers:                            controllers,
+				ClusterCIDR:                            clusterCIDR,
+				NodeCIDRMaskSize:                       nodeCIDRMaskSize,
+				NodeMonitorGracePeriod:                 nodeMonitorGrace,
+				NodeStartupGracePeriod:                 nodeStartupGrace,
+				NodeEviction:                           &eviction,
+				TerminatedPodGCThreshold:               manager.TerminatedPodGCThresholdFromFlag(terminatedPodGC),
+				LegacyServiceAccountTokenCleanUpPeriod: legacyTokenCleanUp,
+				ConcurrentSyncs:                        workers,
+				MaxEndpointsPerSlice:                   maxEndpointsPerSlice,
+				MirroringMaxEndpointsPerSubset:         mirroringMaxEndpointsPerSubset,
 			}
 			return controllerManagerConfigz(s, cfg, terminatedPodGC, rootCAFile), func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 				q := runner.NewQueueMetrics()
@@ -399,6 +404,7 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd.Flags().Float64Var(&eviction.UnhealthyZoneThreshold, "unhealthy-zone-threshold", eviction.UnhealthyZoneThreshold, "share of a zone's nodes (more than two) not Ready that makes it partly disrupted")
 	cmd.Flags().IntVar(&eviction.LargeClusterSizeThreshold, "large-cluster-size-threshold", eviction.LargeClusterSizeThreshold, "nodes a zone needs to be large: in a partly disrupted zone of at most this many no node is tainted NoExecute")
 	cmd.Flags().IntVar(&terminatedPodGC, "terminated-pod-gc-threshold", podgc.DefaultThreshold, "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest; 0 or less keeps them all")
+	cmd.Flags().DurationVar(&legacyTokenCleanUp, "legacy-service-account-token-clean-up-period", legacytokencleaner.DefaultCleanUpPeriod, "how long an auto-generated legacy service account token Secret goes unused before it is labelled invalid, and stays invalid before it is deleted")
 	for _, f := range manager.ConcurrentSyncsFlags {
 		concurrentSyncs[f.Controller] = cmd.Flags().Int(f.Flag, manager.DefaultWorkers, "workers of the "+f.Controller+": objects it reconciles at once")
 	}

@@ -434,16 +434,17 @@ current-context: x
 		t.Errorf("scheduler --config with a bad scoring strategy: %v, output %q", err, out)
 	}
 	for args, want := range map[string]string{
-		"--controllers=*,-bootstrapsigner":       `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
-		"--controllers=job,-job-controller":      `invalid --controllers: "job,-job-controller" leaves no controller to run`,
-		"--node-monitor-grace-period=5s":         `invalid --node-monitor-grace-period 5s: must be more than 10s`,
-		"--node-startup-grace-period=10s":        `invalid --node-startup-grace-period 10s: must be more than 10s`,
-		"--controllers=*,-pv-protection":         `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
-		"--node-eviction-rate=0":                 `invalid --node-eviction-rate 0: must be more than 0 nodes a second`,
-		"--concurrent-gc-syncs=0":                `invalid --concurrent-gc-syncs 0: must be at least 1`,
-		"--max-endpoints-per-slice=1001":         `invalid --max-endpoints-per-slice 1001: must be 1-1000`,
-		"--mirroring-max-endpoints-per-subset=0": `invalid --mirroring-max-endpoints-per-subset 0: must be 1-1000`,
-		"--node-cidr-mask-size=16":               `invalid --cluster-cidr 10.42.0.0/16 with --node-cidr-mask-size 16: node mask /16 must be longer than the cluster CIDR's /16`,
+		"--controllers=*,-bootstrapsigner":                  `invalid --controllers: unknown controller "bootstrapsigner" in "*,-bootstrapsigner" (known: "*", or a name or -name of cronjob-controller, `,
+		"--controllers=job,-job-controller":                 `invalid --controllers: "job,-job-controller" leaves no controller to run`,
+		"--node-monitor-grace-period=5s":                    `invalid --node-monitor-grace-period 5s: must be more than 10s`,
+		"--node-startup-grace-period=10s":                   `invalid --node-startup-grace-period 10s: must be more than 10s`,
+		"--controllers=*,-pv-protection":                    `invalid --controllers: "pv-protection" is part of skiff's volume-protection-controller`,
+		"--node-eviction-rate=0":                            `invalid --node-eviction-rate 0: must be more than 0 nodes a second`,
+		"--concurrent-gc-syncs=0":                           `invalid --concurrent-gc-syncs 0: must be at least 1`,
+		"--max-endpoints-per-slice=1001":                    `invalid --max-endpoints-per-slice 1001: must be 1-1000`,
+		"--mirroring-max-endpoints-per-subset=0":            `invalid --mirroring-max-endpoints-per-subset 0: must be 1-1000`,
+		"--legacy-service-account-token-clean-up-period=0s": `invalid --legacy-service-account-token-clean-up-period 0s: must be a positive duration such as 8760h`,
+		"--node-cidr-mask-size=16":                          `invalid --cluster-cidr 10.42.0.0/16 with --node-cidr-mask-size 16: node mask /16 must be longer than the cluster CIDR's /16`,
 	} {
 		cmd := exec.Command(skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
 		cmd.Env = skiffEnv()

@@ -171,16 +171,17 @@ func runServer(ctx context.Context, cfg *config.Server, log *slog.Logger) (err e
 // the server's settings.
 func controllerManagerConfig(cfg *config.Server) manager.Config {
 	return manager.Config{
-		Controllers:                    cfg.Controllers,
-		ClusterCIDR:                    cfg.ClusterCIDR,
-		NodeCIDRMaskSize:               cfg.NodeCIDRMaskSize,
-		NodeMonitorGracePeriod:         cfg.NodeMonitorGracePeriod,
-		NodeStartupGracePeriod:         cfg.NodeStartupGracePeriod,
-		NodeEviction:                   &cfg.NodeEviction,
-		TerminatedPodGCThreshold:       manager.TerminatedPodGCThresholdFromFlag(cfg.TerminatedPodGCThreshold),
-		ConcurrentSyncs:                cfg.ConcurrentSyncs,
-		MaxEndpointsPerSlice:           cfg.MaxEndpointsPerSlice,
-		MirroringMaxEndpointsPerSubset: cfg.MirroringMaxEndpointsPerSubset,
+		Controllers:                            cfg.Controllers,
+		ClusterCIDR:                            cfg.ClusterCIDR,
+		NodeCIDRMaskSize:                       cfg.NodeCIDRMaskSize,
+		NodeMonitorGracePeriod:                 cfg.NodeMonitorGracePeriod,
+		NodeStartupGracePeriod:                 cfg.NodeStartupGracePeriod,
+		NodeEviction:                           &cfg.NodeEviction,
+		TerminatedPodGCThreshold:               manager.TerminatedPodGCThresholdFromFlag(cfg.TerminatedPodGCThreshold),
+		LegacyServiceAccountTokenCleanUpPeriod: cfg.LegacyServiceAccountTokenCleanUpPeriod,
+		ConcurrentSyncs:                        cfg.ConcurrentSyncs,
+		MaxEndpointsPerSlice:                   cfg.MaxEndpointsPerSlice,
+		MirroringMaxEndpointsPerSubset:         cfg.MirroringMaxEndpointsPerSubset,
 	}
 }
 
