@@ -16,8 +16,9 @@ import (
 )
 
 // A hollow pod whose app container exits under restartPolicy Always is
-// reported as the kubelet reports a crash loop: phase Running, the
-// container waiting in CrashLoopBackOff with its exit as lastState, the
+// reported as the kubelet reports a crash loop: the first exit restarted
+// at once, the second waiting 10s — phase Running, the container waiting
+// in CrashLoopBackOff after one restart with its exit as lastState, the
 // pod not Ready (ContainersNotReady), and a BackOff Warning in the
 // kubelet's words.
 func TestHollowCrashLoopIsReportedAsTheKubelets(t *testing.T) {
@@ -47,7 +48,7 @@ func TestHollowCrashLoopIsReportedAsTheKubelets(t *testing.T) {
 	if w := s.State.Waiting; w.Reason != "CrashLoopBackOff" || w.Message != "back-off 10s restarting failed container=app pod=crasher_default(uid-crasher)" {
 		t.Errorf("waiting %+v", w)
 	}
-	if last := s.LastTerminationState.Terminated; last == nil || last.ExitCode != 2 || s.Ready {
+	if last := s.LastTerminationState.Terminated; last == nil || last.ExitCode != 2 || s.Ready || s.RestartCount != 1 {
 		t.Errorf("container %+v", s)
 	}
 	if got.Status.Phase != corev1.PodRunning {

@@ -24,16 +24,24 @@ const (
 
 // Next says how long a container waits to be restarted after an attempt
 // that ran for ran and was started at back-off level exited, and the level
-// of the attempt that follows. The first attempt has level 0; a runtime
-// keeps each attempt's level with it (a label, a field) to pass here when
-// that attempt exits.
+// of the attempt that follows. Level 0 waits nothing, level 1 10s, each
+// further level twice as long, at most 5m; an attempt that ran for more
+// than 10 minutes counts as level 0 whatever its level. The first attempt
+// has level 0 — the kubelet keeps no back-off for a container before it
+// first restarts it, so that restart is immediate — and a runtime keeps
+// each attempt's level with it (a label, a field) to pass here when that
+// attempt exits.
 func Next(level int, ran time.Duration) (delay time.Duration, next int) {
-	if ran > stableAfter {
+	if ran > stableAfter || level < 0 {
 		level = 0
 	}
-	delay = maxDelay
-	if level < 5 { // 10s << 5 is past the cap already
-		delay = min(initialDelay<<uint(level), maxDelay)
+	switch {
+	case level == 0:
+		delay = 0
+	case level <= 5: // 10s << 5 is past the cap already
+		delay = min(initialDelay<<uint(level-1), maxDelay)
+	default:
+		delay = maxDelay
 	}
 	return delay, level + 1
 }
@@ -41,7 +49,8 @@ func Next(level int, ran time.Duration) (delay time.Duration, next int) {
 // Waiting is the state of container c of pod while it backs off for delay,
 // worded as the kubelet's ("back-off 20s restarting failed
 // container=app pod=web_default(uid)"). The attempt that exited is the
-// container's lastState.
+// container's lastState. A delay of 0 has no waiting state: the container
+// is restarted at once.
 func Waiting(pod *corev1.Pod, c string, delay time.Duration) *corev1.ContainerStateWaiting {
 	return &corev1.ContainerStateWaiting{
 		Reason:  Reason,

@@ -16,13 +16,16 @@ func TestNext(t *testing.T) {
 		delay     time.Duration
 		nextLevel int
 	}{
-		{"the first exit waits 10s", 0, time.Second, 10 * time.Second, 1},
-		{"each exit in turn doubles it", 1, time.Second, 20 * time.Second, 2},
-		{"fifth exit", 4, time.Second, 160 * time.Second, 5},
-		{"capped at 5m", 5, time.Second, 5 * time.Minute, 6},
+		{"the first exit is restarted at once", 0, time.Second, 0, 1},
+		{"the second exit waits 10s", 1, time.Second, 10 * time.Second, 2},
+		{"each exit in turn doubles it", 2, time.Second, 20 * time.Second, 3},
+		{"sixth exit", 5, time.Second, 160 * time.Second, 6},
+		{"capped at 5m", 6, time.Second, 5 * time.Minute, 7},
 		{"stays capped", 40, time.Second, 5 * time.Minute, 41},
-		{"ten minutes of running are not yet stable", 3, 10 * time.Minute, 80 * time.Second, 4},
-		{"more than ten minutes start afresh", 7, 10*time.Minute + time.Second, 10 * time.Second, 1},
+		{"ten minutes of running are not yet stable", 3, 10 * time.Minute, 40 * time.Second, 4},
+		{"more than ten minutes are restarted at once", 7, 10*time.Minute + time.Second, 0, 1},
+		{"the exit after a stable run waits 10s again", 1, time.Second, 10 * time.Second, 2},
+		{"a negative level (a bad label) counts as 0", -3, time.Second, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			delay, next := Next(tc.level, tc.ran)

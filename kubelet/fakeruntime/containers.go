@@ -154,8 +154,10 @@ func (hp *hollowPod) finishedAt(pod *corev1.Pod, now time.Time) (time.Time, bool
 // hash changed, every running app container and sidecar whose image is no
 // longer the spec's, and returns them. An app container backing off starts
 // from the new image at once, its back-off afresh (the kubelet keys
-// back-off by the spec hash); one that exited for good stays as it ended,
-// and so do init containers that are not sidecars, which completed.
+// back-off by the spec hash): the kubelet begins the new back-off with
+// this restart, as with a first exit's, so the new attempt's exit waits
+// 10s. One that exited for good stays as it ended, and so do init
+// containers that are not sidecars, which completed.
 func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Container {
 	var killed []*corev1.Container
 	for i := range pod.Spec.Containers {
@@ -169,7 +171,8 @@ func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Co
 			hp.restart(pod, c, now)
 			killed = append(killed, c)
 		case restarts(pod, code):
-			hp.containers[c.Name] = &attempt{n: a.n + 1, image: c.Image, startedAt: now, last: a.exited(pod, c.Name, exit, code)}
+			_, level := crashloop.Next(0, 0)
+			hp.containers[c.Name] = &attempt{n: a.n + 1, level: level, image: c.Image, startedAt: now, last: a.exited(pod, c.Name, exit, code)}
 		}
 	}
 	// App containers first: one just restarted keeps the pod from being
@@ -187,11 +190,18 @@ func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Co
 
 // restart ends c's running attempt as the real runtime reports a container
 // it stopped with SIGTERM (a process without a handler: 143, "Error") and
-// starts the next from c's image at once.
+// starts the next from c's image at once, its back-off afresh. The kubelet
+// begins the new back-off with this restart, as with a first exit's, when
+// it still has an earlier attempt that exited (it keeps the latest dead
+// one); otherwise the new attempt is the first it knows.
 func (hp *hollowPod) restart(pod *corev1.Pod, c *corev1.Container, now time.Time) {
 	old := hp.containers[c.Name]
+	level := 0
+	if old.n > 0 {
+		_, level = crashloop.Next(0, 0)
+	}
 	hp.containers[c.Name] = &attempt{
-		n: old.n + 1, image: c.Image, startedAt: now,
+		n: old.n + 1, level: level, image: c.Image, startedAt: now,
 		last: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error", StartedAt: metav1.NewTime(old.startedAt),
 			FinishedAt: metav1.NewTime(now), ContainerID: containerID(pod, c.Name, old.n)},
 	}

@@ -80,10 +80,11 @@ func wantResync(t *testing.T, r *Runtime, pod *corev1.Pod, want time.Duration) {
 }
 
 // An app container that exits under restartPolicy Always is restarted as
-// the kubelet restarts it: it waits in CrashLoopBackOff (not ready, its
-// exit as lastState) for 10s, then runs again as attempt 1 with a new
-// container ID; the next exit waits 20s, and so on up to 5 minutes. The
-// agent is asked to look again at each exit and each back-off's end.
+// the kubelet restarts it: the first exit at once (attempt 1 runs with a
+// new container ID, the exit as its lastState, nothing waits); the second
+// waits in CrashLoopBackOff (not ready, its exit as lastState) for 10s,
+// the next 20s, and so on up to 5 minutes. The agent is asked to look
+// again at each exit and each back-off's end.
 func TestExitedContainerRestartsWithCrashLoopBackOff(t *testing.T) {
 	r, clk, t0 := newClocked(nil)
 	pod := crashing(corev1.RestartPolicyAlways, "30s", "1")
@@ -93,17 +94,10 @@ func TestExitedContainerRestartsWithCrashLoopBackOff(t *testing.T) {
 	wantResync(t, r, pod, 30*time.Second)
 
 	clk.advance(30 * time.Second)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 0, "10s", 1, sec(30))
-	wantResync(t, r, pod, 10*time.Second)
-
-	clk.advance(5 * time.Second)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 0, "10s", 1, sec(30))
-	wantResync(t, r, pod, 5*time.Second)
-
-	clk.advance(5 * time.Second)
+	wantResync(t, r, pod, time.Millisecond) // the exit, due: look at once
 	st, _ := r.SyncPod(context.Background(), pod, "10.42.0.2")
 	s := st.Containers[0]
-	wantRunning(t, pod, s, 1, sec(40))
+	wantRunning(t, pod, s, 1, sec(30))
 	if last := s.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || !last.StartedAt.Time.Equal(t0) ||
 		!last.FinishedAt.Time.Equal(sec(30)) || last.ContainerID != containerID(pod, "app", 0) {
 		t.Errorf("attempt 1's lastState %+v, want attempt 0's exit", s.LastTerminationState)
@@ -114,32 +108,60 @@ func TestExitedContainerRestartsWithCrashLoopBackOff(t *testing.T) {
 	wantResync(t, r, pod, 30*time.Second)
 
 	clk.advance(30 * time.Second)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "20s", 1, sec(70))
+	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "10s", 1, sec(60))
+	wantResync(t, r, pod, 10*time.Second)
+
+	clk.advance(5 * time.Second)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "10s", 1, sec(60))
+	wantResync(t, r, pod, 5*time.Second)
+
+	clk.advance(5 * time.Second)
+	s = syncApp(t, r, pod)
+	wantRunning(t, pod, s, 2, sec(70))
+	if last := s.LastTerminationState.Terminated; last == nil || !last.StartedAt.Time.Equal(sec(30)) ||
+		!last.FinishedAt.Time.Equal(sec(60)) || last.ContainerID != containerID(pod, "app", 1) {
+		t.Errorf("attempt 2's lastState %+v, want attempt 1's exit", s.LastTerminationState)
+	}
+	wantResync(t, r, pod, 30*time.Second)
+
+	clk.advance(30 * time.Second)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 2, "20s", 1, sec(100))
 	wantResync(t, r, pod, 20*time.Second)
 	clk.advance(20 * time.Second)
-	wantRunning(t, pod, syncApp(t, r, pod), 2, sec(90))
+	wantRunning(t, pod, syncApp(t, r, pod), 3, sec(120))
 
-	// Unobserved, the loop goes on: attempts start at 160s, 270s, 460s
-	// and 790s (back-offs of 40s, 80s, 160s and 300s); attempt 6 exits
-	// at 820s and waits the cap.
-	clk.t = sec(850)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 6, "5m0s", 1, sec(820))
+	// Unobserved, the loop goes on: attempts start at 190s, 300s, 490s
+	// and 820s (back-offs of 40s, 80s, 160s and 300s); attempt 7 exits
+	// at 850s and waits the cap.
+	clk.t = sec(880)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 7, "5m0s", 1, sec(850))
 	wantResync(t, r, pod, 270*time.Second)
-	clk.t = sec(1120)
-	wantRunning(t, pod, syncApp(t, r, pod), 7, sec(1120))
 	clk.t = sec(1150)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 7, "5m0s", 1, sec(1150))
+	wantRunning(t, pod, syncApp(t, r, pod), 8, sec(1150))
+	clk.t = sec(1180)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 8, "5m0s", 1, sec(1180))
 }
 
-// An attempt that ran for more than 10 minutes starts the back-off afresh.
+// An attempt that ran for more than 10 minutes is restarted at once, as a
+// first exit is, and the back-off starts again at 10s; one that ran for
+// exactly 10 minutes is not yet stable.
 func TestLongRunningAttemptsBackOffAfresh(t *testing.T) {
 	r, clk, t0 := newClocked(nil)
 	pod := crashing(corev1.RestartPolicyAlways, "11m", "2")
 	syncApp(t, r, pod)
-	clk.advance(11 * time.Minute)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 0, "10s", 2, t0.Add(11*time.Minute))
-	clk.advance(10*time.Second + 11*time.Minute)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "10s", 2, clk.t)
+	for n := int32(1); n <= 3; n++ {
+		clk.advance(11 * time.Minute)
+		wantRunning(t, pod, syncApp(t, r, pod), n, t0.Add(time.Duration(n)*11*time.Minute))
+		wantResync(t, r, pod, 11*time.Minute)
+	}
+
+	r, clk, t0 = newClocked(nil)
+	pod = crashing(corev1.RestartPolicyAlways, "10m", "2")
+	syncApp(t, r, pod)
+	clk.advance(10 * time.Minute)
+	wantRunning(t, pod, syncApp(t, r, pod), 1, t0.Add(10*time.Minute))
+	clk.advance(10 * time.Minute)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "10s", 2, t0.Add(20*time.Minute))
 }
 
 // restartPolicy decides which exits are restarted: Always every one,
@@ -164,8 +186,9 @@ func TestRestartPolicyDecidesWhatIsRestarted(t *testing.T) {
 		syncApp(t, r, pod)
 		clk.advance(time.Second)
 		s := syncApp(t, r, pod)
-		if backingOff := s.State.Waiting != nil; backingOff != tc.restarts || !tc.restarts && s.State.Terminated == nil {
-			t.Errorf("%q, exit %s: after the exit %+v, want restarted=%v", tc.policy, tc.code, s.State, tc.restarts)
+		restarted := s.State.Running != nil && s.RestartCount == 1 // a first exit: at once
+		if restarted != tc.restarts || !tc.restarts && s.State.Terminated == nil {
+			t.Errorf("%q, exit %s: after the exit %+v (%d restarts), want restarted=%v", tc.policy, tc.code, s.State, s.RestartCount, tc.restarts)
 		}
 		if !tc.restarts && r.ResyncAfter(pod) != 0 {
 			t.Errorf("%q, exit %s: ResyncAfter = %s for a container done for good", tc.policy, tc.code, r.ResyncAfter(pod))
@@ -182,27 +205,29 @@ func TestRestartPolicyDecidesWhatIsRestarted(t *testing.T) {
 func TestAdoptedPodKeepsItsCrashLoop(t *testing.T) {
 	r, _, t0 := newClocked(nil)
 	pod := crashing(corev1.RestartPolicyAlways, "30s", "1")
-	pod.Status.StartTime = &metav1.Time{Time: t0.Add(-850 * time.Second)}
-	wantBackingOff(t, pod, syncApp(t, r, pod), 6, "5m0s", 1, t0.Add(-30*time.Second))
+	pod.Status.StartTime = &metav1.Time{Time: t0.Add(-880 * time.Second)}
+	wantBackingOff(t, pod, syncApp(t, r, pod), 7, "5m0s", 1, t0.Add(-30*time.Second))
 }
 
 // An image change reaches a container backing off at once: it starts from
 // the new image (restartCount + 1, no Killing: nothing ran), its back-off
-// afresh, as podruntime and the kubelet restart it.
+// afresh, as podruntime and the kubelet restart it: the kubelet begins
+// the new definition's back-off with that restart, so its next exit waits
+// 10s.
 func TestImageChangeStartsABackingOffContainerAtOnce(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
 	r, clk, t0 := newClocked(rec)
 	pod := crashing(corev1.RestartPolicyAlways, "30s", "1")
 	syncApp(t, r, pod)
-	clk.advance(40 * time.Second)
-	syncApp(t, r, pod) // attempt 1 runs
-	clk.advance(30 * time.Second)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 1, "20s", 1, t0.Add(70*time.Second))
+	clk.advance(75 * time.Second)
+	syncApp(t, r, pod) // attempt 2 runs
+	clk.advance(25 * time.Second)
+	wantBackingOff(t, pod, syncApp(t, r, pod), 2, "20s", 1, t0.Add(100*time.Second))
 
 	clk.advance(5 * time.Second)
 	pod.Spec.Containers[0].Image = "example.com/app:2"
 	s := syncApp(t, r, pod)
-	wantRunning(t, pod, s, 2, t0.Add(75*time.Second))
+	wantRunning(t, pod, s, 3, t0.Add(105*time.Second))
 	if s.Image != "example.com/app:2" || s.LastTerminationState.Terminated == nil || s.LastTerminationState.Terminated.ExitCode != 1 {
 		t.Errorf("after the image change: %+v", s)
 	}
@@ -210,7 +235,29 @@ func TestImageChangeStartsABackingOffContainerAtOnce(t *testing.T) {
 		t.Errorf("Events: %q", events)
 	}
 	clk.advance(30 * time.Second)
-	wantBackingOff(t, pod, syncApp(t, r, pod), 2, "10s", 1, t0.Add(105*time.Second))
+	wantBackingOff(t, pod, syncApp(t, r, pod), 3, "10s", 1, t0.Add(135*time.Second))
+}
+
+// A running app container restarted for an image change starts its
+// back-off afresh as the kubelet does: with no earlier attempt its next
+// exit is a first one, restarted at once; after earlier attempts (the
+// kubelet keeps the latest that exited) the kubelet begins the back-off
+// with the restart, so the next exit waits 10s.
+func TestImageChangeOfARunningContainerStartsItsBackOffAfresh(t *testing.T) {
+	r, clk, t0 := newClocked(nil)
+	pod := crashing(corev1.RestartPolicyAlways, "30s", "1")
+	syncApp(t, r, pod)
+	clk.advance(10 * time.Second)
+	pod.Spec.Containers[0].Image = "example.com/app:2"
+	wantRunning(t, pod, syncApp(t, r, pod), 1, t0.Add(10*time.Second))
+	clk.advance(30 * time.Second) // attempt 1 exits at 40s: at once
+	wantRunning(t, pod, syncApp(t, r, pod), 2, t0.Add(40*time.Second))
+
+	clk.advance(10 * time.Second)
+	pod.Spec.Containers[0].Image = "example.com/app:3"
+	wantRunning(t, pod, syncApp(t, r, pod), 3, t0.Add(50*time.Second))
+	clk.advance(30 * time.Second) // attempt 3 exits at 80s: 10s
+	wantBackingOff(t, pod, syncApp(t, r, pod), 3, "10s", 1, t0.Add(80*time.Second))
 }
 
 // A pod stopped while a container backs off reports that container as its
@@ -219,14 +266,14 @@ func TestStopPodReportsABackingOffContainerByItsExit(t *testing.T) {
 	r, clk, t0 := newClocked(nil)
 	pod := crashing(corev1.RestartPolicyAlways, "30s", "1")
 	syncApp(t, r, pod)
-	clk.advance(75 * time.Second) // attempt 1 from 40s, exited at 70s
+	clk.advance(65 * time.Second) // attempt 1 from 30s, exited at 60s
 	st, err := r.StopPod(context.Background(), pod, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := st.Containers[0]
 	term := s.State.Terminated
-	if term == nil || term.ExitCode != 1 || !term.FinishedAt.Time.Equal(t0.Add(70*time.Second)) || s.RestartCount != 1 || s.Ready {
+	if term == nil || term.ExitCode != 1 || !term.FinishedAt.Time.Equal(t0.Add(60*time.Second)) || s.RestartCount != 1 || s.Ready {
 		t.Fatalf("stopped while backing off: %+v", s)
 	}
 	if last := s.LastTerminationState.Terminated; last == nil || !last.FinishedAt.Time.Equal(t0.Add(30*time.Second)) {

@@ -9,9 +9,9 @@
 // restartPolicy Always, lets the next one start once it runs and has
 // started, and is kept running until the app containers are done for
 // good), start app containers, restart exited ones as restartPolicy asks
-// with CrashLoopBackOff delays (kubelet/crashloop: 10s doubling to 5m,
-// reset after 10m of running) — then reports container
-// statuses as Kubernetes shows them. ConfigMap and Secret keys reach env
+// with CrashLoopBackOff delays (kubelet/crashloop: the first exit at once,
+// then 10s doubling to 5m, reset after 10m of running) — then reports
+// container statuses as Kubernetes shows them. ConfigMap and Secret keys reach env
 // (env, envFrom) and volumes (configMap, secret, projected, downwardAPI),
 // the volumes being rewritten on every sync so changes reach running
 // containers. KillPod stops everything with the grace

@@ -485,9 +485,12 @@ func (r *Runtime) syncContainer(ctx context.Context, sc syncCtx, c *corev1.Conta
 		delay, next := crashloop.Next(atoi(latest.Labels[labelBackoffLevel]), latest.FinishedAt.Sub(latest.StartedAt))
 		if changed {
 			// A new definition starts at once, its back-off afresh: the
-			// kubelet keys back-off by the container's spec hash.
-			next, delay = 0, 0
+			// kubelet keys back-off by the container's spec hash, and
+			// this restart is the new key's first, as a first exit's.
+			delay, next = crashloop.Next(0, 0)
 		}
+		// A delay of 0 (a first exit) restarts the container in this
+		// sync: no waiting state, nothing to look at again.
 		if wait := latest.FinishedAt.Add(delay).Sub(r.now()); wait > 0 {
 			sc.recheckIn(wait)
 			st := report(c, latest, nil)
@@ -558,11 +561,19 @@ func (r *Runtime) restartChanged(ctx context.Context, sc syncCtx, c *corev1.Cont
 	if err != nil {
 		return waiting(c, "ContainerStatusUnknown", err.Error())
 	}
+	// The new definition's back-off starts afresh (the kubelet keys it by
+	// the spec hash). The kubelet begins it here, as for a first exit,
+	// when it sees an earlier attempt that exited (hist[1], kept for
+	// `logs --previous`); otherwise the new attempt is the first it knows.
+	level := 0
+	if len(hist) > 1 {
+		_, level = crashloop.Next(0, 0)
+	}
 	// Keep the stopped attempt for `logs --previous`; older ones go.
 	for _, old := range hist[1:] {
 		r.removeQuietly(ctx, old.ID)
 	}
-	return r.startAttempt(ctx, sc, c, latest.Attempt+1, 0, &stopped)
+	return r.startAttempt(ctx, sc, c, latest.Attempt+1, level, &stopped)
 }
 
 // startAttempt creates and starts attempt n of the container.

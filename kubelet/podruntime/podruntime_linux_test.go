@@ -214,30 +214,45 @@ func TestCrashingContainerBacksOffAndKeepsThePreviousAttempt(t *testing.T) {
 	const ip = "10.251.31.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
 
-	st := e.syncUntil(t, pod, ip, "first crash in back-off", func(s agent.PodState) bool {
-		w := s.Containers[0].State.Waiting
-		return w != nil && w.Reason == "CrashLoopBackOff"
+	// The first crash is restarted at once, as the kubelet restarts it
+	// (the clock does not move): attempt 1, no back-off …
+	st := e.syncUntil(t, pod, ip, "first crash restarted", func(s agent.PodState) bool {
+		return s.Containers[0].RestartCount > 0 || s.Containers[0].State.Waiting != nil
 	})
 	c := st.Containers[0]
+	if c.RestartCount != 1 || c.State.Waiting != nil || st.RecheckAfter != 0 {
+		t.Fatalf("after the first crash: %d restarts, state %+v, RecheckAfter %v; want attempt 1 started at once", c.RestartCount, c.State, st.RecheckAfter)
+	}
 	if lt := c.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 4 || lt.Reason != krt.ReasonError {
 		t.Errorf("lastState = %+v, want exit 4 Error", c.LastTerminationState)
 	}
-	if !strings.Contains(c.State.Waiting.Message, "back-off 10s") {
-		t.Errorf("first back-off message %q, want 10s", c.State.Waiting.Message)
-	}
 
-	// Past the first back-off the container runs again as attempt 1 …
-	e.clock.advance(11 * time.Second)
+	// … the second waits 10s …
 	st = e.syncUntil(t, pod, ip, "second crash in back-off", func(s agent.PodState) bool {
 		w := s.Containers[0].State.Waiting
-		return s.Containers[0].RestartCount == 1 && w != nil && w.Reason == "CrashLoopBackOff"
+		return w != nil && w.Reason == "CrashLoopBackOff"
 	})
-	// … and the next back-off doubles.
-	if msg := st.Containers[0].State.Waiting.Message; !strings.Contains(msg, "back-off 20s") {
-		t.Errorf("second back-off message %q, want 20s", msg)
+	c = st.Containers[0]
+	if c.RestartCount != 1 || !strings.Contains(c.State.Waiting.Message, "back-off 10s") {
+		t.Errorf("second crash: %d restarts, back-off message %q, want 1 and 10s", c.RestartCount, c.State.Waiting.Message)
 	}
-	// Both attempts' logs exist: `kubectl logs --previous` reads attempt 0.
-	for _, attempt := range []string{"0.log", "1.log"} {
+	if lt := c.LastTerminationState.Terminated; lt == nil || lt.ExitCode != 4 || lt.Reason != krt.ReasonError {
+		t.Errorf("lastState = %+v, want exit 4 Error", c.LastTerminationState)
+	}
+
+	// … then the container runs again as attempt 2 and the next
+	// back-off doubles.
+	e.clock.advance(11 * time.Second)
+	st = e.syncUntil(t, pod, ip, "third crash in back-off", func(s agent.PodState) bool {
+		w := s.Containers[0].State.Waiting
+		return s.Containers[0].RestartCount == 2 && w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	if msg := st.Containers[0].State.Waiting.Message; !strings.Contains(msg, "back-off 20s") {
+		t.Errorf("third back-off message %q, want 20s", msg)
+	}
+	// The last two attempts' logs exist: `kubectl logs --previous` reads
+	// attempt 1.
+	for _, attempt := range []string{"1.log", "2.log"} {
 		b, err := os.ReadFile(filepath.Join(e.logs, "default_crasher_uid-crasher", "c", attempt))
 		if err != nil || !strings.Contains(string(b), "crashing with exit code 4") {
 			t.Errorf("log %s: %q (%v)", attempt, b, err)
@@ -245,12 +260,12 @@ func TestCrashingContainerBacksOffAndKeepsThePreviousAttempt(t *testing.T) {
 	}
 	// The node API finds them the same way.
 	cur, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "c", false)
-	if err != nil || filepath.Base(cur.Path) != "1.log" {
-		t.Errorf("current log %+v (%v), want attempt 1", cur, err)
+	if err != nil || filepath.Base(cur.Path) != "2.log" {
+		t.Errorf("current log %+v (%v), want attempt 2", cur, err)
 	}
 	prev, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "c", true)
-	if err != nil || filepath.Base(prev.Path) != "0.log" || prev.Running() {
-		t.Errorf("previous log %+v (%v), want attempt 0, not running", prev, err)
+	if err != nil || filepath.Base(prev.Path) != "1.log" || prev.Running() {
+		t.Errorf("previous log %+v (%v), want attempt 1, not running", prev, err)
 	}
 	if _, err := e.rt.ContainerLog(context.Background(), "default", "crasher", "nope", false); !errors.Is(err, logs.ErrNotFound) {
 		t.Errorf("unknown container: %v, want logs.ErrNotFound", err)
@@ -435,11 +450,11 @@ func TestProbesGateReadinessAndRestartOnLivenessFailure(t *testing.T) {
 		t.Errorf("container with a failing readiness probe: ready=%v state %+v", st.Containers[1].Ready, st.Containers[1].State)
 	}
 	// The liveness probe dials a port nobody listens on: the container is
-	// stopped and, with restartPolicy Always, started again after back-off.
+	// stopped and, with restartPolicy Always, started again — at once, its
+	// first exit.
 	st = e.syncUntil(t, pod, ip, "dying container killed by its liveness probe", func(s agent.PodState) bool {
 		return s.Containers[2].LastTerminationState.Terminated != nil || s.Containers[2].State.Terminated != nil
 	})
-	e.clock.advance(11 * time.Second)
 	st = e.syncUntil(t, pod, ip, "dying container restarted", func(s agent.PodState) bool {
 		return s.Containers[2].RestartCount == 1 && s.Containers[2].State.Running != nil
 	})
@@ -710,8 +725,19 @@ func TestRuntimeTellsOfExitsProbeVerdictsAndBackOffEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := st.Containers[0].State.Waiting; w == nil || w.Reason != "CrashLoopBackOff" {
-		t.Fatalf("after the exit: state %+v, want CrashLoopBackOff", st.Containers[0].State)
+	// The first exit is restarted at once: no back-off to look again at.
+	if c := st.Containers[0]; c.RestartCount != 1 || c.State.Waiting != nil || st.RecheckAfter != 0 {
+		t.Fatalf("after the first exit: %d restarts, state %+v, RecheckAfter %v; want restarted at once", c.RestartCount, c.State, st.RecheckAfter)
+	}
+	// The second waits 10s, and the runtime says when that ends.
+	for st.Containers[0].State.Waiting == nil {
+		waitChange("the second exit", crasher, "10.251.38.9")
+		if st, err = e.rt.SyncPod(context.Background(), crasher, "10.251.38.9"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := st.Containers[0].State.Waiting; w.Reason != "CrashLoopBackOff" || st.Containers[0].RestartCount != 1 {
+		t.Fatalf("after the second exit: state %+v, %d restarts, want CrashLoopBackOff after 1", st.Containers[0].State, st.Containers[0].RestartCount)
 	}
 	if st.RecheckAfter <= 0 || st.RecheckAfter > 10*time.Second {
 		t.Errorf("RecheckAfter = %v in a 10s back-off, want (0, 10s]", st.RecheckAfter)
@@ -833,8 +859,9 @@ func TestSidecarRunsBeforeTheAppAndStopsWhenThePodCompletes(t *testing.T) {
 	e.assertGone(t, pod)
 }
 
-// After initialization a sidecar that exits is restarted with back-off
-// (under any restartPolicy) without holding the app container back; its
+// After initialization a sidecar that exits is restarted with back-off —
+// the first exit at once, the second after 10s — (under any
+// restartPolicy) without holding the app container back; its
 // readiness probe makes its ready field. When the pod is deleted, the
 // sidecar stops after the app container.
 func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
@@ -860,7 +887,17 @@ func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 	}
 	st = e.syncUntil(t, pod, ip, "sidecar ready", func(s agent.PodState) bool { return s.InitContainers[0].Ready })
 
-	// The sidecar dies: it waits out its back-off while the app runs on.
+	// The sidecar dies: its first exit is restarted at once …
+	if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(st.InitContainers[0].ContainerID, "containerd://"), 0); err != nil {
+		t.Fatal(err)
+	}
+	st = e.syncUntil(t, pod, ip, "sidecar restarted at once", func(s agent.PodState) bool {
+		return s.InitContainers[0].RestartCount > 0 || s.InitContainers[0].State.Waiting != nil
+	})
+	if s := st.InitContainers[0]; s.RestartCount != 1 || s.State.Running == nil {
+		t.Fatalf("sidecar after its first exit: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	}
+	// … its second waits out a back-off while the app runs on.
 	if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(st.InitContainers[0].ContainerID, "containerd://"), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -868,12 +905,15 @@ func TestSidecarCrashAfterInitDoesNotHoldTheAppBack(t *testing.T) {
 		w := s.InitContainers[0].State.Waiting
 		return w != nil && w.Reason == "CrashLoopBackOff"
 	})
+	if msg := st.InitContainers[0].State.Waiting.Message; !strings.Contains(msg, "back-off 10s") {
+		t.Errorf("sidecar's back-off message %q, want 10s", msg)
+	}
 	if c := st.Containers[0]; c.State.Running == nil || c.ContainerID != appID {
 		t.Errorf("app while the sidecar backs off: %+v (%s), want %s running on", c.State, c.ContainerID, appID)
 	}
 	e.clock.advance(11 * time.Second)
 	st = e.syncUntil(t, pod, ip, "sidecar restarted", func(s agent.PodState) bool {
-		return s.InitContainers[0].RestartCount == 1 && s.InitContainers[0].State.Running != nil
+		return s.InitContainers[0].RestartCount == 2 && s.InitContainers[0].State.Running != nil
 	})
 	if c := st.Containers[0]; c.State.Running == nil || c.ContainerID != appID || c.RestartCount != 0 {
 		t.Errorf("app after the sidecar's restart: %+v (%s, %d restarts), want %s untouched", c.State, c.ContainerID, c.RestartCount, appID)
@@ -1002,23 +1042,58 @@ func TestChangedImageRestartsSidecarsAndAppContainers(t *testing.T) {
 		}
 	}
 
-	// A sidecar waiting out its back-off starts at once from a changed
-	// image (the clock does not move: its 10s back-off has not passed).
-	if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(sideID, "containerd://"), 0); err != nil {
-		t.Fatal(err)
+	// The kubelet keys a back-off by the spec hash, so a new definition's
+	// starts afresh. The sidecar restarted from v2 had no earlier attempt
+	// that exited: for the kubelet its first exit is a first one,
+	// restarted at once.
+	stopSidecar := func() {
+		t.Helper()
+		if err := e.ctr.StopContainer(context.Background(), strings.TrimPrefix(st.InitContainers[1].ContainerID, "containerd://"), 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	e.syncUntil(t, pod, ip, "sidecar in back-off", func(s agent.PodState) bool {
-		w := s.InitContainers[1].State.Waiting
-		return w != nil && w.Reason == "CrashLoopBackOff"
+	restarts := func(s agent.PodState) int32 { return s.InitContainers[1].RestartCount }
+	stopSidecar()
+	st = e.syncUntil(t, pod, ip, "sidecar restarted at once", func(s agent.PodState) bool {
+		return restarts(s) > 1 || s.InitContainers[1].State.Waiting != nil
 	})
+	if s := st.InitContainers[1]; s.RestartCount != 2 || s.State.Running == nil {
+		t.Fatalf("sidecar after its first exit from v2: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	}
+	// Restarted for a new image with an earlier attempt exited, its
+	// back-off starts with that restart, as the kubelet's: the next exit
+	// waits 10s.
 	pod = pod.DeepCopy()
 	pod.Spec.InitContainers[1].Image = testimage.Ref
+	st = e.syncUntil(t, pod, ip, "sidecar restarted for its image", func(s agent.PodState) bool { return restarts(s) > 2 })
+	if s := st.InitContainers[1]; s.RestartCount != 3 || s.State.Running == nil {
+		t.Fatalf("sidecar after its image changed: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	}
+	stopSidecar()
+	st = e.syncUntil(t, pod, ip, "sidecar in back-off", func(s agent.PodState) bool {
+		return s.InitContainers[1].State.Waiting != nil || restarts(s) > 3
+	})
+	if s := st.InitContainers[1]; s.RestartCount != 3 || s.State.Waiting == nil || !strings.Contains(s.State.Waiting.Message, "back-off 10s") {
+		t.Fatalf("sidecar after its exit from the changed image: %+v (%d restarts), want waiting 10s", s.State, s.RestartCount)
+	}
+	// A sidecar waiting out its back-off starts at once from a changed
+	// image (the clock does not move: its 10s back-off has not passed),
+	// and its next exit waits 10s.
+	pod = pod.DeepCopy()
+	pod.Spec.InitContainers[1].Image = v2
 	st, err := e.rt.SyncPod(context.Background(), pod, ip)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := st.InitContainers[1]; s.State.Running == nil || s.RestartCount != 2 {
-		t.Errorf("sidecar in back-off after its image changed: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	if s := st.InitContainers[1]; s.State.Running == nil || s.RestartCount != 4 {
+		t.Fatalf("sidecar in back-off after its image changed: %+v (%d restarts), want running again at once", s.State, s.RestartCount)
+	}
+	stopSidecar()
+	st = e.syncUntil(t, pod, ip, "sidecar in back-off again", func(s agent.PodState) bool {
+		return s.InitContainers[1].State.Waiting != nil || restarts(s) > 4
+	})
+	if s := st.InitContainers[1]; s.RestartCount != 4 || s.State.Waiting == nil || !strings.Contains(s.State.Waiting.Message, "back-off 10s") {
+		t.Errorf("sidecar after its exit from the changed image: %+v (%d restarts), want waiting 10s", s.State, s.RestartCount)
 	}
 	if err := e.rt.KillPod(context.Background(), pod, 0); err != nil {
 		t.Fatal(err)
