@@ -283,15 +283,26 @@ func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r 
 	if err := json.Unmarshal(kv.Value, target); err != nil {
 		return err
 	}
-	uid := m.Metadata.UID
+	uid, deleting := m.Metadata.UID, m.Metadata.DeletionTimestamp
 	if o, ok := into.(metav1.Object); ok {
-		uid = o.GetUID()
+		uid, deleting = o.GetUID(), o.GetDeletionTimestamp()
 	}
 	if uid != r.UID {
 		return fmt.Errorf("%w: service account token: %s %s/%s was deleted and recreated", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
 	}
+	// An object being deleted (held by a finalizer, or a pod in its grace
+	// period) still exists, but its tokens end a minute after its
+	// deletion began, as Kubernetes' token validation allows that much
+	// leeway: a terminating pod's token must not outlive it by its grace.
+	if deleting != nil && deleting.Time.Before(t.now().Add(-deletedLeeway)) {
+		return fmt.Errorf("%w: service account token: %s %s/%s has been deleted", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+	}
 	return nil
 }
+
+// deletedLeeway is how long after an object's deletion began the tokens
+// bound to it still authenticate (Kubernetes' jwt.DefaultLeeway).
+const deletedLeeway = time.Minute
 
 func intersects(a, b []string) bool {
 	for _, x := range a {

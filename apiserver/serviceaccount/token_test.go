@@ -132,3 +132,62 @@ func TestTokenUsageCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensOfDeletedObjectsEnd: a token stops authenticating a minute after
+// the deletion of its service account, or of the pod or Secret it is bound
+// to, began, even while a finalizer or grace period keeps the object, as
+// Kubernetes' token validation.
+func TestTokensOfDeletedObjectsEnd(t *testing.T) {
+	tokens, sa := newTokens(t)
+	now := time.Now()
+	tokens.now = func() time.Time { return now }
+	st := tokens.store.(*storage.Store)
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-p"}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "robot-token", Namespace: "default", UID: "uid-s"}}
+	for key, obj := range map[string]any{"/registry/pods/default/web": pod, "/registry/secrets/default/robot-token": secret} {
+		data, _ := json.Marshal(obj)
+		if _, err := st.Create(ctx, key, data, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	issue := func(b Binding) string {
+		t.Helper()
+		b.ServiceAccount, b.TTL = sa, time.Hour
+		tok, _, err := tokens.Issue(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	for _, tc := range []struct {
+		name, key string
+		obj       metav1.Object
+		token     string
+	}{
+		{"pod", "/registry/pods/default/web", pod, issue(Binding{Pod: pod})},
+		{"secret", "/registry/secrets/default/robot-token", secret, issue(Binding{Secret: secret})},
+		{"service account", "/registry/serviceaccounts/default/robot", sa, issue(Binding{})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv, err := st.Get(ctx, tc.key, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.obj.SetDeletionTimestamp(&metav1.Time{Time: now})
+			data, _ := json.Marshal(tc.obj)
+			if _, err := st.Update(ctx, tc.key, data, kv.ModRevision, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok, err := tokens.AuthenticateToken(ctx, tc.token); !ok || err != nil {
+				t.Fatalf("just after the deletion began: ok=%v err=%v", ok, err)
+			}
+			later := now
+			now = now.Add(61 * time.Second)
+			defer func() { now = later }()
+			if _, _, err := tokens.AuthenticateToken(ctx, tc.token); !errors.Is(err, authn.ErrInvalidCredential) || !strings.Contains(err.Error(), "has been deleted") {
+				t.Fatalf("a minute after the deletion began: %v", err)
+			}
+		})
+	}
+}
