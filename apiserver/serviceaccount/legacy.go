@@ -1,6 +1,7 @@
 package serviceaccount
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -149,8 +150,11 @@ func (l *lastUsedTracker) write(ctx context.Context, key string, uid types.UID, 
 		if err != nil {
 			return err
 		}
+		// Numbers stay as written (no float64 round trip).
 		var raw map[string]any
-		if err := json.Unmarshal(kv.Value, &raw); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(kv.Value))
+		dec.UseNumber()
+		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
 		meta, _ := raw["metadata"].(map[string]any)
