@@ -175,12 +175,11 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 	res := result{remaining: map[string]int{}, finalizers: map[string]int{}}
 	lists, err := discovery.ServerPreferredNamespacedResources(c.discovery)
 	if err != nil {
-		// Partial discovery (one aggregated group down) still lets us delete the rest.
+		// Partial discovery (one aggregated group down) still lets us delete the rest, but
+		// the groups that failed may hold objects too: as in Kubernetes, the namespace is not
+		// finalized until discovery succeeds, lest they outlive it (and reappear in a
+		// namespace of the same name).
 		res.discoveryErr = err
-		if !discovery.IsGroupDiscoveryFailedError(err) {
-			res.err = fmt.Errorf("discover namespaced resources: %w", err)
-			return res
-		}
 	}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
@@ -233,9 +232,14 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 			}
 		}
 	}
-	if len(res.deleteErrs) > 0 && res.err == nil {
-		res.err = errors.New("delete namespace content: " + strings.Join(res.deleteErrs, "; "))
+	var errs []error
+	if res.discoveryErr != nil {
+		errs = append(errs, fmt.Errorf("discover namespaced resources: %w", res.discoveryErr))
 	}
+	if len(res.deleteErrs) > 0 {
+		errs = append(errs, errors.New("delete namespace content: "+strings.Join(res.deleteErrs, "; ")))
+	}
+	res.err = errors.Join(errs...)
 	return res
 }
 

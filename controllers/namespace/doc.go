@@ -3,5 +3,6 @@
 // resource inside it (found through discovery, deleted with deletecollection through the metadata
 // client, or one by one where deletecollection is not served), reports progress in the namespace's
 // status conditions, and, once nothing is left, removes the finalizer through the namespaces/finalize
-// subresource so the apiserver can remove the Namespace itself.
+// subresource so the apiserver can remove the Namespace itself. As in Kubernetes, a namespace whose
+// discovery failed for some API group is not finalized: the group may hold objects of the namespace.
 package namespace

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +193,54 @@ func TestDiscoveryMessageCountsFailingGroups(t *testing.T) {
 	want := "Discovery failed for some groups, 1 failing: " + err.Error()
 	if got := discoveryMessage(err); got != want {
 		t.Errorf("discoveryMessage = %q, want %q", got, want)
+	}
+}
+
+// failingGroup is discovery in which one group's resources cannot be listed,
+// as when an aggregated API server (metrics-server, say) is down.
+type failingGroup struct {
+	*fakediscovery.FakeDiscovery
+	groupVersion string
+}
+
+func (d failingGroup) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	if gv == d.groupVersion {
+		return nil, apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+	}
+	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// As Kubernetes: the groups that were discovered are emptied, but a namespace
+// whose discovery failed for some group may still hold objects of that group,
+// so it is not finalized; it stays Terminating with DiscoveryFailed until the
+// group answers again.
+func TestDiscoveryFailureKeepsTheNamespace(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "a"))
+	fake := fx.client.Discovery().(*fakediscovery.FakeDiscovery)
+	fake.Resources = append(fake.Resources, &metav1.APIResourceList{
+		GroupVersion: "metrics.k8s.io/v1beta1",
+		APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "PodMetrics", Verbs: metav1.Verbs{"get", "list"}}},
+	})
+	fx.c.discovery = failingGroup{FakeDiscovery: fake, groupVersion: "metrics.k8s.io/v1beta1"}
+	if err := fx.c.sync(context.Background(), "gone"); err == nil {
+		t.Error("sync reported no error while discovery failed")
+	}
+	var deleted bool
+	for _, a := range fx.md.Actions() {
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "configmaps" {
+			deleted = true
+		}
+	}
+	if !deleted {
+		t.Error("content of the discovered groups not deleted")
+	}
+	for _, a := range fx.client.Actions() {
+		if a.GetSubresource() == "finalize" {
+			t.Fatal("finalized although discovery failed for a group")
+		}
+	}
+	c := condition(fx.namespace(t), corev1.NamespaceDeletionDiscoveryFailure)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "DiscoveryFailed" || !strings.HasPrefix(c.Message, "Discovery failed for some groups, 1 failing: ") {
+		t.Errorf("NamespaceDeletionDiscoveryFailure = %+v", c)
 	}
 }
