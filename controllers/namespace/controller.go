@@ -164,6 +164,7 @@ func (c *Controller) deleteIfFinalized(ctx context.Context, ns *corev1.Namespace
 
 type result struct {
 	discoveryErr error
+	parseErr     error // the first group version discovery listed that does not parse
 	deleteErrs   []string
 	remaining    map[string]int // resource → objects left
 	finalizers   map[string]int // finalizer → objects carrying it
@@ -184,7 +185,11 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
-			res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", l.GroupVersion, err))
+			// Its objects cannot be addressed, so the namespace must wait like for a failed
+			// discovery; the other groups are still emptied.
+			if res.parseErr == nil {
+				res.parseErr = err
+			}
 			continue
 		}
 		for _, r := range l.APIResources {
@@ -236,6 +241,9 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 	if res.discoveryErr != nil {
 		errs = append(errs, fmt.Errorf("discover namespaced resources: %w", res.discoveryErr))
 	}
+	if res.parseErr != nil {
+		errs = append(errs, fmt.Errorf("parse discovered group versions: %w", res.parseErr))
+	}
 	if len(res.deleteErrs) > 0 {
 		errs = append(errs, errors.New("delete namespace content: "+strings.Join(res.deleteErrs, "; ")))
 	}
@@ -264,7 +272,7 @@ func (c *Controller) updateConditions(ctx context.Context, ns *corev1.Namespace,
 	// `kubectl describe namespace` shows while a deletion is stuck.
 	want := []corev1.NamespaceCondition{
 		cond(corev1.NamespaceDeletionDiscoveryFailure, res.discoveryErr != nil, "DiscoveryFailed", discoveryMessage(res.discoveryErr), "ResourcesDiscovered", "All resources successfully discovered"),
-		cond(corev1.NamespaceDeletionGVParsingFailure, false, "", "", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+		cond(corev1.NamespaceDeletionGVParsingFailure, res.parseErr != nil, "GroupVersionParsingFailed", errMessage(res.parseErr), "ParsedGroupVersions", "All legacy kube types successfully parsed"),
 		cond(corev1.NamespaceDeletionContentFailure, len(res.deleteErrs) > 0, "ContentDeletionFailed", deleteErrsMessage(res.deleteErrs), "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
 		cond(corev1.NamespaceContentRemaining, len(res.remaining) > 0, "SomeResourcesRemain", "Some resources are remaining: "+countList(res.remaining, "%s has %d resource instances"), "ContentRemoved", "All content successfully removed"),
 		cond(corev1.NamespaceFinalizersRemaining, len(res.finalizers) > 0, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+countList(res.finalizers, "%s in %d resource instances"), "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
@@ -321,6 +329,13 @@ func discoveryMessage(err error) string {
 	default:
 		return err.Error()
 	}
+}
+
+func errMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // deleteErrsMessage counts and lists the failed deletes, sorted so that the

@@ -244,3 +244,55 @@ func TestDiscoveryFailureKeepsTheNamespace(t *testing.T) {
 		t.Errorf("NamespaceDeletionDiscoveryFailure = %+v", c)
 	}
 }
+
+// A group version discovery lists but that does not parse is reported as
+// Kubernetes does, in NamespaceDeletionGroupVersionParsingFailure, and keeps
+// the namespace; the rest is still deleted.
+func TestUnparsableGroupVersion(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "a"))
+	fx.c.discovery = unparsableGroup{FakeDiscovery: fx.client.Discovery().(*fakediscovery.FakeDiscovery), list: &metav1.APIResourceList{
+		GroupVersion: "example.com/v1/extra",
+		APIResources: []metav1.APIResource{{Name: "widgets", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"list", "delete"}}},
+	}}
+	if err := fx.c.sync(context.Background(), "gone"); err == nil {
+		t.Error("sync reported no error for an unparsable group version")
+	}
+	for _, a := range fx.client.Actions() {
+		if a.GetSubresource() == "finalize" {
+			t.Fatal("finalized although a group version could not be parsed")
+		}
+	}
+	ns := fx.namespace(t)
+	c := condition(ns, corev1.NamespaceDeletionGVParsingFailure)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "GroupVersionParsingFailed" || c.Message != "unexpected GroupVersion string: example.com/v1/extra" {
+		t.Errorf("NamespaceDeletionGroupVersionParsingFailure = %+v", c)
+	}
+	if c := condition(ns, corev1.NamespaceDeletionContentFailure); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("NamespaceDeletionContentFailure = %+v, want false: no delete failed", c)
+	}
+}
+
+// unparsableGroup adds to the fake's groups one whose group version does not
+// parse (the fake builds its groups by parsing, so cannot hold one itself).
+type unparsableGroup struct {
+	*fakediscovery.FakeDiscovery
+	list *metav1.APIResourceList
+}
+
+func (d unparsableGroup) ServerGroupsWithContext(ctx context.Context) (*metav1.APIGroupList, error) {
+	groups, err := d.FakeDiscovery.ServerGroupsWithContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	group, version, _ := strings.Cut(d.list.GroupVersion, "/")
+	v := metav1.GroupVersionForDiscovery{GroupVersion: d.list.GroupVersion, Version: version}
+	groups.Groups = append(groups.Groups, metav1.APIGroup{Name: group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
+	return groups, nil
+}
+
+func (d unparsableGroup) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	if gv == d.list.GroupVersion {
+		return d.list, nil
+	}
+	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
