@@ -193,46 +193,23 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !has(r.Verbs, "list") {
+			// As Kubernetes: only what can be deleted one by one is (subresources never can).
+			if strings.Contains(r.Name, "/") || !has(r.Verbs, "delete") {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			client := c.metadata.Resource(gvr).Namespace(ns)
-			switch {
-			case has(r.Verbs, "deletecollection"):
-				if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !ignorable(err) {
-					res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
-				}
-			case has(r.Verbs, "delete"):
-				items, err := client.List(ctx, metav1.ListOptions{})
-				if err != nil {
-					if !ignorable(err) {
-						res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
-					}
-					continue
-				}
-				for _, it := range items.Items {
-					if err := client.Delete(ctx, it.Name, metav1.DeleteOptions{}); err != nil && !ignorable(err) {
-						res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s %s: %v", gvr.GroupResource(), it.Name, err))
-					}
-				}
-			default:
-				continue
-			}
-			left, err := client.List(ctx, metav1.ListOptions{})
+			left, err := c.deleteResource(ctx, ns, gvr, r.Verbs)
 			if err != nil {
-				if !ignorable(err) {
-					res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("%s: %v", gvr.GroupResource(), err))
-				}
+				res.deleteErrs = append(res.deleteErrs, err.Error())
+			}
+			if left == nil || len(left.Items) == 0 {
 				continue
 			}
-			if n := len(left.Items); n > 0 {
-				// resource.group, as Kubernetes names it: "pods." for the core group.
-				res.remaining[gvr.Resource+"."+gvr.Group] += n
-				for _, it := range left.Items {
-					for _, f := range it.Finalizers {
-						res.finalizers[f]++
-					}
+			// resource.group, as Kubernetes names it: "pods." for the core group.
+			res.remaining[gvr.Resource+"."+gvr.Group] += len(left.Items)
+			for _, it := range left.Items {
+				for _, f := range it.Finalizers {
+					res.finalizers[f]++
 				}
 			}
 		}
@@ -249,6 +226,49 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 	}
 	res.err = errors.Join(errs...)
 	return res
+}
+
+// deleteResource deletes the objects of gvr in ns, with one deletecollection where discovery
+// offers it and the server serves it, otherwise one by one, and lists what is left (nil where the
+// resource cannot be listed). It stops at the first failure, which it returns as the API server
+// worded it: NamespaceDeletionContentFailure lists one failure per resource, as Kubernetes'.
+func (c *Controller) deleteResource(ctx context.Context, ns string, gvr schema.GroupVersionResource, verbs metav1.Verbs) (*metav1.PartialObjectMetadataList, error) {
+	client := c.metadata.Resource(gvr).Namespace(ns)
+	// In the background, as Kubernetes: a kind whose default is to orphan (batch/v1 Jobs) would
+	// otherwise gain the orphan finalizer and wait for the garbage collector before it goes,
+	// while its dependents are deleted here anyway.
+	background := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{PropagationPolicy: &background}
+	collected := false
+	if has(verbs, "deletecollection") {
+		err := client.DeleteCollection(ctx, opts, metav1.ListOptions{})
+		if err != nil && !ignorable(err) {
+			return nil, err
+		}
+		collected = err == nil
+	}
+	if !has(verbs, "list") {
+		return nil, nil
+	}
+	if !collected {
+		items, err := client.List(ctx, metav1.ListOptions{})
+		if ignorable(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items.Items {
+			if err := client.Delete(ctx, it.Name, opts); err != nil && !ignorable(err) {
+				return nil, err
+			}
+		}
+	}
+	left, err := client.List(ctx, metav1.ListOptions{})
+	if ignorable(err) {
+		return nil, nil
+	}
+	return left, err
 }
 
 func has(verbs metav1.Verbs, v string) bool {

@@ -3,6 +3,8 @@ package namespace
 import (
 	"context"
 	"errors"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -173,18 +176,90 @@ func TestIgnoredNamespaces(t *testing.T) {
 	}
 }
 
+// As Kubernetes: one failure per resource (the first), as the API server
+// worded it, counted and sorted so that the same failures leave the condition
+// unchanged.
 func TestFailedDeletesAreCountedAndSorted(t *testing.T) {
-	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "b"), meta("ConfigMap", "a"))
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("ConfigMap", "b"), meta("ConfigMap", "a"), meta("ConfigMap", "c"))
 	fx.md.PrependReactor("delete", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, a.(k8stesting.DeleteAction).GetName(), errors.New("no"))
+		if name := a.(k8stesting.DeleteAction).GetName(); name != "a" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, name, errors.New("no"))
+		}
+		return false, nil, nil
+	})
+	fx.md.PrependReactor("delete-collection", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("not today"))
 	})
 	if err := fx.c.sync(context.Background(), "gone"); err == nil {
 		t.Fatal("sync reported no error for failed deletes")
 	}
 	c := condition(fx.namespace(t), corev1.NamespaceDeletionContentFailure)
-	want := `Failed to delete all resource types, 2 remaining: configmaps a: configmaps "a" is forbidden: no, configmaps b: configmaps "b" is forbidden: no`
+	want := `Failed to delete all resource types, 2 remaining: configmaps "b" is forbidden: no, pods is forbidden: not today`
 	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "ContentDeletionFailed" || c.Message != want {
 		t.Errorf("NamespaceDeletionContentFailure = %+v\nwant message %s", c, want)
+	}
+}
+
+// Which resources are deleted and how, as kube-controller-manager: only those
+// discovery says can be deleted; with deletecollection where it is offered
+// (even where they cannot be listed) and served, one by one where it is not;
+// always in the background, so no kind waits on the orphan finalizer.
+func TestWhatIsDeletedAndHow(t *testing.T) {
+	ns := terminating(corev1.FinalizerKubernetes)
+	widget := func(name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "gone"},
+		}
+	}
+	fx := newFixture(t, ns, meta("ConfigMap", "a"), widget("w1"), widget("w2"))
+	fake := fx.client.Discovery().(*fakediscovery.FakeDiscovery)
+	fake.Resources = append(fake.Resources, &metav1.APIResourceList{
+		GroupVersion: "example.com/v1",
+		APIResources: []metav1.APIResource{
+			{Name: "widgets", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"list", "delete", "deletecollection"}},
+			{Name: "blind", Namespaced: true, Kind: "Blind", Verbs: metav1.Verbs{"delete", "deletecollection"}},
+			{Name: "sealed", Namespaced: true, Kind: "Sealed", Verbs: metav1.Verbs{"list", "deletecollection"}},
+		},
+	})
+	// The server turns down deletecollection of widgets after all.
+	fx.md.PrependReactor("delete-collection", "widgets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewMethodNotSupported(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "deletecollection")
+	})
+	// The fake metadata client drops deletecollection's options: note them on the way.
+	collections := map[string]metav1.DeletionPropagation{}
+	fx.c.metadata = collectionOptions{Interface: fx.md, seen: collections}
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range fx.md.Actions() {
+		if a.GetVerb() == "list" {
+			continue
+		}
+		name := a.GetResource().Resource
+		if d, ok := a.(k8stesting.DeleteAction); ok {
+			name += " " + d.GetName()
+		}
+		got = append(got, a.GetVerb()+" "+name)
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok {
+			if p := d.DeleteOptions.PropagationPolicy; p == nil || *p != metav1.DeletePropagationBackground {
+				t.Errorf("delete %s: propagation %v, want Background", name, p)
+			}
+		}
+	}
+	for resource, p := range collections {
+		if p != metav1.DeletePropagationBackground {
+			t.Errorf("delete-collection %s: propagation %q, want Background", resource, p)
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"delete configmaps a", "delete widgets w1", "delete widgets w2",
+		"delete-collection blind", "delete-collection pods", "delete-collection widgets",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("actions %q\nwant %q", got, want)
 	}
 }
 
@@ -295,4 +370,38 @@ func (d unparsableGroup) ServerResourcesForGroupVersionWithContext(ctx context.C
 		return d.list, nil
 	}
 	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// collectionOptions notes the propagation policy of each deletecollection.
+type collectionOptions struct {
+	metadata.Interface
+	seen map[string]metav1.DeletionPropagation
+}
+
+func (m collectionOptions) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	return collectionGetter{Getter: m.Interface.Resource(gvr), resource: gvr.Resource, seen: m.seen}
+}
+
+type collectionGetter struct {
+	metadata.Getter
+	resource string
+	seen     map[string]metav1.DeletionPropagation
+}
+
+func (g collectionGetter) Namespace(ns string) metadata.ResourceInterface {
+	return collectionResource{ResourceInterface: g.Getter.Namespace(ns), resource: g.resource, seen: g.seen}
+}
+
+type collectionResource struct {
+	metadata.ResourceInterface
+	resource string
+	seen     map[string]metav1.DeletionPropagation
+}
+
+func (r collectionResource) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, list metav1.ListOptions) error {
+	r.seen[r.resource] = ""
+	if opts.PropagationPolicy != nil {
+		r.seen[r.resource] = *opts.PropagationPolicy
+	}
+	return r.ResourceInterface.DeleteCollection(ctx, opts, list)
 }
