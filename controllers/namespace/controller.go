@@ -29,15 +29,13 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "namespace-controller"
 
-// DefaultRecheck is how long to wait before looking again at a namespace whose content is still
-// going away (pods in their grace period, objects with finalizers).
-const DefaultRecheck = 5 * time.Second
+// finalizerEstimate is how long, as Kubernetes estimates it, objects held by finalizers take to go.
+const finalizerEstimate = 15 * time.Second
 
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
-	Logger  *slog.Logger
-	Recheck time.Duration
-	Now     func() time.Time
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Controller deletes the content of terminating namespaces.
@@ -50,7 +48,6 @@ type Controller struct {
 	queue     runner.Queue
 	recorder  record.EventRecorder
 	log       *slog.Logger
-	recheck   time.Duration
 	now       func() time.Time
 }
 
@@ -63,13 +60,10 @@ func New(client kubernetes.Interface, md metadata.Interface, nsInformer coreinfo
 		client: client, discovery: client.Discovery(), metadata: md, nsLister: nsInformer.Lister(),
 		synced:   []cache.InformerSynced{nsInformer.Informer().HasSynced},
 		queue:    runner.NewQueue(Name),
-		recorder: recorder, log: opts.Logger, recheck: opts.Recheck, now: opts.Now,
+		recorder: recorder, log: opts.Logger, now: opts.Now,
 	}
 	if c.log == nil {
 		c.log = slog.Default()
-	}
-	if c.recheck <= 0 {
-		c.recheck = DefaultRecheck
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -111,15 +105,16 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if !hasFinalizer(ns) {
 		return c.deleteIfFinalized(ctx, ns)
 	}
-	res := c.deleteContent(ctx, ns.Name)
+	res := c.deleteContent(ctx, ns)
 	if err := c.updateConditions(ctx, ns, res); err != nil {
 		return err
 	}
 	if res.err != nil {
 		return res.err
 	}
-	if len(res.remaining) > 0 {
-		c.queue.AddAfter(name, c.recheck)
+	if res.estimate > 0 {
+		// Look again when about half the estimate has passed, as Kubernetes.
+		c.queue.AddAfter(name, (res.estimate/time.Second/2+1)*time.Second)
 		return nil
 	}
 	var keep []corev1.FinalizerName
@@ -168,11 +163,15 @@ type result struct {
 	deleteErrs   []string
 	remaining    map[string]int // resource → objects left
 	finalizers   map[string]int // finalizer → objects carrying it
-	err          error
+	// estimate is how much longer what remains should take to go: content that stays beyond
+	// it, or without one, is a failure.
+	estimate time.Duration
+	err      error
 }
 
-// deleteContent deletes every namespaced resource in ns and counts what is still there.
-func (c *Controller) deleteContent(ctx context.Context, ns string) result {
+// deleteContent deletes every namespaced resource in namespace and counts what is still there.
+func (c *Controller) deleteContent(ctx context.Context, namespace *corev1.Namespace) result {
+	ns := namespace.Name
 	res := result{remaining: map[string]int{}, finalizers: map[string]int{}}
 	lists, err := discovery.ServerPreferredNamespacedResources(c.discovery)
 	if err != nil {
@@ -198,19 +197,39 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
+			var estimate time.Duration
+			if gvr.GroupResource() == (schema.GroupResource{Resource: "pods"}) {
+				if estimate, err = c.podsEstimate(ctx, namespace); err != nil {
+					res.deleteErrs = append(res.deleteErrs, err.Error())
+					continue
+				}
+			}
 			left, err := c.deleteResource(ctx, ns, gvr, r.Verbs)
 			if err != nil {
 				res.deleteErrs = append(res.deleteErrs, err.Error())
+				continue
 			}
 			if left == nil || len(left.Items) == 0 {
 				continue
 			}
 			// resource.group, as Kubernetes names it: "pods." for the core group.
 			res.remaining[gvr.Resource+"."+gvr.Group] += len(left.Items)
+			held := false
 			for _, it := range left.Items {
 				for _, f := range it.Finalizers {
 					res.finalizers[f]++
+					held = true
 				}
+			}
+			switch {
+			case estimate > 0:
+				res.estimate = max(res.estimate, estimate)
+			case held:
+				res.estimate = max(res.estimate, finalizerEstimate)
+			default:
+				// Nothing should keep these: as Kubernetes, a failure, retried with backoff
+				// (a pod whose node is gone, say, until the pod garbage collector removes it).
+				res.deleteErrs = append(res.deleteErrs, fmt.Sprintf("unexpected items still remain in namespace: %s for gvr: %v", ns, gvr))
 			}
 		}
 	}
@@ -226,6 +245,27 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) result {
 	}
 	res.err = errors.Join(errs...)
 	return res
+}
+
+// podsEstimate is how much longer the pods of namespace may take to terminate: the longest grace
+// period of those not finished, as Kubernetes estimates it, unless that much time has passed since
+// the namespace was deleted.
+func (c *Controller) podsEstimate(ctx context.Context, namespace *corev1.Namespace) (time.Duration, error) {
+	pods, err := c.client.CoreV1().Pods(namespace.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("list pods to estimate their termination: %w", err)
+	}
+	var estimate time.Duration
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Spec.TerminationGracePeriodSeconds == nil {
+			continue
+		}
+		estimate = max(estimate, time.Duration(*p.Spec.TerminationGracePeriodSeconds)*time.Second)
+	}
+	if c.now().Sub(namespace.DeletionTimestamp.Time) >= estimate {
+		return 0, nil
+	}
+	return estimate, nil
 }
 
 // deleteResource deletes the objects of gvr in ns, with one deletecollection where discovery
@@ -268,7 +308,10 @@ func (c *Controller) deleteResource(ctx context.Context, ns string, gvr schema.G
 	if ignorable(err) {
 		return nil, nil
 	}
-	return left, err
+	if err != nil {
+		return nil, err
+	}
+	return left, nil
 }
 
 func has(verbs metav1.Verbs, v string) bool {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 var resources = []*metav1.APIResourceList{{
@@ -404,4 +405,79 @@ func (r collectionResource) DeleteCollection(ctx context.Context, opts metav1.De
 		r.seen[r.resource] = *opts.PropagationPolicy
 	}
 	return r.ResourceInterface.DeleteCollection(ctx, opts, list)
+}
+
+// afterQueue notes when the controller asks to look at a namespace again.
+type afterQueue struct {
+	runner.Queue
+	after map[string]time.Duration
+}
+
+func (q afterQueue) AddAfter(key string, d time.Duration) { q.after[key] = d }
+
+func runningPod(name string, grace int64, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "gone"},
+		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: &grace},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+}
+
+// As Kubernetes: pods still in their grace period are waited for, about half
+// the longest grace period of the pods still running at a time, for as long as
+// that grace has not run out since the namespace was deleted; content held by
+// finalizers is looked at again after 8 seconds; content that stays with
+// neither is a failure, retried with backoff.
+func TestRemainingContentIsWaitedForAsKubernetes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		deletedAgo time.Duration
+		pods       []*corev1.Pod
+		finalizers []string
+		wantAfter  time.Duration
+		wantErr    string
+	}{
+		{name: "pods in their grace period", deletedAgo: 10 * time.Second,
+			pods:      []*corev1.Pod{runningPod("p", 30, corev1.PodRunning), runningPod("slow", 60, corev1.PodRunning), runningPod("done", 600, corev1.PodSucceeded)},
+			wantAfter: 31 * time.Second},
+		{name: "held by a finalizer", deletedAgo: 10 * time.Second, finalizers: []string{"example.com/keep"}, wantAfter: 8 * time.Second},
+		{name: "grace run out", deletedAgo: 61 * time.Second,
+			pods:    []*corev1.Pod{runningPod("p", 30, corev1.PodRunning), runningPod("slow", 60, corev1.PodRunning)},
+			wantErr: "Failed to delete all resource types, 1 remaining: unexpected items still remain in namespace: gone for gvr: /v1, Resource=pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := terminating(corev1.FinalizerKubernetes)
+			now := time.Now()
+			deleted := metav1.NewTime(now.Add(-tc.deletedAgo))
+			ns.DeletionTimestamp = &deleted
+			fx := newFixture(t, ns, meta("Pod", "p", tc.finalizers...))
+			for _, p := range tc.pods {
+				if err := fx.client.Tracker().Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q := afterQueue{Queue: fx.c.queue, after: map[string]time.Duration{}}
+			fx.c.queue, fx.c.now = q, func() time.Time { return now }
+			err := fx.c.sync(context.Background(), "gone")
+			if (err != nil) != (tc.wantErr != "") {
+				t.Fatalf("sync: %v, want an error: %v", err, tc.wantErr != "")
+			}
+			for _, a := range fx.client.Actions() {
+				if a.GetSubresource() == "finalize" {
+					t.Fatal("finalized while content remains")
+				}
+			}
+			if got := q.after["gone"]; got != tc.wantAfter {
+				t.Errorf("looked at again after %v, want %v", got, tc.wantAfter)
+			}
+			ns = fx.namespace(t)
+			if c := condition(ns, corev1.NamespaceContentRemaining); c == nil || c.Status != corev1.ConditionTrue {
+				t.Errorf("NamespaceContentRemaining = %+v", c)
+			}
+			c := condition(ns, corev1.NamespaceDeletionContentFailure)
+			if tc.wantErr == "" && (c == nil || c.Status != corev1.ConditionFalse) || tc.wantErr != "" && (c == nil || c.Status != corev1.ConditionTrue || c.Message != tc.wantErr) {
+				t.Errorf("NamespaceDeletionContentFailure = %+v, want message %q", c, tc.wantErr)
+			}
+		})
+	}
 }
