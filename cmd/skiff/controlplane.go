@@ -32,6 +32,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/endpointslice"
 	"github.com/skiffkube/skiff/controllers/endpointslicemirroring"
+	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/legacytokencleaner"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/nodeipam"
@@ -391,6 +392,7 @@ func newControllerManagerCommand() *cobra.Command {
 				reg.MustRegister(q.Collectors()...)
 				reg.MustRegister(podgc.Collectors()...)
 				reg.MustRegister(cronjob.Collectors()...)
+				reg.MustRegister(job.Collectors()...)
 				return runControllerManager(ctx, rc, cfg, rootCA, log, nil, le)
 			}, nil
 		})

@@ -26,6 +26,7 @@ import (
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/controllers/clientmetrics"
 	"github.com/skiffkube/skiff/controllers/cronjob"
+	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/manager"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -256,6 +257,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	collectors = append(collectors, queueMetrics.Collectors()...)
 	collectors = append(collectors, podgc.Collectors()...)
 	collectors = append(collectors, cronjob.Collectors()...)
+	collectors = append(collectors, job.Collectors()...)
 	api := &runningAPI{bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
 	var live []healthz.Check
 	if !cfg.DisableControllerManager {

@@ -14,7 +14,8 @@
 // none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).
 // A finished Job is deleted spec.ttlSecondsAfterFinished after its Complete or Failed condition's
 // lastTransitionTime (never without one), as Kubernetes' TTL-after-finished controller: the TTL is
-// checked again on the Job the API server holds, which alone is deleted. A Job whose
+// checked again on the Job the API server holds, which alone is deleted (and counted in
+// ttl_after_finished_controller_job_deletion_duration_seconds, as Kubernetes). A Job whose
 // spec.managedBy names another controller is left to it (no pods, no status), but for that TTL.
 //
 // Pods are counted as Kubernetes does, without losing any to pod deletion: every pod carries the

@@ -353,7 +353,7 @@ func managedElsewhere(job *batchv1.Job) bool {
 
 // expireAfterTTL deletes a finished Job once its ttlSecondsAfterFinished have passed, or wakes up then.
 func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv1.Job) error {
-	if !c.ttlExpired(key, job) {
+	if _, ok := c.ttlExpired(key, job); !ok {
 		return nil
 	}
 	// The cached Job says its time is up, but the cache may not have seen an edit of the TTL yet
@@ -366,7 +366,11 @@ func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv
 	if err != nil {
 		return fmt.Errorf("get job %s before its TTL deletion: %w", key, err)
 	}
-	if !finished(fresh) || !c.ttlExpired(key, fresh) {
+	if !finished(fresh) {
+		return nil
+	}
+	expired, ok := c.ttlExpired(key, fresh)
+	if !ok {
 		return nil
 	}
 	// Foreground, as Kubernetes' TTL controller: the pods go first, then the Job.
@@ -375,18 +379,22 @@ func (c *Controller) expireAfterTTL(ctx context.Context, key string, job *batchv
 	err = c.client.BatchV1().Jobs(fresh.Namespace).Delete(ctx, fresh.Name, metav1.DeleteOptions{
 		PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid},
 	})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or another Job of that name: nothing was deleted
+	}
+	if err != nil {
 		return fmt.Errorf("delete expired job %s: %w", key, err)
 	}
+	observeTTLDeletion(expired, c.now())
 	c.log.Info("deleted finished job after its TTL", "job", key)
 	return nil
 }
 
-// ttlExpired reports whether a finished Job's ttlSecondsAfterFinished have passed; if they are
-// still to pass, it queues the Job for then.
-func (c *Controller) ttlExpired(key string, job *batchv1.Job) bool {
+// ttlExpired reports whether a finished Job's ttlSecondsAfterFinished have passed, and when they
+// did; if they are still to pass, it queues the Job for then.
+func (c *Controller) ttlExpired(key string, job *batchv1.Job) (time.Time, bool) {
 	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
-		return false
+		return time.Time{}, false
 	}
 	at := finishedAt(job)
 	if at.IsZero() {
@@ -394,14 +402,14 @@ func (c *Controller) ttlExpired(key string, job *batchv1.Job) bool {
 		// spec.managedBy, say): as Kubernetes, no finish time, no expiry. An edit of the Job
 		// wakes it again.
 		c.log.Warn("finished job has no finish time: not deleted after its TTL", "job", key)
-		return false
+		return time.Time{}, false
 	}
 	expire := at.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
 	if left := expire.Sub(c.now()); left > 0 {
 		c.queue.AddAfter(key, left)
-		return false
+		return time.Time{}, false
 	}
-	return true
+	return expire, true
 }
 
 func activePods(pods []*corev1.Pod) []*corev1.Pod {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -566,5 +567,33 @@ func TestTTLNeedsAFinishTime(t *testing.T) {
 		if dels := controllertest.Filter(fx.client.Actions(), "delete", "jobs"); len(dels) != 0 {
 			t.Errorf("%s: deleted a Job without a finish time", name)
 		}
+	}
+}
+
+// Kubernetes' ttl_after_finished_controller_job_deletion_duration_seconds: how
+// long after its TTL ran out each Job was deleted; a delete that found the Job
+// gone, or another of its name, deleted nothing and is not counted.
+func TestTTLDeletionDurationMetric(t *testing.T) {
+	read := func() (uint64, float64) {
+		var m dto.Metric
+		if err := jobDeletionDuration.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+	}
+	count, sum := read()
+	fx := newFixture(t, newJob(ttl(60), completedAgo(100*time.Second)))
+	fx.sync(t, "ns/work")
+	if c, s := read(); c != count+1 || s-sum != 40 {
+		t.Errorf("deletion duration: %d samples summing %vs more, want 1 of 40s", c-count, s-sum)
+	}
+	count, sum = read()
+	fx = newFixture(t, newJob(ttl(60), completedAgo(100*time.Second)))
+	fx.client.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(batchv1.Resource("jobs"), "work", errors.New("uid differs"))
+	})
+	fx.sync(t, "ns/work")
+	if c, _ := read(); c != count {
+		t.Errorf("a delete that deleted nothing was counted")
 	}
 }
