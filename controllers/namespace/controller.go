@@ -29,6 +29,12 @@ import (
 // Name is the controller's name in logs, events and the manager.
 const Name = "namespace-controller"
 
+// deletionGracePeriod is how long after a namespace is seen terminating its content is deleted, as
+// in Kubernetes: by then every API server (each admits creates against its own cache of namespaces)
+// has seen it terminating and refuses new content in it, so nothing it let in just before can
+// outlive a namespace emptied and finalized at once.
+const deletionGracePeriod = 5 * time.Second
+
 // finalizerEstimate is how long, as Kubernetes estimates it, objects held by finalizers take to go.
 const finalizerEstimate = 15 * time.Second
 
@@ -86,7 +92,7 @@ func (c *Controller) enqueue(obj any) {
 		return // only terminating namespaces need work
 	}
 	if key, ok := runner.KeyOf(obj); ok {
-		c.queue.Add(key)
+		c.queue.AddAfter(key, deletionGracePeriod)
 	}
 }
 

@@ -481,3 +481,20 @@ func TestRemainingContentIsWaitedForAsKubernetes(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes: a namespace seen terminating is worked on five seconds later,
+// once every API server has seen it terminating and refuses new content in
+// it; content one of them let in just before is then deleted too, rather than
+// outliving a namespace emptied and finalized at once.
+func TestTerminatingNamespaceIsWorkedOnAfterAGracePeriod(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes))
+	q := afterQueue{Queue: fx.c.queue, after: map[string]time.Duration{}}
+	fx.c.queue = q
+	fx.c.enqueue(terminating(corev1.FinalizerKubernetes))
+	if got := q.after["gone"]; got != 5*time.Second {
+		t.Errorf("queued after %v, want 5s", got)
+	}
+	if n := fx.c.queue.Len(); n != 0 {
+		t.Errorf("%d namespaces queued at once", n)
+	}
+}
