@@ -99,6 +99,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	// Assumed: updates of the pod are the informer's news of our own bind
 	// from here on, and a failed bind requeues it through handleFailure.
+	// The queue lets go of it now, with the cluster events of its attempt,
+	// as kube-scheduler v1.33 does before PreBind (kubernetes#130189; skiff
+	// has no Permit plugins to wait for): a PreBind or Bind failure is an
+	// error, retried after its backoff whatever happened meanwhile, so the
+	// events of a binding cycle, which may wait minutes for volumes, would
+	// be kept for nothing.
 	s.queue.Done(pod)
 	s.bindings.Add(1)
 	go func() {
