@@ -168,6 +168,13 @@ type Handle interface {
 	Namespaces() NamespaceLabeler
 	// Parallelism is how many goroutines may work on nodes at once.
 	Parallelism() int
+	// Parallelize calls fn(i) for i in [0, n) on the goroutines Filter and
+	// Score use (at most Parallelism, the caller being one), as
+	// kube-scheduler's Parallelizer().Until, and returns once every call has
+	// returned. Indexes are handed out in small ascending chunks; once ctx is
+	// done no chunk is started (fn cancels ctx to stop early, and must
+	// tolerate the rest of a chunk already started).
+	Parallelize(ctx context.Context, n int, fn func(i int))
 	// RunFilterPlugins runs every Filter plugin on one node (preemption re-checks
 	// nodes with pods removed).
 	RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status

@@ -162,6 +162,12 @@ func (f *Framework) HasPostFilterPlugins() bool             { return len(f.postF
 func (f *Framework) HasScorePlugins() bool                  { return len(f.score) > 0 }
 func (f *Framework) HasBindPlugins() bool                   { return len(f.bind) > 0 }
 
+// Parallelize implements framework.Handle with the parallelizer Filter and
+// Score use.
+func (f *Framework) Parallelize(ctx context.Context, n int, fn func(i int)) {
+	parallelize(ctx, f.opts.Parallelism, n, fn)
+}
+
 // NominatedPodsForNode implements framework.Handle.
 func (f *Framework) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
 	if f.opts.Nominator == nil {

@@ -11,9 +11,10 @@ import (
 // handing out indexes in small chunks so that uneven work balances. It stops
 // handing out work once ctx is done.
 //
-// Filter and Score never block, so goroutines beyond GOMAXPROCS cannot run at
-// the same time and only cost their start and scheduling: the workers are
-// capped there, and the calling goroutine is one of them. The chunk size
+// Filter, Score and preemption's dry run never block, so goroutines beyond
+// GOMAXPROCS cannot run at the same time and only cost their start and
+// scheduling: the workers are capped there, and the calling goroutine is one
+// of them. The chunk size
 // still follows the requested workers, so early stops stay as prompt.
 func parallelize(ctx context.Context, workers, n int, fn func(i int)) {
 	if n <= 0 {
