@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -331,32 +332,56 @@ func (pl *DefaultPreemption) budgets() ([]budget, error) {
 // candidates last. As kube-scheduler, a node whose simulation errs is no
 // candidate, and the error is returned only when no node is one: a plugin
 // failing on one node does not stop preemption on the others.
+//
+// The simulations run in parallel on the Filter phase's goroutines, as
+// kube-scheduler's DryRunPreemption, but in rounds: each simulates as many
+// nodes as candidates are still wanted (at least one per goroutine) and is
+// counted in visiting order once it is over. So the candidates, their order
+// (which breaks SelectCandidate's ties) and the stop are those of a walk
+// node by node however the goroutines run, where kube-scheduler keeps
+// whichever it finds first; and the nodes simulated past the stop are at
+// most the last round's surplus over the candidates it still wanted.
 func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleState, pod *v1.Pod, potential []*framework.NodeInfo, pdbs []budget, statuses framework.NodeToStatus) ([]Candidate, error) {
 	n := len(potential)
 	offset, want := pl.offset(n), pl.args.numCandidates(n)
 	var nonViolating, violating []Candidate
 	var firstErr error
-	for i := range n {
-		ni := potential[(offset+i)%n]
-		c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
-		switch {
-		case s.Code() == framework.Error:
-			if firstErr == nil {
-				firstErr = fmt.Errorf("selecting victims on node %q: %w", ni.NodeName(), s.AsError())
-			}
-		case !s.IsSuccess():
-			statuses[ni.NodeName()] = s
-		case c.NumPDBViolations == 0:
-			if len(nonViolating) < want {
-				nonViolating = append(nonViolating, c)
-			}
-		default:
-			if len(violating) < want {
-				violating = append(violating, c)
-			}
+	var round []simulation
+	for visited := 0; visited < n; {
+		need := max(want-len(nonViolating)-len(violating), 1)
+		size := min(max(need, pl.h.Parallelism()), n-visited)
+		round = slices.Grow(round[:0], size)[:size]
+		first := offset + visited
+		pl.h.Parallelize(ctx, size, func(i int) {
+			ni := potential[(first+i)%n]
+			c, s := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
+			round[i] = simulation{node: ni.NodeName(), c: c, s: s}
+		})
+		if err := ctx.Err(); err != nil {
+			// Parallelize stopped handing out nodes: the round is not whole.
+			return nil, err
 		}
-		if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
-			break
+		for _, sim := range round {
+			visited++
+			switch {
+			case sim.s.Code() == framework.Error:
+				if firstErr == nil {
+					firstErr = fmt.Errorf("selecting victims on node %q: %w", sim.node, sim.s.AsError())
+				}
+			case !sim.s.IsSuccess():
+				statuses[sim.node] = sim.s
+			case sim.c.NumPDBViolations == 0:
+				if len(nonViolating) < want {
+					nonViolating = append(nonViolating, sim.c)
+				}
+			default:
+				if len(violating) < want {
+					violating = append(violating, sim.c)
+				}
+			}
+			if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
+				return append(nonViolating, violating...), nil
+			}
 		}
 	}
 	candidates := append(nonViolating, violating...)
@@ -364,6 +389,13 @@ func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleS
 		return nil, firstErr
 	}
 	return candidates, nil
+}
+
+// simulation is what selectVictimsOnNode made of one node.
+type simulation struct {
+	node string
+	c    Candidate
+	s    *framework.Status
 }
 
 // selectVictimsOnNode removes all lower-priority pods on a copy of ni, checks

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"testing"
 	"time"
@@ -352,6 +353,72 @@ func TestPreemptionDryRunStopsOnceItHasEnoughCandidates(t *testing.T) {
 			res, s := f.RunPostFilterPlugins(context.Background(), state, pod, statuses)
 			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
 				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+		})
+	}
+}
+
+// TestParallelDryRunFindsTheCandidatesOfANodeByNodeWalk: the dry run
+// simulates nodes on several goroutines, as kube-scheduler's, but counts
+// each round of them in visiting order, so it finds what a walk node by node
+// from the offset finds, in that order (SelectCandidate breaks ties by it),
+// however the goroutines run: where every node would do, the 100 the
+// defaults ask for; where few do, every one of them, and why each other node
+// is none. Meant for -race.
+func TestParallelDryRunFindsTheCandidatesOfANodeByNodeWalk(t *testing.T) {
+	// More goroutines than a small machine has cores, so that outcomes
+	// arrive out of order.
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(4))
+	const n, offset, want = 300, 250, 100
+	tests := []struct {
+		name      string
+		qualifies func(i int) bool
+	}{
+		{name: "every node would do", qualifies: func(int) bool { return true }},
+		{name: "few nodes would do", qualifies: func(i int) bool { return i%37 == 5 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var nodes []*framework.NodeInfo
+			qualifying := map[string]bool{}
+			for i := range n {
+				name := fmt.Sprintf("n%03d", i)
+				prio := int32(5000) // more important than the preemptor: no victim here
+				if tc.qualifies(i) {
+					prio, qualifying[name] = int32(i%7), true
+				}
+				nodes = append(nodes, schedtest.NodeInfo(schedtest.MakeNode().Name(name).Capacity("cpu", "1").Obj(), low("on-"+name, prio, "1")))
+			}
+			f, _ := setup(t, nodes...)
+			pl := startingAt(t, f, offset)
+			pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+			state, statuses := filterAll(t, f, pod)
+
+			var walk, passed []string
+			all := f.SnapshotLister().List()
+			for i := range all {
+				name := all[(offset+i)%len(all)].NodeName()
+				if !qualifying[name] {
+					passed = append(passed, name)
+					continue
+				}
+				if walk = append(walk, name); len(walk) == want {
+					break
+				}
+			}
+			for range 10 {
+				cs, why, err := pl.FindCandidates(context.Background(), state, pod, statuses)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := candidateNodes(cs); !slices.Equal(got, walk) {
+					t.Fatalf("candidates %v,\nwant %v", got, walk)
+				}
+				for _, name := range passed {
+					if s := why[name]; s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != ReasonNoVictims {
+						t.Fatalf("%s: %v, want %q", name, s, ReasonNoVictims)
+					}
+				}
 			}
 		})
 	}
