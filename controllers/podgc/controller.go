@@ -134,10 +134,14 @@ func (c *Controller) sweep(ctx context.Context) {
 	c.collectOutOfService(ctx, pods)
 }
 
+// collectTerminated deletes the terminated pods beyond the threshold. As in Kubernetes, those already
+// being deleted (held by a finalizer, say) count towards it and take their turn in the order, so the
+// threshold bounds every terminated pod the API still holds; but where Kubernetes deletes them again
+// on every sweep (which changes nothing and inflates the deletion metric), they are skipped here.
 func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) {
 	var done []*corev1.Pod
 	for _, p := range pods {
-		if podstate.IsTerminal(p) && p.DeletionTimestamp == nil {
+		if podstate.IsTerminal(p) {
 			done = append(done, p)
 		}
 	}
@@ -157,6 +161,9 @@ func (c *Controller) collectTerminated(ctx context.Context, pods []*corev1.Pod) 
 		return done[i].Name < done[j].Name
 	})
 	for _, p := range done[:excess] {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
 		c.delete(ctx, p, false, "", ReasonTerminated, fmt.Sprintf("Deleted: more than %d terminated pods", c.opts.Threshold))
 	}
 }

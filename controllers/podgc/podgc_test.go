@@ -104,6 +104,25 @@ func TestTerminatedPodsBeyondThresholdOldestFirst(t *testing.T) {
 	}
 }
 
+// As Kubernetes': terminated pods already being deleted (held by a finalizer, say) count towards
+// the threshold and take their place in the order, but are not deleted again.
+func TestTerminatedPodsBeingDeletedCountButAreNotDeletedAgain(t *testing.T) {
+	held := func(name string, age time.Duration) *corev1.Pod {
+		p := pod(name, "n1", corev1.PodSucceeded, age)
+		ts := metav1.NewTime(base.Add(-time.Minute))
+		p.DeletionTimestamp, p.Finalizers = &ts, []string{"example.com/keep"}
+		return p
+	}
+	fx := newFixture(t, 2, []runtime.Object{node("n1"),
+		held("held-oldest", 9*time.Hour), pod("old", "n1", corev1.PodFailed, 5*time.Hour),
+		pod("new", "n1", corev1.PodSucceeded, time.Hour), held("held-newest", time.Minute)})
+	fx.c.sweep(context.Background())
+	// Four terminated, two over the threshold: the oldest two, of which one is already going.
+	if got := fx.deleted(); !slices.Equal(got, []string{"old"}) {
+		t.Fatalf("deleted %v, want only old", got)
+	}
+}
+
 // Evicted pods are collected before older ones, as in Kubernetes.
 func TestEvictedTerminatedPodsGoFirst(t *testing.T) {
 	evicted := pod("evicted", "n1", corev1.PodFailed, time.Minute)
