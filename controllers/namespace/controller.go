@@ -108,7 +108,10 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	ns := cached.DeepCopy()
-	if !hasFinalizer(ns) {
+	// As Kubernetes, the content goes while any spec finalizer is left, not only while ours is:
+	// a namespace finalized early by hand, or created without it, must not keep its content
+	// while the owners of the other finalizers finish theirs.
+	if len(ns.Spec.Finalizers) == 0 {
 		return c.deleteIfFinalized(ctx, ns)
 	}
 	res := c.deleteContent(ctx, ns)
@@ -122,6 +125,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		// Look again when about half the estimate has passed, as Kubernetes.
 		c.queue.AddAfter(name, (res.estimate/time.Second/2+1)*time.Second)
 		return nil
+	}
+	if !hasFinalizer(ns) {
+		return nil // nothing of ours to remove (Kubernetes finalizes anyway, to no effect)
 	}
 	var keep []corev1.FinalizerName
 	for _, f := range ns.Spec.Finalizers {

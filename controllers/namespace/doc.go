@@ -6,7 +6,9 @@
 // the finalizer through the namespaces/finalize subresource so the apiserver can remove the
 // Namespace itself.
 //
-// As in Kubernetes: a namespace is worked on 5 seconds after it is seen terminating, once every API
+// As in Kubernetes: the content is deleted while the namespace has any spec finalizer, even when
+// the "kubernetes" one was removed by someone else; only one with no spec finalizer left is left
+// alone. A namespace is worked on 5 seconds after it is seen terminating, once every API
 // server refuses new content in it; one whose discovery failed for some API group, or listed a group
 // version that does not parse, is not finalized, as that group may hold objects of the namespace.
 // What remains after the deletes is waited for as Kubernetes estimates it: pods for the longest

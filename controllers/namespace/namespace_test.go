@@ -168,12 +168,42 @@ func TestIgnoredNamespaces(t *testing.T) {
 	if len(fx.client.Actions()) != 0 || len(fx.md.Actions()) != 0 {
 		t.Errorf("actions on a live namespace: %v %v", fx.client.Actions(), fx.md.Actions())
 	}
-	fx = newFixture(t, terminating("example.com/other"), meta("ConfigMap", "a"))
+	// As Kubernetes: a namespace with no spec finalizer left is finalized, whatever holds it (here
+	// a metadata finalizer), and its content is no longer this controller's business.
+	finalized := terminating()
+	finalized.Finalizers = []string{"example.com/meta"}
+	fx = newFixture(t, finalized, meta("ConfigMap", "a"))
 	if err := fx.c.sync(context.Background(), "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if len(fx.md.Actions()) != 0 {
-		t.Errorf("content touched without our finalizer: %v", fx.md.Actions())
+	if len(fx.client.Actions()) != 0 || len(fx.md.Actions()) != 0 {
+		t.Errorf("actions on a finalized namespace: %v %v", fx.client.Actions(), fx.md.Actions())
+	}
+}
+
+// As Kubernetes: while any spec finalizer remains, the content is deleted even when the
+// "kubernetes" one is gone (someone finalized it early, or the namespace was created without
+// it); the namespace then waits for the other finalizers' owners.
+func TestContentIsDeletedWithoutOurFinalizer(t *testing.T) {
+	fx := newFixture(t, terminating("example.com/other"), meta("ConfigMap", "a"))
+	if err := fx.c.sync(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range fx.md.Actions() {
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "configmaps" {
+			deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+		}
+	}
+	if !slices.Equal(deleted, []string{"a"}) {
+		t.Errorf("configmaps deleted %v, want [a]", deleted)
+	}
+	ns := fx.namespace(t)
+	if !slices.Equal(ns.Spec.Finalizers, []corev1.FinalizerName{"example.com/other"}) {
+		t.Errorf("spec.finalizers = %v, want the other finalizer kept", ns.Spec.Finalizers)
+	}
+	if c := condition(ns, corev1.NamespaceContentRemaining); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("NamespaceContentRemaining = %+v", c)
 	}
 }
 
