@@ -303,6 +303,21 @@ func TestStatusAndConditions(t *testing.T) {
 	})
 }
 
+// status.terminatingReplicas comes with the DeploymentReplicaSetTerminatingReplicas feature, alpha
+// and off in Kubernetes v1.33: a ReplicaSet that reports it (written by a newer controller) does
+// not make it appear on the Deployment.
+func TestNoTerminatingReplicasInStatus(t *testing.T) {
+	d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))
+	rs := rsFor(d, "v1", 3, 3, 1, time.Hour)
+	two := int32(2)
+	rs.Status.TerminatingReplicas = &two
+	fx := newFixture(t, d, rs)
+	fx.sync(t)
+	if st := fx.deployment(t).Status; st.Replicas != 3 || st.TerminatingReplicas != nil {
+		t.Errorf("status = %+v, want replicas 3 and no terminatingReplicas", st)
+	}
+}
+
 func TestRollbackReusesOldReplicaSet(t *testing.T) {
 	// kubectl rollout undo copies revision 1's template back into the deployment.
 	d := newDeployment(3, "v1", intstr.FromInt32(1), intstr.FromInt32(0))

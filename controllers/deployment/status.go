@@ -70,7 +70,9 @@ func removeCondition(st *appsv1.DeploymentStatus, t appsv1.DeploymentConditionTy
 	st.Conditions = out
 }
 
-// calculateStatus derives the Deployment's replica counts from its ReplicaSets' statuses.
+// calculateStatus derives the Deployment's replica counts from its ReplicaSets' statuses. It leaves
+// out terminatingReplicas, as Kubernetes v1.33 does with the DeploymentReplicaSetTerminatingReplicas
+// feature off (its default).
 func (c *Controller) calculateStatus(all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
 	available := sumStatus(all, func(s *appsv1.ReplicaSetStatus) int32 { return s.AvailableReplicas })
 	unavailable := max(sumSpec(all)-available, 0)
@@ -82,17 +84,6 @@ func (c *Controller) calculateStatus(all []*appsv1.ReplicaSet, newRS *appsv1.Rep
 		AvailableReplicas:   available,
 		UnavailableReplicas: unavailable,
 		CollisionCount:      d.Status.CollisionCount,
-	}
-	var terminating int32
-	haveTerminating := false
-	for _, rs := range all {
-		if rs != nil && rs.Status.TerminatingReplicas != nil {
-			haveTerminating = true
-			terminating += *rs.Status.TerminatingReplicas
-		}
-	}
-	if haveTerminating {
-		st.TerminatingReplicas = &terminating
 	}
 	st.Conditions = append(st.Conditions, d.Status.Conditions...)
 	if available >= replicas(d)-maxUnavailable(d) {

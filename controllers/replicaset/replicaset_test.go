@@ -319,7 +319,9 @@ func TestSyncIgnoresInactivePodsAndOthersPods(t *testing.T) {
 		t.Fatalf("deleted %d pods, want 0", n)
 	}
 	got, _ := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
-	if got.Status.Replicas != 1 || got.Status.TerminatingReplicas == nil || *got.Status.TerminatingReplicas != 1 {
+	// status.terminatingReplicas belongs to the DeploymentReplicaSetTerminatingReplicas feature,
+	// alpha and off in Kubernetes v1.33: the field is left out even with a pod terminating.
+	if got.Status.Replicas != 1 || got.Status.TerminatingReplicas != nil {
 		t.Errorf("status = %+v", got.Status)
 	}
 }
@@ -402,7 +404,6 @@ func TestSyncStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := got.Status
-			st.TerminatingReplicas = nil
 			if fmt.Sprint(st) != fmt.Sprint(tc.want) {
 				t.Errorf("status = %+v\nwant     %+v", st, tc.want)
 			}

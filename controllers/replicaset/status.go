@@ -17,8 +17,10 @@ import (
 
 func secondsDuration(s int32) time.Duration { return time.Duration(s) * time.Second }
 
-// calculateStatus derives the status from the claimed active pods.
-func calculateStatus(rs *appsv1.ReplicaSet, pods []*corev1.Pod, terminating int32, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
+// calculateStatus derives the status from the claimed active pods. status.terminatingReplicas is
+// left out (and cleared if an earlier version wrote it): it belongs to the
+// DeploymentReplicaSetTerminatingReplicas feature, alpha and off by default in Kubernetes v1.33.
+func calculateStatus(rs *appsv1.ReplicaSet, pods []*corev1.Pod, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
 	st := *rs.Status.DeepCopy()
 	templateLabels := labels.Set(rs.Spec.Template.Labels).AsSelectorPreValidated()
 	var fully, ready, available int32
@@ -37,7 +39,7 @@ func calculateStatus(rs *appsv1.ReplicaSet, pods []*corev1.Pod, terminating int3
 	st.FullyLabeledReplicas = fully
 	st.ReadyReplicas = ready
 	st.AvailableReplicas = available
-	st.TerminatingReplicas = &terminating
+	st.TerminatingReplicas = nil
 	st.ObservedGeneration = rs.Generation
 
 	failure := -1

@@ -47,12 +47,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	var active []*corev1.Pod
-	var terminating int32
 	for _, p := range all {
 		if podstate.IsActive(p) {
 			active = append(active, p)
-		} else if p.DeletionTimestamp != nil && !podstate.IsTerminal(p) && metav1.IsControlledBy(p, rs) {
-			terminating++
 		}
 	}
 	pods, err := c.claimPods(ctx, rs, selector, active)
@@ -64,7 +61,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if satisfied && rs.DeletionTimestamp == nil {
 		manageErr = c.manageReplicas(ctx, key, pods, rs)
 	}
-	status := calculateStatus(rs, pods, terminating, manageErr, c.now())
+	status := calculateStatus(rs, pods, manageErr, c.now())
 	updated, err := c.updateStatus(ctx, rs, status)
 	if err != nil {
 		return err
