@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -437,6 +438,38 @@ func TestSyncReportsCreateFailure(t *testing.T) {
 	}
 	if ev := controllertest.Events(fx.rec.Events); len(ev) != 1 || !strings.Contains(ev[0], "FailedCreate") {
 		t.Errorf("events = %v", ev)
+	}
+}
+
+// When several creates of one slow-start batch fail, the ReplicaFailure condition (and the
+// Deployment condition copied from it) carries one of the errors, as Kubernetes' slowStartBatch
+// returns one, not all of them run together.
+func TestSyncCreateFailureConditionHoldsOneError(t *testing.T) {
+	rs := newRS("web", 3)
+	fx := newFixture(t, rs)
+	calls := 0
+	var mu sync.Mutex
+	fx.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return false, nil, nil // the first batch (one pod) goes through
+		}
+		return true, nil, fmt.Errorf("exceeded quota (call %d)", calls)
+	})
+	if err := fx.sync(t, "ns/web"); err == nil {
+		t.Fatal("sync succeeded although creates failed")
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 3 {
+		t.Fatalf("create calls = %d, want 3 (batches of 1 and 2)", n)
+	}
+	got, _ := fx.client.AppsV1().ReplicaSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if len(got.Status.Conditions) != 1 {
+		t.Fatalf("conditions = %+v", got.Status.Conditions)
+	}
+	if msg := got.Status.Conditions[0].Message; !strings.HasPrefix(msg, "exceeded quota (call ") || strings.Contains(msg, "\n") {
+		t.Errorf("condition message = %q, want a single error", msg)
 	}
 }
 

@@ -120,7 +120,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*cor
 			// Creates that were skipped or failed will never be observed.
 			c.exp.CreationObserved(key)
 		}
-		return err
+		return firstError(err)
 	case diff > 0:
 		n := min(diff, c.burst)
 		victims := podsToDelete(pods, c.relatedPods(rs), n, c.now())
@@ -151,6 +151,18 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*cor
 		}
 	}
 	return nil
+}
+
+// firstError keeps one of a failed batch's errors. The error becomes the ReplicaFailure
+// condition's message (copied onto the Deployment too), and Kubernetes reports one error there,
+// not the same quota refusal once per call of the batch.
+func firstError(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		if errs := joined.Unwrap(); len(errs) > 0 {
+			return errs[0]
+		}
+	}
+	return err
 }
 
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
