@@ -1,6 +1,7 @@
 package noderesourcesfit
 
 import (
+	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -162,3 +163,33 @@ func TestArgsAreValidated(t *testing.T) {
 }
 
 var _ framework.ScorePlugin = (*Fit)(nil)
+
+// The constant reasons read exactly as the formatted ones did.
+func TestInsufficientReasonsText(t *testing.T) {
+	for name, want := range map[v1.ResourceName]string{
+		v1.ResourceCPU:              "Insufficient cpu",
+		v1.ResourceMemory:           "Insufficient memory",
+		v1.ResourceEphemeralStorage: "Insufficient ephemeral-storage",
+		"example.com/gpu":           "Insufficient example.com/gpu",
+		"hugepages-2Mi":             "Insufficient hugepages-2Mi",
+	} {
+		if got := ErrReasonInsufficient(name); got != want {
+			t.Errorf("ErrReasonInsufficient(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func BenchmarkFilterInsufficient(b *testing.B) {
+	p, _ := New(nil, nil)
+	ni := schedtest.NodeInfo(fourCPUNode(), schedtest.MakePod().Name("running").Req("cpu", "3", "memory", "7Gi").Obj())
+	pod := schedtest.MakePod().Req("cpu", "2", "memory", "2Gi").Obj()
+	state := framework.NewCycleState()
+	fit := p.(*Fit)
+	fit.PreFilter(context.Background(), state, pod, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := fit.Filter(context.Background(), state, pod, ni); s.IsSuccess() {
+			b.Fatal("the pod should not fit")
+		}
+	}
+}
