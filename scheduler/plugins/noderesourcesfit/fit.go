@@ -168,7 +168,9 @@ func Insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
 // the pod, averaged by weight. CPU and memory use the non-zero requests so
 // request-less pods still count. As in kube-scheduler, an extended resource
 // (or hugepages) the pod does not request is left out of the average: a pod
-// without GPUs is not steered by how busy a node's GPUs are.
+// without GPUs is not steered by how busy a node's GPUs are. Only CPU, memory,
+// ephemeral storage and scalar resources are scored; a configured "pods"
+// counts for nothing.
 func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	pi, err := podInfo(state)
 	if err != nil {
@@ -176,7 +178,15 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, n
 	}
 	var sum, weights int64
 	for _, r := range f.resources {
-		if framework.IsScalarResource(r.Name) && pi.Requests.Get(r.Name) == 0 {
+		switch {
+		case r.Name == v1.ResourceCPU || r.Name == v1.ResourceMemory || r.Name == v1.ResourceEphemeralStorage:
+		case framework.IsScalarResource(r.Name):
+			if pi.Requests.Get(r.Name) == 0 {
+				continue
+			}
+		default:
+			// Anything else ("pods", a misspelt name) has no allocatable
+			// to score against in kube-scheduler, so it is left out.
 			continue
 		}
 		alloc := ni.Allocatable.Get(r.Name)

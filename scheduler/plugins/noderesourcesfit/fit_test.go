@@ -110,6 +110,9 @@ func TestConfiguredResourcesAreScoredByWeight(t *testing.T) {
 		{"ephemeral storage and memory", []ResourceWeight{{v1.ResourceEphemeralStorage, 1}, {v1.ResourceMemory, 1}}, 57},
 		// a resource the node does not have is left out of the average.
 		{"a resource the node lacks", []ResourceWeight{{v1.ResourceCPU, 1}, {"example.com/fpga", 5}}, 50},
+		// kube-scheduler scores only CPU, memory, ephemeral storage and scalar
+		// resources: a configured "pods" is left out like a missing resource.
+		{"the pod count is not a scored resource", []ResourceWeight{{v1.ResourceCPU, 1}, {v1.ResourcePods, 5}}, 50},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
