@@ -16,11 +16,14 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	componentbase "k8s.io/component-base/config/v1alpha1"
 	schedv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
@@ -334,9 +337,23 @@ func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
 	if err := decodeArgs(raw, &a); err != nil {
 		return out, err
 	}
-	if len(a.IgnoredResources) > 0 || len(a.IgnoredResourceGroups) > 0 {
-		return out, fmt.Errorf("ignoredResources, ignoredResourceGroups: skiff's NodeResourcesFit checks every requested resource")
+	// Checked as kube-scheduler does: a resource is a qualified name, a group
+	// a qualified name without a slash (the domain before one).
+	for i, name := range a.IgnoredResources {
+		if errs := metav1validation.ValidateLabelName(name, field.NewPath("ignoredResources").Index(i)); len(errs) > 0 {
+			return out, errs.ToAggregate()
+		}
 	}
+	for i, group := range a.IgnoredResourceGroups {
+		p := field.NewPath("ignoredResourceGroups").Index(i)
+		if strings.Contains(group, "/") {
+			return out, field.Invalid(p, group, "resource group name can't contain '/'")
+		}
+		if errs := metav1validation.ValidateLabelName(group, p); len(errs) > 0 {
+			return out, errs.ToAggregate()
+		}
+	}
+	out.IgnoredResources, out.IgnoredResourceGroups = a.IgnoredResources, a.IgnoredResourceGroups
 	out.ScoringStrategy = noderesourcesfit.LeastAllocated
 	s := a.ScoringStrategy
 	if s == nil {

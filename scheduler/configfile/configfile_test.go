@@ -63,6 +63,8 @@ profiles:
         - name: cpu
           weight: 3
         - name: memory
+      ignoredResources: [example.com/fpga]
+      ignoredResourceGroups: [gpu.example.org]
   - name: VolumeBinding
     args:
       bindTimeoutSeconds: 30
@@ -79,7 +81,8 @@ profiles:
 	fit, _ := pluginNamed(t, cfg.Plugins, noderesourcesfit.Name)
 	want := noderesourcesfit.Args{ScoringStrategy: noderesourcesfit.MostAllocated,
 		Resources: []noderesourcesfit.ResourceWeight{{Name: "cpu", Weight: 3}, {Name: "memory", Weight: 1}}}
-	if got, ok := fit.Args.(noderesourcesfit.Args); !ok || got.ScoringStrategy != want.ScoringStrategy || !slices.Equal(got.Resources, want.Resources) {
+	if got, ok := fit.Args.(noderesourcesfit.Args); !ok || got.ScoringStrategy != want.ScoringStrategy || !slices.Equal(got.Resources, want.Resources) ||
+		!slices.Equal(got.IgnoredResources, []string{"example.com/fpga"}) || !slices.Equal(got.IgnoredResourceGroups, []string{"gpu.example.org"}) {
 		t.Errorf("NodeResourcesFit args %#v, want %#v", fit.Args, want)
 	}
 	vb, _ := pluginNamed(t, cfg.Plugins, volumebinding.Name)
@@ -316,7 +319,9 @@ func TestParseRefuses(t *testing.T) {
 		{"scoring type", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]\n",
 			`profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "RequestedToCapacityRatio": skiff scores by LeastAllocated (spread) or MostAllocated (bin-pack)`},
 		{"unknown arg", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategi: {}}}]}]\n", `unknown field "scoringStrategi"`},
-		{"ignored resources", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/foo]}}]}]\n", "ignoredResources, ignoredResourceGroups"},
+		{"ignored resource", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/]}}]}]\n", "ignoredResources[0]: Invalid value"},
+		{"ignored resource group", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResourceGroups: [example.com/foo]}}]}]\n",
+			"ignoredResourceGroups[0]: Invalid value: \"example.com/foo\": resource group name can't contain '/'"},
 		{"args of a plugin without", header + "profiles: [{pluginConfig: [{name: TaintToleration, args: {hardPodAffinityWeight: 2}}]}]\n", "skiff's TaintToleration takes no arguments"},
 		{"hard pod affinity weight", header + "profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 101}}]}]\n",
 			"profiles[0].pluginConfig[0] (InterPodAffinity): hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},

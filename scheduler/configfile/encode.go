@@ -115,7 +115,8 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		for _, r := range a.Resources {
 			s.Resources = append(s.Resources, schedv1.ResourceSpec{Name: string(r.Name), Weight: r.Weight})
 		}
-		return json.Marshal(&schedv1.NodeResourcesFitArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "NodeResourcesFitArgs"}, ScoringStrategy: s})
+		return json.Marshal(&schedv1.NodeResourcesFitArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "NodeResourcesFitArgs"}, ScoringStrategy: s,
+			IgnoredResources: a.IgnoredResources, IgnoredResourceGroups: a.IgnoredResourceGroups})
 	case volumebinding.Name:
 		a, _, err := framework.PluginArgs[volumebinding.Args](name, args)
 		if err != nil {

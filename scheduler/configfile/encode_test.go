@@ -64,6 +64,8 @@ profiles:
       scoringStrategy:
         type: MostAllocated
         resources: [{name: cpu, weight: 3}, {name: memory}]
+      ignoredResources: [example.com/fpga]
+      ignoredResourceGroups: [gpu.example.org]
   - name: VolumeBinding
     args: {bindTimeoutSeconds: 30}
   - name: InterPodAffinity

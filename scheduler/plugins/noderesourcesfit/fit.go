@@ -3,6 +3,7 @@ package noderesourcesfit
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -68,12 +69,20 @@ func DefaultResources() []ResourceWeight {
 type Args struct {
 	ScoringStrategy ScoringStrategy
 	Resources       []ResourceWeight
+	// IgnoredResources are extended resources Filter does not check (a
+	// device plugin or an extender accounts for them instead).
+	IgnoredResources []string
+	// IgnoredResourceGroups are domains ("example.com") whose extended
+	// resources Filter does not check.
+	IgnoredResourceGroups []string
 }
 
 // Fit implements PreFilter, Filter and Score.
 type Fit struct {
 	strategy  ScoringStrategy
 	resources []ResourceWeight
+	// ignored and ignoredGroups are nil when nothing is ignored.
+	ignored, ignoredGroups map[string]bool
 }
 
 // New builds the plugin from Args (or *Args, or nil for defaults).
@@ -96,7 +105,20 @@ func New(args any, _ framework.Handle) (framework.Plugin, error) {
 			return nil, fmt.Errorf("%s: weight of %s must be in 1..100, got %d", Name, r.Name, r.Weight)
 		}
 	}
-	return &Fit{strategy: a.ScoringStrategy, resources: a.Resources}, nil
+	f := &Fit{strategy: a.ScoringStrategy, resources: a.Resources}
+	f.ignored, f.ignoredGroups = setOf(a.IgnoredResources), setOf(a.IgnoredResourceGroups)
+	return f, nil
+}
+
+func setOf(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // Name implements framework.Plugin.
@@ -126,21 +148,26 @@ func podInfo(state *framework.CycleState) (*framework.PodInfo, error) {
 	return s.pi, nil
 }
 
-// Filter checks pod count and every requested resource; all shortfalls are
-// reported, each as its own reason.
-func (*Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+// Filter checks pod count and every requested resource not ignored; all
+// shortfalls are reported, each as its own reason.
+func (f *Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	pi, err := podInfo(state)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	if reasons := Insufficient(pi.Requests, ni); len(reasons) > 0 {
+	if reasons := f.insufficient(pi.Requests, ni); len(reasons) > 0 {
 		return framework.NewStatus(framework.Unschedulable, reasons...)
 	}
 	return nil
 }
 
-// Insufficient lists why req does not fit on ni (empty when it fits).
+// Insufficient lists why req does not fit on ni (empty when it fits),
+// ignoring no resource.
 func Insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
+	return (&Fit{}).insufficient(req, ni)
+}
+
+func (f *Fit) insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
 	var reasons []string
 	alloc, used := ni.Allocatable, ni.Requested
 	if len(ni.Pods)+1 > alloc.AllowedPodNumber {
@@ -156,11 +183,27 @@ func Insufficient(req *framework.Resource, ni *framework.NodeInfo) []string {
 		reasons = append(reasons, errReasonInsufficientEphemeralStorage)
 	}
 	for name, q := range req.Scalar {
-		if q > 0 && q > alloc.Scalar[name]-used.Scalar[name] {
+		if q > 0 && q > alloc.Scalar[name]-used.Scalar[name] && !f.ignores(name) {
 			reasons = append(reasons, ErrReasonInsufficient(name))
 		}
 	}
 	return reasons
+}
+
+// ignores reports an extended resource named, or in a domain named, in
+// ignoredResources / ignoredResourceGroups. Hugepages are never ignored.
+func (f *Fit) ignores(name v1.ResourceName) bool {
+	if f.ignored == nil && f.ignoredGroups == nil {
+		return false
+	}
+	if !framework.IsExtendedResource(name) {
+		return false
+	}
+	if f.ignored[string(name)] {
+		return true
+	}
+	domain, _, _ := strings.Cut(string(name), "/")
+	return f.ignoredGroups[domain]
 }
 
 // Score ranks by the configured strategy: per resource, the share of

@@ -56,6 +56,41 @@ func TestFitFilter(t *testing.T) {
 	}
 }
 
+func TestIgnoredResourcesAreNotChecked(t *testing.T) {
+	// The node has 2 example.com/gpu and no fpga or hugepages.
+	tests := []struct {
+		name string
+		args Args
+		pod  *v1.Pod
+		want string
+	}{
+		{"an ignored resource the node lacks", Args{IgnoredResources: []string{"example.com/fpga"}},
+			schedtest.MakePod().Req("example.com/fpga", "1").Obj(), ""},
+		{"an ignored resource beyond capacity", Args{IgnoredResources: []string{"example.com/gpu"}},
+			schedtest.MakePod().Req("example.com/gpu", "3").Obj(), ""},
+		{"a resource in an ignored group", Args{IgnoredResourceGroups: []string{"example.com"}},
+			schedtest.MakePod().Req("example.com/gpu", "3", "example.com/fpga", "1").Obj(), ""},
+		{"other resources are still checked", Args{IgnoredResources: []string{"example.com/fpga"}, IgnoredResourceGroups: []string{"other.io"}},
+			schedtest.MakePod().Req("cpu", "5", "example.com/gpu", "3", "example.com/fpga", "1").Obj(), "Unschedulable: Insufficient cpu, Insufficient example.com/gpu"},
+		{"a group is a whole domain, not a prefix", Args{IgnoredResourceGroups: []string{"example"}},
+			schedtest.MakePod().Req("example.com/gpu", "3").Obj(), "Unschedulable: Insufficient example.com/gpu"},
+		{"only extended resources can be ignored", Args{IgnoredResources: []string{"hugepages-2Mi", "cpu"}},
+			schedtest.MakePod().Req("cpu", "5", "hugepages-2Mi", "2Mi").Obj(), "Unschedulable: Insufficient cpu, Insufficient hugepages-2Mi"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(tc.args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ni := schedtest.NodeInfo(fourCPUNode())
+			if got := schedtest.StatusString(schedtest.RunFilter(t, p, tc.pod, ni)); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestScoringStrategyChoosesBetweenSpreadingAndPacking(t *testing.T) {
 	node := func(name string) *v1.Node {
 		return schedtest.MakeNode().Name(name).Capacity("cpu", "4", "memory", "8Gi").Obj()
