@@ -18,6 +18,9 @@ const (
 	ScoringLeastAllocated = string(noderesourcesfit.LeastAllocated)
 	// ScoringMostAllocated packs pods onto as few nodes as possible.
 	ScoringMostAllocated = string(noderesourcesfit.MostAllocated)
+	// ScoringRequestedToCapacityRatio scores by a shape, which only
+	// Plugins (a configuration file's NodeResourcesFit args) can give.
+	ScoringRequestedToCapacityRatio = string(noderesourcesfit.RequestedToCapacityRatio)
 )
 
 // DefaultParallelism is Config.Parallelism's default, kube-scheduler's.
@@ -28,7 +31,8 @@ type Config struct {
 	// SchedulerName selects the pods this scheduler owns (spec.schedulerName);
 	// default "default-scheduler".
 	SchedulerName string
-	// ScoringStrategy is LeastAllocated (spread, default) or MostAllocated (bin-pack).
+	// ScoringStrategy is LeastAllocated (spread, default) or MostAllocated
+	// (bin-pack); RequestedToCapacityRatio only with Plugins giving its shape.
 	ScoringStrategy string
 	// Parallelism bounds the goroutines filtering and scoring nodes;
 	// default DefaultParallelism.
@@ -63,6 +67,10 @@ func (c *Config) setDefaults() error {
 	case "":
 		c.ScoringStrategy = ScoringLeastAllocated
 	case ScoringLeastAllocated, ScoringMostAllocated:
+	case ScoringRequestedToCapacityRatio:
+		if c.Plugins == nil {
+			return fmt.Errorf("scheduler: ScoringStrategy %s needs a shape: set it in NodeResourcesFit's args in the configuration file", c.ScoringStrategy)
+		}
 	default:
 		return fmt.Errorf("scheduler: ScoringStrategy %q is not valid: use %s (spread) or %s (bin-pack)", c.ScoringStrategy, ScoringLeastAllocated, ScoringMostAllocated)
 	}

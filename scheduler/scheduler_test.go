@@ -203,6 +203,11 @@ func TestConfigRejectsUnknownScoringStrategy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "LeastAllocated") {
 		t.Fatalf("err = %v, want one naming the valid strategies", err)
 	}
+	// RequestedToCapacityRatio needs the shape only a profile's args give.
+	_, err = scheduler.New(cs, informersFor(cs), scheduler.Config{ScoringStrategy: scheduler.ScoringRequestedToCapacityRatio})
+	if err == nil || !strings.Contains(err.Error(), "needs a shape") {
+		t.Fatalf("err = %v, want one asking for a shape", err)
+	}
 }
 
 // A pod pinned to one node by name (as a DaemonSet's) is filtered on that

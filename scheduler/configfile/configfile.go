@@ -363,11 +363,23 @@ func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
 	case "", schedv1.LeastAllocated:
 	case schedv1.MostAllocated:
 		out.ScoringStrategy = noderesourcesfit.MostAllocated
+	case schedv1.RequestedToCapacityRatio:
+		out.ScoringStrategy = noderesourcesfit.RequestedToCapacityRatio
+		if s.RequestedToCapacityRatio == nil {
+			return out, fmt.Errorf("scoringStrategy.requestedToCapacityRatio.shape: at least one point must be specified")
+		}
+		for _, p := range s.RequestedToCapacityRatio.Shape {
+			out.Shape = append(out.Shape, noderesourcesfit.ShapePoint{Utilization: int64(p.Utilization), Score: int64(p.Score)})
+		}
+		if err := noderesourcesfit.ValidateShape(out.Shape); err != nil {
+			return out, fmt.Errorf("scoringStrategy.requestedToCapacityRatio.shape: %w", err)
+		}
 	default:
-		return out, fmt.Errorf("scoringStrategy.type %q: skiff scores by %s (spread) or %s (bin-pack)", s.Type, schedv1.LeastAllocated, schedv1.MostAllocated)
+		return out, fmt.Errorf("scoringStrategy.type %q: skiff scores by %s (spread), %s (bin-pack) or %s", s.Type,
+			schedv1.LeastAllocated, schedv1.MostAllocated, schedv1.RequestedToCapacityRatio)
 	}
-	if s.RequestedToCapacityRatio != nil {
-		return out, fmt.Errorf("scoringStrategy.requestedToCapacityRatio: only for type RequestedToCapacityRatio, which skiff does not have")
+	if s.RequestedToCapacityRatio != nil && s.Type != schedv1.RequestedToCapacityRatio {
+		return out, fmt.Errorf("scoringStrategy.requestedToCapacityRatio: only for type RequestedToCapacityRatio")
 	}
 	for _, r := range s.Resources {
 		w := r.Weight

@@ -97,6 +97,43 @@ profiles:
 
 // PodTopologySpreadArgs, as kube-scheduler's documentation configures
 // cluster-level default constraints.
+// RequestedToCapacityRatio, as kube-scheduler's documentation configures
+// bin packing of an extended resource.
+func TestParseRequestedToCapacityRatio(t *testing.T) {
+	cfg, err := Parse([]byte(header + `
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources: [{name: intel.com/foo, weight: 3}, {name: cpu}]
+        requestedToCapacityRatio:
+          shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, _ := pluginNamed(t, cfg.Plugins, noderesourcesfit.Name)
+	got, _ := fit.Args.(noderesourcesfit.Args)
+	if got.ScoringStrategy != noderesourcesfit.RequestedToCapacityRatio || cfg.ScoringStrategy != string(got.ScoringStrategy) ||
+		!slices.Equal(got.Shape, []noderesourcesfit.ShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}) ||
+		!slices.Equal(got.Resources, []noderesourcesfit.ResourceWeight{{Name: "intel.com/foo", Weight: 3}, {Name: "cpu", Weight: 1}}) {
+		t.Errorf("NodeResourcesFit args %#v, config strategy %q", fit.Args, cfg.ScoringStrategy)
+	}
+	if _, err := noderesourcesfit.New(fit.Args, nil); err != nil {
+		t.Errorf("the plugin refuses the args: %v", err)
+	}
+	enc, err := Encode(cfg, Process{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _ := pluginNamed(t, readBack(t, enc).Plugins, noderesourcesfit.Name)
+	if !reflect.DeepEqual(back.Args, fit.Args) {
+		t.Errorf("NodeResourcesFit args read back as %#v, want %#v", back.Args, fit.Args)
+	}
+}
+
 func TestParseSpreadDefaults(t *testing.T) {
 	cfg, err := Parse([]byte(header + `
 profiles:
@@ -316,8 +353,16 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown plugin", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeResourcesFitt}]}}}]\n", `skiff's scheduler has no plugin "NodeResourcesFitt"`},
 		{"unknown plugin disabled", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: ImageLocalty}]}}}]\n", `profiles[0].plugins.multiPoint.disabled: skiff's scheduler has no plugin "ImageLocalty"`},
 		{"weight", header + "profiles: [{plugins: {score: {enabled: [{name: ImageLocality, weight: 500}]}}}]\n", "weight of ImageLocality must be 1-100, got 500"},
-		{"scoring type", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]\n",
-			`profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "RequestedToCapacityRatio": skiff scores by LeastAllocated (spread) or MostAllocated (bin-pack)`},
+		{"scoring type", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: Random}}}]}]\n",
+			`profiles[0].pluginConfig[0] (NodeResourcesFit): scoringStrategy.type "Random": skiff scores by LeastAllocated (spread), MostAllocated (bin-pack) or RequestedToCapacityRatio`},
+		{"ratio without a shape", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]\n",
+			"scoringStrategy.requestedToCapacityRatio.shape: at least one point must be specified"},
+		{"ratio shape out of order", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: [{utilization: 50, score: 1}, {utilization: 10, score: 2}]}}}}]}]\n",
+			"scoringStrategy.requestedToCapacityRatio.shape: [1].utilization: values must be sorted in increasing order"},
+		{"ratio shape score", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: [{utilization: 50, score: 11}]}}}}]}]\n",
+			"[0].score: 11 not in valid range [0, 10]"},
+		{"a shape for another type", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, requestedToCapacityRatio: {shape: [{utilization: 50, score: 1}]}}}}]}]\n",
+			"scoringStrategy.requestedToCapacityRatio: only for type RequestedToCapacityRatio"},
 		{"unknown arg", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategi: {}}}]}]\n", `unknown field "scoringStrategi"`},
 		{"ignored resource", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/]}}]}]\n", "ignoredResources[0]: Invalid value"},
 		{"ignored resource group", header + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResourceGroups: [example.com/foo]}}]}]\n",

@@ -112,6 +112,13 @@ func encodeArgs(name string, args any) ([]byte, error) {
 			a.Resources = noderesourcesfit.DefaultResources()
 		}
 		s := &schedv1.ScoringStrategy{Type: schedv1.ScoringStrategyType(a.ScoringStrategy)}
+		if len(a.Shape) > 0 {
+			s.RequestedToCapacityRatio = &schedv1.RequestedToCapacityRatioParam{}
+			for _, p := range a.Shape {
+				s.RequestedToCapacityRatio.Shape = append(s.RequestedToCapacityRatio.Shape,
+					schedv1.UtilizationShapePoint{Utilization: int32(p.Utilization), Score: int32(p.Score)})
+			}
+		}
 		for _, r := range a.Resources {
 			s.Resources = append(s.Resources, schedv1.ResourceSpec{Name: string(r.Name), Weight: r.Weight})
 		}

@@ -3,6 +3,7 @@ package noderesourcesfit
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -51,6 +52,9 @@ const (
 	LeastAllocated ScoringStrategy = "LeastAllocated"
 	// MostAllocated prefers the fullest nodes that still fit (bin-pack).
 	MostAllocated ScoringStrategy = "MostAllocated"
+	// RequestedToCapacityRatio scores each resource's use by a configured
+	// shape (Args.Shape).
+	RequestedToCapacityRatio ScoringStrategy = "RequestedToCapacityRatio"
 )
 
 // ResourceWeight weighs one resource in the score.
@@ -69,6 +73,8 @@ func DefaultResources() []ResourceWeight {
 type Args struct {
 	ScoringStrategy ScoringStrategy
 	Resources       []ResourceWeight
+	// Shape is RequestedToCapacityRatio's scoring function; only for that strategy.
+	Shape []ShapePoint
 	// IgnoredResources are extended resources Filter does not check (a
 	// device plugin or an extender accounts for them instead).
 	IgnoredResources []string
@@ -81,6 +87,7 @@ type Args struct {
 type Fit struct {
 	strategy  ScoringStrategy
 	resources []ResourceWeight
+	shape     []ShapePoint
 	// ignored and ignoredGroups are nil when nothing is ignored.
 	ignored, ignoredGroups map[string]bool
 }
@@ -94,8 +101,17 @@ func New(args any, _ framework.Handle) (framework.Plugin, error) {
 	if a.ScoringStrategy == "" {
 		a.ScoringStrategy = LeastAllocated
 	}
-	if a.ScoringStrategy != LeastAllocated && a.ScoringStrategy != MostAllocated {
-		return nil, fmt.Errorf("%s: scoring strategy %q is not one of %s, %s", Name, a.ScoringStrategy, LeastAllocated, MostAllocated)
+	switch a.ScoringStrategy {
+	case LeastAllocated, MostAllocated:
+		if len(a.Shape) > 0 {
+			return nil, fmt.Errorf("%s: a shape is only for %s", Name, RequestedToCapacityRatio)
+		}
+	case RequestedToCapacityRatio:
+		if err := ValidateShape(a.Shape); err != nil {
+			return nil, fmt.Errorf("%s: %s shape: %w", Name, RequestedToCapacityRatio, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: scoring strategy %q is not one of %s, %s, %s", Name, a.ScoringStrategy, LeastAllocated, MostAllocated, RequestedToCapacityRatio)
 	}
 	if len(a.Resources) == 0 {
 		a.Resources = DefaultResources()
@@ -105,7 +121,7 @@ func New(args any, _ framework.Handle) (framework.Plugin, error) {
 			return nil, fmt.Errorf("%s: weight of %s must be in 1..100, got %d", Name, r.Name, r.Weight)
 		}
 	}
-	f := &Fit{strategy: a.ScoringStrategy, resources: a.Resources}
+	f := &Fit{strategy: a.ScoringStrategy, resources: a.Resources, shape: a.Shape}
 	f.ignored, f.ignoredGroups = setOf(a.IgnoredResources), setOf(a.IgnoredResourceGroups)
 	return f, nil
 }
@@ -208,7 +224,8 @@ func (f *Fit) ignores(name v1.ResourceName) bool {
 
 // Score ranks by the configured strategy: per resource, the share of
 // allocatable left free (LeastAllocated) or used (MostAllocated) after placing
-// the pod, averaged by weight. CPU and memory use the non-zero requests so
+// the pod, or the shape at the percentage used (RequestedToCapacityRatio),
+// averaged by weight. CPU and memory use the non-zero requests so
 // request-less pods still count. As in kube-scheduler, an extended resource
 // (or hugepages) the pod does not request is left out of the average: a pod
 // without GPUs is not steered by how busy a node's GPUs are. Only CPU, memory,
@@ -242,11 +259,24 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, n
 		} else {
 			requested = ni.Requested.Get(r.Name) + pi.Requests.Get(r.Name)
 		}
-		sum += resourceScore(f.strategy, requested, alloc) * r.Weight
+		if f.strategy == RequestedToCapacityRatio {
+			s := ratioScore(f.shape, requested, alloc)
+			if s == 0 {
+				// As in kube-scheduler: a resource scoring 0 is left out
+				// of the mean, weight and all.
+				continue
+			}
+			sum += s * r.Weight
+		} else {
+			sum += resourceScore(f.strategy, requested, alloc) * r.Weight
+		}
 		weights += r.Weight
 	}
 	if weights == 0 {
 		return 0, nil
+	}
+	if f.strategy == RequestedToCapacityRatio {
+		return int64(math.Round(float64(sum) / float64(weights))), nil // rounded there, not truncated
 	}
 	return sum / weights, nil
 }

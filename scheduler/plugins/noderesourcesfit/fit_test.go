@@ -231,3 +231,62 @@ func BenchmarkFilterInsufficient(b *testing.B) {
 		}
 	}
 }
+
+func TestRequestedToCapacityRatio(t *testing.T) {
+	node := func(name string) *v1.Node {
+		return schedtest.MakeNode().Name(name).Capacity("cpu", "4", "memory", "8Gi", "example.com/gpu", "4").Obj()
+	}
+	// After placing the pod (1 CPU, 2Gi): empty uses 25% of both, busy 100%
+	// of CPU and 75% of memory.
+	empty := schedtest.NodeInfo(node("empty"))
+	busy := schedtest.NodeInfo(node("busy"), schedtest.MakePod().Name("x").Req("cpu", "3", "memory", "4Gi").Obj())
+	pod := schedtest.MakePod().Req("cpu", "1", "memory", "2Gi").Obj()
+	binPack := []ShapePoint{{0, 0}, {100, 10}}
+	tests := []struct {
+		name                string
+		shape               []ShapePoint
+		resources           []ResourceWeight
+		wantEmpty, wantBusy int64
+	}{
+		{"a rising shape packs", binPack, nil, 25, 88}, // busy: (100+75)/2 = 87.5, rounded up
+		// busy's CPU, full, scores 0 and drops out: memory's 25 is its score.
+		{"a falling shape spreads", []ShapePoint{{0, 10}, {100, 0}}, nil, 75, 25},
+		// Between points the line is interpolated; outside them it is flat.
+		// empty at 25%: 100 × 5/40, truncated, as kube-scheduler's line.
+		{"a shape with a knee", []ShapePoint{{20, 0}, {60, 10}}, nil, 12, 100},
+		// Below the first point every resource scores 0: no mean, score 0.
+		{"flat below the first point", []ShapePoint{{50, 0}, {100, 10}}, nil, 0, 75},
+		{"weights", binPack, []ResourceWeight{{v1.ResourceCPU, 3}, {v1.ResourceMemory, 1}}, 25, 94},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(Args{ScoringStrategy: RequestedToCapacityRatio, Shape: tc.shape, Resources: tc.resources}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := schedtest.RunScore(t, p, pod, empty, busy)
+			if got["empty"] != tc.wantEmpty || got["busy"] != tc.wantBusy {
+				t.Fatalf("scores = %v, want empty:%d busy:%d", got, tc.wantEmpty, tc.wantBusy)
+			}
+		})
+	}
+}
+
+func TestRequestedToCapacityRatioShapeIsValidated(t *testing.T) {
+	for _, shape := range [][]ShapePoint{
+		nil,
+		{{50, 5}, {50, 6}},
+		{{60, 5}, {40, 6}},
+		{{101, 5}},
+		{{-1, 5}},
+		{{50, 11}},
+		{{50, -1}},
+	} {
+		if _, err := New(Args{ScoringStrategy: RequestedToCapacityRatio, Shape: shape}, nil); err == nil {
+			t.Errorf("shape %v should be refused", shape)
+		}
+	}
+	if _, err := New(Args{ScoringStrategy: MostAllocated, Shape: []ShapePoint{{0, 0}}}, nil); err == nil {
+		t.Error("a shape with MostAllocated should be refused")
+	}
+}
