@@ -311,6 +311,8 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 			args, err = interPodAffinityArgs(pc.Args)
 		case defaultpreemption.Name:
 			args, err = preemptionArgs(pc.Args)
+		case balancedallocation.Name:
+			args, err = balancedAllocationArgs(pc.Args)
 		default:
 			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
 		}
@@ -390,6 +392,31 @@ func fitArgs(raw runtime.RawExtension) (noderesourcesfit.Args, error) {
 			return out, fmt.Errorf("scoringStrategy.resources: %q weight %d: want a resource name and a weight of 1-100", r.Name, r.Weight)
 		}
 		out.Resources = append(out.Resources, noderesourcesfit.ResourceWeight{Name: v1.ResourceName(r.Name), Weight: w})
+	}
+	return out, nil
+}
+
+// balancedAllocationArgs reads NodeResourcesBalancedAllocationArgs: the
+// resources to balance (default CPU and memory), each named once with a
+// weight of 1 (0 defaults to 1), as kube-scheduler checks them.
+func balancedAllocationArgs(raw runtime.RawExtension) (balancedallocation.Args, error) {
+	var a schedv1.NodeResourcesBalancedAllocationArgs
+	var out balancedallocation.Args
+	if err := decodeArgs(raw, &a); err != nil {
+		return out, err
+	}
+	for i, r := range a.Resources {
+		p := field.NewPath("resources").Index(i)
+		if r.Name == "" {
+			return out, field.Required(p.Child("name"), "")
+		}
+		if slices.Contains(out.Resources, v1.ResourceName(r.Name)) {
+			return out, field.Duplicate(p.Child("name"), r.Name)
+		}
+		if r.Weight != 0 && r.Weight != 1 {
+			return out, field.Invalid(p.Child("weight"), r.Weight, "must be 1")
+		}
+		out.Resources = append(out.Resources, v1.ResourceName(r.Name))
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
 	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
@@ -155,6 +156,20 @@ func encodeArgs(name string, args any) ([]byte, error) {
 		a = a.WithDefaults()
 		return json.Marshal(&schedv1.DefaultPreemptionArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "DefaultPreemptionArgs"},
 			MinCandidateNodesPercentage: a.MinCandidateNodesPercentage, MinCandidateNodesAbsolute: a.MinCandidateNodesAbsolute})
+	case balancedallocation.Name:
+		// Written only when configured, so that a file without them reads back as itself.
+		a, set, err := framework.PluginArgs[balancedallocation.Args](name, args)
+		if err != nil || !set {
+			return nil, err
+		}
+		if len(a.Resources) == 0 {
+			a.Resources = balancedallocation.DefaultResources()
+		}
+		out := &schedv1.NodeResourcesBalancedAllocationArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "NodeResourcesBalancedAllocationArgs"}}
+		for _, r := range a.Resources {
+			out.Resources = append(out.Resources, schedv1.ResourceSpec{Name: string(r), Weight: 1})
+		}
+		return json.Marshal(out)
 	case podtopologyspread.Name:
 		// Written only when configured, so that a file without them reads back as itself.
 		a, set, err := framework.PluginArgs[podtopologyspread.Args](name, args)

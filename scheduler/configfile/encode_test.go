@@ -72,6 +72,8 @@ profiles:
     args: {ignorePreferredTermsOfExistingPods: true}
   - name: DefaultPreemption
     args: {minCandidateNodesAbsolute: 20}
+  - name: NodeResourcesBalancedAllocation
+    args: {resources: [{name: cpu}, {name: memory}, {name: example.com/gpu, weight: 1}]}
   - name: PodTopologySpread
     args:
       defaultingType: List

@@ -72,3 +72,45 @@ func TestBalancedAllocationSkipsPodsWithoutRequests(t *testing.T) {
 		})
 	}
 }
+
+func TestBalancedAllocationConfiguredResources(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "memory", "4Gi", "ephemeral-storage", "4Gi", "example.com/gpu", "4").Obj()
+	ni := schedtest.NodeInfo(node, schedtest.MakePod().Name("x").Req("cpu", "1", "ephemeral-storage", "3Gi", "example.com/gpu", "1").Obj())
+	tests := []struct {
+		name      string
+		resources []v1.ResourceName
+		pod       *v1.Pod
+		want      int64
+	}{
+		// cpu 2/4, memory 1/4, storage 4/4: mean 7/12, std √(7/72) ≈ 0.312.
+		{"three resources use the standard deviation",
+			[]v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage},
+			schedtest.MakePod().Req("cpu", "1", "memory", "1Gi", "ephemeral-storage", "1Gi").Obj(), 68},
+		// cpu 2/4 and gpu 2/4 balance perfectly.
+		{"a requested extended resource", []v1.ResourceName{v1.ResourceCPU, "example.com/gpu"},
+			schedtest.MakePod().Req("cpu", "1", "example.com/gpu", "1").Obj(), 100},
+		// The gpu, not requested, is left out: only cpu remains.
+		{"an unrequested extended resource is left out", []v1.ResourceName{v1.ResourceCPU, "example.com/gpu", v1.ResourcePods},
+			schedtest.MakePod().Req("cpu", "3").Obj(), 100},
+		// cpu 2/4 against storage 3/4 (the pod asks for no storage).
+		{"storage the pod does not request still counts", []v1.ResourceName{v1.ResourceCPU, v1.ResourceEphemeralStorage},
+			schedtest.MakePod().Req("cpu", "1").Obj(), 87},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(Args{Resources: tc.resources}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := schedtest.RunScore(t, p, tc.pod, ni); got["n"] != tc.want {
+				t.Fatalf("score = %v, want %d", got, tc.want)
+			}
+		})
+	}
+	// A pod requesting none of the configured resources is not scored,
+	// even if it requests CPU.
+	p, _ := New(Args{Resources: []v1.ResourceName{"example.com/gpu"}}, nil)
+	if got := schedtest.RunScore(t, p, schedtest.MakePod().Req("cpu", "1").Obj(), ni); got != nil {
+		t.Fatalf("scores = %v, want the pod skipped", got)
+	}
+}

@@ -1,4 +1,5 @@
 // Package balancedallocation is the NodeResourcesBalancedAllocation plugin:
-// it favours nodes whose CPU and memory would be used in similar proportion
-// after placing the pod, so neither runs out while the other idles.
+// it favours nodes whose resources (CPU and memory unless configured) would
+// be used in similar proportion after placing the pod, so that none runs
+// out while the others idle.
 package balancedallocation
