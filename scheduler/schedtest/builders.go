@@ -87,6 +87,17 @@ func (p *PodWrapper) InitReq(kv ...string) *PodWrapper {
 	return p
 }
 
+// SidecarReq appends a restartable init container (a sidecar, restartPolicy
+// Always) with the given requests.
+func (p *PodWrapper) SidecarReq(kv ...string) *PodWrapper {
+	always := v1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{
+		Name: fmt.Sprintf("init%d", len(p.Spec.InitContainers)), Image: "pause", RestartPolicy: &always,
+		Resources: v1.ResourceRequirements{Requests: addList(nil, kv)},
+	})
+	return p
+}
+
 // Overhead sets spec.overhead.
 func (p *PodWrapper) Overhead(kv ...string) *PodWrapper { p.Spec.Overhead = addList(nil, kv); return p }
 

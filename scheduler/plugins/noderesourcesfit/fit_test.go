@@ -31,6 +31,15 @@ func TestFitFilter(t *testing.T) {
 			schedtest.MakePod().Req("cpu", "1").InitReq("cpu", "3").Obj(), []*v1.Pod{running}, "Unschedulable: Insufficient cpu"},
 		{"init containers run one at a time, so they are not summed",
 			schedtest.MakePod().Req("cpu", "1").InitReq("cpu", "2").InitReq("cpu", "2").Obj(), []*v1.Pod{running}, ""},
+		// Sidecars run beside the app containers, so they add up; an init
+		// container after a sidecar runs beside it (1 + 1.5 > 2 free).
+		{"a sidecar adds to the app containers", schedtest.MakePod().Req("cpu", "1").SidecarReq("cpu", "1").Obj(), []*v1.Pod{running}, ""},
+		{"a sidecar beside the app containers can be too much", schedtest.MakePod().Req("cpu", "1500m").SidecarReq("cpu", "1").Obj(), []*v1.Pod{running},
+			"Unschedulable: Insufficient cpu"},
+		{"an init container after a sidecar runs beside it",
+			schedtest.MakePod().Req("cpu", "500m").SidecarReq("cpu", "1").InitReq("cpu", "1500m").Obj(), []*v1.Pod{running}, "Unschedulable: Insufficient cpu"},
+		{"an init container before a sidecar runs alone",
+			schedtest.MakePod().Req("cpu", "500m").InitReq("cpu", "1500m").SidecarReq("cpu", "1").Obj(), []*v1.Pod{running}, ""},
 		{"pod overhead counts", schedtest.MakePod().Req("cpu", "2").Overhead("cpu", "100m").Obj(), []*v1.Pod{running},
 			"Unschedulable: Insufficient cpu"},
 		{"the node's pod capacity is a limit", schedtest.MakePod().Obj(),
@@ -116,6 +125,17 @@ func TestScoringStrategyChoosesBetweenSpreadingAndPacking(t *testing.T) {
 				t.Fatalf("scores = %v, want empty:%d busy:%d", got, tc.wantEmpty, tc.wantBusy)
 			}
 		})
+	}
+}
+
+// A sidecar without requests gets the scoring defaults like an app
+// container: 2 × 100m of 1 CPU → 80 free; 2 × 200Mi of 1Gi → 60 free.
+func TestRequestlessSidecarsGetScoringDefaults(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "1", "memory", "1Gi").Obj()
+	p, _ := New(nil, nil)
+	got := schedtest.RunScore(t, p, schedtest.MakePod().SidecarReq().Obj(), schedtest.NodeInfo(node))
+	if got["n"] != 70 {
+		t.Fatalf("score = %d, want 70", got["n"])
 	}
 }
 
