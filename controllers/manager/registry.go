@@ -140,7 +140,7 @@ var Registry = map[string]Constructor{
 		return resourcequota.New(b.Client, resourcequota.Informers{
 			Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
 			ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims(),
-		}, resourcequota.Options{Logger: b.Options.Logger, Metadata: b.Options.Metadata, Discovery: b.Client.Discovery()})
+		}, quotaOptions(b))
 	},
 	tokensecret.Name: func(b BuildContext) (Runnable, error) {
 		return tokensecret.New(b.Client, b.Informers.Core().V1().Secrets(), b.Informers.Core().V1().ServiceAccounts(),
@@ -175,4 +175,15 @@ var Registry = map[string]Constructor{
 			b.Informers.Core().V1().Pods(), b.Recorder(nodelifecycle.Name),
 			nodelifecycle.Options{GracePeriod: b.Config.NodeMonitorGracePeriod, StartupGracePeriod: b.Config.NodeStartupGracePeriod, Eviction: b.Config.NodeEviction, Logger: b.Options.Logger})
 	},
+}
+
+// quotaOptions are the ResourceQuota controller's options: with a factory
+// that hands out the informers other loops run (a sharedinformers.View),
+// the deletes of a counted kind one of them watches are seen there.
+func quotaOptions(b BuildContext) resourcequota.Options {
+	opts := resourcequota.Options{Logger: b.Options.Logger, Metadata: b.Options.Metadata, Discovery: b.Client.Discovery()}
+	if shared, ok := b.Informers.(resourcequota.SharedInformers); ok {
+		opts.Shared = shared
+	}
+	return opts
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -51,6 +52,17 @@ type Options struct {
 	// Resync is how often every quota is recalculated without events;
 	// zero is 30 seconds.
 	Resync time.Duration
+	// Shared, when set, hands out informers other loops of the process
+	// already run (a sharedinformers.View): a counted kind one of them
+	// watches (Deployments, Jobs …) has its deletes seen there rather than
+	// through a second watch and cache of the same objects.
+	Shared SharedInformers
+}
+
+// SharedInformers gives access to informers that already run in the
+// process, by the type of object they hold.
+type SharedInformers interface {
+	Existing(obj runtime.Object) (cache.SharedIndexInformer, bool)
 }
 
 // Informers are the kinds whose objects the controller counts.
@@ -74,6 +86,7 @@ type Controller struct {
 	queue    runner.Queue
 	log      *slog.Logger
 	resync   time.Duration
+	shared   SharedInformers
 
 	resetMu   sync.Mutex
 	lastReset time.Time
@@ -97,6 +110,7 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 	}
 	if opts.Metadata != nil && opts.Discovery != nil {
 		c.md, c.mapper = opts.Metadata, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Discovery))
+		c.shared = opts.Shared
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -445,16 +459,48 @@ func (c *Controller) watchDeletes(gvr schema.GroupVersionResource) {
 	if c.stop == nil || c.watching[gvr] {
 		return
 	}
+	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}
+	if inf, ok := c.sharedInformer(gvr); ok {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
+			return
+		}
+		c.markWatching(gvr)
+		return
+	}
 	inf := metadatainformer.NewFilteredMetadataInformer(c.md, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}); err != nil {
+	if _, err := inf.AddEventHandler(handler); err != nil {
 		c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
 		return
 	}
+	c.markWatching(gvr)
+	c.watchers.Go(func() { inf.Run(c.stop) })
+}
+
+// markWatching records that gvr's deletes are watched; watchMu is held.
+func (c *Controller) markWatching(gvr schema.GroupVersionResource) {
 	if c.watching == nil {
 		c.watching = map[schema.GroupVersionResource]bool{}
 	}
 	c.watching[gvr] = true
-	c.watchers.Go(func() { inf.Run(c.stop) })
+}
+
+// sharedInformer returns the process's running informer of gvr, if
+// Options.Shared has one. Only a built-in type in the version client-go
+// describes can be one: that is the version the shared informer watches.
+func (c *Controller) sharedInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, bool) {
+	if c.shared == nil {
+		return nil, false
+	}
+	gvk, err := c.mapper.KindFor(gvr)
+	if err != nil {
+		return nil, false
+	}
+	obj, err := clientscheme.Scheme.New(gvk)
+	if err != nil {
+		return nil, false // not a built-in type (a custom resource)
+	}
+	return c.shared.Existing(obj)
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
@@ -32,6 +35,12 @@ func start(t *testing.T) (context.Context, kubernetes.Interface) {
 // startWith is start, with the metadata and discovery clients that count
 // other kinds when withMetadata is set, as in skiff server.
 func startWith(t *testing.T, withMetadata bool) (context.Context, kubernetes.Interface) {
+	return startShared(t, withMetadata, nil)
+}
+
+// startShared is startWith whose controller takes running informers from
+// shared (given the test's informer factory), when not nil.
+func startShared(t *testing.T, withMetadata bool, shared func(informers.SharedInformerFactory) resourcequota.SharedInformers) (context.Context, kubernetes.Interface) {
 	t.Helper()
 	srv := apiservertest.Start(t)
 	cs := kubernetes.NewForConfigOrDie(srv.Config)
@@ -44,6 +53,9 @@ func startWith(t *testing.T, withMetadata bool) (context.Context, kubernetes.Int
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	f := informers.NewSharedInformerFactory(cs, 0)
+	if shared != nil {
+		opts.Shared = shared(f)
+	}
 	core := f.Core().V1()
 	c, err := resourcequota.New(cs, resourcequota.Informers{Quotas: core.ResourceQuotas(), Pods: core.Pods(), Services: core.Services(),
 		ConfigMaps: core.ConfigMaps(), Secrets: core.Secrets(), Claims: core.PersistentVolumeClaims()}, opts)
@@ -403,6 +415,37 @@ func TestUnknownKindLeavesTheRestCounted(t *testing.T) {
 // monitors replenish it.
 func TestOtherKindsAreFreedOnDelete(t *testing.T) {
 	ctx, cs := startWith(t, true)
+	freedOnDelete(t, ctx, cs)
+}
+
+// TestOtherKindsAreFreedThroughRunningInformers: a counted kind another loop
+// of the process already watches has its deletes seen through that
+// informer (no second watch of it), with the same effect.
+func TestOtherKindsAreFreedThroughRunningInformers(t *testing.T) {
+	var asked atomic.Int32
+	ctx, cs := startShared(t, true, func(f informers.SharedInformerFactory) resourcequota.SharedInformers {
+		deployments := f.Apps().V1().Deployments().Informer() // as the Deployment controller asks for it
+		return existingFunc(func(obj runtime.Object) (cache.SharedIndexInformer, bool) {
+			if _, ok := obj.(*appsv1.Deployment); !ok {
+				return nil, false
+			}
+			asked.Add(1)
+			return deployments, true
+		})
+	})
+	freedOnDelete(t, ctx, cs)
+	if asked.Load() == 0 {
+		t.Error("the running Deployment informer was not used")
+	}
+}
+
+// existingFunc is a resourcequota.SharedInformers.
+type existingFunc func(obj runtime.Object) (cache.SharedIndexInformer, bool)
+
+func (f existingFunc) Existing(obj runtime.Object) (cache.SharedIndexInformer, bool) { return f(obj) }
+
+func freedOnDelete(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
+	t.Helper()
 	hard := corev1.ResourceList{"count/deployments.apps": resource.MustParse("1")}
 	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
 		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
