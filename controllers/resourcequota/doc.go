@@ -8,8 +8,10 @@
 // <class>.storageclass.storage.k8s.io/ resources (admission.Usage).
 //
 // Counts of other kinds (count/<resource>.<group>) are listed through the
-// metadata client; the first time a quota counts a kind, a metadata
-// informer of it starts, whose deletes recount the namespace's quotas. A
+// metadata client; the first time a quota counts a kind, its deletes start
+// to recount the namespace's quotas: through the informer another loop of
+// the process runs for it (Options.Shared), or else a metadata informer of
+// its own (custom resources). A
 // kind the cluster does not serve is left at its last value, as Kubernetes,
 // which has no evaluator for it, leaves it; a count that fails keeps its
 // last value while the others are written, and the quota is tried again.
