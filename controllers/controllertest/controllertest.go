@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,24 @@ func NewClient(objs ...runtime.Object) *fake.Clientset {
 		}), nil
 	})
 	return c
+}
+
+// WaitForWatches waits until client has been asked to watch each resource (plural name). An
+// informer's cache syncs on its list, before its watch is open, and the fake tracker replays only
+// the objects still stored when the watch opens: an object deleted in between never reaches the
+// informer. Tests that change objects after WaitForCacheSync and expect the events wait here first.
+// The fake records a watch and registers its watcher under one lock, so a recorded watch is open.
+func WaitForWatches(t testing.TB, client *fake.Clientset, resources ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, r := range resources {
+		for len(Filter(client.Actions(), "watch", r)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no watch of %s opened", r)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // Load adds objects to an informer's indexer, as if the informer had listed them.

@@ -182,6 +182,7 @@ func started(t *testing.T, objs ...runtime.Object) (context.Context, *Controller
 	f.Start(ctx.Done())
 	t.Cleanup(func() { cancel(); f.Shutdown() })
 	f.WaitForCacheSync(ctx.Done())
+	controllertest.WaitForWatches(t, client, "services", "pods", "endpoints")
 	return ctx, c, client
 }
 
