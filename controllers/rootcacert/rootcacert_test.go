@@ -249,6 +249,7 @@ func TestRunKeepsEveryNamespacePublished(t *testing.T) {
 	done := make(chan struct{})
 	defer func() { cancel(); <-done; f.Shutdown() }()
 	f.Start(ctx.Done())
+	controllertest.WaitForWatches(t, client, "namespaces", "configmaps")
 	go func() { defer close(done); c.Run(ctx, 2) }()
 
 	cms := client.CoreV1().ConfigMaps
