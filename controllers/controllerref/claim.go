@@ -44,7 +44,7 @@ type Claimer struct {
 }
 
 // Claim returns the objects the owner controls after adopting matching orphans and releasing owned
-// objects that no longer match. Objects being deleted are neither adopted nor released. Errors are
+// objects that no longer match. Objects being deleted are not adopted. Errors are
 // returned after the rest of the list was processed; NotFound during a patch is no error, and an orphan
 // gone before it could be adopted is not claimed.
 func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Object, error) {
@@ -63,8 +63,10 @@ func (c *Claimer) Claim(ctx context.Context, objs []metav1.Object) ([]metav1.Obj
 				claimed = append(claimed, o)
 				continue
 			}
-			if o.GetDeletionTimestamp() != nil || c.Owner.GetDeletionTimestamp() != nil {
-				// Keep it: a dying owner leaves release to the garbage collector.
+			if c.Owner.GetDeletionTimestamp() != nil {
+				// Keep it: a dying owner leaves release to the garbage collector. An object
+				// being deleted is still released (as Kubernetes does), so it stops counting
+				// as the owner's, and a Job's tracking finalizer stops holding it.
 				continue
 			}
 			if err := c.release(ctx, o); err != nil && !apierrors.IsNotFound(err) && firstErr == nil {
@@ -107,24 +109,11 @@ func (c *Claimer) adopt(ctx context.Context, o metav1.Object) error {
 			fins = append(slices.Clone(fins), f)
 		}
 	}
-	if len(fins) == len(o.GetFinalizers()) {
-		return c.patchRefs(ctx, o, refs, "adopt")
-	}
-	// The patch replaces the whole list; its resourceVersion guard keeps a concurrent change safe.
-	meta := map[string]any{"uid": o.GetUID(), "ownerReferences": refs, "finalizers": fins}
-	if rv := o.GetResourceVersion(); rv != "" {
-		meta["resourceVersion"] = rv
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": meta})
-	if err != nil {
-		return err
-	}
-	if err := c.Patch(ctx, o.GetNamespace(), o.GetName(), patch); err != nil {
-		return fmt.Errorf("adopt %s/%s: %w", o.GetNamespace(), o.GetName(), err)
-	}
-	return nil
+	return c.patchRefs(ctx, o, refs, fins, "adopt")
 }
 
+// release drops the owner's reference and the finalizers it adds on adoption (Kubernetes'
+// ReleasePod removes them too: a released pod must not wait for a Job that no longer tracks it).
 func (c *Claimer) release(ctx context.Context, o metav1.Object) error {
 	var refs []metav1.OwnerReference
 	for _, r := range o.GetOwnerReferences() {
@@ -132,11 +121,33 @@ func (c *Claimer) release(ctx context.Context, o metav1.Object) error {
 			refs = append(refs, r)
 		}
 	}
-	return c.patchRefs(ctx, o, refs, "release")
+	fins := o.GetFinalizers()
+	if slices.ContainsFunc(fins, func(f string) bool { return slices.Contains(c.Finalizers, f) }) {
+		fins = slices.DeleteFunc(slices.Clone(fins), func(f string) bool { return slices.Contains(c.Finalizers, f) })
+	}
+	return c.patchRefs(ctx, o, refs, fins, "release")
 }
 
-func (c *Claimer) patchRefs(ctx context.Context, o metav1.Object, refs []metav1.OwnerReference, verb string) error {
-	patch, err := OwnerRefsPatch(o.GetUID(), o.GetResourceVersion(), refs)
+// patchRefs writes refs, and fins when it differs from o's finalizers: the patch replaces each whole
+// list, and its resourceVersion guard keeps a concurrent change safe.
+func (c *Claimer) patchRefs(ctx context.Context, o metav1.Object, refs []metav1.OwnerReference, fins []string, verb string) error {
+	var patch []byte
+	var err error
+	if slices.Equal(fins, o.GetFinalizers()) {
+		patch, err = OwnerRefsPatch(o.GetUID(), o.GetResourceVersion(), refs)
+	} else {
+		if refs == nil {
+			refs = []metav1.OwnerReference{}
+		}
+		if fins == nil {
+			fins = []string{}
+		}
+		meta := map[string]any{"uid": o.GetUID(), "ownerReferences": refs, "finalizers": fins}
+		if rv := o.GetResourceVersion(); rv != "" {
+			meta["resourceVersion"] = rv
+		}
+		patch, err = json.Marshal(map[string]any{"metadata": meta})
+	}
 	if err != nil {
 		return err
 	}

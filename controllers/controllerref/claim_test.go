@@ -71,6 +71,42 @@ func TestClaim(t *testing.T) {
 	}
 }
 
+// An owned object that no longer matches is released even while it is being deleted, and loses the
+// finalizers the owner adds on adoption (Kubernetes' ClaimObject and ReleasePod).
+func TestClaimReleasesDyingObjectAndItsAdoptionFinalizers(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "job", Namespace: "ns", UID: "uid-job"}
+	dying := obj("stray", map[string]string{"app": "db"}, "uid-job")
+	now := metav1.Now()
+	dying.DeletionTimestamp = &now
+	dying.Finalizers = []string{"example.com/keep", "batch.kubernetes.io/job-tracking"}
+	var meta map[string]any
+	c := Claimer{
+		Owner: owner, OwnerGVK: gvk, Selector: labels.SelectorFromSet(map[string]string{"app": "web"}),
+		Finalizers: []string{"batch.kubernetes.io/job-tracking"},
+		Patch: func(_ context.Context, _, _ string, patch []byte) error {
+			var p map[string]any
+			if err := json.Unmarshal(patch, &p); err != nil {
+				t.Fatal(err)
+			}
+			meta = p["metadata"].(map[string]any)
+			return nil
+		},
+	}
+	claimed, err := c.Claim(context.Background(), []metav1.Object{dying})
+	if err != nil || len(claimed) != 0 {
+		t.Fatalf("claimed %d, err %v; want the stray released", len(claimed), err)
+	}
+	if meta == nil {
+		t.Fatal("a dying object that no longer matches was not released")
+	}
+	if refs := meta["ownerReferences"].([]any); len(refs) != 0 {
+		t.Errorf("release kept references: %v", refs)
+	}
+	if fins, _ := meta["finalizers"].([]any); len(fins) != 1 || fins[0] != "example.com/keep" || meta["resourceVersion"] != "7" {
+		t.Errorf("release patch = %v, want finalizers [example.com/keep] at resourceVersion 7", meta)
+	}
+}
+
 func TestClaimSkipsObjectsGoneBeforePatch(t *testing.T) {
 	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "uid-rs"}
 	match := map[string]string{"app": "web"}
