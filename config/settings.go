@@ -670,7 +670,7 @@ func serverSettings(defaultDataDir string) []setting {
 				return err
 			}},
 		{name: keySchedulerConfig, kind: kindString,
-			usage: "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1) for the server's scheduler: scoring strategy (spread or bin-pack), plugins, backoff; empty: Kubernetes' defaults",
+			usage: "kube-scheduler's configuration file (a KubeSchedulerConfiguration of kubescheduler.config.k8s.io/v1) for the server's scheduler: scoring strategy (LeastAllocated spreads, MostAllocated packs, RequestedToCapacityRatio follows a shape), plugins and their args, backoff; empty: Kubernetes' defaults",
 			apply: func(s *Server, v any) error {
 				path, err := optionalPath(v.(string))
 				if err != nil || path == "" {
