@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -86,8 +87,8 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 						return nil, err
 					}
 				}
-				if r.UID != "" && r.UID != b.Pod.UID {
-					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Pod.UID))
+				if err := sameUID("pods", r, b.Pod.UID); err != nil {
+					return nil, err
 				}
 				// A pod's token is its own account's: binding another
 				// account's token to it would lend that account the pod.
@@ -109,11 +110,22 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 				if err := t.load(ctx, "secrets", namespace, r.Name, b.Secret); err != nil {
 					return nil, err
 				}
-				if r.UID != "" && r.UID != b.Secret.UID {
-					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, b.Secret.UID))
+				if err := sameUID("secrets", r, b.Secret.UID); err != nil {
+					return nil, err
+				}
+			case "Node":
+				// Bound to the Node itself (Kubernetes'
+				// ServiceAccountTokenNodeBinding): the token lives as
+				// long as that node, whatever runs on it.
+				b.Node = &corev1.Node{}
+				if err := t.load(ctx, "nodes", "", r.Name, b.Node); err != nil {
+					return nil, err
+				}
+				if err := sameUID("nodes", r, b.Node.UID); err != nil {
+					return nil, err
 				}
 			default:
-				errs = append(errs, field.NotSupported(refPath.Child("kind"), r.Kind, []string{"Pod", "Secret"}))
+				errs = append(errs, field.NotSupported(refPath.Child("kind"), r.Kind, []string{"Node", "Pod", "Secret"}))
 			}
 		}
 	}
@@ -142,6 +154,15 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	tr.CreationTimestamp = metav1.NewTime(t.now().UTC().Truncate(time.Second))
 	tr.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(exp)}
 	return tr, nil
+}
+
+// sameUID checks that a bound object reference with a UID names the object
+// of that name that exists now, not one deleted since.
+func sameUID(resource string, r *authenticationv1.BoundObjectReference, stored types.UID) error {
+	if r.UID == "" || r.UID == stored {
+		return nil
+	}
+	return apierrors.NewConflict(schema.GroupResource{Resource: resource}, r.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", r.UID, stored))
 }
 
 // subset reports whether every audience asked for is one of allowed; none

@@ -60,9 +60,11 @@ type k8sClaims struct {
 	ServiceAccount ref    `json:"serviceaccount"`
 	Pod            *ref   `json:"pod,omitempty"`
 	Secret         *ref   `json:"secret,omitempty"`
-	// Node is the node a bound pod ran on when the token was issued
-	// (Kubernetes' ServiceAccountTokenPodNodeInfo): information for the
-	// token's audience, not a binding the token dies with.
+	// Node, beside Pod, is the node the pod ran on when the token was
+	// issued (Kubernetes' ServiceAccountTokenPodNodeInfo): information
+	// for the token's audience, not a binding the token dies with.
+	// Without Pod it is the object the token is bound to
+	// (ServiceAccountTokenNodeBinding), checked as a pod is.
 	Node *ref `json:"node,omitempty"`
 	// WarnAfter is when an extended token should have been replaced.
 	WarnAfter *jwt.NumericDate `json:"warnafter,omitempty"`
@@ -143,9 +145,11 @@ type Binding struct {
 	ServiceAccount *corev1.ServiceAccount
 	Pod            *corev1.Pod    // optional
 	Secret         *corev1.Secret // optional
-	Node           *corev1.Node   // optional: the bound pod's node
-	Audiences      []string       // empty: the API server's
-	TTL            time.Duration
+	// Node, optional, is the bound pod's node with Pod, else the node
+	// the token is bound to. A Secret-bound token has neither.
+	Node      *corev1.Node
+	Audiences []string // empty: the API server's
+	TTL       time.Duration
 	// WarnAfter, when set, is how long after issue the token should have
 	// been replaced (the "warnafter" claim of an extended token).
 	WarnAfter time.Duration
@@ -153,6 +157,11 @@ type Binding struct {
 
 // Issue signs a token and returns it with its expiry.
 func (t *Tokens) Issue(b Binding) (string, time.Time, error) {
+	// One binding per token, as Kubernetes' claims: audiences that read
+	// the claims take a Secret-bound token as bound to nothing else.
+	if b.Secret != nil && (b.Pod != nil || b.Node != nil) {
+		return "", time.Time{}, errors.New("serviceaccount: a token is bound to a Secret alone, not also to a pod or node")
+	}
 	sa := b.ServiceAccount
 	now := t.now().UTC().Truncate(time.Second)
 	exp := now.Add(b.TTL)
@@ -234,10 +243,15 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 		}
 		u.Extra[ExtraPodName] = []string{k.Pod.Name}
 		u.Extra[ExtraPodUID] = []string{string(k.Pod.UID)}
-		if k.Node != nil {
-			u.Extra[ExtraNodeName] = []string{k.Node.Name}
-			u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
+	} else if k.Node != nil {
+		// Bound to the node itself: it must still be that node.
+		if err := t.stillExists(ctx, "nodes", "", *k.Node, nil); err != nil {
+			return nil, false, err
 		}
+	}
+	if k.Node != nil {
+		u.Extra[ExtraNodeName] = []string{k.Node.Name}
+		u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
 	}
 	legacy := false
 	if k.Secret != nil {
@@ -264,11 +278,17 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 
 // stillExists checks that the object a token names exists with its UID: a
 // deleted and recreated service account does not inherit old tokens. The
-// object is decoded into into (a metav1.Object), when not nil.
+// object is decoded into into (a metav1.Object), when not nil; namespace
+// is "" for a cluster-scoped one (a node).
 func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r ref, into any) error {
-	kv, err := t.store.Get(ctx, "/registry/"+resource+"/"+namespace+"/"+r.Name, 0)
+	key, what := "/registry/"+resource+"/"+r.Name, strings.TrimSuffix(resource, "s")+" "+r.Name
+	if namespace != "" {
+		key = "/registry/" + resource + "/" + namespace + "/" + r.Name
+		what = strings.TrimSuffix(resource, "s") + " " + namespace + "/" + r.Name
+	}
+	kv, err := t.store.Get(ctx, key, 0)
 	if errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("%w: service account token: %s %s/%s no longer exists", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+		return fmt.Errorf("%w: service account token: %s no longer exists", authn.ErrInvalidCredential, what)
 	}
 	if err != nil {
 		return err
@@ -288,14 +308,14 @@ func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r 
 		uid, deleting = o.GetUID(), o.GetDeletionTimestamp()
 	}
 	if uid != r.UID {
-		return fmt.Errorf("%w: service account token: %s %s/%s was deleted and recreated", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+		return fmt.Errorf("%w: service account token: %s was deleted and recreated", authn.ErrInvalidCredential, what)
 	}
 	// An object being deleted (held by a finalizer, or a pod in its grace
 	// period) still exists, but its tokens end a minute after its
 	// deletion began, as Kubernetes' token validation allows that much
 	// leeway: a terminating pod's token must not outlive it by its grace.
 	if deleting != nil && deleting.Time.Before(t.now().Add(-deletedLeeway)) {
-		return fmt.Errorf("%w: service account token: %s %s/%s has been deleted", authn.ErrInvalidCredential, strings.TrimSuffix(resource, "s"), namespace, r.Name)
+		return fmt.Errorf("%w: service account token: %s has been deleted", authn.ErrInvalidCredential, what)
 	}
 	return nil
 }

@@ -134,8 +134,8 @@ func TestTokenUsageCounters(t *testing.T) {
 }
 
 // TestTokensOfDeletedObjectsEnd: a token stops authenticating a minute after
-// the deletion of its service account, or of the pod or Secret it is bound
-// to, began, even while a finalizer or grace period keeps the object, as
+// the deletion of its service account, or of the pod, Secret or Node it is
+// bound to, began, even while a finalizer or grace period keeps the object, as
 // Kubernetes' token validation.
 func TestTokensOfDeletedObjectsEnd(t *testing.T) {
 	tokens, sa := newTokens(t)
@@ -145,7 +145,8 @@ func TestTokensOfDeletedObjectsEnd(t *testing.T) {
 	ctx := context.Background()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-p"}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "robot-token", Namespace: "default", UID: "uid-s"}}
-	for key, obj := range map[string]any{"/registry/pods/default/web": pod, "/registry/secrets/default/robot-token": secret} {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n"}}
+	for key, obj := range map[string]any{"/registry/pods/default/web": pod, "/registry/secrets/default/robot-token": secret, "/registry/nodes/n1": node} {
 		data, _ := json.Marshal(obj)
 		if _, err := st.Create(ctx, key, data, 0); err != nil {
 			t.Fatal(err)
@@ -167,6 +168,7 @@ func TestTokensOfDeletedObjectsEnd(t *testing.T) {
 	}{
 		{"pod", "/registry/pods/default/web", pod, issue(Binding{Pod: pod})},
 		{"secret", "/registry/secrets/default/robot-token", secret, issue(Binding{Secret: secret})},
+		{"node", "/registry/nodes/n1", node, issue(Binding{Node: node})},
 		{"service account", "/registry/serviceaccounts/default/robot", sa, issue(Binding{})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
