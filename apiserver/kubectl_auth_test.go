@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -156,6 +157,43 @@ func TestKubectlAuth(t *testing.T) {
 			if !ok || strings.TrimSpace(out) != "system:serviceaccount:dev:robot" {
 				t.Errorf("whoami with the created token:\n%s", out)
 			}
+			if minor >= 31 {
+				kubectlNodeBoundToken(t, kubectl, srv, admin)
+			}
 		})
+	}
+}
+
+// kubectlNodeBoundToken: kubectl 1.31 and later binds a token to a Node
+// (--bound-object-kind Node); the token carries the node and ends with it.
+func kubectlNodeBoundToken(t *testing.T, kubectl string, srv *apiservertest.Running, admin kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	node, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "token-node"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ok := runKubectl(t, kubectl, srv.Kubeconfig, "create", "token", "robot", "-n", "dev",
+		"--bound-object-kind", "Node", "--bound-object-name", node.Name, "--bound-object-uid", "not-its-uid")
+	if ok || !strings.Contains(out, `Operation cannot be fulfilled on nodes "token-node"`) || !strings.Contains(out, "does not match the UID in record") {
+		t.Errorf("create token bound to a node with another uid:\n%s", out)
+	}
+	out, ok = runKubectl(t, kubectl, srv.Kubeconfig, "create", "token", "robot", "-n", "dev",
+		"--bound-object-kind", "Node", "--bound-object-name", node.Name, "--bound-object-uid", string(node.UID))
+	tok := strings.TrimSpace(out)
+	if !ok || strings.Count(tok, ".") != 2 {
+		t.Fatalf("create token bound to a node:\n%s", out)
+	}
+	kc := tokenKubeconfig(t, srv, tok)
+	out, ok = runKubectl(t, kubectl, kc, "auth", "whoami", "-o", `jsonpath={.status.userInfo.extra.authentication\.kubernetes\.io/node-name}`)
+	if !ok || strings.TrimSpace(out) != `["token-node"]` {
+		t.Errorf("whoami's node-name with a node-bound token:\n%s", out)
+	}
+	if err := admin.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, ok = runKubectl(t, kubectl, kc, "auth", "whoami")
+	if ok || !strings.Contains(out, "Unauthorized") {
+		t.Errorf("whoami with the token of a deleted node:\n%s", out)
 	}
 }

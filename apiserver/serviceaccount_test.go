@@ -103,9 +103,46 @@ func TestServiceAccountTokens(t *testing.T) {
 			t.Errorf("token bound to a missing pod: %v", err)
 		}
 		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
-			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", Name: "n"}}}, metav1.CreateOptions{})
-		if !apierrors.IsInvalid(err) {
-			t.Errorf("token bound to a node: %v", err)
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "ConfigMap", Name: "n"}}}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `"Node", "Pod", "Secret"`) {
+			t.Errorf("token bound to a ConfigMap: %v", err)
+		}
+		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: "ghost"}}}, metav1.CreateOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("token bound to a missing node: %v", err)
+		}
+	})
+	t.Run("a token bound to a node dies with the node", func(t *testing.T) {
+		node, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "holder-node"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: "not-its-uid"}}}, metav1.CreateOptions{})
+		if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "does not match the UID in record") {
+			t.Errorf("node reference with another uid: %v, want 409", err)
+		}
+		bound, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: bound.Status.Token}}, metav1.CreateOptions{})
+		if err != nil || !r.Status.Authenticated {
+			t.Fatalf("TokenReview of a node-bound token = %+v, %v", r, err)
+		}
+		extra := r.Status.User.Extra
+		if strings.Join(extra["authentication.kubernetes.io/node-name"], "") != node.Name ||
+			strings.Join(extra["authentication.kubernetes.io/node-uid"], "") != string(node.UID) || extra["authentication.kubernetes.io/pod-name"] != nil {
+			t.Errorf("TokenReview extras of a node-bound token = %v, want the node's name and uid only", extra)
+		}
+		if err := admin.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = clientsetFor(t, tokenConfig(srv, bound.Status.Token)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "node holder-node no longer exists") {
+			t.Errorf("token of a deleted node: %v, want 401", err)
 		}
 	})
 	t.Run("a token bound to a pod dies with the pod", func(t *testing.T) {
@@ -325,8 +362,8 @@ func TestPodTokenExtension(t *testing.T) {
 }
 
 // TestNodeTokenRequests: a node may ask only for tokens bound to a pod on
-// itself (Kubernetes' NodeRestriction), for the accounts those pods use
-// (the node authorizer).
+// itself (Kubernetes' NodeRestriction; not even one bound to its own Node),
+// for the accounts those pods use (the node authorizer).
 func TestNodeTokenRequests(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
@@ -362,6 +399,7 @@ func TestNodeTokenRequests(t *testing.T) {
 	}{
 		{"unbound", nil, "node requested token not bound to a pod"},
 		{"bound to a secret", &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s"}, "node requested token not bound to a pod"},
+		{"bound to itself", &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: "n1", UID: n1Node.UID}, "node requested token not bound to a pod"},
 		{"without a uid", &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: mine.Name}, "node requested token with a pod binding without a uid"},
 		{"for another node's pod", &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: theirs.Name, UID: theirs.UID},
 			"node requested token bound to a pod scheduled on a different node"},
