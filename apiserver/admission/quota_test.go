@@ -173,3 +173,52 @@ func TestClaimStorageIsWholeBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimUsage: what a claim is charged, as Kubernetes' claim evaluator
+// measures it: the claim in persistentvolumeclaims (and per class), its
+// storage request in requests.storage (and per class), the allocated size
+// when a failed expansion left it above the request; a claim with no
+// storage request is charged no storage at all (the name is left out, not
+// zero), and an allocated size counts only beside a request.
+func TestClaimUsage(t *testing.T) {
+	claims := schema.GroupResource{Resource: "persistentvolumeclaims"}
+	q := resource.MustParse
+	claim := func(class string, request, allocated string) *corev1.PersistentVolumeClaim {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if class != "" {
+			pvc.Spec.StorageClassName = &class
+		}
+		if request != "" {
+			pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: q(request)}
+		}
+		if allocated != "" {
+			pvc.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: q(allocated)}
+		}
+		return pvc
+	}
+	for _, tc := range []struct {
+		name string
+		pvc  *corev1.PersistentVolumeClaim
+		want corev1.ResourceList
+	}{
+		{"no class", claim("", "1Gi", ""), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1"), corev1.ResourceRequestsStorage: q("1Gi")}},
+		{"class", claim("gold", "1Gi", ""), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1"), corev1.ResourceRequestsStorage: q("1Gi"),
+			"gold.storageclass.storage.k8s.io/persistentvolumeclaims": q("1"), "gold.storageclass.storage.k8s.io/requests.storage": q("1Gi")}},
+		{"allocated above the request", claim("gold", "1Gi", "2Gi"), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1"), corev1.ResourceRequestsStorage: q("2Gi"),
+			"gold.storageclass.storage.k8s.io/persistentvolumeclaims": q("1"), "gold.storageclass.storage.k8s.io/requests.storage": q("2Gi")}},
+		{"allocated below the request", claim("", "2Gi", "1Gi"), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1"), corev1.ResourceRequestsStorage: q("2Gi")}},
+		{"no storage request", claim("gold", "", ""), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1"),
+			"gold.storageclass.storage.k8s.io/persistentvolumeclaims": q("1")}},
+		{"allocated, no storage request", claim("", "", "1Gi"), corev1.ResourceList{
+			"count/persistentvolumeclaims": q("1"), corev1.ResourcePersistentVolumeClaims: q("1")}},
+	} {
+		if got := admission.Usage(claims, tc.pvc); !apiequality.Semantic.DeepEqual(got, tc.want) {
+			t.Errorf("%s: usage %v,\nwant %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -76,11 +76,18 @@ func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.
 	case claimsResource:
 		u[corev1.ResourcePersistentVolumeClaims] = one.DeepCopy()
 		if pvc, ok := obj.(*corev1.PersistentVolumeClaim); ok {
-			storage := claimStorage(pvc)
-			u[corev1.ResourceRequestsStorage] = storage.DeepCopy()
-			if class := volumehelpers.GetPersistentVolumeClaimClass(pvc); class != "" {
+			class := volumehelpers.GetPersistentVolumeClaimClass(pvc)
+			if class != "" {
 				u[StorageClassResource(class, corev1.ResourcePersistentVolumeClaims)] = one.DeepCopy()
-				u[StorageClassResource(class, corev1.ResourceRequestsStorage)] = storage.DeepCopy()
+			}
+			// A claim without a storage request is charged no storage:
+			// the names are left out rather than set to zero, as
+			// Kubernetes' claim evaluator leaves them.
+			if storage, ok := claimStorage(pvc); ok {
+				u[corev1.ResourceRequestsStorage] = storage.DeepCopy()
+				if class != "" {
+					u[StorageClassResource(class, corev1.ResourceRequestsStorage)] = storage.DeepCopy()
+				}
 			}
 		}
 	case schema.GroupResource{Resource: "configmaps"}, schema.GroupResource{Resource: "secrets"},
@@ -168,15 +175,20 @@ func IsClaimResource(name corev1.ResourceName) bool {
 // claimStorage is the storage a claim holds: its request, or what is
 // already allocated to it when that is more (a shrink after a failed
 // expansion still holds the larger size), rounded up to a whole byte, as
-// Kubernetes counts it.
-func claimStorage(pvc *corev1.PersistentVolumeClaim) resource.Quantity {
-	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	if a, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && a.Cmp(q) > 0 {
+// Kubernetes counts it. A claim with no storage request holds none (ok is
+// false), whatever its status says is allocated: Kubernetes weighs the
+// allocated size only against a request.
+func claimStorage(pvc *corev1.PersistentVolumeClaim) (q resource.Quantity, ok bool) {
+	q, ok = pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok {
+		return resource.Quantity{}, false
+	}
+	if a, found := pvc.Status.AllocatedResources[corev1.ResourceStorage]; found && a.Cmp(q) > 0 {
 		q = a
 	}
 	q = q.DeepCopy()
 	q.RoundUp(0)
-	return q
+	return q, true
 }
 
 // countName is the object-count quota name: count/<resource>[.<group>].
