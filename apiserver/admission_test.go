@@ -362,3 +362,50 @@ func TestQuotaRequiresComputeMessage(t *testing.T) {
 		t.Fatalf("got %v, want %s", err, want)
 	}
 }
+
+// TestQuotaChecksOnlyWhatARequestAdds: quota admission checks only the
+// resources a request adds something to, as Kubernetes drops zero usage
+// before comparing with spec.hard. A quota already past one limit (its hard
+// value was lowered below what is in use) still admits objects that use
+// none of that resource: a ClusterIP service under an exceeded
+// services.nodeports, and a service type change that needs no more node
+// ports. An object that does use it is refused.
+func TestQuotaChecksOnlyWhatARequestAdds(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	namespace(t, cs, "q", nil)
+	hard := corev1.ResourceList{corev1.ResourceServices: resource.MustParse("10"), corev1.ResourceServicesNodePorts: resource.MustParse("1")}
+	q, err := cs.CoreV1().ResourceQuotas("q").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "svc"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two node ports in use, one allowed: the limit was lowered.
+	q.Status.Hard = hard
+	q.Status.Used = corev1.ResourceList{corev1.ResourceServices: resource.MustParse("1"), corev1.ResourceServicesNodePorts: resource.MustParse("2")}
+	if _, err := cs.CoreV1().ResourceQuotas("q").UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := func(name string, typ corev1.ServiceType) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Type: typ,
+			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
+	}
+	created, err := cs.CoreV1().Services("q").Create(ctx, svc("cluster", corev1.ServiceTypeClusterIP), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("ClusterIP service under an exceeded services.nodeports: %v", err)
+	}
+	_, err = cs.CoreV1().Services("q").Create(ctx, svc("nodeport", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+	forbiddenWith(t, err, "exceeded quota: svc, requested: services.nodeports=1, used: services.nodeports=2, limited: services.nodeports=1")
+	// An update that adds nothing is not checked either.
+	created.Labels = map[string]string{"x": "y"}
+	if _, err := cs.CoreV1().Services("q").Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("label change of a ClusterIP service: %v", err)
+	}
+	q, err = cs.CoreV1().ResourceQuotas("q").Get(ctx, "svc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := q.Status.Used[corev1.ResourceServices]; used.Value() != 2 {
+		t.Fatalf("services used %s, want 2", used.String())
+	}
+}

@@ -84,7 +84,11 @@ func (c *Chain) charge(ctx context.Context, a *Attributes, usage func() corev1.R
 			return nil, err
 		}
 		if delta == nil {
-			delta = usage()
+			// What the request uses none of it does not consume: a
+			// quota already past its limit on such a resource (its hard
+			// value lowered below what is in use) does not refuse it, as
+			// Kubernetes drops zero usage before comparing.
+			delta = nonZero(usage())
 		}
 		type charge struct {
 			sq   storedQuota
@@ -238,6 +242,17 @@ func (c *Chain) release(ctx context.Context, charged []storedQuota, delta corev1
 			}
 		}
 	}
+}
+
+// nonZero is list without its zero quantities.
+func nonZero(list corev1.ResourceList) corev1.ResourceList {
+	out := make(corev1.ResourceList, len(list))
+	for name, v := range list {
+		if !v.IsZero() {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // relevantResources are the resources a quota limits that the object uses,
