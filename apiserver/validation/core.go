@@ -123,16 +123,6 @@ func validateCoreEvent(e *corev1.Event) field.ErrorList {
 	return errs
 }
 
-func validateResourceQuota(rq *corev1.ResourceQuota) field.ErrorList {
-	var errs field.ErrorList
-	for _, name := range sortedKeys(rq.Spec.Hard) {
-		p := field.NewPath("spec", "hard").Key(string(name))
-		errs = append(errs, validateResourceName(string(name), p)...)
-		errs = append(errs, validateQuantity(rq.Spec.Hard[name], p)...)
-	}
-	return errs
-}
-
 func validateLimitRange(lr *corev1.LimitRange) field.ErrorList {
 	var errs field.ErrorList
 	types := []corev1.LimitType{corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim}

@@ -247,7 +247,11 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *corev1.Event:
 		return kindRules("Event", true, validateCoreEvent, nil), true
 	case *corev1.ResourceQuota:
-		return kindRules("ResourceQuota", true, validateResourceQuota, nil), true
+		r := kindRules("ResourceQuota", true, validateResourceQuota, validateResourceQuotaUpdate)
+		r.statusUpdate = func(n, o runtime.Object) field.ErrorList {
+			return validateResourceQuotaStatusUpdate(n.(*corev1.ResourceQuota), o.(*corev1.ResourceQuota))
+		}
+		return r, true
 	case *corev1.LimitRange:
 		return kindRules("LimitRange", true, validateLimitRange, nil), true
 	case *corev1.PersistentVolume:
