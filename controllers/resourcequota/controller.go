@@ -387,6 +387,14 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 			if !ok || c.counted(gr, name) {
 				continue
 			}
+			if scoped(q) {
+				// Scopes select pods only: a scoped quota counts no
+				// object of another kind, as Kubernetes' object-count
+				// evaluators match no scope (and admission charges it
+				// none), so there is nothing to list.
+				used[name] = *resource.NewQuantity(0, resource.DecimalSI)
+				continue
+			}
 			n, err := c.count(ctx, q.Namespace, gr)
 			if meta.IsNoMatchError(err) {
 				continue
@@ -507,6 +515,11 @@ var (
 	claimsResource   = schema.GroupResource{Resource: "persistentvolumeclaims"}
 	servicesResource = schema.GroupResource{Resource: "services"}
 )
+
+// scoped tells whether a quota has scopes or a scope selector.
+func scoped(q *corev1.ResourceQuota) bool {
+	return len(q.Spec.Scopes) > 0 || (q.Spec.ScopeSelector != nil && len(q.Spec.ScopeSelector.MatchExpressions) > 0)
+}
 
 // shrank tells whether any resource of before is less in after.
 func shrank(before, after corev1.ResourceList) bool {

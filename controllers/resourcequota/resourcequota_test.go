@@ -477,3 +477,35 @@ func freedOnDelete(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
 		t.Fatalf("after a delete freed quota: %v", err)
 	}
 }
+
+// TestScopedQuotaCountsNoOtherKinds: a scope selects pods only, so a scoped
+// quota's count of another kind stays zero, as Kubernetes' object-count
+// evaluators match no scope (and admission charges such objects to no
+// scoped quota).
+func TestScopedQuotaCountsNoOtherKinds(t *testing.T) {
+	ctx, cs := startWith(t, true)
+	labels := map[string]string{"app": "web"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}},
+	}}
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5"), "count/deployments.apps": resource.MustParse("5")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard, Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	// Past the second count a new quota gets.
+	time.Sleep(2 * time.Second)
+	q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := q.Status.Used["count/deployments.apps"]; !ok || !got.IsZero() {
+		t.Fatalf("count/deployments.apps used %v (present %v), want 0", got.String(), ok)
+	}
+}
