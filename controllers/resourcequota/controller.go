@@ -81,6 +81,7 @@ type Controller struct {
 	quotas   corelisters.ResourceQuotaLister
 	counters map[schema.GroupResource]func(namespace string) ([]runtime.Object, error)
 	md       metadata.Interface
+	disco    discovery.DiscoveryInterface
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	synced   []cache.InformerSynced
 	queue    runner.Queue
@@ -94,9 +95,21 @@ type Controller struct {
 	// Metadata informers of the other kinds quotas count, started as
 	// quotas name them; their deletes recount the namespace's quotas.
 	watchMu  sync.Mutex
-	watching map[schema.GroupVersionResource]bool
-	stop     <-chan struct{} // closed when Run ends; nil before Run
+	watching map[schema.GroupVersionResource]*deleteWatch
+	runCtx   context.Context // Run's; nil before Run
 	watchers sync.WaitGroup
+	// gone holds the kinds that were served and no longer are (their
+	// CRD was deleted), in the version they had, so that a count can
+	// tell at once when they are back.
+	gone map[schema.GroupResource]schema.GroupVersionResource
+}
+
+// deleteWatch is how the deletes of one counted kind are watched: through
+// a metadata informer of the controller's own, which stop ends, or through
+// a running informer of the process (stop is nil: that informer is not the
+// controller's to end, and it watches a built-in kind that cannot go away).
+type deleteWatch struct {
+	stop context.CancelFunc
 }
 
 // New wires the controller to the informers.
@@ -109,7 +122,7 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		c.resync = resync
 	}
 	if opts.Metadata != nil && opts.Discovery != nil {
-		c.md, c.mapper = opts.Metadata, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Discovery))
+		c.md, c.disco, c.mapper = opts.Metadata, opts.Discovery, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Discovery))
 		c.shared = opts.Shared
 	}
 	if c.log == nil {
@@ -245,7 +258,7 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 // resync period besides the events.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	c.watchMu.Lock()
-	c.stop = ctx.Done()
+	c.runCtx = ctx
 	c.watchMu.Unlock()
 	go wait.UntilWithContext(ctx, c.enqueueAll, c.resync)
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
@@ -441,19 +454,65 @@ func (c *Controller) counted(gr schema.GroupResource, name corev1.ResourceName) 
 // client.
 func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResource) (int64, error) {
 	gvr, err := c.mapper.ResourceFor(gr.WithVersion(""))
-	if err != nil && c.resetMapper() {
+	if err != nil && (c.servedAgain(gr) || c.resetMapper()) {
 		// Perhaps a CRD defined since discovery was read.
 		gvr, err = c.mapper.ResourceFor(gr.WithVersion(""))
 	}
 	if err != nil {
 		return 0, err
 	}
-	c.watchDeletes(gvr)
 	list, err := c.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		// The mapper's discovery is older than the kind's removal (its
+		// CRD was deleted): it is not served, like a kind the mapper does
+		// not know. Have the mapper read discovery again.
+		c.markGone(gvr)
+		c.resetMapper()
+		return 0, &meta.NoResourceMatchError{PartialResource: gvr}
+	}
 	if err != nil {
 		return 0, err
 	}
+	// Only now that the kind answered: an informer started for a kind no
+	// longer served would stop again at its first list.
+	c.watchDeletes(gvr)
 	return int64(len(list.Items)), nil
+}
+
+// markGone records that gvr, once served, is no longer.
+func (c *Controller) markGone(gvr schema.GroupVersionResource) {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	if c.gone == nil {
+		c.gone = map[schema.GroupResource]schema.GroupVersionResource{}
+	}
+	c.gone[gvr.GroupResource()] = gvr
+}
+
+// servedAgain tells whether gr, a kind that was served and went away, is
+// served again in the version it had, and if so makes the mapper read
+// discovery again at once. The mapper's own re-reads are at most one per
+// mapperResetInterval, which would leave a kind whose CRD was deleted and
+// created again uncounted, and its deletes unwatched, that long; asking
+// discovery for the one group version costs a small request per count.
+func (c *Controller) servedAgain(gr schema.GroupResource) bool {
+	c.watchMu.Lock()
+	gvr, ok := c.gone[gr]
+	c.watchMu.Unlock()
+	if !ok {
+		return false
+	}
+	if served, err := c.served(gvr); err != nil || !served {
+		return false
+	}
+	c.watchMu.Lock()
+	delete(c.gone, gr)
+	c.watchMu.Unlock()
+	c.resetMu.Lock()
+	c.lastReset = time.Now()
+	c.resetMu.Unlock()
+	c.mapper.Reset()
+	return true
 }
 
 // watchDeletes starts, once per resource, a metadata informer whose deletes
@@ -461,10 +520,15 @@ func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResour
 // monitors give such counts back when an object goes rather than at the
 // next resync. Creates need no recount (admission charges them), and the
 // counts themselves are still listed live: a new informer has not synced.
+//
+// The controller's own informer of a kind stops when the kind is no longer
+// served (its CRD was deleted) rather than retry its list for as long as
+// the process runs; the next count that finds the kind served again (the
+// periodic resync counts every quota) starts a new one.
 func (c *Controller) watchDeletes(gvr schema.GroupVersionResource) {
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
-	if c.stop == nil || c.watching[gvr] {
+	if c.runCtx == nil || c.watching[gvr] != nil {
 		return
 	}
 	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespaceOf}
@@ -473,7 +537,7 @@ func (c *Controller) watchDeletes(gvr schema.GroupVersionResource) {
 			c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
 			return
 		}
-		c.markWatching(gvr)
+		c.markWatching(gvr, &deleteWatch{})
 		return
 	}
 	inf := metadatainformer.NewFilteredMetadataInformer(c.md, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
@@ -481,16 +545,66 @@ func (c *Controller) watchDeletes(gvr schema.GroupVersionResource) {
 		c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
 		return
 	}
-	c.markWatching(gvr)
-	c.watchers.Go(func() { inf.Run(c.stop) })
+	ctx, stop := context.WithCancel(c.runCtx)
+	w := &deleteWatch{stop: stop}
+	if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if apierrors.IsNotFound(err) && c.stopIfGone(gvr, w) {
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}); err != nil {
+		stop()
+		c.log.Warn("watching deletes for quota failed; counted at each resync", "resource", gvr.String(), "err", err)
+		return
+	}
+	c.markWatching(gvr, w)
+	c.watchers.Go(func() { inf.RunWithContext(ctx) })
 }
 
-// markWatching records that gvr's deletes are watched; watchMu is held.
-func (c *Controller) markWatching(gvr schema.GroupVersionResource) {
+// markWatching records how gvr's deletes are watched; watchMu is held.
+func (c *Controller) markWatching(gvr schema.GroupVersionResource, w *deleteWatch) {
 	if c.watching == nil {
-		c.watching = map[schema.GroupVersionResource]bool{}
+		c.watching = map[schema.GroupVersionResource]*deleteWatch{}
 	}
-	c.watching[gvr] = true
+	c.watching[gvr] = w
+}
+
+// stopIfGone ends w, gvr's informer, when discovery no longer serves gvr,
+// and says whether it did. Its list answered 404 Not Found, which is what a
+// removed kind answers; discovery tells that apart from a moment when the
+// two disagree. It runs in the informer's own retry loop, which has
+// nothing better to do meanwhile.
+func (c *Controller) stopIfGone(gvr schema.GroupVersionResource, w *deleteWatch) bool {
+	served, err := c.served(gvr)
+	if err != nil || served {
+		return false
+	}
+	c.watchMu.Lock()
+	if c.watching[gvr] == w {
+		delete(c.watching, gvr)
+	}
+	c.watchMu.Unlock()
+	c.markGone(gvr)
+	w.stop()
+	c.log.Info("counted kind no longer served; stopped watching its deletes until a quota counts it again", "resource", gvr.String())
+	return true
+}
+
+// served asks discovery, uncached, whether gvr is served.
+func (c *Controller) served(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := c.disco.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // sharedInformer returns the process's running informer of gvr, if

@@ -11,7 +11,9 @@
 // metadata client; the first time a quota counts a kind, its deletes start
 // to recount the namespace's quotas: through the informer another loop of
 // the process runs for it (Options.Shared), or else a metadata informer of
-// its own (custom resources). A
+// its own (custom resources). That informer stops when its kind is no
+// longer served (its CRD deleted: its list answers 404 and discovery agrees)
+// and starts again when a count finds the kind served again. A
 // kind the cluster does not serve is left at its last value, as Kubernetes,
 // which has no evaluator for it, leaves it; a count that fails keeps its
 // last value while the others are written, and the quota is tried again.

@@ -3,7 +3,11 @@ package resourcequota_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +18,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
@@ -42,13 +50,24 @@ func startWith(t *testing.T, withMetadata bool) (context.Context, kubernetes.Int
 // shared (given the test's informer factory), when not nil.
 func startShared(t *testing.T, withMetadata bool, shared func(informers.SharedInformerFactory) resourcequota.SharedInformers) (context.Context, kubernetes.Interface) {
 	t.Helper()
-	srv := apiservertest.Start(t)
+	return startServer(t, apiservertest.Start(t), withMetadata, shared, nil)
+}
+
+// startServer runs the controller against srv; its metadata client (with
+// withMetadata) sends its requests through wrap, when not nil.
+func startServer(t *testing.T, srv *apiservertest.Running, withMetadata bool, shared func(informers.SharedInformerFactory) resourcequota.SharedInformers,
+	wrap func(http.RoundTripper) http.RoundTripper) (context.Context, kubernetes.Interface) {
+	t.Helper()
 	cs := kubernetes.NewForConfigOrDie(srv.Config)
 	// No periodic recount within a test: only the events that should
 	// recount a quota may.
 	opts := resourcequota.Options{Resync: time.Hour}
 	if withMetadata {
-		opts.Metadata, opts.Discovery = metadata.NewForConfigOrDie(srv.Config), cs.Discovery()
+		cfg := rest.CopyConfig(srv.Config)
+		if wrap != nil {
+			cfg.Wrap(wrap)
+		}
+		opts.Metadata, opts.Discovery = metadata.NewForConfigOrDie(cfg), cs.Discovery()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -508,4 +527,166 @@ func TestScopedQuotaCountsNoOtherKinds(t *testing.T) {
 	if got, ok := q.Status.Used["count/deployments.apps"]; !ok || !got.IsZero() {
 		t.Fatalf("count/deployments.apps used %v (present %v), want 0", got.String(), ok)
 	}
+}
+
+// listsOf counts the requests of a metadata client to one cluster-wide
+// resource path: what an informer of that kind lists and watches (counts
+// of a namespace list a namespaced path). cut ends the answers under way,
+// the watches among them.
+type listsOf struct {
+	path   string
+	n      atomic.Int64
+	next   http.RoundTripper
+	mu     sync.Mutex
+	bodies []io.Closer
+}
+
+func (l *listsOf) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path != l.path {
+		return l.next.RoundTrip(r)
+	}
+	l.n.Add(1)
+	resp, err := l.next.RoundTrip(r)
+	if err == nil {
+		l.mu.Lock()
+		l.bodies = append(l.bodies, resp.Body)
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (l *listsOf) cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range l.bodies {
+		_ = b.Close()
+	}
+	l.bodies = nil
+}
+
+// TestWatchOfARemovedKindStops: the informer the controller starts for a
+// counted custom resource stops when the resource's CRD is deleted rather
+// than retry its list for as long as the process runs, and a new one starts
+// when the CRD is back and the quota is counted again: a delete then gives
+// its unit back at once.
+func TestWatchOfARemovedKindStops(t *testing.T) {
+	srv := apiservertest.Start(t)
+	requests := &listsOf{path: "/apis/example.com/v1/widgets"}
+	ctx, cs := startServer(t, srv, true, nil, func(next http.RoundTripper) http.RoundTripper {
+		requests.next = next
+		return requests
+	})
+	dyn := dynamic.NewForConfigOrDie(srv.Config)
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	widgets := dyn.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
+	served := func(want bool) {
+		t.Helper()
+		for ctx.Err() == nil {
+			list, err := cs.Discovery().ServerResourcesForGroupVersion("example.com/v1")
+			found := err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "widgets" })
+			if found == want {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("widgets never served=%v", want)
+	}
+	defineWidgets := func() {
+		t.Helper()
+		crd := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "widgets.example.com"},
+			"spec": map[string]any{
+				"group": "example.com", "scope": "Namespaced",
+				"names": map[string]any{"kind": "Widget", "plural": "widgets", "singular": "widget"},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+			},
+		}}
+		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		served(true)
+	}
+	widget := func(name string) {
+		t.Helper()
+		if _, err := widgets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": name}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waitRequests waits until the informer has sent more than n requests.
+	waitRequests := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for requests.n.Load() <= n {
+			if time.Now().After(deadline) {
+				t.Fatalf("no informer of widgets: %d requests", requests.n.Load())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	defineWidgets()
+	widget("a")
+	hard := corev1.ResourceList{"count/widgets.example.com": resource.MustParse("5")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("1")})
+	waitRequests(0)
+
+	if err := crds.Delete(ctx, "widgets.example.com", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	served(false)
+	// Kubernetes ends the watches of a deleted CRD's resource; skiff's
+	// server leaves them to time out (minutes later). End the informer's
+	// watch here as either would: it then lists the removed resource.
+	requests.cut()
+	// An informer retrying its list backs off from under a second to
+	// 30s, doubling with jitter: a quiet spell of 3s comes at the latest
+	// between its third and fourth attempts, the fourth less than 3.5s
+	// later. A stopped informer stays quiet.
+	for quiet := time.Now(); time.Since(quiet) < 3*time.Second; {
+		n := requests.n.Load()
+		time.Sleep(100 * time.Millisecond)
+		if requests.n.Load() != n {
+			quiet = time.Now()
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the informer of widgets never went quiet")
+		}
+	}
+	stopped := requests.n.Load()
+	time.Sleep(6 * time.Second)
+	if n := requests.n.Load(); n != stopped {
+		t.Fatalf("the informer of the removed widgets kept listing: %d requests more", n-stopped)
+	}
+
+	// Back again: a recount (here, of a changed quota) starts a new
+	// informer, whose deletes free quota at once.
+	defineWidgets()
+	q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Spec.Hard["count/widgets.example.com"] = resource.MustParse("6")
+	if _, err := cs.CoreV1().ResourceQuotas("default").Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("0")}) // "a" went with its CRD
+	waitRequests(stopped)
+	widget("b")
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("1")})
+	// Past the second count a changed quota gets, so that only the
+	// delete can recount it now.
+	time.Sleep(2 * time.Second)
+	if err := widgets.Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	waitUsed(waitCtx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("0")})
 }
