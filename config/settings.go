@@ -713,7 +713,7 @@ func serverSettings(defaultDataDir string) []setting {
 			usage: "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each",
 			apply: func(s *Server, v any) error {
 				// Its length against the mask's is checked once both are read.
-				p, err := parseCIDR(v.(string), 8, 29)
+				p, err := ParseClusterCIDR(v.(string))
 				s.ClusterCIDR = p
 				return err
 			}},
@@ -727,7 +727,7 @@ func serverSettings(defaultDataDir string) []setting {
 		{name: keyServiceCIDR, kind: kindString, def: DefaultServiceCIDR,
 			usage: "IPv4 range Services get their cluster IPs from",
 			apply: func(s *Server, v any) error {
-				p, err := parseCIDR(v.(string), 12, 28)
+				p, err := ParseServiceCIDR(v.(string))
 				s.ServiceCIDR = p
 				return err
 			}},
@@ -796,19 +796,6 @@ func nonNegativeDuration(v any, zero, example string) (time.Duration, error) {
 		return d, nil
 	}
 	return 0, fmt.Errorf("must be 0 (%s) or a positive duration such as %s", zero, example)
-}
-
-// parseCIDR accepts an IPv4 CIDR whose prefix length is within [minBits,
-// maxBits] and returns it in canonical form.
-func parseCIDR(v string, minBits, maxBits int) (string, error) {
-	p, err := netip.ParsePrefix(strings.TrimSpace(v))
-	if err != nil || !p.Addr().Is4() {
-		return "", fmt.Errorf("must be an IPv4 CIDR such as 10.42.0.0/16")
-	}
-	if p.Bits() < minBits || p.Bits() > maxBits {
-		return "", fmt.Errorf("prefix length must be between /%d and /%d", minBits, maxBits)
-	}
-	return p.Masked().String(), nil
 }
 
 // applyEndpoint accepts "" (SQLite in the data dir), a PostgreSQL URL that

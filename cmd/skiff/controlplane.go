@@ -349,6 +349,12 @@ func newControllerManagerCommand() *cobra.Command {
 			if err := nodelifecycle.CheckGracePeriod(nodeStartupGrace); err != nil {
 				return nil, nil, fmt.Errorf("invalid --node-startup-grace-period %s: %w", nodeStartupGrace, err)
 			}
+			// The same checks as the server's --cluster-cidr: IPv4 only.
+			cidr, err := config.ParseClusterCIDR(clusterCIDR)
+			if err != nil {
+				return nil, nil, fmt.Errorf("invalid --cluster-cidr %q: %w", clusterCIDR, err)
+			}
+			clusterCIDR = cidr
 			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, eviction); err != nil {
 				return nil, nil, err
 			}

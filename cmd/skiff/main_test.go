@@ -445,10 +445,19 @@ current-context: x
 		"--mirroring-max-endpoints-per-subset=0":            `invalid --mirroring-max-endpoints-per-subset 0: must be 1-1000`,
 		"--legacy-service-account-token-clean-up-period=0s": `invalid --legacy-service-account-token-clean-up-period 0s: must be a positive duration such as 8760h`,
 		"--node-cidr-mask-size=16":                          `invalid --cluster-cidr 10.42.0.0/16 with --node-cidr-mask-size 16: node mask /16 must be longer than the cluster CIDR's /16`,
+		// As the server's --cluster-cidr: one IPv4 range, the pod network being IPv4 only.
+		"--cluster-cidr=10.42.0.0/16,fd00:42::/56": `invalid --cluster-cidr "10.42.0.0/16,fd00:42::/56": dual-stack pod CIDRs are not supported (skiff's pod network is IPv4 only): give one IPv4 CIDR such as 10.42.0.0/16`,
+		"--cluster-cidr=fd00:42::/48":              `invalid --cluster-cidr "fd00:42::/48": must be an IPv4 CIDR such as 10.42.0.0/16 (skiff's pod network is IPv4 only)`,
+		"--cluster-cidr=10.0.0.0/4":                `invalid --cluster-cidr "10.0.0.0/4": prefix length must be between /8 and /29`,
 	} {
-		cmd := exec.Command(skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
+		// A setting wrongly accepted leaves the process campaigning against
+		// an unreachable server: the deadline ends it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
 		cmd.Env = skiffEnv()
-		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("controller-manager %s: %v, output %q does not contain %q", args, err, out, want)
 		}
 	}
