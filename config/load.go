@@ -65,7 +65,7 @@ func LoadServer(flags *pflag.FlagSet) (*Server, error) {
 	if err := CheckLeaderElection(s.LeaderElectLeaseDuration, s.LeaderElectRenewDeadline, s.LeaderElectRetryPeriod); err != nil {
 		return nil, err
 	}
-	if err := CheckNodeSettings(s.ClusterCIDR, s.NodeCIDRMaskSize, s.NodeEviction); err != nil {
+	if err := CheckNodeSettings(s.ClusterCIDR, s.NodeCIDRMaskSize, s.ServiceCIDR, keyServiceCIDR, s.NodeEviction); err != nil {
 		return nil, err
 	}
 	// A setting for a loop the server does not run would be silently

@@ -200,6 +200,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --cluster-cidr "fd00:42::/48" (from SKIFF_CLUSTER_CIDR): must be an IPv4 CIDR such as 10.42.0.0/16 (skiff's pod network is IPv4 only)`}},
 		{name: "dual-stack service CIDR", args: []string{"--service-cidr", "10.43.0.0/16,fd00:43::/112"},
 			want: []string{`invalid --service-cidr "10.43.0.0/16,fd00:43::/112": dual-stack Service CIDRs are not supported (skiff's Service IPs are IPv4 only): give one IPv4 CIDR such as 10.43.0.0/16`}},
+		{name: "service range holding the cluster CIDR", args: []string{"--service-cidr", "10.32.0.0/12"},
+			want: []string{`invalid --service-cidr 10.32.0.0/12 with --cluster-cidr 10.42.0.0/16: the Service range 10.32.0.0/12 holds all of the cluster CIDR 10.42.0.0/16: no pod CIDR would be left`}},
 		{name: "eviction rate that is not a number", args: []string{"--node-eviction-rate", "fast"},
 			want: []string{`invalid --node-eviction-rate "fast": must be a number such as 0.1`}},
 		{name: "no eviction rate", env: map[string]string{"SKIFF_NODE_EVICTION_RATE": "0"},

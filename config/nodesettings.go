@@ -11,12 +11,16 @@ import (
 
 // CheckNodeSettings refuses the node controllers' settings that are only
 // wrong together: a --cluster-cidr that --node-cidr-mask-size cannot split,
-// and eviction rates and thresholds (nodelifecycle.Eviction.Check). The
-// error names the settings, so the server and skiff controller-manager
-// report it alike.
-func CheckNodeSettings(clusterCIDR string, nodeCIDRMaskSize int, eviction nodelifecycle.Eviction) error {
-	if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize); err != nil {
+// a Service range (serviceCIDR, set by the flag serviceFlag; "" for none)
+// that holds all of it, and eviction rates and thresholds
+// (nodelifecycle.Eviction.Check). The error names the settings, so the
+// server and skiff controller-manager report it alike.
+func CheckNodeSettings(clusterCIDR string, nodeCIDRMaskSize int, serviceCIDR, serviceFlag string, eviction nodelifecycle.Eviction) error {
+	if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize, ""); err != nil {
 		return fmt.Errorf("invalid --%s %s with --%s %d: %w", keyClusterCIDR, clusterCIDR, keyNodeCIDRMaskSize, nodeCIDRMaskSize, err)
+	}
+	if err := nodeipam.CheckCIDRs(clusterCIDR, nodeCIDRMaskSize, serviceCIDR); err != nil {
+		return fmt.Errorf("invalid --%s %s with --%s %s: %w", serviceFlag, serviceCIDR, keyClusterCIDR, clusterCIDR, err)
 	}
 	if err := eviction.Check(); err != nil {
 		return fmt.Errorf("invalid %w", err)

@@ -33,6 +33,7 @@ func controllerManagerConfigz(s standalone, cfg manager.Config, terminatedPodGC 
 	c.KubeCloudShared.UseServiceAccountCredentials = true
 	c.KubeCloudShared.ClusterCIDR, c.KubeCloudShared.AllocateNodeCIDRs = cfg.ClusterCIDR, true
 	c.NodeIPAMController.NodeCIDRMaskSize = int32(cfg.NodeCIDRMaskSize)
+	c.NodeIPAMController.ServiceCIDR = cfg.ServiceCIDR
 	nl, e := &c.NodeLifecycleController, cfg.NodeEviction
 	nl.NodeEvictionRate, nl.SecondaryNodeEvictionRate = e.Rate, e.SecondaryRate
 	nl.UnhealthyZoneThreshold, nl.LargeClusterSizeThreshold = float32(e.UnhealthyZoneThreshold), int32(e.LargeClusterSizeThreshold)

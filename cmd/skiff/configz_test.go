@@ -95,7 +95,7 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 		"profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cm := startStandalone(t, api, "controller-manager", "--controllers", "*,-nodeipam", "--cluster-cidr", "10.50.0.0/16",
+	cm := startStandalone(t, api, "controller-manager", "--controllers", "*,-nodeipam", "--cluster-cidr", "10.50.0.0/16", "--service-cluster-ip-range", "10.60.0.0/16",
 		"--node-cidr-mask-size", "26", "--node-eviction-rate", "0.5", "--concurrent-deployment-syncs", "3", "--concurrent-gc-syncs", "7",
 		"--max-endpoints-per-slice", "50", "--terminated-pod-gc-threshold", "200", "--kube-api-qps", "25",
 		"--leader-elect-renew-deadline", "12s", "--node-monitor-grace-period", "1m", "--legacy-service-account-token-clean-up-period", "720h")
@@ -134,7 +134,8 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 		le.ResourceLock != "leases" || le.ResourceNamespace != "kube-system" || le.ResourceName != manager.DefaultLeaseName {
 		t.Errorf("controller manager's leader election: %+v", le)
 	}
-	if c.KubeCloudShared.ClusterCIDR != "10.50.0.0/16" || !c.KubeCloudShared.AllocateNodeCIDRs || c.NodeIPAMController.NodeCIDRMaskSize != 26 {
+	if c.KubeCloudShared.ClusterCIDR != "10.50.0.0/16" || !c.KubeCloudShared.AllocateNodeCIDRs || c.NodeIPAMController.NodeCIDRMaskSize != 26 ||
+		c.NodeIPAMController.ServiceCIDR != "10.60.0.0/16" {
 		t.Errorf("controller manager's node CIDRs: %+v, %+v", c.KubeCloudShared, c.NodeIPAMController)
 	}
 	if nl := c.NodeLifecycleController; nl.NodeEvictionRate != 0.5 || nl.SecondaryNodeEvictionRate != 0.01 || nl.NodeMonitorGracePeriod.Duration != time.Minute || nl.LargeClusterSizeThreshold != 50 {

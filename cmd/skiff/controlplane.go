@@ -332,7 +332,7 @@ func standaloneCommand(use, short string, defaultPort int, defaultQPS float32, d
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	var clusterCIDR, rootCAFile string
+	var clusterCIDR, serviceCIDR, rootCAFile string
 	var nodeCIDRMaskSize, terminatedPodGC, maxEndpointsPerSlice, mirroringMaxEndpointsPerSubset int
 	var controllers []string
 	var nodeMonitorGrace, nodeStartupGrace, legacyTokenCleanUp time.Duration
@@ -355,7 +355,14 @@ func newControllerManagerCommand() *cobra.Command {
 				return nil, nil, fmt.Errorf("invalid --cluster-cidr %q: %w", clusterCIDR, err)
 			}
 			clusterCIDR = cidr
-			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, eviction); err != nil {
+			if serviceCIDR != "" {
+				cidr, err := config.ParseServiceCIDR(serviceCIDR)
+				if err != nil {
+					return nil, nil, fmt.Errorf("invalid --service-cluster-ip-range %q: %w", serviceCIDR, err)
+				}
+				serviceCIDR = cidr
+			}
+			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, serviceCIDR, "service-cluster-ip-range", eviction); err != nil {
 				return nil, nil, err
 			}
 			workers := map[string]int{}
@@ -383,6 +390,7 @@ func newControllerManagerCommand() *cobra.Command {
 				Controllers:                            controllers,
 				ClusterCIDR:                            clusterCIDR,
 				NodeCIDRMaskSize:                       nodeCIDRMaskSize,
+				ServiceCIDR:                            serviceCIDR,
 				NodeMonitorGracePeriod:                 nodeMonitorGrace,
 				NodeStartupGracePeriod:                 nodeStartupGrace,
 				NodeEviction:                           &eviction,
@@ -403,6 +411,7 @@ func newControllerManagerCommand() *cobra.Command {
 			}, nil
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
+	cmd.Flags().StringVar(&serviceCIDR, "service-cluster-ip-range", config.DefaultServiceCIDR, "the Service IP range (the server's --service-cidr): no node gets a pod CIDR inside it where --cluster-cidr overlaps it; empty: none")
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
+	"github.com/skiffkube/skiff/config"
 )
 
 // TestControlPlaneClientsSpeakProtobuf checks that the in-process loops'
@@ -129,5 +130,15 @@ func TestClusterRootCAComesFromTheFlagElseTheKubeconfig(t *testing.T) {
 				t.Fatalf("got %d bytes, %v; want %d bytes", len(got), err, len(tc.want))
 			}
 		})
+	}
+}
+
+// The in-process node IPAM controller gets the server's --service-cidr, to
+// carve it out of --cluster-cidr as skiff controller-manager does with
+// --service-cluster-ip-range.
+func TestServerGivesNodeIPAMItsServiceRange(t *testing.T) {
+	cfg := &config.Server{ClusterCIDR: "10.0.0.0/8", NodeCIDRMaskSize: 24, ServiceCIDR: "10.43.0.0/16"}
+	if got := controllerManagerConfig(cfg); got.ClusterCIDR != "10.0.0.0/8" || got.NodeCIDRMaskSize != 24 || got.ServiceCIDR != "10.43.0.0/16" {
+		t.Errorf("controller manager's CIDRs: cluster %q /%d, service %q", got.ClusterCIDR, got.NodeCIDRMaskSize, got.ServiceCIDR)
 	}
 }

@@ -175,6 +175,7 @@ func controllerManagerConfig(cfg *config.Server) manager.Config {
 		Controllers:                            cfg.Controllers,
 		ClusterCIDR:                            cfg.ClusterCIDR,
 		NodeCIDRMaskSize:                       cfg.NodeCIDRMaskSize,
+		ServiceCIDR:                            cfg.ServiceCIDR,
 		NodeMonitorGracePeriod:                 cfg.NodeMonitorGracePeriod,
 		NodeStartupGracePeriod:                 cfg.NodeStartupGracePeriod,
 		NodeEviction:                           &cfg.NodeEviction,

@@ -81,6 +81,9 @@ type Config struct {
 	// ClusterCIDR is split into per-node pod CIDRs of NodeCIDRMaskSize bits (default 10.42.0.0/16, /24).
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
+	// ServiceCIDR is the Service IP range, carved out of ClusterCIDR where they overlap
+	// (kube-controller-manager's --service-cluster-ip-range); "" means none.
+	ServiceCIDR string
 
 	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
 	NodeMonitorGracePeriod time.Duration

@@ -129,7 +129,8 @@ var Registry = map[string]Constructor{
 	},
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
 		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
-			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, Logger: b.Options.Logger})
+			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, ServiceCIDR: b.Config.ServiceCIDR,
+				Logger: b.Options.Logger})
 	},
 	serviceaccount.Name: func(b BuildContext) (Runnable, error) {
 		return serviceaccount.New(b.Client, b.Informers.Core().V1().Namespaces(), b.Informers.Core().V1().ServiceAccounts(),

@@ -19,17 +19,44 @@ type allocator struct {
 	used     map[int]string   // subnet index → node
 	byNode   map[string][]int // node → the subnets it holds (more than one when its CIDR is shorter than ours)
 	next     int              // where the search starts, so released subnets are not reused at once
+	service  string           // the Service IP range, for messages; "" if none was given
 }
+
+// serviceRange owns the subnets the Service IP range overlaps, so that they are never handed out (as
+// kube-controller-manager carves --service-cluster-ip-range out of the cluster CIDR). No node can have
+// this name: node names are DNS subdomains.
+const serviceRange = "<Service IP range>"
 
 // maxSubnetBits bounds the subnets of a cluster CIDR at 2^20: each is a map entry while in use.
 const maxSubnetBits = 20
 
 // CheckCIDRs refuses a cluster CIDR and node mask size the controller cannot split: the mask must be
 // longer than the cluster CIDR's, leave a node room for its pods' gateway and at least one pod (the
-// node agent's bridge takes the first address), and give at most 2^20 subnets.
-func CheckCIDRs(clusterCIDR string, maskSize int) error {
-	_, err := parseCIDRs(clusterCIDR, maskSize)
+// node agent's bridge takes the first address), and give at most 2^20 subnets. It refuses a Service
+// range ("" for none) that holds the whole cluster CIDR too: every node would wait for a pod CIDR.
+func CheckCIDRs(clusterCIDR string, maskSize int, serviceCIDR string) error {
+	base, err := parseCIDRs(clusterCIDR, maskSize)
+	if err != nil {
+		return err
+	}
+	_, err = parseServiceCIDR(base, serviceCIDR)
 	return err
+}
+
+func parseServiceCIDR(base *net.IPNet, serviceCIDR string) (*net.IPNet, error) {
+	if serviceCIDR == "" {
+		return nil, nil
+	}
+	_, svc, err := net.ParseCIDR(serviceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("Service range %q: %w", serviceCIDR, err)
+	}
+	ones, _ := svc.Mask.Size()
+	baseOnes, _ := base.Mask.Size()
+	if len(svc.IP) == len(base.IP) && ones <= baseOnes && svc.Contains(base.IP) {
+		return nil, fmt.Errorf("the Service range %s holds all of the cluster CIDR %s: no pod CIDR would be left", svc, base)
+	}
+	return svc, nil
 }
 
 func parseCIDRs(clusterCIDR string, maskSize int) (*net.IPNet, error) {
@@ -49,13 +76,32 @@ func parseCIDRs(clusterCIDR string, maskSize int) (*net.IPNet, error) {
 	return base, nil
 }
 
-func newAllocator(cidr string, maskSize int) (*allocator, error) {
+// newAllocator splits cidr into subnets of maskSize bits, none of them overlapping serviceCIDR ("" for
+// none).
+func newAllocator(cidr string, maskSize int, serviceCIDR string) (*allocator, error) {
 	base, err := parseCIDRs(cidr, maskSize)
 	if err != nil {
 		return nil, fmt.Errorf("nodeipam: %w", err)
 	}
+	svc, err := parseServiceCIDR(base, serviceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("nodeipam: %w", err)
+	}
 	ones, _ := base.Mask.Size()
-	return &allocator{base: base, maskSize: maskSize, count: 1 << (maskSize - ones), used: map[int]string{}, byNode: map[string][]int{}}, nil
+	a := &allocator{base: base, maskSize: maskSize, count: 1 << (maskSize - ones), used: map[int]string{}, byNode: map[string][]int{}}
+	if svc != nil {
+		a.service = svc.String()
+		a.occupy(serviceRange, a.service) // nothing when they do not overlap
+	}
+	return a, nil
+}
+
+// holder names who holds a subnet, for a message.
+func (a *allocator) holder(owner string) string {
+	if owner == serviceRange {
+		return "the Service IP range " + a.service
+	}
+	return "node " + owner + "'s pod CIDR"
 }
 
 func (a *allocator) subnet(i int) string {
@@ -96,24 +142,24 @@ func (a *allocator) span(cidr string) (first, n int, ok bool) {
 	return first, 1 << (a.maskSize - ones), true
 }
 
-// occupy records an allocation found on a node, so no subnet it overlaps is handed out again. It
-// reports false if another node already holds one of them (which that node keeps).
-func (a *allocator) occupy(node, cidr string) bool {
+// occupy records an allocation found on a node, so no subnet it overlaps is handed out again. If
+// another node, or the Service range, already holds one of them (and keeps it), it returns that
+// holder; "" otherwise.
+func (a *allocator) occupy(node, cidr string) (clash string) {
 	first, n, ok := a.span(cidr)
 	if !ok {
-		return true // outside our range: someone else manages it
+		return "" // outside our range: someone else manages it
 	}
-	free := true
 	for i := first; i < first+n; i++ {
 		switch owner, taken := a.used[i]; {
 		case !taken:
 			a.used[i] = node
 			a.byNode[node] = append(a.byNode[node], i)
-		case owner != node:
-			free = false
+		case owner != node && clash == "":
+			clash = owner
 		}
 	}
-	return free
+	return clash
 }
 
 // allocate returns node's subnet, picking a free one if it has none.

@@ -34,7 +34,10 @@ const (
 type Options struct {
 	ClusterCIDR  string
 	NodeMaskSize int
-	Logger       *slog.Logger
+	// ServiceCIDR is the Service IP range (kube-controller-manager's --service-cluster-ip-range): no
+	// pod CIDR is handed out inside it. "" means none.
+	ServiceCIDR string
+	Logger      *slog.Logger
 }
 
 // Controller assigns pod CIDRs to nodes.
@@ -62,7 +65,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, r
 	if opts.NodeMaskSize == 0 {
 		opts.NodeMaskSize = DefaultNodeMaskSize
 	}
-	alloc, err := newAllocator(opts.ClusterCIDR, opts.NodeMaskSize)
+	alloc, err := newAllocator(opts.ClusterCIDR, opts.NodeMaskSize, opts.ServiceCIDR)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +109,8 @@ func (c *Controller) load() error {
 	}
 	for _, n := range nodes {
 		for _, cidr := range cidrsOf(n) {
-			if !c.alloc.occupy(n.Name, cidr) {
-				c.log.Warn("pod CIDR held by two nodes", "node", n.Name, "cidr", cidr)
+			if other := c.alloc.occupy(n.Name, cidr); other != "" {
+				c.log.Warn("pod CIDR overlaps another holder's", "node", n.Name, "cidr", cidr, "holder", c.alloc.holder(other))
 			}
 		}
 	}
@@ -141,8 +144,8 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	if existing := cidrsOf(node); len(existing) > 0 {
 		for _, cidr := range existing {
-			if !c.alloc.occupy(node.Name, cidr) {
-				c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s has pod CIDR %s, which overlaps another node's", node.Name, cidr)
+			if other := c.alloc.occupy(node.Name, cidr); other != "" {
+				c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s has pod CIDR %s, which overlaps %s", node.Name, cidr, c.alloc.holder(other))
 			}
 		}
 		return nil

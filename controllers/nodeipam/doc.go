@@ -3,5 +3,7 @@
 // and --node-cidr-mask-size). The node agent builds its pod bridge on it and routes other nodes' CIDRs
 // to them. Allocations already recorded on nodes are loaded before the first allocation, so no CIDR is
 // handed out twice, nor one inside a node's CIDR of another size (the mask changed since); a deleted
-// node's CIDR is free again.
+// node's CIDR is free again. Where the cluster CIDR overlaps the Service IP range (the server's
+// --service-cidr, kube-controller-manager's --service-cluster-ip-range), the subnets it touches are
+// never handed out.
 package nodeipam

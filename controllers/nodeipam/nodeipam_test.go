@@ -3,6 +3,7 @@ package nodeipam
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,14 +27,21 @@ func node(name, cidr string) *corev1.Node {
 
 func newFixture(t *testing.T, opts Options, nodes ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
 	t.Helper()
+	c, client, f, _ := newFixtureWithEvents(t, opts, nodes...)
+	return c, client, f
+}
+
+func newFixtureWithEvents(t *testing.T, opts Options, nodes ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory, *record.FakeRecorder) {
+	t.Helper()
 	client := controllertest.NewClient(nodes...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, f.Core().V1().Nodes(), record.NewFakeRecorder(10), opts)
+	recorder := record.NewFakeRecorder(10)
+	c, err := New(client, f.Core().V1().Nodes(), recorder, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	controllertest.Load(t, f.Core().V1().Nodes().Informer(), nodes...)
-	return c, client, f
+	return c, client, f, recorder
 }
 
 func podCIDR(t *testing.T, client *fake.Clientset, name string) string {
@@ -130,7 +138,7 @@ func TestCIDRsOfAnotherSizeAreOccupied(t *testing.T) {
 		t.Errorf("n2: err = %v, want ErrExhausted", err)
 	}
 	// A node whose CIDR overlaps another's keeps it, and frees only its own subnets when deleted.
-	if c.alloc.occupy("dup", "10.0.0.64/26") {
+	if c.alloc.occupy("dup", "10.0.0.64/26") != "old" {
 		t.Error("a /26 inside old's /25 was taken as free")
 	}
 	c.alloc.release("dup")
@@ -160,7 +168,7 @@ func TestCheckCIDRs(t *testing.T) {
 		{"10.42.0.0/16", 31, "no room for a gateway and a pod: at most /30"},
 		{"10.0.0.0/8", 29, "more than 2^20 subnets: at most /28"},
 	} {
-		err := CheckCIDRs(tc.cidr, tc.mask)
+		err := CheckCIDRs(tc.cidr, tc.mask, "")
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s /%d: %v", tc.cidr, tc.mask, err)
@@ -181,7 +189,7 @@ func TestBadConfig(t *testing.T) {
 }
 
 func TestIPv6(t *testing.T) {
-	a, err := newAllocator("fd00:42::/56", 64)
+	a, err := newAllocator("fd00:42::/56", 64, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +200,62 @@ func TestIPv6(t *testing.T) {
 	}
 	if i, n, ok := a.span(s2); !ok || i != 1 || n != 1 {
 		t.Errorf("span(%s) = %d %d %v", s2, i, n, ok)
+	}
+}
+
+// As kube-controller-manager's --service-cluster-ip-range: no node gets a pod CIDR inside the Service
+// range where the cluster CIDR overlaps it, and a node already holding one is told so.
+func TestServiceRangeIsCarvedOut(t *testing.T) {
+	ctx := context.Background()
+	c, client, f, events := newFixtureWithEvents(t, Options{ClusterCIDR: "10.0.0.0/22", NodeMaskSize: 24, ServiceCIDR: "10.0.1.128/25"},
+		node("a", ""), node("b", ""), node("c", ""), node("d", ""))
+	for _, n := range []string{"a", "b", "c"} {
+		if err := c.sync(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, n := range []string{"a", "b", "c"} {
+		got = append(got, podCIDR(t, client, n))
+	}
+	if want := []string{"10.0.0.0/24", "10.0.2.0/24", "10.0.3.0/24"}; !slices.Equal(got, want) {
+		t.Errorf("pod CIDRs %v, want %v: none holding the Service range 10.0.1.128/25", got, want)
+	}
+	if err := c.sync(ctx, "d"); !errors.Is(err, ErrExhausted) {
+		t.Errorf("d: err = %v, want ErrExhausted", err)
+	}
+	// A node registered with a CIDR inside the Service range (set by hand, or under other settings).
+	if err := f.Core().V1().Nodes().Informer().GetIndexer().Add(node("old", "10.0.1.0/24")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	evs := strings.Join(controllertest.Events(events.Events), "\n")
+	if want := "Warning CIDRNotAvailable Node old has pod CIDR 10.0.1.0/24, which overlaps the Service IP range 10.0.1.128/25"; !strings.Contains(evs, want) {
+		t.Errorf("events:\n%s\nwant %q", evs, want)
+	}
+	// A node deleted while holding it frees nothing of the Service range.
+	c.alloc.release("old")
+	if err := c.sync(ctx, "d"); !errors.Is(err, ErrExhausted) {
+		t.Errorf("d after old went: err = %v, want ErrExhausted", err)
+	}
+}
+
+func TestServiceRangeHoldingTheClusterCIDRIsRefused(t *testing.T) {
+	for _, tc := range []struct{ cluster, service, want string }{
+		{"10.42.0.0/16", "10.32.0.0/12", "the Service range 10.32.0.0/12 holds all of the cluster CIDR 10.42.0.0/16: no pod CIDR would be left"},
+		{"10.42.0.0/24", "10.42.0.0/24", "the Service range 10.42.0.0/24 holds all of the cluster CIDR 10.42.0.0/24"},
+		{"10.42.0.0/16", "10.42.0.0/17", ""},
+		{"10.42.0.0/16", "10.43.0.0/16", ""},
+		{"10.42.0.0/16", "", ""},
+	} {
+		err := CheckCIDRs(tc.cluster, 26, tc.service)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s, service %s: %v", tc.cluster, tc.service, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s, service %s: err = %v, want %q", tc.cluster, tc.service, err, tc.want)
+		}
 	}
 }
