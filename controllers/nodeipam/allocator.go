@@ -179,6 +179,32 @@ func (a *allocator) allocate(node string) (string, error) {
 	return "", ErrExhausted
 }
 
+// settle makes node hold just the subnets its CIDRs overlap: one reserved for it that it did not get
+// (its patch failed, and its CIDR was set by someone else meanwhile) is free again.
+func (a *allocator) settle(node string, cidrs []string) {
+	on := map[int]bool{}
+	for _, cidr := range cidrs {
+		if first, n, ok := a.span(cidr); ok {
+			for i := first; i < first+n; i++ {
+				on[i] = true
+			}
+		}
+	}
+	var kept []int
+	for _, i := range a.byNode[node] {
+		if on[i] {
+			kept = append(kept, i)
+		} else {
+			delete(a.used, i)
+		}
+	}
+	if len(kept) == 0 {
+		delete(a.byNode, node)
+		return
+	}
+	a.byNode[node] = kept
+}
+
 // release frees node's subnet.
 func (a *allocator) release(node string) {
 	for _, i := range a.byNode[node] {

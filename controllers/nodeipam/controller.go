@@ -148,6 +148,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 				c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s has pod CIDR %s, which overlaps %s", node.Name, cidr, c.alloc.holder(other))
 			}
 		}
+		c.alloc.settle(node.Name, existing)
 		return nil
 	}
 	cidr, err := c.alloc.allocate(node.Name)

@@ -8,10 +8,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -257,5 +261,36 @@ func TestServiceRangeHoldingTheClusterCIDRIsRefused(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s, service %s: err = %v, want %q", tc.cluster, tc.service, err, tc.want)
 		}
+	}
+}
+
+// A node that got a pod CIDR from elsewhere while the controller's patch for it failed (the API
+// refuses to change a set CIDR) keeps that one; the subnet reserved for it is free again, as
+// kube-controller-manager releases a reservation a node turned out not to need.
+func TestReservationANodeDidNotGetIsFreed(t *testing.T) {
+	ctx := context.Background()
+	c, client, f := newFixture(t, Options{ClusterCIDR: "10.0.0.0/23", NodeMaskSize: 24}, node("n1", ""), node("n2", ""))
+	client.PrependReactor("patch", "nodes", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.(k8stesting.PatchAction).GetName() != "n1" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Node"}, "n1",
+			field.ErrorList{field.Forbidden(field.NewPath("spec", "podCIDRs"), "node updates may not change podCIDR except from \"\" to valid")})
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("n1's refused patch: no error")
+	}
+	// The informer now shows the CIDR n1 was given meanwhile: the other of the two.
+	if err := f.Core().V1().Nodes().Informer().GetIndexer().Update(node("n1", "10.0.1.0/24")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "n2"); err != nil {
+		t.Fatalf("n2: %v (the subnet reserved for n1 was not freed)", err)
+	}
+	if got := podCIDR(t, client, "n2"); got != "10.0.0.0/24" {
+		t.Errorf("n2 got %q, want 10.0.0.0/24", got)
 	}
 }
