@@ -407,6 +407,7 @@ func newControllerManagerCommand() *cobra.Command {
 				reg.MustRegister(podgc.Collectors()...)
 				reg.MustRegister(cronjob.Collectors()...)
 				reg.MustRegister(job.Collectors()...)
+				reg.MustRegister(nodeipam.Collectors()...)
 				return runControllerManager(ctx, rc, cfg, rootCA, log, nil, le)
 			}, nil
 		})

@@ -28,6 +28,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/cronjob"
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/nodeipam"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/runner"
 	"github.com/skiffkube/skiff/controllers/sharedinformers"
@@ -259,6 +260,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	collectors = append(collectors, podgc.Collectors()...)
 	collectors = append(collectors, cronjob.Collectors()...)
 	collectors = append(collectors, job.Collectors()...)
+	collectors = append(collectors, nodeipam.Collectors()...)
 	api := &runningAPI{bundle: bundle, done: make(chan error, 1), schedulerMetrics: schedulerMetrics}
 	var live []healthz.Check
 	if !cfg.DisableControllerManager {

@@ -20,6 +20,7 @@ type allocator struct {
 	byNode   map[string][]int // node → the subnets it holds (more than one when its CIDR is shorter than ours)
 	next     int              // where the search starts, so released subnets are not reused at once
 	service  string           // the Service IP range, for messages; "" if none was given
+	label    string           // the cluster CIDR, the metrics' clusterCIDR label
 }
 
 // serviceRange owns the subnets the Service IP range overlaps, so that they are never handed out (as
@@ -88,7 +89,9 @@ func newAllocator(cidr string, maskSize int, serviceCIDR string) (*allocator, er
 		return nil, fmt.Errorf("nodeipam: %w", err)
 	}
 	ones, _ := base.Mask.Size()
-	a := &allocator{base: base, maskSize: maskSize, count: 1 << (maskSize - ones), used: map[int]string{}, byNode: map[string][]int{}}
+	a := &allocator{base: base, maskSize: maskSize, count: 1 << (maskSize - ones), used: map[int]string{}, byNode: map[string][]int{},
+		label: base.String()}
+	cidrMax.WithLabelValues(a.label).Set(float64(a.count))
 	if svc != nil {
 		a.service = svc.String()
 		a.occupy(serviceRange, a.service) // nothing when they do not overlap
@@ -153,8 +156,7 @@ func (a *allocator) occupy(node, cidr string) (clash string) {
 	for i := first; i < first+n; i++ {
 		switch owner, taken := a.used[i]; {
 		case !taken:
-			a.used[i] = node
-			a.byNode[node] = append(a.byNode[node], i)
+			a.take(i, node)
 		case owner != node && clash == "":
 			clash = owner
 		}
@@ -170,9 +172,9 @@ func (a *allocator) allocate(node string) (string, error) {
 	for k := 0; k < a.count; k++ {
 		i := (a.next + k) % a.count
 		if _, taken := a.used[i]; !taken {
-			a.used[i] = node
-			a.byNode[node] = []int{i}
+			a.take(i, node)
 			a.next = (i + 1) % a.count
+			cidrAllocationTries.WithLabelValues(a.label).Observe(float64(k))
 			return a.subnet(i), nil
 		}
 	}
@@ -195,7 +197,7 @@ func (a *allocator) settle(node string, cidrs []string) {
 		if on[i] {
 			kept = append(kept, i)
 		} else {
-			delete(a.used, i)
+			a.free(i)
 		}
 	}
 	if len(kept) == 0 {
@@ -208,7 +210,25 @@ func (a *allocator) settle(node string, cidrs []string) {
 // release frees node's subnet.
 func (a *allocator) release(node string) {
 	for _, i := range a.byNode[node] {
-		delete(a.used, i)
+		a.free(i)
 	}
 	delete(a.byNode, node)
+}
+
+// take gives subnet i, free, to node, and counts it.
+func (a *allocator) take(i int, node string) {
+	a.used[i] = node
+	a.byNode[node] = append(a.byNode[node], i)
+	cidrAllocations.WithLabelValues(a.label).Inc()
+	cidrUsage.WithLabelValues(a.label).Set(float64(len(a.used)) / float64(a.count))
+}
+
+// free frees subnet i, and counts it; the caller updates byNode.
+func (a *allocator) free(i int) {
+	if _, taken := a.used[i]; !taken {
+		return
+	}
+	delete(a.used, i)
+	cidrReleases.WithLabelValues(a.label).Inc()
+	cidrUsage.WithLabelValues(a.label).Set(float64(len(a.used)) / float64(a.count))
 }

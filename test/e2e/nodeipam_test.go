@@ -45,6 +45,12 @@ func TestNodeCIDRMaskSize(t *testing.T) {
 		t.Errorf("after a while:\n%s", got)
 	}
 
+	// kube-controller-manager's allocator metrics, on the server's /metrics: all four of four in use.
+	contains(t, "node IPAM metrics", k.ok("get", "--raw", "/metrics"),
+		`node_ipam_controller_cirdset_max_cidrs{clusterCIDR="10.77.0.0/24"} 4`,
+		`node_ipam_controller_cidrset_usage_cidrs{clusterCIDR="10.77.0.0/24"} 1`,
+		`node_ipam_controller_cidrset_cidrs_allocations_total{clusterCIDR="10.77.0.0/24"} 4`)
+
 	node := byCIDR["10.77.0.128/26"]
 	k.okIn(`apiVersion: v1
 kind: Pod
