@@ -115,6 +115,15 @@ func defaultNode(n *corev1.Node) {
 	}
 	defaultResourceList(n.Status.Capacity)
 	defaultResourceList(n.Status.Allocatable)
+	// Kubernetes stores only podCIDRs and shows its first as podCIDR; a
+	// client setting either gets both, and where they differ podCIDR wins,
+	// as older clients know only it.
+	switch {
+	case n.Spec.PodCIDR != "" && (len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR):
+		n.Spec.PodCIDRs = []string{n.Spec.PodCIDR}
+	case n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) > 0:
+		n.Spec.PodCIDR = n.Spec.PodCIDRs[0]
+	}
 }
 
 func defaultLimitRange(lr *corev1.LimitRange) {
