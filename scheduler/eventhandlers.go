@@ -8,8 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
-	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
+	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/queue"
 )
 
@@ -23,12 +22,19 @@ func (s *Scheduler) responsibleFor(p *v1.Pod) bool {
 	return p.Spec.SchedulerName == s.cfg.SchedulerName
 }
 
-// rejectedBy selects queued pods last rejected by one of the named plugins:
-// a placed pod can only help pods that failed on pod-to-pod rules.
-func rejectedBy(names ...string) func(*queue.QueuedPodInfo) bool {
+// requeueFor selects the queued pods that evt, the change from oldObj to
+// newObj, may help: those that one of the plugins that rejected them, asked
+// through its queueing hint, answers Queue for (kube-scheduler's
+// isPodWorthRequeuing). A pod in flight keeps the selector and is judged
+// when its attempt fails, once its rejecting plugins are known.
+func (s *Scheduler) requeueFor(evt framework.ClusterEvent, oldObj, newObj any) func(*queue.QueuedPodInfo) bool {
 	return func(p *queue.QueuedPodInfo) bool {
-		for _, n := range names {
-			if p.UnschedulablePlugins.Has(n) {
+		for name := range p.UnschedulablePlugins {
+			hint, err := s.fwk.QueueingHint(name, p.Pod, evt, oldObj, newObj)
+			if err != nil {
+				s.log.Error("queueing hint failed; retrying the pod", "pod", p.Key(), "err", err)
+			}
+			if hint == framework.Queue {
 				return true
 			}
 		}
@@ -36,7 +42,10 @@ func rejectedBy(names ...string) func(*queue.QueuedPodInfo) bool {
 	}
 }
 
-var podAffinityPlugins = rejectedBy(interpodaffinity.Name, podtopologyspread.Name)
+// event tells the queue of evt.
+func (s *Scheduler) event(evt framework.ClusterEvent, oldObj, newObj any) {
+	s.queue.MoveAllToActiveOrBackoffQueue(s.requeueFor(evt, oldObj, newObj))
+}
 
 func (s *Scheduler) addEventHandlers(podInformer, nodeInformer cache.SharedIndexInformer) error {
 	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -65,7 +74,7 @@ func (s *Scheduler) onPodAdd(obj any) {
 	case terminal(pod):
 	case assigned(pod):
 		s.cache.AddPod(pod)
-		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
+		s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil, pod)
 	case s.responsibleFor(pod):
 		// As kube-scheduler's queue: a new pod's nomination counts once
 		// it enters the active queue, not while scheduling gates hold it
@@ -88,24 +97,24 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 		// A finished pod holds nothing any more.
 		if _, known := s.cache.GetPod(pod); known {
 			s.cache.RemovePod(pod)
-			s.queue.MoveAllToActiveOrBackoffQueue(nil)
+			s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, pod, nil)
 		}
 	case assigned(pod) && !assigned(oldPod):
 		// Bound (by us or anyone): it leaves the queue.
 		s.queue.Delete(pod)
 		s.nominator.delete(pod)
 		s.cache.UpdatePod(oldPod, pod)
-		s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
+		s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil, pod)
 	case assigned(pod):
 		s.cache.UpdatePod(oldPod, pod)
 		// As kube-scheduler's assigned-pod update events: smaller requests
 		// (an in-place resize) leave room on the node, and new labels change
 		// which affinity and spreading terms the pod counts for.
-		switch {
-		case requestsScaledDown(oldPod, pod):
-			s.queue.MoveAllToActiveOrBackoffQueue(nil)
-		case !equality.Semantic.DeepEqual(oldPod.Labels, pod.Labels):
-			s.queue.MoveAllToActiveOrBackoffQueue(podAffinityPlugins)
+		if !equality.Semantic.DeepEqual(oldPod.Labels, pod.Labels) {
+			s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel}, oldPod, pod)
+		}
+		if requestsScaledDown(oldPod, pod) {
+			s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodScaleDown}, oldPod, pod)
 		}
 	case terminal(pod):
 		s.queue.Delete(pod)
@@ -142,9 +151,14 @@ func (s *Scheduler) onPodDelete(obj any) {
 		return
 	}
 	s.nominator.delete(pod)
-	if _, known := s.cache.GetPod(pod); known || assigned(pod) {
+	if cached, known := s.cache.GetPod(pod); known || assigned(pod) {
+		if known {
+			// The cache's copy says where the pod was (an assumed pod's
+			// informer copy has no node yet): the hints judge what it freed.
+			pod = cached
+		}
 		s.cache.RemovePod(pod)
-		s.queue.MoveAllToActiveOrBackoffQueue(nil)
+		s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, pod, nil)
 		return
 	}
 	s.queue.Delete(pod)
@@ -156,7 +170,7 @@ func (s *Scheduler) onNodeAdd(obj any) {
 		return
 	}
 	s.cache.AddNode(node)
-	s.queue.MoveAllToActiveOrBackoffQueue(nil)
+	s.event(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, nil, node)
 }
 
 func (s *Scheduler) onNodeUpdate(oldObj, newObj any) {
@@ -166,19 +180,29 @@ func (s *Scheduler) onNodeUpdate(oldObj, newObj any) {
 		return
 	}
 	s.cache.UpdateNode(oldNode, node)
-	if schedulingRelevantChange(oldNode, node) {
-		s.queue.MoveAllToActiveOrBackoffQueue(nil)
+	for _, action := range nodeUpdateActions(oldNode, node) {
+		s.event(framework.ClusterEvent{Resource: framework.Node, ActionType: action}, oldNode, node)
 	}
 }
 
-// schedulingRelevantChange ignores heartbeats: only what a plugin reads
-// (allocatable, labels, taints, cordon, images) can make a pod fit.
-func schedulingRelevantChange(a, b *v1.Node) bool {
-	return a.Spec.Unschedulable != b.Spec.Unschedulable ||
-		!equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable) ||
-		!equality.Semantic.DeepEqual(a.Labels, b.Labels) ||
-		!equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) ||
-		len(a.Status.Images) != len(b.Status.Images)
+// nodeUpdateActions names the scheduling-relevant changes from a to b, as
+// kube-scheduler's NodeSchedulingPropertiesChange, one event each. Heartbeats
+// are none of them; a cordon is none either (it makes no pod schedulable),
+// while an uncordon counts as a taint change, as there. Conditions and
+// annotations, which no plugin here reads, and images, which only score,
+// are left out.
+func nodeUpdateActions(a, b *v1.Node) []framework.ActionType {
+	var actions []framework.ActionType
+	if !equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable) {
+		actions = append(actions, framework.UpdateNodeAllocatable)
+	}
+	if !equality.Semantic.DeepEqual(a.Labels, b.Labels) {
+		actions = append(actions, framework.UpdateNodeLabel)
+	}
+	if (a.Spec.Unschedulable && !b.Spec.Unschedulable) || !equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) {
+		actions = append(actions, framework.UpdateNodeTaint)
+	}
+	return actions
 }
 
 func (s *Scheduler) onNodeDelete(obj any) {
@@ -188,8 +212,8 @@ func (s *Scheduler) onNodeDelete(obj any) {
 	if node, ok := obj.(*v1.Node); ok {
 		s.cache.RemoveNode(node)
 		// A node gone can raise the least-populated domain's count, so a
-		// spread constraint may be met now (kube-scheduler's Node/Delete
-		// event, which PodTopologySpread registers for).
-		s.queue.MoveAllToActiveOrBackoffQueue(rejectedBy(podtopologyspread.Name))
+		// spread constraint may be met now (PodTopologySpread registers
+		// for it).
+		s.event(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Delete}, node, nil)
 	}
 }

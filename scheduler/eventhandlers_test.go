@@ -153,3 +153,27 @@ func TestEveryAttemptLetsGoOfItsPod(t *testing.T) {
 	}
 	s.bindings.Wait()
 }
+
+// TestEventDuringAnAttemptIsJudgedByTheHintsOfItsRejectors: a node that
+// joins while a pod is being scheduled is judged when the attempt fails, by
+// the hints of the plugins that rejected it: too small, the pod waits; big
+// enough, it is retried.
+func TestEventDuringAnAttemptIsJudgedByTheHintsOfItsRejectors(t *testing.T) {
+	for _, c := range []struct {
+		cpu     string
+		retried bool
+	}{{"1", false}, {"4", true}} {
+		s := newHandlerTestScheduler(t)
+		s.queue.Add(schedtest.MakePod().Name("p").UID("p").Req("cpu", "2").Obj())
+		qp, err := s.queue.Pop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.onNodeAdd(schedtest.MakeNode().Name("n-"+c.cpu).Capacity("cpu", c.cpu).Obj())
+		qp.UnschedulablePlugins = sets.New(noderesourcesfit.Name)
+		s.queue.AddUnschedulableIfNotPresent(qp)
+		if _, _, u, _ := s.queue.Lengths(); (u == 0) != c.retried {
+			t.Errorf("node of %s cpu during the attempt: retried = %v, want %v", c.cpu, u == 0, c.retried)
+		}
+	}
+}

@@ -123,8 +123,9 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		if err := s.cache.ForgetPod(assumed); err != nil {
 			s.log.Error("forgetting assumed pod", "pod", queue.Key(assumed), "err", err)
 		}
-		// The node has room again for whoever was waiting on it.
-		s.queue.MoveAllToActiveOrBackoffQueue(nil)
+		// The node has room again for whoever was waiting on it: to the
+		// hints, as kube-scheduler tells them, the assumed pod was deleted.
+		s.event(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, assumed, nil)
 		s.handleFailure(ctx, qp, st.AsError(), clearNomination, start)
 		return
 	}

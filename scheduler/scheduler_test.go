@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,5 +248,70 @@ func TestPodPinnedByNodeNameCountsTheOtherNodesAsNotSatisfyingNodeAffinity(t *te
 		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	if cond.Message != want {
 		t.Fatalf("message %q\nwant    %q", cond.Message, want)
+	}
+}
+
+func createNode(t testing.TB, cs *fake.Clientset, n *v1.Node) {
+	t.Helper()
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create node %s: %v", n.Name, err)
+	}
+}
+
+// TestRejectedPodIsRetriedOnlyForEventsItsRejectorsSayMayHelp: with
+// kube-scheduler's queueing hints, a pod NodeResourcesFit rejected is not
+// retried for a node too small to hold it, and is for a node big enough or
+// for a placed pod deleted; a pod a taint kept off its node is retried once
+// the taint goes. A retry shows in the pod's PodScheduled message, which
+// counts the nodes seen.
+func TestRejectedPodIsRetriedOnlyForEventsItsRejectorsSayMayHelp(t *testing.T) {
+	cs := newFakeClientset()
+	createNode(t, cs, schedtest.MakeNode().Name("small").Capacity("cpu", "1").Obj())
+	startScheduler(t, cs, scheduler.Config{})
+	createPod(t, cs, schedtest.MakePod().Name("hungry").Req("cpu", "2").Obj())
+	if cond := waitUnschedulable(t, cs, "hungry"); !strings.HasPrefix(cond.Message, "0/1 nodes are available: 1 Insufficient cpu.") {
+		t.Fatalf("first attempt: %q", cond.Message)
+	}
+
+	// A second small node: once a pod pinned to it is bound, the scheduler
+	// has seen it; the hungry pod must not have been tried against it.
+	createNode(t, cs, schedtest.MakeNode().Name("small2").Capacity("cpu", "1").Obj())
+	createPod(t, cs, schedtest.MakePod().Name("probe").NodeSelector(v1.LabelHostname, "small2").Obj())
+	waitBound(t, cs, "probe")
+	time.Sleep(300 * time.Millisecond) // many backoffs (10ms to 50ms)
+	if cond := scheduledCondition(getPod(t, cs, "hungry")); !strings.HasPrefix(cond.Message, "0/1 nodes") {
+		t.Fatalf("a node too small for the pod retried it: %q", cond.Message)
+	}
+
+	createNode(t, cs, schedtest.MakeNode().Name("big").Capacity("cpu", "2").Obj())
+	if got := waitBound(t, cs, "hungry"); got != "big" {
+		t.Fatalf("hungry bound to %s, want big", got)
+	}
+
+	// Rejected for CPU again, then room freed by a deletion.
+	createPod(t, cs, schedtest.MakePod().Name("hungry2").Req("cpu", "2").Obj())
+	waitUnschedulable(t, cs, "hungry2")
+	if err := cs.CoreV1().Pods("default").Delete(context.Background(), "hungry", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, cs, "hungry2"); got != "big" {
+		t.Fatalf("hungry2 bound to %s, want big", got)
+	}
+
+	// Rejected by a taint (and, elsewhere, by its selector): untainting
+	// its node lets it in.
+	tainted := schedtest.MakeNode().Name("tainted").Taint("dedicated", "a", v1.TaintEffectNoSchedule).Obj()
+	createNode(t, cs, tainted)
+	createPod(t, cs, schedtest.MakePod().Name("picky").NodeSelector(v1.LabelHostname, "tainted").Obj())
+	if cond := waitUnschedulable(t, cs, "picky"); !strings.Contains(cond.Message, "untolerated taint {dedicated: a}") {
+		t.Fatalf("picky: %q", cond.Message)
+	}
+	untainted := tainted.DeepCopy()
+	untainted.Spec.Taints = nil
+	if _, err := cs.CoreV1().Nodes().Update(context.Background(), untainted, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, cs, "picky"); got != "tainted" {
+		t.Fatalf("picky bound to %s", got)
 	}
 }

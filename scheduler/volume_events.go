@@ -3,21 +3,32 @@ package scheduler
 import (
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
+	"github.com/skiffkube/skiff/scheduler/framework"
 )
 
-// addVolumeEventHandlers wakes pods VolumeBinding rejected when a claim, a
-// volume or a storage class appears or changes (the claim they lacked was
-// created, a volume became available or bound).
+// addVolumeEventHandlers tells the queue when a claim, a volume or a storage
+// class appears or changes (the claim a pod lacked was created, a volume
+// became available or bound); the volume plugins' hints judge which pods it
+// may help.
 func (s *Scheduler) addVolumeEventHandlers() error {
-	wake := func(any) { s.queue.MoveAllToActiveOrBackoffQueue(rejectedBy(volumebinding.Name)) }
-	handler := cache.ResourceEventHandlerFuncs{AddFunc: wake, UpdateFunc: func(_, cur any) { wake(cur) }}
-	for _, inf := range []cache.SharedIndexInformer{
-		s.factory.Core().V1().PersistentVolumeClaims().Informer(),
-		s.factory.Core().V1().PersistentVolumes().Informer(),
-		s.factory.Storage().V1().StorageClasses().Informer(),
+	for _, v := range []struct {
+		resource framework.EventResource
+		informer cache.SharedIndexInformer
+	}{
+		{framework.PersistentVolumeClaim, s.factory.Core().V1().PersistentVolumeClaims().Informer()},
+		{framework.PersistentVolume, s.factory.Core().V1().PersistentVolumes().Informer()},
+		{framework.StorageClass, s.factory.Storage().V1().StorageClasses().Informer()},
 	} {
-		if _, err := inf.AddEventHandler(handler); err != nil {
+		resource := v.resource
+		handler := cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				s.event(framework.ClusterEvent{Resource: resource, ActionType: framework.Add}, nil, obj)
+			},
+			UpdateFunc: func(oldObj, obj any) {
+				s.event(framework.ClusterEvent{Resource: resource, ActionType: framework.Update}, oldObj, obj)
+			},
+		}
+		if _, err := v.informer.AddEventHandler(handler); err != nil {
 			return err
 		}
 	}

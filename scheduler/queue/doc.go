@@ -11,8 +11,8 @@
 //     left there too long is flushed back periodically so nothing waits forever.
 //
 // A pod whose attempt failed while a cluster event that may help it arrived
-// (one its rejecting plugins care about, judged once the attempt has named
-// them) goes to backoffQ rather than unschedulable, so an event that raced
+// (one its rejecting plugins' queueing hints answer Queue for, judged once
+// the attempt has named them) goes to backoffQ rather than unschedulable, so an event that raced
 // with its attempt is not lost; other events leave it waiting.
 // Updates of a pod being scheduled are held for the attempt's end in the same
 // way (not queued as a second copy), and a pod deleted meanwhile is dropped.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
@@ -54,6 +55,9 @@ type Framework struct {
 	preBind    []framework.PreBindPlugin
 	bind       []framework.BindPlugin
 	plugins    map[string]framework.Plugin
+	// events holds what each plugin implementing EnqueueExtensions
+	// registered; a plugin absent here is retried on every event.
+	events map[string][]framework.ClusterEventWithHint
 
 	// scoreMu guards scoreScratch, the per-plugin score slab reused between
 	// attempts: it is the scheduler's largest allocation per pod otherwise.
@@ -79,7 +83,8 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 	if opts.Informers == nil && opts.ClientSet != nil {
 		opts.Informers = informers.NewSharedInformerFactory(opts.ClientSet, 0)
 	}
-	f := &Framework{opts: opts, weights: map[string]int64{}, plugins: map[string]framework.Plugin{}}
+	f := &Framework{opts: opts, weights: map[string]int64{}, plugins: map[string]framework.Plugin{},
+		events: map[string][]framework.ClusterEventWithHint{}}
 	for _, pc := range plugins {
 		factory, ok := registry[pc.Name]
 		if !ok {
@@ -93,6 +98,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 			return nil, fmt.Errorf("scheduler framework: building plugin %q: %w", pc.Name, err)
 		}
 		f.plugins[pc.Name] = p
+		if x, ok := p.(framework.EnqueueExtensions); ok {
+			f.events[pc.Name] = x.EventsToRegister()
+		}
 		if x, ok := p.(framework.PreEnqueuePlugin); ok {
 			f.preEnqueue = append(f.preEnqueue, x)
 		}
@@ -130,6 +138,45 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 		}
 	}
 	return f, nil
+}
+
+// QueueingHint asks plugin, which rejected pod, whether evt (the change
+// from oldObj to newObj) may make pod schedulable, as kube-scheduler's
+// queue does: a plugin that registered events answers QueueSkip for any
+// other event and its hint's verdict for those (Queue when it has no hint
+// function); a plugin that registered none, or is not in the profile (a
+// marker such as "no node at all"), answers Queue. A hint that fails answers
+// Queue with its error, so that the pod is never left waiting for want of a
+// verdict. Each hint's run is timed in
+// scheduler_queueing_hint_execution_duration_seconds.
+func (f *Framework) QueueingHint(plugin string, pod *v1.Pod, evt framework.ClusterEvent, oldObj, newObj any) (framework.QueueingHint, error) {
+	registered, ok := f.events[plugin]
+	if !ok {
+		return framework.Queue, nil
+	}
+	for _, r := range registered {
+		if !evt.Match(r.Event) {
+			continue
+		}
+		if r.QueueingHintFn == nil {
+			return framework.Queue, nil
+		}
+		start := time.Now()
+		hint, err := r.QueueingHintFn(pod, oldObj, newObj)
+		label := metrics.HintQueue
+		switch {
+		case err != nil:
+			hint, label = framework.Queue, metrics.HintError
+			err = fmt.Errorf("%s: queueing hint for %s: %w", plugin, evt.Label(), err)
+		case hint == framework.QueueSkip:
+			label = metrics.HintQueueSkip
+		}
+		f.opts.Metrics.QueueingHint(plugin, evt.Label(), label, time.Since(start))
+		if hint == framework.Queue {
+			return hint, err
+		}
+	}
+	return framework.QueueSkip, nil
 }
 
 // Handle methods.

@@ -2,6 +2,7 @@ package nodeaffinity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -96,6 +97,47 @@ func namesOfTerm(term v1.NodeSelectorTerm) map[string]bool {
 		names = next
 	}
 	return names
+}
+
+// EventsToRegister: only a node that appears, or whose labels change, can
+// start matching the pod's selector and required affinity.
+func (*NodeAffinity) EventsToRegister() []framework.ClusterEventWithHint {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: isSchedulableAfterNodeChange},
+	}
+}
+
+// isSchedulableAfterNodeChange queues the pod when a node added matches its
+// selector and required terms, or an updated node matches them and did not
+// before.
+func isSchedulableAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if newNode == nil {
+		return framework.Queue, errors.New("the event carries no node")
+	}
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	matches, err := required.Match(newNode)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if !matches {
+		return framework.QueueSkip, nil
+	}
+	if oldNode == nil {
+		return framework.Queue, nil
+	}
+	matched, err := required.Match(oldNode)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if matched {
+		// It matched already, so it was not this plugin that refused it.
+		return framework.QueueSkip, nil
+	}
+	return framework.Queue, nil
 }
 
 // Filter rejects nodes that fail the selector or the required terms. A term

@@ -24,6 +24,14 @@ func New(_ any, _ framework.Handle) (framework.Plugin, error) { return &NodeName
 // Name implements framework.Plugin.
 func (*NodeName) Name() string { return Name }
 
+// EventsToRegister: only a new node can be the one the pod names; the
+// pod is retried for any, as in kube-scheduler (no hint).
+func (*NodeName) EventsToRegister() []framework.ClusterEventWithHint {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
+	}
+}
+
 // Filter rejects every node but the requested one.
 func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	if pod.Spec.NodeName == "" || pod.Spec.NodeName == ni.Node().Name {

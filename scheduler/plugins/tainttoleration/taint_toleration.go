@@ -2,6 +2,7 @@ package tainttoleration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,16 +41,51 @@ func doNotSchedule(t *v1.Taint) bool {
 
 // Filter rejects a node with an untolerated NoSchedule/NoExecute taint.
 func (*TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	taints := ni.Taints()
-	if len(taints) == 0 {
-		return nil
-	}
-	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, doNotSchedule, false)
+	taint, untolerated := untoleratedTaint(pod, ni.Taints())
 	if !untolerated {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUntolerated(taint))
 }
+
+// untoleratedTaint finds a NoSchedule/NoExecute taint pod does not tolerate.
+func untoleratedTaint(pod *v1.Pod, taints []v1.Taint) (v1.Taint, bool) {
+	if len(taints) == 0 {
+		return v1.Taint{}, false
+	}
+	return corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, doNotSchedule, false)
+}
+
+// EventsToRegister: only a node that appears, or whose taints change, can
+// stop having a taint the pod does not tolerate. (A pod's own new
+// toleration reaches the queue as an update of the pod.)
+func (*TaintToleration) EventsToRegister() []framework.ClusterEventWithHint {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: isSchedulableAfterNodeChange},
+	}
+}
+
+// isSchedulableAfterNodeChange queues the pod when the node's taints, which
+// it did not tolerate before (or the node is new), now all are tolerated.
+func isSchedulableAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if newNode == nil {
+		return framework.Queue, errNoNode
+	}
+	wasUntolerated := true
+	if oldNode != nil {
+		_, wasUntolerated = untoleratedTaint(pod, oldNode.Spec.Taints)
+	}
+	if _, untolerated := untoleratedTaint(pod, newNode.Spec.Taints); wasUntolerated && !untolerated {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
+
+var errNoNode = errors.New("the event carries no node")
 
 type preScoreState []v1.Toleration
 
