@@ -98,6 +98,12 @@ func TestValidateNamespaceNodeAndQuota(t *testing.T) {
 		})},
 		{name: "node bad CIDR", obj: node(func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.42.0.0/33"} }),
 			want: []want{{"spec.podCIDRs[0]", invalid}}},
+		{name: "node two IPv4 pod CIDRs", obj: node(func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.42.0.0/24", "10.42.1.0/24"} }),
+			want: []want{{"spec.podCIDRs", invalid}}},
+		{name: "node three pod CIDRs", obj: node(func(n *corev1.Node) {
+			n.Spec.PodCIDRs = []string{"10.42.0.0/24", "fd00:42::/64", "10.42.1.0/24"}
+		}), want: []want{{"spec.podCIDRs", invalid}}},
+		{name: "node dual-stack pod CIDRs", obj: node(func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.42.0.0/24", "fd00:42::/64"} })},
 		{name: "node bad taint effect", obj: node(func(n *corev1.Node) {
 			n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: "Sometimes"}}
 		}), want: []want{{"spec.taints[0].effect", notSupported}}},

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 )
 
 func validateNamespace(ns *corev1.Namespace) field.ErrorList {
@@ -30,6 +31,13 @@ func validateNode(n *corev1.Node) field.ErrorList {
 	specPath := field.NewPath("spec")
 	for i, cidr := range n.Spec.PodCIDRs {
 		errs = append(errs, validation.IsValidCIDR(specPath.Child("podCIDRs").Index(i), cidr)...)
+	}
+	// More than one pod CIDR is a dual-stack pair, one per family, as Kubernetes' ValidateNode (an
+	// unparsable one is reported above).
+	if len(n.Spec.PodCIDRs) > 1 {
+		if dual, err := netutils.IsDualStackCIDRStrings(n.Spec.PodCIDRs); err == nil && (!dual || len(n.Spec.PodCIDRs) > 2) {
+			errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
+		}
 	}
 	if n.Spec.PodCIDR != "" && (len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR) {
 		errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "must be empty or the first value must match spec.podCIDR"))
