@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	stderrors "errors"
@@ -115,6 +116,9 @@ func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One event a line, as Kubernetes writes JSON watches: the unstructured
+	// encoder (custom resources) ends the object with a newline.
+	data = bytes.TrimSuffix(data, []byte("\n"))
 	frame := make([]byte, 0, len(data)+32)
 	frame = append(frame, `{"type":"`...)
 	frame = append(frame, typ...)
