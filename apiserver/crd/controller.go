@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
@@ -34,6 +35,12 @@ const prefix = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
 // actor is recorded in history for the controller's own writes.
 const actor = "system:skiff:crd-controller"
 
+// teardownGrace is how long the watches of a CRD's resource go on once it
+// is no longer served as they knew it, so that they still deliver what was
+// already written (the DELETED events of the objects removed with the CRD),
+// as Kubernetes waits a second before it tears down the resource's storage.
+const teardownGrace = time.Second
+
 // Controller keeps the registry's custom resources in step with the CRDs
 // in the store.
 type Controller struct {
@@ -43,7 +50,18 @@ type Controller struct {
 	log    *slog.Logger
 
 	mu     sync.Mutex
-	served map[string][]schema.GroupVersionResource // CRD name → entries
+	served map[string]*serving // by CRD name
+}
+
+// serving is what the controller serves for one CRD, as of one spec.
+type serving struct {
+	uid  types.UID
+	spec apiextensionsv1.CustomResourceDefinitionSpec
+	// gvrs are the registry entries; none once the CRD is terminating.
+	gvrs []schema.GroupVersionResource
+	// retired is every entry's Resource.Retired: closed, after
+	// teardownGrace, when the CRD is deleted or its spec changes.
+	retired chan struct{}
 }
 
 // NewController returns a controller; Start loads and watches CRDs.
@@ -51,7 +69,7 @@ func NewController(store Store, reg *registry.Registry, tables TableFactory, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{store: store, reg: reg, tables: tables, log: log, served: map[string][]schema.GroupVersionResource{}}
+	return &Controller{store: store, reg: reg, tables: tables, log: log, served: map[string]*serving{}}
 }
 
 // Start registers every stored CRD, then follows changes until ctx ends.
@@ -141,41 +159,82 @@ func (c *Controller) apply(ctx context.Context, kv *storage.KeyValue) {
 		c.finalize(ctx, crd, kv)
 		return
 	}
-	entries := customResources(crd, c.tables)
-	c.mu.Lock()
-	old := c.served[crd.Name]
-	keep := map[schema.GroupVersionResource]bool{}
-	for _, r := range entries {
-		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
-		keep[gvr] = true
-		c.reg.Add(r)
-	}
-	for _, gvr := range old {
-		if !keep[gvr] {
-			c.reg.Remove(gvr)
-		}
-	}
-	var now []schema.GroupVersionResource
-	for gvr := range keep {
-		now = append(now, gvr)
-	}
-	c.served[crd.Name] = now
-	c.mu.Unlock()
+	c.serve(crd)
 	c.publishStatus(ctx, crd, kv)
 }
 
-func (c *Controller) unserve(name string) {
+// serve registers the CRD's served versions. Kubernetes rebuilds (and so
+// ends the watches of) a custom resource's storage for any change of the
+// CRD's spec, or a new CRD of the same name, and for nothing else: the
+// controller's own status and finalizer writes, labels and annotations
+// leave the entries, and the watches opened through them, as they are.
+func (c *Controller) serve(crd *apiextensionsv1.CustomResourceDefinition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, gvr := range c.served[name] {
+	old := c.served[crd.Name]
+	if old != nil && old.uid == crd.UID && equality.Semantic.DeepEqual(&old.spec, &crd.Spec) {
+		return
+	}
+	now := &serving{uid: crd.UID, spec: *crd.Spec.DeepCopy(), retired: make(chan struct{})}
+	keep := map[schema.GroupVersionResource]bool{}
+	for _, r := range customResources(crd, c.tables) {
+		r.Retired = now.retired
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
+		keep[gvr] = true
+		now.gvrs = append(now.gvrs, gvr)
+		c.reg.Add(r)
+	}
+	c.served[crd.Name] = now
+	if old != nil {
+		for _, gvr := range old.gvrs {
+			if !keep[gvr] {
+				c.reg.Remove(gvr)
+			}
+		}
+		retireLater(old)
+	}
+}
+
+// unregister stops serving a terminating CRD to new requests. Watches
+// already open go on, delivering the deletions of its objects, until the
+// CRD itself is gone, as in Kubernetes, which tears down its storage then.
+func (c *Controller) unregister(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.served[name]
+	if s == nil {
+		return
+	}
+	for _, gvr := range s.gvrs {
+		c.reg.Remove(gvr)
+	}
+	s.gvrs = nil
+}
+
+// retire stops serving a CRD that is gone and ends its watches.
+func (c *Controller) retire(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.served[name]
+	if s == nil {
+		return
+	}
+	for _, gvr := range s.gvrs {
 		c.reg.Remove(gvr)
 	}
 	delete(c.served, name)
+	retireLater(s)
+}
+
+// retireLater ends the watches of s's entries after teardownGrace. s is
+// out of the served map, so this runs once per serving.
+func retireLater(s *serving) {
+	time.AfterFunc(teardownGrace, func() { close(s.retired) })
 }
 
 // remove stops serving a deleted CRD and deletes its remaining objects.
 func (c *Controller) remove(ctx context.Context, kv *storage.KeyValue) {
-	c.unserve(keyName(kv.Key))
+	c.retire(keyName(kv.Key))
 	crd, err := decode(kv)
 	if err != nil {
 		return
@@ -210,7 +269,7 @@ const cleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 // finalize handles a CRD with a deletionTimestamp: stop serving, delete the
 // objects, drop our finalizer.
 func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
-	c.unserve(crd.Name)
+	c.unregister(crd.Name)
 	c.deleteObjects(ctx, crd)
 	var rest []string
 	for _, f := range crd.Finalizers {

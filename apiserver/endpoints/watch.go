@@ -206,6 +206,19 @@ func (h *Handler) watch(req *request) error {
 	ctx, cancel := context.WithTimeout(req.ctx, timeout)
 	defer cancel()
 	req.ctx = ctx
+	// A custom resource's watch ends when its CRD is deleted or its spec
+	// changes, as Kubernetes ends it by tearing down the resource's storage:
+	// the stream just ends (no ERROR event) and the client re-lists, to a 404
+	// or to what is served now, instead of keeping a dead watch for minutes.
+	if retired := req.res.Retired; retired != nil {
+		go func() {
+			select {
+			case <-retired:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 
 	prefix := listPrefix(req.res, req.info.Namespace, sel)
 	start := rv

@@ -67,6 +67,11 @@ type Resource struct {
 	// Kubernetes' review APIs (SubjectAccessReview, TokenReview): a POST is
 	// decoded, handed to Virtual, and its result returned with 201.
 	Virtual VirtualCreate
+	// Retired, when set, is closed once this entry stops being served as
+	// it is (a custom resource whose CRD was deleted or its spec changed).
+	// Watches opened through it end then, so that their clients re-list
+	// against what is served now; nil: never.
+	Retired <-chan struct{}
 }
 
 // VirtualCreate answers a POST of a virtual resource. namespace is the
