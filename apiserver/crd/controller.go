@@ -83,9 +83,12 @@ func (c *Controller) Start(ctx context.Context) error {
 	return nil
 }
 
+// loadAll serves every stored CRD and retires those served that are gone
+// (deleted while a compaction gap hid their events).
 func (c *Controller) loadAll(ctx context.Context) (int64, error) {
 	var rev int64
 	start := ""
+	seen := map[string]bool{}
 	for {
 		page, err := c.store.List(ctx, storage.ListOptions{Prefix: prefix, StartAfter: start, Revision: rev, Limit: 500})
 		if err != nil {
@@ -94,12 +97,25 @@ func (c *Controller) loadAll(ctx context.Context) (int64, error) {
 		rev = page.Revision
 		for _, kv := range page.KVs {
 			c.apply(ctx, kv)
+			seen[keyName(kv.Key)] = true
 			start = kv.Key
 		}
 		if !page.More || len(page.KVs) == 0 {
-			return rev, nil
+			break
 		}
 	}
+	c.mu.Lock()
+	var gone []string
+	for name := range c.served {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range gone {
+		c.retire(name)
+	}
+	return rev, nil
 }
 
 // follow watches CRDs, relisting after a compaction gap.
