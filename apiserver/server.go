@@ -190,14 +190,6 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
-	var saTokens *serviceaccount.Tokens
-	if cfg.ServiceAccountKey != nil {
-		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store, cfg.Logger); err != nil {
-			return nil, err
-		}
-		tokens = append(tokens, saTokens)
-	}
 	rbacCache := rbac.NewCache(cfg.Store, cfg.Logger)
 	aggregator := rbac.NewAggregator(rbacCache, cfg.Store)
 	rbacAuthorizer := rbac.NewAuthorizer(rbacCache)
@@ -206,6 +198,16 @@ func New(cfg Config) (*Server, error) {
 		// Kubernetes' order: superusers, then the node authorizer (which
 		// decides only node agents' requests), then RBAC.
 		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph, node.StorePods{Store: cfg.Store}), rbacAuthorizer}
+	}
+	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
+	var saTokens *serviceaccount.Tokens
+	if cfg.ServiceAccountKey != nil {
+		// The authorizer may grant nodes more token audiences than their
+		// pods use.
+		if saTokens, err = serviceaccount.New(cfg.ServiceAccountKey, cfg.ServiceAccountIssuer, cfg.Store, cfg.Authorizer, cfg.Logger); err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, saTokens)
 	}
 	escalation := &rbac.Escalation{Decide: cfg.Authorizer, Rules: rbacAuthorizer, Superusers: authz.Masters}
 	reg := registry.New()

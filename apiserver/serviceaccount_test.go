@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -440,4 +441,85 @@ func TestNodeTokenRequests(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("token of an account no pod on the node uses: %v, want 403", err)
 	}
+}
+
+// TestNodeTokenAudiences: as Kubernetes' ServiceAccountNodeAudienceRestriction
+// (beta, on by default since 1.33), a node may ask only for the audiences
+// its pod's projected serviceAccountToken volumes name (none is one: the
+// kube-api-access volume's), one at a time, unless the authorizer grants
+// it request-serviceaccounts-token-audience on the audience for that
+// account. Other users are not restricted.
+func TestNodeTokenAudiences(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	n1 := clientsetFor(t, srv.UserConfig(t, "system:node:n1", "system:nodes"))
+	ctx := context.Background()
+	create := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.NodeName = "n1"
+		out, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// withVault also gets the kube-api-access volume (empty audience).
+	withVault := testPod("with-vault")
+	withVault.Spec.Volumes = []corev1.Volume{{Name: "vault-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "vault", Path: "token"}}}}}}}
+	withVault = create(withVault)
+	bare := testPod("bare")
+	bare.Spec.AutomountServiceAccountToken = ptr.To(false)
+	bare = create(bare)
+	ask := func(c kubernetes.Interface, pod *corev1.Pod, audiences ...string) error {
+		_, err := c.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			Audiences:      audiences,
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
+		return err
+	}
+	notFound := func(aud string) string {
+		return `serviceaccounts "default" is forbidden: audience "` + aud + `" not found in pod spec volume, system:node:n1 is not authorized to request tokens for this audience`
+	}
+	refused := func(what string, err error, want string) {
+		t.Helper()
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want 403 %q", what, err, want)
+		}
+	}
+
+	// The pods reach the node authorizer's graph through a watch.
+	waitAllowed(t, "the audience of the pod's projected volume", func() error { return ask(n1, withVault, "vault") })
+	if err := ask(n1, withVault); err != nil {
+		t.Errorf("no audience (the API server's) for a pod with kube-api-access: %v", err)
+	}
+	refused("an audience the pod does not use", ask(n1, withVault, "other"), notFound("other"))
+	refused("no audience for a pod without kube-api-access", ask(n1, bare), notFound(""))
+	refused("two audiences", ask(n1, withVault, "vault", ""), "node may only request 0 or 1 audiences")
+	if err := ask(admin, withVault, "other"); err != nil {
+		t.Errorf("an admin asking for any audience: %v", err)
+	}
+
+	// RBAC grants more: the audience is the resource, the account the
+	// resource name, in the pod's namespace.
+	grant := func(name string, audiences, accounts []string) {
+		t.Helper()
+		if _, err := admin.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: audiences, ResourceNames: accounts,
+				Verbs: []string{"request-serviceaccounts-token-audience"}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:nodes"}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant("other-for-another-account", []string{"other"}, []string{"someone-else"})
+	grant("api-server-audience", []string{""}, nil)
+	waitAllowed(t, "the API server's audience granted by RBAC", func() error { return ask(n1, bare) })
+	refused("an audience granted for another account", ask(n1, withVault, "other"), notFound("other"))
+	grant("other", []string{"other"}, []string{"default"})
+	waitAllowed(t, "an audience granted by RBAC", func() error { return ask(n1, withVault, "other") })
+	refused("an audience not granted", ask(n1, withVault, "third"), notFound("third"))
+	grant("any", []string{"*"}, nil)
+	waitAllowed(t, "any audience granted by RBAC", func() error { return ask(n1, bare, "myaud://a/b.example") })
 }

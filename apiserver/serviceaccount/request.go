@@ -49,7 +49,7 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected a TokenRequest, got %T", obj))
 	}
-	nodesPod, err := t.restrictNode(ctx, namespace, name, tr.Spec.BoundObjectRef)
+	nodesPod, err := t.restrictNode(ctx, namespace, name, &tr.Spec)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -81,7 +82,10 @@ type Tokens struct {
 	issuer    string
 	audiences []string // what the API server accepts by default
 	store     Store
-	now       func() time.Time
+	// authz decides which audiences beyond their pods' a node may ask
+	// for (nil: none).
+	authz authz.Authorizer
+	now   func() time.Time
 	// used counts authenticated tokens by kind, as Kubernetes' metrics.
 	used usage
 	// tracker dates the last use of legacy token Secrets.
@@ -121,9 +125,11 @@ func (t *Tokens) Collectors() []prometheus.Collector {
 }
 
 // New returns a token issuer/authenticator. issuer "" takes DefaultIssuer;
-// the API server accepts tokens for its issuer as audience. log (nil: the
-// default) gets the failures of the legacy token Secrets' label writes.
-func New(key *ecdsa.PrivateKey, issuer string, store Store, log *slog.Logger) (*Tokens, error) {
+// the API server accepts tokens for its issuer as audience. az, the API
+// server's authorizer, may grant a node audiences its pods do not use
+// (VerbRequestAudience); with nil it grants none. log (nil: the default)
+// gets the failures of the legacy token Secrets' label writes.
+func New(key *ecdsa.PrivateKey, issuer string, store Store, az authz.Authorizer, log *slog.Logger) (*Tokens, error) {
 	if key == nil || store == nil {
 		return nil, errors.New("serviceaccount: a signing key and a store are required")
 	}
@@ -133,7 +139,7 @@ func New(key *ecdsa.PrivateKey, issuer string, store Store, log *slog.Logger) (*
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, now: time.Now, used: newUsage(),
+	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, authz: az, now: time.Now, used: newUsage(),
 		tracker: &lastUsedTracker{store: store, log: log, inFlight: map[string]bool{}}}, nil
 }
 

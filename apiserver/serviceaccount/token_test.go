@@ -33,7 +33,7 @@ func newTokens(t *testing.T) (*Tokens, *corev1.ServiceAccount) {
 	if _, err := s.Create(context.Background(), "/registry/serviceaccounts/default/robot", data, 0); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := New(key, "", s, nil)
+	tok, err := New(key, "", s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
