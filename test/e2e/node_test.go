@@ -239,6 +239,34 @@ current-context: c
 			t.Errorf("a pod with automountServiceAccountToken false reads a token: %q", out)
 		}
 		k.ok("delete", "pod", "no-token", "--wait=false")
+
+		// A projected token for another audience: the agent asks for the
+		// audience its pod's volume names, which NodeRestriction lets a
+		// node do (and only that, since 1.33).
+		k.okIn(podManifest("vault-token", `  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: `+testimage.Ref+`
+    args: ["serve", ":8080"]
+    volumeMounts: [{name: vault, mountPath: /var/run/secrets/vault}]
+  volumes:
+  - name: vault
+    projected:
+      sources: [{serviceAccountToken: {audience: vault, path: token}}]
+`), "apply", "-f", "-")
+		k.ok("wait", "--for=condition=Ready", "pod/vault-token", "--timeout=60s")
+		parts := strings.Split(k.ok("exec", "vault-token", "--", "/app", "read", "/var/run/secrets/vault/token"), ".")
+		if len(parts) != 3 {
+			t.Fatalf("the vault token is not a JWT: %d parts", len(parts))
+		}
+		claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(claims), `"aud":["vault"]`) {
+			t.Errorf("the projected token's claims %s, want audience vault", claims)
+		}
+		k.ok("delete", "pod", "vault-token", "--wait=false")
 	})
 
 	t.Run("port-forward", func(t *testing.T) {
