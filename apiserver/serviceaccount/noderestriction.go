@@ -79,8 +79,8 @@ func (t *Tokens) restrictNodeAudience(ctx context.Context, u *authn.User, namesp
 		return nil
 	}
 	if t.authz != nil {
-		// An authorizer that fails grants nothing: the node is refused,
-		// as Kubernetes does, rather than let through.
+		// An authorizer that fails grants nothing: the node is refused
+		// rather than let through.
 		ok, _, err := t.authz.Authorize(ctx, authz.Attributes{User: u, Verb: VerbRequestAudience, APIVersion: "v1",
 			Resource: audience, Namespace: namespace, Name: account, ResourceRequest: true})
 		if err == nil && ok {
