@@ -303,9 +303,16 @@ func TestRejectedPodIsRetriedOnlyForEventsItsRejectorsSayMayHelp(t *testing.T) {
 	tainted := schedtest.MakeNode().Name("tainted").Taint("dedicated", "a", v1.TaintEffectNoSchedule).Obj()
 	createNode(t, cs, tainted)
 	createPod(t, cs, schedtest.MakePod().Name("picky").NodeSelector(v1.LabelHostname, "tainted").Obj())
-	if cond := waitUnschedulable(t, cs, "picky"); !strings.Contains(cond.Message, "untolerated taint {dedicated: a}") {
-		t.Fatalf("picky: %q", cond.Message)
-	}
+	// The pod may be tried before the scheduler has seen the new node (all
+	// nodes then fail its selector); the node's arrival retries it, so wait
+	// for the attempt that met the taint.
+	waitFor(t, "picky rejected by the taint", func() (bool, error) {
+		cond := scheduledCondition(getPod(t, cs, "picky"))
+		if cond == nil || cond.Status != v1.ConditionFalse {
+			return false, nil
+		}
+		return strings.Contains(cond.Message, "untolerated taint {dedicated: a}"), fmt.Errorf("message %q", cond.Message)
+	})
 	untainted := tainted.DeepCopy()
 	untainted.Spec.Taints = nil
 	if _, err := cs.CoreV1().Nodes().Update(context.Background(), untainted, metav1.UpdateOptions{}); err != nil {
