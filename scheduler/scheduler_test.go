@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
 
@@ -321,4 +323,68 @@ func TestRejectedPodIsRetriedOnlyForEventsItsRejectorsSayMayHelp(t *testing.T) {
 	if got := waitBound(t, cs, "picky"); got != "tainted" {
 		t.Fatalf("picky bound to %s", got)
 	}
+}
+
+// unschedulableAttempts reads scheduler_schedule_attempts_total for the
+// attempts that found no node.
+func unschedulableAttempts(t testing.TB, m *metrics.Metrics) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "scheduler_schedule_attempts_total" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "unschedulable" {
+					n += mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestPodRejectedByAntiAffinityIsRetriedOnlyWhenTheConflictingPodGoes: with
+// InterPodAffinity's queueing hints, a pod its anti-affinity kept out is
+// not retried when a placed pod it does not mind is added or deleted (the
+// scheduler counts no further unschedulable attempt), and is scheduled once
+// the pod it minds is deleted.
+func TestPodRejectedByAntiAffinityIsRetriedOnlyWhenTheConflictingPodGoes(t *testing.T) {
+	cs := newFakeClientset()
+	const zone = "topology.kubernetes.io/zone"
+	createNode(t, cs, schedtest.MakeNode().Name("n1").Label(zone, "a").Obj())
+	createNode(t, cs, schedtest.MakeNode().Name("n2").Label(zone, "a").Obj())
+	createPod(t, cs, schedtest.MakePod().Name("db").Label("app", "db").Node("n1").Obj())
+	m := metrics.New()
+	startScheduler(t, cs, scheduler.Config{Metrics: m})
+	createPod(t, cs, schedtest.MakePod().Name("web").PodAntiAffinity(zone, "app", "db").Obj())
+	if msg := waitUnschedulable(t, cs, "web").Message; !strings.HasPrefix(msg, "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules.") {
+		t.Fatalf("first attempt: %q", msg)
+	}
+	waitFor(t, "the first attempt counted", func() (bool, error) { return unschedulableAttempts(t, m) == 1, nil })
+
+	createPod(t, cs, schedtest.MakePod().Name("cache").Label("app", "cache").Node("n2").Obj())
+	if err := cs.CoreV1().Pods("default").Delete(context.Background(), "cache", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The probe's add follows the deletion on the pod informer: once it is
+	// bound, the deletion has been handled.
+	createPod(t, cs, schedtest.MakePod().Name("probe").NodeSelector(v1.LabelHostname, "n1").Obj())
+	waitBound(t, cs, "probe")
+	time.Sleep(300 * time.Millisecond) // many backoffs (10ms to 50ms)
+	if n := unschedulableAttempts(t, m); n != 1 {
+		t.Fatalf("an unrelated placed pod added and deleted retried the pod: %v unschedulable attempts, want 1", n)
+	}
+
+	if err := cs.CoreV1().Pods("default").Delete(context.Background(), "db", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, cs, "web")
 }

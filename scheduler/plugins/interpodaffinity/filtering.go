@@ -307,14 +307,3 @@ func (s *preFilterState) satisfiesAffinity(node *v1.Node) bool {
 	}
 	return false
 }
-
-// EventsToRegister, as kube-scheduler's, without hints yet (every such
-// event retries the pod): a placed pod appearing, relabelled or deleted
-// changes which terms are met, and a node appearing or relabelled changes
-// the topology domains.
-func (*InterPodAffinity) EventsToRegister() []framework.ClusterEventWithHint {
-	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
-	}
-}
