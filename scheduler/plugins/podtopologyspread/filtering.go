@@ -219,13 +219,3 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 	}
 	return nil
 }
-
-// EventsToRegister, as kube-scheduler's, without hints yet (every such
-// event retries the pod): any change of a placed pod changes the counts, and
-// a node appearing, going, relabelled or retainted changes the domains.
-func (*PodTopologySpread) EventsToRegister() []framework.ClusterEventWithHint {
-	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.All}},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint}},
-	}
-}
