@@ -139,14 +139,3 @@ func read(cs *framework.CycleState) (*state, error) {
 	}
 	return s, nil
 }
-
-// EventsToRegister, as kube-scheduler's, without hints yet (every such
-// event retries the pod): a placed pod deleted may release the claim, a new
-// node may take the pod, and the claim the pod lacked may be created.
-func (*VolumeRestrictions) EventsToRegister() []framework.ClusterEventWithHint {
-	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
-		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}},
-	}
-}
