@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/queue"
@@ -126,6 +127,10 @@ func (s *Scheduler) onPodUpdate(oldObj, newObj any) {
 		}
 		s.queue.Update(oldPod, pod)
 		s.nominator.update(oldPod, pod)
+		if n := oldPod.Status.NominatedNodeName; n != "" && n != pod.Status.NominatedNodeName {
+			// Nominated elsewhere or no longer: the old node's room is free.
+			s.nominationGone(oldPod)
+		}
 	}
 }
 
@@ -162,6 +167,22 @@ func (s *Scheduler) onPodDelete(obj any) {
 		return
 	}
 	s.queue.Delete(pod)
+	if pod.Status.NominatedNodeName != "" {
+		s.nominationGone(pod)
+	}
+}
+
+// nominationGone tells the pods that pod's nomination held back that it no
+// longer holds its room. The filters of pods of lower or equal priority
+// counted the nominated pod as if placed on its node, so they, and only
+// they, are told of an assigned-pod deletion (kube-scheduler's
+// deletePodFromSchedulingQueue and updatePodInSchedulingQueue).
+func (s *Scheduler) nominationGone(pod *v1.Pod) {
+	prio := corev1helpers.PodPriority(pod)
+	requeue := s.requeueFor(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, pod, nil)
+	s.queue.MoveAllToActiveOrBackoffQueue(func(p *queue.QueuedPodInfo) bool {
+		return corev1helpers.PodPriority(p.Pod) <= prio && requeue(p)
+	})
 }
 
 func (s *Scheduler) onNodeAdd(obj any) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
+	"github.com/skiffkube/skiff/scheduler/plugins/nodeports"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/queue"
@@ -175,5 +176,98 @@ func TestEventDuringAnAttemptIsJudgedByTheHintsOfItsRejectors(t *testing.T) {
 		if _, _, u, _ := s.queue.Lengths(); (u == 0) != c.retried {
 			t.Errorf("node of %s cpu during the attempt: retried = %v, want %v", c.cpu, u == 0, c.retried)
 		}
+	}
+}
+
+// parkAll pops each pod and returns it to the queue as rejected by plugin,
+// so that all wait among the unschedulable.
+func parkAll(t *testing.T, s *Scheduler, plugin string, pods ...*v1.Pod) {
+	t.Helper()
+	for _, p := range pods {
+		s.queue.Add(p)
+	}
+	for range pods {
+		qp, err := s.queue.Pop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		qp.UnschedulablePlugins = sets.New(plugin)
+		s.queue.AddUnschedulableIfNotPresent(qp)
+	}
+	if _, _, u, _ := s.queue.Lengths(); u != len(pods) {
+		t.Fatalf("%d pods parked among the unschedulable, want %d", u, len(pods))
+	}
+}
+
+// TestDeletedNominatedPodWakesTheLowerPrioritiesItHeldBack: a pending pod
+// nominated to a node holds room there against pods of lower or equal
+// priority; when it is deleted, kube-scheduler (deletePodFromSchedulingQueue)
+// tells those pods, and only those, of an assigned-pod deletion. A pending
+// pod without a nomination held nothing, and its deletion wakes nobody.
+func TestDeletedNominatedPodWakesTheLowerPrioritiesItHeldBack(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	wants80 := func(name string, prio int32) *v1.Pod {
+		return schedtest.MakePod().Name(name).UID(name).Priority(prio).HostPort(v1.ProtocolTCP, "", 80).Obj()
+	}
+	low, equal, high := wants80("low", 1), wants80("equal", 10), wants80("high", 100)
+	parkAll(t, s, nodeports.Name, low, equal, high)
+
+	plain := wants80("plain", 10)
+	s.onPodAdd(plain)
+	s.onPodDelete(plain)
+	if a, b, u, _ := s.queue.Lengths(); a+b != 0 || u != 3 {
+		t.Fatalf("deleting a pod without a nomination requeued %d pods", a+b)
+	}
+
+	nominated := wants80("nominated", 10)
+	nominated.Status.NominatedNodeName = "n1"
+	s.onPodAdd(nominated)
+	s.onPodDelete(cache.DeletedFinalStateUnknown{Key: "default/nominated", Obj: nominated})
+	if a, b, u, _ := s.queue.Lengths(); a+b != 2 || u != 1 {
+		t.Fatalf("after the nominated pod's deletion: %d requeued, %d waiting; want 2 and 1", a+b, u)
+	}
+	s.queue.Delete(high)
+	if _, _, u, _ := s.queue.Lengths(); u != 0 {
+		t.Fatal("the higher-priority pod was requeued, a lower one left waiting")
+	}
+}
+
+// TestChangedNominationWakesTheLowerPrioritiesItHeldBack: a pending pod
+// whose nomination is cleared or moves no longer holds room on the old
+// node, as kube-scheduler's updatePodInSchedulingQueue tells pods of lower
+// or equal priority. An update that keeps the nomination wakes nobody.
+func TestChangedNominationWakesTheLowerPrioritiesItHeldBack(t *testing.T) {
+	s := newHandlerTestScheduler(t)
+	wants80 := func(name string, prio int32) *v1.Pod {
+		return schedtest.MakePod().Name(name).UID(name).Priority(prio).HostPort(v1.ProtocolTCP, "", 80).Obj()
+	}
+	low, high := wants80("low", 1), wants80("high", 100)
+	nominated := wants80("nominated", 10)
+	nominated.ResourceVersion = "1"
+	nominated.Status.NominatedNodeName = "n1"
+	s.onPodAdd(nominated)
+	if _, err := s.queue.Pop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	parkAll(t, s, nodeports.Name, low, high)
+
+	relabelled := nominated.DeepCopy()
+	relabelled.ResourceVersion = "2"
+	relabelled.Labels = map[string]string{"x": "y"}
+	s.onPodUpdate(nominated, relabelled)
+	if _, _, u, _ := s.queue.Lengths(); u != 2 {
+		t.Fatal("an update keeping the nomination requeued a pod")
+	}
+
+	cleared := relabelled.DeepCopy()
+	cleared.ResourceVersion = "3"
+	cleared.Status.NominatedNodeName = ""
+	s.onPodUpdate(relabelled, cleared)
+	if _, _, u, _ := s.queue.Lengths(); u != 1 {
+		t.Fatalf("after the nomination was cleared %d pods wait, want 1 (high)", u)
+	}
+	s.queue.Delete(high)
+	if _, _, u, _ := s.queue.Lengths(); u != 0 {
+		t.Fatal("the higher-priority pod was requeued, the lower one left waiting")
 	}
 }
