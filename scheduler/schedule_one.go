@@ -347,12 +347,16 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	}
 	s.queue.AddUnschedulableIfNotPresent(qp)
 	s.recorder.Eventf(current, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
+	key := queue.Key(current)
+	writes, seq := s.statusWrites.begin(key)
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		if err := s.patchScheduledCondition(ctx, current, reason, msg, nom); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.log.Warn("recording PodScheduled=False", "pod", queue.Key(current), "err", err)
-		}
+		s.statusWrites.write(key, writes, seq, func() {
+			if err := s.patchScheduledCondition(ctx, current, reason, msg, nom); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+				s.log.Warn("recording PodScheduled=False", "pod", key, "err", err)
+			}
+		})
 	}()
 }
 

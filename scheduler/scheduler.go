@@ -44,6 +44,8 @@ type Scheduler struct {
 	// their room for them.
 	nominator *nominator
 	metrics   *metrics.Metrics
+	// statusWrites keeps a pod's PodScheduled=False writes in attempt order.
+	statusWrites statusWrites
 
 	broadcaster events.EventBroadcaster
 	recorder    events.EventRecorder
