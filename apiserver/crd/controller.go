@@ -217,29 +217,31 @@ func (c *Controller) serve(crd *apiextensionsv1.CustomResourceDefinition) {
 func (c *Controller) unregister(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.unregisterLocked(name)
+}
+
+// unregisterLocked removes name's entries from the registry and returns
+// its serving (nil if not served); c.mu is held.
+func (c *Controller) unregisterLocked(name string) *serving {
 	s := c.served[name]
 	if s == nil {
-		return
+		return nil
 	}
 	for _, gvr := range s.gvrs {
 		c.reg.Remove(gvr)
 	}
 	s.gvrs = nil
+	return s
 }
 
 // retire stops serving a CRD that is gone and ends its watches.
 func (c *Controller) retire(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.served[name]
-	if s == nil {
-		return
+	if s := c.unregisterLocked(name); s != nil {
+		delete(c.served, name)
+		retireLater(s)
 	}
-	for _, gvr := range s.gvrs {
-		c.reg.Remove(gvr)
-	}
-	delete(c.served, name)
-	retireLater(s)
 }
 
 // retireLater ends the watches of s's entries after teardownGrace. s is
