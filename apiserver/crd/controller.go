@@ -51,14 +51,21 @@ type Controller struct {
 
 	mu     sync.Mutex
 	served map[string]*serving // by CRD name
+	// rechecks are the terminating CRDs whose remaining objects are to be
+	// looked at again (see recheckLater): false while waiting, true once
+	// due; wake tells follow some are due.
+	rechecks map[string]bool
+	wake     chan struct{}
 }
 
 // serving is what the controller serves for one CRD, as of one spec.
 type serving struct {
 	uid  types.UID
 	spec apiextensionsv1.CustomResourceDefinitionSpec
-	// gvrs are the registry entries; none once the CRD is terminating.
+	// gvrs are the registry entries; none once the CRD is gone.
 	gvrs []schema.GroupVersionResource
+	// terminating: the CRD is being deleted, its entries refuse creates.
+	terminating bool
 	// retired is every entry's Resource.Retired: closed, after
 	// teardownGrace, when the CRD is deleted or its spec changes.
 	retired chan struct{}
@@ -69,7 +76,8 @@ func NewController(store Store, reg *registry.Registry, tables TableFactory, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{store: store, reg: reg, tables: tables, log: log, served: map[string]*serving{}}
+	return &Controller{store: store, reg: reg, tables: tables, log: log, served: map[string]*serving{},
+		rechecks: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Start registers every stored CRD, then follows changes until ctx ends.
@@ -136,13 +144,22 @@ func (c *Controller) follow(ctx context.Context, rev int64) {
 			}
 			continue
 		}
-		for ev := range w.Events() {
-			rev = ev.Revision
-			switch ev.Type {
-			case storage.Created, storage.Updated:
-				c.apply(ctx, ev.KV)
-			case storage.Deleted:
-				c.remove(ctx, ev.KV)
+	events:
+		for {
+			select {
+			case ev, ok := <-w.Events():
+				if !ok {
+					break events
+				}
+				rev = ev.Revision
+				switch ev.Type {
+				case storage.Created, storage.Updated:
+					c.apply(ctx, ev.KV)
+				case storage.Deleted:
+					c.remove(ctx, ev.KV)
+				}
+			case <-c.wake:
+				c.recheck(ctx)
 			}
 		}
 		if err := w.Err(); errors.Is(err, storage.ErrCompacted) {
@@ -175,26 +192,33 @@ func (c *Controller) apply(ctx context.Context, kv *storage.KeyValue) {
 		c.finalize(ctx, crd, kv)
 		return
 	}
-	c.serve(crd)
+	c.serve(crd, false)
 	c.publishStatus(ctx, crd, kv)
 }
 
-// serve registers the CRD's served versions. Kubernetes rebuilds (and so
-// ends the watches of) a custom resource's storage for any change of the
-// CRD's spec, or a new CRD of the same name, and for nothing else: the
-// controller's own status and finalizer writes, labels and annotations
-// leave the entries, and the watches opened through them, as they are.
-func (c *Controller) serve(crd *apiextensionsv1.CustomResourceDefinition) {
+// serve registers the CRD's served versions; terminating ones refuse
+// creates (see registry.Resource.Terminating). Kubernetes rebuilds (and
+// so ends the watches of) a custom resource's storage for any change of
+// the CRD's spec, or a new CRD of the same name, and for nothing else:
+// the controller's own status and finalizer writes, labels, annotations
+// and the start of the CRD's deletion leave the watches opened through
+// the entries as they are.
+func (c *Controller) serve(crd *apiextensionsv1.CustomResourceDefinition, terminating bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.served[crd.Name]
-	if old != nil && old.uid == crd.UID && equality.Semantic.DeepEqual(&old.spec, &crd.Spec) {
+	sameSpec := old != nil && old.uid == crd.UID && equality.Semantic.DeepEqual(&old.spec, &crd.Spec)
+	if sameSpec && old.terminating == terminating {
 		return
 	}
-	now := &serving{uid: crd.UID, spec: *crd.Spec.DeepCopy(), retired: make(chan struct{})}
+	now := &serving{uid: crd.UID, spec: *crd.Spec.DeepCopy(), terminating: terminating, retired: make(chan struct{})}
+	if sameSpec {
+		now.retired = old.retired // the same storage: its watches go on
+	}
 	keep := map[schema.GroupVersionResource]bool{}
 	for _, r := range customResources(crd, c.tables) {
 		r.Retired = now.retired
+		r.Terminating = terminating
 		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
 		keep[gvr] = true
 		now.gvrs = append(now.gvrs, gvr)
@@ -207,17 +231,10 @@ func (c *Controller) serve(crd *apiextensionsv1.CustomResourceDefinition) {
 				c.reg.Remove(gvr)
 			}
 		}
-		retireLater(old)
+		if !sameSpec {
+			retireLater(old)
+		}
 	}
-}
-
-// unregister stops serving a terminating CRD to new requests. Watches
-// already open go on, delivering the deletions of its objects, until the
-// CRD itself is gone, as in Kubernetes, which tears down its storage then.
-func (c *Controller) unregister(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.unregisterLocked(name)
 }
 
 // unregisterLocked removes name's entries from the registry and returns
@@ -250,24 +267,31 @@ func retireLater(s *serving) {
 	time.AfterFunc(teardownGrace, func() { close(s.retired) })
 }
 
-// remove stops serving a deleted CRD and deletes its remaining objects.
+// remove stops serving a deleted CRD and deletes its remaining objects:
+// normally none are left, but a CRD whose cleanup finalizer was removed
+// by hand goes with objects still stored, which nothing could reach.
 func (c *Controller) remove(ctx context.Context, kv *storage.KeyValue) {
 	c.retire(keyName(kv.Key))
 	crd, err := decode(kv)
 	if err != nil {
 		return
 	}
-	c.deleteObjects(ctx, crd)
+	c.purgeObjects(ctx, crd)
 }
 
 func keyName(key string) string { return key[len(prefix):] }
 
-// deleteObjects deletes every stored custom resource of crd.
-func (c *Controller) deleteObjects(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+// objectsPrefix is where crd's custom resources are stored.
+func objectsPrefix(crd *apiextensionsv1.CustomResourceDefinition) string {
+	return "/registry/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural + "/"
+}
+
+// purgeObjects deletes every stored custom resource of crd, finalizers or
+// not.
+func (c *Controller) purgeObjects(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
 	ctx = storage.WithActor(ctx, actor)
-	p := "/registry/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural + "/"
 	for {
-		page, err := c.store.List(ctx, storage.ListOptions{Prefix: p, Limit: 500})
+		page, err := c.store.List(ctx, storage.ListOptions{Prefix: objectsPrefix(crd), Limit: 500})
 		if err != nil || len(page.KVs) == 0 {
 			return
 		}
@@ -280,31 +304,185 @@ func (c *Controller) deleteObjects(ctx context.Context, crd *apiextensionsv1.Cus
 	}
 }
 
+// deleteObjects deletes crd's custom resources as a DELETE without options
+// would: one with finalizers gets a deletionTimestamp (once) and stays
+// until they are removed, the others go. It returns how many remain.
+func (c *Controller) deleteObjects(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (remaining int, err error) {
+	ctx = storage.WithActor(ctx, actor)
+	start := ""
+	for {
+		page, err := c.store.List(ctx, storage.ListOptions{Prefix: objectsPrefix(crd), StartAfter: start, Limit: 500})
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range page.KVs {
+			start = kv.Key
+			held, err := c.deleteObject(ctx, kv)
+			switch {
+			case errors.Is(err, storage.ErrNotFound):
+			case errors.Is(err, storage.ErrConflict):
+				remaining++ // changed meanwhile: the next look decides
+			case err != nil:
+				return 0, fmt.Errorf("deleting %s: %w", kv.Key, err)
+			case held:
+				remaining++
+			}
+		}
+		if !page.More || len(page.KVs) == 0 {
+			return remaining, nil
+		}
+	}
+}
+
+// deleteObject deletes one stored custom resource, or marks it deleted
+// when finalizers hold it (held), as the API's delete does: a
+// deletionTimestamp of now, a grace period of 0, and a new generation.
+func (c *Controller) deleteObject(ctx context.Context, kv *storage.KeyValue) (held bool, err error) {
+	var obj map[string]any
+	if err := json.Unmarshal(kv.Value, &obj); err != nil {
+		return false, err
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if fins, _ := meta["finalizers"].([]any); len(fins) == 0 {
+		_, _, err := c.store.Delete(ctx, kv.Key, kv.ModRevision)
+		return false, err
+	}
+	if _, marked := meta["deletionTimestamp"]; marked {
+		return true, nil
+	}
+	meta["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	meta["deletionGracePeriodSeconds"] = 0
+	if g, ok := meta["generation"].(float64); ok && g > 0 {
+		meta["generation"] = g + 1
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return false, err
+	}
+	_, err = c.store.Update(ctx, kv.Key, data, kv.ModRevision, 0)
+	return true, err
+}
+
 // cleanupFinalizer is the finalizer Kubernetes puts on CRDs so that their
 // objects are deleted before the definition goes.
 const cleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 
-// finalize handles a CRD with a deletionTimestamp: stop serving, delete the
-// objects, drop our finalizer.
+// recheckInterval is how often a terminating CRD's remaining objects are
+// looked at again (Kubernetes' crdFinalizer polls every 5 s).
+const recheckInterval = 5 * time.Second
+
+// finalize handles a CRD with a deletionTimestamp, as Kubernetes'
+// crdFinalizer: serve it as terminating, mark it so in its status, delete
+// its objects and, once none remain, drop the cleanup finalizer. Objects
+// held by finalizers of their own keep the CRD until their controllers
+// remove them; they are looked at again every recheckInterval.
 func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
-	c.unregister(crd.Name)
-	c.deleteObjects(ctx, crd)
+	c.serve(crd, true)
+	if !hasFinalizer(crd, cleanupFinalizer) {
+		return
+	}
+	ctx = storage.WithActor(ctx, actor)
+	if setTerminating(crd, apiextensionsv1.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress") {
+		nkv, err := c.write(ctx, crd, kv)
+		if err != nil {
+			return // changed meanwhile: its event brings the CRD back here
+		}
+		kv = nkv
+	}
+	remaining, err := c.deleteObjects(ctx, crd)
+	if err != nil {
+		c.log.Warn("crd: deleting custom resources", "crd", crd.Name, "err", err)
+		if setTerminating(crd, apiextensionsv1.ConditionTrue, "InstanceDeletionFailed", fmt.Sprintf("could not issue all deletes: %v", err)) {
+			_, _ = c.write(ctx, crd, kv)
+		}
+		c.recheckLater(crd.Name)
+		return
+	}
+	if remaining > 0 {
+		c.recheckLater(crd.Name)
+		return
+	}
 	var rest []string
 	for _, f := range crd.Finalizers {
 		if f != cleanupFinalizer {
 			rest = append(rest, f)
 		}
 	}
-	if len(rest) == len(crd.Finalizers) {
-		return
-	}
-	ctx = storage.WithActor(ctx, actor)
 	if len(rest) == 0 {
 		_, _, _ = c.store.Delete(ctx, kv.Key, kv.ModRevision)
 		return
 	}
 	crd.Finalizers = rest
-	c.write(ctx, crd, kv)
+	setTerminating(crd, apiextensionsv1.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
+	_, _ = c.write(ctx, crd, kv)
+}
+
+// recheckLater has follow look at the CRD again after recheckInterval,
+// once however often it is asked meanwhile.
+func (c *Controller) recheckLater(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, waiting := c.rechecks[name]; waiting {
+		return
+	}
+	c.rechecks[name] = false
+	time.AfterFunc(recheckInterval, func() {
+		c.mu.Lock()
+		c.rechecks[name] = true
+		c.mu.Unlock()
+		select {
+		case c.wake <- struct{}{}:
+		default: // follow is already woken
+		}
+	})
+}
+
+// recheck applies the CRDs that are due again as they are stored now.
+func (c *Controller) recheck(ctx context.Context) {
+	var names []string
+	c.mu.Lock()
+	for name, due := range c.rechecks {
+		if due {
+			names = append(names, name)
+			delete(c.rechecks, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range names {
+		kv, err := c.store.Get(ctx, prefix+name, 0)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			c.log.Warn("crd: reading definition", "crd", name, "err", err)
+			c.recheckLater(name)
+			continue
+		}
+		c.apply(ctx, kv)
+	}
+}
+
+// setTerminating sets crd's Terminating condition and says whether it
+// changed.
+func setTerminating(crd *apiextensionsv1.CustomResourceDefinition, status apiextensionsv1.ConditionStatus, reason, msg string) bool {
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: status, Reason: reason, Message: msg,
+		LastTransitionTime: metav1.NewTime(time.Now().UTC().Truncate(time.Second))}
+	for i := range crd.Status.Conditions {
+		cur := &crd.Status.Conditions[i]
+		if cur.Type != apiextensionsv1.Terminating {
+			continue
+		}
+		if cur.Status == status && cur.Reason == reason && cur.Message == msg {
+			return false
+		}
+		if cur.Status == status {
+			cond.LastTransitionTime = cur.LastTransitionTime
+		}
+		*cur = cond
+		return true
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, cond)
+	return true
 }
 
 // publishStatus sets acceptedNames, storedVersions and the NamesAccepted
@@ -337,21 +515,23 @@ func (c *Controller) publishStatus(ctx context.Context, crd *apiextensionsv1.Cus
 	if equality.Semantic.DeepEqual(want.Status, crd.Status) && equality.Semantic.DeepEqual(want.Finalizers, crd.Finalizers) {
 		return
 	}
-	c.write(storage.WithActor(ctx, actor), want, kv)
+	_, _ = c.write(storage.WithActor(ctx, actor), want, kv)
 }
 
 // write stores crd over kv; a conflict means a newer version exists, whose
 // own event will bring us back here.
-func (c *Controller) write(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) {
+func (c *Controller) write(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, kv *storage.KeyValue) (*storage.KeyValue, error) {
 	crd.ResourceVersion = ""
 	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
 	data, err := json.Marshal(crd)
 	if err != nil {
-		return
+		return nil, err
 	}
-	if _, err := c.store.Update(ctx, kv.Key, data, kv.ModRevision, 0); err != nil && !errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
+	nkv, err := c.store.Update(ctx, kv.Key, data, kv.ModRevision, 0)
+	if err != nil && !errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
 		c.log.Warn("crd: updating status", "crd", crd.Name, "err", err)
 	}
+	return nkv, err
 }
 
 func hasFinalizer(crd *apiextensionsv1.CustomResourceDefinition, f string) bool {

@@ -215,6 +215,11 @@ func (h *Handler) serveMain(req *request) error {
 		if req.info.Name != "" {
 			return errors.NewMethodNotSupported(req.res.GroupResource(), "create")
 		}
+		if req.res.Terminating {
+			err := errors.NewMethodNotSupported(req.res.GroupResource(), "create")
+			err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
+			return err
+		}
 		return h.create(req)
 	case "update":
 		return h.update(req, req.res.Strategy)

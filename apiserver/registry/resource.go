@@ -55,6 +55,11 @@ type Resource struct {
 	NoProtobuf bool
 	// Verbs overrides the default verb set (all of them).
 	Verbs []string
+	// Terminating marks a custom resource whose CRD is being deleted: its
+	// objects stay readable, updatable and deletable (their finalizers
+	// must still be removable) but creates are refused, and discovery
+	// lists TerminatingVerbs, as Kubernetes does while it deletes them.
+	Terminating bool
 	// Lifecycle, when set, allocates and releases what objects hold
 	// outside the store's object (service IPs and ports).
 	Lifecycle Lifecycle
@@ -167,8 +172,16 @@ func (r *Resource) Unstructured() bool { return r.New == nil }
 // AllVerbs is the default verb set of a resource.
 var AllVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
+// TerminatingVerbs are what discovery lists for a terminating custom
+// resource (Kubernetes' discovery controller drops create, patch and
+// update then, although only create is refused).
+var TerminatingVerbs = []string{"delete", "deletecollection", "get", "list", "watch"}
+
 // ResourceVerbs returns the verbs served for the resource.
 func (r *Resource) ResourceVerbs() []string {
+	if r.Terminating {
+		return TerminatingVerbs
+	}
 	if r.Verbs != nil {
 		return r.Verbs
 	}
