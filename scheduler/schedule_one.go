@@ -116,6 +116,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, start time.Time) {
 	st := s.fwk.RunPreBindPlugins(ctx, state, assumed, host)
 	if st.IsSuccess() {
+		s.statusWrites.supersede(queue.Key(assumed))
 		st = s.fwk.RunBindPlugins(ctx, state, assumed, host)
 	}
 	if !st.IsSuccess() {

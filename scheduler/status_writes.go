@@ -59,3 +59,22 @@ func (w *statusWrites) write(key string, p *podStatusWrites, seq uint64, fn func
 	}
 	w.mu.Unlock()
 }
+
+// supersede is called as a later attempt of the pod at key binds it: a
+// failed attempt's write not yet run is skipped, and one running is waited
+// for, so that none lands after the binding and leaves a bound pod saying
+// PodScheduled=False for good (the write is a patch without a
+// precondition; kube-scheduler finishes it before its next attempt).
+func (w *statusWrites) supersede(key string) {
+	w.mu.Lock()
+	p := w.pods[key]
+	if p != nil {
+		p.latest++
+	}
+	w.mu.Unlock()
+	if p != nil {
+		p.writing.Lock()
+		// Taken only to wait for the running write to end.
+		p.writing.Unlock()
+	}
+}
