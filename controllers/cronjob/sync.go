@@ -145,8 +145,11 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 		}
 		active = append(active, ref)
 	}
-	// Running Jobs we own but did not list (a lost status write, or a Job made by hand with
-	// this CronJob as controller) are active too, so Forbid holds; Kubernetes tells of them.
+	// Running Jobs we own but did not list. The cached CronJob may predate this controller's
+	// own status write: a Job the stored status lists is active. Any other (one made by hand,
+	// as "kubectl create job --from=cronjob/..." does) is only warned about, as Kubernetes
+	// does: it is not listed, so Forbid does not wait for it nor Replace delete it. A Job
+	// whose status write was lost is found again when its schedule time is retried.
 	var stored *batchv1.CronJob
 	for _, j := range jobs {
 		if done, _ := finished(j); done || j.DeletionTimestamp != nil {
@@ -155,9 +158,6 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 		if slices.ContainsFunc(active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
 			continue
 		}
-		active = append(active, jobRef(j))
-		// The cached CronJob may predate this controller's own status write: only a Job
-		// the stored status does not list either is unexpected.
 		if stored == nil {
 			got, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
 			if err != nil {
@@ -165,9 +165,11 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 			}
 			stored = got
 		}
-		if !slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
-			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
+		if slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
+			active = append(active, jobRef(j))
+			continue
 		}
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
 	}
 	sort.Slice(active, func(i, k int) bool { return active[i].Name < active[k].Name })
 	st.Active = active

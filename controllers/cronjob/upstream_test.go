@@ -108,8 +108,8 @@ func TestMostRecentDueMatchesAWalk(t *testing.T) {
 // An active Job that is gone from the cache and from the API server leaves
 // status.active with a MissingJob event; one the cache has not seen yet but
 // the API server has stays. A running Job the CronJob controls but never
-// listed is adopted as active with an UnexpectedJob warning, unless the
-// stored status (newer than the cache) lists it.
+// listed gets an UnexpectedJob warning and stays unlisted, unless the stored
+// status (newer than the cache) lists it: then it is active, unwarned.
 func TestActiveJobsMissingFromTheCacheOrUnlisted(t *testing.T) {
 	gone := ownedJob("tick-gone", now.Add(-time.Minute))
 	fresh := ownedJob("tick-fresh", now.Add(-time.Second))
@@ -124,8 +124,8 @@ func TestActiveJobsMissingFromTheCacheOrUnlisted(t *testing.T) {
 	for _, ref := range fx.status(t).Active {
 		active = append(active, ref.Name)
 	}
-	if !slices.Equal(active, []string{"tick-fresh", "tick-stray"}) {
-		t.Errorf("active %v, want the job only the API server has and the adopted stray", active)
+	if !slices.Equal(active, []string{"tick-fresh"}) {
+		t.Errorf("active %v, want the job only the API server has", active)
 	}
 	events := fx.events()
 	for _, want := range []string{"Normal MissingJob Active job went missing: tick-gone",
@@ -148,6 +148,9 @@ func TestActiveJobsMissingFromTheCacheOrUnlisted(t *testing.T) {
 	fx.sync(t)
 	if events := fx.events(); strings.Contains(events, ReasonUnexpectedJob) {
 		t.Errorf("a job the stored status lists was called unexpected:\n%s", events)
+	}
+	if st := fx.status(t); len(st.Active) != 1 || st.Active[0].Name != stray.Name {
+		t.Errorf("active %+v, want the job the stored status lists", st.Active)
 	}
 }
 
@@ -281,6 +284,31 @@ func TestScheduleEditWaitsForTheNewSchedule(t *testing.T) {
 			}
 			if now := tc.after == nil; (q.Len() == 1) != now {
 				t.Errorf("queued now: %d keys, want a sync now: %v", q.Len(), now)
+			}
+		})
+	}
+}
+
+// A running Job the CronJob controls but never listed (made by hand, as
+// "kubectl create job --from=cronjob/tick" does) is only warned about, as in
+// Kubernetes' syncCronJob: it stays out of status.active, so Forbid does not
+// wait for it and Replace does not delete it.
+func TestUnlistedJobIsNotActive(t *testing.T) {
+	manual := ownedJob("tick-manual-abc", now.Add(-time.Minute))
+	for _, p := range []batchv1.ConcurrencyPolicy{batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent} {
+		t.Run(string(p), func(t *testing.T) {
+			fx := newFixture(t, newCronJob("*/5 * * * *", policy(p)), manual)
+			fx.sync(t)
+			if len(fx.created()) != 1 || len(fx.deleted()) != 0 {
+				t.Errorf("created %d, deleted %v: want the scheduled job beside the manual one", len(fx.created()), fx.deleted())
+			}
+			for _, ref := range fx.status(t).Active {
+				if ref.Name == manual.Name {
+					t.Errorf("the unlisted job is in status.active: %+v", fx.status(t).Active)
+				}
+			}
+			if !strings.Contains(fx.events(), "Warning UnexpectedJob Saw a job that the controller did not create or forgot: tick-manual-abc") {
+				t.Errorf("events: %s", fx.events())
 			}
 		})
 	}
