@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // maxParallelismForIndexedJob bounds indexed jobs, whose per-index
@@ -147,11 +149,6 @@ func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 	} else {
 		errs = append(errs, validateSchedule(s.Schedule, specPath.Child("schedule"))...)
 	}
-	if s.TimeZone != nil {
-		if _, err := time.LoadLocation(*s.TimeZone); err != nil || *s.TimeZone == "" || strings.EqualFold(*s.TimeZone, "local") {
-			errs = append(errs, field.Invalid(specPath.Child("timeZone"), *s.TimeZone, "unknown time zone "+*s.TimeZone))
-		}
-	}
 	if s.StartingDeadlineSeconds != nil {
 		errs = append(errs, nonNegative(*s.StartingDeadlineSeconds, specPath.Child("startingDeadlineSeconds"))...)
 	}
@@ -195,16 +192,55 @@ func validateSchedule(schedule string, fldPath *field.Path) field.ErrorList {
 
 // TZ= or CRON_TZ= in a schedule is refused on new CronJobs (spec.timeZone
 // says it), but, as in Kubernetes, a CronJob stored with one may keep it
-// through updates: the controller warns about it and runs it as written.
+// through updates, though not beside a timeZone: the controller warns about
+// it and runs it as written. The time zone is checked when set or changed
+// only, as Kubernetes does, so a CronJob stored with one this server's tzdata
+// lacks can still be edited (the controller tells of it: UnknownTimeZone).
 func validateCronJobCreate(cj *batchv1.CronJob) field.ErrorList {
-	return refuseScheduleTZ(cj.Spec.Schedule)
+	return append(refuseScheduleTZ(cj.Spec.Schedule), validateTimeZone(cj.Spec.TimeZone)...)
 }
 
 func validateCronJobUpdate(newCJ, oldCJ *batchv1.CronJob) field.ErrorList {
-	if strings.Contains(oldCJ.Spec.Schedule, "TZ") {
+	var errs field.ErrorList
+	if !ptr.Equal(newCJ.Spec.TimeZone, oldCJ.Spec.TimeZone) {
+		errs = validateTimeZone(newCJ.Spec.TimeZone)
+	}
+	switch {
+	case !strings.Contains(oldCJ.Spec.Schedule, "TZ"):
+		errs = append(errs, refuseScheduleTZ(newCJ.Spec.Schedule)...)
+	case strings.Contains(newCJ.Spec.Schedule, "TZ") && newCJ.Spec.TimeZone != nil:
+		errs = append(errs, field.Invalid(field.NewPath("spec", "schedule"), newCJ.Spec.Schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+	}
+	return errs
+}
+
+// tzNamePart is what IANA allows in a component of a time zone name, with the
+// digits and '+' of legacy names ("Etc/GMT+5"), as Kubernetes checks it.
+var tzNamePart = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+// validateTimeZone checks spec.timeZone in Kubernetes' words: a name the
+// server's tzdata knows, and not the server's own "Local".
+func validateTimeZone(tz *string) field.ErrorList {
+	if tz == nil {
 		return nil
 	}
-	return refuseScheduleTZ(newCJ.Spec.Schedule)
+	p := field.NewPath("spec", "timeZone")
+	if *tz == "" {
+		return field.ErrorList{field.Invalid(p, *tz, "timeZone must be nil or non-empty string")}
+	}
+	for _, part := range strings.Split(*tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !tzNamePart.MatchString(part) {
+			return field.ErrorList{field.Invalid(p, *tz, "unknown time zone "+*tz)}
+		}
+	}
+	var errs field.ErrorList
+	if strings.EqualFold(*tz, "Local") {
+		errs = append(errs, field.Invalid(p, *tz, "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))
+	}
+	if _, err := time.LoadLocation(*tz); err != nil {
+		errs = append(errs, field.Invalid(p, *tz, err.Error()))
+	}
+	return errs
 }
 
 func refuseScheduleTZ(schedule string) field.ErrorList {

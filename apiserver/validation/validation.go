@@ -275,6 +275,8 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *batchv1.CronJob:
 		r := kindRules("CronJob", true, validateCronJob, validateCronJobUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList { return validateCronJobCreate(obj.(*batchv1.CronJob)) }
+		// As Kubernetes' cronJobStatusStrategy: the stored spec is not judged again.
+		r.statusUpdate = func(_, _ runtime.Object) field.ErrorList { return nil }
 		return r, true
 
 	// other groups

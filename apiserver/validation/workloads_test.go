@@ -291,7 +291,61 @@ func TestValidateCronJob(t *testing.T) {
 		{name: "keeps TZ", old: withTZ, new: cj(func(c *batchv1.CronJob) { c.Spec.Schedule = "TZ=Europe/Paris 30 * * * *"; c.ResourceVersion = "1" })},
 		{name: "gains TZ", old: plain, new: withTZ, want: []want{{"spec.schedule", invalid}}},
 		{name: "drops TZ", old: withTZ, new: plain},
+		// As Kubernetes' validateScheduleFormat: a kept TZ may not be joined by timeZone.
+		{name: "keeps TZ and gains timeZone", old: withTZ, new: cj(func(c *batchv1.CronJob) {
+			c.Spec.Schedule = "TZ=Europe/Paris 0 * * * *"
+			c.Spec.TimeZone = tz("Europe/Paris")
+			c.ResourceVersion = "1"
+		}), want: []want{{"spec.schedule", invalid}}},
 	})
+
+	// As Kubernetes' validateCronJobSpec, a time zone is checked when set or
+	// changed, so a CronJob stored with one this server does not know (older
+	// tzdata) can still be edited, suspended or deleted; the controller tells
+	// of it with UnknownTimeZone.
+	unknownTZ := cj(func(c *batchv1.CronJob) { c.Spec.TimeZone = tz("Mars/Olympus"); c.ResourceVersion = "1" })
+	suspended := unknownTZ.DeepCopy()
+	yes := true
+	suspended.Spec.Suspend = &yes
+	runUpdate(t, []updateCase{
+		{name: "stored unknown time zone kept", old: unknownTZ, new: suspended},
+		{name: "unknown time zone set", old: plain, new: unknownTZ, want: []want{{"spec.timeZone", invalid}}},
+	})
+
+	// The status subresource does not judge the CronJob again, as in
+	// Kubernetes (cronJobStatusStrategy validates nothing): the controller's
+	// status writes of a CronJob stored before a rule tightened go through.
+	withStatus := unknownTZ.DeepCopy()
+	withStatus.Status.LastScheduleTime = &metav1.Time{}
+	expectErrors(t, ValidateStatusUpdate(withStatus, unknownTZ), nil)
+}
+
+// Time zone errors read as Kubernetes' validateTimeZone words them.
+func TestCronJobTimeZoneMessages(t *testing.T) {
+	for tz, want := range map[string]string{
+		"":             "timeZone must be nil or non-empty string",
+		"Local":        "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+		"Mars/Olympus": "unknown time zone Mars/Olympus",
+		"Europe/../x":  "unknown time zone Europe/../x",
+	} {
+		cj := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "default"},
+			Spec: batchv1.CronJobSpec{
+				Schedule: "*/5 * * * *", TimeZone: &tz,
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template()}},
+			},
+		}
+		cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		var got []string
+		for _, e := range Validate(defaulted(cj)) {
+			if e.Field == "spec.timeZone" {
+				got = append(got, e.Detail)
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("timeZone %q: details %q, want %q", tz, got, want)
+		}
+	}
 }
 
 // A workload's template is held to the pods' pod-deletion-cost rule, so the
