@@ -71,8 +71,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	st := cj.Status.DeepCopy()
-	if err := c.reconcileActive(ctx, cj, st, jobs); err != nil {
+	fresh, err := c.reconcileActive(ctx, cj, st, jobs, nil)
+	if err != nil {
 		return err
+	}
+	if fresh != nil {
+		// The cache lags this controller's own status write (a sync woken by the Job it just
+		// made): go on from the stored CronJob, as Kubernetes does, lest its stale
+		// lastScheduleTime run that schedule time again (Replace deleting the new Job).
+		cj, st = fresh, fresh.Status.DeepCopy()
+		if _, err := c.reconcileActive(ctx, cj, st, jobs, cj); err != nil {
+			return err
+		}
 	}
 	if err := c.cleanupHistory(ctx, cj, jobs); err != nil {
 		return err
@@ -116,8 +126,11 @@ func finished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
 }
 
 // reconcileActive makes status.active the owned Jobs still running; completions update
-// lastSuccessfulTime.
-func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job) error {
+// lastSuccessfulTime. stored is the CronJob as the API server has it, nil to read it when
+// needed; when a running Job the cache's status lacks is listed there, the cache is stale and
+// that stored CronJob is returned for the caller to start again from.
+func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, stored *batchv1.CronJob) (*batchv1.CronJob, error) {
+	fetched := stored == nil
 	byUID := map[string]*batchv1.Job{}
 	for _, j := range jobs {
 		byUID[string(j.UID)] = j
@@ -133,7 +146,7 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 			case apierrors.IsNotFound(err) || (err == nil && got.UID != ref.UID):
 				c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %v", ref.Name)
 			case err != nil:
-				return fmt.Errorf("get active job %s/%s: %w", cj.Namespace, ref.Name, err)
+				return nil, fmt.Errorf("get active job %s/%s: %w", cj.Namespace, ref.Name, err)
 			default:
 				active = append(active, ref)
 			}
@@ -146,11 +159,11 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 		active = append(active, ref)
 	}
 	// Running Jobs we own but did not list. The cached CronJob may predate this controller's
-	// own status write: a Job the stored status lists is active. Any other (one made by hand,
-	// as "kubectl create job --from=cronjob/..." does) is only warned about, as Kubernetes
-	// does: it is not listed, so Forbid does not wait for it nor Replace delete it. A Job
-	// whose status write was lost is found again when its schedule time is retried.
-	var stored *batchv1.CronJob
+	// own status write: a Job the stored status lists means starting again from that. Any
+	// other (one made by hand, as "kubectl create job --from=cronjob/..." does) is only
+	// warned about, as Kubernetes does: it is not listed, so Forbid does not wait for it nor
+	// Replace delete it. A Job whose status write was lost is found again when its schedule
+	// time is retried.
 	for _, j := range jobs {
 		if done, _ := finished(j); done || j.DeletionTimestamp != nil {
 			continue
@@ -161,13 +174,12 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 		if stored == nil {
 			got, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
 			if err != nil {
-				return fmt.Errorf("get cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
+				return nil, fmt.Errorf("get cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
 			}
 			stored = got
 		}
-		if slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
-			active = append(active, jobRef(j))
-			continue
+		if fetched && slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
+			return stored, nil
 		}
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
 	}
@@ -182,7 +194,7 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func jobRef(j *batchv1.Job) corev1.ObjectReference {

@@ -313,3 +313,35 @@ func TestUnlistedJobIsNotActive(t *testing.T) {
 		})
 	}
 }
+
+// A sync woken by its new Job before the informer has the CronJob's own
+// status write (the cache says nothing ran at 12:00, the API server says the
+// 12:00 Job runs) goes on from the stored CronJob, as Kubernetes'
+// syncCronJob does: Replace must not delete the Job it just made, nor Forbid
+// report it as a prior run.
+func TestStaleCacheAfterOwnStatusWrite(t *testing.T) {
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	made := ownedJob(fmt.Sprintf("tick-%d", due.Unix()/60), due)
+	for _, p := range []batchv1.ConcurrencyPolicy{batchv1.ReplaceConcurrent, batchv1.ForbidConcurrent, batchv1.AllowConcurrent} {
+		t.Run(string(p), func(t *testing.T) {
+			cached := newCronJob("*/5 * * * *", policy(p), lastScheduled(due.Add(-5*time.Minute)))
+			stored := newCronJob("*/5 * * * *", policy(p), lastScheduled(due), withActive(made))
+			stored.ResourceVersion = "2"
+			fx := newFixture(t, cached, made)
+			if _, err := fx.client.BatchV1().CronJobs("ns").UpdateStatus(context.Background(), stored, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			fx.client.ClearActions()
+			fx.sync(t)
+			if len(fx.created()) != 0 || len(fx.deleted()) != 0 {
+				t.Errorf("created %d, deleted %v: the 12:00 Job already runs", len(fx.created()), fx.deleted())
+			}
+			if ev := fx.events(); ev != "" {
+				t.Errorf("events: %s", ev)
+			}
+			if st := fx.status(t); len(st.Active) != 1 || st.Active[0].Name != made.Name || !st.LastScheduleTime.Time.Equal(due) {
+				t.Errorf("status %+v", st)
+			}
+		})
+	}
+}
