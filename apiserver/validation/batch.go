@@ -139,9 +139,6 @@ func validateJobUpdate(newJ, oldJ *batchv1.Job) field.ErrorList {
 
 func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 	var errs field.ErrorList
-	if len(cj.Name) > maxCronJobNameLength {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cj.Name, fmt.Sprintf("must be no more than %d characters", maxCronJobNameLength)))
-	}
 	s := &cj.Spec
 	specPath := field.NewPath("spec")
 	if s.Schedule == "" {
@@ -197,7 +194,12 @@ func validateSchedule(schedule string, fldPath *field.Path) field.ErrorList {
 // only, as Kubernetes does, so a CronJob stored with one this server's tzdata
 // lacks can still be edited (the controller tells of it: UnknownTimeZone).
 func validateCronJobCreate(cj *batchv1.CronJob) field.ErrorList {
-	return append(refuseScheduleTZ(cj.Spec.Schedule), validateTimeZone(cj.Spec.TimeZone)...)
+	errs := append(refuseScheduleTZ(cj.Spec.Schedule), validateTimeZone(cj.Spec.TimeZone)...)
+	// On create only, as Kubernetes: one stored with a longer name may still be updated.
+	if len(cj.Name) > maxCronJobNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cj.Name, fmt.Sprintf("must be no more than %d characters", maxCronJobNameLength)))
+	}
+	return errs
 }
 
 func validateCronJobUpdate(newCJ, oldCJ *batchv1.CronJob) field.ErrorList {

@@ -312,6 +312,17 @@ func TestValidateCronJob(t *testing.T) {
 		{name: "unknown time zone set", old: plain, new: unknownTZ, want: []want{{"spec.timeZone", invalid}}},
 	})
 
+	// The 52-character name limit is Kubernetes' create rule only, so a
+	// CronJob stored with a longer name can still be updated (its finalizers
+	// removed, say).
+	longName := cj(func(c *batchv1.CronJob) {
+		c.Name = "a234567890123456789012345678901234567890123456789012345"
+		c.ResourceVersion = "1"
+	})
+	longSuspended := longName.DeepCopy()
+	longSuspended.Spec.Suspend = &yes
+	runUpdate(t, []updateCase{{name: "stored long name", old: longName, new: longSuspended}})
+
 	// The status subresource does not judge the CronJob again, as in
 	// Kubernetes (cronJobStatusStrategy validates nothing): the controller's
 	// status writes of a CronJob stored before a rule tightened go through.
