@@ -128,9 +128,36 @@ func finished(j *batchv1.Job) (bool, batchv1.JobConditionType) {
 // reconcileActive makes status.active the owned Jobs still running; completions update
 // lastSuccessfulTime. stored is the CronJob as the API server has it, nil to read it when
 // needed; when a running Job the cache's status lacks is listed there, the cache is stale and
-// that stored CronJob is returned for the caller to start again from.
+// that stored CronJob is returned, before anything is told, for the caller to start again from.
 func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, st *batchv1.CronJobStatus, jobs []*batchv1.Job, stored *batchv1.CronJob) (*batchv1.CronJob, error) {
+	listed := func(refs []corev1.ObjectReference, j *batchv1.Job) bool {
+		return slices.ContainsFunc(refs, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID })
+	}
+	// Running Jobs we own but did not list. The cached CronJob may predate this controller's
+	// own status write: a Job the stored status lists means starting again from that. Any
+	// other (one made by hand, as "kubectl create job --from=cronjob/..." does) is only
+	// warned about, as Kubernetes does: it is not listed, so Forbid does not wait for it nor
+	// Replace delete it. A Job whose status write was lost is found again when its schedule
+	// time is retried.
 	fetched := stored == nil
+	var unexpected []*batchv1.Job
+	for _, j := range jobs {
+		if done, _ := finished(j); done || j.DeletionTimestamp != nil || listed(st.Active, j) {
+			continue
+		}
+		if stored == nil {
+			got, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("get cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
+			}
+			stored = got
+		}
+		if fetched && listed(stored.Status.Active, j) {
+			return stored, nil
+		}
+		unexpected = append(unexpected, j)
+	}
+
 	byUID := map[string]*batchv1.Job{}
 	for _, j := range jobs {
 		byUID[string(j.UID)] = j
@@ -158,29 +185,7 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 		}
 		active = append(active, ref)
 	}
-	// Running Jobs we own but did not list. The cached CronJob may predate this controller's
-	// own status write: a Job the stored status lists means starting again from that. Any
-	// other (one made by hand, as "kubectl create job --from=cronjob/..." does) is only
-	// warned about, as Kubernetes does: it is not listed, so Forbid does not wait for it nor
-	// Replace delete it. A Job whose status write was lost is found again when its schedule
-	// time is retried.
-	for _, j := range jobs {
-		if done, _ := finished(j); done || j.DeletionTimestamp != nil {
-			continue
-		}
-		if slices.ContainsFunc(active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
-			continue
-		}
-		if stored == nil {
-			got, err := c.client.BatchV1().CronJobs(cj.Namespace).Get(ctx, cj.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, fmt.Errorf("get cronjob %s/%s: %w", cj.Namespace, cj.Name, err)
-			}
-			stored = got
-		}
-		if fetched && slices.ContainsFunc(stored.Status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID }) {
-			return stored, nil
-		}
+	for _, j := range unexpected {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
 	}
 	sort.Slice(active, func(i, k int) bool { return active[i].Name < active[k].Name })

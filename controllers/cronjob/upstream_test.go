@@ -345,3 +345,24 @@ func TestStaleCacheAfterOwnStatusWrite(t *testing.T) {
 		})
 	}
 }
+
+// Starting again from the stored CronJob tells nothing twice: a finished Job
+// both copies list is one SawCompletedJob.
+func TestStaleCacheTellsOnce(t *testing.T) {
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	prev := ownedJob("tick-prev", due.Add(-5*time.Minute), done(batchv1.JobComplete))
+	made := ownedJob(fmt.Sprintf("tick-%d", due.Unix()/60), due)
+	cached := newCronJob("*/5 * * * *", lastScheduled(due.Add(-5*time.Minute)), withActive(prev))
+	stored := newCronJob("*/5 * * * *", lastScheduled(due), withActive(prev), withActive(made))
+	fx := newFixture(t, cached, prev, made)
+	if _, err := fx.client.BatchV1().CronJobs("ns").UpdateStatus(context.Background(), stored, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fx.sync(t)
+	if ev := fx.events(); ev != "Normal SawCompletedJob Saw completed job: tick-prev, condition: Complete" {
+		t.Errorf("events:\n%s", ev)
+	}
+	if st := fx.status(t); len(st.Active) != 1 || st.Active[0].Name != made.Name {
+		t.Errorf("active %+v", st.Active)
+	}
+}
