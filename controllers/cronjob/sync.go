@@ -70,22 +70,28 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// History first, as Kubernetes: a listed Job it deletes leaves the list unreported
+	// (no SawCompletedJob), and one it cannot delete is retried without holding back the
+	// schedule.
+	deleted, cleanupErr := c.cleanupHistory(ctx, cj, jobs)
+	unlist := func(st *batchv1.CronJobStatus) {
+		st.Active = slices.DeleteFunc(st.Active, func(ref corev1.ObjectReference) bool { return deleted[ref.UID] })
+	}
 	st := cj.Status.DeepCopy()
+	unlist(st)
 	fresh, err := c.reconcileActive(ctx, cj, st, jobs, nil)
 	if err != nil {
-		return err
+		return errors.Join(cleanupErr, err)
 	}
 	if fresh != nil {
 		// The cache lags this controller's own status write (a sync woken by the Job it just
 		// made): go on from the stored CronJob, as Kubernetes does, lest its stale
 		// lastScheduleTime run that schedule time again (Replace deleting the new Job).
 		cj, st = fresh, fresh.Status.DeepCopy()
+		unlist(st)
 		if _, err := c.reconcileActive(ctx, cj, st, jobs, cj); err != nil {
-			return err
+			return errors.Join(cleanupErr, err)
 		}
-	}
-	if err := c.cleanupHistory(ctx, cj, jobs); err != nil {
-		return err
 	}
 	var next time.Time
 	var runErr error
@@ -93,12 +99,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		next, runErr = c.schedule(ctx, cj, st, now)
 	}
 	if err := c.updateStatus(ctx, cj, st); err != nil {
-		return err
+		return errors.Join(cleanupErr, err)
 	}
 	if !next.IsZero() {
 		c.queue.AddAfter(key, next.Sub(now)+nextScheduleDelta)
 	}
-	return runErr
+	return errors.Join(cleanupErr, runErr)
 }
 
 func (c *Controller) ownedJobs(cj *batchv1.CronJob) ([]*batchv1.Job, error) {
@@ -208,8 +214,9 @@ func jobRef(j *batchv1.Job) corev1.ObjectReference {
 	}
 }
 
-// cleanupHistory deletes the oldest finished Jobs beyond the history limits.
-func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) error {
+// cleanupHistory deletes the oldest finished Jobs beyond the history limits, and returns those
+// gone.
+func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (map[types.UID]bool, error) {
 	var succeeded, failed []*batchv1.Job
 	for _, j := range jobs {
 		if j.DeletionTimestamp != nil {
@@ -229,6 +236,7 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 		return int(*p)
 	}
 	var errs []error
+	deleted := map[types.UID]bool{}
 	for _, group := range []struct {
 		jobs  []*batchv1.Job
 		limit int
@@ -238,10 +246,14 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 		}
 		sort.Slice(group.jobs, func(i, k int) bool { return startedBefore(group.jobs[i], group.jobs[k]) })
 		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
-			errs = append(errs, c.deleteJob(ctx, cj, j.Name, j.UID))
+			if err := c.deleteJob(ctx, cj, j.Name, j.UID); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			deleted[j.UID] = true
 		}
 	}
-	return errors.Join(errs...)
+	return deleted, errors.Join(errs...)
 }
 
 // startedBefore orders Jobs oldest first as Kubernetes' history cleanup does: by status.startTime,

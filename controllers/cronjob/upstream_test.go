@@ -366,3 +366,44 @@ func TestStaleCacheTellsOnce(t *testing.T) {
 		t.Errorf("active %+v", st.Active)
 	}
 }
+
+// History is cleaned before the active list is looked at, as in Kubernetes'
+// sync: with successfulJobsHistoryLimit 0 a listed Job that completed is
+// deleted (SuccessfulDelete) and dropped, not also reported SawCompletedJob.
+func TestHistoryCleanupComesFirst(t *testing.T) {
+	zero := int32(0)
+	last := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	j := ownedJob("tick-done", last, done(batchv1.JobComplete))
+	fx := newFixture(t, newCronJob("*/5 * * * *", lastScheduled(last), withActive(j),
+		func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = &zero }), j)
+	fx.sync(t)
+	if ev := fx.events(); ev != "Normal SuccessfulDelete Deleted job tick-done" {
+		t.Errorf("events:\n%s", ev)
+	}
+	if st := fx.status(t); len(st.Active) != 0 || st.LastSuccessfulTime == nil {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// A finished Job that cannot be deleted is told (FailedDelete) and retried,
+// but, as in Kubernetes, does not hold back the schedule.
+func TestFailedHistoryCleanupDoesNotHoldTheSchedule(t *testing.T) {
+	zero := int32(0)
+	old := ownedJob("tick-old", now.Add(-time.Hour), done(batchv1.JobFailed))
+	fx := newFixture(t, newCronJob("*/5 * * * *", func(cj *batchv1.CronJob) { cj.Spec.FailedJobsHistoryLimit = &zero }), old)
+	fx.client.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), "tick-old", errors.New("no"))
+	})
+	if err := fx.c.sync(context.Background(), "ns/tick"); err == nil {
+		t.Error("sync succeeded though a finished job could not be deleted")
+	}
+	if n := len(fx.created()); n != 1 {
+		t.Errorf("created %d jobs, want the due one", n)
+	}
+	if ev := fx.events(); !strings.Contains(ev, "Warning FailedDelete") || !strings.Contains(ev, "SuccessfulCreate") {
+		t.Errorf("events:\n%s", ev)
+	}
+	if st := fx.status(t); len(st.Active) != 1 {
+		t.Errorf("status %+v", st)
+	}
+}
