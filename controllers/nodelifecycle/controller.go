@@ -344,9 +344,9 @@ func (c *Controller) nodeEvent(name string, uid types.UID, reason, what string) 
 }
 
 // markUnknown sets every condition the agent owns to Unknown, once. As Kubernetes' monitorNodeHealth,
-// the NodeNotReady event reports only the node this write takes out of Ready: one whose agent
-// already reported Ready False (and recorded that itself) or never reported at all was not
-// ready before, so its going Unknown is no such transition.
+// the NodeNotReady event, and the marking of the node's pods not ready, are for the node this write
+// takes out of Ready only: one whose agent already reported Ready False (and recorded that itself)
+// or never reported at all was not ready before, so its going Unknown is no such transition.
 func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
 	wasReady := nodeReady(node)
 	next := node.DeepCopy()
@@ -376,13 +376,16 @@ func (c *Controller) markUnknown(ctx context.Context, node *corev1.Node, now tim
 	if err != nil {
 		return nil, fmt.Errorf("mark node %s unknown: %w", node.Name, err)
 	}
+	c.log.Info("node stopped heartbeating", "node", node.Name)
 	if wasReady {
 		c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+		// Its pods are marked not ready for the same transition only: those of
+		// a node whose agent reported Ready False keep the readiness the agent
+		// gave them, as kube-controller-manager leaves them.
+		c.mu.Lock()
+		c.unmarked[node.Name] = true
+		c.mu.Unlock()
 	}
-	c.log.Info("node stopped heartbeating", "node", node.Name)
-	c.mu.Lock()
-	c.unmarked[node.Name] = true
-	c.mu.Unlock()
 	return updated, nil
 }
 

@@ -5,8 +5,9 @@
 // last change, as kube-controller-manager: a node's clock may differ, and a controller that just started
 // or took over the lead gives every node a full grace period; a node that has never posted a Ready
 // condition gets the startup grace period, 60s by default, from its registration) the controller sets
-// the node's conditions to Unknown with reason NodeStatusUnknown, marks its pods not ready (so
-// Services stop sending them traffic), and taints it node.kubernetes.io/unreachable:NoExecute
+// the node's conditions to Unknown with reason NodeStatusUnknown, marks its pods not ready when it
+// was Ready until then (so Services stop sending them traffic; a node whose agent reported Ready=False
+// keeps its pods' readiness as the agent left it, as in kube-controller-manager), and taints it node.kubernetes.io/unreachable:NoExecute
 // (not-ready:NoExecute when the agent reports Ready=False; the one swapped for the other at once). Pods
 // on a NoExecute-tainted node are then deleted: at once when they do not tolerate the taint, after
 // tolerationSeconds when they tolerate it for a while (admission adds 300s for these two taints),

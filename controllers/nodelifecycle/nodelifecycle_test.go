@@ -847,3 +847,39 @@ func TestNodeNotReadyEventOnlyForAReadyNode(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes' monitorNodeHealth, the node's pods are marked not ready only
+// when the controller takes a Ready node out of Ready: a node whose agent had
+// already reported Ready False, then went silent, keeps its pods' Ready
+// conditions as the agent left them (kube marks them only on a True to not
+// True transition it made itself).
+func TestPodsMarkedNotReadyOnlyWhenReadyGoes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		node      *corev1.Node
+		wantReady corev1.ConditionStatus
+	}{
+		{"ready, then silent", node(corev1.ConditionTrue, time.Hour), corev1.ConditionFalse},
+		{"reported not ready, then silent", node(corev1.ConditionFalse, time.Hour), corev1.ConditionTrue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, client, f := newFixtureWithInformers(t, tc.node, healthy("n2", nil), pod("a", nil))
+			c.health["n1"] = &nodeHealth{probe: now.Add(-time.Hour), heartbeat: readyCondition(tc.node).LastHeartbeatTime}
+			for range 2 {
+				if err := c.sync(ctx, "n1"); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+				if r := readyCondition(got); r.Status != corev1.ConditionUnknown {
+					t.Fatalf("Ready = %s, want Unknown", r.Status)
+				}
+				update(t, f.Core().V1().Nodes().Informer(), got)
+			}
+			p, _ := client.CoreV1().Pods("ns").Get(ctx, "a", metav1.GetOptions{})
+			if r := p.Status.Conditions[0]; r.Status != tc.wantReady {
+				t.Errorf("pod Ready = %s, want %s", r.Status, tc.wantReady)
+			}
+		})
+	}
+}
