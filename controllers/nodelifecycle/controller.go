@@ -523,8 +523,11 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 		}
 		taints = append(taints, t)
 	}
+	// Every taint added has its timeAdded, the NoSchedule ones too, as
+	// kube-controller-manager writes them; taints already there keep theirs
+	// (a kubelet registers with not-ready:NoSchedule without one).
+	ts := metav1.NewTime(now)
 	if addNoExecute {
-		ts := metav1.NewTime(now)
 		taints = append(taints, corev1.Taint{Key: wantNoExecute, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
 	}
 	var add []string
@@ -535,7 +538,7 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	}
 	sort.Strings(add)
 	for _, key := range add {
-		taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule})
+		taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &ts})
 	}
 	if apiequality.Semantic.DeepEqual(taints, node.Spec.Taints) {
 		return node, nil

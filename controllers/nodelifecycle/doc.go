@@ -26,7 +26,7 @@
 // mode"), and evicting everything would empty the cluster once the nodes come back.
 //
 // It also taints nodes by condition, as Kubernetes' TaintNodesByCondition, with NoSchedule taints
-// (no timeAdded) that keep new pods off and evict none: not-ready / unreachable for Ready=False /
+// (with their timeAdded, as kube writes them) that keep new pods off and evict none: not-ready / unreachable for Ready=False /
 // Unknown, memory-pressure, disk-pressure and pid-pressure for the node agent's pressure conditions,
 // network-unavailable for NetworkUnavailable=True, and unschedulable for a cordoned node. Each goes
 // when its condition clears; other NoSchedule taints are never touched. DaemonSet pods tolerate

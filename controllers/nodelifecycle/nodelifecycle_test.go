@@ -500,9 +500,15 @@ func TestTaintNodesByCondition(t *testing.T) {
 			if !slices.Equal(taintList(got), tc.want) {
 				t.Errorf("taints %v, want %v", taintList(got), tc.want)
 			}
+			// As kube-controller-manager (SwapNodeControllerTaint), a taint the
+			// controller adds has its timeAdded; one already there keeps its own.
 			for _, tn := range got.Spec.Taints {
-				if tn.Effect == corev1.TaintEffectNoSchedule && tn.TimeAdded != nil {
-					t.Errorf("NoSchedule taint %s has timeAdded", tn.Key)
+				had := slices.ContainsFunc(tc.taints, func(o corev1.Taint) bool { return o.Key == tn.Key && o.Effect == tn.Effect })
+				switch {
+				case had && tn.TimeAdded != nil:
+					t.Errorf("taint %s kept as it was got timeAdded %v", tn.Key, tn.TimeAdded)
+				case !had && (tn.TimeAdded == nil || !tn.TimeAdded.Time.Equal(now)):
+					t.Errorf("taint %s added with timeAdded %v, want now", tn.Key, tn.TimeAdded)
 				}
 			}
 		})
