@@ -253,16 +253,46 @@ func (c *Controller) judged(prev verdict, now time.Time) {
 			h.probe = now
 		}
 	}
+	// Entering or leaving master disruption mode sets every zone's pace:
+	// none while in it, each zone's own after.
+	modeChanged := d.allFull != prev.allFull
 	for z, s := range d.zones {
 		old, seen := prev.zones[z]
-		if _, paced := c.tainters[z]; seen && old == s && paced {
+		t, paced := c.tainters[z]
+		if seen && old == s && paced && !modeChanged {
 			continue
 		}
 		if !d.allFull && ((seen && old != s) || (!seen && s != zoneNormal)) {
 			c.log.Info("zone health changed", "zone", z, "state", s.String(), "nodes", d.ready[z]+d.notReady[z])
 		}
-		c.tainters[z] = newTainter(c.zoneRate(s, d.ready[z]+d.notReady[z]))
+		rate := c.zoneRate(s, d.ready[z]+d.notReady[z])
+		if d.allFull {
+			rate = 0
+		}
+		if !seen || !paced {
+			c.tainters[z] = newTainter(rate) // a zone first seen: a full bucket
+			continue
+		}
+		c.tainters[z] = swapTainter(t, rate)
 	}
+}
+
+// swapTainter gives a zone whose state changed the pace of rate, as
+// kube-controller-manager swaps its limiter: the old one is kept when its
+// rate is the same, and a new one starts without its token when the old one
+// had none left (or allowed none), so a change of state grants no taint.
+func swapTainter(old flowcontrol.RateLimiter, rate float32) flowcontrol.RateLimiter {
+	switch {
+	case old == nil && rate <= 0:
+		return nil
+	case old != nil && old.QPS() == rate:
+		return old
+	}
+	t := newTainter(rate)
+	if t != nil && (old == nil || !old.TryAccept()) {
+		t.TryAccept()
+	}
+	return t
 }
 
 // newTainter paces NoExecute taints in one zone (burst 1, as kube's); nil

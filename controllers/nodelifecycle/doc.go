@@ -21,7 +21,7 @@
 // kube-controller-manager paces them (disruption.go; nodes labelled node.kubernetes.io/exclude-disruption
 // are left out of their zone's count): 0.1 nodes a second in a healthy zone; in a partly
 // disrupted one (more than two nodes and 55% not Ready) none when it has at most 50 nodes, 0.01 a second
-// otherwise; and when no node of any zone is Ready, none at all, the taints put on before lifted: the
+// otherwise (a zone's change of state keeps its pace's last taint counted, as kube swaps its limiter); and when no node of any zone is Ready, none at all, the taints put on before lifted: the
 // control plane is then more likely cut off from the nodes than every node dead ("master disruption
 // mode"), and evicting everything would empty the cluster once the nodes come back.
 //

@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -888,4 +889,65 @@ func TestPodsMarkedNotReadyOnlyWhenReadyGoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A zone's pace of NoExecute taints carries over when its state changes, as
+// kube-controller-manager swaps its limiter (RateLimitedTimedQueue.SwapLimiter):
+// kept as it is when the rate stays the same (a zone going from Normal to
+// FullDisruption, both at the normal rate), and started empty when the old
+// one had no token left or allowed none (a small zone leaving partial
+// disruption). A zone changing state does not get a taint for free.
+func TestZonePaceKeptAcrossStateChanges(t *testing.T) {
+	a, b := map[string]string{corev1.LabelTopologyZone: "a"}, map[string]string{corev1.LabelTopologyZone: "b"}
+	tainted := func(t *testing.T, client *fake.Clientset, name string) bool {
+		t.Helper()
+		got, _ := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		return slices.Contains(taintList(got), corev1.TaintNodeNotReady+":NoExecute")
+	}
+	t.Run("same rate: the token used stays used", func(t *testing.T) {
+		ctx := context.Background()
+		n3 := healthy("n3", a)
+		c, client, f := newFixtureWithInformers(t, notReady("n1", a), notReady("n2", a), n3, healthy("ok", b))
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if !tainted(t, client, "n1") {
+			t.Fatal("n1 not tainted NoExecute")
+		}
+		// The zone's last Ready node goes: zone a is fully disrupted, zone b is not.
+		update(t, f.Core().V1().Nodes().Informer(), notReady("n3", a))
+		nodes, _ := c.nodeLister.List(labels.Everything())
+		c.updateDisruption(nodes, now)
+		if got := c.disruption.zones["/a"]; got != zoneFull {
+			t.Fatalf("zone a %s, want FullDisruption", got)
+		}
+		if err := c.sync(ctx, "n2"); err != nil {
+			t.Fatal(err)
+		}
+		if tainted(t, client, "n2") {
+			t.Error("n2 tainted NoExecute at once after n1: the zone's pace was reset by its change of state")
+		}
+	})
+	t.Run("from no rate: the new pace starts empty", func(t *testing.T) {
+		ctx := context.Background()
+		c, client, f := newFixtureWithInformers(t, notReady("n1", a), notReady("n2", a), notReady("n3", a), healthy("n4", a), healthy("ok", b))
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if tainted(t, client, "n1") {
+			t.Fatal("n1 tainted NoExecute in a small, partly disrupted zone")
+		}
+		update(t, f.Core().V1().Nodes().Informer(), healthy("n2", a))
+		nodes, _ := c.nodeLister.List(labels.Everything())
+		c.updateDisruption(nodes, now)
+		if got := c.disruption.zones["/a"]; got != zoneNormal {
+			t.Fatalf("zone a %s, want Normal", got)
+		}
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if tainted(t, client, "n1") {
+			t.Error("n1 tainted NoExecute as soon as its zone left partial disruption, want the first taint a period later")
+		}
+	})
 }
