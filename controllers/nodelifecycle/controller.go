@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -327,6 +328,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 	}
 	if err := c.retryMarkPodsNotReady(ctx, node, now); err != nil {
+		return err
+	}
+	if node, err = c.reconcileLabels(ctx, node); err != nil {
 		return err
 	}
 	if node, err = c.reconcileTaints(ctx, node, now); err != nil {
@@ -748,4 +752,47 @@ func matching(tols []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration 
 		return tol
 	}
 	return nil
+}
+
+// The deprecated node labels, each kept equal to its stable one.
+const (
+	labelOSBeta   = "beta.kubernetes.io/os"
+	labelArchBeta = "beta.kubernetes.io/arch"
+)
+
+var betaLabels = [...]struct{ stable, beta string }{
+	{corev1.LabelOSStable, labelOSBeta},
+	{corev1.LabelArchStable, labelArchBeta},
+}
+
+// reconcileLabels sets the node's beta.kubernetes.io/os and arch labels to
+// its kubernetes.io/os and arch, adding them when missing, as
+// kube-controller-manager's node lifecycle controller does: nodeSelectors
+// written for the beta labels (many charts still select
+// beta.kubernetes.io/os: linux) must match nodes whose agent sets only the
+// stable ones. A merge patch of the labels alone, so an agent's concurrent
+// write is no conflict.
+func (c *Controller) reconcileLabels(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	set := map[string]string{}
+	for _, l := range betaLabels {
+		v, ok := node.Labels[l.stable]
+		if !ok {
+			continue
+		}
+		if b, has := node.Labels[l.beta]; !has || b != v {
+			set[l.beta] = v
+		}
+	}
+	if len(set) == 0 {
+		return node, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": set}})
+	if err != nil {
+		return nil, err
+	}
+	updated, err := c.client.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("update labels of node %s: %w", node.Name, err)
+	}
+	return updated, nil
 }

@@ -31,4 +31,8 @@
 // network-unavailable for NetworkUnavailable=True, and unschedulable for a cordoned node. Each goes
 // when its condition clears; other NoSchedule taints are never touched. DaemonSet pods tolerate
 // them (controllers/daemonset adds Kubernetes' daemon tolerations).
+//
+// As kube-controller-manager, it keeps the deprecated beta.kubernetes.io/os and
+// beta.kubernetes.io/arch labels of each node equal to kubernetes.io/os and kubernetes.io/arch,
+// so nodeSelectors written for the beta labels still match.
 package nodelifecycle

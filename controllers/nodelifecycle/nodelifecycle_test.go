@@ -951,3 +951,36 @@ func TestZonePaceKeptAcrossStateChanges(t *testing.T) {
 		}
 	})
 }
+
+// As kube-controller-manager's reconcileNodeLabels, a node's deprecated
+// beta.kubernetes.io/os and beta.kubernetes.io/arch labels follow
+// kubernetes.io/os and kubernetes.io/arch: added when missing, corrected when
+// different, so that old nodeSelectors (many charts still select
+// beta.kubernetes.io/os: linux) match. Nothing is added without the stable
+// label.
+func TestBetaOSArchLabelsReconciled(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   map[string]string
+	}{
+		{"added", map[string]string{corev1.LabelOSStable: "linux", corev1.LabelArchStable: "arm64"},
+			map[string]string{corev1.LabelOSStable: "linux", corev1.LabelArchStable: "arm64", labelOSBeta: "linux", labelArchBeta: "arm64"}},
+		{"corrected", map[string]string{corev1.LabelOSStable: "linux", labelOSBeta: "windows", "team": "a"},
+			map[string]string{corev1.LabelOSStable: "linux", labelOSBeta: "linux", "team": "a"}},
+		{"no stable label", map[string]string{labelArchBeta: "amd64"}, map[string]string{labelArchBeta: "amd64"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := node(corev1.ConditionTrue, time.Second)
+			n.Labels = tc.labels
+			c, client := newFixture(t, n)
+			if err := c.sync(context.Background(), "n1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+			if !maps.Equal(got.Labels, tc.want) {
+				t.Errorf("labels %v, want %v", got.Labels, tc.want)
+			}
+		})
+	}
+}
