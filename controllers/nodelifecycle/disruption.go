@@ -74,14 +74,17 @@ func (s zoneState) String() string {
 }
 
 // zoneOf is a node's zone key: its region and zone labels ("" without them),
-// as kube-controller-manager groups nodes.
+// as kube-controller-manager groups nodes. As there, the deprecated
+// failure-domain.beta.kubernetes.io labels win when present (even empty):
+// a node whose old and new labels disagree is counted in the same zone.
 func zoneOf(n *corev1.Node) string {
-	region, zone := n.Labels[corev1.LabelTopologyRegion], n.Labels[corev1.LabelTopologyZone]
-	if region == "" {
-		region = n.Labels[corev1.LabelFailureDomainBetaRegion]
+	region, ok := n.Labels[corev1.LabelFailureDomainBetaRegion]
+	if !ok {
+		region = n.Labels[corev1.LabelTopologyRegion]
 	}
-	if zone == "" {
-		zone = n.Labels[corev1.LabelFailureDomainBetaZone]
+	zone, ok := n.Labels[corev1.LabelFailureDomainBetaZone]
+	if !ok {
+		zone = n.Labels[corev1.LabelTopologyZone]
 	}
 	if region == "" && zone == "" {
 		return ""

@@ -17,7 +17,7 @@
 // leader counts afresh), and a scheduled deletion is cancelled, with a "Cancelling deletion" event,
 // when the taints go. Taints go away when the node is Ready again.
 //
-// NoExecute taints are paced by zone (topology.kubernetes.io/region and zone labels), as
+// NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones first), as
 // kube-controller-manager paces them (disruption.go; nodes labelled node.kubernetes.io/exclude-disruption
 // are left out of their zone's count): 0.1 nodes a second in a healthy zone; in a partly
 // disrupted one (more than two nodes and 55% not Ready) none when it has at most 50 nodes, 0.01 a second

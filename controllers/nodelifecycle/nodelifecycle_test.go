@@ -984,3 +984,25 @@ func TestBetaOSArchLabelsReconciled(t *testing.T) {
 		})
 	}
 }
+
+// Nodes are grouped by zone as kube-controller-manager groups them
+// (topology.GetZoneKey): the deprecated failure-domain.beta.kubernetes.io
+// label wins when present, even empty, the topology.kubernetes.io one is
+// used otherwise. A node whose labels disagree is counted in the zone kube
+// counts it in.
+func TestZoneOf(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{nil, ""},
+		{map[string]string{corev1.LabelTopologyRegion: "r", corev1.LabelTopologyZone: "z"}, "r/z"},
+		{map[string]string{corev1.LabelFailureDomainBetaRegion: "r", corev1.LabelFailureDomainBetaZone: "z"}, "r/z"},
+		{map[string]string{corev1.LabelTopologyZone: "new", corev1.LabelFailureDomainBetaZone: "old"}, "/old"},
+		{map[string]string{corev1.LabelTopologyRegion: "new", corev1.LabelFailureDomainBetaRegion: "", corev1.LabelTopologyZone: "z"}, "/z"},
+	} {
+		if got := zoneOf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}}); got != tc.want {
+			t.Errorf("zoneOf(%v) = %q, want %q", tc.labels, got, tc.want)
+		}
+	}
+}
