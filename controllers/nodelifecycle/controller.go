@@ -529,7 +529,7 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	}
 	// Every taint added has its timeAdded, the NoSchedule ones too, as
 	// kube-controller-manager writes them; taints already there keep theirs
-	// (a kubelet registers with not-ready:NoSchedule without one).
+	// (one a user or another writer put on may have none).
 	ts := metav1.NewTime(now)
 	if addNoExecute {
 		taints = append(taints, corev1.Taint{Key: wantNoExecute, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
