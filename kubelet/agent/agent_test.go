@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"net/netip"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -56,7 +57,8 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		n, err = client.CoreV1().Nodes().Get(ctx, "hollow-1", metav1.GetOptions{})
 		return err == nil && len(n.Status.Conditions) > 0, nil
 	})
-	if n.Labels["zone"] != "a" || n.Labels[corev1.LabelHostname] != "hollow-1" {
+	if n.Labels["zone"] != "a" || n.Labels[corev1.LabelHostname] != "hollow-1" ||
+		n.Labels["beta.kubernetes.io/os"] != goruntime.GOOS || n.Labels["beta.kubernetes.io/arch"] != goruntime.GOARCH {
 		t.Fatalf("labels %v", n.Labels)
 	}
 	var ready *corev1.NodeCondition

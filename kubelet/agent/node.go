@@ -160,11 +160,23 @@ func (n *node) register(ctx context.Context) (*corev1.Node, error) {
 	return n.writeStatus(ctx, rs)
 }
 
+// The deprecated OS and architecture labels (k8s.io/kubelet's
+// kubeletapis.LabelOS and LabelArch).
+const (
+	betaLabelOS   = "beta.kubernetes.io/os"
+	betaLabelArch = "beta.kubernetes.io/arch"
+)
+
 func (n *node) labels() map[string]string {
+	// The kubelet still sets the deprecated beta labels too (old
+	// nodeSelectors use them); without them the node lifecycle controller
+	// would patch each node as it first sees it.
 	l := map[string]string{
 		corev1.LabelHostname:   n.cfg.NodeName,
 		corev1.LabelOSStable:   runtime.GOOS,
 		corev1.LabelArchStable: runtime.GOARCH,
+		betaLabelOS:            runtime.GOOS,
+		betaLabelArch:          runtime.GOARCH,
 	}
 	for k, v := range n.cfg.Labels {
 		l[k] = v
