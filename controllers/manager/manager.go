@@ -85,7 +85,7 @@ type Config struct {
 	// (kube-controller-manager's --service-cluster-ip-range); "" means none.
 	ServiceCIDR string
 
-	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 40s).
+	// NodeMonitorGracePeriod without a node heartbeat before the node is marked Unknown (default 50s).
 	NodeMonitorGracePeriod time.Duration
 	// NodeStartupGracePeriod replaces it for a node that has never posted a
 	// Ready condition (default 60s).

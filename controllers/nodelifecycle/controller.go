@@ -37,7 +37,11 @@ const Name = "nodelifecycle-controller"
 
 // Defaults as in kube-controller-manager.
 const (
-	DefaultGracePeriod = 40 * time.Second
+	// DefaultGracePeriod is kube-controller-manager's
+	// --node-monitor-grace-period since Kubernetes 1.32 (40 s before): more
+	// than the 45 s a kubelet's client takes to give up a dead HTTP/2
+	// connection (ping and read-idle timeouts) and reconnect.
+	DefaultGracePeriod = 50 * time.Second
 	// DefaultStartupGracePeriod is kube-controller-manager's
 	// --node-startup-grace-period: how long a node that has never posted a
 	// Ready condition may stay silent, counted from its registration.

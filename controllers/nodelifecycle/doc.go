@@ -1,7 +1,7 @@
 // Package nodelifecycle notices nodes that stopped heartbeating and moves their work elsewhere.
 //
 // A node agent renews its Lease in kube-node-lease (and posts Ready in node status). When the
-// controller has seen neither change for the grace period (40s by default; by its own clock, from when
+// controller has seen neither change for the grace period (50s by default; by its own clock, from when
 // it saw the last change, as kube-controller-manager: a node's clock may differ, and a controller that
 // just started or took over the lead gives every node a full grace period; a node that has never posted
 // a Ready condition gets the startup grace period, 60s by default, from its registration) the

@@ -206,13 +206,13 @@ func TestHeartbeatsJudgedByTheControllersClock(t *testing.T) {
 	}
 	// It stops renewing: Unknown once the grace period has passed since the
 	// last renewal was seen, not before.
-	step(40 * time.Second)
+	step(DefaultGracePeriod)
 	if got := ready(); got != corev1.ConditionTrue {
-		t.Fatalf("40s after the last renewal: Ready = %s", got)
+		t.Fatalf("%s after the last renewal: Ready = %s", DefaultGracePeriod, got)
 	}
 	step(time.Second + time.Millisecond)
 	if got := ready(); got != corev1.ConditionUnknown {
-		t.Fatalf("41s after the last renewal: Ready = %s, want Unknown", got)
+		t.Fatalf("%s after the last renewal: Ready = %s, want Unknown", DefaultGracePeriod+time.Second, got)
 	}
 	n, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 	if got := taintList(n); !slices.Equal(got, []string{corev1.TaintNodeUnreachable + ":NoExecute", corev1.TaintNodeUnreachable + ":NoSchedule"}) {
@@ -225,7 +225,7 @@ func TestHeartbeatsJudgedByTheControllersClock(t *testing.T) {
 
 // A node that never posted a status nor renewed a Lease is judged from its
 // registration, with the startup grace period (60 s, as kube's
-// --node-startup-grace-period) rather than the monitor's 40 s, and stays
+// --node-startup-grace-period) rather than the monitor's 50 s, and stays
 // Unknown once marked.
 func TestNodeNeverHeardFrom(t *testing.T) {
 	ctx := context.Background()

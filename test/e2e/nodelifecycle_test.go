@@ -9,7 +9,7 @@ import (
 // TestStoppedNodesPodsMove: a hollow node whose process dies (no graceful
 // cordon, its Lease simply stops) is marked Ready=Unknown and tainted
 // unreachable by the node lifecycle controller after the server's
-// --node-monitor-grace-period (15 s here, not the default 40 s); its pods,
+// --node-monitor-grace-period (15 s here, not the default 50 s); its pods,
 // which tolerate that taint for 5 s, are then evicted, and their
 // Deployment's replacements run on the nodes that are left.
 func TestStoppedNodesPodsMove(t *testing.T) {
@@ -68,7 +68,7 @@ spec:
 		return out == "Unknown node.kubernetes.io/unreachable"
 	}, "get", "node", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[?(@.effect=="NoExecute")].key}`)
 	// The last renewal was at most 10 s before the kill: with the default
-	// 40 s grace the node could not be marked before 30 s had passed; with
+	// 50 s grace the node could not be marked before 40 s had passed; with
 	// 15 s it is by about 25 s at most (the renewal is seen at the next 5 s
 	// monitor sweep, the grace runs from then, and a sweep notices its end).
 	took := time.Since(killed)
@@ -180,7 +180,7 @@ spec:
 
 // A Node that has never posted a status (created by hand here: no agent
 // plays it) is marked Ready=Unknown --node-startup-grace-period (15 s here)
-// after its registration: not at the default 60 s, nor at the monitor's 40 s.
+// after its registration: not at the default 60 s, nor at the monitor's 50 s.
 func TestNodeStartupGracePeriod(t *testing.T) {
 	s := startServer(t, "--node-startup-grace-period", "15s")
 	k := newKubectl(t, s, 30)
