@@ -539,10 +539,13 @@ func (c *Controller) updateStatus(ctx context.Context, set *appsv1.StatefulSet, 
 	if st.CollisionCount == nil {
 		st.CollisionCount = new(int32) // reported as 0, as Kubernetes does, until a collision
 	}
-	// A finished rolling update makes the update revision current: every pod there is, condemned
-	// ones of a scale-down included, updated and ready (Kubernetes' completeRollingUpdate judges
-	// against status.replicas, not the spec, so a scale in progress does not hold it back).
-	if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && updated == replicas && ready == replicas {
+	// A finished rolling update makes the update revision current: spec.replicas pods, and no
+	// more, there, updated and ready (Kubernetes' completeRollingUpdate). Judged against the
+	// pods there are, a pod below the partition that is gone for a moment would let the update
+	// revision become current, and the pod would come back at it; a scale-down still under way
+	// holds the update back, as in Kubernetes.
+	if want := int32(replicasOf(set)); set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType &&
+		replicas == want && updated == want && ready == want {
 		st.CurrentRevision, st.CurrentReplicas = st.UpdateRevision, updated
 	}
 	if apiequality.Semantic.DeepEqual(&set.Status, st) {

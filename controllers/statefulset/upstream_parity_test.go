@@ -647,17 +647,41 @@ func TestClaimKeepsTemplateMetadata(t *testing.T) {
 	}
 }
 
-// As Kubernetes' completeRollingUpdate, a rolling update is finished when every pod there is
-// (here three, while the set scales down to two) is updated and ready, not when the spec's
-// count is reached.
-func TestRollingUpdateFinishesDuringAScaleDown(t *testing.T) {
+// As Kubernetes' completeRollingUpdate, a rolling update is finished only when spec.replicas
+// pods, and no more, are there, updated and ready: a scale-down still under way (three pods
+// for two replicas) holds the current revision back until the condemned pod is gone.
+func TestRollingUpdateFinishesAfterAScaleDown(t *testing.T) {
 	set := newSet(2)
 	old := revisionFor(t, set, "web:1", 1)
 	update := revisionFor(t, set, "web:2", 2)
 	set.Status.CurrentRevision = old.Name
 	fx := newFixture(t, set, old, update, member(set, 0, update.Name), member(set, 1, update.Name), member(set, 2, update.Name))
 	fx.sync(t)
-	if st := fx.status(t); st.CurrentRevision != update.Name || st.CurrentReplicas != st.UpdatedReplicas {
+	if st := fx.status(t); st.CurrentRevision != old.Name {
+		t.Fatalf("status: %+v, want the old revision current while web-2 is there", st)
+	}
+	fx = newFixture(t, set, old, update, member(set, 0, update.Name), member(set, 1, update.Name))
+	fx.sync(t)
+	if st := fx.status(t); st.CurrentRevision != update.Name || st.CurrentReplicas != 2 {
 		t.Fatalf("status: %+v, want the update revision current", st)
+	}
+}
+
+// A pod below the partition that is gone (deleted, evicted) does not let the update revision
+// become current while it is missing, as Kubernetes' completeRollingUpdate judges against
+// spec.replicas: the pod comes back at the current revision, keeping the partition.
+func TestMissingPodBelowThePartitionKeepsTheCurrentRevision(t *testing.T) {
+	set := newSet(3, partition(1))
+	old := revisionFor(t, set, "web:1", 1)
+	update := revisionFor(t, set, "web:2", 2)
+	set.Status.CurrentRevision = old.Name
+	fx := newFixture(t, set, old, update, member(set, 1, update.Name), member(set, 2, update.Name))
+	fx.sync(t)
+	created := fx.created()
+	if len(created) != 1 || created[0].Name != "web-0" || revisionOf(created[0]) != old.Name {
+		t.Fatalf("created %v, want web-0 at %s", names(created), old.Name)
+	}
+	if st := fx.status(t); st.CurrentRevision != old.Name {
+		t.Fatalf("status: %+v, want %s still current", st, old.Name)
 	}
 }
