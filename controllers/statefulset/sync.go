@@ -272,6 +272,12 @@ func (c *Controller) healthy(set *appsv1.StatefulSet, p *corev1.Pod) bool {
 		podstate.IsAvailable(p, set.Spec.MinReadySeconds, c.now())
 }
 
+// liveAndReady is Kubernetes' isHealthy: running, ready and not being deleted, whatever
+// minReadySeconds says.
+func liveAndReady(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podstate.IsReady(p)
+}
+
 func revisionOf(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisionHashLabelKey] }
 
 // manage takes the next steps towards the declared state: create missing and replace finished pods,
@@ -345,10 +351,12 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 	}
 	// Under OrderedReady, as in Kubernetes, a condemned pod that is not healthy goes only
 	// if it is the lowest such one; an unhealthy pod above it waits (the pods in the
-	// range are all healthy by now, step 1 having waited for them).
+	// range are all healthy by now, step 1 having waited for them). The lowest one is
+	// judged by readiness alone, as Kubernetes v1.33's isHealthy: a pod ready but not yet
+	// available is not it, and waits for minReadySeconds like any other.
 	var firstUnhealthy *corev1.Pod
 	for i := len(condemned) - 1; i >= 0 && ordered; i-- {
-		if !c.healthy(set, condemned[i]) {
+		if !liveAndReady(condemned[i]) {
 			firstUnhealthy = condemned[i]
 			break
 		}

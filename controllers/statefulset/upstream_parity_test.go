@@ -685,3 +685,24 @@ func TestMissingPodBelowThePartitionKeepsTheCurrentRevision(t *testing.T) {
 		t.Fatalf("status: %+v, want %s still current", st, old.Name)
 	}
 }
+
+// Under OrderedReady the first unhealthy pod, which a scale-down may delete though it is
+// not healthy, is judged by readiness alone, as Kubernetes v1.33's isHealthy: a condemned
+// pod that is ready but not yet available (minReadySeconds) is not it, so the scale-down
+// waits for it to become available, as processCondemned does.
+func TestOrderedScaleDownWaitsForAReadyPodToBecomeAvailable(t *testing.T) {
+	set := newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 60 })
+	rev := revisionFor(t, set, "web:2", 1)
+	readyNow := func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now) }
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, readyNow))
+	fx.sync(t)
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v while web-1 is ready but not yet available", got)
+	}
+	// Not ready at all, it is the first unhealthy pod and goes.
+	fx = newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, notReady))
+	fx.sync(t)
+	if got := fx.deleted(); !slices.Equal(got, []string{"web-1"}) {
+		t.Fatalf("deleted %v, want web-1", got)
+	}
+}
