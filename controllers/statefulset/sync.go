@@ -455,7 +455,8 @@ func podFor(set *appsv1.StatefulSet, ordinal int, rev *appsv1.ControllerRevision
 	lbls[podIndexLabel] = strconv.Itoa(ordinal)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: set.Namespace, Labels: lbls, Annotations: t.Annotations, Finalizers: t.Finalizers,
+			// generateName as Kubernetes' GetPodFromTemplate sets it; the name given wins.
+			Name: name, GenerateName: set.Name + "-", Namespace: set.Namespace, Labels: lbls, Annotations: t.Annotations, Finalizers: t.Finalizers,
 			OwnerReferences: []metav1.OwnerReference{controllerref.New(set, controllerKind)},
 		},
 		Spec: t.Spec,

@@ -706,3 +706,14 @@ func TestOrderedScaleDownWaitsForAReadyPodToBecomeAvailable(t *testing.T) {
 		t.Fatalf("deleted %v, want web-1", got)
 	}
 }
+
+// A new pod carries generateName <set>-, as Kubernetes' GetPodFromTemplate sets for every
+// controller's pods; its name is still <set>-<ordinal>.
+func TestPodCarriesGenerateName(t *testing.T) {
+	fx := newFixture(t, newSet(1))
+	fx.sync(t)
+	pods := fx.created()
+	if len(pods) != 1 || pods[0].Name != "web-0" || pods[0].GenerateName != "web-" {
+		t.Fatalf("created %+v, want web-0 with generateName web-", pods)
+	}
+}
