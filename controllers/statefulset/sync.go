@@ -285,11 +285,15 @@ func revisionOf(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisio
 // revision. Under OrderedReady it takes one step and waits for the set to be healthy before the next.
 // The pod deleted to roll it to the update revision is noted in rolled.
 func (c *Controller) manage(ctx context.Context, key string, set *appsv1.StatefulSet, revs revisions, byOrdinal map[int]*corev1.Pod,
-	rolled map[string]bool) error {
+	rolled map[string]bool) (err error) {
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	start, partition := startOrdinal(set), partitionOf(set)
 	end := start + replicasOf(set) // exclusive
 
+	// Under Parallel a pod waiting for a stale claim holds up no other step, as in
+	// Kubernetes; the wait is still reported, so the set is looked at again.
+	var waiting error
+	defer func() { err = errors.Join(err, waiting) }()
 	var errs []error
 	// 1. Ordinals in [start, end): create what is missing, replace finished pods. Succeeded counts
 	// as finished too: a pod stopped from outside (node shutdown, eviction) may exit 0, and
@@ -309,7 +313,12 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && i < start+partition {
 				rev, tmpl = revs.current, revs.currentTemplate
 			}
-			if err := c.createPod(ctx, key, set, i, rev, tmpl); err != nil || ordered {
+			err := c.createPod(ctx, key, set, i, rev, tmpl)
+			if !ordered && errors.Is(err, errStaleClaim) {
+				waiting = errors.Join(waiting, err)
+				continue
+			}
+			if err != nil || ordered {
 				return err
 			}
 		case podstate.IsTerminal(p) && p.DeletionTimestamp == nil:

@@ -717,3 +717,21 @@ func TestPodCarriesGenerateName(t *testing.T) {
 		t.Fatalf("created %+v, want web-0 with generateName web-", pods)
 	}
 }
+
+// Under Parallel a pod waiting for its stale claim holds up no other pod, as in
+// Kubernetes, where processReplica's "no more work this round" stops only the
+// OrderedReady walk; the sync still fails, so the set is looked at again.
+func TestParallelStaleClaimHoldsUpOnlyItsPod(t *testing.T) {
+	retain, del := appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	yes := true
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "web-1", UID: "uid-old-web-1", Controller: &yes}}}}
+	fx := newFixture(t, newSet(3, parallel, claimTemplates, retention(retain, del)), claim)
+	err := fx.c.sync(context.Background(), "ns/web")
+	if got := names(fx.created()); !slices.Equal(got, []string{"web-0", "web-2"}) {
+		t.Fatalf("created %v, want web-0 and web-2 (web-1 waits for its claim)", got)
+	}
+	if err == nil {
+		t.Fatal("sync succeeded while web-1 waits: the set would not be looked at again")
+	}
+}
