@@ -111,29 +111,34 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// As in Kubernetes, look again while pods are still to become available: the requeue on a
 	// pod turning ready may come too early (clock skew, or minReadySeconds raised after the pods
 	// became ready) and nothing else would follow. Kubernetes waits a whole minReadySeconds;
-	// waiting only until the next ready pod's window ends reports it available on time.
-	if set.Spec.MinReadySeconds > 0 && available != int32(replicasOf(set)) {
-		c.queue.AddAfter(key, untilNextAvailable(set.Spec.MinReadySeconds, byOrdinal, c.now()))
+	// waiting only until the next ready pod's window ends reports it available on time. A pod
+	// inside its window is looked at again even when availableReplicas is already spec.replicas:
+	// a condemned one holds an OrderedReady scale-down back until it is available.
+	if set.Spec.MinReadySeconds > 0 {
+		wait, ripening := untilNextAvailable(set.Spec.MinReadySeconds, byOrdinal, c.now())
+		if ripening || available != int32(replicasOf(set)) {
+			c.queue.AddAfter(key, wait)
+		}
 	}
 	return manageErr
 }
 
 // untilNextAvailable is how long until the first ready pod still inside its minReadySeconds
-// window becomes available; minReadySeconds at most (none is waiting, or a kubelet's clock
-// runs ahead: the next sync looks again).
-func untilNextAvailable(minReadySeconds int32, byOrdinal map[int]*corev1.Pod, now time.Time) time.Duration {
+// window becomes available, and whether there is one; minReadySeconds at most (none is
+// waiting, or a kubelet's clock runs ahead: the next sync looks again).
+func untilNextAvailable(minReadySeconds int32, byOrdinal map[int]*corev1.Pod, now time.Time) (time.Duration, bool) {
 	window := time.Duration(minReadySeconds) * time.Second
-	wait := window
+	wait, found := window, false
 	for _, p := range byOrdinal {
 		c := podstate.ReadyCondition(p)
 		if p.Status.Phase != corev1.PodRunning || c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
 			continue
 		}
-		if d := c.LastTransitionTime.Add(window).Sub(now); d > 0 && d < wait {
-			wait = d
+		if d := c.LastTransitionTime.Add(window).Sub(now); d > 0 && d <= wait {
+			wait, found = d, true
 		}
 	}
-	return wait
+	return wait, found
 }
 
 // ordinalOf parses <set>-<ordinal> from a pod's name. As in Kubernetes (getOrdinal) the

@@ -735,3 +735,22 @@ func TestParallelStaleClaimHoldsUpOnlyItsPod(t *testing.T) {
 		t.Fatal("sync succeeded while web-1 waits: the set would not be looked at again")
 	}
 }
+
+// A condemned pod ready but not yet available holds an OrderedReady scale-down back, though
+// availableReplicas already equals spec.replicas: the sync looks again when its window ends,
+// so the scale-down does not rest on the requeue made when the pod turned ready (lost to a
+// restart, or made before minReadySeconds was raised).
+func TestScaleDownWaitingForAvailabilityLooksAgain(t *testing.T) {
+	set := newSet(1, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 60 })
+	rev := revisionFor(t, set, "web:2", 1)
+	readySince := func(p *corev1.Pod) {
+		p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-20 * time.Second))
+	}
+	fx := newFixture(t, set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name, readySince))
+	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if len(fx.deleted()) != 0 || !slices.Equal(q.after, []time.Duration{40 * time.Second}) {
+		t.Fatalf("deleted %v, requeued after %v: want nothing deleted and a look in 40s", fx.deleted(), q.after)
+	}
+}
