@@ -110,9 +110,9 @@ func TestClaimOwnersFollowTheRetentionPolicy(t *testing.T) {
 	}
 }
 
-// TestIdentityLabelsAreRestored: a member whose pod-name or pod-index
-// label was removed or edited gets it back, with Kubernetes' event; one
-// whose labels are right is not written.
+// TestIdentityLabelsAreRestored: a member whose pod-name label was
+// removed or edited gets both identity labels back, with Kubernetes'
+// event; one whose labels are right is not written.
 func TestIdentityLabelsAreRestored(t *testing.T) {
 	set := newSet(2, parallel)
 	rev := revisionFor(t, set, "web:2", 1)
@@ -139,5 +139,19 @@ func TestIdentityLabelsAreRestored(t *testing.T) {
 		return strings.HasPrefix(e, "Normal SuccessfulUpdate update Pod web-0 in StatefulSet web successful")
 	}) {
 		t.Errorf("events %q lack the SuccessfulUpdate of web-0", events)
+	}
+}
+
+// TestPodIndexLabelAloneIsNotRestored: as Kubernetes' identityMatches, only
+// the pod-name label is checked; a pod whose pod-index label alone was
+// edited is left as it is (both come back when pod-name is wrong too).
+func TestPodIndexLabelAloneIsNotRestored(t *testing.T) {
+	set := newSet(1, parallel)
+	rev := revisionFor(t, set, "web:2", 1)
+	edited := member(set, 0, rev.Name, func(p *corev1.Pod) { p.Labels[podIndexLabel] = "7" })
+	fx := newFixture(t, set, rev, edited)
+	fx.sync(t)
+	if patches := controllertest.Filter(fx.client.Actions(), "patch", "pods"); len(patches) != 0 {
+		t.Fatalf("%d pod patches, want none", len(patches))
 	}
 }

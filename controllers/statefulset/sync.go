@@ -424,11 +424,12 @@ func (c *Controller) manage(ctx context.Context, key string, set *appsv1.Statefu
 
 // restoreIdentity puts back the identity labels of the set's pod at
 // ordinal (statefulset.kubernetes.io/pod-name, apps.kubernetes.io/pod-index)
-// when someone removed or changed them, as Kubernetes' updateIdentity:
-// Services and peers select a member by them.
+// when someone removed or changed the pod-name one, as Kubernetes'
+// updateIdentity: Services and peers select a member by it. As Kubernetes'
+// identityMatches, the pod-index label alone is not checked.
 func (c *Controller) restoreIdentity(ctx context.Context, set *appsv1.StatefulSet, pod *corev1.Pod, ordinal int) error {
 	index := strconv.Itoa(ordinal)
-	if pod.Labels[podNameLabel] == pod.Name && pod.Labels[podIndexLabel] == index {
+	if pod.Labels[podNameLabel] == pod.Name {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{podNameLabel: pod.Name, podIndexLabel: index}}})
