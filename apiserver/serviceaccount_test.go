@@ -105,8 +105,8 @@ func TestServiceAccountTokens(t *testing.T) {
 		}
 		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
 			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "ConfigMap", Name: "n"}}}, metav1.CreateOptions{})
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `"Node", "Pod", "Secret"`) {
-			t.Errorf("token bound to a ConfigMap: %v", err)
+		if !apierrors.IsBadRequest(err) || err.Error() != "cannot bind token to object of type /, Kind=ConfigMap" {
+			t.Errorf("token bound to a ConfigMap: %v, want 400 as Kubernetes", err)
 		}
 		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
 			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: "ghost"}}}, metav1.CreateOptions{})
@@ -411,11 +411,11 @@ func TestNodeTokenRequests(t *testing.T) {
 		}
 	}
 	// The token names the pod's node (Kubernetes' ServiceAccountTokenPodNodeInfo);
-	// a pod on a node without a Node object gets a token without one.
+	// a pod on a node without a Node object gets its name alone.
 	for _, tc := range []struct {
 		pod           *corev1.Pod
 		wantNode, uid string
-	}{{mine, "n1", string(n1Node.UID)}, {theirs, "", ""}} {
+	}{{mine, "n1", string(n1Node.UID)}, {theirs, "n2", ""}} {
 		tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: tc.pod.Name, UID: tc.pod.UID}}}, metav1.CreateOptions{})
 		if err != nil {

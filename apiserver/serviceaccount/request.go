@@ -72,13 +72,16 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	b := Binding{ServiceAccount: sa, Audiences: tr.Spec.Audiences, TTL: ttl}
 	if r := tr.Spec.BoundObjectRef; r != nil {
 		refPath := spec.Child("boundObjectRef")
-		if r.APIVersion != "" && r.APIVersion != "v1" {
-			errs = append(errs, field.NotSupported(refPath.Child("apiVersion"), r.APIVersion, []string{"v1"}))
-		}
 		if r.Name == "" {
 			errs = append(errs, field.Required(refPath.Child("name"), ""))
 		}
 		if len(errs) == 0 {
+			// As Kubernetes, the kind is looked up in the reference's group,
+			// whatever its version: a Pod of apps/v1 is not a pod.
+			gvk := schema.FromAPIVersionAndKind(r.APIVersion, r.Kind)
+			if gvk.Group != "" || (gvk.Kind != "Pod" && gvk.Kind != "Secret" && gvk.Kind != "Node") {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
+			}
 			switch r.Kind {
 			case "Pod":
 				if b.Pod = nodesPod; b.Pod == nil {
@@ -96,12 +99,14 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 					return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", name))
 				}
 				// The pod's node goes into the token too, as Kubernetes
-				// does since 1.30; a node already gone is left out.
+				// does since 1.30; of a node already gone, only its name.
 				if n := b.Pod.Spec.NodeName; n != "" {
 					node := &corev1.Node{}
 					if err := t.load(ctx, "nodes", "", n, node); err == nil {
 						b.Node = node
-					} else if !apierrors.IsNotFound(err) {
+					} else if apierrors.IsNotFound(err) {
+						b.Node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}
+					} else {
 						return nil, err
 					}
 				}
@@ -124,8 +129,6 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 				if err := sameUID("nodes", r, b.Node.UID); err != nil {
 					return nil, err
 				}
-			default:
-				errs = append(errs, field.NotSupported(refPath.Child("kind"), r.Kind, []string{"Node", "Pod", "Secret"}))
 			}
 		}
 	}

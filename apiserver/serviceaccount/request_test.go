@@ -49,9 +49,18 @@ func TestTokenBoundToNode(t *testing.T) {
 		if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `nodes "ghost" not found`) {
 			t.Errorf("missing node: %v, want 404", err)
 		}
-		_, err = request(&authenticationv1.BoundObjectReference{Kind: "ConfigMap", APIVersion: "v1", Name: "c"})
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `supported values: "Node", "Pod", "Secret"`) {
-			t.Errorf("reference to a ConfigMap: %v, want 422 naming the supported kinds", err)
+		// As Kubernetes: the kind in its group, any version; else 400.
+		for ref, want := range map[authenticationv1.BoundObjectReference]string{
+			{Kind: "ConfigMap", APIVersion: "v1", Name: "c"}: "cannot bind token to object of type /v1, Kind=ConfigMap",
+			{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}:  "cannot bind token to object of type apps/v1, Kind=Pod",
+		} {
+			_, err = request(&ref)
+			if !apierrors.IsBadRequest(err) || err.Error() != want {
+				t.Errorf("reference to %s %s: %v, want 400 %q", ref.APIVersion, ref.Kind, err, want)
+			}
+		}
+		if _, err := request(&authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v2", Name: "n1"}); err != nil {
+			t.Errorf("a Node reference of another core version: %v, want it bound", err)
 		}
 	})
 

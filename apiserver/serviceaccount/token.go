@@ -257,7 +257,9 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 	}
 	if k.Node != nil {
 		u.Extra[ExtraNodeName] = []string{k.Node.Name}
-		u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
+		if k.Node.UID != "" { // a pod's node gone before the token was issued
+			u.Extra[ExtraNodeUID] = []string{string(k.Node.UID)}
+		}
 	}
 	legacy := false
 	if k.Secret != nil {
