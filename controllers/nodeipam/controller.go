@@ -142,6 +142,12 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if node.DeletionTimestamp != nil {
+		// Going: its subnet is free for others now, as the range
+		// allocator releases it, not once finalizers let the Node go.
+		c.alloc.release(name)
+		return nil
+	}
 	if existing := cidrsOf(node); len(existing) > 0 {
 		for _, cidr := range existing {
 			if other := c.alloc.occupy(node.Name, cidr); other != "" {
@@ -157,11 +163,18 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []string{cidr}}})
-	if _, err := c.client.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		if apierrors.IsNotFound(err) {
-			c.alloc.release(node.Name)
-			return nil
+	// As the range allocator, a few tries before the failure is told.
+	for try := 1; ; try++ {
+		_, err = c.client.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err == nil || apierrors.IsNotFound(err) || try == patchTries || ctx.Err() != nil {
+			break
 		}
+	}
+	if apierrors.IsNotFound(err) {
+		c.alloc.release(node.Name)
+		return nil
+	}
+	if err != nil {
 		c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRAssignmentFailed", "Node %s: failed to set pod CIDR %s: %v", node.Name, cidr, err)
 		// Keep the allocation: the retry patches the same CIDR.
 		return fmt.Errorf("set pod CIDR of node %s: %w", node.Name, err)
@@ -169,3 +182,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	c.log.Info("assigned pod CIDR", "node", node.Name, "cidr", cidr)
 	return nil
 }
+
+// patchTries is how often a node's CIDR patch is tried in one sync
+// (kube-controller-manager's cidrUpdateRetries).
+const patchTries = 3

@@ -294,3 +294,59 @@ func TestReservationANodeDidNotGetIsFreed(t *testing.T) {
 		t.Errorf("n2 got %q, want 10.0.0.0/24", got)
 	}
 }
+
+// A failed patch is tried three times before the sync gives up, and only
+// then is CIDRAssignmentFailed recorded, once, as kube-controller-manager's
+// range allocator (cidrUpdateRetries) does; a transient failure records
+// nothing.
+func TestAssignmentRetriedBeforeItFails(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		failures   int
+		wantErr    bool
+		wantEvents int
+	}{{2, false, 0}, {3, true, 1}} {
+		c, client, _, recorder := newFixtureWithEvents(t, Options{}, node("n1", ""))
+		tries := 0
+		client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+			tries++
+			if tries <= tc.failures {
+				return true, nil, apierrors.NewServiceUnavailable("try again")
+			}
+			return false, nil, nil
+		})
+		err := c.sync(ctx, "n1")
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%d failed patches: sync error %v, want error %v", tc.failures, err, tc.wantErr)
+		}
+		var events []string
+		for len(recorder.Events) > 0 {
+			events = append(events, <-recorder.Events)
+		}
+		if len(events) != tc.wantEvents || (tc.wantEvents > 0 && !strings.Contains(events[0], "CIDRAssignmentFailed")) {
+			t.Errorf("%d failed patches: events %q, want %d CIDRAssignmentFailed", tc.failures, events, tc.wantEvents)
+		}
+	}
+}
+
+// A node being deleted gives its CIDR back at once, as the range allocator
+// does on a deletionTimestamp, not only when the Node object is gone (a
+// finalizer may keep it for long).
+func TestCIDRReleasedWhenDeletionStarts(t *testing.T) {
+	ctx := context.Background()
+	doomed := node("n1", "10.0.0.0/25")
+	now := metav1.Now()
+	doomed.DeletionTimestamp, doomed.Finalizers = &now, []string{"example.com/hold"}
+	c, client, _ := newFixture(t, Options{ClusterCIDR: "10.0.0.0/24", NodeMaskSize: 25}, doomed, node("n2", ""), node("n3", ""))
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"n2", "n3"} {
+		if err := c.sync(ctx, n); err != nil {
+			t.Fatalf("%s: %v (the deleting node kept its CIDR)", n, err)
+		}
+	}
+	if got := []string{podCIDR(t, client, "n2"), podCIDR(t, client, "n3")}; !slices.Contains(got, "10.0.0.0/25") || !slices.Contains(got, "10.0.0.128/25") {
+		t.Errorf("n2, n3 got %q, want the released 10.0.0.0/25 and 10.0.0.128/25", got)
+	}
+}
