@@ -745,3 +745,63 @@ func TestPausedDeploymentKeepsHistoryForAPendingRollback(t *testing.T) {
 		t.Error("a paused deployment's rollback was settled; it waits for resume")
 	}
 }
+
+// Kubernetes' FindOldReplicaSets works on the ReplicaSets sorted oldest first (FindNewReplicaSet
+// sorts them in place), so the old ones are visited in creation order whatever order the lister
+// gave: Recreate scales them down, and records its events, oldest first.
+func TestOldReplicaSetsGoOldestFirst(t *testing.T) {
+	d := newDeployment(3, "v3", intstr.FromInt32(0), intstr.FromInt32(0))
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	older, newer := rsFor(d, "v1", 2, 2, 1, 2*time.Hour), rsFor(d, "v2", 1, 1, 2, time.Hour)
+	fx := newFixture(t, d, older, newer)
+	if err := fx.c.rolloutRecreate(context.Background(), d, []*appsv1.ReplicaSet{newer, older}); err != nil {
+		t.Fatal(err)
+	}
+	ev := controllertest.Events(fx.rec.Events)
+	want := []string{
+		fmt.Sprintf("Normal ScalingReplicaSet Scaled down replica set %s from 2 to 0", older.Name),
+		fmt.Sprintf("Normal ScalingReplicaSet Scaled down replica set %s from 1 to 0", newer.Name),
+	}
+	if strings.Join(ev, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events = %q, want %q", ev, want)
+	}
+}
+
+// getReplicaFailures in Kubernetes: the new ReplicaSet's ReplicaFailure wins; otherwise the first
+// old ReplicaSet's that has one, in creation order.
+func TestReplicaFailureComesFromTheNewThenTheOldestReplicaSet(t *testing.T) {
+	failing := func(rs *appsv1.ReplicaSet, msg string) *appsv1.ReplicaSet {
+		rs.Status.Conditions = []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue,
+			Reason: "FailedCreate", Message: msg, LastTransitionTime: metav1.NewTime(now)}}
+		return rs
+	}
+	d := newDeployment(3, "v3", intstr.FromInt32(0), intstr.FromInt32(1))
+	for _, tc := range []struct {
+		name    string
+		newFail bool
+		want    string
+	}{
+		{"the new replicaset's failure first", true, "new"},
+		{"else the oldest old replicaset's", false, "oldest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oldest := failing(rsFor(d, "v1", 1, 0, 1, 3*time.Hour), "oldest")
+			middle := failing(rsFor(d, "v2", 1, 0, 2, 2*time.Hour), "middle")
+			n := rsFor(d, "v3", 1, 0, 3, time.Hour)
+			if tc.newFail {
+				n = failing(n, "new")
+			}
+			// Both orders, so neither the caller's nor a lister's order decides.
+			for _, all := range [][]*appsv1.ReplicaSet{{oldest, middle, n}, {n, middle, oldest}} {
+				fx := newFixture(t, d, oldest, middle, n)
+				if err := fx.c.syncRolloutStatus(context.Background(), all, n, d.DeepCopy()); err != nil {
+					t.Fatal(err)
+				}
+				c := getCondition(&fx.deployment(t).Status, appsv1.DeploymentReplicaFailure)
+				if c == nil || c.Message != tc.want {
+					t.Errorf("ReplicaFailure = %+v, want the %s replicaset's", c, tc.want)
+				}
+			}
+		})
+	}
+}

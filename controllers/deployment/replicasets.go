@@ -96,8 +96,14 @@ func createdBefore(a, b *appsv1.ReplicaSet) bool {
 	return a.CreationTimestamp.Before(&b.CreationTimestamp)
 }
 
+// sortedByCreation returns a sorted copy, without nil entries (a missing new ReplicaSet).
 func sortedByCreation(rsList []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
-	out := append([]*appsv1.ReplicaSet(nil), rsList...)
+	var out []*appsv1.ReplicaSet
+	for _, rs := range rsList {
+		if rs != nil {
+			out = append(out, rs)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return createdBefore(out[i], out[j]) })
 	return out
 }

@@ -159,17 +159,14 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, all []*appsv1.Replic
 				subject+" has timed out progressing.", c.now()))
 		}
 	}
-	// Surface a ReplicaSet's failure to create pods (quota, admission) on the Deployment.
-	var failure *appsv1.ReplicaSetCondition
-	for _, rs := range all {
-		if rs == nil {
-			continue
+	// Surface a ReplicaSet's failure to create pods (quota, admission) on the Deployment: the new
+	// ReplicaSet's, else the oldest failing old one's, as Kubernetes' getReplicaFailures picks.
+	failure := replicaFailure(newRS)
+	for _, rs := range sortedByCreation(all) {
+		if failure != nil {
+			break
 		}
-		for i := range rs.Status.Conditions {
-			if rs.Status.Conditions[i].Type == appsv1.ReplicaSetReplicaFailure {
-				failure = &rs.Status.Conditions[i]
-			}
-		}
+		failure = replicaFailure(rs)
 	}
 	if failure != nil {
 		setCondition(&st, appsv1.DeploymentCondition{
@@ -188,6 +185,18 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, all []*appsv1.Replic
 	cp.Status = st
 	_, err := c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
 	return err
+}
+
+func replicaFailure(rs *appsv1.ReplicaSet) *appsv1.ReplicaSetCondition {
+	if rs == nil {
+		return nil
+	}
+	for i := range rs.Status.Conditions {
+		if rs.Status.Conditions[i].Type == appsv1.ReplicaSetReplicaFailure {
+			return &rs.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // requeueStuck wakes the Deployment when its progress deadline would pass, since no event will.

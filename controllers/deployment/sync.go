@@ -107,10 +107,12 @@ func (c *Controller) claimReplicaSets(ctx context.Context, d *appsv1.Deployment,
 }
 
 // replicaSets splits the owned ReplicaSets into the new one (creating it if asked and missing) and the
-// old ones, and brings revision annotations up to date.
+// old ones, oldest first as in Kubernetes (whose FindNewReplicaSet sorts the list it is given), so
+// Recreate and a saturated scale-down act on them, and record events, in that order rather than
+// the lister's; and brings revision annotations up to date.
 func (c *Controller) replicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, create bool) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet, error) {
 	existing := findNewReplicaSet(d, rsList)
-	old := findOldReplicaSets(rsList, existing)
+	old := findOldReplicaSets(sortedByCreation(rsList), existing)
 	newRS, err := c.newReplicaSet(ctx, d, existing, old, create)
 	return newRS, old, err
 }
