@@ -805,3 +805,24 @@ func TestReplicaFailureComesFromTheNewThenTheOldestReplicaSet(t *testing.T) {
 		})
 	}
 }
+
+// A saturated new ReplicaSet (adopted, say) makes scale drop every active old one. Kubernetes' scale
+// has just sorted the old ReplicaSets newest first (FindActiveOrLatest sorts the slice it is given),
+// so they go, and their events come, in that order.
+func TestSaturatedScaleDropsOldReplicaSetsNewestFirst(t *testing.T) {
+	d := newDeployment(3, "v3", intstr.FromInt32(1), intstr.FromInt32(0))
+	older, newer := rsFor(d, "v1", 2, 2, 1, 3*time.Hour), rsFor(d, "v2", 1, 1, 2, 2*time.Hour)
+	n := rsFor(d, "v3", 3, 3, 3, time.Hour)
+	fx := newFixture(t, d, older, newer, n)
+	if err := fx.c.scale(context.Background(), d, n, []*appsv1.ReplicaSet{older, newer}); err != nil {
+		t.Fatal(err)
+	}
+	ev := controllertest.Events(fx.rec.Events)
+	want := []string{
+		fmt.Sprintf("Normal ScalingReplicaSet Scaled down replica set %s from 1 to 0", newer.Name),
+		fmt.Sprintf("Normal ScalingReplicaSet Scaled down replica set %s from 2 to 0", older.Name),
+	}
+	if strings.Join(ev, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events = %q, want %q", ev, want)
+	}
+}

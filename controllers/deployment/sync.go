@@ -108,8 +108,8 @@ func (c *Controller) claimReplicaSets(ctx context.Context, d *appsv1.Deployment,
 
 // replicaSets splits the owned ReplicaSets into the new one (creating it if asked and missing) and the
 // old ones, oldest first as in Kubernetes (whose FindNewReplicaSet sorts the list it is given), so
-// Recreate and a saturated scale-down act on them, and record events, in that order rather than
-// the lister's; and brings revision annotations up to date.
+// Recreate scales them down, and records events, in that order rather than the lister's; and
+// brings revision annotations up to date.
 func (c *Controller) replicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, create bool) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet, error) {
 	existing := findNewReplicaSet(d, rsList)
 	old := findOldReplicaSets(sortedByCreation(rsList), existing)
@@ -339,9 +339,11 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 	}
 	if newRS != nil && rsReplicas(newRS) == replicas(d) && newRS.Status.AvailableReplicas == replicas(d) {
 		if desired, ok := intAnnotation(newRS.Annotations, DesiredReplicasAnnotation); ok && desired == replicas(d) {
-			// Saturated: old ReplicaSets simply go away.
-			for _, rs := range filterActive(old) {
-				if _, _, err := c.scaleReplicaSet(ctx, rs, 0, d); err != nil {
+			// Saturated: old ReplicaSets simply go away, newest first, the order Kubernetes' scale
+			// leaves them in (its FindActiveOrLatest sorts them so, in place).
+			active := sortedByCreation(filterActive(old))
+			for i := len(active) - 1; i >= 0; i-- {
+				if _, _, err := c.scaleReplicaSet(ctx, active[i], 0, d); err != nil {
 					return err
 				}
 			}
