@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -37,6 +39,17 @@ const deletionGracePeriod = 5 * time.Second
 
 // finalizerEstimate is how long, as Kubernetes estimates it, objects held by finalizers take to go.
 const finalizerEstimate = 15 * time.Second
+
+// retryLimiter is kube-controller-manager's backoff for namespaces: a failing one is retried at
+// least once a minute (the default controller backoff grows to 1000s), so a deletion held by
+// something since fixed finishes soon after; the bucket bounds retries of all namespaces together
+// to 10 a second.
+func retryLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Minute),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
 
 // Options tune the controller; zero values mean the defaults.
 type Options struct {
@@ -65,7 +78,7 @@ func New(client kubernetes.Interface, md metadata.Interface, nsInformer coreinfo
 	c := &Controller{
 		client: client, discovery: client.Discovery(), metadata: md, nsLister: nsInformer.Lister(),
 		synced:   []cache.InformerSynced{nsInformer.Informer().HasSynced},
-		queue:    runner.NewQueue(Name),
+		queue:    runner.NewQueueWithRateLimiter(Name, retryLimiter()),
 		recorder: recorder, log: opts.Logger, now: opts.Now,
 	}
 	if c.log == nil {

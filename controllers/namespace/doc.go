@@ -14,5 +14,6 @@
 // What remains after the deletes is waited for as Kubernetes estimates it: pods for the longest
 // grace period of those still running (counted from the namespace's deletion), objects held by
 // finalizers for 15 seconds, each looked at again after half the estimate; what remains beyond
-// that is a failure (NamespaceDeletionContentFailure), retried with backoff.
+// that is a failure (NamespaceDeletionContentFailure), retried with backoff (at least once a
+// minute, as Kubernetes).
 package namespace

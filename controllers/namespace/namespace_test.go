@@ -528,3 +528,22 @@ func TestTerminatingNamespaceIsWorkedOnAfterAGracePeriod(t *testing.T) {
 		t.Errorf("%d namespaces queued at once", n)
 	}
 }
+
+// As Kubernetes: a namespace whose deletion keeps failing (a pod whose node is
+// gone, a webhook refusing deletes) is retried at least once a minute, not
+// with the default controller backoff that grows to more than a quarter of an
+// hour, so that it goes soon after what held it is fixed.
+func TestFailingNamespaceIsRetriedAtLeastEveryMinute(t *testing.T) {
+	rl := retryLimiter()
+	var last time.Duration
+	for range 30 {
+		last = rl.When("gone")
+	}
+	if last != time.Minute {
+		t.Errorf("after 30 failures retried in %v, want 1m", last)
+	}
+	rl.Forget("gone")
+	if d := rl.When("gone"); d > 10*time.Millisecond {
+		t.Errorf("first retry after %v, want a few milliseconds", d)
+	}
+}

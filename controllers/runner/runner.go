@@ -19,11 +19,17 @@ type Queue = workqueue.TypedRateLimitingInterface[string]
 
 // NewQueue returns a named rate-limited queue with client-go's default controller backoff.
 func NewQueue(name string) Queue {
+	return NewQueueWithRateLimiter(name, workqueue.DefaultTypedControllerRateLimiter[string]())
+}
+
+// NewQueueWithRateLimiter is NewQueue with the backoff of rl, for a controller whose Kubernetes
+// counterpart tunes its own.
+func NewQueueWithRateLimiter(name string, rl workqueue.TypedRateLimiter[string]) Queue {
 	cfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: name}
 	if m := queueMetrics.Load(); m != nil {
 		cfg.MetricsProvider = m
 	}
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), cfg)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, cfg)
 }
 
 // SyncFunc reconciles one key.
