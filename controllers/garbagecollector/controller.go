@@ -41,6 +41,10 @@ const (
 // collector's own: it is added to informers other loops share.
 const ownerIndex = "garbagecollector/ownerUID"
 
+// uidIndex indexes the objects of namespaced resources by their own UID, so that an owner
+// reference resolved in the wrong namespace can be told from one to an owner that is gone.
+const uidIndex = "garbagecollector/uid"
+
 // ignored resources are never garbage collected (as in Kubernetes): events churn and are
 // short-lived, and nothing owns them.
 var ignored = sets.New(
@@ -232,8 +236,20 @@ func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 		UpdateFunc: func(old, cur any) { c.onUpdate(m, old, cur) },
 		DeleteFunc: func(obj any) { c.onDelete(m, obj) },
 	}
+	indexers := cache.Indexers{ownerIndex: indexByOwner}
+	if m.namespaced {
+		indexers[uidIndex] = indexByUID
+	}
 	if inf, ok := c.sharedInformer(m); ok {
-		if err := inf.AddIndexers(cache.Indexers{ownerIndex: indexByOwner}); err != nil {
+		// A shared informer keeps the indexers of a monitor stopped before (its resource
+		// briefly not served): adding them again would be refused as a conflict.
+		have := inf.GetIndexer().GetIndexers()
+		for name := range indexers {
+			if _, ok := have[name]; ok {
+				delete(indexers, name)
+			}
+		}
+		if err := inf.AddIndexers(indexers); err != nil {
 			return err
 		}
 		reg, err := inf.AddEventHandlerWithResyncPeriod(handlers, c.opts.Resync)
@@ -245,7 +261,7 @@ func (c *Controller) startMonitor(ctx context.Context, m *monitor) error {
 		return nil
 	}
 	inf := metadatainformer.NewFilteredMetadataInformer(c.md, m.gvr, metav1.NamespaceAll, c.opts.Resync,
-		cache.Indexers{ownerIndex: indexByOwner}, nil).Informer()
+		indexers, nil).Informer()
 	// Keep only what garbage collection reads: the caches hold every object of the cluster.
 	if err := inf.SetTransform(trim); err != nil {
 		return err
@@ -297,6 +313,14 @@ func indexByOwner(obj any) ([]string, error) {
 	return out, nil
 }
 
+func indexByUID(obj any) ([]string, error) {
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil
+	}
+	return []string{string(o.GetUID())}, nil
+}
+
 // synced reports whether every monitor has listed its resource (or had syncGrace to do so): only
 // then is the set of an owner's dependents complete enough to finish orphaning or foreground
 // deletion.
@@ -319,6 +343,25 @@ func (c *Controller) monitorFor(gr schema.GroupResource) *monitor {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.monitors[gr]
+}
+
+// elsewhere returns the monitored object of t's resource that has t's UID but lives in another
+// namespace than t, or nil.
+func (c *Controller) elsewhere(t target) *metav1.PartialObjectMetadata {
+	m := c.monitorFor(t.gvr.GroupResource())
+	if m == nil || !m.namespaced {
+		return nil
+	}
+	objs, err := m.informer.GetIndexer().ByIndex(uidIndex, string(t.uid))
+	if err != nil {
+		return nil
+	}
+	for _, o := range objs {
+		if p := partial(o); p != nil && p.Namespace != t.namespace {
+			return p
+		}
+	}
+	return nil
 }
 
 // dependent is an object found through the owner index.

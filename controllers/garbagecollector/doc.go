@@ -21,7 +21,9 @@
 // As in Kubernetes: a dependent that is itself waiting in the foreground while one of its own
 // dependents waits for it (an ownership cycle) stops blocking its owners first; a group whose
 // discovery fails for a while keeps its monitors; a cluster-scoped object naming a namespaced
-// owner is reported (OwnerRefInvalidNamespace) and left alone; failing items are retried until
+// owner is reported (OwnerRefInvalidNamespace) and left alone; a namespaced object naming an
+// owner that lives in another namespace is reported so too, and collected as one whose owner is
+// gone (owners are looked for in the dependent's namespace); failing items are retried until
 // they succeed.
 //
 // Owners are looked up in the monitors' caches first and confirmed with a live GET before anything

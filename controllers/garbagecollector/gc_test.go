@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -557,4 +558,41 @@ func TestDependentOfAnOwnerNotYetSeenIsJudgedAgain(t *testing.T) {
 	go func() { runner.RunRetryingForever(ctx, Name, c.queue, 1, c.sync, log); close(done) }()
 	defer func() { cancel(); <-done }()
 	waitFor(t, "the dependent of the deleted owner to be collected", func() bool { return e.get(t, "of-widget") == nil })
+}
+
+// A namespaced object naming an owner that lives in another namespace is
+// collected, as its owner does not exist in its own namespace, and, as
+// Kubernetes does once it has seen that owner elsewhere, the mistake is
+// reported on the object (OwnerRefInvalidNamespace) in Kubernetes' words.
+func TestOwnerInAnotherNamespaceIsReported(t *testing.T) {
+	bothWays(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		owner, err := e.client.CoreV1().ConfigMaps("elsewhere").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Let the monitor see the owner first, as a cluster where it has long existed.
+		time.Sleep(time.Second)
+		e.configMap(t, "astray", ownedBy(owner, false))
+		waitFor(t, "astray to be collected", func() bool { return e.get(t, "astray") == nil })
+		want := fmt.Sprintf(`Warning OwnerRefInvalidNamespace ownerRef [v1/ConfigMap, namespace: %s, name: owner, uid: %s] does not exist in namespace %q`, ns, owner.UID, ns)
+		waitFor(t, "the reference to be reported", func() bool {
+			for {
+				select {
+				case ev := <-e.rec.Events:
+					if ev == want {
+						return true
+					}
+				default:
+					return false
+				}
+			}
+		})
+		if _, err := e.client.CoreV1().ConfigMaps("elsewhere").Get(ctx, "owner", metav1.GetOptions{}); err != nil {
+			t.Fatalf("the owner in the other namespace: %v", err)
+		}
+	})
 }

@@ -164,8 +164,7 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 		// A cluster-scoped object cannot be owned by a namespaced one. Kubernetes leaves such an
 		// object alone (neither deleted nor patched): the reference is a mistake to report, and
 		// deleting, say, a ClusterRole for it would be worse.
-		c.recorder.Eventf(objRef(dep), corev1.EventTypeWarning, ReasonInvalidOwnerRefNS,
-			"ownerRef %s/%s %s does not point to a cluster-scoped object", ref.APIVersion, ref.Kind, ref.Name)
+		c.reportInvalidNamespace(dep, ref)
 		return ownerInvalid, nil
 	}
 	owner := c.cached(ot)
@@ -178,6 +177,11 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 	}
 	switch {
 	case owner == nil:
+		if ot.namespaced && c.elsewhere(ot) != nil {
+			// The owner exists, in another namespace: as Kubernetes, say so on the dependent,
+			// which is otherwise treated as that of a gone owner.
+			c.reportInvalidNamespace(dep, ref)
+		}
 		return ownerAbsent, nil
 	case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents):
 		return ownerWaiting, nil
@@ -185,6 +189,14 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 		return ownerUnobserved, nil
 	}
 	return ownerSolid, nil
+}
+
+// reportInvalidNamespace records, on dep, that its reference names an owner that does not exist
+// in dep's namespace (or, for a cluster-scoped dep, outside any), in Kubernetes' words.
+func (c *Controller) reportInvalidNamespace(dep target, ref metav1.OwnerReference) {
+	c.recorder.Eventf(objRef(dep), corev1.EventTypeWarning, ReasonInvalidOwnerRefNS,
+		"ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q",
+		ref.APIVersion, ref.Kind, dep.namespace, ref.Name, ref.UID, dep.namespace)
 }
 
 // collect handles a dependent that is not being deleted.
