@@ -596,3 +596,75 @@ func TestOwnerInAnotherNamespaceIsReported(t *testing.T) {
 		}
 	})
 }
+
+// busyDeletes changes one configmap's data just before each delete of it that
+// carries a resourceVersion precondition, as a controller updating an object's
+// status many times a second: every such delete meets a newer version.
+type busyDeletes struct {
+	metadata.Interface
+	client kubernetes.Interface
+	name   string
+}
+
+func (b busyDeletes) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	g := b.Interface.Resource(gvr)
+	if gvr.Resource != "configmaps" {
+		return g
+	}
+	return busyGetter{Getter: g, b: b}
+}
+
+type busyGetter struct {
+	metadata.Getter
+	b busyDeletes
+}
+
+func (g busyGetter) Namespace(ns string) metadata.ResourceInterface {
+	return busyResource{ResourceInterface: g.Getter.Namespace(ns), b: g.b, ns: ns}
+}
+
+type busyResource struct {
+	metadata.ResourceInterface
+	b  busyDeletes
+	ns string
+}
+
+func (r busyResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
+	if name == r.b.name && opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+		cm, err := r.b.client.CoreV1().ConfigMaps(r.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cm.Data = map[string]string{"beat": time.Now().String()}
+		if _, err := r.b.client.CoreV1().ConfigMaps(r.ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	return r.ResourceInterface.Delete(ctx, name, opts, sub...)
+}
+
+// As Kubernetes' deleteObject: a dependent whose delete meets a newer version
+// is deleted anyway when its owner references have not changed since it was
+// judged, so that updates unrelated to them do not keep it for ever.
+func TestBusyDependentIsCollected(t *testing.T) {
+	srv := apiservertest.Start(t)
+	client := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	md := busyDeletes{Interface: metadata.NewForConfigOrDie(srv.Config), client: client, name: "busy"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := New(client.Discovery(), md, record.NewFakeRecorder(100), Options{Logger: log, DiscoveryPeriod: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { c.Run(ctx, 2); close(done) }()
+	defer func() { cancel(); <-done }()
+	e := &env{client: client}
+	owner := e.configMap(t, "owner")
+	e.configMap(t, "busy", ownedBy(owner, false))
+	e.del(t, "owner", metav1.DeletePropagationBackground)
+	waitFor(t, "the busy dependent to be collected", func() bool { return e.get(t, "busy") == nil })
+}

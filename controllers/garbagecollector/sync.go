@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -258,12 +259,22 @@ func (c *Controller) collect(ctx context.Context, t target, obj *metav1.PartialO
 	// Delete only the state that was judged: another worker may have just
 	// dropped the references (orphaning by the owner's sync) after obj was
 	// read and before the owner went away, and a delete by UID alone would
-	// then remove an object that has no owner left. A conflict (changed
-	// since, or replaced by a namesake) is judged again from a fresh read.
+	// then remove an object that has no owner left. A conflict where the
+	// references changed is judged again from a fresh read.
 	uid, rv := t.uid, obj.ResourceVersion
-	err := c.client(t).Delete(ctx, t.name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &policy,
-	})
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &policy}
+	err := c.client(t).Delete(ctx, t.name, opts)
+	if apierrors.IsConflict(err) {
+		// As Kubernetes: a change that left the owner references as judged (a status update,
+		// say) does not change the verdict, and an object updated often would otherwise never
+		// be deleted; only the UID is then required to match.
+		if cur, gerr := c.live(ctx, t); gerr == nil && cur == nil {
+			return nil
+		} else if gerr == nil && cur.ResourceVersion != rv && apiequality.Semantic.DeepEqual(cur.OwnerReferences, obj.OwnerReferences) {
+			opts.Preconditions.ResourceVersion = nil
+			err = c.client(t).Delete(ctx, t.name, opts)
+		}
+	}
 	if apierrors.IsNotFound(err) {
 		return nil // gone already
 	}
