@@ -278,7 +278,7 @@ func (c *Controller) deleteContent(ctx context.Context, namespace *corev1.Namesp
 func (c *Controller) podsEstimate(ctx context.Context, namespace *corev1.Namespace) (time.Duration, error) {
 	pods, err := c.client.CoreV1().Pods(namespace.Name).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("list pods to estimate their termination: %w", err)
+		return 0, err // as the API server worded it: NamespaceDeletionContentFailure quotes it
 	}
 	var estimate time.Duration
 	for _, p := range pods.Items {

@@ -547,3 +547,26 @@ func TestFailingNamespaceIsRetriedAtLeastEveryMinute(t *testing.T) {
 		t.Errorf("first retry after %v, want a few milliseconds", d)
 	}
 }
+
+// As Kubernetes: pods that cannot be listed to estimate their termination are
+// not deleted this time, and the failure is reported as the API server worded
+// it, like any other failure of the content's deletion.
+func TestPodsEstimateFailureIsReportedAsKubernetes(t *testing.T) {
+	fx := newFixture(t, terminating(corev1.FinalizerKubernetes), meta("Pod", "p"))
+	fx.client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("not today"))
+	})
+	if err := fx.c.sync(context.Background(), "gone"); err == nil {
+		t.Fatal("sync reported no error")
+	}
+	for _, a := range fx.md.Actions() {
+		if a.GetResource().Resource == "pods" && strings.HasPrefix(a.GetVerb(), "delete") {
+			t.Errorf("pods deleted without an estimate: %v", a)
+		}
+	}
+	c := condition(fx.namespace(t), corev1.NamespaceDeletionContentFailure)
+	want := `Failed to delete all resource types, 1 remaining: pods is forbidden: not today`
+	if c == nil || c.Status != corev1.ConditionTrue || c.Message != want {
+		t.Errorf("NamespaceDeletionContentFailure = %+v\nwant message %s", c, want)
+	}
+}
