@@ -21,10 +21,10 @@
 // As in Kubernetes: a dependent that is itself waiting in the foreground while one of its own
 // dependents waits for it (an ownership cycle) stops blocking its owners first; a group whose
 // discovery fails for a while keeps its monitors; a cluster-scoped object naming a namespaced
-// owner is reported (OwnerRefInvalidNamespace) and left alone; a namespaced object naming an
-// owner that lives in another namespace is reported so too, and collected as one whose owner is
-// gone (owners are looked for in the dependent's namespace); failing items are retried until
-// they succeed.
+// owner is left alone; a namespaced object naming an owner that lives in another namespace is
+// collected as one whose owner is gone (owners are looked for in the dependent's namespace);
+// either mistake is reported (OwnerRefInvalidNamespace) when the owner is found in some
+// namespace; failing items are retried until they succeed.
 //
 // Owners are looked up in the monitors' caches first and confirmed with a live GET before anything
 // is deleted, so a cache that has not seen a new owner yet never causes a deletion. A dependent

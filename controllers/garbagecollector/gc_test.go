@@ -332,37 +332,57 @@ func TestStaleJudgementDeletesNothing(t *testing.T) {
 }
 
 // A cluster-scoped object that names a namespaced owner is left alone, as
-// Kubernetes does: the reference is reported, and the object is neither
-// deleted nor stripped of it, whether the named owner exists or not.
+// Kubernetes does: it is neither deleted nor stripped of the reference,
+// whether the named owner exists or not. As Kubernetes, the mistake is
+// reported (OwnerRefInvalidNamespace) only when the owner is found, in some
+// namespace: a reference to nothing that exists is not.
 func TestClusterScopedDependentOfNamespacedOwnerIsLeftAlone(t *testing.T) {
 	e := start(t, false)
 	ctx := context.Background()
 	owner := e.configMap(t, "owner")
 	refs := map[string]metav1.OwnerReference{
-		"of-live-owner":    ownedBy(owner, false),
 		"of-missing-owner": {APIVersion: "v1", Kind: "ConfigMap", Name: "never", UID: types.UID("no-such-uid")},
+		"of-live-owner":    ownedBy(owner, false),
 	}
-	for name, ref := range refs {
-		if _, err := e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{ref}},
-		}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reported := 0
-	waitFor(t, "both invalid references to be reported", func() bool {
+	reported := func() (n int) {
 		for {
 			select {
 			case ev := <-e.rec.Events:
 				if strings.Contains(ev, ReasonInvalidOwnerRefNS) {
-					reported++
+					n++
 				}
 			default:
-				return reported >= len(refs)
+				return n
+			}
+		}
+	}
+	for _, name := range []string{"of-missing-owner", "of-live-owner"} {
+		if _, err := e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{refs[name]}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if name == "of-missing-owner" {
+			time.Sleep(2 * time.Second) // what a wrong verdict or report would do has had time to happen
+			if n := reported(); n != 0 {
+				t.Fatalf("a reference to an owner that exists nowhere was reported %d time(s)", n)
+			}
+		}
+	}
+	want := fmt.Sprintf(`Warning OwnerRefInvalidNamespace ownerRef [v1/ConfigMap, namespace: , name: owner, uid: %s] does not exist in namespace ""`, owner.UID)
+	waitFor(t, "the reference to the live owner to be reported", func() bool {
+		for {
+			select {
+			case ev := <-e.rec.Events:
+				if ev == want {
+					return true
+				}
+			default:
+				return false
 			}
 		}
 	})
-	time.Sleep(time.Second) // what a wrong verdict would do has had time to happen
+	time.Sleep(time.Second)
 	for name := range refs {
 		cr, err := e.client.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
 		if err != nil || len(cr.OwnerReferences) != 1 {

@@ -163,9 +163,11 @@ func (c *Controller) ownerState(ctx context.Context, dep target, ref metav1.Owne
 	}
 	if ot.namespaced && !dep.namespaced {
 		// A cluster-scoped object cannot be owned by a namespaced one. Kubernetes leaves such an
-		// object alone (neither deleted nor patched): the reference is a mistake to report, and
-		// deleting, say, a ClusterRole for it would be worse.
-		c.reportInvalidNamespace(dep, ref)
+		// object alone (neither deleted nor patched): deleting, say, a ClusterRole for it would
+		// be worse. As Kubernetes, the mistake is reported once the owner is found in a namespace.
+		if c.elsewhere(ot) != nil {
+			c.reportInvalidNamespace(dep, ref)
+		}
 		return ownerInvalid, nil
 	}
 	owner := c.cached(ot)
