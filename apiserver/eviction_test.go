@@ -290,3 +290,68 @@ func TestEvictionRefusesBadInput(t *testing.T) {
 		t.Fatalf("after a dry-run eviction: %v, %v", p, err)
 	}
 }
+
+// TestEvictionOfUnhealthyAndFinishedPods: as Kubernetes' eviction REST, a finished pod goes whatever
+// its budget says, an unready pod goes under an unmet budget only with AlwaysAllow, and a dry run
+// spends nothing and marks nothing.
+func TestEvictionOfUnhealthyAndFinishedPods(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx := context.Background()
+	min := intstr.FromInt32(2)
+	pdb, err := c.PolicyV1().PodDisruptionBudgets("default").Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "guard"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &min, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One healthy pod of the two wanted: nothing may be disrupted.
+	setBudget(t, c, "guard", 0, 1, 2)
+	runningPod(t, c, "done", false, corev1.PodSucceeded)
+	runningPod(t, c, "failed", false, corev1.PodFailed)
+	for _, name := range []string{"done", "failed"} {
+		if err := evict(c, name); err != nil {
+			t.Fatalf("finished pod %s under a spent budget: %v", name, err)
+		}
+	}
+	runningPod(t, c, "unready", false, corev1.PodRunning)
+	if err := evict(c, "unready"); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("unready pod under an unmet IfHealthyBudget budget: %v, want 429", err)
+	}
+	pdb, _ = c.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guard", metav1.GetOptions{})
+	always := policyv1.AlwaysAllow
+	pdb.Spec.UnhealthyPodEvictionPolicy = &always
+	if _, err := c.PolicyV1().PodDisruptionBudgets("default").Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setBudget(t, c, "guard", 0, 1, 2)
+	runningPod(t, c, "ready", true, corev1.PodRunning)
+	if err := evict(c, "ready"); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("ready pod under AlwaysAllow and a spent budget: %v, want 429", err)
+	}
+	dry := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "unready", Namespace: "default"},
+		DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}}
+	if err := c.PolicyV1().Evictions("default").Evict(ctx, dry); err != nil {
+		t.Fatalf("dry-run eviction of an unready pod under AlwaysAllow: %v", err)
+	}
+	if p, err := c.CoreV1().Pods("default").Get(ctx, "unready", metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil || len(p.Status.Conditions) != 1 {
+		t.Fatalf("after a dry run: %v, %+v", err, p)
+	}
+	if err := evict(c, "unready"); err != nil {
+		t.Fatalf("unready pod under AlwaysAllow: %v", err)
+	}
+	if p, _ := c.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guard", metav1.GetOptions{}); len(p.Status.DisruptedPods) != 0 {
+		t.Fatalf("an unhealthy pod's eviction spent the budget: %+v", p.Status)
+	}
+
+	// A dry run under a budget that allows a disruption neither spends it nor records the pod.
+	setBudget(t, c, "guard", 1, 3, 2)
+	dry.Name = "ready"
+	if err := c.PolicyV1().Evictions("default").Evict(ctx, dry); err != nil {
+		t.Fatalf("dry-run eviction: %v", err)
+	}
+	if p, _ := c.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guard", metav1.GetOptions{}); p.Status.DisruptionsAllowed != 1 || len(p.Status.DisruptedPods) != 0 {
+		t.Fatalf("a dry run spent the budget: %+v", p.Status)
+	}
+}

@@ -57,6 +57,8 @@ func newFixtureWith(t *testing.T, client *fake.Clientset, opts Options, objs ...
 			controllertest.Load(t, f.Apps().V1().ReplicaSets().Informer(), o)
 		case *appsv1.Deployment:
 			controllertest.Load(t, f.Apps().V1().Deployments().Informer(), o)
+		case *appsv1.StatefulSet:
+			controllertest.Load(t, f.Apps().V1().StatefulSets().Informer(), o)
 		}
 	}
 	client.ClearActions()
@@ -295,5 +297,33 @@ func TestPodOfTwoBudgetsIsWarned(t *testing.T) {
 	fx.c.podChanged(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: readyPod("a", true)})
 	if ev := controllertest.Events(fx.rec.Events); len(ev) != 0 {
 		t.Fatalf("events on delete: %q", ev)
+	}
+}
+
+// Percentages are taken of a StatefulSet's replicas and rounded up, for
+// minAvailable and maxUnavailable alike, as Kubernetes does.
+func TestPercentagesOfAStatefulSetRoundUp(t *testing.T) {
+	ss := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "uid-ss"}, Spec: appsv1.StatefulSetSpec{Replicas: ptrInt(3)}}
+	owned := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "uid-ss", Controller: ptrBool(true)}}
+	}
+	pods := []runtime.Object{ss, readyPod("db-0", true, owned), readyPod("db-1", true, owned), readyPod("db-2", false, owned)}
+	for _, tc := range []struct {
+		name                string
+		min, max            *intstr.IntOrString
+		desired, disruption int32
+	}{
+		// 50% of 3 is 1.5: 2 must stay, 2 are healthy.
+		{"minAvailable", ptr(intstr.FromString("50%")), nil, 2, 0},
+		// 50% of 3 may be unavailable, rounded up to 2: 1 must stay.
+		{"maxUnavailable", nil, ptr(intstr.FromString("50%")), 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{budget(tc.min, tc.max, nil)}, pods...)...)
+			st := fx.status(t)
+			if st.ExpectedPods != 3 || st.CurrentHealthy != 2 || st.DesiredHealthy != tc.desired || st.DisruptionsAllowed != tc.disruption {
+				t.Fatalf("status: %+v", st)
+			}
+		})
 	}
 }
