@@ -381,12 +381,12 @@ func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerRe
 		return *p
 	}
 	switch {
-	case ref.Kind == "ReplicaSet" && ref.APIVersion == "apps/v1":
+	case isKind(ref, "ReplicaSet", "apps", "extensions"):
 		rs, err := c.rsLister.ReplicaSets(ns).Get(ref.Name)
 		if err != nil || rs.UID != ref.UID {
 			return "", 0, fmt.Errorf("replicaset %s not found", ref.Name)
 		}
-		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" && d.APIVersion == "apps/v1" {
+		if d := metav1.GetControllerOf(rs); d != nil && isKind(d, "Deployment", "apps", "extensions") {
 			// A Deployment that is gone (its ReplicaSets not yet
 			// collected) leaves the ReplicaSet's own replicas, as
 			// Kubernetes, which then reads the ReplicaSet's scale, counts.
@@ -395,7 +395,7 @@ func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerRe
 			}
 		}
 		return rs.UID, replicas(rs.Spec.Replicas), nil
-	case ref.Kind == "StatefulSet" && ref.APIVersion == "apps/v1":
+	case isKind(ref, "StatefulSet", "apps"):
 		ss, err := c.ssLister.StatefulSets(ns).Get(ref.Name)
 		if err != nil || ss.UID != ref.UID {
 			return "", 0, fmt.Errorf("statefulset %s not found", ref.Name)
@@ -406,6 +406,14 @@ func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerRe
 		return "", 0, fmt.Errorf("pods controlled by %s %s have no scale this controller knows", ref.Kind, ref.Name)
 	}
 	return c.subresourceScale(ctx, ns, ref)
+}
+
+// isKind says whether ref names kind in one of groups, in any version: a reference written by an
+// older client (extensions/v1beta1, apps/v1beta2) names the same object the apps/v1 caches hold, and
+// Kubernetes' disruption controller matches references so.
+func isKind(ref *metav1.OwnerReference, kind string, groups ...string) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && ref.Kind == kind && slices.Contains(groups, gv.Group)
 }
 
 // subresourceScale reads the desired replicas of any other controller from its scale

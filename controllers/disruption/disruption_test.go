@@ -327,3 +327,19 @@ func TestPercentagesOfAStatefulSetRoundUp(t *testing.T) {
 		})
 	}
 }
+
+// A controller reference is matched on group and kind, whatever its version,
+// as Kubernetes' disruption controller does: a ReplicaSet referenced as
+// extensions/v1beta1 (an object written by an older client) and a Deployment
+// referenced as apps/v1beta2 are still found in the apps/v1 caches.
+func TestControllerRefsOfOtherVersionsAreFound(t *testing.T) {
+	oldRS := rs.DeepCopy()
+	oldRS.OwnerReferences[0].APIVersion = "apps/v1beta2"
+	old := func(p *corev1.Pod) { p.OwnerReferences[0].APIVersion = "extensions/v1beta1" }
+	fx := newFixture(t, budget(nil, ptr(intstr.FromInt32(1)), nil), oldRS, dep,
+		readyPod("a", true, old), readyPod("b", true, old), readyPod("c", true, old), readyPod("d", true, old))
+	st := fx.status(t)
+	if st.ExpectedPods != 4 || st.DesiredHealthy != 3 || st.DisruptionsAllowed != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+}
