@@ -385,7 +385,8 @@ func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomRe
 	if setTerminating(crd, apiextensionsv1.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress") {
 		nkv, err := c.write(ctx, crd, kv)
 		if err != nil {
-			return // changed meanwhile: its event brings the CRD back here
+			c.retryUnlessChanged(crd.Name, err)
+			return
 		}
 		kv = nkv
 	}
@@ -409,12 +410,25 @@ func (c *Controller) finalize(ctx context.Context, crd *apiextensionsv1.CustomRe
 		}
 	}
 	if len(rest) == 0 {
-		_, _, _ = c.store.Delete(ctx, kv.Key, kv.ModRevision)
-		return
+		_, _, err = c.store.Delete(ctx, kv.Key, kv.ModRevision)
+	} else {
+		crd.Finalizers = rest
+		setTerminating(crd, apiextensionsv1.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
+		_, err = c.write(ctx, crd, kv)
 	}
-	crd.Finalizers = rest
-	setTerminating(crd, apiextensionsv1.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
-	_, _ = c.write(ctx, crd, kv)
+	if err != nil {
+		c.retryUnlessChanged(crd.Name, err)
+	}
+}
+
+// retryUnlessChanged looks at a terminating CRD again later when writing it
+// failed for a reason other than a newer version (whose event brings it
+// back here anyway) or its being gone: a store error sends no event.
+func (c *Controller) retryUnlessChanged(name string, err error) {
+	if !errors.Is(err, storage.ErrConflict) && !errors.Is(err, storage.ErrNotFound) {
+		c.log.Warn("crd: finalizing definition", "crd", name, "err", err)
+		c.recheckLater(name)
+	}
 }
 
 // recheckLater has follow look at the CRD again after recheckInterval,
