@@ -28,6 +28,7 @@ const (
 	ReasonFailedCreate       = "FailedCreate"
 	ReasonSuccessfulDelete   = "SuccessfulDelete"
 	ReasonFailedDelete       = "FailedDelete"
+	ReasonFailedGet          = "FailedGet"
 	ReasonSawCompletedJob    = "SawCompletedJob"
 	ReasonMissSchedule       = "MissSchedule"
 	ReasonTooManyMissedTimes = "TooManyMissedTimes"
@@ -246,10 +247,12 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 		}
 		sort.Slice(group.jobs, func(i, k int) bool { return startedBefore(group.jobs[i], group.jobs[k]) })
 		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
-			if err := c.deleteJob(ctx, cj, j.Name, j.UID); err != nil {
+			err := c.deleteJob(ctx, cj, j.Name, j.UID)
+			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
 				continue
 			}
+			// Gone already (the cache lags its deletion): what cleanup wanted.
 			deleted[j.UID] = true
 		}
 	}
@@ -270,11 +273,16 @@ func startedBefore(a, b *batchv1.Job) bool {
 }
 
 // deleteJob deletes the Job of that name if it is still the one with that UID, with its pods in
-// the background. A failure is told on the CronJob, as Kubernetes does.
+// the background. A failure is told on the CronJob, as Kubernetes does. A Job of that name that is
+// no longer that one (the UID precondition fails) is left alone and counts as deleted; a Job not
+// found is returned untold, as NotFound, for the caller to judge.
 func (c *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, name string, uid types.UID) error {
 	policy := metav1.DeletePropagationBackground
 	err := c.client.BatchV1().Jobs(cj.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	if apierrors.IsConflict(err) {
 		return nil
 	}
 	if err != nil {
@@ -440,6 +448,12 @@ func (c *Controller) schedule(ctx context.Context, cj *batchv1.CronJob, st *batc
 		for len(st.Active) > 0 {
 			ref := st.Active[0]
 			if err := c.deleteJob(ctx, cj, ref.Name, ref.UID); err != nil {
+				// Gone from the API server though the cache still has it: Kubernetes, which
+				// looks the Job up first, warns that it could not get it and starts nothing
+				// this pass; the next finds the Job missing (MissingJob) and goes on.
+				if apierrors.IsNotFound(err) {
+					c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedGet, "Get job: %v", err)
+				}
 				return next, err
 			}
 			st.Active = st.Active[1:]

@@ -407,3 +407,25 @@ func TestFailedHistoryCleanupDoesNotHoldTheSchedule(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// Replace finding an active Job already gone from the API server, though the
+// cache still has it, tells it as v1.33 does (it looks the Job up first): a
+// FailedGet warning, and the sync fails so that nothing is started this pass.
+// The next pass, once the cache has caught up, reports the Job missing and
+// starts the replacement.
+func TestReplaceOfAJobAlreadyGone(t *testing.T) {
+	running := ownedJob("tick-old", now.Add(-5*time.Minute))
+	fx := newFixture(t, newCronJob("*/5 * * * *", policy(batchv1.ReplaceConcurrent), withActive(running)), running)
+	if err := fx.client.Tracker().Delete(batchv1.SchemeGroupVersion.WithResource("jobs"), "ns", "tick-old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.c.sync(context.Background(), "ns/tick"); !apierrors.IsNotFound(err) {
+		t.Fatalf("sync: %v, want the job's NotFound", err)
+	}
+	if n := len(fx.created()); n != 0 {
+		t.Errorf("created %d jobs in the pass that found the active one gone", n)
+	}
+	if want := `Warning FailedGet Get job: jobs.batch "tick-old" not found`; !strings.Contains(fx.events(), want) {
+		t.Errorf("events lack %q", want)
+	}
+}
