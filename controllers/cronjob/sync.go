@@ -504,14 +504,18 @@ func (c *Controller) createJob(ctx context.Context, cj *batchv1.CronJob, at time
 	}
 	created, err := c.client.BatchV1().Jobs(cj.Namespace).Create(ctx, job, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		// Created by an earlier sync whose status write was lost: the schedule time has run.
 		existing, gerr := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 		if gerr != nil {
 			return nil, gerr
 		}
 		if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != cj.UID {
-			return nil, fmt.Errorf("job %s/%s exists and is not owned by cronjob %s", existing.Namespace, existing.Name, cj.Name)
+			// Someone else's Job has the name. As v1.33: no event and no retry, since
+			// another actor is assumed to keep that Job, and the schedule time is not
+			// recorded. Unlike v1.33, which then queues nothing, the caller still
+			// wakes at the next schedule time, which gets a name of its own.
+			return nil, nil
 		}
+		// Created by an earlier sync whose status write was lost: the schedule time has run.
 		return existing, nil
 	}
 	if err != nil {

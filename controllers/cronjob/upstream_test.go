@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/controllers/runner"
 )
@@ -427,5 +428,43 @@ func TestReplaceOfAJobAlreadyGone(t *testing.T) {
 	}
 	if want := `Warning FailedGet Get job: jobs.batch "tick-old" not found`; !strings.Contains(fx.events(), want) {
 		t.Errorf("events lack %q", want)
+	}
+}
+
+// The name of the Job due is taken by a Job this CronJob does not control. As
+// v1.33, that is no error to retry and no event: the other Job's owner is
+// assumed to look after it, and the schedule time is not recorded as run. The
+// CronJob still wakes at its next schedule time (v1.33 queues nothing there).
+func TestJobNameTakenBySomeoneElse(t *testing.T) {
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		owner []metav1.OwnerReference
+	}{
+		{"no controller", nil},
+		{"another controller", []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "tick", UID: "uid-old-tick", Controller: ptr.To(true)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := newCronJob("*/5 * * * *")
+			other := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: jobName(cj, due), Namespace: "ns", UID: "uid-other", OwnerReferences: tc.owner}}
+			fx := newFixture(t, cj, other)
+			q := &afterQueue{Queue: fx.c.queue}
+			fx.c.queue = q
+			if err := fx.c.sync(context.Background(), "ns/tick"); err != nil {
+				t.Fatalf("sync: %v, want no retry", err)
+			}
+			if n := len(fx.created()); n != 1 {
+				t.Fatalf("%d creates, want the one refused", n)
+			}
+			if ev := fx.events(); ev != "" {
+				t.Errorf("events %q, want none", ev)
+			}
+			if st := fx.status(t); st.LastScheduleTime != nil || len(st.Active) != 0 {
+				t.Errorf("status %+v, want the schedule time not recorded and nothing active", st)
+			}
+			if want := []time.Duration{due.Add(5*time.Minute).Sub(now) + 100*time.Millisecond}; !slices.Equal(q.after, want) {
+				t.Errorf("requeued after %v, want %v", q.after, want)
+			}
+		})
 	}
 }
