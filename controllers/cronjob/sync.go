@@ -216,13 +216,13 @@ func jobRef(j *batchv1.Job) corev1.ObjectReference {
 }
 
 // cleanupHistory deletes the oldest finished Jobs beyond the history limits, and returns those
-// gone.
+// gone. As v1.33's cleanupFinishedJobs, a finished Job already being deleted (a foreground
+// deletion, a finalizer) still counts toward its limit until it is gone, so a newer one is not
+// kept in its place. Unlike v1.33, which deletes such a Job again at every sync (and tells each
+// time), it is not deleted again.
 func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (map[types.UID]bool, error) {
 	var succeeded, failed []*batchv1.Job
 	for _, j := range jobs {
-		if j.DeletionTimestamp != nil {
-			continue
-		}
 		switch done, how := finished(j); {
 		case done && how == batchv1.JobComplete:
 			succeeded = append(succeeded, j)
@@ -247,6 +247,9 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 		}
 		sort.Slice(group.jobs, func(i, k int) bool { return startedBefore(group.jobs[i], group.jobs[k]) })
 		for _, j := range group.jobs[:len(group.jobs)-group.limit] {
+			if j.DeletionTimestamp != nil {
+				continue
+			}
 			err := c.deleteJob(ctx, cj, j.Name, j.UID)
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, err)

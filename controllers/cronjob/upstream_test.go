@@ -468,3 +468,39 @@ func TestJobNameTakenBySomeoneElse(t *testing.T) {
 		})
 	}
 }
+
+// A finished Job being deleted still counts toward its history limit, as in
+// v1.33's cleanupFinishedJobs, until it is gone: with two kept and the newest of
+// three being deleted, the oldest goes too. One already being deleted is not
+// deleted again.
+func TestHistoryCountsJobsBeingDeleted(t *testing.T) {
+	deleting := func(j *batchv1.Job) {
+		ts := metav1.NewTime(now.Add(-time.Second))
+		j.DeletionTimestamp, j.Finalizers = &ts, []string{metav1.FinalizerDeleteDependents}
+	}
+	keepTwo := func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2) }
+	for _, tc := range []struct {
+		name        string
+		deletingAge time.Duration
+		want        []string
+	}{
+		{"newest being deleted", 10 * time.Minute, []string{"tick-30m"}},
+		{"oldest being deleted", 30 * time.Minute, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := []runtime.Object{newCronJob("0 0 1 1 *", keepTwo)}
+			for _, age := range []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute} {
+				opts := []jobOpt{done(batchv1.JobComplete)}
+				if age == tc.deletingAge {
+					opts = append(opts, deleting)
+				}
+				objs = append(objs, ownedJob(fmt.Sprintf("tick-%dm", int(age.Minutes())), now.Add(-age), opts...))
+			}
+			fx := newFixture(t, objs...)
+			fx.sync(t)
+			if got := fx.deleted(); !slices.Equal(got, tc.want) {
+				t.Errorf("deleted %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
