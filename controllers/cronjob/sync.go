@@ -195,7 +195,8 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *batchv1.CronJob, s
 	for _, j := range unexpected {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: %s", j.Name)
 	}
-	sort.Slice(active, func(i, k int) bool { return active[i].Name < active[k].Name })
+	// In the order listed, new Jobs last, as v1.33 keeps it: not sorted, so that a list
+	// in another order is not rewritten.
 	st.Active = active
 	for _, j := range jobs {
 		if j.Status.CompletionTime != nil {

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
@@ -502,5 +503,24 @@ func TestHistoryCountsJobsBeingDeleted(t *testing.T) {
 				t.Errorf("deleted %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// status.active keeps the order it is in, new Jobs last, as v1.33 does: it is
+// not sorted, so a list in another order is left as it is, with no write.
+func TestActiveKeepsItsOrder(t *testing.T) {
+	later := ownedJob("tick-b", now.Add(-10*time.Minute))
+	earlier := ownedJob("tick-a", now.Add(-20*time.Minute))
+	fx := newFixture(t, newCronJob("0 0 1 1 *", withActive(later), withActive(earlier)), later, earlier)
+	fx.sync(t)
+	if n := len(controllertest.Filter(fx.client.Actions(), "update", "cronjobs")); n != 0 {
+		t.Errorf("%d status writes, want none", n)
+	}
+	var got []string
+	for _, ref := range fx.status(t).Active {
+		got = append(got, ref.Name)
+	}
+	if want := []string{"tick-b", "tick-a"}; !slices.Equal(got, want) {
+		t.Errorf("active %v, want %v", got, want)
 	}
 }
