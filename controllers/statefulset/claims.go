@@ -88,7 +88,11 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 		_, err = c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{})
 		switch {
 		case apierrors.IsAlreadyExists(err):
-			continue // made meanwhile by someone else: nothing to report
+			// Made meanwhile by someone else: no claim event, as in v1.33, but not used
+			// unseen either. The pod waits (reported as not created) for the next pass,
+			// which checks that claim as any existing one: being deleted, or an earlier
+			// pod's.
+			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)
 		case err != nil:
 			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
 			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)

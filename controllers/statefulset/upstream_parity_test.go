@@ -357,35 +357,44 @@ func drainEvents(rec *record.FakeRecorder) []string {
 	return out
 }
 
-// Claim events as Kubernetes': none for a claim someone else made meanwhile;
-// a failed claim is reported for the claim and for the pod it holds up.
+// Claim events as v1.33's createPersistentVolumeClaims: none for a claim
+// someone else made meanwhile, though the pod is held up (reported, and not
+// created) until the next pass has looked at that claim; a failed claim,
+// refused by quota or by a namespace being deleted, is reported for the claim
+// and for the pod it holds up.
 func TestClaimEvents(t *testing.T) {
-	set := newSet(1, claimTemplates)
-	fx := newFixture(t, set)
-	fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), "data-web-0")
-	})
-	fx.sync(t)
-	for _, e := range drainEvents(fx.rec) {
-		if strings.Contains(e, "Claim") {
-			t.Errorf("event %q for a claim the controller did not make", e)
-		}
-	}
-
-	fx = newFixture(t, set)
-	fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), "data-web-0", errors.New("exceeded quota"))
-	})
-	if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
-		t.Fatal("sync succeeded with the claim failing")
-	}
-	var reasons []string
-	for _, e := range drainEvents(fx.rec) {
-		f := strings.Fields(e)
-		reasons = append(reasons, f[1]+" "+f[2]+" "+f[3])
-	}
-	if want := []string{"FailedCreate create Claim", "FailedCreate create Pod"}; !slices.Equal(reasons, want) {
-		t.Fatalf("events %v, want %v", reasons, want)
+	terminating := apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), "data-web-0", errors.New("namespace ns is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"already exists", apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), "data-web-0"), []string{"FailedCreate create Pod"}},
+		{"exceeded quota", apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), "data-web-0", errors.New("exceeded quota")),
+			[]string{"FailedCreate create Claim", "FailedCreate create Pod"}},
+		{"namespace terminating", terminating, []string{"FailedCreate create Claim", "FailedCreate create Pod"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newSet(1, claimTemplates))
+			fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.err
+			})
+			if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+				t.Fatal("sync succeeded with the claim create refused")
+			}
+			if n := len(fx.created()); n != 0 {
+				t.Errorf("%d pods created, want the pod held up", n)
+			}
+			var reasons []string
+			for _, e := range drainEvents(fx.rec) {
+				f := strings.Fields(e)
+				reasons = append(reasons, f[1]+" "+f[2]+" "+f[3])
+			}
+			if !slices.Equal(reasons, tc.want) {
+				t.Fatalf("events %v, want %v", reasons, tc.want)
+			}
+		})
 	}
 }
 
