@@ -498,11 +498,10 @@ func (c *Controller) createPod(ctx context.Context, key string, set *appsv1.Stat
 	_, err := c.client.CoreV1().Pods(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		c.exp.CreationObserved(key)
-		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			return nil
-		}
 		// A pod of that name already there (not yet in the cache, or someone
-		// else's) is retried silently, as Kubernetes' CreateStatefulPod does.
+		// else's) is retried silently, as Kubernetes' CreateStatefulPod does. Any
+		// other failure is told, a namespace being deleted too: v1.33's StatefulSet
+		// controller, unlike the ReplicaSet one, does not single it out.
 		if !apierrors.IsAlreadyExists(err) {
 			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
 		}

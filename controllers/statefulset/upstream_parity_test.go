@@ -538,7 +538,9 @@ func TestPodChangingControllerQueuesTheOldSet(t *testing.T) {
 
 // As Kubernetes' CreateStatefulPod, a pod create refused because the name is
 // taken (a pod not yet in the cache) records no FailedCreate event; the sync
-// still fails, to look again. Other failures are reported.
+// still fails, to look again. Other failures are reported, one refused because
+// the namespace is being deleted too (v1.33's StatefulSet controller does not
+// single that out), and retried.
 func TestPodAlreadyExistsIsNotReported(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -547,6 +549,7 @@ func TestPodAlreadyExistsIsNotReported(t *testing.T) {
 	}{
 		{"already exists", apierrors.NewAlreadyExists(corev1.Resource("pods"), "web-0"), false},
 		{"forbidden", apierrors.NewForbidden(corev1.Resource("pods"), "web-0", errors.New("exceeded quota")), true},
+		{"namespace terminating", podsInTerminatingNamespace(), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t, newSet(1))
@@ -762,4 +765,12 @@ func TestScaleDownWaitingForAvailabilityLooksAgain(t *testing.T) {
 	if len(fx.deleted()) != 0 || !slices.Equal(q.after, []time.Duration{40 * time.Second}) {
 		t.Fatalf("deleted %v, requeued after %v: want nothing deleted and a look in 40s", fx.deleted(), q.after)
 	}
+}
+
+// podsInTerminatingNamespace is the API server's refusal of a pod in a
+// namespace being deleted.
+func podsInTerminatingNamespace() error {
+	err := apierrors.NewForbidden(corev1.Resource("pods"), "web-0", errors.New("namespace ns is being terminated"))
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	return err
 }
