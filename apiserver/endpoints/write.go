@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/registry"
+	"github.com/skiffkube/skiff/apiserver/warnings"
 	"github.com/skiffkube/skiff/storage"
 )
 
@@ -186,6 +187,11 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 	}
 	if errs := res.Strategy.Validate(obj); len(errs) > 0 {
 		return nil, errors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
+	}
+	// The kind's own warnings follow validation and precede validating
+	// admission's, as in Kubernetes (its BeforeCreate).
+	if kindWarns(req) {
+		req.warnings = append(req.warnings, warnings.OnCreate(obj)...)
 	}
 	if res.WriteGuard != nil {
 		if err := res.WriteGuard(req.ctx, obj); err != nil {
@@ -365,6 +371,13 @@ func pruneUnchanged(live, obj runtime.Object) (prunedLive, prunedObj runtime.Obj
 	return prunedLive, prunedObj, okL && okO
 }
 
+// kindWarns says whether the request's writes get the kind's warnings:
+// those of the main resource and of its scale subresource, which Kubernetes
+// writes through the main strategy; its status strategies give none.
+func kindWarns(req *request) bool {
+	return req.info.Subresource == "" || req.info.Subresource == "scale"
+}
+
 func subresourceForFields(req *request) string {
 	if req.info.Subresource == "status" {
 		return "status"
@@ -471,9 +484,16 @@ func (h *Handler) guaranteedUpdate(req *request, st registry.Strategy, name stri
 // may come from the cache (cacheFirst). *cached reports whether the attempt
 // that returned read from the cache.
 func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dry bool, mutate mutateFunc, createIfMissing func() (runtime.Object, runtime.Object, error), cacheFirst bool, cached *bool) (out *updateResult, err error) {
-	var admitWarnings []string
+	var kindWarnings, admitWarnings []string
 	defer func() {
-		if err == nil && (out == nil || !out.created) {
+		if out != nil && out.created {
+			return // createObject gave the create's warnings
+		}
+		// The kind's warnings of the last attempt that got past
+		// validation stand, as in Kubernetes, even when admission then
+		// refuses the write.
+		req.warnings = append(req.warnings, kindWarnings...)
+		if err == nil {
 			req.warnings = append(req.warnings, admitWarnings...)
 		}
 	}()
@@ -537,8 +557,12 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			// over before validation compares with the old object.
 			res.Lifecycle.PrepareUpdate(obj, old)
 		}
+		kindWarnings = nil // an earlier attempt's are about another old object
 		if errs := st.ValidateUpdate(obj, old); len(errs) > 0 {
 			return nil, errors.NewInvalid(res.GVK().GroupKind(), name, errs)
+		}
+		if kindWarns(req) {
+			kindWarnings = warnings.OnUpdate(obj, old)
 		}
 		if res.WriteGuard != nil && !finishing {
 			if err := res.WriteGuard(req.ctx, obj); err != nil {

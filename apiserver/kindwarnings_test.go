@@ -1,0 +1,92 @@
+package apiserver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// TestKindWarnings: writes get the kind's warnings in Warning headers, as
+// kubectl shows them: on create, on updates and patches that change the
+// spec (and on scale, which does), not on those that leave it alone nor on
+// status writes.
+func TestKindWarnings(t *testing.T) {
+	_, srv := clientset(t)
+	ctx := context.Background()
+	var warnings []string
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	expect := func(what string, want ...string) {
+		t.Helper()
+		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: warnings\n %q\nwant\n %q", what, warnings, want)
+		}
+		warnings = nil
+	}
+	arch := `spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead`
+
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"beta.kubernetes.io/arch": "amd64"},
+			Containers:   []corev1.Container{{Name: "c", Image: "i"}},
+		}},
+	}}
+	deployments := cs.AppsV1().Deployments("default")
+	d, err := deployments.Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("create", arch)
+
+	d.Labels = map[string]string{"team": "a"}
+	if d, err = deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("update of the labels")
+
+	if _, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"minReadySeconds":5}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("patch of the spec", arch)
+
+	if _, err := deployments.UpdateScale(ctx, "web", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("scale", arch)
+
+	d, err = deployments.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Status.ObservedGeneration = d.Generation
+	if _, err := deployments.UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("status update")
+
+	// Server-side apply of a new object warns as a create does; a pod's
+	// name that is no DNS label is a surprising hostname.
+	apply := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web.1","annotations":{"seccomp.security.alpha.kubernetes.io/pod":"runtime/default"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`)
+	if _, err := cs.CoreV1().Pods("default").Patch(ctx, "web.1", types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	expect("apply creating a pod",
+		`metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]`,
+		`metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead`)
+	// Pods' updates are not warned about.
+	if _, err := cs.CoreV1().Pods("default").Patch(ctx, "web.1", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"b"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("pod patch")
+}
