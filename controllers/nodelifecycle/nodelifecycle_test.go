@@ -1006,3 +1006,53 @@ func TestZoneOf(t *testing.T) {
 		}
 	}
 }
+
+// As Kubernetes' taint manager (addConditionAndDeletePod, UpdatePodCondition),
+// a DisruptionTarget condition the pod has already is rewritten to say the
+// taint manager deletes it, keeping its lastTransitionTime when it was True;
+// one that says so already is not written again.
+func TestDisruptionTargetRewrittenBeforeTaintEviction(t *testing.T) {
+	ctx := context.Background()
+	before := metav1.NewTime(now.Add(-time.Hour).Truncate(time.Second))
+	for _, tc := range []struct {
+		name      string
+		cond      corev1.PodCondition
+		wantPatch bool
+	}{
+		{"evicted by the kubelet", corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "TerminationByKubelet", Message: "The node was low on resource: memory.", LastTransitionTime: before}, true},
+		{"marked by the taint manager already", corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint", LastTransitionTime: before}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(time.Minute))
+			p := pod("intolerant", nil)
+			p.Status.Phase = corev1.PodFailed
+			p.Status.Conditions = append(p.Status.Conditions, tc.cond)
+			c, client := newFixture(t, n, healthy("n2", nil), lease(10*time.Minute), p)
+			if err := c.sync(ctx, "n1"); err != nil {
+				t.Fatal(err)
+			}
+			if got := deletedPods(client); !slices.Equal(got, []string{"intolerant"}) {
+				t.Fatalf("evicted %v, want the intolerant pod", got)
+			}
+			var patches []string
+			for _, a := range controllertest.Filter(client.Actions(), "patch", "pods") {
+				if pa := a.(k8stesting.PatchAction); pa.GetSubresource() == "status" {
+					patches = append(patches, string(pa.GetPatch()))
+				}
+			}
+			if !tc.wantPatch {
+				if len(patches) != 0 {
+					t.Errorf("status written %q, want nothing: the condition says so already", patches)
+				}
+				return
+			}
+			stamp, _ := before.MarshalJSON()
+			if len(patches) != 1 || !strings.Contains(patches[0], `"reason":"DeletionByTaintManager"`) ||
+				!strings.Contains(patches[0], `"lastTransitionTime":`+string(stamp)) {
+				t.Errorf("status patches %q, want one rewriting DisruptionTarget to DeletionByTaintManager since %s", patches, stamp)
+			}
+		})
+	}
+}

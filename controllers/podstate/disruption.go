@@ -18,20 +18,32 @@ import (
 // disruption from a failure; and with fail, phase Failed, for a pod no
 // kubelet will finish (then a pod already finished is left as it is). A pod
 // already gone is not an error.
+//
+// Without fail, as Kubernetes' taint manager writes it (UpdatePodCondition),
+// a DisruptionTarget condition already there with another status, reason or
+// message is replaced, keeping its lastTransitionTime when it was True
+// already: the reason says what is deleting the pod now (a pod the kubelet
+// evicted, TerminationByKubelet, then removed by a NoExecute taint reads
+// DeletionByTaintManager). Nothing is written when it says that already.
 func MarkDisrupted(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, fieldManager, reason, message string, fail bool) error {
 	status := corev1apply.PodStatus()
-	switch {
+	transition := metav1.Now()
+	switch old := disruptionTarget(pod); {
 	case fail && IsTerminal(pod):
 		return nil
 	case fail:
 		status.WithPhase(corev1.PodFailed)
-	case hasDisruptionTarget(pod) || reason == "":
+	case reason == "":
 		return nil
+	case old != nil && old.Status == corev1.ConditionTrue && old.Reason == reason && old.Message == message:
+		return nil
+	case old != nil && old.Status == corev1.ConditionTrue && !old.LastTransitionTime.IsZero():
+		transition = old.LastTransitionTime
 	}
 	if reason != "" {
 		status.WithConditions(corev1apply.PodCondition().
 			WithType(corev1.DisruptionTarget).WithStatus(corev1.ConditionTrue).
-			WithReason(reason).WithMessage(message).WithLastTransitionTime(metav1.Now()))
+			WithReason(reason).WithMessage(message).WithLastTransitionTime(transition))
 	}
 	apply := corev1apply.Pod(pod.Name, pod.Namespace).WithStatus(status)
 	_, err := client.CoreV1().Pods(pod.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
@@ -41,11 +53,11 @@ func MarkDisrupted(ctx context.Context, client kubernetes.Interface, pod *corev1
 	return nil
 }
 
-func hasDisruptionTarget(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-			return true
+func disruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.DisruptionTarget {
+			return &pod.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
 }
