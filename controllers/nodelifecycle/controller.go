@@ -107,6 +107,11 @@ type Controller struct {
 	// not ready yet (an update failed): retried until done or the node is
 	// Ready again, as kube-controller-manager's nodesToRetry.
 	unmarked map[string]bool
+	// arrived are the pods seen arriving on a node (added, which is every
+	// pod when the controller starts, or bound), by node name and then pod
+	// key (namespace/name), to be marked not ready if their node is not
+	// Ready, as kube-controller-manager's processPod.
+	arrived map[string]map[string]bool
 
 	evictMu sync.Mutex
 	// evictions are the pods' scheduled deletions, by node name and then
@@ -144,6 +149,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
 		evictions: map[string]map[string]scheduledEviction{}, unmarked: map[string]bool{},
+		arrived:  map[string]map[string]bool{},
 		eviction: DefaultEviction(),
 	}
 	if opts.Eviction != nil {
@@ -183,16 +189,20 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 	}
 	// A pod newly bound to a tainted node must be checked too, and one whose
 	// tolerations changed; a deleted one's scheduled deletion is cancelled.
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-				c.queue.Add(p.Spec.NodeName)
+			if p, ok := obj.(*corev1.Pod); ok {
+				c.podArrived(p)
 			}
 		},
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*corev1.Pod)
 			p, ok2 := cur.(*corev1.Pod)
-			if ok1 && ok2 && p.Spec.NodeName != "" && (o.Spec.NodeName != p.Spec.NodeName || !apiequality.Semantic.DeepEqual(o.Spec.Tolerations, p.Spec.Tolerations)) {
+			switch {
+			case !ok1 || !ok2 || p.Spec.NodeName == "":
+			case o.Spec.NodeName != p.Spec.NodeName:
+				c.podArrived(p)
+			case !apiequality.Semantic.DeepEqual(o.Spec.Tolerations, p.Spec.Tolerations):
 				c.queue.Add(p.Spec.NodeName)
 			}
 		},
@@ -204,9 +214,14 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 				c.cancelEviction(p.Spec.NodeName, p.Namespace+"/"+p.Name, true)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+	// The workers start once this handler has seen every pod listed, not
+	// only the cache: each node's first sync then knows the pods that
+	// arrived on it (podArrived).
+	c.synced = append(c.synced, reg.HasSynced)
 	return c, nil
 }
 
@@ -232,6 +247,24 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		}
 	}()
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+// podArrived notes a pod seen on its node for the first time (added, or
+// bound) and syncs the node: the pod is checked against its taints, and
+// marked not ready if the node is not Ready (markArrivedNotReady).
+func (c *Controller) podArrived(p *corev1.Pod) {
+	if p.Spec.NodeName == "" {
+		return
+	}
+	c.mu.Lock()
+	pods := c.arrived[p.Spec.NodeName]
+	if pods == nil {
+		pods = map[string]bool{}
+		c.arrived[p.Spec.NodeName] = pods
+	}
+	pods[p.Namespace+"/"+p.Name] = true
+	c.mu.Unlock()
+	c.queue.Add(p.Spec.NodeName)
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -294,6 +327,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		h, known := c.health[name]
 		delete(c.health, name)
 		delete(c.unmarked, name)
+		delete(c.arrived, name)
 		c.mu.Unlock()
 		if known {
 			c.nodeEvent(name, h.uid, "RemovingNode", "Removing Node %s from Controller")
@@ -332,6 +366,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 	}
 	if err := c.retryMarkPodsNotReady(ctx, node, now); err != nil {
+		return err
+	}
+	if err := c.markArrivedNotReady(ctx, node, now); err != nil {
 		return err
 	}
 	if node, err = c.reconcileLabels(ctx, node); err != nil {
@@ -417,6 +454,51 @@ func (c *Controller) retryMarkPodsNotReady(ctx context.Context, node *corev1.Nod
 	return nil
 }
 
+// markArrivedNotReady marks the pods that arrived on the node since its last
+// sync not ready when the node's Ready condition is there and not True, as
+// kube-controller-manager's processPod: a pod bound to a node that is down,
+// and, when the controller starts (every pod arrives then), a pod still Ready
+// on a node already down, whose marking the last leader did not finish (its
+// failed updates are retried from memory only). Those of a node whose agent
+// reports Ready False are marked too, as kube marks them. Unlike kube, which
+// may handle a pod before it has judged the node and then leaves it as it
+// is, every pod is checked once its node has been. Pods whose update failed
+// are checked again on the next sync.
+func (c *Controller) markArrivedNotReady(ctx context.Context, node *corev1.Node, now time.Time) error {
+	c.mu.Lock()
+	pods := c.arrived[node.Name]
+	delete(c.arrived, node.Name)
+	c.mu.Unlock()
+	r := readyCondition(node)
+	if len(pods) == 0 || r == nil || r.Status == corev1.ConditionTrue {
+		return nil
+	}
+	var objs []*corev1.Pod
+	for key := range pods {
+		o, ok, err := c.podIndexer.GetByKey(key)
+		if err != nil {
+			return err
+		}
+		if p, _ := o.(*corev1.Pod); ok && p != nil && p.Spec.NodeName == node.Name {
+			objs = append(objs, p)
+		}
+	}
+	failed, err := c.markNotReady(ctx, objs, now)
+	if len(failed) > 0 {
+		c.mu.Lock()
+		again := c.arrived[node.Name]
+		if again == nil {
+			again = map[string]bool{}
+			c.arrived[node.Name] = again
+		}
+		for _, key := range failed {
+			again[key] = true
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
 // markPodsNotReady flips the Ready condition of the node's pods to False so
 // endpoints drop them, with Kubernetes' "NodeNotReady" warning on each pod.
 // The condition keeps its reason and message, as kube-controller-manager
@@ -426,9 +508,20 @@ func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now 
 	if err != nil {
 		return err
 	}
-	var first error
+	pods := make([]*corev1.Pod, 0, len(objs))
 	for _, o := range objs {
-		pod := o.(*corev1.Pod).DeepCopy()
+		pods = append(pods, o.(*corev1.Pod))
+	}
+	_, err = c.markNotReady(ctx, pods, now)
+	return err
+}
+
+// markNotReady flips the pods' Ready conditions to False, as
+// markPodsNotReady. It returns the keys of the pods whose update failed, and
+// the first error.
+func (c *Controller) markNotReady(ctx context.Context, pods []*corev1.Pod, now time.Time) (failed []string, first error) {
+	for _, p := range pods {
+		pod := p.DeepCopy()
 		changed := false
 		for i := range pod.Status.Conditions {
 			cnd := &pod.Status.Conditions[i]
@@ -444,6 +537,7 @@ func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now 
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
+			failed = append(failed, pod.Namespace+"/"+pod.Name)
 			if first == nil {
 				first = fmt.Errorf("mark pod %s/%s not ready: %w", pod.Namespace, pod.Name, err)
 			}
@@ -451,7 +545,7 @@ func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now 
 			c.recorder.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
 		}
 	}
-	return first
+	return failed, first
 }
 
 // conditionTaints are Kubernetes' TaintNodesByCondition: the NoSchedule

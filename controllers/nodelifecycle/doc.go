@@ -7,7 +7,9 @@
 // a Ready condition gets the startup grace period, 60s by default, from its registration) the
 // controller sets the node's conditions to Unknown with reason NodeStatusUnknown, marks its pods not
 // ready when it was Ready until then (so Services stop sending them traffic; a node whose agent
-// reported Ready=False keeps its pods' readiness as the agent left it, as in kube-controller-manager),
+// reported Ready=False keeps its pods' readiness as the agent left it, as in kube-controller-manager;
+// but, as there, a pod that arrives on a node not Ready, bound to it or found on it when the controller
+// starts, is marked not ready, so one a stopped leader left Ready on a dead node is not served),
 // and taints it node.kubernetes.io/unreachable:NoExecute (not-ready:NoExecute when the agent reports
 // Ready=False; the one swapped for the other at once). Pods on a NoExecute-tainted node are then
 // deleted: at once when they do not tolerate the taint, after tolerationSeconds when they tolerate it

@@ -1056,3 +1056,127 @@ func TestDisruptionTargetRewrittenBeforeTaintEviction(t *testing.T) {
 		})
 	}
 }
+
+// As kube-controller-manager's processPod, a pod arriving on a node (added,
+// as every pod is when the controller starts, or bound) is marked not ready
+// when the node's Ready condition is there and not True, whoever made it so:
+// a pod left Ready on a node already down (the last leader stopped before
+// marking it) leaves the Services' endpoints. A pod on a Ready node, or on
+// one that never reported, is left as it is.
+func TestArrivingPodMarkedNotReadyOnANodeNotReady(t *testing.T) {
+	ctx := context.Background()
+	neverReported := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-time.Second))}}
+	for _, tc := range []struct {
+		name      string
+		node      *corev1.Node
+		wantReady corev1.ConditionStatus
+	}{
+		{"node unreachable", node(corev1.ConditionUnknown, time.Hour), corev1.ConditionFalse},
+		{"agent reports not ready", node(corev1.ConditionFalse, time.Second), corev1.ConditionFalse},
+		{"node ready", node(corev1.ConditionTrue, time.Second), corev1.ConditionTrue},
+		{"node never reported", neverReported, corev1.ConditionTrue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, client := startedFixture(t, tc.node, healthy("n2", nil), pod("forever", nil))
+			if err := c.sync(ctx, "n1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := client.CoreV1().Pods("ns").Get(ctx, "forever", metav1.GetOptions{})
+			if r := got.Status.Conditions[0]; r.Status != tc.wantReady {
+				t.Errorf("pod Ready = %s, want %s", r.Status, tc.wantReady)
+			}
+			events := controllertest.Events(c.recorder.(*record.FakeRecorder).Events)
+			if want := "Warning NodeNotReady Node is not ready"; slices.Contains(events, want) != (tc.wantReady == corev1.ConditionFalse) {
+				t.Errorf("events %q: want %q only for a pod marked", events, want)
+			}
+		})
+	}
+}
+
+// startedFixture is a controller whose informers list objs, as when it
+// starts: their event handlers see every object added.
+func startedFixture(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset) {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(), record.NewFakeRecorder(100), Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		t.Fatal("caches not synced")
+	}
+	controllertest.WaitForWatches(t, client, "nodes", "pods")
+	client.ClearActions()
+	return c, client
+}
+
+// A pod that arrived on a node not Ready and whose update failed is marked
+// on the next sync; one that did not arrive is not (the node's own
+// transition is what marks every pod).
+func TestArrivingPodMarkedNotReadyRetried(t *testing.T) {
+	ctx := context.Background()
+	c, client := startedFixture(t, node(corev1.ConditionUnknown, time.Hour), healthy("n2", nil), pod("a", nil))
+	failed := false
+	client.PrependReactor("update", "pods", func(act k8stesting.Action) (bool, runtime.Object, error) {
+		if u := act.(k8stesting.UpdateAction); u.GetSubresource() == "status" && !failed {
+			failed = true
+			return true, nil, fmt.Errorf("the server is busy")
+		}
+		return false, nil, nil
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed pod update")
+	}
+	// b was there all along, as a arrived: it is not seen arriving now.
+	b := pod("b", nil)
+	if err := c.podIndexer.Add(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("ns").Create(ctx, b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want corev1.ConditionStatus
+	}{{"a", corev1.ConditionFalse}, {"b", corev1.ConditionTrue}} {
+		got, _ := client.CoreV1().Pods("ns").Get(ctx, tc.name, metav1.GetOptions{})
+		if r := got.Status.Conditions[0]; r.Status != tc.want {
+			t.Errorf("pod %s Ready = %s, want %s", tc.name, r.Status, tc.want)
+		}
+	}
+}
+
+// A pod bound to a node not Ready after the controller started is marked
+// not ready too (kube's podUpdated queues a pod whose nodeName changed).
+func TestBoundPodMarkedNotReady(t *testing.T) {
+	ctx := context.Background()
+	unbound := pod("late", nil)
+	unbound.Spec.NodeName = ""
+	c, client := startedFixture(t, node(corev1.ConditionUnknown, time.Hour), healthy("n2", nil), unbound)
+	bound := unbound.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	if _, err := client.CoreV1().Pods("ns").Update(ctx, bound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := client.CoreV1().Pods("ns").Get(ctx, "late", metav1.GetOptions{})
+		if got.Status.Conditions[0].Status == corev1.ConditionFalse {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pod bound to the unreachable node is still Ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
