@@ -117,6 +117,10 @@ type Controller struct {
 	// evictions are the pods' scheduled deletions, by node name and then
 	// pod key (namespace/name).
 	evictions map[string]map[string]scheduledEviction
+	// evicted are the pods deleted for the node's NoExecute taints, by node
+	// name and then pod key, until they are gone or the taints are: their
+	// deletion is not sent again at each sync while they terminate.
+	evicted map[string]map[string]types.UID
 }
 
 // nodeHealth is what the controller last saw of a node's heartbeats, and
@@ -148,7 +152,8 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
-		evictions: map[string]map[string]scheduledEviction{}, unmarked: map[string]bool{},
+		evictions: map[string]map[string]scheduledEviction{}, evicted: map[string]map[string]types.UID{},
+		unmarked: map[string]bool{},
 		arrived:  map[string]map[string]bool{},
 		eviction: DefaultEviction(),
 	}
@@ -334,6 +339,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 		c.evictMu.Lock()
 		delete(c.evictions, name)
+		delete(c.evicted, name)
 		c.evictMu.Unlock()
 		return nil
 	}
@@ -693,7 +699,13 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		pod := o.(*corev1.Pod)
 		key := pod.Namespace + "/" + pod.Name
 		seen[key] = true
-		if pod.DeletionTimestamp != nil {
+		// A pod terminating already is evicted too, once, as Kubernetes'
+		// taint manager handles it: marked DisruptionTarget (a Job's
+		// podFailurePolicy then tells its end from a failure) and its
+		// deletion sent (which keeps the grace period it has), with the
+		// event. Those this controller deleted are not deleted again, even
+		// while the cache does not show their deletion yet.
+		if c.wasEvicted(node.Name, key, pod.UID) {
 			continue
 		}
 		limit, forever, tolerated := tolerationLimit(pod, taints)
@@ -725,6 +737,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 			c.scheduleEviction(node.Name, key, pod.UID, now) // due still
 			return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		c.evictedPod(node.Name, key, pod.UID)
 		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	}
 	c.forgetEvictions(node.Name, seen)
@@ -732,6 +745,27 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		c.queue.AddAfter(node.Name, next)
 	}
 	return nil
+}
+
+// evictedPod notes that the pod was deleted for its node's NoExecute taints.
+func (c *Controller) evictedPod(nodeName, key string, uid types.UID) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	pods := c.evicted[nodeName]
+	if pods == nil {
+		pods = map[string]types.UID{}
+		c.evicted[nodeName] = pods
+	}
+	pods[key] = uid
+}
+
+// wasEvicted says whether this pod was deleted for its node's NoExecute
+// taints (since they were put on).
+func (c *Controller) wasEvicted(nodeName, key string, uid types.UID) bool {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	u, ok := c.evicted[nodeName][key]
+	return ok && u == uid
 }
 
 // scheduleEviction schedules the pod's deletion at at, unless one is
@@ -772,6 +806,9 @@ func (c *Controller) cancelEvictions(nodeName string) {
 	c.evictMu.Lock()
 	pods := c.evictions[nodeName]
 	delete(c.evictions, nodeName)
+	// Tainted again, its pods still terminating are evicted again, as
+	// Kubernetes' taint manager handles every pod on a node newly tainted.
+	delete(c.evicted, nodeName)
 	c.evictMu.Unlock()
 	keys := slices.Sorted(maps.Keys(pods))
 	for _, key := range keys {
@@ -791,6 +828,14 @@ func (c *Controller) forgetEvictions(nodeName string, pods map[string]bool) {
 	}
 	if len(c.evictions[nodeName]) == 0 {
 		delete(c.evictions, nodeName)
+	}
+	for key := range c.evicted[nodeName] {
+		if !pods[key] {
+			delete(c.evicted[nodeName], key)
+		}
+	}
+	if len(c.evicted[nodeName]) == 0 {
+		delete(c.evicted, nodeName)
 	}
 }
 

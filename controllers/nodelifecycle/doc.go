@@ -13,7 +13,8 @@
 // and taints it node.kubernetes.io/unreachable:NoExecute (not-ready:NoExecute when the agent reports
 // Ready=False; the one swapped for the other at once). Pods on a NoExecute-tainted node are then
 // deleted: at once when they do not tolerate the taint, after tolerationSeconds when they tolerate it
-// for a while (admission adds 300s for these two taints), never when they tolerate it without a limit.
+// for a while (admission adds 300s for these two taints), never when they tolerate it without a limit;
+// each first marked DisruptionTarget (reason DeletionByTaintManager), those terminating already too.
 // As Kubernetes' taint eviction controller, the tolerationSeconds count from when the controller first
 // saw the pod on the tainted node, not from the taint's timeAdded (a pod bound to a node tainted long
 // ago gets its whole toleration; a new leader counts afresh), and a scheduled deletion is cancelled,

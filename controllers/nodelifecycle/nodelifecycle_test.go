@@ -1180,3 +1180,60 @@ func TestBoundPodMarkedNotReady(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// As Kubernetes' taint manager, a pod terminating already (deleted by a user,
+// say, before its node went down) is evicted as any other: marked
+// DisruptionTarget, so a Job's podFailurePolicy tells its end from a
+// failure, its deletion sent, with the event; once, not at each sync. One
+// that tolerates the taint for a while is evicted when that runs out.
+func TestTerminatingPodsEvicted(t *testing.T) {
+	ctx := context.Background()
+	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(time.Minute))
+	gone := metav1.NewTime(now.Add(-time.Minute))
+	intolerant, waiting := pod("intolerant", nil), pod("waiting", ptr(60))
+	for _, p := range []*corev1.Pod{intolerant, waiting} {
+		p.DeletionTimestamp, p.Finalizers = &gone, []string{"example.com/keep"}
+	}
+	c, client := newFixture(t, n, healthy("n2", nil), lease(10*time.Minute), intolerant, waiting)
+	clock := now
+	c.now = func() time.Time { return clock }
+	deletes := func() map[string]int {
+		m := map[string]int{}
+		for _, a := range controllertest.Filter(client.Actions(), "delete", "pods") {
+			m[a.(k8stesting.DeleteAction).GetName()]++
+		}
+		return m
+	}
+	for _, step := range []struct {
+		after time.Duration
+		want  map[string]int
+	}{
+		{0, map[string]int{"intolerant": 1}},
+		{5 * time.Second, map[string]int{"intolerant": 1}},
+		{time.Minute, map[string]int{"intolerant": 1, "waiting": 1}},
+		{5 * time.Second, map[string]int{"intolerant": 1, "waiting": 1}},
+	} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletes(); !maps.Equal(got, step.want) {
+			t.Fatalf("%s after the first sync: deletions %v, want %v", clock.Sub(now), got, step.want)
+		}
+	}
+	var marked []string
+	for _, a := range controllertest.Filter(client.Actions(), "patch", "pods") {
+		if p := a.(k8stesting.PatchAction); p.GetSubresource() == "status" && strings.Contains(string(p.GetPatch()), `"reason":"DeletionByTaintManager"`) {
+			marked = append(marked, p.GetName())
+		}
+	}
+	if slices.Sort(marked); !slices.Equal(marked, []string{"intolerant", "waiting"}) {
+		t.Errorf("marked DisruptionTarget %v, want both pods", marked)
+	}
+	events := controllertest.Events(c.recorder.(*record.FakeRecorder).Events)
+	for _, name := range []string{"intolerant", "waiting"} {
+		if want := "Normal TaintManagerEviction Marking for deletion Pod ns/" + name; !slices.Contains(events, want) {
+			t.Errorf("events %q, want %q", events, want)
+		}
+	}
+}
