@@ -337,11 +337,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		if known {
 			c.nodeEvent(name, h.uid, "RemovingNode", "Removing Node %s from Controller")
 		}
-		c.evictMu.Lock()
-		delete(c.evictions, name)
-		delete(c.evicted, name)
-		c.evictMu.Unlock()
-		return nil
+		return c.evictFromDeletedNode(ctx, name, c.now())
 	}
 	if err != nil {
 		return err
@@ -723,26 +719,82 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 				continue
 			}
 		}
-		// As Kubernetes' taint manager does, the pod is marked first, so its owner
-		// can tell this eviction from a failure (a Job's podFailurePolicy).
-		if err := podstate.MarkDisrupted(ctx, c.client, pod, Name, "DeletionByTaintManager",
-			"Taint manager: deleting due to NoExecute taint", false); err != nil {
+		if err := c.evictPod(ctx, node.Name, pod, now); err != nil {
 			return err
 		}
-		// Done with before the deletion: its watch event may come before
-		// Delete returns, and must not read as a cancellation.
-		c.cancelEviction(node.Name, key, false)
-		err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			c.scheduleEviction(node.Name, key, pod.UID, now) // due still
-			return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		c.evictedPod(node.Name, key, pod.UID)
-		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	}
 	c.forgetEvictions(node.Name, seen)
 	if next > 0 {
 		c.queue.AddAfter(node.Name, next)
+	}
+	return nil
+}
+
+// evictPod deletes the pod for its node's NoExecute taints, with Kubernetes'
+// taint manager's event, and notes it evicted. A deletion that fails stays
+// due.
+func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod, now time.Time) error {
+	key := pod.Namespace + "/" + pod.Name
+	// As Kubernetes' taint manager does, the pod is marked first, so its owner
+	// can tell this eviction from a failure (a Job's podFailurePolicy).
+	if err := podstate.MarkDisrupted(ctx, c.client, pod, Name, "DeletionByTaintManager",
+		"Taint manager: deleting due to NoExecute taint", false); err != nil {
+		return err
+	}
+	// Done with before the deletion: its watch event may come before
+	// Delete returns, and must not read as a cancellation.
+	c.cancelEviction(nodeName, key, false)
+	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		c.scheduleEviction(nodeName, key, pod.UID, now) // due still
+		return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	c.evictedPod(nodeName, key, pod.UID)
+	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
+	return nil
+}
+
+// evictFromDeletedNode carries out the deletions scheduled on a node that is
+// gone, each when due, as Kubernetes' taint manager keeps its timers when a
+// node is deleted: a pod whose tolerationSeconds run out before the pod
+// garbage collector removes the node's pods (40 s after the node went) is
+// deleted then, and its owner replaces it then. A pod gone, or bound
+// elsewhere, is dropped.
+func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, now time.Time) error {
+	c.evictMu.Lock()
+	scheduled := maps.Clone(c.evictions[nodeName])
+	c.evictMu.Unlock()
+	// Only scheduled deletions are carried out here: no pod is looked at
+	// again, so none needs to be remembered as evicted.
+	defer func() {
+		c.evictMu.Lock()
+		delete(c.evicted, nodeName)
+		c.evictMu.Unlock()
+	}()
+	var next time.Duration
+	for _, key := range slices.Sorted(maps.Keys(scheduled)) {
+		s := scheduled[key]
+		o, ok, err := c.podIndexer.GetByKey(key)
+		if err != nil {
+			return err
+		}
+		pod, _ := o.(*corev1.Pod)
+		if !ok || pod == nil || pod.UID != s.uid || pod.Spec.NodeName != nodeName {
+			c.cancelEviction(nodeName, key, false) // its deletion event said so
+			continue
+		}
+		if s.at.After(now) {
+			if wait := s.at.Sub(now); next == 0 || wait < next {
+				next = wait
+			}
+			continue
+		}
+		if err := c.evictPod(ctx, nodeName, pod, now); err != nil {
+			return err
+		}
+	}
+	if next > 0 {
+		c.queue.AddAfter(nodeName, next)
 	}
 	return nil
 }

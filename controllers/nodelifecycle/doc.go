@@ -18,7 +18,9 @@
 // As Kubernetes' taint eviction controller, the tolerationSeconds count from when the controller first
 // saw the pod on the tainted node, not from the taint's timeAdded (a pod bound to a node tainted long
 // ago gets its whole toleration; a new leader counts afresh), and a scheduled deletion is cancelled,
-// with a "Cancelling deletion" event, when the taints go. Taints go away when the node is Ready again.
+// with a "Cancelling deletion" event, when the taints go (not when the node is deleted: it is carried out
+// when due, if the pod garbage collector has not removed the pod first). Taints go away when the node
+// is Ready again.
 //
 // NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones
 // first), as kube-controller-manager paces them (disruption.go; nodes labelled

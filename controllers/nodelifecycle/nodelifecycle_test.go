@@ -1237,3 +1237,51 @@ func TestTerminatingPodsEvicted(t *testing.T) {
 		}
 	}
 }
+
+// As Kubernetes' taint manager keeps its timers when a node is deleted, a
+// deletion scheduled on a node that goes is still carried out when due (the
+// pod garbage collector may not have removed the pod by then); one of a pod
+// gone meanwhile is dropped, and nothing is kept once all are done.
+func TestScheduledEvictionsOutliveTheirNode(t *testing.T) {
+	ctx := context.Background()
+	n := node(corev1.ConditionUnknown, 10*time.Minute, unreachable(time.Minute))
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), lease(10*time.Minute), pod("waiting", ptr(60)), pod("later", ptr(120)), pod("gone", ptr(60)))
+	clock := now
+	c.now = func() time.Time { return clock }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	pods := f.Core().V1().Pods().Informer().GetIndexer()
+	gone, _, _ := pods.GetByKey("ns/gone")
+	if err := pods.Delete(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Core().V1().Nodes().Informer().GetIndexer().Delete(n); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		after time.Duration
+		want  []string
+	}{
+		{30 * time.Second, nil},
+		{30 * time.Second, []string{"waiting"}},
+		{60 * time.Second, []string{"later", "waiting"}},
+	} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletedPods(client); !slices.Equal(got, step.want) {
+			t.Fatalf("%s after the first sync, the node deleted: evicted %v, want %v", clock.Sub(now), got, step.want)
+		}
+	}
+	events := controllertest.Events(c.recorder.(*record.FakeRecorder).Events)
+	if want := "Normal TaintManagerEviction Marking for deletion Pod ns/waiting"; !slices.Contains(events, want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	if len(c.evictions) != 0 || len(c.evicted) != 0 {
+		t.Errorf("kept %v scheduled, %v evicted, want nothing", c.evictions, c.evicted)
+	}
+}
