@@ -41,14 +41,21 @@ func update(t *testing.T, inf cache.SharedIndexInformer, obj runtime.Object) {
 	}
 }
 
-func newFixtureWithInformers(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
+// newController is a controller on f's informers, whose clock stands at now.
+func newController(t *testing.T, client *fake.Clientset, f informers.SharedInformerFactory) *Controller {
 	t.Helper()
-	client := controllertest.NewClient(objs...)
-	f := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(), record.NewFakeRecorder(100), Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func newFixtureWithInformers(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
+	t.Helper()
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c := newController(t, client, f)
 	for _, o := range objs {
 		switch o.(type) {
 		case *corev1.Node:
@@ -1099,10 +1106,7 @@ func startedFixture(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Cl
 	t.Helper()
 	client := controllertest.NewClient(objs...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(), record.NewFakeRecorder(100), Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newController(t, client, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); f.Shutdown() })
 	f.Start(ctx.Done())
