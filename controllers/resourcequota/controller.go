@@ -186,7 +186,11 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 			if !ok1 || !ok2 {
 				return
 			}
-			if released(o, n) {
+			// A pod given an activeDeadlineSeconds moves from the
+			// NotTerminating scope to the Terminating one, which
+			// admission (pods are charged on create) does not count:
+			// recount, as Kubernetes' quota monitor does on a scope change.
+			if released(o, n) || (o.Spec.ActiveDeadlineSeconds == nil) != (n.Spec.ActiveDeadlineSeconds == nil) {
 				c.enqueueNamespaceOf(cur)
 			}
 			// A pod being deleted holds its quota until its grace period

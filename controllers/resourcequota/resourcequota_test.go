@@ -312,6 +312,39 @@ func TestFinishedAndTerminatingPods(t *testing.T) {
 	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), "count/pods": resource.MustParse("2")})
 }
 
+// TestPodMovingToTheTerminatingScope: a pod given an activeDeadlineSeconds
+// after its create leaves a NotTerminating quota's usage and enters a
+// Terminating one's, without waiting for the periodic recount.
+func TestPodMovingToTheTerminatingScope(t *testing.T) {
+	ctx, cs := start(t)
+	for name, scope := range map[string]corev1.ResourceQuotaScope{"long": corev1.ResourceQuotaScopeNotTerminating, "short": corev1.ResourceQuotaScopeTerminating} {
+		if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")}, Scopes: []corev1.ResourceQuotaScope{scope}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pods := cs.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "long", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+	waitUsed(ctx, t, cs, "short", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	// Let the extra recount the controller makes a second after a quota
+	// appears pass, so that only the update can recount now.
+	time.Sleep(2 * time.Second)
+	p, err := pods.Get(ctx, "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := int64(600)
+	p.Spec.ActiveDeadlineSeconds = &deadline
+	if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "long", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	waitUsed(ctx, t, cs, "short", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+}
+
 // TestServiceTypeChanges: turning a service into a NodePort or
 // LoadBalancer one is charged (and refused past the quota) like creating
 // one, turning it back gives its node ports back, and a load balancer that
