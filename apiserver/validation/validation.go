@@ -78,6 +78,10 @@ func podTemplate(obj runtime.Object) (*corev1.PodTemplateSpec, *field.Path) {
 		return &o.Spec.Template, tpl
 	case *batchv1.CronJob:
 		return &o.Spec.JobTemplate.Spec.Template, field.NewPath("spec", "jobTemplate", "spec", "template")
+	case *corev1.ReplicationController:
+		if o.Spec.Template != nil {
+			return o.Spec.Template, tpl
+		}
 	}
 	return nil, nil
 }
@@ -252,6 +256,10 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 			return validateResourceQuotaStatusUpdate(n.(*corev1.ResourceQuota), o.(*corev1.ResourceQuota))
 		}
 		return r, true
+	case *corev1.ReplicationController:
+		// No update rules: unlike apps/v1 selectors a ReplicationController's
+		// may change, as in Kubernetes; the new spec is checked whole.
+		return kindRules("ReplicationController", true, validateReplicationController, nil), true
 	case *corev1.LimitRange:
 		return kindRules("LimitRange", true, validateLimitRange, nil), true
 	case *corev1.PersistentVolume:

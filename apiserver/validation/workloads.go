@@ -194,6 +194,29 @@ func validateReplicaSetUpdate(newRS, oldRS *appsv1.ReplicaSet) field.ErrorList {
 	return immutableSelector(newRS.Spec.Selector, oldRS.Spec.Selector)
 }
 
+// validateReplicationController is Kubernetes' ValidateReplicationControllerSpec:
+// a non-empty selector (a map of labels; an empty one would own every pod in
+// the namespace) that the template's labels match, and a template that
+// exists, as defaulting fills the selector from it but cannot invent one.
+func validateReplicationController(rc *corev1.ReplicationController) field.ErrorList {
+	s := &rc.Spec
+	specPath := field.NewPath("spec")
+	errs := nonNegative(int64(s.MinReadySeconds), specPath.Child("minReadySeconds"))
+	if len(s.Selector) == 0 {
+		errs = append(errs, field.Required(specPath.Child("selector"), ""))
+	}
+	errs = append(errs, replicas(s.Replicas, specPath.Child("replicas"))...)
+	tplPath := specPath.Child("template")
+	if s.Template == nil {
+		return append(errs, field.Required(tplPath, ""))
+	}
+	if len(s.Selector) > 0 && !labels.SelectorFromSet(s.Selector).Matches(labels.Set(s.Template.Labels)) {
+		errs = append(errs, field.Invalid(tplPath.Child("metadata", "labels"), s.Template.Labels, selectorMismatch))
+	}
+	errs = append(errs, validatePodTemplateSpec(s.Template, tplPath)...)
+	return append(errs, requireAlwaysRestart(s.Template, "ReplicationController", tplPath)...)
+}
+
 func validateDaemonSet(ds *appsv1.DaemonSet) field.ErrorList {
 	s := &ds.Spec
 	specPath := field.NewPath("spec")

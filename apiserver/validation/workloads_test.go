@@ -383,3 +383,63 @@ func TestTemplateDeletionCost(t *testing.T) {
 		{name: "stored invalid cost kept", old: stored("one"), new: stored("two")},
 	})
 }
+
+func validRC() *corev1.ReplicationController {
+	tpl := template()
+	return &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       corev1.ReplicationControllerSpec{Selector: map[string]string{"app": "web"}, Template: &tpl},
+	}
+}
+
+func rcWith(mutate func(*corev1.ReplicationController)) *corev1.ReplicationController {
+	rc := validRC()
+	mutate(rc)
+	return defaulted(rc)
+}
+
+// The rules of Kubernetes' ValidateReplicationController, after defaulting
+// (which fills an absent selector from the template's labels).
+func TestValidateReplicationController(t *testing.T) {
+	runCreate(t, []testCase{
+		{name: "valid", obj: defaulted(validRC())},
+		{name: "selector defaulted from the template", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Selector = nil })},
+		{name: "no selector and unlabelled template", obj: rcWith(func(rc *corev1.ReplicationController) {
+			rc.Spec.Selector = nil
+			rc.Spec.Template.Labels = nil
+		}), want: []want{{"spec.selector", required}}},
+		{name: "selector must match template", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Selector = map[string]string{"app": "other"} }),
+			want: []want{{"spec.template.metadata.labels", invalid}}},
+		{name: "template required", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Template = nil }),
+			want: []want{{"spec.template", required}}},
+		{name: "negative replicas", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Replicas = i32(-1) }),
+			want: []want{{"spec.replicas", invalid}}},
+		{name: "zero replicas", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Replicas = i32(0) })},
+		{name: "negative minReadySeconds", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.MinReadySeconds = -1 }),
+			want: []want{{"spec.minReadySeconds", invalid}}},
+		{name: "restartPolicy must be Always", obj: rcWith(func(rc *corev1.ReplicationController) {
+			rc.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		}),
+			want: []want{{"spec.template.spec.restartPolicy", notSupported}}},
+		{name: "no activeDeadlineSeconds", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.ActiveDeadlineSeconds = ptrInt64(10) }),
+			want: []want{{"spec.template.spec.activeDeadlineSeconds", forbidden}}},
+		{name: "template pod spec checked", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers = nil }),
+			want: []want{{"spec.template.spec.containers", required}}},
+		{name: "template deletion cost checked", obj: rcWith(func(rc *corev1.ReplicationController) {
+			rc.Spec.Template.Annotations = map[string]string{corev1.PodDeletionCost: "x"}
+		}), want: []want{{"spec.template.metadata.annotations[controller.kubernetes.io/pod-deletion-cost]", invalid}}},
+	})
+
+	old := stored(defaulted(validRC()))
+	newSel := old.DeepCopy()
+	newSel.Spec.Selector = map[string]string{"app": "web", "v": "2"}
+	newSel.Spec.Template.Labels = map[string]string{"app": "web", "v": "2"}
+	badSel := old.DeepCopy()
+	badSel.Spec.Selector = map[string]string{"app": "other"}
+	runUpdate(t, []updateCase{
+		{name: "selector may change", old: old, new: newSel},
+		{name: "updated selector must match template", old: old, new: badSel, want: []want{{"spec.template.metadata.labels", invalid}}},
+	})
+}
+
+func ptrInt64(v int64) *int64 { return &v }
