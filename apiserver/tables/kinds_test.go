@@ -225,6 +225,15 @@ func TestKinds(t *testing.T) {
 			cells:   []any{"web-abc", int64(3), int64(3), int64(1), "10m", "nginx", "registry.test/nginx:1", "app=web"},
 		},
 		{
+			name: "replication controller",
+			obj: &corev1.ReplicationController{ObjectMeta: om("web", 10*time.Minute),
+				Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](3), Selector: map[string]string{"app": "web"},
+					Template: func() *corev1.PodTemplateSpec { t := podTemplate("nginx", "sidecar"); return &t }()},
+				Status: corev1.ReplicationControllerStatus{Replicas: 2, ReadyReplicas: 1}},
+			columns: []string{"Name", "Desired", "Current", "Ready", "Age", "Containers*", "Images*", "Selector*"},
+			cells:   []any{"web", int64(3), int64(2), int64(1), "10m", "nginx,sidecar", "registry.test/nginx:1,registry.test/sidecar:1", "app=web"},
+		},
+		{
 			name: "daemon set",
 			obj: &appsv1.DaemonSet{ObjectMeta: om("agent", 10*time.Minute),
 				Spec: appsv1.DaemonSetSpec{Selector: appSelector, Template: func() corev1.PodTemplateSpec {

@@ -35,6 +35,7 @@ func newBuiltinRegistry() *registry {
 	add(r, resourceQuotaColumns, resourceQuotaRow)
 	add(r, persistentVolumeColumns, persistentVolumeRow)
 	add(r, persistentVolumeClaimColumns, persistentVolumeClaimRow)
+	add(r, replicationControllerColumns, replicationControllerRow)
 	r.byType[reflect.TypeOf(&corev1.LimitRange{})] = createdAtPrinter
 	// apps/v1, batch/v1
 	add(r, deploymentColumns, deploymentRow)

@@ -70,6 +70,32 @@ func replicaSetRow(rs *appsv1.ReplicaSet, now time.Time) metav1.TableRow {
 	}}
 }
 
+var replicationControllerColumns = append([]metav1.TableColumnDefinition{
+	nameColumn(),
+	column("Desired", "integer", corev1.ReplicationControllerSpec{}.SwaggerDoc()["replicas"]),
+	column("Current", "integer", corev1.ReplicationControllerStatus{}.SwaggerDoc()["replicas"]),
+	column("Ready", "integer", corev1.ReplicationControllerStatus{}.SwaggerDoc()["readyReplicas"]),
+	ageColumn(),
+}, templateColumns(corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"])...)
+
+// replicationControllerRow prints a ReplicationController as a ReplicaSet
+// is printed; its selector is a map of labels. A template the API requires
+// but a stored object may lack gives empty container cells.
+func replicationControllerRow(rc *corev1.ReplicationController, now time.Time) metav1.TableRow {
+	var names, images string
+	if rc.Spec.Template != nil {
+		names, images = containerCells(rc.Spec.Template.Spec.Containers)
+	}
+	return metav1.TableRow{Cells: []any{
+		rc.Name,
+		int64(int32Or(rc.Spec.Replicas, 0)),
+		int64(rc.Status.Replicas),
+		int64(rc.Status.ReadyReplicas),
+		age(rc.CreationTimestamp, now),
+		names, images, labels.FormatLabels(rc.Spec.Selector),
+	}}
+}
+
 var daemonSetColumns = append([]metav1.TableColumnDefinition{
 	nameColumn(),
 	column("Desired", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"]),
