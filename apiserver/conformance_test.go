@@ -31,6 +31,7 @@ var fixtures = map[string]string{
 	"v1/serviceaccounts": `{"apiVersion":"v1","kind":"ServiceAccount"}`,
 	"v1/events": `{"apiVersion":"v1","kind":"Event","involvedObject":{"kind":"Pod","name":"p","namespace":"conf"},"reason":"R","message":"m","type":"Normal",
 		"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:00:00Z","count":1,"source":{"component":"test"}}`,
+	"v1/replicationcontrollers":          `{"apiVersion":"v1","kind":"ReplicationController","spec":{"selector":{"a":"b"},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 	"v1/resourcequotas":                  `{"apiVersion":"v1","kind":"ResourceQuota","spec":{"hard":{"pods":"10"}}}`,
 	"v1/limitranges":                     `{"apiVersion":"v1","kind":"LimitRange","spec":{"limits":[{"type":"Container","default":{"cpu":"100m"}}]}}`,
 	"v1/persistentvolumes":               `{"apiVersion":"v1","kind":"PersistentVolume","spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/tmp/conf"}}}`,

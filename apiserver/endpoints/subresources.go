@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -144,6 +145,15 @@ func toScale(obj runtime.Object, paths *registry.ScalePaths) (*autoscalingv1.Sca
 			case string:
 				sc.Status.Selector = t
 			case map[string]any:
+				if paths.LabelSet {
+					set := labels.Set{}
+					for k, v := range t {
+						s, _ := v.(string)
+						set[k] = s
+					}
+					sc.Status.Selector = labels.SelectorFromSet(set).String()
+					break
+				}
 				var ls metav1.LabelSelector
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(t, &ls); err == nil {
 					if s, err := metav1.LabelSelectorAsSelector(&ls); err == nil {

@@ -51,6 +51,10 @@ type spec struct {
 
 var replicasScale = &ScalePaths{SpecReplicas: "spec.replicas", StatusReplicas: "status.replicas", LabelSelector: "spec.selector"}
 
+// A ReplicationController's selector is a map of labels, which its Scale
+// shows in selector syntax, as Kubernetes' does.
+var labelSetScale = &ScalePaths{SpecReplicas: "spec.replicas", StatusReplicas: "status.replicas", LabelSelector: "spec.selector", LabelSet: true}
+
 func builtinSpecs() []spec {
 	all := []string{"all"}
 	return []spec{
@@ -69,6 +73,9 @@ func builtinSpecs() []spec {
 		{group: "", version: "v1", name: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} },
 			status: true, nameFunc: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"}},
+		{group: "", version: "v1", name: "replicationcontrollers", kind: "ReplicationController", namespaced: true, short: []string{"rc"}, categories: all,
+			newObj: func() runtime.Object { return &corev1.ReplicationController{} }, newList: func() runtime.Object { return &corev1.ReplicationControllerList{} },
+			status: true, generation: true, scale: labelSetScale, fields: []string{"status.replicas"}},
 		{group: "", version: "v1", name: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"},
 			newObj: func() runtime.Object { return &corev1.Endpoints{} }, newList: func() runtime.Object { return &corev1.EndpointsList{} }},
 		{group: "", version: "v1", name: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"},

@@ -115,6 +115,10 @@ type ScalePaths struct {
 	// LabelSelector is the path of a label selector, either a metav1.LabelSelector
 	// object ("spec.selector") or a string in selector syntax.
 	LabelSelector string
+	// LabelSet says that LabelSelector's object is a map of labels each
+	// selected object carries (a ReplicationController's spec.selector),
+	// not a metav1.LabelSelector: the two are both JSON objects.
+	LabelSet bool
 }
 
 // GroupVersion returns the resource's API group/version.
