@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +40,22 @@ type Options struct {
 	Logger        *slog.Logger
 	// Now is the clock used for availability (minReadySeconds); tests pin it.
 	Now func() time.Time
+	// Kind is the kind the informer's ReplicaSets stand for, which the controller names in the
+	// owner references it writes and follows; Name names its queue and logs; ReplicaSets reads
+	// and writes those objects through the API server. Zero: apps/v1 ReplicaSet, Name and the
+	// client's AppsV1().ReplicaSets. The replication package sets them to drive this controller
+	// with ReplicationControllers seen as ReplicaSets, as Kubernetes' replication manager drives
+	// its ReplicaSet controller.
+	Kind        schema.GroupVersionKind
+	Name        string
+	ReplicaSets func(namespace string) Client
+}
+
+// Client is what the controller asks of the API server about the objects it manages: a fresh copy
+// (before adopting a pod, after a status conflict) and a status write.
+type Client interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*appsv1.ReplicaSet, error)
+	UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, opts metav1.UpdateOptions) (*appsv1.ReplicaSet, error)
 }
 
 // Controller reconciles ReplicaSets.
@@ -53,6 +70,9 @@ type Controller struct {
 	log       *slog.Logger
 	now       func() time.Time
 	burst     int
+	kind      schema.GroupVersionKind
+	name      string
+	rsClient  func(namespace string) Client
 }
 
 // New wires the controller to the informers. Call it before the informer factory is started.
@@ -60,17 +80,29 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	if client == nil || rsInformer == nil || podInformer == nil || recorder == nil {
 		return nil, fmt.Errorf("replicaset: client, informers and recorder are required")
 	}
+	if opts.Kind.Empty() {
+		opts.Kind = controllerKind
+	}
+	if opts.Name == "" {
+		opts.Name = Name
+	}
 	c := &Controller{
 		client:    client,
 		rsLister:  rsInformer.Lister(),
 		podLister: podInformer.Lister(),
 		synced:    []cache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
-		queue:     runner.NewQueue(Name),
+		queue:     runner.NewQueue(opts.Name),
 		exp:       expectations.New(0, opts.Now),
 		recorder:  recorder,
 		log:       opts.Logger,
 		now:       opts.Now,
 		burst:     opts.BurstReplicas,
+		kind:      opts.Kind,
+		name:      opts.Name,
+		rsClient:  opts.ReplicaSets,
+	}
+	if c.rsClient == nil {
+		c.rsClient = func(namespace string) Client { return client.AppsV1().ReplicaSets(namespace) }
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -100,7 +132,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 
 // Run processes ReplicaSets with the given number of workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.Run(ctx, c.name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -130,7 +162,7 @@ func (c *Controller) deleteRS(obj any) {
 // with the same uid. As in Kubernetes only the kind is checked, not the apiVersion: the uid identifies
 // the object, and references written through an older version (extensions/v1beta1) stay valid.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref == nil || ref.Kind != controllerKind.Kind {
+	if ref == nil || ref.Kind != c.kind.Kind {
 		return nil
 	}
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)

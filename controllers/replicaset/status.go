@@ -69,7 +69,7 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 	if apiequality.Semantic.DeepEqual(rs.Status, status) {
 		return rs, nil
 	}
-	client := c.client.AppsV1().ReplicaSets(rs.Namespace)
+	client := c.rsClient(rs.Namespace)
 	cur := rs
 	for attempt := 0; ; attempt++ {
 		next := cur.DeepCopy()

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -88,14 +89,14 @@ func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selec
 	}
 	cl := controllerref.Claimer{
 		Owner:    rs,
-		OwnerGVK: controllerKind,
+		OwnerGVK: c.kind,
 		Selector: selector,
 		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
 			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 			return err
 		},
 		CanAdopt: controllerref.RecheckOwner(rs, func(ctx context.Context) (metav1.Object, error) {
-			return c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			return c.rsClient(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
 		}),
 	}
 	claimed, err := cl.Claim(ctx, objs)
@@ -166,7 +167,7 @@ func firstError(err error) error {
 }
 
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := PodFromTemplate(rs)
+	pod := PodFromTemplate(rs, c.kind)
 	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		if isNamespaceTerminating(err) {
@@ -194,8 +195,9 @@ func (c *Controller) deletePodFor(ctx context.Context, rs *appsv1.ReplicaSet, po
 }
 
 // PodFromTemplate builds the pod a ReplicaSet creates: the template's metadata and spec, a generated
-// name prefixed with the ReplicaSet's, and a controller reference back to it.
-func PodFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
+// name prefixed with the ReplicaSet's, and a controller reference back to it, naming kind (the kind
+// the ReplicaSet stands for).
+func PodFromTemplate(rs *appsv1.ReplicaSet, kind schema.GroupVersionKind) *corev1.Pod {
 	t := rs.Spec.Template.DeepCopy()
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -204,7 +206,7 @@ func PodFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
 			Labels:          t.Labels,
 			Annotations:     t.Annotations,
 			Finalizers:      t.Finalizers,
-			OwnerReferences: []metav1.OwnerReference{controllerref.New(rs, controllerKind)},
+			OwnerReferences: []metav1.OwnerReference{controllerref.New(rs, kind)},
 		},
 		Spec: t.Spec,
 	}
