@@ -31,6 +31,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/persistentvolume"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/replication"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
@@ -62,6 +63,7 @@ var ServiceAccounts = map[string]string{
 	nodelifecycle.Name:          "node-controller",
 	podgc.Name:                  "pod-garbage-collector",
 	replicaset.Name:             "replicaset-controller",
+	replication.Name:            "replication-controller",
 	resourcequota.Name:          "resourcequota-controller",
 	rootcacert.Name:             "root-ca-cert-publisher",
 	serviceaccount.Name:         "service-account-controller",

@@ -19,6 +19,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/persistentvolume"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/replication"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
@@ -40,6 +41,7 @@ var kubeNames = map[string]string{
 	"endpointslice":                    endpointslice.Name,
 	"endpointslicemirroring":           endpointslicemirroring.Name,
 	"replicaset":                       replicaset.Name,
+	"replicationcontroller":            replication.Name,
 	"deployment":                       deployment.Name,
 	"daemonset":                        daemonset.Name,
 	"statefulset":                      statefulset.Name,

@@ -26,6 +26,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/persistentvolume"
 	"github.com/skiffkube/skiff/controllers/podgc"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/replication"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/rootcacert"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
@@ -62,6 +63,10 @@ var Registry = map[string]Constructor{
 	replicaset.Name: func(b BuildContext) (Runnable, error) {
 		return replicaset.New(b.Client, b.Informers.Apps().V1().ReplicaSets(), b.Informers.Core().V1().Pods(),
 			b.Recorder(replicaset.Name), replicaset.Options{Logger: b.Options.Logger})
+	},
+	replication.Name: func(b BuildContext) (Runnable, error) {
+		return replication.New(b.Client, b.Informers.Core().V1().ReplicationControllers(), b.Informers.Core().V1().Pods(),
+			b.Recorder(replication.EventSource), replication.Options{Logger: b.Options.Logger})
 	},
 	deployment.Name: func(b BuildContext) (Runnable, error) {
 		return deployment.New(b.Client, b.Informers.Apps().V1().Deployments(), b.Informers.Apps().V1().ReplicaSets(),

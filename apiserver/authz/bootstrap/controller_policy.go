@@ -29,6 +29,7 @@ const (
 	NodeController           = "node-controller"
 	PodGarbageCollector      = "pod-garbage-collector"
 	ReplicaSetController     = "replicaset-controller"
+	ReplicationController    = "replication-controller"
 	ResourceQuotaController  = "resourcequota-controller"
 	RootCACertPublisher      = "root-ca-cert-publisher"
 	ServiceAccountController = "service-account-controller"
@@ -148,6 +149,13 @@ func controllerRoles() map[string][]rbacv1.PolicyRule {
 			rule(verbs("get", "list", "watch", "update"), groups(appsGroup), "replicasets"),
 			rule(verbs("update"), groups(appsGroup), "replicasets/status"),
 			rule(verbs("update"), groups(appsGroup), "replicasets/finalizers"),
+			rule(verbs("list", "watch", "patch", "create", "delete"), groups(legacyGroup), "pods"),
+			eventsRule(),
+		},
+		ReplicationController: {
+			rule(verbs("get", "list", "watch", "update"), groups(legacyGroup), "replicationcontrollers"),
+			rule(verbs("update"), groups(legacyGroup), "replicationcontrollers/status"),
+			rule(verbs("update"), groups(legacyGroup), "replicationcontrollers/finalizers"),
 			rule(verbs("list", "watch", "patch", "create", "delete"), groups(legacyGroup), "pods"),
 			eventsRule(),
 		},
