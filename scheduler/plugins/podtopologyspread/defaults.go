@@ -89,22 +89,23 @@ func (a Args) Validate() error {
 }
 
 var (
+	rcKind = v1.SchemeGroupVersion.WithKind("ReplicationController")
 	rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 	ssKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
 )
 
 // ownerListers find what a pod belongs to, for the default constraints' selector.
 type ownerListers struct {
-	services     corelisters.ServiceLister
-	replicaSets  appslisters.ReplicaSetLister
-	statefulSets appslisters.StatefulSetLister
+	services               corelisters.ServiceLister
+	replicationControllers corelisters.ReplicationControllerLister
+	replicaSets            appslisters.ReplicaSetLister
+	statefulSets           appslisters.StatefulSetLister
 }
 
 // defaultConstraints returns the default constraints with whenUnsatisfiable
 // action, selecting the pod's siblings, or nil when the pod belongs to no
-// Service, ReplicaSet or StatefulSet (there is nothing to spread it from).
-// kube-scheduler also looks at a pod's ReplicationController; skiff's API
-// serves none, and an informer on them would never sync.
+// Service, ReplicationController, ReplicaSet or StatefulSet (there is
+// nothing to spread it from).
 func (pl *PodTopologySpread) defaultConstraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	if pl.owners == nil || len(pl.defaults) == 0 {
 		return nil, nil
@@ -124,7 +125,7 @@ func (pl *PodTopologySpread) defaultConstraints(pod *v1.Pod, action v1.Unsatisfi
 }
 
 // siblingSelector combines the selectors of the Services selecting pod and of
-// its controlling ReplicaSet or StatefulSet, as
+// its controlling ReplicationController, ReplicaSet or StatefulSet, as
 // kube-scheduler's default spreading does. These all select pod, so merging
 // them cannot conflict.
 func (o *ownerListers) siblingSelector(pod *v1.Pod) labels.Selector {
@@ -147,6 +148,10 @@ func (o *ownerListers) siblingSelector(pod *v1.Pod) labels.Selector {
 		return sel
 	}
 	switch gv.WithKind(owner.Kind) {
+	case rcKind:
+		if rc, err := o.replicationControllers.ReplicationControllers(pod.Namespace).Get(owner.Name); err == nil {
+			sel = labels.Merge(set, rc.Spec.Selector).AsSelector()
+		}
 	case rsKind:
 		if rs, err := o.replicaSets.ReplicaSets(pod.Namespace).Get(owner.Name); err == nil {
 			sel = withSelector(sel, rs.Spec.Selector)

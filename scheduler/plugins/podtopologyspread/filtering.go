@@ -41,9 +41,10 @@ func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if len(pl.defaults) > 0 && h != nil && h.SharedInformerFactory() != nil {
 		f := h.SharedInformerFactory()
 		pl.owners = &ownerListers{
-			services:     f.Core().V1().Services().Lister(),
-			replicaSets:  f.Apps().V1().ReplicaSets().Lister(),
-			statefulSets: f.Apps().V1().StatefulSets().Lister(),
+			services:               f.Core().V1().Services().Lister(),
+			replicationControllers: f.Core().V1().ReplicationControllers().Lister(),
+			replicaSets:            f.Apps().V1().ReplicaSets().Lister(),
+			statefulSets:           f.Apps().V1().StatefulSets().Lister(),
 		}
 	}
 	return pl, nil

@@ -137,9 +137,18 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec:       v1.ServiceSpec{Selector: map[string]string{"app": "web"}},
 	}
+	rc := &v1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-rc", Namespace: "default"},
+		Spec:       v1.ReplicationControllerSpec{Selector: map[string]string{"app": "web"}},
+	}
 	owned := func() *v1.Pod {
 		p := web("new")
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: ptr.To(true)}}
+		return p
+	}
+	rcOwned := func() *v1.Pod {
+		p := web("new")
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ReplicationController", Name: "web-rc", Controller: ptr.To(true)}}
 		return p
 	}
 	// Default constraints: hostname maxSkew 3, zone maxSkew 5; n4 lacks a zone
@@ -154,6 +163,7 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 	}{
 		{"a ReplicaSet's pod is spread by default", owned(), []runtime.Object{rs}, spread},
 		{"a Service's pod is spread by default", web("new"), []runtime.Object{svc}, spread},
+		{"a ReplicationController's pod is spread by default", rcOwned(), []runtime.Object{rc}, spread},
 		{"a pod of no Service or controller is not spread", web("new"), nil, nil},
 		{"a pod whose controller is gone is not spread", owned(), nil, nil},
 		{"a pod with its own constraints gets no defaults", schedtest.MakePod().Name("new").Label("app", "web").
@@ -180,7 +190,7 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 }
 
 // handleWith is a handle over nodes whose informers hold objects
-// (ReplicaSets and Services).
+// (ReplicaSets, ReplicationControllers and Services).
 func handleWith(t *testing.T, nodes []*framework.NodeInfo, objects ...runtime.Object) framework.Handle {
 	t.Helper()
 	h := schedtest.Handle(t, nodes...)
@@ -192,6 +202,8 @@ func handleWith(t *testing.T, nodes []*framework.NodeInfo, objects ...runtime.Ob
 			err = f.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(o)
 		case *v1.Service:
 			err = f.Core().V1().Services().Informer().GetIndexer().Add(o)
+		case *v1.ReplicationController:
+			err = f.Core().V1().ReplicationControllers().Informer().GetIndexer().Add(o)
 		default:
 			t.Fatalf("unexpected object %T", o)
 		}
