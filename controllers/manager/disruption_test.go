@@ -61,24 +61,32 @@ func TestDisruptionBudgetOverCustomResourceScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// 4 replicas asked for by the shard's scale, at most 1 (25%) unavailable.
+	quarterBudget(t, r, "shard", 4, 3)
+}
+
+// quarterBudget creates a budget allowing 25% of the pods labelled app=name to be unavailable
+// and waits until its status expects the given pods and healthy ones.
+func quarterBudget(t *testing.T, r running, name string, expected, desiredHealthy int32) {
+	t.Helper()
+	admin, ctx := r.admin, r.ctx
 	quarter := intstr.FromString("25%")
 	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "shard", Namespace: "default"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &quarter, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "shard"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &quarter, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
 	}
 	if _, err := admin.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var last policyv1.PodDisruptionBudgetStatus
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := admin.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "shard", metav1.GetOptions{})
+		got, err := admin.PolicyV1().PodDisruptionBudgets("default").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		last = got.Status
-		// 4 replicas asked for by the shard's scale, at most 1 (25%) unavailable.
-		return last.ObservedGeneration == got.Generation && last.ExpectedPods == 4 && last.DesiredHealthy == 3, nil
+		return last.ObservedGeneration == got.Generation && last.ExpectedPods == expected && last.DesiredHealthy == desiredHealthy, nil
 	}); err != nil {
-		t.Fatalf("budget status never counted the shard's scale: %+v", last)
+		t.Fatalf("budget %s never expected %d pods and %d healthy: %+v", name, expected, desiredHealthy, last)
 	}
 }

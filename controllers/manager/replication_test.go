@@ -6,9 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 )
@@ -35,15 +33,6 @@ func TestReplicationControllerAndItsBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quarter := intstr.FromString("25%")
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &quarter, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}
-	if _, err := admin.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
 	var owned int
 	var status corev1.ReplicationControllerStatus
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -67,16 +56,6 @@ func TestReplicationControllerAndItsBudget(t *testing.T) {
 		t.Fatalf("%d pods owned by the ReplicationController, status %+v; want 4 and replicas 4", owned, status)
 	}
 
-	var last policyv1.PodDisruptionBudgetStatus
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := admin.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = got.Status
-		// 4 replicas, at most 1 (25%) unavailable.
-		return last.ObservedGeneration == got.Generation && last.ExpectedPods == 4 && last.DesiredHealthy == 3, nil
-	}); err != nil {
-		t.Fatalf("budget status never counted the ReplicationController's replicas: %+v", last)
-	}
+	// 4 replicas, at most 1 (25%) unavailable.
+	quarterBudget(t, r, "web", 4, 3)
 }
