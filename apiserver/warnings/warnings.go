@@ -44,6 +44,12 @@ func OnCreate(obj runtime.Object) []string {
 		return append(workloadName(o.Name), template(field.NewPath("spec", "template"), &o.Spec.Template)...)
 	case *appsv1.ReplicaSet:
 		return append(workloadName(o.Name), template(field.NewPath("spec", "template"), &o.Spec.Template)...)
+	case *corev1.ReplicationController:
+		w := workloadName(o.Name)
+		if o.Spec.Template != nil {
+			w = append(w, template(field.NewPath("spec", "template"), o.Spec.Template)...)
+		}
+		return w
 	case *appsv1.StatefulSet:
 		// Upstream's create path leaves "spec" out of the claim
 		// templates' paths, and its update path spells it "Spec"; both
@@ -79,6 +85,13 @@ func OnUpdate(obj, old runtime.Object) []string {
 	case *appsv1.ReplicaSet:
 		if p, ok := old.(*appsv1.ReplicaSet); ok && specChanged(o.Spec, p.Spec) {
 			return template(field.NewPath("spec", "template"), &o.Spec.Template)
+		}
+	case *corev1.ReplicationController:
+		// Upstream (v1.33) hands the old and the new template over in
+		// the wrong order and so warns about the template replaced; the
+		// new one's are given here, as for a ReplicaSet.
+		if p, ok := old.(*corev1.ReplicationController); ok && o.Spec.Template != nil && specChanged(o.Spec, p.Spec) {
+			return template(field.NewPath("spec", "template"), o.Spec.Template)
 		}
 	case *appsv1.StatefulSet:
 		if p, ok := old.(*appsv1.StatefulSet); ok {

@@ -145,6 +145,12 @@ func TestWorkloadCreate(t *testing.T) {
 	check(t, "deployment", OnCreate(&appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{Template: tmpl}}), named("spec.template")...)
 	check(t, "replicaset", OnCreate(&appsv1.ReplicaSet{ObjectMeta: meta, Spec: appsv1.ReplicaSetSpec{Template: tmpl}}), named("spec.template")...)
 	check(t, "job", OnCreate(&batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{Template: tmpl}}), named("spec.template")...)
+	rc := &corev1.ReplicationController{ObjectMeta: meta, Spec: corev1.ReplicationControllerSpec{Template: &tmpl}}
+	check(t, "replicationcontroller", OnCreate(rc), named("spec.template")...)
+	check(t, "replicationcontroller unchanged", OnUpdate(rc, rc.DeepCopy()))
+	scaled := rc.DeepCopy()
+	scaled.Spec.Replicas = ptr(int32(3))
+	check(t, "replicationcontroller scaled", OnUpdate(scaled, rc), named("spec.template")[1:]...)
 	check(t, "cronjob", OnCreate(&batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{
 		JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: tmpl}}}}), named("spec.jobTemplate.spec.template")...)
 	// A StatefulSet's name is validated as a DNS label; a PodTemplate's
