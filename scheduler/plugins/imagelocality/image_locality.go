@@ -63,7 +63,12 @@ func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, _
 	if len(ni.ImageStates) > 0 && total > 0 {
 		for _, img := range images {
 			if st, ok := ni.ImageStates[img]; ok {
-				sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(total))
+				// The spread first, then the size scaled by it, in this
+				// order as kube-scheduler does: (size × nodes)/total
+				// rounds differently for some sizes, by a byte that can
+				// tip the score by a point.
+				spread := float64(st.NumNodes) / float64(total)
+				sum += int64(float64(st.Size) * spread)
 			}
 		}
 	}
