@@ -310,3 +310,21 @@ func TestRequestedToCapacityRatioShapeIsValidated(t *testing.T) {
 		t.Error("a shape with MostAllocated should be refused")
 	}
 }
+
+// The scoring defaults apply per container, sidecars and init containers
+// included, before the init/sidecar arithmetic, as kube-scheduler's
+// component-helpers request sum does. The pod: app 500m (no memory → 200Mi),
+// a request-less sidecar (→ 100m/200Mi), then an init container of 1 CPU/1Gi
+// that runs beside the sidecar (1100m/1224Mi). The max of the running set
+// (600m/400Mi) and the init phase is 1100m/1224Mi; with a request-less pod
+// already there (100m/200Mi): CPU 1200m of 4 → 70 free, memory 1424Mi of
+// 8Gi → 82 free; mean 76.
+func TestScoringDefaultsWithInitContainersAndSidecars(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "memory", "8Gi").Obj()
+	ni := schedtest.NodeInfo(node, schedtest.MakePod().Name("bare").Obj())
+	pod := schedtest.MakePod().Req("cpu", "500m").SidecarReq().InitReq("cpu", "1", "memory", "1Gi").Obj()
+	p, _ := New(nil, nil)
+	if got := schedtest.RunScore(t, p, pod, ni); got["n"] != 76 {
+		t.Fatalf("score = %d, want 76", got["n"])
+	}
+}
