@@ -308,8 +308,8 @@ func TestAcceptsGoodValues(t *testing.T) {
 	if s.NodeMonitorGracePeriod != 15*time.Second || s.NodeStartupGracePeriod != 2*time.Minute {
 		t.Errorf("NodeMonitorGracePeriod = %s, NodeStartupGracePeriod = %s", s.NodeMonitorGracePeriod, s.NodeStartupGracePeriod)
 	}
-	if s.ConcurrentSyncs["garbage-collector-controller"] != 20 || s.ConcurrentSyncs["deployment-controller"] != 5 || len(s.ConcurrentSyncs) != 13 {
-		t.Errorf("ConcurrentSyncs = %v, want 20 for the garbage collector, 5 for the other 12", s.ConcurrentSyncs)
+	if s.ConcurrentSyncs["garbage-collector-controller"] != 20 || s.ConcurrentSyncs["deployment-controller"] != 5 || len(s.ConcurrentSyncs) != 14 {
+		t.Errorf("ConcurrentSyncs = %v, want 20 for the garbage collector, 5 for the other 13", s.ConcurrentSyncs)
 	}
 	if e := s.NodeEviction; e.Rate != 0.5 || e.SecondaryRate != 0 || e.UnhealthyZoneThreshold != 0.7 || e.LargeClusterSizeThreshold != 10 {
 		t.Errorf("NodeEviction = %+v", e)

@@ -59,6 +59,8 @@ func concurrentSyncsField(c *kcmconfig.KubeControllerManagerConfiguration, flag 
 		return &c.DeploymentController.ConcurrentDeploymentSyncs
 	case "concurrent-replicaset-syncs":
 		return &c.ReplicaSetController.ConcurrentRSSyncs
+	case "concurrent-rc-syncs":
+		return &c.ReplicationController.ConcurrentRCSyncs
 	case "concurrent-statefulset-syncs":
 		return &c.StatefulSetController.ConcurrentStatefulSetSyncs
 	case "concurrent-daemonset-syncs":

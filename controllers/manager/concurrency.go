@@ -13,6 +13,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/job"
 	"github.com/skiffkube/skiff/controllers/namespace"
 	"github.com/skiffkube/skiff/controllers/replicaset"
+	"github.com/skiffkube/skiff/controllers/replication"
 	"github.com/skiffkube/skiff/controllers/resourcequota"
 	"github.com/skiffkube/skiff/controllers/statefulset"
 	"github.com/skiffkube/skiff/controllers/tokensecret"
@@ -33,6 +34,7 @@ type ConcurrentSyncs struct {
 var ConcurrentSyncsFlags = []ConcurrentSyncs{
 	{"concurrent-deployment-syncs", deployment.Name},
 	{"concurrent-replicaset-syncs", replicaset.Name},
+	{"concurrent-rc-syncs", replication.Name},
 	{"concurrent-statefulset-syncs", statefulset.Name},
 	{"concurrent-daemonset-syncs", daemonset.Name},
 	{"concurrent-job-syncs", job.Name},
