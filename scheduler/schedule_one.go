@@ -115,9 +115,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, qp *queue.QueuedPodInfo, assumed *v1.Pod, host string, start time.Time) {
 	st := s.fwk.RunPreBindPlugins(ctx, state, assumed, host)
+	var nom nomination
+	var nominated bool
 	if st.IsSuccess() {
-		s.statusWrites.supersede(queue.Key(assumed))
+		nom, nominated = s.statusWrites.supersede(queue.Key(assumed))
 		st = s.fwk.RunBindPlugins(ctx, state, assumed, host)
+	}
+	if st.IsSuccess() && nominated {
+		s.writeNominatedNode(ctx, assumed, nom.node)
 	}
 	if !st.IsSuccess() {
 		s.fwk.RunUnreservePlugins(ctx, state, assumed, host)
@@ -349,11 +354,11 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	s.queue.AddUnschedulableIfNotPresent(qp)
 	s.recorder.Eventf(current, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
 	key := queue.Key(current)
-	writes, seq := s.statusWrites.begin(key)
+	writes, seq := s.statusWrites.begin(key, nom)
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		s.statusWrites.write(key, writes, seq, func() {
+		s.statusWrites.write(key, writes, seq, func(nom nomination) {
 			if err := s.patchScheduledCondition(ctx, current, reason, msg, nom); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 				s.log.Warn("recording PodScheduled=False", "pod", key, "err", err)
 			}
@@ -365,6 +370,27 @@ func withNominatedNode(pod *v1.Pod, node string) *v1.Pod {
 	p := pod.DeepCopy()
 	p.Status.NominatedNodeName = node
 	return p
+}
+
+// writeNominatedNode sets (or, for "", clears) the bound pod's
+// nominatedNodeName that an attempt asked for but whose status write the
+// binding skipped, unless the pod says so already: kube-scheduler writes it
+// before the pod's next attempt, so its bound preemptor shows the node.
+func (s *Scheduler) writeNominatedNode(ctx context.Context, pod *v1.Pod, node string) {
+	if cur, err := s.podLister.Pods(pod.Namespace).Get(pod.Name); err == nil && cur.UID == pod.UID && cur.Status.NominatedNodeName == node {
+		return
+	}
+	var value any = node
+	if node == "" {
+		value = nil // a strategic-merge patch's null deletes the field
+	}
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"nominatedNodeName": value}})
+	if err == nil {
+		_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	}
+	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		s.log.Warn("recording nominatedNodeName", "pod", queue.Key(pod), "err", err)
+	}
 }
 
 // patchScheduledCondition writes PodScheduled=False with reason and message
