@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -57,6 +59,33 @@ func (c *capture) AnnotatedEventf(obj runtime.Object, _ map[string]string, event
 
 var _ record.EventRecorder = &capture{}
 
+// keepSpecOnStatusWrites makes replicationcontrollers/status writes change
+// only the status, as the API server's status subresource does. The fake
+// tracker stores the whole object sent, so a status write made from a stale
+// cached copy would put back the replicas and generation the test has just
+// changed, and the controller would never see the scale-down.
+func keepSpecOnStatusWrites(client *fake.Clientset) {
+	client.PrependReactor("update", "replicationcontrollers", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ua, ok := a.(k8stesting.UpdateAction)
+		if !ok || ua.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		sent := ua.GetObject().(*corev1.ReplicationController)
+		gvr := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
+		stored, err := client.Tracker().Get(gvr, sent.Namespace, sent.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		rc := stored.(*corev1.ReplicationController).DeepCopy()
+		rc.Status = *sent.Status.DeepCopy()
+		if err := client.Tracker().Update(gvr, rc, rc.Namespace); err != nil {
+			return true, nil, err
+		}
+		updated, err := client.Tracker().Get(gvr, rc.Namespace, rc.Name)
+		return true, updated, err
+	})
+}
+
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -80,6 +109,7 @@ func TestReplicationControllerManagesPods(t *testing.T) {
 	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "ns", UID: "uid-orphan",
 		Labels: map[string]string{"app": "web"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	client := controllertest.NewClient(rc, orphan)
+	keepSpecOnStatusWrites(client)
 	f := informers.NewSharedInformerFactory(client, 0)
 	rec := &capture{}
 	c, err := New(client, f.Core().V1().ReplicationControllers(), f.Core().V1().Pods(), rec, Options{})

@@ -54,17 +54,36 @@ func TestNodeSourceMeasuresThisMachine(t *testing.T) {
 	}
 
 	// Filling the disk by 8 MiB lowers nodefs.available by about as much.
-	before := obs[SignalNodeFsAvailable].Available
-	if err := os.WriteFile(filepath.Join(dir, "fill"), make([]byte, 8<<20), 0o600); err != nil {
-		t.Fatal(err)
+	// The disk is shared with whatever else runs (go test runs packages in
+	// parallel, and they write and delete files too), so one measurement
+	// can be swamped: the write must show in one of a few tries.
+	var drops []int64
+	for try := 0; try < 5; try++ {
+		fill := filepath.Join(dir, "fill")
+		before, err := src.Observe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fill, make([]byte, 8<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(fill)
+		_ = f.Sync()
+		f.Close()
+		after, err := src.Observe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		drop := before[SignalNodeFsAvailable].Available - after[SignalNodeFsAvailable].Available
+		if drop >= 4<<20 {
+			return
+		}
+		drops = append(drops, drop)
+		if err := os.Remove(fill); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f, _ := os.Open(filepath.Join(dir, "fill"))
-	_ = f.Sync()
-	f.Close()
-	obs, _ = src.Observe(context.Background())
-	if drop := before - obs[SignalNodeFsAvailable].Available; drop < 4<<20 {
-		t.Errorf("writing 8 MiB lowered nodefs.available by %d bytes", drop)
-	}
+	t.Errorf("writing 8 MiB lowered nodefs.available by %v bytes in 5 tries", drops)
 }
 
 // TestPodUsageReadsCgroupsAndDisk reads a pod's directories and the cgroup
