@@ -37,6 +37,7 @@ type spec struct {
 	newObj, newList            func() runtime.Object
 	status, generation         bool
 	createWithStatus           bool
+	deploymentAnnotations      bool
 	scale                      *ScalePaths
 	fields                     []string
 	fieldLabels                map[string]FieldLabel
@@ -101,7 +102,7 @@ func builtinSpecs() []spec {
 		// apps/v1
 		{group: "apps", version: "v1", name: "deployments", kind: "Deployment", namespaced: true, short: []string{"deploy"}, categories: all,
 			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} },
-			status: true, generation: true, scale: replicasScale},
+			status: true, generation: true, scale: replicasScale, deploymentAnnotations: true},
 		{group: "apps", version: "v1", name: "replicasets", kind: "ReplicaSet", namespaced: true, short: []string{"rs"}, categories: all,
 			newObj: func() runtime.Object { return &appsv1.ReplicaSet{} }, newList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
 			status: true, generation: true, scale: replicasScale, fields: []string{"status.replicas"}},
@@ -167,7 +168,9 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			New: s.newObj, NewList: s.newList,
 			Strategy: &DefaultStrategy{
 				Namespaced: s.namespaced, NameFunc: s.nameFunc, HasStatus: s.status,
-				CreateWithStatus: s.createWithStatus, Generation: s.generation, Hooks: h, OnCreate: s.onCreate,
+				CreateWithStatus: s.createWithStatus, Generation: s.generation,
+				AnnotationsMoveGeneration: s.deploymentAnnotations, StatusSetsAnnotations: s.deploymentAnnotations,
+				Hooks: h, OnCreate: s.onCreate,
 				OnAdmitted: s.onAdmitted, OnUpdate: s.onUpdate,
 			},
 			Subresources: Subresources{

@@ -70,6 +70,17 @@ type DefaultStrategy struct {
 	CreateWithStatus bool
 	// Generation: metadata.generation starts at 1 and grows on spec changes.
 	Generation bool
+	// AnnotationsMoveGeneration: annotation changes move the generation as
+	// spec changes do. Kubernetes does so for Deployments, whose
+	// annotations their controller copies to their ReplicaSets.
+	AnnotationsMoveGeneration bool
+	// StatusSetsAnnotations: a status write also sets the annotations.
+	// Kubernetes' Deployment status strategy keeps only the spec and
+	// labels of the stored object, and the Deployment controller writes
+	// the revision annotation through /status, so that it does not move
+	// the generation (AnnotationsMoveGeneration). skiff's status writes
+	// otherwise keep all metadata of the stored object.
+	StatusSetsAnnotations bool
 	// Hooks adds per-kind defaulting and validation.
 	Hooks Hooks
 	// Extra runs after the hooks: resource-specific preparation (pods start
@@ -118,7 +129,8 @@ func (s *DefaultStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	om, err2 := meta.Accessor(old)
 	if err1 == nil && err2 == nil {
 		m.SetGeneration(om.GetGeneration())
-		if s.Generation && !specEqual(obj, old) {
+		if s.Generation && (!specEqual(obj, old) ||
+			s.AnnotationsMoveGeneration && !equality.Semantic.DeepEqual(m.GetAnnotations(), om.GetAnnotations())) {
 			m.SetGeneration(om.GetGeneration() + 1)
 		}
 	}
@@ -206,9 +218,12 @@ func (s *statusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	if err1 != nil || err2 != nil {
 		return
 	}
-	rv := m.GetResourceVersion()
+	rv, annotations := m.GetResourceVersion(), m.GetAnnotations()
 	copyAllButStatus(obj, old)
 	m.SetResourceVersion(rv)
+	if s.main.StatusSetsAnnotations {
+		m.SetAnnotations(annotations)
+	}
 	if s.main.Hooks.Default != nil {
 		s.main.Hooks.Default(obj)
 	}

@@ -180,3 +180,55 @@ func TestDaemonSetTemplateGeneration(t *testing.T) {
 		t.Errorf("a status update changed the generation to %q", gen(status))
 	}
 }
+
+// A Deployment's annotations count as Kubernetes' Deployment strategies
+// count them: changing them moves the generation (the controller copies
+// them to the ReplicaSets), and its status writes may set them (the
+// controller writes the revision annotation so, without a new
+// generation). Other kinds' annotations do neither.
+func TestDeploymentAnnotations(t *testing.T) {
+	strategies := map[string]Strategy{}
+	for _, r := range Builtins(Hooks{}, nil) {
+		strategies[r.Name] = r.Strategy
+	}
+	annotated := func(d *appsv1.Deployment, v string) *appsv1.Deployment {
+		d.Annotations = map[string]string{"deployment.kubernetes.io/revision": v}
+		return d
+	}
+
+	old, upd := annotated(deployment(1, 1), "1"), annotated(deployment(1, 1), "2")
+	strategies["deployments"].PrepareForUpdate(upd, old)
+	if upd.Generation != 4 {
+		t.Errorf("annotation change: generation %d, want 4", upd.Generation)
+	}
+	old, upd = annotated(deployment(1, 1), "1"), annotated(deployment(1, 1), "1")
+	upd.Labels = map[string]string{"a": "b"}
+	strategies["deployments"].PrepareForUpdate(upd, old)
+	if upd.Generation != 3 {
+		t.Errorf("label change: generation %d, want 3", upd.Generation)
+	}
+
+	status := strategies["deployments"].(StatusStrategist).StatusStrategy()
+	old, upd = annotated(deployment(1, 1), "1"), annotated(deployment(7, 5), "2")
+	upd.Labels = map[string]string{"a": "b"}
+	status.PrepareForUpdate(upd, old)
+	if upd.Generation != 3 || *upd.Spec.Replicas != 1 || upd.Status.Replicas != 5 || upd.Labels != nil ||
+		upd.Annotations["deployment.kubernetes.io/revision"] != "2" {
+		t.Errorf("status write: generation %d replicas %d status %d labels %v annotations %v; want 3 1 5, no labels, revision 2",
+			upd.Generation, *upd.Spec.Replicas, upd.Status.Replicas, upd.Labels, upd.Annotations)
+	}
+
+	rs := func(v string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "n", Generation: 3, Annotations: map[string]string{"a": v}}}
+	}
+	oldRS, newRS := rs("1"), rs("2")
+	strategies["replicasets"].PrepareForUpdate(newRS, oldRS)
+	if newRS.Generation != 3 {
+		t.Errorf("ReplicaSet annotation change: generation %d, want 3", newRS.Generation)
+	}
+	oldRS, newRS = rs("1"), rs("2")
+	strategies["replicasets"].(StatusStrategist).StatusStrategy().PrepareForUpdate(newRS, oldRS)
+	if newRS.Annotations["a"] != "1" {
+		t.Errorf("ReplicaSet status write set annotations %v", newRS.Annotations)
+	}
+}

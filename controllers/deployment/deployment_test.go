@@ -168,6 +168,13 @@ func TestNewDeploymentCreatesReplicaSet(t *testing.T) {
 	if got.Annotations[RevisionAnnotation] != "1" {
 		t.Errorf("deployment revision annotation = %q", got.Annotations[RevisionAnnotation])
 	}
+	// The revision goes through /status, as kube-controller-manager writes it: on the main
+	// resource an annotation change would move the Deployment's generation.
+	for _, a := range controllertest.Filter(fx.client.Actions(), "update", "deployments") {
+		if a.GetSubresource() != "status" {
+			t.Errorf("deployment written through the main resource: %v", a)
+		}
+	}
 	if c := getCondition(&got.Status, appsv1.DeploymentProgressing); c == nil || c.Reason != NewRSReason {
 		t.Errorf("Progressing = %+v, want reason %s", c, NewRSReason)
 	}

@@ -242,10 +242,12 @@ func (c *Controller) newReplicaSet(ctx context.Context, d *appsv1.Deployment, ex
 
 // setDeploymentRevision mirrors the new ReplicaSet's revision on the Deployment (kubectl rollout
 // history/status read it) whenever the two differ, lower as well as higher: a Deployment applied
-// with another cluster's revision takes this cluster's. The write is an update guarded by the
-// resourceVersion this sync read, so a Deployment changed meanwhile (a new spec the sync has not
-// acted on) makes it fail with a conflict and the key is requeued; the metadata it returns (a new
-// generation would be one) can then never be mistaken for what this sync computed against.
+// with another cluster's revision takes this cluster's. It is written through /status, as
+// kube-controller-manager does: a Deployment's annotations move its generation on the main
+// resource, its status writes may set them without. The write is guarded by the resourceVersion
+// this sync read, so a Deployment changed meanwhile (a new spec the sync has not acted on) makes
+// it fail with a conflict and the key is requeued; the metadata it returns can then never be
+// mistaken for what this sync computed against.
 func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment, rev string) error {
 	if rev == "" || d.Annotations[RevisionAnnotation] == rev {
 		return nil
@@ -255,7 +257,7 @@ func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deploy
 		cp.Annotations = map[string]string{}
 	}
 	cp.Annotations[RevisionAnnotation] = rev
-	updated, err := c.client.AppsV1().Deployments(d.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
+	updated, err := c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("set revision of deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
