@@ -400,22 +400,6 @@ func writeRaw(w http.ResponseWriter, code int, contentType string, data []byte, 
 	_, _ = w.Write(data)
 }
 
-// setWarnings sends each warning once, as Kubernetes' warning recorder
-// does: an update retried after a conflict computes its warnings again.
-func setWarnings(w http.ResponseWriter, warnings []string) {
-	var sent map[string]bool
-	for _, m := range warnings {
-		if m == "" || sent[m] {
-			continue
-		}
-		if sent == nil {
-			sent = make(map[string]bool, len(warnings))
-		}
-		sent[m] = true
-		w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
-	}
-}
-
 // writeError sends an error as a metav1.Status with its code.
 func writeError(w http.ResponseWriter, err error, warnings []string) {
 	writeErrorAs(w, err, warnings, encJSON)
