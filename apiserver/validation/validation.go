@@ -224,6 +224,11 @@ func kindRules[T runtime.Object](kind string, namespaced bool, spec func(T) fiel
 
 func noSpec[T runtime.Object](T) field.ErrorList { return nil }
 
+// statusRules adapts a kind's status-update rules to rules.statusUpdate.
+func statusRules[T runtime.Object](f func(n, o T) field.ErrorList) func(n, o runtime.Object) field.ErrorList {
+	return func(n, o runtime.Object) field.ErrorList { return f(n.(T), o.(T)) }
+}
+
 func rulesFor(obj runtime.Object) (rules, bool) {
 	switch obj.(type) {
 	// core/v1
@@ -259,7 +264,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *corev1.ReplicationController:
 		// No update rules: unlike apps/v1 selectors a ReplicationController's
 		// may change, as in Kubernetes; the new spec is checked whole.
-		return kindRules("ReplicationController", true, validateReplicationController, nil), true
+		r := kindRules("ReplicationController", true, validateReplicationController, nil)
+		r.statusUpdate = statusRules(validateReplicationControllerStatusUpdate)
+		return r, true
 	case *corev1.LimitRange:
 		return kindRules("LimitRange", true, validateLimitRange, nil), true
 	case *corev1.PersistentVolume:
@@ -269,13 +276,21 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 
 	// apps/v1
 	case *appsv1.Deployment:
-		return kindRules("Deployment", true, validateDeployment, validateDeploymentUpdate), true
+		r := kindRules("Deployment", true, validateDeployment, validateDeploymentUpdate)
+		r.statusUpdate = statusRules(validateDeploymentStatusUpdate)
+		return r, true
 	case *appsv1.ReplicaSet:
-		return kindRules("ReplicaSet", true, validateReplicaSet, validateReplicaSetUpdate), true
+		r := kindRules("ReplicaSet", true, validateReplicaSet, validateReplicaSetUpdate)
+		r.statusUpdate = statusRules(validateReplicaSetStatusUpdate)
+		return r, true
 	case *appsv1.DaemonSet:
-		return kindRules("DaemonSet", true, validateDaemonSet, validateDaemonSetUpdate), true
+		r := kindRules("DaemonSet", true, validateDaemonSet, validateDaemonSetUpdate)
+		r.statusUpdate = statusRules(validateDaemonSetStatusUpdate)
+		return r, true
 	case *appsv1.StatefulSet:
-		return kindRules("StatefulSet", true, validateStatefulSet, validateStatefulSetUpdate), true
+		r := kindRules("StatefulSet", true, validateStatefulSet, validateStatefulSetUpdate)
+		r.statusUpdate = statusRules(validateStatefulSetStatusUpdate)
+		return r, true
 
 	// batch/v1
 	case *batchv1.Job:
