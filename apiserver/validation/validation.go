@@ -310,7 +310,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *eventsv1.Event:
 		return kindRules("Event", true, validateEventsEvent, nil), true
 	case *policyv1.PodDisruptionBudget:
-		return kindRules("PodDisruptionBudget", true, validatePDB, nil), true
+		r := kindRules("PodDisruptionBudget", true, validatePDB, nil)
+		r.statusUpdate = statusRules(validatePDBStatusUpdate)
+		return r, true
 	case *rbacv1.Role:
 		return kindRules("Role", true, validateRole, nil), true
 	case *rbacv1.ClusterRole:

@@ -3,6 +3,8 @@ package validation
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -130,4 +132,15 @@ func validateDaemonSetStatusUpdate(ds, old *appsv1.DaemonSet) field.ErrorList {
 		count{"updatedNumberScheduled", int64(s.UpdatedNumberScheduled)}, count{"numberAvailable", int64(s.NumberAvailable)},
 		count{"numberUnavailable", int64(s.NumberUnavailable)})
 	return append(errs, collisionCount(s.CollisionCount, old.Status.CollisionCount, p.Child("collisionCount"))...)
+}
+
+// validatePDBStatusUpdate is Kubernetes' policy/v1 status rule for a
+// PodDisruptionBudget, whose status the disruption controller writes and
+// the eviction API spends.
+func validatePDBStatusUpdate(pdb, _ *policyv1.PodDisruptionBudget) field.ErrorList {
+	p, s := field.NewPath("status"), pdb.Status
+	errs := metav1validation.ValidateConditions(s.Conditions, p.Child("conditions"))
+	return append(errs, nonNegatives(p, count{"disruptionsAllowed", int64(s.DisruptionsAllowed)},
+		count{"currentHealthy", int64(s.CurrentHealthy)}, count{"desiredHealthy", int64(s.DesiredHealthy)},
+		count{"expectedPods", int64(s.ExpectedPods)})...)
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,12 +31,21 @@ func TestWorkloadStatusUpdates(t *testing.T) {
 		// template): a status write must not be refused for it.
 		return &appsv1.Deployment{ObjectMeta: meta, Status: s}
 	}
-	rs := func(s appsv1.ReplicaSetStatus) *appsv1.ReplicaSet { return &appsv1.ReplicaSet{ObjectMeta: meta, Status: s} }
+	rs := func(s appsv1.ReplicaSetStatus) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: meta, Status: s}
+	}
 	rc := func(s corev1.ReplicationControllerStatus) *corev1.ReplicationController {
 		return &corev1.ReplicationController{ObjectMeta: meta, Status: s}
 	}
-	sts := func(s appsv1.StatefulSetStatus) *appsv1.StatefulSet { return &appsv1.StatefulSet{ObjectMeta: meta, Status: s} }
-	ds := func(s appsv1.DaemonSetStatus) *appsv1.DaemonSet { return &appsv1.DaemonSet{ObjectMeta: meta, Status: s} }
+	sts := func(s appsv1.StatefulSetStatus) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: meta, Status: s}
+	}
+	ds := func(s appsv1.DaemonSetStatus) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: meta, Status: s}
+	}
+	pdb := func(s policyv1.PodDisruptionBudgetStatus) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{ObjectMeta: meta, Status: s}
+	}
 
 	cases := []struct {
 		name     string
@@ -78,6 +88,11 @@ func TestWorkloadStatusUpdates(t *testing.T) {
 		{"daemonset", ds(appsv1.DaemonSetStatus{NumberMisscheduled: -1, NumberUnavailable: 4, CollisionCount: i32(-1)}), ds(appsv1.DaemonSetStatus{}),
 			"status.numberMisscheduled: Invalid value: -1: must be greater than or equal to 0\n" +
 				"status.collisionCount: Invalid value: -1: must be greater than or equal to 0"},
+		{"poddisruptionbudget", pdb(policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: -1, ExpectedPods: 2,
+			Conditions: []metav1.Condition{{Type: "DisruptionAllowed", Status: "Maybe", Reason: "SufficientPods", LastTransitionTime: metav1.Now()}}}),
+			pdb(policyv1.PodDisruptionBudgetStatus{}),
+			`status.conditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown"` + "\n" +
+				"status.disruptionsAllowed: Invalid value: -1: must be greater than or equal to 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
