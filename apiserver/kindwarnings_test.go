@@ -60,6 +60,12 @@ func TestKindWarnings(t *testing.T) {
 	}
 	expect("patch of the spec", arch)
 
+	// A Deployment's annotations move its generation, so they warn too.
+	if _, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"note":"x"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("patch of the annotations", arch)
+
 	if _, err := deployments.UpdateScale(ctx, "web", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}}, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -67,9 +67,12 @@ func OnCreate(obj runtime.Object) []string {
 	return nil
 }
 
-// OnUpdate returns the warnings for updating old to obj, both defaulted and
-// obj validated. Pods get none: upstream skips them, as their updates are
-// frequent and mostly made by controllers.
+// OnUpdate returns the warnings for updating old to obj, both defaulted,
+// obj prepared by its kind's strategy (its metadata.generation moved as the
+// kind's rules say: spec changes, and a Deployment's annotations too) and
+// validated. Workloads warn about their template when the generation moved,
+// as upstream's WarningsOnUpdate do. Pods get none: upstream skips them, as
+// their updates are frequent and mostly made by controllers.
 func OnUpdate(obj, old runtime.Object) []string {
 	switch o := obj.(type) {
 	case *corev1.PodTemplate:
@@ -77,27 +80,25 @@ func OnUpdate(obj, old runtime.Object) []string {
 			return podSpecAndMeta(field.NewPath("template"), &o.Template.Spec, &o.Template.ObjectMeta)
 		}
 	case *appsv1.Deployment:
-		// A Deployment's generation also moves when its annotations
-		// change (they are copied to its ReplicaSets).
-		if p, ok := old.(*appsv1.Deployment); ok && (specChanged(o.Spec, p.Spec) || !apiequality.Semantic.DeepEqual(o.Annotations, p.Annotations)) {
+		if p, ok := old.(*appsv1.Deployment); ok && o.Generation != p.Generation {
 			return template(field.NewPath("spec", "template"), &o.Spec.Template)
 		}
 	case *appsv1.ReplicaSet:
-		if p, ok := old.(*appsv1.ReplicaSet); ok && specChanged(o.Spec, p.Spec) {
+		if p, ok := old.(*appsv1.ReplicaSet); ok && o.Generation != p.Generation {
 			return template(field.NewPath("spec", "template"), &o.Spec.Template)
 		}
 	case *corev1.ReplicationController:
 		// Upstream (v1.33) hands the old and the new template over in
 		// the wrong order and so warns about the template replaced; the
 		// new one's are given here, as for a ReplicaSet.
-		if p, ok := old.(*corev1.ReplicationController); ok && o.Spec.Template != nil && specChanged(o.Spec, p.Spec) {
+		if p, ok := old.(*corev1.ReplicationController); ok && o.Spec.Template != nil && o.Generation != p.Generation {
 			return template(field.NewPath("spec", "template"), o.Spec.Template)
 		}
 	case *appsv1.StatefulSet:
 		if p, ok := old.(*appsv1.StatefulSet); ok {
 			return statefulSet(o, func(i int) *field.Path {
 				return field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("Spec")
-			}, specChanged(o.Spec, p.Spec))
+			}, o.Generation != p.Generation)
 		}
 	case *appsv1.DaemonSet:
 		// Upstream compares the template generation, which moves with
@@ -106,7 +107,7 @@ func OnUpdate(obj, old runtime.Object) []string {
 			return template(field.NewPath("spec", "template"), &o.Spec.Template)
 		}
 	case *batchv1.Job:
-		if p, ok := old.(*batchv1.Job); ok && specChanged(o.Spec, p.Spec) {
+		if p, ok := old.(*batchv1.Job); ok && o.Generation != p.Generation {
 			return jobSpec(field.NewPath("spec"), &o.Spec)
 		}
 	case *batchv1.CronJob:
@@ -115,7 +116,7 @@ func OnUpdate(obj, old runtime.Object) []string {
 			return nil
 		}
 		var w []string
-		if specChanged(o.Spec, p.Spec) {
+		if o.Generation != p.Generation {
 			w = jobSpec(field.NewPath("spec", "jobTemplate", "spec"), &o.Spec.JobTemplate.Spec)
 		}
 		// A CronJob stored with TZ in its schedule may keep it; each
@@ -128,9 +129,6 @@ func OnUpdate(obj, old runtime.Object) []string {
 	}
 	return nil
 }
-
-// specChanged is upstream's reason to move a workload's generation.
-func specChanged(a, b any) bool { return !apiequality.Semantic.DeepEqual(a, b) }
 
 // workloadName warns about a controller's name that is not a DNS label:
 // its pods are named, and their hostnames set, after it.
