@@ -235,9 +235,7 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *corev1.Pod:
 		r := kindRules("Pod", true, validatePod, validatePodUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList { return validatePodCreate(obj.(*corev1.Pod)) }
-		r.statusUpdate = func(n, o runtime.Object) field.ErrorList {
-			return validatePodStatusUpdate(n.(*corev1.Pod), o.(*corev1.Pod))
-		}
+		r.statusUpdate = statusRules(validatePodStatusUpdate)
 		return r, true
 	case *corev1.Service:
 		return kindRules("Service", true, validateService, validateServiceUpdate), true
@@ -257,9 +255,7 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		return kindRules("Event", true, validateCoreEvent, nil), true
 	case *corev1.ResourceQuota:
 		r := kindRules("ResourceQuota", true, validateResourceQuota, validateResourceQuotaUpdate)
-		r.statusUpdate = func(n, o runtime.Object) field.ErrorList {
-			return validateResourceQuotaStatusUpdate(n.(*corev1.ResourceQuota), o.(*corev1.ResourceQuota))
-		}
+		r.statusUpdate = statusRules(validateResourceQuotaStatusUpdate)
 		return r, true
 	case *corev1.ReplicationController:
 		// No update rules: unlike apps/v1 selectors a ReplicationController's
