@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/skiffkube/skiff/controllers/controllerref"
 )
@@ -63,43 +64,67 @@ func withClaimVolumes(set *appsv1.StatefulSet, pod *corev1.Pod, ordinal int) {
 	}
 }
 
-// ensureClaims creates the ordinal's missing claims before its pod. A claim
-// still being deleted (its previous pod's, whenScaled: Delete) makes the pod
-// wait, as in Kubernetes; so does, for a pod about to be created (creating),
-// a claim under whenScaled: Delete still owned by an earlier pod of that name,
-// which the garbage collector is about to delete under the new pod.
+// ensureClaims creates the ordinal's missing claims before its pod. As v1.33's
+// createPersistentVolumeClaims, every template is tried, each creation (or
+// failed look-up) recorded on the set, and the failures returned joined with
+// Kubernetes' wording; a claim still being deleted (its previous pod's,
+// whenScaled: Delete) makes the pod wait. For a pod about to be created
+// (creating), a claim under whenScaled: Delete still owned by an earlier pod
+// of that name, which the garbage collector is about to delete under the new
+// pod, makes it wait first, silently and before any claim is made, as v1.33's
+// PodClaimIsStale.
 func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, ordinal int, podName string, creating bool) error {
-	for i := range set.Spec.VolumeClaimTemplates {
-		want := claimFor(set, &set.Spec.VolumeClaimTemplates[i], ordinal)
-		cur, err := c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			if cur.DeletionTimestamp != nil {
-				return fmt.Errorf("pod %s: persistentvolumeclaim %s is being deleted", podName, want.Name)
-			}
-			if creating && deletesScaledClaims(set) && ownedByPodNamed(cur, podName) {
-				return fmt.Errorf("pod %s: persistentvolumeclaim %s %w %s", podName, want.Name, errStaleClaim, podName)
-			}
-			continue
-		case !apierrors.IsNotFound(err):
-			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
-			return fmt.Errorf("get claim %s/%s: %w", set.Namespace, want.Name, err)
+	templates := set.Spec.VolumeClaimTemplates
+	wants := make([]*corev1.PersistentVolumeClaim, len(templates))
+	curs := make([]*corev1.PersistentVolumeClaim, len(templates))
+	getErrs := make([]error, len(templates))
+	stale := creating && deletesScaledClaims(set)
+	for i := range templates {
+		wants[i] = claimFor(set, &templates[i], ordinal)
+		curs[i], getErrs[i] = c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Get(ctx, wants[i].Name, metav1.GetOptions{})
+		switch err := getErrs[i]; {
+		case !stale || apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("get claim %s/%s: %w", set.Namespace, wants[i].Name, err)
+		case ownedByPodNamed(curs[i], podName):
+			return fmt.Errorf("pod %s: persistentvolumeclaim %s %w %s", podName, wants[i].Name, errStaleClaim, podName)
 		}
-		_, err = c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{})
-		switch {
-		case apierrors.IsAlreadyExists(err):
+	}
+	var errs []error
+	for i, want := range wants {
+		switch err := getErrs[i]; {
+		case err == nil:
+			if curs[i].DeletionTimestamp != nil {
+				errs = append(errs, fmt.Errorf("pvc %s is being deleted", want.Name))
+			}
+		case !apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("failed to retrieve PVC %s: %w", want.Name, err))
+			c.claimEvent(set, want.Name, podName, err)
+		default:
+			_, err = c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, want, metav1.CreateOptions{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("failed to create PVC %s: %w", want.Name, err))
+			}
 			// Made meanwhile by someone else: no claim event, as in v1.33, but not used
 			// unseen either. The pod waits (reported as not created) for the next pass,
 			// which checks that claim as any existing one: being deleted, or an earlier
 			// pod's.
-			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)
-		case err != nil:
-			c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %v", want.Name, podName, set.Name, err)
-			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, want.Name, err)
+			if !apierrors.IsAlreadyExists(err) {
+				c.claimEvent(set, want.Name, podName, err)
+			}
 		}
-		c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Claim %s Pod %s in StatefulSet %s success", want.Name, podName, set.Name)
 	}
-	return nil
+	return utilerrors.NewAggregate(errs)
+}
+
+// claimEvent records the outcome of creating a pod's claim on the set, as
+// Kubernetes' recordClaimEvent.
+func (c *Controller) claimEvent(set *appsv1.StatefulSet, claim, pod string, err error) {
+	if err != nil {
+		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %s", claim, pod, set.Name, err)
+		return
+	}
+	c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Claim %s Pod %s in StatefulSet %s success", claim, pod, set.Name)
 }
 
 // errStaleClaim makes a pod wait, silently as in Kubernetes, for its claim to

@@ -774,3 +774,62 @@ func podsInTerminatingNamespace() error {
 	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
 	return err
 }
+
+// twoClaimTemplates gives the set the templates data and logs, in that order.
+func twoClaimTemplates(s *appsv1.StatefulSet) {
+	claimTemplates(s)
+	logs := s.Spec.VolumeClaimTemplates[0]
+	logs.Name = "logs"
+	s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, logs)
+}
+
+// As v1.33's createPersistentVolumeClaims, a claim that cannot be made does
+// not stop the pod's other claims: each template is tried, each outcome
+// recorded (recordClaimEvent), and the pod, held up, is reported with the
+// failures joined.
+func TestEveryClaimTemplateIsTried(t *testing.T) {
+	quota := errors.New("exceeded quota")
+	for _, tc := range []struct {
+		name    string
+		refused []string
+		want    []string
+	}{
+		{"first refused", []string{"data-web-0"}, []string{
+			`Warning FailedCreate create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: persistentvolumeclaims "data-web-0" is forbidden: exceeded quota`,
+			`Normal SuccessfulCreate create Claim logs-web-0 Pod web-0 in StatefulSet web success`,
+			`Warning FailedCreate create Pod web-0 in StatefulSet web failed error: failed to create PVC data-web-0: persistentvolumeclaims "data-web-0" is forbidden: exceeded quota`,
+		}},
+		{"both refused", []string{"data-web-0", "logs-web-0"}, []string{
+			`Warning FailedCreate create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: persistentvolumeclaims "data-web-0" is forbidden: exceeded quota`,
+			`Warning FailedCreate create Claim logs-web-0 for Pod web-0 in StatefulSet web failed error: persistentvolumeclaims "logs-web-0" is forbidden: exceeded quota`,
+			`Warning FailedCreate create Pod web-0 in StatefulSet web failed error: [failed to create PVC data-web-0: persistentvolumeclaims "data-web-0" is forbidden: exceeded quota, ` +
+				`failed to create PVC logs-web-0: persistentvolumeclaims "logs-web-0" is forbidden: exceeded quota]`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newSet(1, twoClaimTemplates))
+			fx.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				name := a.(k8stesting.CreateAction).GetObject().(*corev1.PersistentVolumeClaim).Name
+				if slices.Contains(tc.refused, name) {
+					return true, nil, apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), name, quota)
+				}
+				return false, nil, nil
+			})
+			if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+				t.Fatal("sync succeeded with a claim refused")
+			}
+			if n := len(fx.created()); n != 0 {
+				t.Errorf("%d pods created, want the pod held up", n)
+			}
+			for _, name := range []string{"data-web-0", "logs-web-0"} {
+				_, err := fx.client.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), name, metav1.GetOptions{})
+				if refused := slices.Contains(tc.refused, name); refused != apierrors.IsNotFound(err) {
+					t.Errorf("claim %s: get err %v, want it made: %v", name, err, !refused)
+				}
+			}
+			if got := drainEvents(fx.rec); !slices.Equal(got, tc.want) {
+				t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
