@@ -518,9 +518,7 @@ func (c *Controller) deletePod(ctx context.Context, key string, set *appsv1.Stat
 	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil {
 		c.exp.DeletionObserved(key, podKey)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
+		// A pod already gone is told and returned too, as v1.33's DeleteStatefulPod.
 		c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedDelete, "delete Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
 		return fmt.Errorf("delete pod %s: %w", podKey, err)
 	}

@@ -833,3 +833,48 @@ func TestEveryClaimTemplateIsTried(t *testing.T) {
 		})
 	}
 }
+
+// Pod events word for word as v1.33's recordPodEvent: "<verb> Pod <pod> in
+// StatefulSet <set> successful" or "... failed error: <err>". A pod already
+// gone when deleted is no exception there: DeleteStatefulPod tells the
+// NotFound (FailedDelete) and returns it.
+func TestPodEventWording(t *testing.T) {
+	set := newSet(1)
+	rev := revisionFor(t, set, "web:2", 1)
+	refuse := func(verb string, err error) func(*fixture) {
+		return func(fx *fixture) {
+			fx.client.PrependReactor(verb, "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err })
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		objs    []runtime.Object
+		react   func(*fixture)
+		wantErr bool
+		want    string
+	}{
+		{"created", []runtime.Object{set, rev}, nil, false,
+			"Normal SuccessfulCreate create Pod web-0 in StatefulSet web successful"},
+		{"create refused", []runtime.Object{set, rev}, refuse("create", apierrors.NewForbidden(corev1.Resource("pods"), "web-0", errors.New("exceeded quota"))), true,
+			`Warning FailedCreate create Pod web-0 in StatefulSet web failed error: pods "web-0" is forbidden: exceeded quota`},
+		{"deleted", []runtime.Object{set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name)}, nil, false,
+			"Normal SuccessfulDelete delete Pod web-1 in StatefulSet web successful"},
+		{"delete refused", []runtime.Object{set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name)}, refuse("delete", errors.New("etcd unavailable")), true,
+			"Warning FailedDelete delete Pod web-1 in StatefulSet web failed error: etcd unavailable"},
+		{"already gone", []runtime.Object{set, rev, member(set, 0, rev.Name), member(set, 1, rev.Name)}, refuse("delete", apierrors.NewNotFound(corev1.Resource("pods"), "web-1")), true,
+			`Warning FailedDelete delete Pod web-1 in StatefulSet web failed error: pods "web-1" not found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, tc.objs...)
+			if tc.react != nil {
+				tc.react(fx)
+			}
+			if err := fx.c.sync(context.Background(), "ns/web"); (err != nil) != tc.wantErr {
+				t.Errorf("sync err %v, want one: %v", err, tc.wantErr)
+			}
+			if got := drainEvents(fx.rec); !slices.Equal(got, []string{tc.want}) {
+				t.Fatalf("events %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
