@@ -217,7 +217,8 @@ func jobRef(j *batchv1.Job) corev1.ObjectReference {
 }
 
 // cleanupHistory deletes the oldest finished Jobs beyond the history limits, and returns those
-// gone. As v1.33's cleanupFinishedJobs, a finished Job already being deleted (a foreground
+// it deleted; each delete is told as v1.33's deleteJob does (SuccessfulDelete, or FailedDelete
+// for any failure, a Job already gone too). As v1.33's cleanupFinishedJobs, a finished Job already being deleted (a foreground
 // deletion, a finalizer) still counts toward its limit until it is gone, so a newer one is not
 // kept in its place. Unlike v1.33, which deletes such a Job again at every sync (and tells each
 // time), it is not deleted again.
@@ -251,13 +252,17 @@ func (c *Controller) cleanupHistory(ctx context.Context, cj *batchv1.CronJob, jo
 			if j.DeletionTimestamp != nil {
 				continue
 			}
-			err := c.deleteJob(ctx, cj, j.Name, j.UID)
-			if err != nil && !apierrors.IsNotFound(err) {
+			switch err := c.deleteJob(ctx, cj, j.Name, j.UID); {
+			case apierrors.IsNotFound(err):
+				// Gone already (the cache lags its deletion): v1.33's deleteJob tells it as any
+				// failed delete and leaves the Job listed. Nothing to retry: its deletion
+				// wakes the CronJob.
+				c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedDelete, "Deleted job: %v", err)
+			case err != nil:
 				errs = append(errs, err)
-				continue
+			default:
+				deleted[j.UID] = true
 			}
-			// Gone already (the cache lags its deletion): what cleanup wanted.
-			deleted[j.UID] = true
 		}
 	}
 	return deleted, errors.Join(errs...)

@@ -524,3 +524,53 @@ func TestActiveKeepsItsOrder(t *testing.T) {
 		t.Errorf("active %v, want %v", got, want)
 	}
 }
+
+// History cleanup tells each delete as v1.33's deleteJob: SuccessfulDelete
+// "Deleted job <name>", or a FailedDelete warning "Deleted job: <err>" for any
+// failure, a Job already gone (NotFound) included. A Job it could not delete
+// is not dropped from the active list as deleted: the active list's own pass
+// then reports it finished (SawCompletedJob), as Kubernetes' syncCronJob does.
+func TestHistoryCleanupDeleteEvents(t *testing.T) {
+	zero := int32(0)
+	last := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		err       error
+		wantErr   bool
+		want      string
+		wantSawIt bool
+	}{
+		{"deleted", nil, false, "Normal SuccessfulDelete Deleted job tick-done", false},
+		{"refused", apierrors.NewForbidden(batchv1.Resource("jobs"), "tick-done", errors.New("no")), true,
+			`Warning FailedDelete Deleted job: jobs.batch "tick-done" is forbidden: no`, true},
+		{"already gone", apierrors.NewNotFound(batchv1.Resource("jobs"), "tick-done"), false,
+			`Warning FailedDelete Deleted job: jobs.batch "tick-done" not found`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := ownedJob("tick-done", last, done(batchv1.JobComplete))
+			fx := newFixture(t, newCronJob("*/5 * * * *", lastScheduled(last), withActive(j),
+				func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = &zero }), j)
+			if tc.err != nil {
+				fx.client.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.err
+				})
+			}
+			if err := fx.c.sync(context.Background(), "ns/tick"); (err != nil) != tc.wantErr {
+				t.Errorf("sync err %v, want one: %v", err, tc.wantErr)
+			}
+			events := strings.Split(fx.events(), "\n")
+			if events[0] != tc.want {
+				t.Errorf("first event %q, want %q", events[0], tc.want)
+			}
+			saw := slices.ContainsFunc(events, func(e string) bool {
+				return strings.HasPrefix(e, "Normal SawCompletedJob Saw completed job: tick-done")
+			})
+			if saw != tc.wantSawIt {
+				t.Errorf("events %q: SawCompletedJob %v, want %v", events, saw, tc.wantSawIt)
+			}
+			if st := fx.status(t); len(st.Active) != 0 {
+				t.Errorf("active %v, want the finished job dropped", st.Active)
+			}
+		})
+	}
+}
