@@ -502,7 +502,8 @@ func (c *Controller) markArrivedNotReady(ctx context.Context, node *corev1.Node,
 }
 
 // markPodsNotReady flips the Ready condition of the node's pods to False so
-// endpoints drop them, with Kubernetes' "NodeNotReady" warning on each pod.
+// endpoints drop them, with Kubernetes' "NodeNotReady" warning on each pod
+// (each try, as kube records it also when the update fails).
 // The condition keeps its reason and message, as kube-controller-manager
 // leaves them. Every pod is tried; the first error is returned.
 func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now time.Time) error {
@@ -536,16 +537,18 @@ func (c *Controller) markNotReady(ctx context.Context, pods []*corev1.Pod, now t
 			continue
 		}
 		_, err := c.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			failed = append(failed, pod.Namespace+"/"+pod.Name)
 			if first == nil {
 				first = fmt.Errorf("mark pod %s/%s not ready: %w", pod.Namespace, pod.Name, err)
 			}
-		default:
-			c.recorder.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
 		}
+		// As Kubernetes' MarkPodsNotReady: once the update was tried, also
+		// when it failed, but not for a pod that is gone.
+		c.recorder.Event(pod, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
 	}
 	return failed, first
 }
@@ -735,6 +738,9 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 // due.
 func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod, now time.Time) error {
 	key := pod.Namespace + "/" + pod.Name
+	// Recorded first, as Kubernetes' taint manager records it before it
+	// writes anything: also when the writes below fail.
+	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	// As Kubernetes' taint manager does, the pod is marked first, so its owner
 	// can tell this eviction from a failure (a Job's podFailurePolicy).
 	if err := podstate.MarkDisrupted(ctx, c.client, pod, Name, "DeletionByTaintManager",
@@ -750,7 +756,6 @@ func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.
 		return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	c.evictedPod(nodeName, key, pod.UID)
-	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -715,8 +716,9 @@ func TestPodsMarkedNotReadyRetried(t *testing.T) {
 			warnings++
 		}
 	}
-	if warnings != 2 {
-		t.Errorf("%d NodeNotReady pod warnings, want one per pod", warnings)
+	// One per try, as kube records it also for the update that failed.
+	if warnings != 3 {
+		t.Errorf("%d NodeNotReady pod warnings, want 3: one per pod, and one for the failed try", warnings)
 	}
 }
 
@@ -812,6 +814,61 @@ func TestEvictionRetried(t *testing.T) {
 		if strings.Contains(e, "Cancelling") {
 			t.Errorf("event %q for a pod the controller deleted", e)
 		}
+	}
+}
+
+// As Kubernetes' taint eviction controller (deletePodHandler), the
+// "Marking for deletion" event is recorded before the pod is marked and
+// deleted, so also when that fails.
+func TestEvictionEventRecordedWhenTheWriteFails(t *testing.T) {
+	for _, verb := range []string{"patch", "delete"} {
+		t.Run(verb, func(t *testing.T) {
+			ctx := context.Background()
+			ts := metav1.NewTime(now)
+			n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+			c, client := newFixture(t, n, healthy("n2", nil), pod("intolerant", nil))
+			client.PrependReactor(verb, "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, fmt.Errorf("the server is busy")
+			})
+			if err := c.sync(ctx, "n1"); err == nil {
+				t.Fatal("sync hid the failed eviction")
+			}
+			want := "Normal TaintManagerEviction Marking for deletion Pod ns/intolerant"
+			if got := controllertest.Events(c.recorder.(*record.FakeRecorder).Events); !slices.Contains(got, want) {
+				t.Errorf("events %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// As Kubernetes' MarkPodsNotReady, the pod's NodeNotReady warning is
+// recorded once its update was tried, also when the update failed (not when
+// the pod is gone).
+func TestNodeNotReadyPodEventRecordedWhenTheUpdateFails(t *testing.T) {
+	ctx := context.Background()
+	c, client := newFixture(t, node(corev1.ConditionTrue, time.Hour), healthy("n2", nil), pod("a", nil), pod("gone", nil))
+	c.health["n1"] = &nodeHealth{probe: now.Add(-time.Minute), heartbeat: metav1.NewTime(now.Add(-time.Hour))}
+	client.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		u := a.(k8stesting.UpdateAction)
+		if u.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		if name := u.GetObject().(*corev1.Pod).Name; name == "gone" {
+			return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), name)
+		}
+		return true, nil, fmt.Errorf("the server is busy")
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed pod update")
+	}
+	var warnings int
+	for _, e := range controllertest.Events(c.recorder.(*record.FakeRecorder).Events) {
+		if e == "Warning NodeNotReady Node is not ready" {
+			warnings++
+		}
+	}
+	if warnings != 1 {
+		t.Errorf("%d NodeNotReady pod warnings, want 1: for the pod whose update failed, none for the pod gone", warnings)
 	}
 }
 
