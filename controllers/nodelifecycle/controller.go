@@ -118,9 +118,13 @@ type Controller struct {
 	// pod key (namespace/name).
 	evictions map[string]map[string]scheduledEviction
 	// evicted are the pods deleted for the node's NoExecute taints, by node
-	// name and then pod key, until they are gone or the taints are: their
+	// name and then pod key, until they are gone or the taints change: their
 	// deletion is not sent again at each sync while they terminate.
 	evicted map[string]map[string]types.UID
+	// noExecuteTaints are the NoExecute taints each node's pods were last checked
+	// against, by node name: when they change, the pods deleted already are
+	// evicted again.
+	noExecuteTaints map[string][]corev1.Taint
 }
 
 // nodeHealth is what the controller last saw of a node's heartbeats, and
@@ -153,9 +157,10 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
 		evictions: map[string]map[string]scheduledEviction{}, evicted: map[string]map[string]types.UID{},
-		unmarked: map[string]bool{},
-		arrived:  map[string]map[string]bool{},
-		eviction: DefaultEviction(),
+		noExecuteTaints: map[string][]corev1.Taint{},
+		unmarked:        map[string]bool{},
+		arrived:         map[string]map[string]bool{},
+		eviction:        DefaultEviction(),
 	}
 	if opts.Eviction != nil {
 		if err := opts.Eviction.Check(); err != nil {
@@ -673,10 +678,15 @@ type scheduledEviction struct {
 // controller first saw it on the tainted node (not from the taint's
 // timeAdded: a pod bound to a node tainted long ago gets its whole
 // toleration, and a new leader starts the count again). A scheduled deletion
-// is kept as it is while the taints change, and cancelled (with a
-// "Cancelling deletion" event) when the node loses its NoExecute taints or
-// the pod comes to tolerate them without a limit. The node is requeued for
-// the earliest deletion still to come.
+// is kept as it is while the taints change, even when the new ones are
+// tolerated for less time (Kubernetes keeps the scheduled work that was
+// created before now), and cancelled (with a "Cancelling deletion" event)
+// when the node loses its NoExecute taints or the pod comes to tolerate them
+// without a limit. When the NoExecute taints change (one swapped for
+// another, one added or removed), the pods deleted already and still there
+// are judged again, as Kubernetes' handleNodeUpdate judges every pod of the
+// node: deleted again at once, or after their toleration counted from now.
+// The node is requeued for the earliest deletion still to come.
 func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time) error {
 	var taints []corev1.Taint
 	for _, t := range node.Spec.Taints {
@@ -688,6 +698,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		c.cancelEvictions(node.Name)
 		return nil
 	}
+	c.noExecuteSeen(node.Name, taints)
 	objs, err := c.podIndexer.ByIndex(nodeNameIndex, node.Name)
 	if err != nil {
 		return err
@@ -702,8 +713,9 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		// taint manager handles it: marked DisruptionTarget (a Job's
 		// podFailurePolicy then tells its end from a failure) and its
 		// deletion sent (which keeps the grace period it has), with the
-		// event. Those this controller deleted are not deleted again, even
-		// while the cache does not show their deletion yet.
+		// event. Those this controller deleted are not deleted again while
+		// the taints stay as they are, even while the cache does not show
+		// their deletion yet.
 		if c.wasEvicted(node.Name, key, pod.UID) {
 			continue
 		}
@@ -774,6 +786,7 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 	defer func() {
 		c.evictMu.Lock()
 		delete(c.evicted, nodeName)
+		delete(c.noExecuteTaints, nodeName)
 		c.evictMu.Unlock()
 	}()
 	var next time.Duration
@@ -804,6 +817,22 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 	return nil
 }
 
+// noExecuteSeen notes the node's NoExecute taints, which its pods are about to
+// be checked against. When they are not those of the last check, the pods
+// deleted already are forgotten, so that they are evicted again under the new
+// taints, as Kubernetes' taint eviction controller handles every pod of a
+// node whose NoExecute taints changed (timeAdded, value and order included,
+// as it compares them).
+func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	if last, ok := c.noExecuteTaints[nodeName]; ok && apiequality.Semantic.DeepEqual(last, taints) {
+		return
+	}
+	delete(c.evicted, nodeName)
+	c.noExecuteTaints[nodeName] = taints
+}
+
 // evictedPod notes that the pod was deleted for its node's NoExecute taints.
 func (c *Controller) evictedPod(nodeName, key string, uid types.UID) {
 	c.evictMu.Lock()
@@ -817,7 +846,7 @@ func (c *Controller) evictedPod(nodeName, key string, uid types.UID) {
 }
 
 // wasEvicted says whether this pod was deleted for its node's NoExecute
-// taints (since they were put on).
+// taints (since they last changed).
 func (c *Controller) wasEvicted(nodeName, key string, uid types.UID) bool {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
@@ -866,6 +895,7 @@ func (c *Controller) cancelEvictions(nodeName string) {
 	// Tainted again, its pods still terminating are evicted again, as
 	// Kubernetes' taint manager handles every pod on a node newly tainted.
 	delete(c.evicted, nodeName)
+	delete(c.noExecuteTaints, nodeName)
 	c.evictMu.Unlock()
 	keys := slices.Sorted(maps.Keys(pods))
 	for _, key := range keys {

@@ -19,8 +19,10 @@
 // saw the pod on the tainted node, not from the taint's timeAdded (a pod bound to a node tainted long
 // ago gets its whole toleration; a new leader counts afresh), and a scheduled deletion is cancelled,
 // with a "Cancelling deletion" event, when the taints go (not when the node is deleted: it is carried out
-// when due, if the pod garbage collector has not removed the pod first). Taints go away when the node
-// is Ready again.
+// when due, if the pod garbage collector has not removed the pod first). When the NoExecute taints
+// change (not-ready swapped for unreachable, one added or removed), as there, a scheduled deletion is
+// kept as it is, even when the new taints are tolerated for less time, and a pod deleted already but
+// still there (its agent is down) is evicted again. Taints go away when the node is Ready again.
 //
 // NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones
 // first), as kube-controller-manager paces them (disruption.go; nodes labelled

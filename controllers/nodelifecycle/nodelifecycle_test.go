@@ -817,6 +817,121 @@ func TestEvictionRetried(t *testing.T) {
 	}
 }
 
+// As Kubernetes' taint eviction controller, which looks at every pod of a
+// node again whenever the node's NoExecute taints change, a pod the
+// controller deleted and still terminating (its node agent is down) is
+// evicted again when the taints change (not-ready swapped for unreachable
+// here), once, and not at each sync while they stay as they are.
+func TestTerminatingPodEvictedAgainWhenNoExecuteTaintsChange(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
+	// The pod stays, terminating, as on a node whose agent is down.
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	clock := now
+	c.now = func() time.Time { return clock }
+	recorder := c.recorder.(*record.FakeRecorder)
+	deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
+	const event = "Normal TaintManagerEviction Marking for deletion Pod ns/intolerant"
+	count := func(events []string) (n int) {
+		for _, e := range events {
+			if e == event {
+				n++
+			}
+		}
+		return n
+	}
+	for range 2 {
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(5 * time.Second)
+	}
+	if got := deletions(); got != 1 {
+		t.Fatalf("%d deletions while the taints stay the same, want 1", got)
+	}
+	if got := count(controllertest.Events(recorder.Events)); got != 1 {
+		t.Fatalf("%d %q events, want 1", got, event)
+	}
+	unknown := n.DeepCopy()
+	unknown.Status.Conditions[0].Status = corev1.ConditionUnknown
+	update(t, f.Core().V1().Nodes().Informer(), unknown)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeUnreachable+":NoExecute") {
+		t.Fatalf("taints %v, want unreachable:NoExecute", taintList(got))
+	}
+	update(t, f.Core().V1().Nodes().Informer(), got)
+	for range 2 {
+		clock = clock.Add(5 * time.Second)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := deletions(); got != 2 {
+		t.Errorf("%d deletions, want 2: once more after the NoExecute taints changed", got)
+	}
+	if got := count(controllertest.Events(recorder.Events)); got != 1 {
+		t.Errorf("%d more %q events after the taints changed, want 1", got, event)
+	}
+}
+
+// A deletion scheduled already is kept as it is when the NoExecute taints
+// change, even when the pod tolerates the new ones for less time: Kubernetes'
+// taint eviction controller (processPodOnNode) keeps the scheduled work when
+// it was created before now, whatever the new tolerations' minimum. A pod
+// tolerating not-ready for 300 s and unreachable for 10 s goes 300 s after it
+// was first seen on the node tainted not-ready, not 10 s after the swap.
+func TestScheduledEvictionKeptWhenTaintsSwap(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	p := pod("p", nil)
+	p.Spec.Tolerations = []corev1.Toleration{
+		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(300)},
+		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(10)},
+	}
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), p)
+	clock := now
+	c.now = func() time.Time { return clock }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(100 * time.Second)
+	unknown := n.DeepCopy()
+	unknown.Status.Conditions[0].Status = corev1.ConditionUnknown
+	update(t, f.Core().V1().Nodes().Informer(), unknown)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeUnreachable+":NoExecute") {
+		t.Fatalf("taints %v, want unreachable:NoExecute", taintList(got))
+	}
+	update(t, f.Core().V1().Nodes().Informer(), got)
+	for _, step := range []struct {
+		after time.Duration
+		want  []string
+	}{
+		{11 * time.Second, nil},
+		{188 * time.Second, nil},
+		{time.Second, []string{"p"}},
+	} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletedPods(client); !slices.Equal(got, step.want) {
+			t.Fatalf("%s after the pod was first seen: evicted %v, want %v", clock.Sub(now), got, step.want)
+		}
+	}
+}
+
 // As Kubernetes' taint eviction controller (deletePodHandler), the
 // "Marking for deletion" event is recorded before the pod is marked and
 // deleted, so also when that fails.
