@@ -290,7 +290,9 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 
 	// batch/v1
 	case *batchv1.Job:
-		return kindRules("Job", true, validateJob, validateJobUpdate), true
+		r := kindRules("Job", true, validateJob, validateJobUpdate)
+		r.statusUpdate = statusRules(validateJobStatusUpdate)
+		return r, true
 	case *batchv1.CronJob:
 		r := kindRules("CronJob", true, validateCronJob, validateCronJobUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList { return validateCronJobCreate(obj.(*batchv1.CronJob)) }
