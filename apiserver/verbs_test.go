@@ -266,6 +266,40 @@ func TestJobFieldSelectorStatusSuccessful(t *testing.T) {
 	}
 }
 
+// TestJobStatusPatchFollowsJobStatusRules: a PATCH of a Job's status is
+// judged by Kubernetes' Job status rules: more ready pods than active ones is
+// 422 with upstream's message, and nothing of it is stored; a consistent
+// status is stored.
+func TestJobStatusPatchFollowsJobStatusRules(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	jobs := cs.BatchV1().Jobs("default")
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	created, err := jobs.Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = jobs.Patch(ctx, "pi", types.MergePatchType, []byte(`{"status":{"active":1,"ready":2}}`), metav1.PatchOptions{}, "status")
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("status with ready 2 of 1 active: %v, want Invalid", err)
+	}
+	st := err.(apierrors.APIStatus).Status()
+	if want := `Job.batch "pi" is invalid: status.ready: Invalid value: 2: cannot set more ready pods than active`; st.Code != 422 || st.Message != want {
+		t.Errorf("refusal %d %q, want 422 %q", st.Code, st.Message, want)
+	}
+	if got, _ := jobs.Get(ctx, "pi", metav1.GetOptions{}); got.Status.Active != 0 || got.ResourceVersion != created.ResourceVersion {
+		t.Errorf("the refused status was stored: active %d, resourceVersion %s (was %s)", got.Status.Active, got.ResourceVersion, created.ResourceVersion)
+	}
+	out, err := jobs.Patch(ctx, "pi", types.MergePatchType, []byte(`{"status":{"startTime":"2025-01-02T03:04:05Z","active":2,"ready":1}}`), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatalf("consistent status: %v", err)
+	}
+	if out.Status.Active != 2 || ptr.Deref(out.Status.Ready, 0) != 1 || out.Status.StartTime == nil {
+		t.Errorf("stored status %+v, want active 2, ready 1 and the start time", out.Status)
+	}
+}
+
 // TestPodStatusUpdateValidatesStatus checks that a status write is judged
 // by the pod's status rules: a malformed pod IP is rejected with the field
 // named, and nothing of it is stored; a good status is stored.
