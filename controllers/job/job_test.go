@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/skiffkube/skiff/apiserver/validation"
 	"github.com/skiffkube/skiff/controllers/controllertest"
 )
 
@@ -35,6 +38,7 @@ type fixture struct {
 func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	t.Helper()
 	client := controllertest.NewClient(objs...)
+	refuseInvalidJobStatus(t, client)
 	f := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(1000)
 	c, err := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), rec, Options{Now: func() time.Time { return now }})
@@ -51,6 +55,41 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	}
 	client.ClearActions()
 	return &fixture{client: client, c: c, rec: rec, pods: f.Core().V1().Pods().Informer(), jobs: f.Batch().V1().Jobs().Informer()}
+}
+
+// refuseInvalidJobStatus makes the fake API server judge each Job status
+// write as skiff's API server does (Kubernetes' Job status rules, against
+// the stored Job, whose spec and metadata the status write keeps): a status
+// the controller computes must never be refused.
+func refuseInvalidJobStatus(t *testing.T, client *fake.Clientset) {
+	client.PrependReactor("update", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ua, ok := a.(k8stesting.UpdateAction)
+		if !ok || ua.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		written := ua.GetObject().(*batchv1.Job)
+		obj, err := client.Tracker().Get(a.GetResource(), a.GetNamespace(), written.Name)
+		if err != nil {
+			return false, nil, nil // the tracker answers
+		}
+		stored := obj.(*batchv1.Job)
+		if written.ResourceVersion != stored.ResourceVersion {
+			// Written from a stale copy: the API server answers 409
+			// before it judges the status (the tracker here is laxer).
+			return false, nil, nil
+		}
+		next := stored.DeepCopy()
+		next.Status = written.Status
+		if errs := validation.ValidateStatusUpdate(next, stored); len(errs) > 0 {
+			t.Errorf("the controller wrote a status the API server refuses: %v", errs.ToAggregate())
+			return true, nil, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), written.Name, errs)
+		}
+		// The tracker keeps resourceVersions as written: move it on, so a
+		// later write from a copy older than this one is known stale.
+		rv, _ := strconv.Atoi(stored.ResourceVersion)
+		written.ResourceVersion = strconv.Itoa(rv + 1)
+		return false, nil, nil
+	})
 }
 
 func (fx *fixture) sync(t *testing.T, key string) {
@@ -1058,5 +1097,20 @@ func TestIndexedJobCappedSyncRecordsTheLowestIndexes(t *testing.T) {
 	last, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), fmt.Sprintf("ok%03d", maxUncountedPods), metav1.GetOptions{})
 	if !slices.Contains(last.Finalizers, batchv1.JobTrackingFinalizer) {
 		t.Fatal("the pod of the highest index lost its finalizer: it was counted before a lower one")
+	}
+}
+
+// A Job created suspended with completions=0 has nothing to run: it completes at once, without
+// ever starting (no startTime), as in Kubernetes, whose status rules let such a Job finish
+// without a startTime (kubernetes#132614).
+func TestASuspendedJobWithNoCompletionsCompletesWithoutStarting(t *testing.T) {
+	fx := newFixture(t, newJob(suspend, completions(0), func(j *batchv1.Job) { j.Status.StartTime = nil }))
+	fx.sync(t, "ns/work")
+	j := fx.job(t)
+	if !hasCondition(j, batchv1.JobComplete, "") || !hasCondition(j, batchv1.JobSuccessCriteriaMet, "") || j.Status.CompletionTime == nil {
+		t.Fatalf("status %+v, want Complete with SuccessCriteriaMet and a completion time", j.Status)
+	}
+	if j.Status.StartTime != nil {
+		t.Errorf("startTime %v, want none: the Job never ran", j.Status.StartTime)
 	}
 }

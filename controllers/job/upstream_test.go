@@ -597,3 +597,22 @@ func TestTTLDeletionDurationMetric(t *testing.T) {
 		t.Errorf("a delete that deleted nothing was counted")
 	}
 }
+
+// While a replacement waits out its back-off, status.active still counts the pods that run, so
+// status.ready never exceeds it. Kubernetes' controller has reported active=0 there and had the
+// status write refused ("cannot set more ready pods than active", kubernetes#139428); skiff counts
+// the pods it sees.
+func TestBackoffKeepsReadyWithinActive(t *testing.T) {
+	ready := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	fx := newFixture(t, newJob(completions(2), parallel(2)), newPod("w0", corev1.PodRunning, ready),
+		newPod("w1", corev1.PodFailed, finishedAgo(time.Second)))
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 0 {
+		t.Fatalf("created %d pods during the back-off", n)
+	}
+	if st := fx.job(t).Status; st.Active != 1 || ptrValue(st.Ready) != int32(1) || st.Failed != 1 {
+		t.Errorf("active %d, ready %v, failed %d; want 1, 1, 1", st.Active, ptrValue(st.Ready), st.Failed)
+	}
+}
