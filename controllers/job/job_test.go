@@ -1114,3 +1114,26 @@ func TestASuspendedJobWithNoCompletionsCompletesWithoutStarting(t *testing.T) {
 		t.Errorf("startTime %v, want none: the Job never ran", j.Status.StartTime)
 	}
 }
+
+// A pod of an index that has failed already (a pod of it that was
+// terminating) and then succeeds does not make the index completed too: an
+// index once failed stays failed, and the API server refuses a status whose
+// completedIndexes overlap its failedIndexes, so counting it would leave
+// the Job's status unwritable. The pod only loses its tracking finalizer.
+func TestASucceededPodOfAFailedIndexLeavesItFailed(t *testing.T) {
+	j := newJob(perIndexLimit(0), completions(3), parallel(3))
+	j.Status.FailedIndexes = ptrTo("1")
+	fx := newFixture(t, j,
+		newPod("late", corev1.PodSucceeded, index("1")),
+		newPod("w0", corev1.PodSucceeded, index("0")),
+		newPod("w2", corev1.PodRunning, index("2")))
+	fx.sync(t, "ns/work")
+	got := fx.job(t)
+	if got.Status.CompletedIndexes != "0" || got.Status.Succeeded != 1 || got.Status.FailedIndexes == nil || *got.Status.FailedIndexes != "1" {
+		t.Fatalf("status: completed %q (%d), failed %v", got.Status.CompletedIndexes, got.Status.Succeeded, got.Status.FailedIndexes)
+	}
+	p, _ := fx.client.CoreV1().Pods("ns").Get(context.Background(), "late", metav1.GetOptions{})
+	if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Errorf("the late pod keeps its tracking finalizer")
+	}
+}

@@ -44,6 +44,14 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 		completions = *job.Spec.Completions
 	}
 	completed := parseIndexes(st.CompletedIndexes, completions)
+	// An index once failed stays failed (failedIndexes): a pod of it that
+	// succeeds afterwards (it was terminating) does not complete it as well,
+	// which the API server would refuse (completed and failed indexes must
+	// not overlap) and leave the status unwritable.
+	failedBefore := sets.New[int]()
+	if st.FailedIndexes != nil {
+		failedBefore = parseIndexes(*st.FailedIndexes, completions)
+	}
 
 	key := job.Namespace + "/" + job.Name
 	// holds reports whether the pod still holds its tracking finalizer: not
@@ -83,7 +91,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 			// An Indexed Job counts succeeded indexes, not pods, as Kubernetes
 			// does: the index is recorded (and persisted before the finalizer
 			// goes), and a second pod of an index that succeeds adds nothing.
-			if i, ok := completionIndex(p, completions); ok && !completed.Has(i) {
+			if i, ok := completionIndex(p, completions); ok && !completed.Has(i) && !failedBefore.Has(i) {
 				completed.Insert(i)
 				newIndexes++
 				recorded = true
