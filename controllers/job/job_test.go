@@ -1137,3 +1137,36 @@ func TestASucceededPodOfAFailedIndexLeavesItFailed(t *testing.T) {
 		t.Errorf("the late pod keeps its tracking finalizer")
 	}
 }
+
+// Index lists from the stored status are read whatever they hold (a status
+// written before the API server checked them, or by another writer): an
+// index past completions, however large, is no index, including one that
+// wraps around to a small or negative number in 32 bits, and a range past
+// completions costs no more than completions.
+func TestIndexesPastCompletionsIgnored(t *testing.T) {
+	for in, want := range map[string]string{
+		"4294967296":            "",    // 2^32: 0 in 32 bits
+		"4294967297,1":          "1",   // 2^32+1: 1 in 32 bits
+		"2147483648":            "",    // 2^31: negative in 32 bits
+		"4294967290-4294967299": "",    // wraps from -6 through 3
+		"2-4294967299":          "2-4", // bounded by completions
+		"9223372036854775807":   "",
+		"2147483648-4294967295": "", // 2^31 steps (and as many set entries) before
+	} {
+		if got := formatIndexes(parseIndexes(in, 5)); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A stored completedIndexes holding an index that wraps to 0 in 32 bits does
+// not complete an Indexed Job whose index 0 never ran.
+func TestIndexedJobNotCompletedByAWrappingIndex(t *testing.T) {
+	j := newJob(indexedMode, completions(1), parallel(1))
+	j.Status.CompletedIndexes = "4294967296"
+	fx := newFixture(t, j, newPod("w0", corev1.PodRunning, index("0")))
+	fx.sync(t, "ns/work")
+	if j := fx.job(t); hasCondition(j, batchv1.JobComplete, "") || hasCondition(j, batchv1.JobSuccessCriteriaMet, "") || j.Status.Succeeded != 0 {
+		t.Fatalf("a Job whose only index is running finished: %+v", j.Status)
+	}
+}

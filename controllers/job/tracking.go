@@ -281,9 +281,11 @@ func (c *Controller) removeTrackingFinalizer(ctx context.Context, pod *corev1.Po
 }
 
 // parseIndexes reads status.completedIndexes ("1,3-5,7"), keeping indexes below completions.
+// The list may be anything a status writer stored: an index is compared as read, never cut to
+// 32 bits (4294967296 is not index 0), and a range costs at most completions.
 func parseIndexes(s string, completions int32) sets.Set[int] {
 	out := sets.New[int]()
-	if s == "" {
+	if s == "" || completions <= 0 {
 		return out
 	}
 	for _, part := range strings.Split(s, ",") {
@@ -298,10 +300,8 @@ func parseIndexes(s string, completions int32) sets.Set[int] {
 				continue
 			}
 		}
-		for i := a; i <= b && int32(i) < completions; i++ {
-			if i >= 0 {
-				out.Insert(i)
-			}
+		for i := max(a, 0); i <= min(b, int(completions)-1); i++ {
+			out.Insert(i)
 		}
 	}
 	return out
