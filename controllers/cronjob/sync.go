@@ -218,7 +218,9 @@ func jobRef(j *batchv1.Job) corev1.ObjectReference {
 
 // cleanupHistory deletes the oldest finished Jobs beyond the history limits, and returns those
 // it deleted; each delete is told as v1.33's deleteJob does (SuccessfulDelete, or FailedDelete
-// for any failure, a Job already gone too). As v1.33's cleanupFinishedJobs, a finished Job already being deleted (a foreground
+// for a failure, a Job already gone too). A Conflict of the UID precondition (another Job has
+// taken the name) counts as deleted, untold: v1.33 sends no precondition and knows no such case.
+// As v1.33's cleanupFinishedJobs, a finished Job already being deleted (a foreground
 // deletion, a finalizer) still counts toward its limit until it is gone, so a newer one is not
 // kept in its place. Unlike v1.33, which deletes such a Job again at every sync (and tells each
 // time), it is not deleted again.

@@ -751,7 +751,9 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod, now time.Time) error {
 	key := pod.Namespace + "/" + pod.Name
 	// Recorded first, as Kubernetes' taint manager records it before it
-	// writes anything: also when the writes below fail.
+	// writes anything: also when the writes below fail. Upstream retries a
+	// failed write five times within that one attempt; here each retry is a
+	// later sync, and records the event again.
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	// As Kubernetes' taint manager does, the pod is marked first, so its owner
 	// can tell this eviction from a failure (a Job's podFailurePolicy).

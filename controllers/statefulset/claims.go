@@ -105,10 +105,10 @@ func (c *Controller) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, 
 			if err != nil {
 				errs = append(errs, fmt.Errorf("failed to create PVC %s: %w", want.Name, err))
 			}
-			// Made meanwhile by someone else: no claim event, as in v1.33, but not used
-			// unseen either. The pod waits (reported as not created) for the next pass,
-			// which checks that claim as any existing one: being deleted, or an earlier
-			// pod's.
+			// A claim made meanwhile by someone else (AlreadyExists) gets no claim
+			// event, as in v1.33, but is not used unseen either: the pod waits
+			// (reported as not created) for the next pass, which checks that claim
+			// as any existing one: being deleted, or an earlier pod's.
 			if !apierrors.IsAlreadyExists(err) {
 				c.claimEvent(set, want.Name, podName, err)
 			}
