@@ -214,7 +214,24 @@ func validateReplicationController(rc *corev1.ReplicationController) field.Error
 		errs = append(errs, field.Invalid(tplPath.Child("metadata", "labels"), s.Template.Labels, selectorMismatch))
 	}
 	errs = append(errs, validatePodTemplateSpec(s.Template, tplPath)...)
+	if s.Replicas != nil && *s.Replicas > 1 {
+		errs = append(errs, readOnlyPersistentDisks(s.Template.Spec.Volumes, tplPath.Child("spec", "volumes"))...)
+	}
 	return append(errs, requireAlwaysRestart(s.Template, "ReplicationController", tplPath)...)
+}
+
+// readOnlyPersistentDisks is Kubernetes' ValidateReadOnlyPersistentDisks,
+// which only ReplicationControllers of more than one replica apply: a GCE
+// persistent disk attaches read-write to one machine only.
+func readOnlyPersistentDisks(volumes []corev1.Volume, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range volumes {
+		if pd := volumes[i].GCEPersistentDisk; pd != nil && !pd.ReadOnly {
+			errs = append(errs, field.Invalid(path.Index(i).Child("gcePersistentDisk", "readOnly"), false,
+				"must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines if it is read-only"))
+		}
+	}
+	return errs
 }
 
 func validateDaemonSet(ds *appsv1.DaemonSet) field.ErrorList {

@@ -425,6 +425,17 @@ func TestValidateReplicationController(t *testing.T) {
 			want: []want{{"spec.template.spec.activeDeadlineSeconds", forbidden}}},
 		{name: "template pod spec checked", obj: rcWith(func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers = nil }),
 			want: []want{{"spec.template.spec.containers", required}}},
+		{name: "a read-write GCE disk only for one replica", obj: rcWith(func(rc *corev1.ReplicationController) {
+			rc.Spec.Replicas = i32(2)
+			rc.Spec.Template.Spec.Volumes = []corev1.Volume{
+				{Name: "ro", VolumeSource: corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "a", ReadOnly: true}}},
+				{Name: "rw", VolumeSource: corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "b"}}},
+			}
+		}), want: []want{{"spec.template.spec.volumes[1].gcePersistentDisk.readOnly", invalid}}},
+		{name: "a read-write GCE disk with one replica", obj: rcWith(func(rc *corev1.ReplicationController) {
+			rc.Spec.Replicas = i32(1)
+			rc.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "rw", VolumeSource: corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "b"}}}}
+		})},
 		{name: "template deletion cost checked", obj: rcWith(func(rc *corev1.ReplicationController) {
 			rc.Spec.Template.Annotations = map[string]string{corev1.PodDeletionCost: "x"}
 		}), want: []want{{"spec.template.metadata.annotations[controller.kubernetes.io/pod-deletion-cost]", invalid}}},
