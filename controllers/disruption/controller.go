@@ -76,10 +76,9 @@ const mapperResetInterval = 30 * time.Second
 type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
-	// Discovery lets the controller count the pods of controllers other than apps/v1's (a
-	// custom resource, a ReplicationController) through their scale subresource, as
-	// Kubernetes' disruption controller does. Without it only Deployments, ReplicaSets and
-	// StatefulSets are known.
+	// Discovery lets the controller count the pods of other controllers (a custom resource)
+	// through their scale subresource, as Kubernetes' disruption controller does. Without it
+	// only Deployments, ReplicaSets, ReplicationControllers and StatefulSets are known.
 	Discovery discovery.DiscoveryInterface
 	// Mapper and Scales replace what is built from Discovery (tests).
 	Mapper meta.RESTMapper
@@ -93,6 +92,9 @@ type Informers struct {
 	ReplicaSets  appsinformers.ReplicaSetInformer
 	Deployments  appsinformers.DeploymentInformer
 	StatefulSets appsinformers.StatefulSetInformer
+	// ReplicationControllers are read from their cache, as Kubernetes' disruption
+	// controller reads them (not through their scale subresource).
+	ReplicationControllers coreinformers.ReplicationControllerInformer
 }
 
 // Controller keeps PodDisruptionBudget status.
@@ -103,6 +105,7 @@ type Controller struct {
 	rsLister  appslisters.ReplicaSetLister
 	dLister   appslisters.DeploymentLister
 	ssLister  appslisters.StatefulSetLister
+	rcLister  corelisters.ReplicationControllerLister
 	synced    []cache.InformerSynced
 	queue     runner.Queue
 	stale     runner.Queue // pods, "namespace/name", whose DisruptionTarget may be stale
@@ -120,14 +123,15 @@ type Controller struct {
 
 // New wires the controller to the informers. Call it before the informer factory is started.
 func New(client kubernetes.Interface, inf Informers, recorder record.EventRecorder, opts Options) (*Controller, error) {
-	if client == nil || inf.PDBs == nil || inf.Pods == nil || inf.ReplicaSets == nil || inf.Deployments == nil || inf.StatefulSets == nil || recorder == nil {
+	if client == nil || inf.PDBs == nil || inf.Pods == nil || inf.ReplicaSets == nil || inf.Deployments == nil || inf.StatefulSets == nil ||
+		inf.ReplicationControllers == nil || recorder == nil {
 		return nil, fmt.Errorf("disruption: client, informers and recorder are required")
 	}
 	c := &Controller{
 		client: client, pdbLister: inf.PDBs.Lister(), podLister: inf.Pods.Lister(), rsLister: inf.ReplicaSets.Lister(),
-		dLister: inf.Deployments.Lister(), ssLister: inf.StatefulSets.Lister(),
+		dLister: inf.Deployments.Lister(), ssLister: inf.StatefulSets.Lister(), rcLister: inf.ReplicationControllers.Lister(),
 		synced: []cache.InformerSynced{inf.PDBs.Informer().HasSynced, inf.Pods.Informer().HasSynced, inf.ReplicaSets.Informer().HasSynced,
-			inf.Deployments.Informer().HasSynced, inf.StatefulSets.Informer().HasSynced},
+			inf.Deployments.Informer().HasSynced, inf.StatefulSets.Informer().HasSynced, inf.ReplicationControllers.Informer().HasSynced},
 		queue: runner.NewQueue(Name), stale: runner.NewQueue(staleQueueName),
 		recorder: recorder, log: opts.Logger, now: opts.Now,
 	}
@@ -158,7 +162,7 @@ func New(client kubernetes.Interface, inf Informers, recorder record.EventRecord
 		}},
 	}
 	// A controller's scale changes the expected pod count of budgets in its namespace.
-	for _, i := range []cache.SharedIndexInformer{inf.ReplicaSets.Informer(), inf.Deployments.Informer(), inf.StatefulSets.Informer()} {
+	for _, i := range []cache.SharedIndexInformer{inf.ReplicaSets.Informer(), inf.Deployments.Informer(), inf.StatefulSets.Informer(), inf.ReplicationControllers.Informer()} {
 		handlers = append(handlers, struct {
 			inf cache.SharedIndexInformer
 			h   cache.ResourceEventHandler
@@ -395,6 +399,12 @@ func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerRe
 			}
 		}
 		return rs.UID, replicas(rs.Spec.Replicas), nil
+	case isKind(ref, "ReplicationController", ""):
+		rc, err := c.rcLister.ReplicationControllers(ns).Get(ref.Name)
+		if err != nil || rc.UID != ref.UID {
+			return "", 0, fmt.Errorf("replicationcontroller %s not found", ref.Name)
+		}
+		return rc.UID, replicas(rc.Spec.Replicas), nil
 	case isKind(ref, "StatefulSet", "apps"):
 		ss, err := c.ssLister.StatefulSets(ns).Get(ref.Name)
 		if err != nil || ss.UID != ref.UID {
@@ -417,8 +427,7 @@ func isKind(ref *metav1.OwnerReference, kind string, groups ...string) bool {
 }
 
 // subresourceScale reads the desired replicas of any other controller from its scale
-// subresource (autoscaling/v1 Scale), as Kubernetes does for custom resources and
-// ReplicationControllers. A controller that is gone, or replaced under its name, is not found.
+// subresource (autoscaling/v1 Scale), as Kubernetes does for custom resources. A controller that is gone, or replaced under its name, is not found.
 func (c *Controller) subresourceScale(ctx context.Context, ns string, ref *metav1.OwnerReference) (types.UID, int32, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {

@@ -43,6 +43,7 @@ func newFixtureWith(t *testing.T, client *fake.Clientset, opts Options, objs ...
 	c, err := New(client, Informers{
 		PDBs: f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), ReplicaSets: f.Apps().V1().ReplicaSets(),
 		Deployments: f.Apps().V1().Deployments(), StatefulSets: f.Apps().V1().StatefulSets(),
+		ReplicationControllers: f.Core().V1().ReplicationControllers(),
 	}, rec, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,8 @@ func newFixtureWith(t *testing.T, client *fake.Clientset, opts Options, objs ...
 			controllertest.Load(t, f.Apps().V1().Deployments().Informer(), o)
 		case *appsv1.StatefulSet:
 			controllertest.Load(t, f.Apps().V1().StatefulSets().Informer(), o)
+		case *corev1.ReplicationController:
+			controllertest.Load(t, f.Core().V1().ReplicationControllers().Informer(), o)
 		}
 	}
 	client.ClearActions()
@@ -341,5 +344,39 @@ func TestControllerRefsOfOtherVersionsAreFound(t *testing.T) {
 	st := fx.status(t)
 	if st.ExpectedPods != 4 || st.DesiredHealthy != 3 || st.DisruptionsAllowed != 1 {
 		t.Fatalf("status: %+v", st)
+	}
+}
+
+// A ReplicationController's pods are counted from its cache, as Kubernetes'
+// disruption controller reads its rcLister: without discovery (no scale
+// subresource client) and without any API call.
+func TestReplicationControllerScaleFromItsCache(t *testing.T) {
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-rc"},
+		Spec: corev1.ReplicationControllerSpec{Replicas: ptrInt(4)}}
+	byRC := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ReplicationController", Name: "web", UID: "uid-rc", Controller: ptrBool(true)}}
+	}
+	fx := newFixture(t, budget(nil, ptr(intstr.FromInt32(1)), nil), rc,
+		readyPod("a", true, byRC), readyPod("b", true, byRC), readyPod("c", true, byRC))
+	st := fx.status(t)
+	// 4 replicas wanted, at most 1 unavailable: 3 must be healthy, 3 are.
+	if st.ExpectedPods != 4 || st.DesiredHealthy != 3 || st.DisruptionsAllowed != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	for _, a := range fx.client.Actions() {
+		if r := a.GetResource().Resource; a.GetVerb() == "get" && r != "poddisruptionbudgets" {
+			t.Errorf("read %s through the API", r)
+		}
+	}
+
+	// Another controller under the same name (a different UID) is not the
+	// pods' owner: the budget allows no disruption.
+	other := rc.DeepCopy()
+	other.UID = "uid-other"
+	fx = newFixture(t, budget(nil, ptr(intstr.FromInt32(1)), nil), other, readyPod("a", true, byRC))
+	_ = fx.c.sync(context.Background(), "ns/budget")
+	p, err := fx.client.PolicyV1().PodDisruptionBudgets("ns").Get(context.Background(), "budget", metav1.GetOptions{})
+	if err != nil || p.Status.DisruptionsAllowed != 0 {
+		t.Errorf("a replaced controller counted: %+v (%v)", p.Status, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package disruption keeps PodDisruptionBudget status: how many selected pods are healthy
 // (currentHealthy), how many must stay healthy (desiredHealthy, from minAvailable or maxUnavailable;
 // percentages and maxUnavailable are taken of the replica count of the pods' controllers:
-// Deployments, ReplicaSets and StatefulSets from their caches, any other kind, such as a custom
+// Deployments, ReplicaSets, ReplicationControllers and StatefulSets from their caches, any other kind, such as a custom
 // resource, from its scale subresource, found through discovery), and how
 // many may be disrupted now (disruptionsAllowed), which the API server's eviction subresource spends.
 //

@@ -121,7 +121,7 @@ var Registry = map[string]Constructor{
 		return disruption.New(b.Client, disruption.Informers{
 			PDBs: b.Informers.Policy().V1().PodDisruptionBudgets(), Pods: b.Informers.Core().V1().Pods(),
 			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
-			StatefulSets: b.Informers.Apps().V1().StatefulSets(),
+			StatefulSets: b.Informers.Apps().V1().StatefulSets(), ReplicationControllers: b.Informers.Core().V1().ReplicationControllers(),
 		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger, Discovery: b.Client.Discovery()})
 	},
 	podgc.Name: func(b BuildContext) (Runnable, error) {
