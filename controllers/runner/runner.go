@@ -14,6 +14,14 @@ import (
 // safe: the next informer event or resync enqueues it again, and sync is level-based.
 const MaxRetries = 15
 
+// warnEvery is how many failures in a row of one key are logged at Debug
+// before one is logged as a warning (and again every warnEvery): a conflict or
+// a cache behind the API server is routine and resolves within a few retries,
+// but a key still failing after ten (about 5 s of client-go's default
+// backoff) is worth an operator's eye before the key is dropped, or ever, for
+// controllers that retry forever (Kubernetes' controllers log every failure).
+const warnEvery = 10
+
 // Queue is the workqueue type every controller uses: keys are "namespace/name" strings.
 type Queue = workqueue.TypedRateLimitingInterface[string]
 
@@ -88,7 +96,11 @@ func processNext(ctx context.Context, name string, q Queue, syncFn SyncFunc, max
 	case err == nil:
 		q.Forget(key)
 	case maxRetries < 0 || q.NumRequeues(key) < maxRetries:
-		log.Debug("sync failed, retrying", "controller", name, "key", key, "err", err)
+		if failures := q.NumRequeues(key) + 1; failures%warnEvery == 0 {
+			log.Warn("sync still failing, retrying", "controller", name, "key", key, "failures", failures, "err", err)
+		} else {
+			log.Debug("sync failed, retrying", "controller", name, "key", key, "err", err)
+		}
 		q.AddRateLimited(key)
 	default:
 		log.Warn("sync failed, dropping key", "controller", name, "key", key, "err", err)

@@ -50,3 +50,45 @@ func TestRetryPolicies(t *testing.T) {
 		q.ShutDown()
 	}
 }
+
+// warnCounter counts the records logged at Warn.
+type warnCounter struct {
+	slog.Handler
+	warns *int
+}
+
+func (h warnCounter) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		*h.warns++
+	}
+	return nil
+}
+
+// A key that keeps failing is told at Warn after warnEvery failures in a row,
+// and again every warnEvery, not only when it is dropped: a controller that
+// retries forever would otherwise never say it is stuck.
+func TestPersistentFailuresAreWarned(t *testing.T) {
+	fail := func(context.Context, string) error { return errors.New("API server away") }
+	for _, tc := range []struct {
+		name       string
+		maxRetries int
+		failures   int
+		warns      int
+	}{
+		{"bounded: one at 10 failures, one when dropped", MaxRetries, MaxRetries + 1, 2},
+		{"forever: one every 10", -1, 45, 4},
+		{"short: none", -1, warnEvery - 1, 0},
+	} {
+		warns := 0
+		log := slog.New(warnCounter{slog.NewTextHandler(io.Discard, nil), &warns})
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemFastSlowRateLimiter[string](0, 0, 0))
+		q.Add("ns/key")
+		for i := 0; i < tc.failures && q.Len() > 0; i++ {
+			processNext(context.Background(), tc.name, q, fail, tc.maxRetries, log)
+		}
+		if warns != tc.warns {
+			t.Errorf("%s: %d warnings after %d failures, want %d", tc.name, warns, tc.failures, tc.warns)
+		}
+		q.ShutDown()
+	}
+}
