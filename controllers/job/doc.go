@@ -9,7 +9,9 @@
 // batch.kubernetes.io/job-index-failure-count annotation, failures the policy ignores on
 // batch.kubernetes.io/job-index-ignored-failure-count, so a failed pod is kept, uncounted, until
 // its index's replacement exists), failed indexes are listed in
-// status.failedIndexes and bounded by spec.maxFailedIndexes. As in Kubernetes, the verdict is first
+// status.failedIndexes and bounded by spec.maxFailedIndexes. Index lists are read and kept as runs
+// of indexes ("0-4999999,5000001"), as Kubernetes keeps them: a Job of millions of completions
+// costs a sync its runs, not its indexes. As in Kubernetes, the verdict is first
 // recorded as FailureTarget or SuccessCriteriaMet; the Failed or Complete condition follows once
 // none of the Job's pods runs or terminates any more (pods a failing Job kills count as failed).
 // A finished Job is deleted spec.ttlSecondsAfterFinished after its Complete or Failed condition's

@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/skiffkube/skiff/controllers/podstate"
 )
@@ -62,8 +61,8 @@ func failuresByIndex(job *batchv1.Job, pods []*corev1.Pod) map[int]*indexFailure
 
 // failedIndexes adds to status.failedIndexes every index over its backoff limit (or failed by a
 // FailIndex rule); an index once failed stays failed.
-func failedIndexes(job *batchv1.Job, st *batchv1.JobStatus, failures map[int]*indexFailures) sets.Set[int] {
-	failed := sets.New[int]()
+func failedIndexes(job *batchv1.Job, st *batchv1.JobStatus, failures map[int]*indexFailures) indexSet {
+	var failed indexSet
 	if st.FailedIndexes != nil {
 		failed = parseIndexes(*st.FailedIndexes, *job.Spec.Completions)
 	}
@@ -78,7 +77,7 @@ func failedIndexes(job *batchv1.Job, st *batchv1.JobStatus, failures map[int]*in
 
 // perIndexOutcome decides a per-index Job's failure: too many failed indexes, or every index done
 // with some failed.
-func perIndexOutcome(job *batchv1.Job, st *batchv1.JobStatus, failed sets.Set[int]) (reason, message string) {
+func perIndexOutcome(job *batchv1.Job, st *batchv1.JobStatus, failed indexSet) (reason, message string) {
 	if m := job.Spec.MaxFailedIndexes; m != nil && int32(failed.Len()) > *m {
 		return batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
 	}
@@ -92,7 +91,7 @@ func perIndexOutcome(job *batchv1.Job, st *batchv1.JobStatus, failed sets.Set[in
 // perIndexState is a per-index Job's view of its indexes during one sync.
 type perIndexState struct {
 	failures map[int]*indexFailures
-	failed   sets.Set[int]
+	failed   indexSet
 }
 
 // awaitingReplacement returns, per index, the failed pod that keeps its tracking finalizer (and so
@@ -104,12 +103,13 @@ type perIndexState struct {
 // whether a pod still holds its finalizer.
 func awaitingReplacement(job *batchv1.Job, st *batchv1.JobStatus, pods []*corev1.Pod, holds func(*corev1.Pod) bool) map[int]*corev1.Pod {
 	completions := *job.Spec.Completions
-	covered := parseIndexes(st.CompletedIndexes, completions).Union(failedIndexes(job, st, failuresByIndex(job, pods)))
+	var busy []int // succeeded or active
 	for _, p := range pods {
 		if i, ok := completionIndex(p, completions); ok && (p.Status.Phase == corev1.PodSucceeded || podstate.IsActive(p)) {
-			covered.Insert(i)
+			busy = append(busy, i)
 		}
 	}
+	covered := parseIndexes(st.CompletedIndexes, completions).Union(failedIndexes(job, st, failuresByIndex(job, pods))).Union(indexesOf(busy...))
 	out := map[int]*corev1.Pod{}
 	for _, p := range pods {
 		i, ok := completionIndex(p, completions)

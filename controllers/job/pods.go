@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -135,11 +136,13 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 	// copy of the Job can predate the status write that recorded it, while the pod, its tracking
 	// finalizer already removed, no longer adds it in trackTerminated. Starting it again would run
 	// the index twice (Kubernetes also takes succeeded indexes from the pods).
+	var succeeded []int
 	for _, p := range all {
 		if i, ok := completionIndex(p, completions); ok && p.Status.Phase == corev1.PodSucceeded {
-			done.Insert(i)
+			succeeded = append(succeeded, i)
 		}
 	}
+	done = done.Union(indexesOf(succeeded...))
 	if pi != nil {
 		done = done.Union(pi.failed) // a failed index is finished too: no pods for it
 	}
@@ -176,9 +179,16 @@ func planIndexed(job *batchv1.Job, st *batchv1.JobStatus, active, all []*corev1.
 		}
 	}
 	room := int(parallelism(job)) - kept
-	for i := 0; i < int(completions) && len(start) < room; i++ {
-		if !running[i] && !done.Has(i) {
-			start = append(start, ptrTo(i))
+	if room <= 0 {
+		return excess, nil
+	}
+	// The lowest indexes neither done nor running: the done ones are stepped over a run at a
+	// time, so this costs the runs of completedIndexes below them, not the indexes.
+	taken := done.Union(indexesOf(slices.Collect(maps.Keys(running))...))
+	for i := range taken.Missing(int(completions)) {
+		start = append(start, ptrTo(i))
+		if len(start) == room {
+			break
 		}
 	}
 	return excess, start

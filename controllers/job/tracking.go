@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -48,7 +46,7 @@ func (c *Controller) trackTerminated(ctx context.Context, job *batchv1.Job, pods
 	// succeeds afterwards (it was terminating) does not complete it as well,
 	// which the API server would refuse (completed and failed indexes must
 	// not overlap) and leave the status unwritable.
-	failedBefore := sets.New[int]()
+	var failedBefore indexSet
 	if st.FailedIndexes != nil {
 		failedBefore = parseIndexes(*st.FailedIndexes, completions)
 	}
@@ -278,55 +276,4 @@ func (c *Controller) removeTrackingFinalizer(ctx context.Context, pod *corev1.Po
 		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
-}
-
-// parseIndexes reads status.completedIndexes ("1,3-5,7"), keeping indexes below completions.
-// The list may be anything a status writer stored: an index is compared as read, never cut to
-// 32 bits (4294967296 is not index 0), and a range costs at most completions.
-func parseIndexes(s string, completions int32) sets.Set[int] {
-	out := sets.New[int]()
-	if s == "" || completions <= 0 {
-		return out
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		for i := max(a, 0); i <= min(b, int(completions)-1); i++ {
-			out.Insert(i)
-		}
-	}
-	return out
-}
-
-// formatIndexes writes indexes in the compressed form Kubernetes uses: ascending, runs of three or
-// more as "a-b" ("1,3-5,7"; 0 and 1 stay "0,1").
-func formatIndexes(s sets.Set[int]) string {
-	idx := s.UnsortedList()
-	sort.Ints(idx)
-	var parts []string
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		switch j - i {
-		case 0:
-			parts = append(parts, strconv.Itoa(idx[i]))
-		case 1: // only three or more consecutive indexes are compressed
-			parts = append(parts, strconv.Itoa(idx[i]), strconv.Itoa(idx[j]))
-		default:
-			parts = append(parts, strconv.Itoa(idx[i])+"-"+strconv.Itoa(idx[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
