@@ -247,3 +247,22 @@ func TestIndexedJobWithHugeCompletions(t *testing.T) {
 		t.Errorf("finished with indexes left: %+v", got.Status.Conditions)
 	}
 }
+
+// A pod's completion index is compared with completions as read, as the
+// index lists are: "4294967296" is 0 in 32 bits but is no index of a Job of
+// 5 completions, so its pod is deleted as one with an index out of range,
+// and its success completes nothing.
+func TestPodIndexPastCompletionsNotCutTo32Bits(t *testing.T) {
+	j := newJob(indexedMode, completions(5), parallel(1))
+	fx := newFixture(t, j,
+		newPod("ok", corev1.PodSucceeded, index("4294967297")),
+		newPod("run", corev1.PodRunning, index("4294967296")))
+	fx.sync(t, "ns/work")
+	got := fx.job(t)
+	if got.Status.CompletedIndexes != "" || got.Status.Succeeded != 0 {
+		t.Errorf("completed %q, succeeded %d", got.Status.CompletedIndexes, got.Status.Succeeded)
+	}
+	if d := fx.deleted(); !slices.Equal(d, []string{"run"}) {
+		t.Errorf("deleted %v, want the pod of index 4294967296", d)
+	}
+}

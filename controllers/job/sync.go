@@ -508,7 +508,7 @@ func completionIndex(pod *corev1.Pod, completions int32) (int, bool) {
 		return 0, false
 	}
 	i, err := strconv.Atoi(s)
-	if err != nil || i < 0 || int32(i) >= completions {
+	if err != nil || i < 0 || i >= int(completions) { // as read: 4294967296 is not 0
 		return 0, false
 	}
 	return i, true
