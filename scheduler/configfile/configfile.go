@@ -36,6 +36,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/imagelocality"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
+	"github.com/skiffkube/skiff/scheduler/plugins/nodeaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -313,6 +314,15 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 			args, err = preemptionArgs(pc.Args)
 		case balancedallocation.Name:
 			args, err = balancedAllocationArgs(pc.Args)
+		case nodeaffinity.Name:
+			var a nodeaffinity.Args
+			if a, err = nodeAffinityArgs(pc.Args); err == nil {
+				// Refused as kube-scheduler refuses them, naming the whole path.
+				if err := a.Validate(argsPath(n)); err != nil {
+					return nil, err
+				}
+			}
+			args = a
 		default:
 			err = fmt.Errorf("skiff's %s takes no arguments", pc.Name)
 		}
@@ -322,6 +332,11 @@ func applyPluginConfig(profile []fwruntime.PluginConfig, cfgs []schedv1.PluginCo
 		profile[i].Args = args
 	}
 	return profile, nil
+}
+
+// argsPath is the path of the nth pluginConfig's args.
+func argsPath(n int) *field.Path {
+	return field.NewPath("profiles").Index(0).Child("pluginConfig").Index(n).Child("args")
 }
 
 // decodeArgs strictly decodes a plugin's args, which may carry their own
@@ -433,6 +448,16 @@ func interPodAffinityArgs(raw runtime.RawExtension) (interpodaffinity.Args, erro
 		out.HardPodAffinityWeight = ptr.To[int32](interpodaffinity.DefaultHardPodAffinityWeight)
 	}
 	return out, out.Validate()
+}
+
+// nodeAffinityArgs reads NodeAffinityArgs: the addedAffinity every pod of
+// the profile gets (checked by the caller).
+func nodeAffinityArgs(raw runtime.RawExtension) (nodeaffinity.Args, error) {
+	var a schedv1.NodeAffinityArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nodeaffinity.Args{}, err
+	}
+	return nodeaffinity.Args{AddedAffinity: a.AddedAffinity}, nil
 }
 
 // preemptionArgs reads DefaultPreemptionArgs: minCandidateNodesPercentage

@@ -16,6 +16,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins"
 	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
+	"github.com/skiffkube/skiff/scheduler/plugins/nodeaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -196,6 +197,79 @@ func TestParseDefaultPreemptionArgs(t *testing.T) {
 		if pc, _ := pluginNamed(t, cfg.Plugins, defaultpreemption.Name); !reflect.DeepEqual(pc.Args, want) {
 			t.Errorf("%s: args %#v, want %#v", file, pc.Args, want)
 		}
+	}
+}
+
+// NodeAffinityArgs: the profile's addedAffinity, in kube-scheduler's
+// format, reaches the plugin as it is.
+func TestParseNodeAffinityArgs(t *testing.T) {
+	cfg, err := Parse([]byte(header + `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeAffinityArgs
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: scheduler-profile, operator: In, values: [foo]}
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 5
+          preference:
+            matchFields: [{key: metadata.name, operator: In, values: [n1]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := nodeaffinity.Args{AddedAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: "scheduler-profile", Operator: v1.NodeSelectorOpIn, Values: []string{"foo"}}}}}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 5, Preference: v1.NodeSelectorTerm{
+			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}}}},
+	}}
+	if pc, _ := pluginNamed(t, cfg.Plugins, nodeaffinity.Name); !reflect.DeepEqual(pc.Args, want) || pc.Weight != 2 {
+		t.Errorf("NodeAffinity %#v, want args %#v and weight 2", pc, want)
+	}
+	if cfg, err = Parse([]byte(header + "profiles: [{pluginConfig: [{name: NodeAffinity, args: {}}]}]\n")); err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := pluginNamed(t, cfg.Plugins, nodeaffinity.Name); !reflect.DeepEqual(pc.Args, nodeaffinity.Args{}) {
+		t.Errorf("no added affinity: %#v", pc.Args)
+	}
+}
+
+// Added terms that do not parse are refused as kube-scheduler's
+// ValidateNodeAffinityArgs refuses them, naming the whole path.
+func TestParseRefusesNodeAffinityArgs(t *testing.T) {
+	const badKey = `Invalid value: "invalid/label/key": a valid label key must consist of alphanumeric characters, '-', '_' or '.', ` +
+		`and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is ` +
+		`'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+	for _, tc := range []struct {
+		name, args, want string
+	}{
+		{"a bad label key", "{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: invalid/label/key, operator: In, values: [a]}]}]}}}",
+			"profiles[0].pluginConfig[1].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: " + badKey},
+		{"both kinds of terms bad",
+			"{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: invalid/label/key, operator: In, values: [a]}]}]}, " +
+				"preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchFields: [{key: metadata.name, operator: In, values: [n1, n2]}]}}]}}",
+			"[profiles[0].pluginConfig[1].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: " + badKey +
+				`, profiles[0].pluginConfig[1].args.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value: ["n1","n2"]: must have one element]`},
+		{"an operator", "{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: Near, values: [a]}]}]}}}",
+			`profiles[0].pluginConfig[1].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: ` +
+				`Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"`},
+		{"an unknown field", "{addedAfinity: {}}",
+			`profiles[0].pluginConfig[1] (NodeAffinity): error unmarshaling JSON: while decoding JSON: json: unknown field "addedAfinity"`},
+		{"an unknown field of the affinity", "{addedAffinity: {requiredDuringSchedulingRequiredDuringExecution: {}}}",
+			`profiles[0].pluginConfig[1] (NodeAffinity): error unmarshaling JSON: while decoding JSON: json: unknown field "requiredDuringSchedulingRequiredDuringExecution"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(header + "profiles: [{pluginConfig: [{name: DefaultPreemption, args: {}}, {name: NodeAffinity, args: " + tc.args + "}]}]\n"))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant    %s", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/balancedallocation"
 	"github.com/skiffkube/skiff/scheduler/plugins/defaultpreemption"
 	"github.com/skiffkube/skiff/scheduler/plugins/interpodaffinity"
+	"github.com/skiffkube/skiff/scheduler/plugins/nodeaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -170,6 +171,14 @@ func encodeArgs(name string, args any) ([]byte, error) {
 			out.Resources = append(out.Resources, schedv1.ResourceSpec{Name: string(r), Weight: 1})
 		}
 		return json.Marshal(out)
+	case nodeaffinity.Name:
+		// Written only when configured, so that a file without them reads back as itself.
+		a, set, err := framework.PluginArgs[nodeaffinity.Args](name, args)
+		if err != nil || !set {
+			return nil, err
+		}
+		return json.Marshal(&schedv1.NodeAffinityArgs{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "NodeAffinityArgs"},
+			AddedAffinity: a.AddedAffinity})
 	case podtopologyspread.Name:
 		// Written only when configured, so that a file without them reads back as itself.
 		a, set, err := framework.PluginArgs[podtopologyspread.Args](name, args)

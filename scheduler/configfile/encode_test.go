@@ -78,6 +78,12 @@ profiles:
     args:
       defaultingType: List
       defaultConstraints: [{maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule}]
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: scheduler-profile, operator: In, values: [bin-packer]}]}]
+        preferredDuringSchedulingIgnoredDuringExecution: [{weight: 2, preference: {matchExpressions: [{key: disk, operator: Exists}]}}]
 `))
 	if err != nil {
 		t.Fatal(err)
