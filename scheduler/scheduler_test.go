@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skiffkube/skiff/scheduler"
+	"github.com/skiffkube/skiff/scheduler/configfile"
 	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
@@ -253,6 +254,56 @@ func TestPodPinnedByNodeNameCountsTheOtherNodesAsNotSatisfyingNodeAffinity(t *te
 		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	if cond.Message != want {
 		t.Fatalf("message %q\nwant    %q", cond.Message, want)
+	}
+}
+
+// A profile's NodeAffinityArgs addedAffinity keeps every pod it schedules
+// on the nodes it selects; the others count as kube-scheduler counts them,
+// and a node relabelled into it retries the pods it kept out.
+func TestProfileAddedAffinityKeepsPodsOnItsNodes(t *testing.T) {
+	cfg, err := configfile.Parse([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [batch]}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := newFakeClientset()
+	createNode(t, cs, schedtest.MakeNode().Name("n1").Label("pool", "batch").Capacity("cpu", "1").Obj())
+	for _, n := range []string{"n2", "n3"} {
+		createNode(t, cs, schedtest.MakeNode().Name(n).Label("pool", "web").Capacity("cpu", "4").Obj())
+	}
+	startScheduler(t, cs, cfg)
+	// The least allocated nodes, n2 and n3, are not the profile's.
+	createPod(t, cs, schedtest.MakePod().Name("first").Req("cpu", "500m").Obj())
+	if got := waitBound(t, cs, "first"); got != "n1" {
+		t.Fatalf("first bound to %s, want n1", got)
+	}
+
+	createPod(t, cs, schedtest.MakePod().Name("second").Req("cpu", "800m").Obj())
+	cond := waitUnschedulable(t, cs, "second")
+	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match scheduler-enforced node affinity. " +
+		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+	if cond.Message != want {
+		t.Fatalf("message %q\nwant    %q", cond.Message, want)
+	}
+
+	n3, err := cs.CoreV1().Nodes().Get(context.Background(), "n3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n3.Labels["pool"] = "batch"
+	if _, err := cs.CoreV1().Nodes().Update(context.Background(), n3, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, cs, "second"); got != "n3" {
+		t.Fatalf("second bound to %s, want n3", got)
 	}
 }
 
