@@ -147,6 +147,14 @@ func TestStandaloneComponentsServeConfigz(t *testing.T) {
 		t.Errorf("controller manager's controllers: deployment %+v, gc %+v, replicaset %+v, endpointslice %+v, podgc %+v, sa %+v, legacy token cleaner %+v", c.DeploymentController,
 			c.GarbageCollectorController, c.ReplicaSetController, c.EndpointSliceController, c.PodGCController, c.SAController, c.LegacySATokenCleaner)
 	}
+
+	// --allocate-node-cidrs=false is kube-controller-manager's way to leave the
+	// node IPAM controller out: /configz says so, --controllers stays as given.
+	off := startStandalone(t, api, "controller-manager", "--allocate-node-cidrs=false")
+	var o kcmconfig.KubeControllerManagerConfiguration
+	if raw := getConfigz(t, off); json.Unmarshal(raw, &o) != nil || o.KubeCloudShared.AllocateNodeCIDRs || len(o.Generic.Controllers) != 1 || o.Generic.Controllers[0] != "*" {
+		t.Errorf("controller manager with --allocate-node-cidrs=false: %+v, controllers %v", o.KubeCloudShared, o.Generic.Controllers)
+	}
 }
 
 // Every --concurrent-* flag of the controller manager sets its field of
@@ -163,4 +171,5 @@ func TestEveryConcurrentSyncsFlagHasAConfigzField(t *testing.T) {
 		}
 		seen[field] = f.Flag
 	}
+
 }

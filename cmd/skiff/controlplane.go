@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -336,6 +337,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var nodeCIDRMaskSize, terminatedPodGC, maxEndpointsPerSlice, mirroringMaxEndpointsPerSubset int
 	var controllers []string
 	var nodeMonitorGrace, nodeStartupGrace, legacyTokenCleanUp time.Duration
+	allocateNodeCIDRs := true
 	concurrentSyncs := map[string]*int{}
 	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
@@ -386,8 +388,14 @@ func newControllerManagerCommand() *cobra.Command {
 			if err != nil {
 				return nil, nil, err
 			}
+			run := controllers
+			if !allocateNodeCIDRs {
+				// As kube-controller-manager: without --allocate-node-cidrs the node IPAM
+				// controller does not run, whatever --controllers says.
+				run = append(slices.Clone(controllers), "-"+nodeipam.Name)
+			}
 			cfg := manager.Config{
-				Controllers:                            controllers,
+				Controllers:                            run,
 				ClusterCIDR:                            clusterCIDR,
 				NodeCIDRMaskSize:                       nodeCIDRMaskSize,
 				ServiceCIDR:                            serviceCIDR,
@@ -400,7 +408,9 @@ func newControllerManagerCommand() *cobra.Command {
 				MaxEndpointsPerSlice:                   maxEndpointsPerSlice,
 				MirroringMaxEndpointsPerSubset:         mirroringMaxEndpointsPerSubset,
 			}
-			return controllerManagerConfigz(s, cfg, terminatedPodGC, rootCAFile), func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
+			z := controllerManagerConfigz(s, cfg, terminatedPodGC, rootCAFile)
+			z.Generic.Controllers, z.KubeCloudShared.AllocateNodeCIDRs = controllers, allocateNodeCIDRs
+			return z, func(ctx context.Context, rc *rest.Config, log *slog.Logger, reg prometheus.Registerer, le leaderElection) error {
 				q := runner.NewQueueMetrics()
 				runner.UseQueueMetrics(q)
 				reg.MustRegister(q.Collectors()...)
@@ -413,6 +423,7 @@ func newControllerManagerCommand() *cobra.Command {
 		})
 	cmd.Flags().StringVar(&clusterCIDR, "cluster-cidr", nodeipam.DefaultClusterCIDR, "IPv4 range split into one pod CIDR per node, of --node-cidr-mask-size bits each")
 	cmd.Flags().StringVar(&serviceCIDR, "service-cluster-ip-range", config.DefaultServiceCIDR, "the Service IP range (the server's --service-cidr): no node gets a pod CIDR inside it where --cluster-cidr overlaps it; empty: none")
+	cmd.Flags().BoolVar(&allocateNodeCIDRs, "allocate-node-cidrs", allocateNodeCIDRs, "give each node a spec.podCIDR from --cluster-cidr (the node IPAM controller); false leaves that controller out, as kube-controller-manager's flag does (its default is false; skiff's node agents build their pod network from the CIDR)")
 	cmd.Flags().IntVar(&nodeCIDRMaskSize, "node-cidr-mask-size", nodeipam.DefaultNodeMaskSize, "prefix length of each node's pod CIDR: /24 gives a node 253 pod addresses and a /16 cluster CIDR 256 nodes")
 	cmd.Flags().StringSliceVar(&controllers, "controllers", []string{"*"}, `controllers to run, as kube-controller-manager's: "*" is all, "name" adds one, "-name" leaves one out (names as in the workqueue metrics, e.g. nodeipam-controller, or kube-controller-manager's: node-ipam-controller, nodeipam)`)
 	cmd.Flags().DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without renewing its Lease before it is marked Ready=Unknown and tainted unreachable")
