@@ -17,6 +17,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumerestrictions"
+	"github.com/skiffkube/skiff/scheduler/plugins/volumezone"
 )
 
 // Registry returns a fresh map of every in-tree plugin's constructor.
@@ -31,6 +32,7 @@ func Registry() runtime.Registry {
 		noderesourcesfit.Name:   noderesourcesfit.New,
 		volumerestrictions.Name: volumerestrictions.New,
 		volumebinding.Name:      volumebinding.New,
+		volumezone.Name:         volumezone.New,
 		podtopologyspread.Name:  podtopologyspread.New,
 		interpodaffinity.Name:   interpodaffinity.New,
 		balancedallocation.Name: balancedallocation.New,
@@ -55,6 +57,7 @@ func DefaultProfile(strategy noderesourcesfit.ScoringStrategy) []runtime.PluginC
 		{Name: noderesourcesfit.Name, Weight: 1, Args: noderesourcesfit.Args{ScoringStrategy: strategy}},
 		{Name: volumerestrictions.Name},
 		{Name: volumebinding.Name},
+		{Name: volumezone.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: balancedallocation.Name, Weight: 1},
