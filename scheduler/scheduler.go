@@ -134,8 +134,13 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 	if !fwk.HasBindPlugins() {
 		return nil, errors.New("scheduler: the profile has no bind plugin")
 	}
+	// As kube-scheduler's: the queue is in the profile's queue sort order.
+	less := fwk.QueueSortFunc()
+	if less == nil {
+		return nil, errors.New("scheduler: no queue sort plugin is enabled")
+	}
 	s.fwk = fwk
-	s.queue = queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff,
+	s.queue = queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff, Less: less,
 		PreEnqueue: func(pod *v1.Pod) bool { return fwk.RunPreEnqueuePlugins(context.Background(), pod).IsSuccess() }})
 	s.metrics.Attach(s.queue.Lengths)
 	if err := s.addEventHandlers(podInformer.Informer(), nodeInformer.Informer()); err != nil {

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,10 @@ import (
 
 	"github.com/skiffkube/skiff/scheduler"
 	"github.com/skiffkube/skiff/scheduler/configfile"
+	"github.com/skiffkube/skiff/scheduler/framework/runtime"
 	"github.com/skiffkube/skiff/scheduler/metrics"
+	"github.com/skiffkube/skiff/scheduler/plugins"
+	"github.com/skiffkube/skiff/scheduler/plugins/queuesort"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
 )
 
@@ -214,6 +218,24 @@ func TestConfigRejectsUnknownScoringStrategy(t *testing.T) {
 	_, err = scheduler.New(cs, informersFor(cs), scheduler.Config{ScoringStrategy: scheduler.ScoringRequestedToCapacityRatio})
 	if err == nil || !strings.Contains(err.Error(), "needs a shape") {
 		t.Fatalf("err = %v, want one asking for a shape", err)
+	}
+}
+
+// A profile needs a queue sort plugin, as kube-scheduler's; the default
+// profile has PrioritySort.
+func TestProfileNeedsAQueueSortPlugin(t *testing.T) {
+	cs := newFakeClientset()
+	profile := plugins.DefaultProfile("")
+	if !slices.ContainsFunc(profile, func(c runtime.PluginConfig) bool { return c.Name == queuesort.Name }) {
+		t.Fatalf("the default profile %v has no %s", profile, queuesort.Name)
+	}
+	if _, err := scheduler.New(cs, informersFor(cs), scheduler.Config{Plugins: profile}); err != nil {
+		t.Fatal(err)
+	}
+	without := slices.DeleteFunc(slices.Clone(profile), func(c runtime.PluginConfig) bool { return c.Name == queuesort.Name })
+	_, err := scheduler.New(cs, informersFor(cs), scheduler.Config{Plugins: without})
+	if err == nil || !strings.Contains(err.Error(), "no queue sort plugin is enabled") {
+		t.Fatalf("err = %v, want one saying no queue sort plugin is enabled", err)
 	}
 }
 

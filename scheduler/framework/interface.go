@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -25,6 +26,17 @@ type Plugin interface {
 // PreFilterResult narrows the nodes worth filtering (nil = all nodes).
 type PreFilterResult struct {
 	NodeNames map[string]bool
+}
+
+// QueueSortLess reports whether pod1, which last entered the scheduling
+// queue at queued1, is to be attempted before pod2, queued at queued2.
+type QueueSortLess func(pod1 *v1.Pod, queued1 time.Time, pod2 *v1.Pod, queued2 time.Time) bool
+
+// QueueSortPlugin orders the pods waiting in the active queue
+// (kube-scheduler's QueueSort); a profile has exactly one.
+type QueueSortPlugin interface {
+	Plugin
+	Less(pod1 *v1.Pod, queued1 time.Time, pod2 *v1.Pod, queued2 time.Time) bool
 }
 
 // PreEnqueuePlugin decides whether a pod may enter the active queue at all;

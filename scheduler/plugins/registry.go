@@ -13,6 +13,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/nodeunschedulable"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
+	"github.com/skiffkube/skiff/scheduler/plugins/queuesort"
 	"github.com/skiffkube/skiff/scheduler/plugins/schedulinggates"
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
@@ -24,6 +25,7 @@ import (
 func Registry() runtime.Registry {
 	return runtime.Registry{
 		schedulinggates.Name:    schedulinggates.New,
+		queuesort.Name:          queuesort.New,
 		nodeunschedulable.Name:  nodeunschedulable.New,
 		nodename.Name:           nodename.New,
 		tainttoleration.Name:    tainttoleration.New,
@@ -42,13 +44,16 @@ func Registry() runtime.Registry {
 	}
 }
 
-// DefaultProfile is the default-scheduler's plugin list. Filters run in this
+// DefaultProfile is the default-scheduler's plugin list, kube-scheduler
+// v1.33's but NodeVolumeLimits (skiff serves no CSINode objects for it to
+// count against). PrioritySort orders the queue. Filters run in this
 // order and stop at the first rejection, so the cheap, decisive checks come
 // first; score weights are kube-scheduler's defaults. strategy selects
 // NodeResourcesFit's scoring ("" = LeastAllocated).
 func DefaultProfile(strategy noderesourcesfit.ScoringStrategy) []runtime.PluginConfig {
 	return []runtime.PluginConfig{
 		{Name: schedulinggates.Name},
+		{Name: queuesort.Name},
 		{Name: nodeunschedulable.Name},
 		{Name: nodename.Name},
 		{Name: tainttoleration.Name, Weight: 3},

@@ -57,6 +57,10 @@ type Options struct {
 	// all (the framework's PreEnqueue plugins: scheduling gates). A pod it
 	// refuses waits among the gated until an update lets it in.
 	PreEnqueue func(*v1.Pod) bool
+	// Less orders the active queue (and pods whose backoff ends in the
+	// same window): the profile's queue sort plugin. nil means PrioritySort's
+	// order, the higher priority first, then the pod queued earlier.
+	Less framework.QueueSortLess
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -136,10 +140,14 @@ func New(opts Options) *PriorityQueue {
 	q := &PriorityQueue{opts: opts, unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{},
 		inFlight: map[string]*inFlightPod{}}
 	q.cond = sync.NewCond(&q.mu)
-	activeLess := func(a, b *QueuedPodInfo) bool {
-		pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
-		return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+	less := opts.Less
+	if less == nil {
+		less = func(p1 *v1.Pod, t1 time.Time, p2 *v1.Pod, t2 time.Time) bool {
+			pa, pb := corev1helpers.PodPriority(p1), corev1helpers.PodPriority(p2)
+			return pa > pb || (pa == pb && t1.Before(t2))
+		}
 	}
+	activeLess := func(a, b *QueuedPodInfo) bool { return less(a.Pod, a.Timestamp, b.Pod, b.Timestamp) }
 	q.activeQ = newKeyedHeap(activeLess)
 	q.backoffQ = newBackoffQueue(q.backoffExpiry, activeLess)
 	return q

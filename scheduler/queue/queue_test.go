@@ -51,6 +51,24 @@ func TestActiveQueueOrdersByPriorityThenAge(t *testing.T) {
 	}
 }
 
+// The profile's queue sort plugin (Options.Less) orders the active queue,
+// not the priorities.
+func TestActiveQueueOrdersByLess(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	byName := func(a *v1.Pod, _ time.Time, b *v1.Pod, _ time.Time) bool { return a.Name < b.Name }
+	q := New(Options{Now: c.now, Less: byName})
+	q.Add(pod("c", 100))
+	c.advance(time.Second)
+	q.Add(pod("a", 1))
+	c.advance(time.Second)
+	q.Add(pod("b", 10))
+	for _, want := range []string{"a", "b", "c"} {
+		if got := pop(t, q).Pod.Name; got != want {
+			t.Fatalf("popped %s, want %s", got, want)
+		}
+	}
+}
+
 func TestBackoffDoublesFromOneSecondToTenSeconds(t *testing.T) {
 	q, _ := newQueue()
 	for attempts, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 9: 10 * time.Second} {

@@ -44,6 +44,7 @@ type Options struct {
 type Framework struct {
 	opts Options
 
+	queueSort  []framework.QueueSortPlugin
 	preEnqueue []framework.PreEnqueuePlugin
 	preFilter  []framework.PreFilterPlugin
 	filter     []framework.FilterPlugin
@@ -101,6 +102,9 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 		if x, ok := p.(framework.EnqueueExtensions); ok {
 			f.events[pc.Name] = x.EventsToRegister()
 		}
+		if x, ok := p.(framework.QueueSortPlugin); ok {
+			f.queueSort = append(f.queueSort, x)
+		}
 		if x, ok := p.(framework.PreEnqueuePlugin); ok {
 			f.preEnqueue = append(f.preEnqueue, x)
 		}
@@ -137,7 +141,19 @@ func New(registry Registry, plugins []PluginConfig, opts Options) (*Framework, e
 			f.bind = append(f.bind, x)
 		}
 	}
+	if len(f.queueSort) > 1 {
+		return nil, errors.New("scheduler framework: only one queue sort plugin can be enabled")
+	}
 	return f, nil
+}
+
+// QueueSortFunc is the queue sort plugin's Less, the order of the active
+// queue; nil when the profile has none.
+func (f *Framework) QueueSortFunc() framework.QueueSortLess {
+	if len(f.queueSort) == 0 {
+		return nil
+	}
+	return f.queueSort[0].Less
 }
 
 // QueueingHint asks plugin, which rejected pod, whether evt (the change

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -251,5 +253,43 @@ func TestPostFilterPluginsStopAtAVerdictNoOtherCanChange(t *testing.T) {
 				t.Errorf("result %+v, want %+v", r, tc.wantResult)
 			}
 		})
+	}
+}
+
+// sorter is a queue sort plugin ordering by name.
+type sorter struct{ name string }
+
+func (s sorter) Name() string { return s.name }
+func (sorter) Less(a *v1.Pod, _ time.Time, b *v1.Pod, _ time.Time) bool {
+	return a.Name < b.Name
+}
+
+// A profile has at most one queue sort plugin, as kube-scheduler's, and
+// QueueSortFunc is its Less (nil when there is none).
+func TestQueueSort(t *testing.T) {
+	reg := Registry{
+		"SortA": func(any, framework.Handle) (framework.Plugin, error) { return sorter{"SortA"}, nil },
+		"SortB": func(any, framework.Handle) (framework.Plugin, error) { return sorter{"SortB"}, nil },
+	}
+	opts := Options{Snapshot: cache.NewEmptySnapshot()}
+	if _, err := New(reg, []PluginConfig{{Name: "SortA"}, {Name: "SortB"}}, opts); err == nil || !strings.Contains(err.Error(), "only one queue sort plugin can be enabled") {
+		t.Errorf("two queue sort plugins: %v", err)
+	}
+	f, err := New(reg, []PluginConfig{{Name: "SortA"}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	less := f.QueueSortFunc()
+	a, b := &v1.Pod{}, &v1.Pod{}
+	a.Name, b.Name = "a", "b"
+	if less == nil || !less(a, time.Time{}, b, time.Time{}) || less(b, time.Time{}, a, time.Time{}) {
+		t.Errorf("QueueSortFunc does not order by the plugin's Less")
+	}
+	f, err = New(reg, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.QueueSortFunc() != nil {
+		t.Errorf("no queue sort plugin: QueueSortFunc is not nil")
 	}
 }
