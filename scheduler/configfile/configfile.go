@@ -39,6 +39,7 @@ import (
 	"github.com/skiffkube/skiff/scheduler/plugins/nodeaffinity"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/podtopologyspread"
+	"github.com/skiffkube/skiff/scheduler/plugins/queuesort"
 	"github.com/skiffkube/skiff/scheduler/plugins/volumebinding"
 )
 
@@ -197,14 +198,14 @@ const maxPluginWeight = 100
 // and not others, which skiff's framework does only for scoring.
 func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwruntime.PluginConfig, error) {
 	other := map[string]schedv1.PluginSet{
-		"preEnqueue": p.PreEnqueue, "queueSort": p.QueueSort, "preFilter": p.PreFilter, "filter": p.Filter,
+		"preEnqueue": p.PreEnqueue, "preFilter": p.PreFilter, "filter": p.Filter,
 		"postFilter": p.PostFilter, "preScore": p.PreScore, "reserve": p.Reserve, "permit": p.Permit,
 		"preBind": p.PreBind, "bind": p.Bind, "postBind": p.PostBind, "placementGenerate": p.PlacementGenerate,
 		"placementScore": p.PlacementScore, "podGroupPostFilter": p.PodGroupPostFilter,
 	}
 	for _, point := range slices.Sorted(maps.Keys(other)) {
 		if set := other[point]; len(set.Enabled) > 0 || len(set.Disabled) > 0 {
-			return nil, fmt.Errorf("profiles[0].plugins.%s: skiff runs each plugin at all its extension points (its score may be turned off); enable, disable or weigh plugins under multiPoint or score", point)
+			return nil, fmt.Errorf("profiles[0].plugins.%s: skiff runs each plugin at all its extension points (its score may be turned off); enable, disable or weigh plugins under multiPoint, score or (PrioritySort) queueSort", point)
 		}
 	}
 	known := plugins.Registry()
@@ -227,8 +228,9 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 		list  []schedv1.Plugin
 	}{{"profiles[0].plugins.multiPoint.disabled", p.MultiPoint.Disabled}, {"profiles[0].plugins.score.disabled", p.Score.Disabled}} {
 		for _, pl := range set.list {
-			if _, ok := known[pl.Name]; !ok && pl.Name != "*" {
-				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
+			// NodeVolumeLimits never runs: disabling it is what skiff does.
+			if _, ok := known[pl.Name]; !ok && pl.Name != "*" && pl.Name != nodeVolumeLimits {
+				return nil, unknownPlugin(set.field, pl.Name)
 			}
 		}
 	}
@@ -259,7 +261,7 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 		}
 		for _, pl := range set.list {
 			if _, ok := known[pl.Name]; !ok {
-				return nil, fmt.Errorf("%s: skiff's scheduler has no plugin %q", set.field, pl.Name)
+				return nil, unknownPlugin(set.field, pl.Name)
 			}
 			w, err := weight(set.field, pl)
 			if err != nil {
@@ -280,6 +282,53 @@ func applyPlugins(profile []fwruntime.PluginConfig, p *schedv1.Plugins) ([]fwrun
 			}
 			profile = append(profile, fwruntime.PluginConfig{Name: pl.Name, Weight: w})
 		}
+	}
+	return applyQueueSort(profile, p.QueueSort, known)
+}
+
+// nodeVolumeLimits is the one plugin of kube-scheduler's default profile
+// that skiff has not.
+const nodeVolumeLimits = "NodeVolumeLimits"
+
+// unknownPlugin refuses a plugin name skiff's scheduler does not know.
+func unknownPlugin(field, name string) error {
+	if name == nodeVolumeLimits {
+		return fmt.Errorf("%s: skiff's scheduler has no plugin %q: it counts a node's CSI volumes against the limits of its CSINode object, and skiff has no CSI drivers (it serves no CSINode or CSIDriver objects)", field, name)
+	}
+	return fmt.Errorf("%s: skiff's scheduler has no plugin %q", field, name)
+}
+
+// applyQueueSort applies the queueSort set, which may only name
+// PrioritySort ("*" too, to disable), and checks that the profile keeps it:
+// as kube-scheduler, a profile has exactly one queue sort plugin, and
+// PrioritySort is skiff's only one.
+func applyQueueSort(profile []fwruntime.PluginConfig, set schedv1.PluginSet, known fwruntime.Registry) ([]fwruntime.PluginConfig, error) {
+	for _, list := range []struct {
+		field    string
+		list     []schedv1.Plugin
+		disabled bool
+	}{{"profiles[0].plugins.queueSort.disabled", set.Disabled, true}, {"profiles[0].plugins.queueSort.enabled", set.Enabled, false}} {
+		for _, pl := range list.list {
+			switch _, ok := known[pl.Name]; {
+			case pl.Name == queuesort.Name || (pl.Name == "*" && list.disabled):
+			case !ok:
+				return nil, unknownPlugin(list.field, pl.Name)
+			default:
+				return nil, fmt.Errorf("%s: %s is not a queue sort plugin; skiff's only one is %s", list.field, pl.Name, queuesort.Name)
+			}
+		}
+	}
+	has := func() bool {
+		return slices.ContainsFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == queuesort.Name })
+	}
+	if len(set.Disabled) > 0 {
+		profile = slices.DeleteFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == queuesort.Name })
+	}
+	if len(set.Enabled) > 0 && !has() {
+		profile = append(profile, fwruntime.PluginConfig{Name: queuesort.Name})
+	}
+	if !has() {
+		return nil, fmt.Errorf("profiles[0].plugins: no queue sort plugin is enabled: skiff's scheduler orders its queue by %s (the higher priority first, then the pod queued earlier), its only queue sort plugin; enable it under multiPoint or queueSort", queuesort.Name)
 	}
 	return profile, nil
 }

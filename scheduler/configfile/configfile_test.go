@@ -330,16 +330,16 @@ profiles:
 - plugins:
     multiPoint:
       disabled: [{name: "*"}]
-      enabled: [{name: NodeResourcesFit, weight: 2}, {name: DefaultBinder}]
+      enabled: [{name: PrioritySort}, {name: NodeResourcesFit, weight: 2}, {name: DefaultBinder}]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(cfg.Plugins); !slices.Equal(got, []string{"NodeResourcesFit", "DefaultBinder"}) {
+	if got := names(cfg.Plugins); !slices.Equal(got, []string{"PrioritySort", "NodeResourcesFit", "DefaultBinder"}) {
 		t.Errorf("plugins %v", got)
 	}
-	if cfg.Plugins[0].Weight != 2 {
-		t.Errorf("NodeResourcesFit weight %d", cfg.Plugins[0].Weight)
+	if cfg.Plugins[1].Weight != 2 {
+		t.Errorf("NodeResourcesFit weight %d", cfg.Plugins[1].Weight)
 	}
 
 	// Every score off, then one on again: the others still filter.
@@ -384,14 +384,14 @@ profiles:
 - plugins:
     multiPoint:
       disabled: [{name: "*"}]
-      enabled: [{name: TaintToleration, weight: 5}, {name: ImageLocality}, {name: DefaultBinder}]
+      enabled: [{name: PrioritySort}, {name: TaintToleration, weight: 5}, {name: ImageLocality}, {name: DefaultBinder}]
     score:
       disabled: [{name: TaintToleration}]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(cfg.Plugins); !slices.Equal(got, []string{"TaintToleration", "ImageLocality", "DefaultBinder"}) {
+	if got := names(cfg.Plugins); !slices.Equal(got, []string{"PrioritySort", "TaintToleration", "ImageLocality", "DefaultBinder"}) {
 		t.Errorf("plugins %v", got)
 	}
 	if tt, _ := pluginNamed(t, cfg.Plugins, "TaintToleration"); !tt.NoScore || tt.Weight != 5 {
@@ -399,6 +399,80 @@ profiles:
 	}
 	if il, _ := pluginNamed(t, cfg.Plugins, "ImageLocality"); il.NoScore {
 		t.Errorf("ImageLocality %+v, want it scored", il)
+	}
+}
+
+// upstreamDefaultPlugins is v1.33's default profile as kube-scheduler
+// writes its configuration (pkg/scheduler/apis/config/v1/default_plugins.go).
+const upstreamDefaultPlugins = `
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: SchedulingGates
+      - name: PrioritySort
+      - name: NodeUnschedulable
+      - name: NodeName
+      - {name: TaintToleration, weight: 3}
+      - {name: NodeAffinity, weight: 2}
+      - name: NodePorts
+      - {name: NodeResourcesFit, weight: 1}
+      - name: VolumeRestrictions
+      - name: NodeVolumeLimits
+      - name: VolumeBinding
+      - name: VolumeZone
+      - {name: PodTopologySpread, weight: 2}
+      - {name: InterPodAffinity, weight: 2}
+      - name: DefaultPreemption
+      - {name: NodeResourcesBalancedAllocation, weight: 1}
+      - {name: ImageLocality, weight: 1}
+      - name: DefaultBinder
+`
+
+// kube-scheduler's default profile is skiff's but NodeVolumeLimits, which
+// is refused with the reason, and may be disabled (it never runs).
+func TestParseUpstreamDefaultProfile(t *testing.T) {
+	_, err := Parse([]byte(header + upstreamDefaultPlugins))
+	if err == nil || !strings.Contains(err.Error(), `no plugin "NodeVolumeLimits": it counts a node's CSI volumes`) {
+		t.Fatalf("err = %v, want NodeVolumeLimits refused with the reason", err)
+	}
+	withoutLimits := strings.Replace(upstreamDefaultPlugins, "      - name: NodeVolumeLimits\n", "", 1)
+	cfg, err := Parse([]byte(header + withoutLimits + "      disabled: [{name: NodeVolumeLimits}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := plugins.DefaultProfile(noderesourcesfit.LeastAllocated)
+	if got, want := names(cfg.Plugins), names(def); !slices.Equal(got, want) {
+		t.Errorf("plugins %v, want %v", got, want)
+	}
+	for i, pc := range cfg.Plugins {
+		if pc.Weight != def[i].Weight {
+			t.Errorf("%s weight %d, want %d", pc.Name, pc.Weight, def[i].Weight)
+		}
+	}
+}
+
+// PrioritySort may be named at queueSort, the one point besides multiPoint
+// and score that skiff reads, as long as the profile keeps it.
+func TestParseQueueSort(t *testing.T) {
+	for _, plugins := range []string{
+		"{queueSort: {enabled: [{name: PrioritySort}]}}",
+		"{queueSort: {disabled: [{name: \"*\"}], enabled: [{name: PrioritySort}]}}",
+		"{multiPoint: {disabled: [{name: PrioritySort}]}, queueSort: {enabled: [{name: PrioritySort}]}}",
+		"{multiPoint: {disabled: [{name: \"*\"}], enabled: [{name: DefaultBinder}]}, queueSort: {enabled: [{name: PrioritySort}]}}",
+	} {
+		cfg, err := Parse([]byte(header + "profiles: [{plugins: " + plugins + "}]\n"))
+		if err != nil {
+			t.Errorf("%s: %v", plugins, err)
+			continue
+		}
+		if n := slices.IndexFunc(cfg.Plugins, func(c fwruntime.PluginConfig) bool { return c.Name == "PrioritySort" }); n < 0 {
+			t.Errorf("%s: no PrioritySort in %v", plugins, names(cfg.Plugins))
+		}
+		if n := len(slices.DeleteFunc(names(cfg.Plugins), func(n string) bool { return n != "PrioritySort" })); n != 1 {
+			t.Errorf("%s: PrioritySort %d times in %v", plugins, n, names(cfg.Plugins))
+		}
 	}
 }
 
@@ -424,6 +498,18 @@ func TestParseRefuses(t *testing.T) {
 		{"bad weight", header + "profiles: [{plugins: {score: {enabled: [{name: NodePorts, weight: -1}]}}}]\n", "weight of NodePorts must be 1-100, got -1"},
 		{"only the score of a filter plugin not run", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}, score: {enabled: [{name: NodeResourcesFit}]}}}]\n",
 			"profiles[0].plugins.score.enabled: NodeResourcesFit is not in the profile, and skiff would run it at all its extension points, not only Score"},
+		{"the queue sort disabled", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: PrioritySort}]}}}]\n",
+			"profiles[0].plugins: no queue sort plugin is enabled: skiff's scheduler orders its queue by PrioritySort (the higher priority first, then the pod queued earlier), its only queue sort plugin"},
+		{"every plugin disabled, the queue sort not enabled again", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: \"*\"}], enabled: [{name: DefaultBinder}]}}}]\n",
+			"profiles[0].plugins: no queue sort plugin is enabled"},
+		{"the queue sort disabled at its point", header + "profiles: [{plugins: {queueSort: {disabled: [{name: PrioritySort}]}}}]\n",
+			"profiles[0].plugins: no queue sort plugin is enabled"},
+		{"another plugin as the queue sort", header + "profiles: [{plugins: {queueSort: {enabled: [{name: NodeName}]}}}]\n",
+			"profiles[0].plugins.queueSort.enabled: NodeName is not a queue sort plugin; skiff's only one is PrioritySort"},
+		{"an unknown queue sort", header + "profiles: [{plugins: {queueSort: {enabled: [{name: FifoSort}]}}}]\n",
+			`profiles[0].plugins.queueSort.enabled: skiff's scheduler has no plugin "FifoSort"`},
+		{"NodeVolumeLimits", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeVolumeLimits}]}}}]\n",
+			`profiles[0].plugins.multiPoint.enabled: skiff's scheduler has no plugin "NodeVolumeLimits": it counts a node's CSI volumes against the limits of its CSINode object, and skiff has no CSI drivers (it serves no CSINode or CSIDriver objects)`},
 		{"unknown plugin", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeResourcesFitt}]}}}]\n", `skiff's scheduler has no plugin "NodeResourcesFitt"`},
 		{"unknown plugin disabled", header + "profiles: [{plugins: {multiPoint: {disabled: [{name: ImageLocalty}]}}}]\n", `profiles[0].plugins.multiPoint.disabled: skiff's scheduler has no plugin "ImageLocalty"`},
 		{"weight", header + "profiles: [{plugins: {score: {enabled: [{name: ImageLocality, weight: 500}]}}}]\n", "weight of ImageLocality must be 1-100, got 500"},
