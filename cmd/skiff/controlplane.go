@@ -388,14 +388,8 @@ func newControllerManagerCommand() *cobra.Command {
 			if err != nil {
 				return nil, nil, err
 			}
-			run := controllers
-			if !allocateNodeCIDRs {
-				// As kube-controller-manager: without --allocate-node-cidrs the node IPAM
-				// controller does not run, whatever --controllers says.
-				run = append(slices.Clone(controllers), "-"+nodeipam.Name)
-			}
 			cfg := manager.Config{
-				Controllers:                            run,
+				Controllers:                            controllersToRun(controllers, allocateNodeCIDRs),
 				ClusterCIDR:                            clusterCIDR,
 				NodeCIDRMaskSize:                       nodeCIDRMaskSize,
 				ServiceCIDR:                            serviceCIDR,
@@ -503,3 +497,18 @@ func newSchedulerCommand() *cobra.Command {
 }
 
 func timeAfter(seconds int) <-chan time.Time { return time.After(time.Duration(seconds) * time.Second) }
+
+// controllersToRun is the --controllers list the manager gets: as
+// kube-controller-manager, without --allocate-node-cidrs the node IPAM
+// controller does not run, whatever --controllers says. An empty list is
+// every controller to the manager, so it is spelt "*" before the exclusion
+// (which alone would select none).
+func controllersToRun(controllers []string, allocateNodeCIDRs bool) []string {
+	if allocateNodeCIDRs {
+		return controllers
+	}
+	if len(controllers) == 0 {
+		controllers = []string{"*"}
+	}
+	return append(slices.Clone(controllers), "-"+nodeipam.Name)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
 	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/config"
+	"github.com/skiffkube/skiff/controllers/manager"
+	"github.com/skiffkube/skiff/controllers/nodeipam"
 )
 
 // TestControlPlaneClientsSpeakProtobuf checks that the in-process loops'
@@ -140,5 +143,34 @@ func TestServerGivesNodeIPAMItsServiceRange(t *testing.T) {
 	cfg := &config.Server{ClusterCIDR: "10.0.0.0/8", NodeCIDRMaskSize: 24, ServiceCIDR: "10.43.0.0/16"}
 	if got := controllerManagerConfig(cfg); got.ClusterCIDR != "10.0.0.0/8" || got.NodeCIDRMaskSize != 24 || got.ServiceCIDR != "10.43.0.0/16" {
 		t.Errorf("controller manager's CIDRs: cluster %q /%d, service %q", got.ClusterCIDR, got.NodeCIDRMaskSize, got.ServiceCIDR)
+	}
+}
+
+// --allocate-node-cidrs=false leaves the node IPAM controller out of
+// whatever --controllers selects, and only it: an empty --controllers
+// (every controller, as skiff reads it) still runs the others.
+func TestAllocateNodeCIDRsFalseLeavesOnlyNodeIPAMOut(t *testing.T) {
+	all, _, err := manager.SelectControllers([]string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range [][]string{{"*"}, {}, nil, {"*", "-job-controller"}} {
+		for _, allocate := range []bool{true, false} {
+			run, _, err := manager.SelectControllers(controllersToRun(spec, allocate))
+			if err != nil {
+				t.Errorf("--controllers=%q --allocate-node-cidrs=%v: %v", spec, allocate, err)
+				continue
+			}
+			want := len(all)
+			if len(spec) > 1 {
+				want-- // -job-controller
+			}
+			if !allocate {
+				want--
+			}
+			if len(run) != want || slices.Contains(run, nodeipam.Name) == !allocate {
+				t.Errorf("--controllers=%q --allocate-node-cidrs=%v runs %d controllers %v, want %d, node IPAM %v", spec, allocate, len(run), run, want, allocate)
+			}
+		}
 	}
 }
