@@ -171,5 +171,4 @@ func TestEveryConcurrentSyncsFlagHasAConfigzField(t *testing.T) {
 		}
 		seen[field] = f.Flag
 	}
-
 }

@@ -17,9 +17,11 @@ const MaxRetries = 15
 // warnEvery is how many failures in a row of one key are logged at Debug
 // before one is logged as a warning (and again every warnEvery): a conflict or
 // a cache behind the API server is routine and resolves within a few retries,
-// but a key still failing after ten (about 5 s of client-go's default
+// but a key still failing after ten (about 2.5 s of client-go's default
 // backoff) is worth an operator's eye before the key is dropped, or ever, for
 // controllers that retry forever (Kubernetes' controllers log every failure).
+// The backoff doubles, so later warnings come far apart (the 20th failure
+// about 40 minutes in, then hours apart at the default limiter's 1000 s cap).
 const warnEvery = 10
 
 // Queue is the workqueue type every controller uses: keys are "namespace/name" strings.
