@@ -2,7 +2,6 @@ package volumebinding
 
 import (
 	"errors"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -18,26 +17,10 @@ import (
 func (*VolumeBinding) EventsToRegister() []framework.ClusterEventWithHint {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update}, QueueingHintFn: isSchedulableAfterStorageClassChange},
-		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: isSchedulableAfterClaimChange},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: framework.IsSchedulableAfterOwnClaimChange},
 		{Event: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update}},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
 	}
-}
-
-// isSchedulableAfterClaimChange queues the pod when the claim is one of its
-// own (almost any change of it may let it bind).
-func isSchedulableAfterClaimChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, claim, err := framework.As[*v1.PersistentVolumeClaim](oldObj, newObj)
-	if err != nil {
-		return framework.Queue, err
-	}
-	if claim == nil {
-		return framework.Queue, errors.New("the event carries no claim")
-	}
-	if claim.Namespace == pod.Namespace && slices.Contains(claimNames(pod), claim.Name) {
-		return framework.Queue, nil
-	}
-	return framework.QueueSkip, nil
 }
 
 // isSchedulableAfterStorageClassChange queues the pod for a new class, or a

@@ -39,7 +39,7 @@ func TestIsSchedulableAfterClaimChange(t *testing.T) {
 		{"a claim the pod does not use is skipped", hintPod("a"), nil, namedClaim("ns", "b"), framework.QueueSkip, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := isSchedulableAfterClaimChange(c.pod, c.old, c.new)
+			got, err := framework.IsSchedulableAfterOwnClaimChange(c.pod, c.old, c.new)
 			if (err != nil) != c.wantErr || got != c.want {
 				t.Errorf("got %v, %v; want %v (error: %v)", got, err, c.want, c.wantErr)
 			}

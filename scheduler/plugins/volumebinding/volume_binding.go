@@ -86,20 +86,9 @@ type state struct {
 
 func (s *state) Clone() framework.StateData { return s }
 
-// claimNames lists the pod's persistentVolumeClaim volumes' claims.
-func claimNames(pod *v1.Pod) []string {
-	var out []string
-	for _, vol := range pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim != nil {
-			out = append(out, vol.PersistentVolumeClaim.ClaimName)
-		}
-	}
-	return out
-}
-
 // PreFilter checks the claims exist and sorts them into bound and delayed.
 func (pl *VolumeBinding) PreFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	names := claimNames(pod)
+	names := framework.PodClaimNames(pod)
 	if len(names) == 0 {
 		// Nothing to check: Filter is skipped, PreBind finds no state.
 		return nil, framework.NewStatus(framework.Skip)

@@ -3,7 +3,6 @@ package volumezone
 import (
 	"errors"
 	"reflect"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -19,25 +18,9 @@ func (*VolumeZone) EventsToRegister() []framework.ClusterEventWithHint {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}, QueueingHintFn: isSchedulableAfterStorageClassAdded},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
-		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: isSchedulableAfterPersistentVolumeClaimChange},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: framework.IsSchedulableAfterOwnClaimChange},
 		{Event: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update}, QueueingHintFn: isSchedulableAfterPersistentVolumeChange},
 	}
-}
-
-// isSchedulableAfterPersistentVolumeClaimChange queues pod when the claim
-// is one of its own.
-func isSchedulableAfterPersistentVolumeClaimChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, claim, err := framework.As[*v1.PersistentVolumeClaim](oldObj, newObj)
-	if err != nil {
-		return framework.Queue, err
-	}
-	if claim == nil {
-		return framework.Queue, errors.New("the event carries no claim")
-	}
-	if claim.Namespace == pod.Namespace && slices.Contains(claimNames(pod), claim.Name) {
-		return framework.Queue, nil
-	}
-	return framework.QueueSkip, nil
 }
 
 // isSchedulableAfterStorageClassAdded queues pod for a new

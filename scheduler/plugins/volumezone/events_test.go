@@ -18,7 +18,7 @@ func TestIsSchedulableAfterPersistentVolumeClaimChange(t *testing.T) {
 	pod := podWithClaims("data")
 	other := claim("data", "", "pv")
 	other.Namespace = "elsewhere"
-	schedtest.RunHintCases(t, isSchedulableAfterPersistentVolumeClaimChange, []schedtest.HintCase{
+	schedtest.RunHintCases(t, framework.IsSchedulableAfterOwnClaimChange, []schedtest.HintCase{
 		{Name: "an object that is no claim is an error, and queues", Pod: pod, New: "not-a-claim", Want: framework.Queue, WantErr: true},
 		{Name: "the pod's claim added queues", Pod: pod, New: claim("data", "", ""), Want: framework.Queue},
 		{Name: "the pod's claim bound queues", Pod: pod, Old: claim("data", "", ""), New: claim("data", "", "pv"), Want: framework.Queue},

@@ -103,7 +103,7 @@ func (pl *VolumeZone) PreFilter(_ context.Context, cs *framework.CycleState, pod
 // with kube-scheduler's reasons for a claim that cannot be resolved.
 func (pl *VolumeZone) podTopologies(pod *v1.Pod) ([]topology, *framework.Status) {
 	var out []topology
-	for _, name := range claimNames(pod) {
+	for _, name := range framework.PodClaimNames(pod) {
 		if name == "" {
 			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no name")
 		}
@@ -220,15 +220,4 @@ func (pl *VolumeZone) Filter(_ context.Context, cs *framework.CycleState, pod *v
 		}
 	}
 	return nil
-}
-
-// claimNames lists the claims of the pod's persistentVolumeClaim volumes.
-func claimNames(pod *v1.Pod) []string {
-	var out []string
-	for _, vol := range pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim != nil {
-			out = append(out, vol.PersistentVolumeClaim.ClaimName)
-		}
-	}
-	return out
 }
