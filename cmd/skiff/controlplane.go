@@ -342,7 +342,11 @@ func newControllerManagerCommand() *cobra.Command {
 	eviction := nodelifecycle.DefaultEviction()
 	cmd := standaloneCommand("controller-manager", "Run the controllers (one active instance per cluster, elected with a Lease)", 10257, controlPlaneQPS, controlPlaneBurst,
 		func(s standalone, rc *rest.Config) (any, loop, error) {
-			if _, _, err := manager.SelectControllers(controllers); err != nil {
+			run := controllersToRun(controllers, allocateNodeCIDRs)
+			if _, _, err := manager.SelectControllers(run); err != nil {
+				if !allocateNodeCIDRs {
+					return nil, nil, fmt.Errorf("invalid --controllers with --allocate-node-cidrs=false (which leaves node IPAM out): %w", err)
+				}
 				return nil, nil, fmt.Errorf("invalid --controllers: %w", err)
 			}
 			if err := nodelifecycle.CheckGracePeriod(nodeMonitorGrace); err != nil {
@@ -351,21 +355,27 @@ func newControllerManagerCommand() *cobra.Command {
 			if err := nodelifecycle.CheckGracePeriod(nodeStartupGrace); err != nil {
 				return nil, nil, fmt.Errorf("invalid --node-startup-grace-period %s: %w", nodeStartupGrace, err)
 			}
-			// The same checks as the server's --cluster-cidr: IPv4 only.
-			cidr, err := config.ParseClusterCIDR(clusterCIDR)
-			if err != nil {
-				return nil, nil, fmt.Errorf("invalid --cluster-cidr %q: %w", clusterCIDR, err)
-			}
-			clusterCIDR = cidr
-			if serviceCIDR != "" {
-				cidr, err := config.ParseServiceCIDR(serviceCIDR)
+			if allocateNodeCIDRs {
+				// The same checks as the server's --cluster-cidr: IPv4 only.
+				cidr, err := config.ParseClusterCIDR(clusterCIDR)
 				if err != nil {
-					return nil, nil, fmt.Errorf("invalid --service-cluster-ip-range %q: %w", serviceCIDR, err)
+					return nil, nil, fmt.Errorf("invalid --cluster-cidr %q: %w", clusterCIDR, err)
 				}
-				serviceCIDR = cidr
-			}
-			if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, serviceCIDR, "service-cluster-ip-range", eviction); err != nil {
-				return nil, nil, err
+				clusterCIDR = cidr
+				if serviceCIDR != "" {
+					cidr, err := config.ParseServiceCIDR(serviceCIDR)
+					if err != nil {
+						return nil, nil, fmt.Errorf("invalid --service-cluster-ip-range %q: %w", serviceCIDR, err)
+					}
+					serviceCIDR = cidr
+				}
+				if err := config.CheckNodeSettings(clusterCIDR, nodeCIDRMaskSize, serviceCIDR, "service-cluster-ip-range", eviction); err != nil {
+					return nil, nil, err
+				}
+			} else if err := eviction.Check(); err != nil {
+				// Only node IPAM reads the CIDR flags, so without it they are not
+				// judged, as kube-controller-manager judges them when it starts it.
+				return nil, nil, fmt.Errorf("invalid %w", err)
 			}
 			workers := map[string]int{}
 			for _, f := range manager.ConcurrentSyncsFlags {
@@ -389,7 +399,7 @@ func newControllerManagerCommand() *cobra.Command {
 				return nil, nil, err
 			}
 			cfg := manager.Config{
-				Controllers:                            controllersToRun(controllers, allocateNodeCIDRs),
+				Controllers:                            run,
 				ClusterCIDR:                            clusterCIDR,
 				NodeCIDRMaskSize:                       nodeCIDRMaskSize,
 				ServiceCIDR:                            serviceCIDR,

@@ -446,21 +446,33 @@ current-context: x
 		"--legacy-service-account-token-clean-up-period=0s": `invalid --legacy-service-account-token-clean-up-period 0s: must be a positive duration such as 8760h`,
 		"--node-cidr-mask-size=16":                          `invalid --cluster-cidr 10.42.0.0/16 with --node-cidr-mask-size 16: node mask /16 must be longer than the cluster CIDR's /16`,
 		// As the server's --cluster-cidr: one IPv4 range, the pod network being IPv4 only.
-		"--cluster-cidr=10.42.0.0/16,fd00:42::/56":              `invalid --cluster-cidr "10.42.0.0/16,fd00:42::/56": dual-stack pod CIDRs are not supported (skiff's pod network is IPv4 only): give one IPv4 CIDR such as 10.42.0.0/16`,
-		"--cluster-cidr=fd00:42::/48":                           `invalid --cluster-cidr "fd00:42::/48": must be an IPv4 CIDR such as 10.42.0.0/16 (skiff's pod network is IPv4 only)`,
-		"--service-cluster-ip-range=10.32.0.0/12":               `invalid --service-cluster-ip-range 10.32.0.0/12 with --cluster-cidr 10.42.0.0/16: the Service range 10.32.0.0/12 holds all of the cluster CIDR 10.42.0.0/16: no pod CIDR would be left`,
-		"--service-cluster-ip-range=10.43.0.0/16,fd00:43::/112": `invalid --service-cluster-ip-range "10.43.0.0/16,fd00:43::/112": dual-stack Service CIDRs are not supported`,
-		"--cluster-cidr=10.0.0.0/4":                             `invalid --cluster-cidr "10.0.0.0/4": prefix length must be between /8 and /29`,
+		"--cluster-cidr=10.42.0.0/16,fd00:42::/56":                      `invalid --cluster-cidr "10.42.0.0/16,fd00:42::/56": dual-stack pod CIDRs are not supported (skiff's pod network is IPv4 only): give one IPv4 CIDR such as 10.42.0.0/16`,
+		"--cluster-cidr=fd00:42::/48":                                   `invalid --cluster-cidr "fd00:42::/48": must be an IPv4 CIDR such as 10.42.0.0/16 (skiff's pod network is IPv4 only)`,
+		"--service-cluster-ip-range=10.32.0.0/12":                       `invalid --service-cluster-ip-range 10.32.0.0/12 with --cluster-cidr 10.42.0.0/16: the Service range 10.32.0.0/12 holds all of the cluster CIDR 10.42.0.0/16: no pod CIDR would be left`,
+		"--service-cluster-ip-range=10.43.0.0/16,fd00:43::/112":         `invalid --service-cluster-ip-range "10.43.0.0/16,fd00:43::/112": dual-stack Service CIDRs are not supported`,
+		"--cluster-cidr=10.0.0.0/4":                                     `invalid --cluster-cidr "10.0.0.0/4": prefix length must be between /8 and /29`,
+		"--allocate-node-cidrs=false --controllers=nodeipam-controller": `invalid --controllers with --allocate-node-cidrs=false (which leaves node IPAM out): "nodeipam-controller,-nodeipam-controller" leaves no controller to run`,
+		"--allocate-node-cidrs=false --node-eviction-rate=0":            `invalid --node-eviction-rate 0: must be more than 0 nodes a second`,
 	} {
 		// A setting wrongly accepted leaves the process campaigning against
 		// an unreachable server: the deadline ends it.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, skiffBin, "controller-manager", "--kubeconfig", kubeconfig, args)
+		cmd := exec.CommandContext(ctx, skiffBin, append([]string{"controller-manager", "--kubeconfig", kubeconfig}, strings.Fields(args)...)...)
 		cmd.Env = skiffEnv()
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("controller-manager %s: %v, output %q does not contain %q", args, err, out, want)
 		}
+	}
+	// Without node IPAM the CIDR flags are not judged, as kube-controller-manager
+	// judges them only when it starts node IPAM: a dual-stack pair skiff's node
+	// IPAM refuses is no error then (the process runs until the deadline).
+	noIPAM, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	cm := exec.CommandContext(noIPAM, skiffBin, "controller-manager", "--kubeconfig", kubeconfig, "--allocate-node-cidrs=false", "--cluster-cidr=10.42.0.0/16,fd00:42::/56")
+	cm.Env = skiffEnv()
+	if out, _ := cm.CombinedOutput(); noIPAM.Err() == nil || strings.Contains(string(out), "invalid") {
+		t.Errorf("controller-manager --allocate-node-cidrs=false with a dual-stack --cluster-cidr ended before the deadline: %q", out)
 	}
 }
