@@ -10,9 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/plugins/queuesort"
 )
 
 // Defaults, as in kube-scheduler.
@@ -142,10 +142,7 @@ func New(opts Options) *PriorityQueue {
 	q.cond = sync.NewCond(&q.mu)
 	less := opts.Less
 	if less == nil {
-		less = func(p1 *v1.Pod, t1 time.Time, p2 *v1.Pod, t2 time.Time) bool {
-			pa, pb := corev1helpers.PodPriority(p1), corev1helpers.PodPriority(p2)
-			return pa > pb || (pa == pb && t1.Before(t2))
-		}
+		less = (&queuesort.PrioritySort{}).Less
 	}
 	activeLess := func(a, b *QueuedPodInfo) bool { return less(a.Pod, a.Timestamp, b.Pod, b.Timestamp) }
 	q.activeQ = newKeyedHeap(activeLess)
