@@ -78,6 +78,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// devices never overlaps with its successor; with maxSurge it may start beside it.
 	terminatingOn := map[string]bool{}
 	for _, p := range pods {
+		if p.DeletionTimestamp != nil && podstate.IsTerminal(p) {
+			// As in Kubernetes, a finished pod being deleted has nothing left to stop: a
+			// finalizer may keep it for long, and its node gets a replacement meanwhile.
+			continue
+		}
 		if p.DeletionTimestamp != nil {
 			terminatingOn[targetNode(p)] = true
 			continue

@@ -814,3 +814,22 @@ func TestSurgePercentOfNoNodesIsNoSurge(t *testing.T) {
 		t.Fatalf("deleted %v, want the old pods kept (maxUnavailable 0)", got)
 	}
 }
+
+// A finished pod already being deleted but kept by a finalizer (the template's, or one a
+// webhook or a volume plugin added) has nothing left to stop on its node: as in Kubernetes
+// (getNodesToDaemonPods without deleted terminal pods), the node gets its replacement at once
+// rather than waiting, without surge, for a pod that may never go away.
+func TestDeletedFinishedPodDoesNotHoldUpReplacement(t *testing.T) {
+	ds := newDS()
+	held := func(p *corev1.Pod) { p.Finalizers = []string{"example.com/hold"} }
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"),
+		daemonPod(ds, "broken", "n1", failed, terminating, held),
+		daemonPod(ds, "done", "n2", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, terminating, held))
+	fx.sync(t)
+	if got := fx.createdOn(); !slices.Equal(got, []string{"n1", "n2"}) {
+		t.Fatalf("created on %v, want n1 and n2 whose only pods are finished and being deleted", got)
+	}
+	if got := fx.deleted(); len(got) != 0 {
+		t.Fatalf("deleted %v, want nothing: the finished pods are already being deleted", got)
+	}
+}
