@@ -22,19 +22,24 @@ const (
 	taintNetworkUnavailable = "node.kubernetes.io/network-unavailable"
 )
 
-// addDaemonTolerations adds the tolerations every daemon pod gets. As Kubernetes does, a template
-// toleration of the same key, operator, value and effect is replaced by the default one, so a
-// tolerationSeconds on it cannot get daemon pods evicted from not-ready or unreachable nodes.
+// addDaemonTolerations adds the tolerations every daemon pod gets. As Kubernetes does, every
+// template toleration of the same key, operator, value and effect is replaced by the default one,
+// so a tolerationSeconds on any of them cannot get daemon pods evicted from not-ready or
+// unreachable nodes (the taint manager goes by the shortest). Kubernetes stops at a copy that is
+// already the default and leaves later ones; replacing them all never evicts sooner.
 func addDaemonTolerations(spec *corev1.PodSpec) {
 	add := func(key string, effect corev1.TaintEffect) {
 		want := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect}
+		found := false
 		for i := range spec.Tolerations {
 			if want.MatchToleration(&spec.Tolerations[i]) {
 				spec.Tolerations[i] = want
-				return
+				found = true
 			}
 		}
-		spec.Tolerations = append(spec.Tolerations, want)
+		if !found {
+			spec.Tolerations = append(spec.Tolerations, want)
+		}
 	}
 	add(taintNotReady, corev1.TaintEffectNoExecute)
 	add(taintUnreachable, corev1.TaintEffectNoExecute)

@@ -833,3 +833,25 @@ func TestDeletedFinishedPodDoesNotHoldUpReplacement(t *testing.T) {
 		t.Fatalf("deleted %v, want nothing: the finished pods are already being deleted", got)
 	}
 }
+
+// Every template toleration standing in for a default daemon toleration is replaced, as
+// Kubernetes' AddOrUpdateTolerationInPodSpec does, not just the first: the taint manager
+// evicts at the shortest tolerationSeconds of the matching tolerations, so a second copy
+// with one would still get daemon pods evicted from not-ready nodes.
+func TestEveryTolerationStandingInForADefaultIsReplaced(t *testing.T) {
+	secs := int64(300)
+	spec := corev1.PodSpec{Tolerations: []corev1.Toleration{
+		{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
+		{Key: "other", Operator: corev1.TolerationOpExists},
+		{Key: taintNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
+	}}
+	addDaemonTolerations(&spec)
+	for _, tol := range spec.Tolerations {
+		if tol.Key == taintNotReady && tol.TolerationSeconds != nil {
+			t.Fatalf("tolerations %+v: a not-ready toleration kept tolerationSeconds", spec.Tolerations)
+		}
+	}
+	if spec.Tolerations[1].Key != "other" {
+		t.Errorf("tolerations %+v: others must stay in place", spec.Tolerations)
+	}
+}
