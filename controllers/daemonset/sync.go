@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -204,7 +205,34 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err := c.updateStatus(ctx, ds, nodes, pods, hash, satisfied); err != nil {
 		return err
 	}
+	// A ready pod turns available by time alone, with no event: look again then, as
+	// Kubernetes does, so numberAvailable and a surge rollout do not wait for the resync.
+	if wait, ok := untilNextAvailable(ds, pods, c.now()); ok {
+		c.queue.AddAfter(key, wait)
+	}
 	return manageErr
+}
+
+// untilNextAvailable is how long until the first of ds's ready pods that is not yet available
+// becomes so under minReadySeconds; ok is false if no pod is waiting for that.
+func untilNextAvailable(ds *appsv1.DaemonSet, pods []*corev1.Pod, now time.Time) (wait time.Duration, ok bool) {
+	minReady := time.Duration(ds.Spec.MinReadySeconds) * time.Second
+	if minReady <= 0 {
+		return 0, false
+	}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || !podstate.IsReady(p) || podstate.IsAvailable(p, ds.Spec.MinReadySeconds, now) {
+			continue
+		}
+		since := podstate.ReadyCondition(p).LastTransitionTime
+		if since.IsZero() {
+			continue // never available
+		}
+		if w := since.Add(minReady).Sub(now); !ok || w < wait {
+			wait, ok = w, true
+		}
+	}
+	return wait, ok
 }
 
 func (c *Controller) claimPods(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector) ([]*corev1.Pod, error) {

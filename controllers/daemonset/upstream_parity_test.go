@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/revision"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 func terminating(p *corev1.Pod) {
@@ -853,5 +855,45 @@ func TestEveryTolerationStandingInForADefaultIsReplaced(t *testing.T) {
 	}
 	if spec.Tolerations[1].Key != "other" {
 		t.Errorf("tolerations %+v: others must stay in place", spec.Tolerations)
+	}
+}
+
+type afterQueue struct {
+	runner.Queue
+	after []time.Duration
+}
+
+func (q *afterQueue) AddAfter(key string, d time.Duration) { q.after = append(q.after, d) }
+
+// A ready pod turns available by time alone, with no event to wake the controller; as in
+// Kubernetes (updateDaemonSetStatus), a sync that leaves ready pods not yet available looks
+// again, here when the first one's minReadySeconds are up. Otherwise numberAvailable stays low
+// (and kubectl rollout status waits) after minReadySeconds is raised on running pods.
+func TestStatusLooksAgainWhenAReadyPodTurnsAvailable(t *testing.T) {
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.MinReadySeconds = 120 })
+	readySince := func(d time.Duration) podOpt {
+		return func(p *corev1.Pod) { p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-d)) }
+	}
+	fx := newFixture(t, ds, newNode("n1"), newNode("n2"), newNode("n3"),
+		daemonPod(ds, "a", "n1", readySince(90*time.Second)),
+		daemonPod(ds, "b", "n2", readySince(60*time.Second)),
+		daemonPod(ds, "c", "n3", readySince(time.Hour)))
+	q := &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if st := fx.status(t); st.NumberReady != 3 || st.NumberAvailable != 1 {
+		t.Fatalf("status %+v, want 3 ready and 1 available", st)
+	}
+	if !slices.Contains(q.after, 30*time.Second) {
+		t.Fatalf("requeued after %v, want 30s (when a, ready 90s ago, becomes available)", q.after)
+	}
+
+	// Every pod available: nothing to wait for.
+	fx = newFixture(t, ds, newNode("n1"), daemonPod(ds, "c", "n1", readySince(time.Hour)))
+	q = &afterQueue{Queue: fx.c.queue}
+	fx.c.queue = q
+	fx.sync(t)
+	if len(q.after) != 0 {
+		t.Fatalf("requeued after %v with every pod available", q.after)
 	}
 }
