@@ -135,7 +135,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		switch {
 		case shouldRun && len(running) == 0 && finished:
-			// The replacement follows once the finished pod is gone (its deletion event
+			// The replacement follows once the finished pod is being deleted (that event
 			// brings the next sync), or once its back-off ends.
 		case shouldRun && len(running) == 0 && terminatingOn[node.Name] && !allowsSurge(ds):
 			// wait for the old pod to be gone
