@@ -72,9 +72,13 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 	return c, nil
 }
 
-// Run processes namespaces until ctx ends.
+// Run processes namespaces until ctx ends. A namespace whose account
+// cannot be created is retried with backoff until it can, as Kubernetes'
+// controller retries it: no event is due to bring the namespace back (its
+// informer resyncs twice a day), and without the account no pod can be
+// created there.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueueNamespace(obj any) {

@@ -2,16 +2,25 @@ package serviceaccount
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 func TestDefaultServiceAccount(t *testing.T) {
@@ -54,5 +63,42 @@ func TestDefaultServiceAccount(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// As Kubernetes' service account controller: a namespace whose default
+// ServiceAccount cannot be created (an API server away, a webhook or quota
+// refusing it) is retried until the create succeeds, however many tries that
+// takes. Nothing else brings the namespace back soon: its informer resyncs
+// twice a day, and pods cannot be created there without the account.
+func TestFailingCreateIsRetriedUntilItSucceeds(t *testing.T) {
+	client := controllertest.NewClient(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	var failures atomic.Int32
+	client.PrependReactor("create", "serviceaccounts", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failures.Add(1) <= runner.MaxRetries+5 {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd away"))
+		}
+		return false, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Namespaces(), f.Core().V1().ServiceAccounts(), record.NewFakeRecorder(1),
+		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The default backoff, but in milliseconds rather than minutes.
+	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done; f.Shutdown() }()
+	f.Start(ctx.Done())
+	go func() { defer close(done); c.Run(ctx, 1) }()
+
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts("team").Get(ctx, DefaultName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no default ServiceAccount after %d creates, the first %d failing", failures.Load(), runner.MaxRetries+5)
 	}
 }
