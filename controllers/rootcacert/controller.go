@@ -84,9 +84,12 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 	return c, nil
 }
 
-// Run processes namespaces until ctx ends.
+// Run processes namespaces until ctx ends. A namespace whose ConfigMap
+// cannot be written is retried with backoff until it can, as Kubernetes'
+// publisher retries it: no event is due to bring the namespace back (its
+// informer resyncs twice a day), and pods there cannot start without the CA.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueueNamespace(obj any) {

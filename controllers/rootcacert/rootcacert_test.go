@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 const testCA = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
@@ -300,5 +303,37 @@ func TestRunKeepsEveryNamespacePublished(t *testing.T) {
 		if name := a.(k8stesting.UpdateAction).GetObject().(*corev1.ConfigMap).Name; name != ConfigMapName {
 			t.Errorf("updated ConfigMap %s", name)
 		}
+	}
+}
+
+// As Kubernetes' publisher: a namespace whose kube-root-ca.crt cannot be
+// created (an API server away, a webhook or a configmaps quota refusing it)
+// is retried until the create succeeds, however many tries that takes.
+// Nothing else brings the namespace back soon (its informer resyncs twice a
+// day), and pods there cannot start without the CA.
+func TestFailingCreateIsRetriedUntilItSucceeds(t *testing.T) {
+	client := controllertest.NewClient(namespace("team"))
+	var failures atomic.Int32
+	client.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failures.Add(1) <= runner.MaxRetries+5 {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("exceeded quota"))
+		}
+		return false, nil, nil
+	})
+	c, f := newController(t, client)
+	// The default backoff, but in milliseconds rather than minutes.
+	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done; f.Shutdown() }()
+	f.Start(ctx.Done())
+	go func() { defer close(done); c.Run(ctx, 1) }()
+
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ConfigMaps("team").Get(ctx, ConfigMapName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no %s after %d creates, the first %d failing", ConfigMapName, failures.Load(), runner.MaxRetries+5)
 	}
 }
