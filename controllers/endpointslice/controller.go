@@ -21,6 +21,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/expectations"
 	"github.com/skiffkube/skiff/controllers/podservices"
 	"github.com/skiffkube/skiff/controllers/runner"
+	"github.com/skiffkube/skiff/controllers/triggertime"
 )
 
 // Name is the controller's name in logs, events and the manager.
@@ -51,7 +52,7 @@ type Controller struct {
 	recorder    record.EventRecorder
 	log         *slog.Logger
 	maxPer      int
-	triggers    *triggerTimes
+	triggers    *triggertime.Tracker
 
 	// written remembers the generation of each slice this controller last wrote (deletionExpected for
 	// one it deleted), as Kubernetes' EndpointSliceTracker: a sync against a cache that has not caught
@@ -83,7 +84,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		recorder:    recorder,
 		log:         opts.Logger,
 		maxPer:      opts.MaxEndpointsPerSlice,
-		triggers:    newTriggerTimes(),
+		triggers:    triggertime.New(),
 		written:     map[types.UID]int64{},
 	}
 	if c.log == nil {

@@ -37,7 +37,7 @@
 // that has not caught up with its own writes fails and is retried with backoff.
 //
 // Slices created or updated carry endpoints.kubernetes.io/last-change-trigger-time, computed as
-// Kubernetes' TriggerTimeTracker does (see triggerTimes): the Service's creation on its first sync,
+// Kubernetes' TriggerTimeTracker does (package triggertime): the Service's creation on its first sync,
 // then the earliest pod Ready transition (or Service creation) newer than the last sync saw; a write
 // without one removes the annotation, slices not written keep theirs.
 package endpointslice

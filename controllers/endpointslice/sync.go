@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffkube/skiff/controllers/triggertime"
 )
 
 // errStale means the cache lags our own writes; the key is retried with backoff.
@@ -44,7 +46,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	svc, err := c.svcLister.Services(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.triggers.forget(key)
+		c.triggers.Forget(key)
 		// The garbage collector would remove them through ownerReferences; removing them here keeps
 		// traffic from going to a deleted Service's pods in the meantime.
 		return c.deleteSlices(ctx, key, existing)
@@ -75,7 +77,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
-	trigger := c.triggers.compute(key, svc, pods)
+	trigger := c.triggers.Compute(key, svc, pods)
 	if err := c.reconcile(ctx, key, svc, groups, existing, trigger); err != nil {
 		return err
 	}
@@ -356,7 +358,7 @@ func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service,
 	if len(p.create) > 0 {
 		c.exp.ExpectCreations(key, len(p.create))
 		for i, s := range p.create {
-			setTriggerTime(s, trigger)
+			s.Annotations = triggertime.Annotate(s.Annotations, trigger)
 			created, err := client.Create(ctx, s, metav1.CreateOptions{})
 			if err != nil {
 				for range p.create[i:] {
@@ -372,7 +374,7 @@ func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service,
 		}
 	}
 	for _, s := range p.update {
-		setTriggerTime(s, trigger)
+		s.Annotations = triggertime.Annotate(s.Annotations, trigger)
 		updated, err := client.Update(ctx, s, metav1.UpdateOptions{})
 		if err != nil {
 			return fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err)
