@@ -26,6 +26,7 @@ import (
 	"github.com/skiffkube/skiff/controllers/podservices"
 	"github.com/skiffkube/skiff/controllers/podstate"
 	"github.com/skiffkube/skiff/controllers/runner"
+	"github.com/skiffkube/skiff/controllers/triggertime"
 )
 
 // Name is the controller's name in logs, events and the manager.
@@ -53,6 +54,7 @@ type Controller struct {
 	queue     runner.Queue
 	recorder  record.EventRecorder
 	log       *slog.Logger
+	triggers  *triggertime.Tracker
 
 	// stale holds, per Service key, the resourceVersion of the Endpoints object this controller last
 	// replaced, as Kubernetes' staleEndpointsTracker: a sync that still finds that version in the cache
@@ -72,6 +74,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		queue:    runner.NewQueue(Name),
 		recorder: recorder,
 		log:      opts.Logger,
+		triggers: triggertime.New(),
 		stale:    map[string]string{},
 	}
 	if c.log == nil {
@@ -168,6 +171,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete endpoints %s: %w", key, err)
 		}
+		c.triggers.Forget(key)
 		c.setStale(key, "")
 		return nil
 	}
@@ -184,6 +188,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
+	trigger := c.triggers.Compute(key, svc, pods)
 	subsets, over := Truncate(Subsets(svc, pods), MaxAddresses)
 	lbls := maps.Clone(svc.Labels)
 	if lbls == nil {
@@ -198,8 +204,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cur, err := c.epLister.Endpoints(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: lbls}, Subsets: subsets}
+		ep.Annotations = triggertime.Annotate(nil, trigger)
 		if over {
-			ep.Annotations = map[string]string{corev1.EndpointsOverCapacity: truncated}
+			if ep.Annotations == nil {
+				ep.Annotations = map[string]string{}
+			}
+			ep.Annotations[corev1.EndpointsOverCapacity] = truncated
 		}
 		if _, err := c.client.CoreV1().Endpoints(namespace).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
 			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -223,6 +233,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	next := cur.DeepCopy()
 	next.Subsets, next.Labels = subsets, lbls
+	next.Annotations = triggertime.Annotate(next.Annotations, trigger)
 	if over {
 		if next.Annotations == nil {
 			next.Annotations = map[string]string{}

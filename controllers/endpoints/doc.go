@@ -5,7 +5,9 @@
 // Endpoints stays for older tools and for kubectl describe service. As in Kubernetes, an object holds at
 // most MaxAddresses (1000) addresses: beyond that ready addresses are kept before not-ready ones, shared
 // out among the subsets, and the object is annotated endpoints.kubernetes.io/over-capacity: truncated
-// until it fits again. As Kubernetes' staleEndpointsTracker, the controller remembers the version of
+// until it fits again. An object created or updated carries endpoints.kubernetes.io/last-change-trigger-time,
+// computed as Kubernetes' TriggerTimeTracker does (package triggertime); a write without one removes
+// it. As Kubernetes' staleEndpointsTracker, the controller remembers the version of
 // each Endpoints object it replaced, and a sync that still finds that version in its cache fails and is
 // retried with backoff rather than writing from it.
 //

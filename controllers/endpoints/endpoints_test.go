@@ -541,3 +541,71 @@ func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes' endpoints controller (its TriggerTimeTracker), a written Endpoints object carries
+// endpoints.kubernetes.io/last-change-trigger-time: the Service's creation on its first sync, then the
+// earliest pod Ready transition newer than the last sync saw; a write with none removes it.
+func TestLastChangeTriggerTime(t *testing.T) {
+	ctx := context.Background()
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	svc := service()
+	svc.CreationTimestamp = metav1.NewTime(created)
+	readyAt := func(ready bool, at time.Time) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at)
+			if !ready {
+				p.Status.Conditions[0].Status = corev1.ConditionFalse
+			}
+		}
+	}
+	t0 := created.Add(time.Minute)
+	a, b := pod("a", "10.42.0.2", 8080, true, readyAt(true, t0)), pod("b", "10.42.0.3", 8080, true, readyAt(true, t0))
+	client := controllertest.NewClient(svc, a, b)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), record.NewFakeRecorder(100), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Load(t, f.Core().V1().Services().Informer(), svc)
+	pods := f.Core().V1().Pods().Informer().GetIndexer()
+	controllertest.Load(t, f.Core().V1().Pods().Informer(), a, b)
+	// sync syncs the Service once the cache holds the Endpoints as last written, and returns the
+	// annotation written.
+	sync := func() (string, bool) {
+		t.Helper()
+		if err := c.sync(ctx, "ns/web"); err != nil {
+			t.Fatal(err)
+		}
+		ep, err := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Core().V1().Endpoints().Informer().GetIndexer().Update(ep); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := ep.Annotations[corev1.EndpointsLastChangeTriggerTime]
+		return v, ok
+	}
+
+	if v, _ := sync(); v != created.Format(time.RFC3339Nano) {
+		t.Errorf("trigger time %q on creation, want the Service's creation %s", v, created.Format(time.RFC3339Nano))
+	}
+	// a turns not ready at t1, b at t2: the earlier, t1, is the trigger.
+	t1, t2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	a, b = pod("a", "10.42.0.2", 8080, true, readyAt(false, t1)), pod("b", "10.42.0.3", 8080, true, readyAt(false, t2))
+	for _, p := range []*corev1.Pod{a, b} {
+		if err := pods.Update(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := sync(); v != t1.Format(time.RFC3339Nano) {
+		t.Errorf("trigger time %q, want %s", v, t1.Format(time.RFC3339Nano))
+	}
+	// A pod goes, no trigger moved forward: the write removes the annotation.
+	if err := pods.Delete(b); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := sync(); ok {
+		t.Errorf("trigger time %q after a change with no trigger, want none", v)
+	}
+}
