@@ -10,7 +10,8 @@
 // nothing, so a zone relabelled reaches the slices with the Service's next sync. Service target ports
 // are resolved per pod, so a named targetPort can map to different numbers on different pods; endpoints
 // that resolve to different port lists go to different slices, and each slice holds at most
-// MaxEndpointsPerSlice endpoints.
+// MaxEndpointsPerSlice endpoints. A failed slice write (create, update or delete) is, as in Kubernetes,
+// a FailedToUpdateEndpointSlices warning on the Service, and the Service is synced again with backoff.
 //
 // As Kubernetes' reconciler, a sync moves as few endpoints as it can: an endpoint (known by its
 // addresses, hostname and pod) stays in the slice that holds it and is updated there; a slice left

@@ -953,3 +953,53 @@ func TestPodUpdatesQueueOnlyEndpointChanges(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes' controller, any failed slice write (create, update or delete) is reported on the
+// Service with one FailedToUpdateEndpointSlices warning, and the Service is retried.
+func TestWriteFailuresAreReportedOnTheService(t *testing.T) {
+	yes := true
+	owner := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "web", UID: "uid-svc", Controller: &yes, BlockOwnerDeletion: &yes}}
+	lbls := map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: ControllerName, "team": "a"}
+	v6 := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-v6", Namespace: "ns", UID: "uid-v6", Labels: lbls, OwnerReferences: owner},
+		AddressType: discoveryv1.AddressTypeIPv6,
+	}
+	for _, tc := range []struct {
+		verb string
+		objs []runtime.Object
+	}{
+		{"create", []runtime.Object{service(), pod("a", "10.42.0.2")}},
+		{"delete", []runtime.Object{service(), pod("a", "10.42.0.2"), v6}},
+	} {
+		t.Run(tc.verb, func(t *testing.T) {
+			fx := newFixture(t, 0, tc.objs...)
+			fx.client.PrependReactor(tc.verb, "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, errors.New("webhook said no")
+			})
+			if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+				t.Fatal("sync succeeded with a failing " + tc.verb)
+			}
+			events := controllertest.Events(fx.c.recorder.(*record.FakeRecorder).Events)
+			if len(events) != 1 || !strings.HasPrefix(events[0], "Warning FailedToUpdateEndpointSlices Error updating Endpoint Slices for Service ns/web: ") ||
+				!strings.Contains(events[0], "webhook said no") {
+				t.Errorf("events %q, want one FailedToUpdateEndpointSlices warning with the error", events)
+			}
+		})
+	}
+	t.Run("update", func(t *testing.T) {
+		fx := newFixture(t, 0, service(), pod("a", "10.42.0.2"))
+		fx.sync(t)
+		fx.observe(t)
+		fx.client.PrependReactor("update", "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, errors.New("webhook said no")
+		})
+		fx.setPods(t, pod("a", "10.42.0.2", notReady))
+		if err := fx.c.sync(context.Background(), "ns/web"); err == nil {
+			t.Fatal("sync succeeded with a failing update")
+		}
+		events := controllertest.Events(fx.c.recorder.(*record.FakeRecorder).Events)
+		if len(events) != 1 || !strings.HasPrefix(events[0], "Warning FailedToUpdateEndpointSlices ") {
+			t.Errorf("events %q, want one FailedToUpdateEndpointSlices warning", events)
+		}
+	})
+}

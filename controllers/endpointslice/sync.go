@@ -78,12 +78,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// Computed on every sync, even one that writes nothing, so that what it remembers stays current.
 	trigger := c.triggers.Compute(key, svc, pods)
-	if err := c.reconcile(ctx, key, svc, groups, existing, trigger); err != nil {
-		return err
-	}
+	err = c.reconcile(ctx, key, svc, groups, existing, trigger)
 	if len(missing) > 0 {
 		// The slices are written without those pods; the error retries the Service with backoff.
-		err := fmt.Errorf("skipping %s: node not found", strings.Join(missing, ", "))
+		err = errors.Join(fmt.Errorf("skipping %s: node not found", strings.Join(missing, ", ")), err)
+	}
+	if err != nil {
+		// As Kubernetes, whatever failed (a write, a missing node) is one warning on the Service.
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices", "Error updating Endpoint Slices for Service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return err
 	}
@@ -367,7 +368,6 @@ func (c *Controller) write(ctx context.Context, key string, svc *corev1.Service,
 				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 					return nil
 				}
-				c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToCreateEndpointSlice", "Error creating EndpointSlice for Service %s/%s: %v", svc.Namespace, svc.Name, err)
 				return fmt.Errorf("create endpointslice for %s: %w", key, err)
 			}
 			c.remember(created)
