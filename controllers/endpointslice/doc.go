@@ -29,6 +29,15 @@
 // Service being deleted gets no new slices (its existing ones are still updated and deleted), so the
 // garbage collector's foreground deletion of them is not raced.
 //
+// Endpoint hints (endpoints[].hints.forZones) are set per address family as Kubernetes v1.33 sets
+// them, once a sync knows which slices it writes: for spec.trafficDistribution PreferClose, each ready
+// endpoint with a zone is hinted for its own zone (one without a zone gets none; one not ready is left
+// as it is). PreferSameZone and PreferSameNode, alpha and off in v1.33, and any other value count as
+// unset. The service.kubernetes.io/topology-mode annotation (or the deprecated topology-aware-hints,
+// which wins when both are set) "Auto" takes precedence over the field. Without either, hints are
+// removed. Hints are compared apart from the rest of an endpoint, so a slice is rewritten for them
+// only when a ready endpoint's hint is missing or wrong (or, when removing, any endpoint has one).
+//
 // As Kubernetes' controller, it queues a Service only for changes that can alter its slices: a pod
 // update when the pod's endpoint can change (deletion, readiness, IPs, finishing) or when its labels
 // make Services start or stop selecting it; a slice event only when someone else wrote or deleted the

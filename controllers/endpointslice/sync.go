@@ -251,7 +251,23 @@ func (c *Controller) planFamily(svc *corev1.Service, lbls map[string]string, at 
 		next.Ports, next.Endpoints = want.Ports, want.Endpoints
 		p.update = append(p.update, next)
 	}
+	c.hint(svc, &p, unchangedSlices(existing, p))
 	return p
+}
+
+// unchangedSlices are the slices of existing that p neither updates nor deletes.
+func unchangedSlices(existing []*discoveryv1.EndpointSlice, p plan) []*discoveryv1.EndpointSlice {
+	written := map[string]bool{}
+	for _, s := range slices.Concat(p.update, p.remove) {
+		written[s.Name] = true
+	}
+	var out []*discoveryv1.EndpointSlice
+	for _, s := range existing {
+		if !written[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // place plans the slices of one port group: have are the Service's slices with these ports.
@@ -274,7 +290,7 @@ func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string,
 			}
 			delete(want, k)
 			kept = append(kept, w)
-			if !apiequality.Semantic.DeepEqual(w, s.Endpoints[i]) {
+			if !sameEndpoint(w, s.Endpoints[i]) {
 				changed = true
 			}
 		}
@@ -325,6 +341,14 @@ func (c *Controller) place(p *plan, svc *corev1.Service, lbls map[string]string,
 		fill(s)
 	}
 	p.update = append(p.update, toUpdate...)
+}
+
+// sameEndpoint compares a wanted endpoint with one in a slice, leaving out the hints, which are
+// decided for the whole slice once its endpoints are (see hint), as Kubernetes'
+// EndpointsEqualBeyondHash does.
+func sameEndpoint(want, have discoveryv1.Endpoint) bool {
+	have.Hints = want.Hints
+	return apiequality.Semantic.DeepEqual(want, have)
 }
 
 // sliceToFill returns the index of the slice that n more endpoints bring closest to max without going
