@@ -54,6 +54,11 @@ type Controller struct {
 	maxPer      int
 	triggers    *triggertime.Tracker
 
+	// topology holds the zones' CPU shares and the hints given for Topology Aware Routing; node
+	// changes go through topologyQueue, one worker recomputing the shares for them all.
+	topology      *topology
+	topologyQueue runner.Queue
+
 	// written remembers the generation of each slice this controller last wrote (deletionExpected for
 	// one it deleted), as Kubernetes' EndpointSliceTracker: a sync against a cache that has not caught
 	// up waits instead of acting on stale slices, and the informer events of its own writes do not
@@ -65,9 +70,12 @@ type Controller struct {
 // deletionExpected marks, in Controller.written, a slice this controller deleted.
 const deletionExpected int64 = -1
 
-// New wires the controller to the informers. Call it before the informer factory is started. Nodes are
-// only read (an endpoint's zone, and whether its pod's node exists); as in Kubernetes, their changes
-// do not queue Services.
+// topologyQueueName names the queue of node changes, whose one key recomputes the zones' CPU shares.
+const topologyQueueName = "endpointslice_topology"
+
+// New wires the controller to the informers. Call it before the informer factory is started. Nodes
+// give an endpoint its zone and say whether its pod's node exists; as in Kubernetes, their changes
+// queue only the Services whose Topology Aware Routing hints they overload.
 func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer, podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer, sliceInformer discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder, opts Options) (*Controller, error) {
 	if client == nil || svcInformer == nil || podInformer == nil || nodeInformer == nil || sliceInformer == nil || recorder == nil {
 		return nil, fmt.Errorf("endpointslice: client, informers and recorder are required")
@@ -86,7 +94,9 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 		maxPer:      opts.MaxEndpointsPerSlice,
 		triggers:    triggertime.New(),
 		written:     map[types.UID]int64{},
+		topology:    newTopology(),
 	}
+	c.topologyQueue = runner.NewQueue(topologyQueueName)
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -107,6 +117,13 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 	}); err != nil {
 		return nil, err
 	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.onNodeAdd,
+		UpdateFunc: c.onNodeUpdate,
+		DeleteFunc: c.onNodeDelete,
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.onSliceAdd,
 		UpdateFunc: c.onSliceUpdate,
@@ -117,9 +134,13 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 	return c, nil
 }
 
-// Run processes Services with the given number of workers until ctx ends.
+// Run processes Services with the given number of workers, and node changes with one, until ctx
+// ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	var wg sync.WaitGroup
+	wg.Go(func() { runner.Run(ctx, topologyQueueName, c.topologyQueue, 1, c.syncTopology, c.log, c.synced...) })
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	wg.Wait()
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -6,8 +6,9 @@
 // (pod being deleted). An endpoint names its pod's node and, from the node's
 // topology.kubernetes.io/zone label, its zone. As in Kubernetes, a pod whose Node does not exist is
 // left out (listed without a zone if the Service publishes not-ready addresses) and the Service is
-// synced again with backoff (a FailedToUpdateEndpointSlices event); node changes themselves queue
-// nothing, so a zone relabelled reaches the slices with the Service's next sync. Service target ports
+// synced again with backoff (a FailedToUpdateEndpointSlices event); node changes queue only the
+// Services whose Topology Aware Routing hints they overload (below), so a zone relabelled otherwise
+// reaches the slices with the Service's next sync. Service target ports
 // are resolved per pod, so a named targetPort can map to different numbers on different pods; endpoints
 // that resolve to different port lists go to different slices, and each slice holds at most
 // MaxEndpointsPerSlice endpoints. A failed slice write (create, update or delete) is, as in Kubernetes,
@@ -30,13 +31,25 @@
 // garbage collector's foreground deletion of them is not raced.
 //
 // Endpoint hints (endpoints[].hints.forZones) are set per address family as Kubernetes v1.33 sets
-// them, once a sync knows which slices it writes: for spec.trafficDistribution PreferClose, each ready
-// endpoint with a zone is hinted for its own zone (one without a zone gets none; one not ready is left
-// as it is). PreferSameZone and PreferSameNode, alpha and off in v1.33, and any other value count as
-// unset. The service.kubernetes.io/topology-mode annotation (or the deprecated topology-aware-hints,
-// which wins when both are set) "Auto" takes precedence over the field. Without either, hints are
-// removed. Hints are compared apart from the rest of an endpoint, so a slice is rewritten for them
-// only when a ready endpoint's hint is missing or wrong (or, when removing, any endpoint has one).
+// them, once a sync knows which slices it writes. The service.kubernetes.io/topology-mode annotation
+// (or the deprecated topology-aware-hints, which wins when both are set) "Auto" turns on Topology
+// Aware Routing, as Kubernetes' topologycache: each zone is owed a share of the ready endpoints in
+// proportion to the allocatable CPU of its Ready nodes (control-plane nodes left out); endpoints are
+// hinted for their own zone, then moved from zones over their share to zones under it, each zone
+// keeping at least its share less the 20% overload threshold. Hints are not given, with a
+// TopologyAwareHintsDisabled warning naming upstream's reason, when a node lacks a zone or CPU, nodes
+// are ready in fewer than two zones, there are fewer endpoints than zones, the minimums do not fit,
+// or a ready endpoint has no zone; TopologyAwareHintsEnabled says when they come on, and
+// TopologyAwareHintsDisabled when the annotation goes. A node added, deleted, or changing readiness
+// or zone recomputes the shares (one worker) and queues the Services left overloaded. Unlike
+// Kubernetes, what is remembered of a deleted Service is dropped.
+//
+// Without the annotation, spec.trafficDistribution PreferClose hints each ready endpoint with a zone
+// for its own zone (one without a zone gets none; one not ready is left as it is). PreferSameZone and
+// PreferSameNode, alpha and off in v1.33, and any other value count as unset. Without either, hints
+// are removed. Hints are compared apart from the rest of an endpoint, so a slice is rewritten for
+// them only when they must change (for PreferClose, a ready endpoint's hint missing or wrong; for
+// Topology Aware Routing, a ready endpoint unhinted or hinted beyond its zone's allocation).
 //
 // As Kubernetes' controller, it queues a Service only for changes that can alter its slices: a pod
 // update when the pod's endpoint can change (deletion, readiness, IPs, finishing) or when its labels

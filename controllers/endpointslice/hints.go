@@ -100,14 +100,23 @@ func removeHints(h *hintedSlices) {
 func isReady(e discoveryv1.Endpoint) bool { return e.Conditions.Ready != nil && *e.Conditions.Ready }
 
 // hint sets the hints of the slices planned for one address family, as Kubernetes' reconciler does
-// once it knows which slices it writes: the topology annotation comes first; failing it,
-// trafficDistribution PreferClose; failing both, hints are removed.
-func (c *Controller) hint(svc *corev1.Service, p *plan, unchanged []*discoveryv1.EndpointSlice) {
+// once it knows which slices it writes: the topology annotation "Auto" comes first (Topology Aware
+// Routing); failing it, trafficDistribution PreferClose; failing both, hints are removed. A Service
+// whose Topology Aware Routing hints are dropped is told so.
+func (c *Controller) hint(key string, svc *corev1.Service, at discoveryv1.AddressType, p *plan, unchanged []*discoveryv1.EndpointSlice) {
 	h := hintedSlices{create: p.create, update: p.update, unchanged: unchanged}
-	if preferClose(svc) {
-		addSameZoneHints(&h)
+	if topologyModeAuto(svc.Annotations) {
+		p.events = append(p.events, c.topology.addHints(key, at, &h)...)
 	} else {
-		removeHints(&h)
+		if c.topology.hintsOn(key) {
+			p.events = append(p.events, hintsDisabled(msgHintsDisabled, at))
+		}
+		c.topology.forget(key, at)
+		if preferClose(svc) {
+			addSameZoneHints(&h)
+		} else {
+			removeHints(&h)
+		}
 	}
 	p.create, p.update = h.create, h.update
 }

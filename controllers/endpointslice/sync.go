@@ -47,6 +47,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	svc, err := c.svcLister.Services(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.triggers.Forget(key)
+		c.topology.forgetService(key)
 		// The garbage collector would remove them through ownerReferences; removing them here keeps
 		// traffic from going to a deleted Service's pods in the meantime.
 		return c.deleteSlices(ctx, key, existing)
@@ -173,6 +174,7 @@ func ownedBy(s *discoveryv1.EndpointSlice, svc *corev1.Service) bool {
 // plan is the writes one sync makes.
 type plan struct {
 	create, update, remove []*discoveryv1.EndpointSlice
+	events                 []hintEvent // recorded on the Service once the slices are written
 }
 
 // reconcile brings the Service's slices to the wanted endpoints, groups by address family, while
@@ -185,18 +187,24 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	byFamily := map[discoveryv1.AddressType][]*discoveryv1.EndpointSlice{}
 	for _, s := range existing {
 		if !slices.Contains(families, s.AddressType) {
+			c.topology.forget(key, s.AddressType)
 			p.remove = append(p.remove, s)
 			continue
 		}
 		byFamily[s.AddressType] = append(byFamily[s.AddressType], s)
 	}
 	for _, at := range families {
-		fp := c.planFamily(svc, lbls, at, groups[at], byFamily[at])
+		fp := c.planFamily(key, svc, lbls, at, groups[at], byFamily[at])
 		p.create = append(p.create, fp.create...)
 		p.update = append(p.update, fp.update...)
 		p.remove = append(p.remove, fp.remove...)
+		p.events = append(p.events, fp.events...)
 	}
-	return c.write(ctx, key, svc, p, trigger)
+	err := c.write(ctx, key, svc, p, trigger)
+	for _, e := range p.events {
+		c.recorder.Event(svc, e.typ, e.reason, e.message)
+	}
+	return err
 }
 
 // planFamily plans the slices of one address family: existing are the Service's slices of that
@@ -205,7 +213,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 // fullest first), then into the existing slice they fill closest to MaxEndpointsPerSlice, then into
 // new slices. Slices of an earlier Service of the same name are deleted; a create paired with a
 // delete becomes an update. A family without endpoints keeps one placeholder slice.
-func (c *Controller) planFamily(svc *corev1.Service, lbls map[string]string, at discoveryv1.AddressType, groups []group, existing []*discoveryv1.EndpointSlice) plan {
+func (c *Controller) planFamily(key string, svc *corev1.Service, lbls map[string]string, at discoveryv1.AddressType, groups []group, existing []*discoveryv1.EndpointSlice) plan {
 	var p plan
 	byPorts := map[string][]*discoveryv1.EndpointSlice{}
 	for _, s := range existing {
@@ -251,7 +259,7 @@ func (c *Controller) planFamily(svc *corev1.Service, lbls map[string]string, at 
 		next.Ports, next.Endpoints = want.Ports, want.Endpoints
 		p.update = append(p.update, next)
 	}
-	c.hint(svc, &p, unchangedSlices(existing, p))
+	c.hint(key, svc, at, &p, unchangedSlices(existing, p))
 	return p
 }
 
