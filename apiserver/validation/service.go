@@ -41,6 +41,14 @@ func validateService(svc *corev1.Service) field.ErrorList {
 	portsPath := specPath.Child("ports")
 	headless := isHeadless(svc)
 
+	// Both topology annotations mean the same (the older one is deprecated):
+	// a Service may carry both only when they agree.
+	hints, hintsSet := svc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
+	if mode, modeSet := svc.Annotations[corev1.AnnotationTopologyMode]; modeSet && hintsSet && mode != hints {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(corev1.AnnotationTopologyMode), mode,
+			fmt.Sprintf("must match annotations[%s] when both are specified", corev1.DeprecatedAnnotationTopologyAwareHints)))
+	}
+
 	if len(s.Ports) == 0 && !headless && s.Type != corev1.ServiceTypeExternalName {
 		errs = append(errs, field.Required(portsPath, ""))
 	}
@@ -170,6 +178,11 @@ func validateService(svc *corev1.Service) field.ErrorList {
 		if fam != corev1.IPv4Protocol && fam != corev1.IPv6Protocol {
 			errs = append(errs, field.NotSupported(specPath.Child("ipFamilies").Index(i), fam, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}))
 		}
+	}
+	// PreferSameZone and PreferSameNode need Kubernetes v1.33's alpha
+	// PreferSameTrafficDistribution gate (off), so v1.33 refuses them too.
+	if td := s.TrafficDistribution; td != nil && *td != corev1.ServiceTrafficDistributionPreferClose {
+		errs = append(errs, field.NotSupported(specPath.Child("trafficDistribution"), *td, []string{corev1.ServiceTrafficDistributionPreferClose}))
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/defaulting"
 )
@@ -61,9 +62,36 @@ func TestValidateService(t *testing.T) {
 		{name: "ExternalName needs a name", obj: svcWith(func(s *corev1.Service) {
 			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName}
 		}), want: []want{{"spec.externalName", required}}},
+		{name: "trafficDistribution PreferClose", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferClose)
+		})},
+		// PreferSameZone and PreferSameNode need v1.33's alpha PreferSameTrafficDistribution gate, off.
+		{name: "trafficDistribution PreferSameZone", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameZone)
+		}),
+			want: []want{{"spec.trafficDistribution", notSupported}}},
+		{name: "trafficDistribution unknown", obj: svcWith(func(s *corev1.Service) { s.Spec.TrafficDistribution = ptr.To("Nearby") }),
+			want: []want{{"spec.trafficDistribution", notSupported}}},
+		{name: "topology annotations agree", obj: svcWith(func(s *corev1.Service) {
+			s.Annotations = map[string]string{corev1.AnnotationTopologyMode: "Auto", corev1.DeprecatedAnnotationTopologyAwareHints: "Auto"}
+		})},
+		{name: "topology annotations differ", obj: svcWith(func(s *corev1.Service) {
+			s.Annotations = map[string]string{corev1.AnnotationTopologyMode: "Auto", corev1.DeprecatedAnnotationTopologyAwareHints: "Disabled"}
+		}), want: []want{{"metadata.annotations[service.kubernetes.io/topology-mode]", invalid}}},
 	})
 
-	errs := Validate(svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }))
+	errs := Validate(svcWith(func(s *corev1.Service) { s.Spec.TrafficDistribution = ptr.To("PreferSameNode") }))
+	if len(errs) != 1 || errs[0].Error() != `spec.trafficDistribution: Unsupported value: "PreferSameNode": supported values: "PreferClose"` {
+		t.Fatalf("got %v", errs)
+	}
+	errs = Validate(svcWith(func(s *corev1.Service) {
+		s.Annotations = map[string]string{corev1.AnnotationTopologyMode: "Auto", corev1.DeprecatedAnnotationTopologyAwareHints: "auto"}
+	}))
+	if len(errs) != 1 || errs[0].Error() != `metadata.annotations[service.kubernetes.io/topology-mode]: Invalid value: "Auto": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified` {
+		t.Fatalf("got %v", errs)
+	}
+
+	errs = Validate(svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }))
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "The range of valid ports is 30000-32767") {
 		t.Fatalf("got %v", errs)
 	}
