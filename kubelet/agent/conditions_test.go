@@ -225,6 +225,35 @@ func TestSidecarRestartKeepsPodInitialized(t *testing.T) {
 	checkCondition(t, st, corev1.PodInitialized, wantCondition{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [proxy]"})
 }
 
+// A sidecar stopped once the app containers are done ends as its process
+// does (143 without a SIGTERM handler): the kubelet's getPhase leaves
+// restartable init containers out of the pod's outcome, so a pod whose app
+// containers exited 0 under restartPolicy Never (a Job's) Succeeded, and a
+// sidecar's crash before its restart does not fail it.
+func TestStoppedSidecarsDoNotDecideThePhase(t *testing.T) {
+	backingOff := waitingFor("proxy", "CrashLoopBackOff")
+	backingOff.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	for _, tc := range []struct {
+		name  string
+		proxy corev1.ContainerStatus
+		app   corev1.ContainerStatus
+		want  corev1.PodPhase
+	}{
+		{"app done, sidecar stopped", exited("proxy", 143), exited("a", 0), corev1.PodSucceeded},
+		{"app failed, sidecar stopped", exited("proxy", 143), exited("a", 2), corev1.PodFailed},
+		{"app runs, sidecar crashed", exited("proxy", 1), running("a", true), corev1.PodRunning},
+		{"app runs, sidecar backing off", backingOff, running("a", true), corev1.PodRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podWith(corev1.RestartPolicyNever, []corev1.Container{{Name: "init"}, sidecar("proxy")}, "a")
+			state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), tc.proxy}, Containers: []corev1.ContainerStatus{tc.app}}
+			if got := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now()).Phase; got != tc.want {
+				t.Fatalf("phase %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
 // The pod's phase from its app containers, as the kubelet's getPhase.
 func TestPhase(t *testing.T) {
 	restarting := waitingFor("b", "CrashLoopBackOff")

@@ -267,8 +267,16 @@ func restartable(c *corev1.Container) bool {
 
 func phase(pod *corev1.Pod, state PodState, initialized bool) corev1.PodPhase {
 	policy := pod.Spec.RestartPolicy
-	for _, s := range state.InitContainers {
-		if t := s.State.Terminated; t != nil && t.ExitCode != 0 && policy == corev1.RestartPolicyNever {
+	// A failed init container fails the pod under Never; a sidecar's exit
+	// never does (it is restarted, or stopped once the app containers are
+	// done), as the kubelet's getPhase leaves restartable init containers
+	// out.
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if restartable(c) || policy != corev1.RestartPolicyNever {
+			continue
+		}
+		if s := findStatus(state.InitContainers, c.Name); s != nil && s.State.Terminated != nil && s.State.Terminated.ExitCode != 0 {
 			return corev1.PodFailed
 		}
 	}
