@@ -20,6 +20,7 @@ import (
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -500,11 +501,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 		grace = *pod.DeletionGracePeriodSeconds
 	}
 	if a.cfg.Recorder != nil {
-		for _, c := range pod.Status.ContainerStatuses {
-			if c.State.Running != nil {
-				a.cfg.Recorder.Eventf(ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			}
-		}
+		recordKilling(a.cfg.Recorder, pod)
 	}
 	// As the kubelet: the containers stop, the pod's terminal status (phase and how each
 	// container ended) is written, and only then does the pod go; with a finalizer (a Job's
@@ -538,6 +535,27 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 		return fmt.Errorf("removing %s: %w", key, err)
 	}
 	return nil
+}
+
+// recordKilling records the kubelet's Killing Event of every container a
+// pod being deleted has running, in the order the kubelet stops them: the
+// app containers, then the sidecars, the last one first.
+func recordKilling(rec record.EventRecorder, pod *corev1.Pod) {
+	killing := func(s *corev1.ContainerStatus) {
+		if s.State.Running != nil {
+			rec.Eventf(ContainerRef(pod, s.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", s.Name)
+		}
+	}
+	for i := range pod.Status.ContainerStatuses {
+		killing(&pod.Status.ContainerStatuses[i])
+	}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		if c := &pod.Spec.InitContainers[i]; restartable(c) {
+			if s := findStatus(pod.Status.InitContainerStatuses, c.Name); s != nil {
+				killing(s)
+			}
+		}
+	}
 }
 
 func (a *Agent) forget(key string, pod *corev1.Pod) {

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+)
+
+// killRuntime stops nothing: terminate's own Events are what is tested.
+type killRuntime struct{}
+
+func (killRuntime) Name() string                            { return "test" }
+func (killRuntime) Version(context.Context) (string, error) { return "1", nil }
+func (killRuntime) SyncPod(context.Context, *corev1.Pod, string) (PodState, error) {
+	return PodState{}, nil
+}
+func (killRuntime) KillPod(context.Context, *corev1.Pod, time.Duration) error { return nil }
+
+// Deleting a pod stops every running container, sidecars included, each
+// with the kubelet's Killing Event: the app containers first, then the
+// sidecars, the last one first; a completed init container is not stopped.
+func TestTerminateRecordsKillingForEveryRunningContainer(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, []corev1.Container{{Name: "init"}, sidecar("log"), sidecar("proxy")}, "a", "b")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.Status = *computeStatus(pod, PodState{
+		InitContainers: []corev1.ContainerStatus{exited("init", 0), running("log", true), running("proxy", true)},
+		Containers:     []corev1.ContainerStatus{running("a", true), exited("b", 0)},
+	}, "10.0.0.5", "192.0.2.1", time.Now())
+	rec := record.NewFakeRecorder(10)
+	a := &Agent{client: fake.NewClientset(pod), runtime: killRuntime{}, cfg: Config{Recorder: rec}}
+	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	want := []string{"Normal Killing Stopping container a", "Normal Killing Stopping container proxy", "Normal Killing Stopping container log"}
+	if !slices.Equal(events, want) {
+		t.Errorf("Events %q, want %q", events, want)
+	}
+}
