@@ -16,6 +16,8 @@ type hollowPod struct {
 	started time.Time
 	// containers holds each container's current attempt, by name.
 	containers map[string]*attempt
+	// sidecarsStopped says the pod's end has stopped its sidecars.
+	sidecarsStopped bool
 }
 
 // attempt is one run of a container: what a real runtime's container is.
@@ -186,6 +188,23 @@ func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Co
 		}
 	}
 	return killed
+}
+
+// stopSidecars returns, the first time it sees the pod's app containers
+// done for good, the sidecars that their end stops (the kubelet then kills
+// the pod's running containers, the last sidecar first).
+func (hp *hollowPod) stopSidecars(pod *corev1.Pod, now time.Time) []*corev1.Container {
+	if _, finished := hp.finishedAt(pod, now); !finished || hp.sidecarsStopped {
+		return nil
+	}
+	hp.sidecarsStopped = true
+	var stopped []*corev1.Container
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+			stopped = append(stopped, c)
+		}
+	}
+	return stopped
 }
 
 // restart ends c's running attempt as the real runtime reports a container

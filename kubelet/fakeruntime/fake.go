@@ -125,9 +125,12 @@ func (r *Runtime) ResyncAfter(pod *corev1.Pod) time.Duration {
 // container whose spec hash changed; one backing off starts from it at
 // once.
 func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.PodState, error) {
-	st, killed := r.observe(pod, false)
+	st, killed, stopped := r.observe(pod, false)
 	for _, c := range killed {
 		r.recordKilling(pod, c)
+	}
+	for _, c := range stopped {
+		r.event(pod, c, "Killing", fmt.Sprintf("Stopping container %s", c.Name))
 	}
 	// Every image is "present": the kubelet's Pulled Event for IfNotPresent.
 	st.Pulled = make(map[string]string, len(st.InitContainers)+len(st.Containers))
@@ -142,8 +145,9 @@ func (r *Runtime) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (agent.P
 // observe reports the pod's containers as they are now, first seeing the
 // pod if it is new and playing the crash loops of its app containers up to
 // now. Unless the pod is stopping, it then restarts the app containers and
-// sidecars whose image changed and returns those it killed (were running).
-func (r *Runtime) observe(pod *corev1.Pod, stopping bool) (agent.PodState, []*corev1.Container) {
+// sidecars whose image changed and returns those it killed (were running),
+// and returns the sidecars the pod's end stopped, once.
+func (r *Runtime) observe(pod *corev1.Pod, stopping bool) (st agent.PodState, killed, stopped []*corev1.Container) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -159,24 +163,29 @@ func (r *Runtime) observe(pod *corev1.Pod, stopping bool) (agent.PodState, []*co
 	for i := range pod.Spec.Containers {
 		hp.advance(pod, &pod.Spec.Containers[i], now)
 	}
-	var killed []*corev1.Container
 	if !stopping {
 		killed = hp.restartChanged(pod, now)
+		stopped = hp.stopSidecars(pod, now)
 	}
-	return hp.state(pod, now, stopping), killed
+	return hp.state(pod, now, stopping), killed, stopped
 }
 
 // recordKilling records the Killing Event of a container restarted because
 // its image changed, in the kubelet's words.
 func (r *Runtime) recordKilling(pod *corev1.Pod, c *corev1.Container) {
-	if r.rec == nil {
-		return
-	}
 	message := fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
 	if isSidecar(c) {
 		message = fmt.Sprintf("Init container %s definition changed", c.Name) // the kubelet's words for a sidecar
 	}
-	r.rec.Event(agent.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", message)
+	r.event(pod, c, "Killing", message)
+}
+
+// event records a Normal Event about container c of the pod (none without
+// a recorder).
+func (r *Runtime) event(pod *corev1.Pod, c *corev1.Container, reason, message string) {
+	if r.rec != nil {
+		r.rec.Event(agent.ContainerRef(pod, c.Name), corev1.EventTypeNormal, reason, message)
+	}
 }
 
 // StopPod stops the containers as KillPod does and reports how they ended: a
@@ -192,7 +201,7 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 	if seen {
 		// As they are: a pod being stopped has no container restarted
 		// for a new image, and one backing off ends as it exited.
-		st, _ = r.observe(pod, true)
+		st, _, _ = r.observe(pod, true)
 	}
 	if err := r.KillPod(ctx, pod, grace); err != nil {
 		return agent.PodState{}, err

@@ -80,8 +80,8 @@ func TestUnscriptedAndMalformedPodsRun(t *testing.T) {
 
 // When a scripted pod's app containers have exited for good, its sidecars
 // are stopped, as the kubelet stops them (so the pod does not report a
-// sidecar running, and ready, once it completed); under restartPolicy
-// Always they keep running.
+// sidecar running, and ready, once it completed), with a Killing Event;
+// under restartPolicy Always they keep running.
 func TestSidecarsStopWhenThePodCompletes(t *testing.T) {
 	always := corev1.ContainerRestartPolicyAlways
 	for _, tc := range []struct {
@@ -99,10 +99,21 @@ func TestSidecarsStopWhenThePodCompletes(t *testing.T) {
 		pod.UID = types.UID("uid-" + string(tc.policy) + tc.code)
 		pod.Spec.RestartPolicy = tc.policy
 		pod.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "example.com/proxy", RestartPolicy: &always}}
-		st, _ := New(0, nil).SyncPod(context.Background(), pod, "10.42.0.2")
+		rec := record.NewFakeRecorder(10)
+		r := New(0, rec)
+		st, _ := r.SyncPod(context.Background(), pod, "10.42.0.2")
 		proxy := st.InitContainers[0]
 		if stopped := proxy.State.Terminated != nil; stopped != tc.stopped || (stopped && (proxy.Ready || *proxy.Started)) {
 			t.Errorf("%s, exit %s: sidecar %+v ready=%v, want stopped=%v", tc.policy, tc.code, proxy.State, proxy.Ready, tc.stopped)
+		}
+		// The kubelet's Killing Event for a sidecar it stops, once.
+		var want []string
+		if tc.stopped {
+			want = []string{"Normal Killing Stopping container proxy"}
+		}
+		r.SyncPod(context.Background(), pod, "10.42.0.2")
+		if got := drain(rec); !slices.Equal(got, want) {
+			t.Errorf("%s, exit %s: Events %q, want %q", tc.policy, tc.code, got, want)
 		}
 	}
 }
@@ -218,6 +229,9 @@ func TestImageChangeLeavesStoppedContainers(t *testing.T) {
 		if s.State.Terminated == nil || s.RestartCount != 0 || !strings.HasSuffix(s.Image, ":1") {
 			t.Errorf("%s: %+v", s.Name, s)
 		}
+	}
+	if got, want := drain(rec), []string{"Normal Killing Stopping container proxy"}; !slices.Equal(got, want) {
+		t.Errorf("Events = %q, want only the sidecar's stop at the pod's end %q", got, want)
 	}
 
 	running := imagePod()
