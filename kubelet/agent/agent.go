@@ -357,6 +357,9 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	a.tracked[key] = pod
 	a.keys[pod.UID] = key
 	a.mu.Unlock()
+	if pastActiveDeadline(pod, time.Now()) {
+		return 0, a.failPastDeadline(ctx, key, pod)
+	}
 
 	podIP, err := a.podIP(ctx, pod)
 	if err != nil {
@@ -382,22 +385,33 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if err := a.writeStatus(ctx, key, pod, status); err != nil {
 		return 0, err
 	}
+	retry := a.resyncAfter(pod, state)
+	// Looked at again when its active deadline runs out, to be failed.
+	if deadline, ok := activeDeadline(pod, status.StartTime); ok {
+		if left := max(time.Until(deadline), time.Millisecond); retry == 0 || left < retry {
+			retry = left
+		}
+	}
+	return retry, nil
+}
+
+// resyncAfter says how soon a running pod is to be synced again when
+// nothing happens to it (0: on the next change).
+func (a *Agent) resyncAfter(pod *corev1.Pod, state PodState) time.Duration {
 	if _, periodic := a.runtime.(interface{ NeedsResync() bool }); periodic {
 		if state.RecheckAfter > 0 && state.RecheckAfter < resyncPeriod {
-			return state.RecheckAfter, nil
+			return state.RecheckAfter
 		}
-		return resyncPeriod, nil
+		return resyncPeriod
 	}
 	// A runtime that knows when a pod's containers will change (the hollow
 	// runtime's scripted exits) asks to be looked at again then.
 	if r, ok := a.runtime.(interface {
 		ResyncAfter(*corev1.Pod) time.Duration
 	}); ok {
-		if d := r.ResyncAfter(pod); d > 0 {
-			return d, nil
-		}
+		return r.ResyncAfter(pod)
 	}
-	return 0, nil
+	return 0
 }
 
 // writeStatus writes status as the pod's when it differs from the cached
@@ -493,13 +507,7 @@ func (a *Agent) sandboxStopped(pod *corev1.Pod, status *corev1.PodStatus) {
 // terminate stops a pod being deleted, honouring its grace period, then
 // removes it from the API (grace 0, only this incarnation).
 func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) error {
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if pod.DeletionGracePeriodSeconds != nil {
-		grace = *pod.DeletionGracePeriodSeconds
-	}
+	grace := terminationGrace(pod)
 	if a.cfg.Recorder != nil {
 		recordKilling(a.cfg.Recorder, pod)
 	}
@@ -508,7 +516,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	// tracking) it stays in that final state.
 	var final *PodState
 	if s, ok := a.runtime.(PodStopper); ok {
-		state, err := s.StopPod(ctx, pod, time.Duration(grace)*time.Second)
+		state, err := s.StopPod(ctx, pod, grace)
 		if err != nil {
 			return fmt.Errorf("stopping containers of %s: %w", key, err)
 		}
@@ -519,7 +527,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 			return err
 		}
 	}
-	if err := a.runtime.KillPod(ctx, pod, time.Duration(grace)*time.Second); err != nil {
+	if err := a.runtime.KillPod(ctx, pod, grace); err != nil {
 		return fmt.Errorf("stopping containers of %s: %w", key, err)
 	}
 	if final == nil {

@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The kubelet's words for a pod that outlived its spec.activeDeadlineSeconds
+// (its active deadline handler): the status reason and message, and the
+// Normal Event's.
+const (
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// activeDeadline says when the pod's spec.activeDeadlineSeconds runs out,
+// counted from its start time (start); ok is false when it has no
+// deadline or has not started.
+func activeDeadline(pod *corev1.Pod, start *metav1.Time) (time.Time, bool) {
+	if pod.Spec.ActiveDeadlineSeconds == nil || start == nil || start.IsZero() {
+		return time.Time{}, false
+	}
+	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
+}
+
+// pastActiveDeadline says whether the pod has been active for as long as
+// its spec.activeDeadlineSeconds allows, as the kubelet judges it.
+func pastActiveDeadline(pod *corev1.Pod, now time.Time) bool {
+	deadline, ok := activeDeadline(pod, pod.Status.StartTime)
+	return ok && !now.Before(deadline)
+}
+
+// terminationGrace is the grace period the pod's containers are stopped
+// with: its deletion's, else its spec's, else Kubernetes' default.
+func terminationGrace(pod *corev1.Pod) time.Duration {
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace = *pod.DeletionGracePeriodSeconds
+	}
+	return time.Duration(grace) * time.Second
+}
+
+// failPastDeadline stops a pod past its active deadline and fails it, as
+// the kubelet does: a Normal DeadlineExceeded Event, its running containers
+// stopped with the pod's grace period (each with its Killing Event), then
+// phase Failed with reason DeadlineExceeded, the containers as they ended,
+// and the conditions of a pod stopped for good. Its sandbox is stopped and
+// its address given back, as for a pod that finished; the pod stays, its
+// containers stopped, until it is deleted.
+func (a *Agent) failPastDeadline(ctx context.Context, key string, pod *corev1.Pod) error {
+	if a.cfg.Recorder != nil {
+		a.cfg.Recorder.Event(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+		recordKilling(a.cfg.Recorder, pod)
+	}
+	status := pod.Status.DeepCopy()
+	grace := terminationGrace(pod)
+	if s, ok := a.runtime.(PodStopper); ok {
+		final, err := s.StopPod(ctx, pod, grace)
+		if err != nil {
+			return fmt.Errorf("stopping containers of %s past its deadline: %w", key, err)
+		}
+		if len(final.InitContainers)+len(final.Containers) > 0 {
+			status.InitContainerStatuses, status.ContainerStatuses = final.InitContainers, final.Containers
+		}
+	} else if err := a.runtime.KillPod(ctx, pod, grace); err != nil {
+		return fmt.Errorf("stopping containers of %s past its deadline: %w", key, err)
+	}
+	now := metav1.Now()
+	endContainers(&pod.Spec, status, now)
+	status.Phase, status.Reason, status.Message = corev1.PodFailed, reasonDeadlineExceeded, messageDeadlineExceeded
+	stoppedConditions(status, now)
+	if s, open := a.sandboxStopper(); s != nil {
+		if err := s.StopSandbox(ctx, pod); err != nil {
+			return fmt.Errorf("stopping the sandbox of %s past its deadline: %w", key, err)
+		}
+	} else if open {
+		// A runtime that cannot stop only the sandbox releases all.
+		if err := a.runtime.KillPod(ctx, pod, 0); err != nil {
+			return fmt.Errorf("stopping containers of %s past its deadline: %w", key, err)
+		}
+	}
+	// From here on only this status is written, until the pod goes.
+	a.sandboxStopped(pod, status)
+	return a.writeStatus(ctx, key, pod, status)
+}

@@ -1,0 +1,81 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/skiffkube/skiff/kubelet/agent"
+	"github.com/skiffkube/skiff/kubelet/fakeruntime"
+)
+
+// A pod running longer than its spec.activeDeadlineSeconds, counted from
+// its start time, is stopped and failed as the kubelet's active deadline
+// handler fails it: phase Failed, reason DeadlineExceeded, the kubelet's
+// message and Event, its containers ended (the hollow ones as processes
+// without a SIGTERM handler: 143) and no longer ready, each stop with its
+// Killing Event.
+func TestPodPastItsActiveDeadlineFails(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := record.NewFakeRecorder(100)
+	a, err := agent.New(client, fakeruntime.New(0, rec), agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Run(ctx, 1)
+	deadline := int64(1)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
+		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *corev1.Pod
+	poll(t, "the pod running", func() (bool, error) {
+		got, err = client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodRunning, nil
+	})
+	poll(t, "the pod failed past its deadline", func() (bool, error) {
+		got, err = client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodFailed, nil
+	})
+	if got.Status.Reason != "DeadlineExceeded" || got.Status.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Errorf("reason %q message %q", got.Status.Reason, got.Status.Message)
+	}
+	if since := time.Since(got.Status.StartTime.Time); since < time.Second {
+		t.Errorf("failed %s after its start, before its deadline", since)
+	}
+	if c := got.Status.ContainerStatuses; len(c) != 1 || c[0].State.Terminated == nil || c[0].State.Terminated.ExitCode != 143 || c[0].Ready {
+		t.Errorf("container statuses %+v, want app terminated with 143", c)
+	}
+	for _, c := range got.Status.Conditions {
+		if (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && (c.Status != corev1.ConditionFalse || c.Reason != "PodFailed") {
+			t.Errorf("%s: %s %s, want False PodFailed", c.Type, c.Status, c.Reason)
+		}
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	for _, want := range []string{"Normal DeadlineExceeded Pod was active on the node longer than the specified deadline", "Normal Killing Stopping container app"} {
+		if !slices.Contains(events, want) {
+			t.Errorf("Events %q, want %q", events, want)
+		}
+	}
+	// It stays failed: nothing starts its containers again.
+	time.Sleep(200 * time.Millisecond)
+	if got, _ = client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{}); got.Status.Phase != corev1.PodFailed ||
+		got.Status.ContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("after failing: %+v", got.Status)
+	}
+}
