@@ -546,8 +546,9 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 }
 
 // recordKilling records the kubelet's Killing Event of every container a
-// pod being deleted has running, in the order the kubelet stops them: the
-// app containers, then the sidecars, the last one first.
+// pod being stopped has running: the app containers, then the init
+// containers (sidecars, or one still initializing the pod), the last one
+// first, the order in which sidecars stop.
 func recordKilling(rec record.EventRecorder, pod *corev1.Pod) {
 	killing := func(s *corev1.ContainerStatus) {
 		if s.State.Running != nil {
@@ -558,10 +559,8 @@ func recordKilling(rec record.EventRecorder, pod *corev1.Pod) {
 		killing(&pod.Status.ContainerStatuses[i])
 	}
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
-		if c := &pod.Spec.InitContainers[i]; restartable(c) {
-			if s := findStatus(pod.Status.InitContainerStatuses, c.Name); s != nil {
-				killing(s)
-			}
+		if s := findStatus(pod.Status.InitContainerStatuses, pod.Spec.InitContainers[i].Name); s != nil {
+			killing(s)
 		}
 	}
 }

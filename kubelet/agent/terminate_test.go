@@ -48,3 +48,28 @@ func TestTerminateRecordsKillingForEveryRunningContainer(t *testing.T) {
 		t.Errorf("Events %q, want %q", events, want)
 	}
 }
+
+// A pod deleted while an init container runs has that one stopped too,
+// with its Killing Event.
+func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, []corev1.Container{{Name: "setup"}}, "a")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.Status = *computeStatus(pod, PodState{
+		InitContainers: []corev1.ContainerStatus{running("setup", false)},
+		Containers:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")},
+	}, "10.0.0.5", "192.0.2.1", time.Now())
+	rec := record.NewFakeRecorder(10)
+	a := &Agent{client: fake.NewClientset(pod), runtime: killRuntime{}, cfg: Config{Recorder: rec}}
+	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if want := []string{"Normal Killing Stopping container setup"}; !slices.Equal(events, want) {
+		t.Errorf("Events %q, want %q", events, want)
+	}
+}
