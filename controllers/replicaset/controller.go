@@ -131,8 +131,12 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 }
 
 // Run processes ReplicaSets with the given number of workers until ctx ends.
+// A ReplicaSet whose sync fails (pod creates refused by a quota, a webhook or
+// an overloaded API server) is retried with backoff until it succeeds, as
+// Kubernetes' ReplicaSet controller and replication manager retry it: no
+// event is due to bring it back, since nothing about it or its pods changes.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, c.name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, c.name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -2,10 +2,14 @@ package replicaset
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,14 +18,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/expectations"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -609,5 +617,48 @@ func TestReplicaSetRecreatedUnderTheSameName(t *testing.T) {
 	}
 	if n := len(controllertest.Filter(fx.client.Actions(), "create", "pods")); n != 2 {
 		t.Fatalf("the recreated ReplicaSet created %d pods, want 2", n)
+	}
+}
+
+// As Kubernetes' ReplicaSet controller (processNextWorkItem requeues a failed
+// sync with backoff, never dropping it): a ReplicaSet whose pod creates are
+// refused for a while (a quota exceeded, a webhook down, an API server
+// overloaded) gets its pods once the creates are allowed again. No event is
+// due to bring it back in the meantime: nothing about it or its pods changes.
+func TestRefusedCreatesAreRetriedUntilTheyAreAllowed(t *testing.T) {
+	const refused = runner.MaxRetries + 5
+	client := controllertest.NewClient(newRS("web", 3))
+	var creates atomic.Int32
+	client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if creates.Add(1) <= refused {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("exceeded quota"))
+		}
+		return false, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), record.NewFakeRecorder(1000),
+		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The default backoff, but in milliseconds rather than minutes.
+	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done; f.Shutdown() }()
+	f.Start(ctx.Done())
+	go func() { defer close(done); c.Run(ctx, 1) }()
+
+	var pods int
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := client.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods = len(list.Items)
+		return pods == 3, nil
+	})
+	if err != nil {
+		t.Fatalf("%d pods of 3 after %d creates, the first %d refused", pods, creates.Load(), refused)
 	}
 }

@@ -2,24 +2,33 @@ package statefulset
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/revision"
+	"github.com/skiffkube/skiff/controllers/runner"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -399,5 +408,42 @@ func TestScaleDownWhenScaledDeleteHandsClaimsToThePod(t *testing.T) {
 				t.Fatalf("claim owners %+v, want owned by the pod: %v", got.OwnerReferences, tc.wantOwned)
 			}
 		})
+	}
+}
+
+// As Kubernetes' StatefulSet controller (processNextWorkItem requeues a failed
+// sync with backoff, never dropping it): a set whose pod create is refused for
+// a while (a quota exceeded, a webhook down) gets its pod once the create is
+// allowed again, with no event about the set or its pods in between.
+func TestRefusedCreateIsRetriedUntilItIsAllowed(t *testing.T) {
+	const refused = runner.MaxRetries + 5
+	client := controllertest.NewClient(newSet(1))
+	var creates atomic.Int32
+	client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if creates.Add(1) <= refused {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-0", errors.New("exceeded quota"))
+		}
+		return false, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(), f.Core().V1().PersistentVolumeClaims(),
+		record.NewFakeRecorder(1000), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The default backoff, but in milliseconds rather than minutes.
+	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done; f.Shutdown() }()
+	f.Start(ctx.Done())
+	go func() { defer close(done); c.Run(ctx, 1) }()
+
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Pods("ns").Get(ctx, "web-0", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no pod web-0 after %d creates, the first %d refused", creates.Load(), refused)
 	}
 }
