@@ -97,8 +97,10 @@ func New(client kubernetes.Interface, setInformer appsinformers.StatefulSetInfor
 }
 
 // Run processes StatefulSets with the given number of workers until ctx ends.
+// A set whose sync fails (a pod or claim create refused) is retried with
+// backoff until it succeeds, as Kubernetes' StatefulSet controller retries it.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {
