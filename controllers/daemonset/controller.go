@@ -138,9 +138,12 @@ func New(client kubernetes.Interface, dsInformer appsinformers.DaemonSetInformer
 }
 
 // Run processes DaemonSets with the given number of workers until ctx ends.
+// A DaemonSet whose sync fails (daemon pods refused by a quota or a webhook)
+// is retried with backoff until it succeeds, as Kubernetes' DaemonSet
+// controller retries it: no event is due to bring it back meanwhile.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	go wait.Until(c.failedBackoff.GC, time.Minute, ctx.Done())
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {
