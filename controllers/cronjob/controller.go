@@ -74,9 +74,12 @@ func New(client kubernetes.Interface, cjInformer batchinformers.CronJobInformer,
 	return c, nil
 }
 
-// Run processes CronJobs with the given number of workers until ctx ends.
+// Run processes CronJobs with the given number of workers until ctx ends. A
+// CronJob whose sync fails (its Job refused) is retried with backoff until it
+// succeeds, as Kubernetes' CronJob controller retries it: dropped, it would
+// wait for an event that its schedule alone never brings.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -114,9 +114,11 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 	return c, nil
 }
 
-// Run processes Jobs with the given number of workers until ctx ends.
+// Run processes Jobs with the given number of workers until ctx ends. A Job
+// whose sync fails is retried with backoff until it succeeds, as Kubernetes'
+// Job controller retries it.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {
