@@ -179,11 +179,14 @@ func New(client kubernetes.Interface, inf Informers, recorder record.EventRecord
 }
 
 // Run processes budgets with the given number of workers, and stale
-// DisruptionTarget conditions with one, until ctx ends.
+// DisruptionTarget conditions with one, until ctx ends. A budget or pod whose
+// sync fails is retried with backoff until it succeeds, as Kubernetes'
+// disruption controller retries both: a budget's status left stale would
+// allow or refuse evictions wrongly.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	var wg sync.WaitGroup
-	wg.Go(func() { runner.Run(ctx, staleQueueName, c.stale, 1, c.syncStalePod, c.log, c.synced...) })
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	wg.Go(func() { runner.RunRetryingForever(ctx, staleQueueName, c.stale, 1, c.syncStalePod, c.log, c.synced...) })
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 	wg.Wait()
 }
 
