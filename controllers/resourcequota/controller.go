@@ -259,13 +259,14 @@ func objects[T runtime.Object](l []T) []runtime.Object {
 }
 
 // Run processes quotas until ctx ends, recalculating every quota each
-// resync period besides the events.
+// resync period besides the events. A quota whose sync fails is retried with
+// backoff until it succeeds, as Kubernetes' quota controller retries it.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	c.watchMu.Lock()
 	c.runCtx = ctx
 	c.watchMu.Unlock()
 	go wait.UntilWithContext(ctx, c.enqueueAll, c.resync)
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 	c.watchers.Wait()
 }
 
