@@ -88,8 +88,10 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, r
 }
 
 // Run processes nodes until ctx ends. One worker is enough; allocation is serialised anyway.
+// A node whose CIDR cannot be written is retried with backoff until it can, as
+// Kubernetes' range allocator retries it: without one, its pods get no network.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func (c *Controller) enqueue(obj any) {
