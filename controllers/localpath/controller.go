@@ -101,9 +101,11 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 	return c, nil
 }
 
-// Run provisions until ctx ends.
+// Run provisions until ctx ends. A claim whose provisioning fails is retried
+// with backoff until it succeeds, as the binder retries a claim it failed on:
+// dropped, the claim and its pod would stay Pending.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 // VolumeName is the name of the volume provisioned for a claim, as

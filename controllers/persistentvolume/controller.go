@@ -116,10 +116,12 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 // --pvclaimbinder-sync-period (15s).
 const resync = 15 * time.Second
 
-// Run binds until ctx ends.
+// Run binds until ctx ends. A claim or volume whose sync fails is retried
+// with backoff until it succeeds: Kubernetes' binder takes up every claim and
+// volume again each resync period, so none it failed on is ever left behind.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	go wait.UntilWithContext(ctx, func(context.Context) { c.enqueueUnbound(nil) }, resync)
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 // enqueueUnbound queues the claims not bound to a volume yet: of the class

@@ -107,9 +107,11 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 	return c, nil
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends. A claim or volume whose finalizer cannot be
+// removed is retried with backoff until it can, as Kubernetes' PVC and PV
+// protection controllers retry it: dropped, it would stay terminating.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+	runner.RunRetryingForever(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
 }
 
 func podClaimKeys(obj any) ([]string, error) {
