@@ -10,8 +10,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// MaxRetries is how many times a failing key is retried with backoff before it is dropped. Dropping is
-// safe: the next informer event or resync enqueues it again, and sync is level-based.
+// MaxRetries is how many times Run retries a failing key with backoff before it drops it, as
+// Kubernetes' controllers that give up do (maxRetries = 15 in its Deployment, Endpoints and
+// EndpointSlice controllers). Dropping is safe only where something is due to bring the key back:
+// the next informer event or resync enqueues it again, and sync is level-based.
 const MaxRetries = 15
 
 // warnEvery is how many failures in a row of one key are logged at Debug
@@ -47,15 +49,23 @@ type SyncFunc func(ctx context.Context, key string) error
 
 // Run waits for the given informers to sync, starts workers goroutines, and blocks until ctx is done;
 // then it shuts the queue down and waits for the workers to return. A key failing MaxRetries times
-// in a row is dropped.
+// in a row is dropped. It serves the controllers whose Kubernetes counterparts drop a key after
+// maxRetries failures (deployment, endpoints, endpointslice, endpointslicemirroring; tokensecret,
+// whose counterpart gives up after 10) and nodelifecycle, which enqueues every node again each
+// monitor period anyway. Every other controller retries forever (RunRetryingForever).
 func Run(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, log *slog.Logger, synced ...cache.InformerSynced) {
 	run(ctx, name, q, workers, syncFn, MaxRetries, log, synced...)
 }
 
-// RunRetryingForever is Run for controllers whose keys no later event brings back once dropped
-// (the garbage collector's dependents and owners, terminating namespaces): a failing key is
-// retried with backoff until it succeeds, as Kubernetes' garbage collector and namespace
-// controller do, so that an API server away for minutes delays their work but loses none.
+// RunRetryingForever is Run for controllers whose keys no later event brings back once dropped: a
+// failing key is retried with backoff (up to the limiter's cap, 1000 s by default) until it
+// succeeds, as Kubernetes' workers that requeue every failure with AddRateLimited do, so that an
+// API server away, a quota or a webhook refusing writes for minutes delays their work but loses
+// none. It serves the controllers whose counterparts retry forever: replicaset (and replication),
+// daemonset, statefulset, job, cronjob, disruption (both queues), resourcequota, nodeipam,
+// volumeprotection, garbagecollector, namespace, serviceaccount and rootcacert; and the volume
+// controllers persistentvolume (Kubernetes' binder takes every claim and volume up again each
+// 15 s) and localpath (a failed provisioning must be tried again).
 func RunRetryingForever(ctx context.Context, name string, q Queue, workers int, syncFn SyncFunc, log *slog.Logger, synced ...cache.InformerSynced) {
 	run(ctx, name, q, workers, syncFn, -1, log, synced...)
 }
