@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // The node port range skiff serves, Kubernetes' default.
@@ -40,14 +41,6 @@ func validateService(svc *corev1.Service) field.ErrorList {
 	specPath := field.NewPath("spec")
 	portsPath := specPath.Child("ports")
 	headless := isHeadless(svc)
-
-	// Both topology annotations mean the same (the older one is deprecated):
-	// a Service may carry both only when they agree.
-	hints, hintsSet := svc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
-	if mode, modeSet := svc.Annotations[corev1.AnnotationTopologyMode]; modeSet && hintsSet && mode != hints {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(corev1.AnnotationTopologyMode), mode,
-			fmt.Sprintf("must match annotations[%s] when both are specified", corev1.DeprecatedAnnotationTopologyAwareHints)))
-	}
 
 	if len(s.Ports) == 0 && !headless && s.Type != corev1.ServiceTypeExternalName {
 		errs = append(errs, field.Required(portsPath, ""))
@@ -179,10 +172,27 @@ func validateService(svc *corev1.Service) field.ErrorList {
 			errs = append(errs, field.NotSupported(specPath.Child("ipFamilies").Index(i), fam, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}))
 		}
 	}
+	return errs
+}
+
+// validateServiceRouting checks what a Service asks of the EndpointSlice
+// controller's zone hints, as v1.33's ValidateService. Creates run it
+// whole; updates (validateServiceUpdate) only where the value changed, as
+// skiff stored both unjudged before, and a Service refused on every write
+// could not even lose its finalizers.
+func validateServiceRouting(svc *corev1.Service, annotations, trafficDistribution bool) field.ErrorList {
+	var errs field.ErrorList
+	// Both topology annotations mean the same (the older one is deprecated):
+	// a Service may carry both only when they agree.
+	hints, hintsSet := svc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
+	if mode, modeSet := svc.Annotations[corev1.AnnotationTopologyMode]; annotations && modeSet && hintsSet && mode != hints {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(corev1.AnnotationTopologyMode), mode,
+			fmt.Sprintf("must match annotations[%s] when both are specified", corev1.DeprecatedAnnotationTopologyAwareHints)))
+	}
 	// PreferSameZone and PreferSameNode need Kubernetes v1.33's alpha
 	// PreferSameTrafficDistribution gate (off), so v1.33 refuses them too.
-	if td := s.TrafficDistribution; td != nil && *td != corev1.ServiceTrafficDistributionPreferClose {
-		errs = append(errs, field.NotSupported(specPath.Child("trafficDistribution"), *td, []string{corev1.ServiceTrafficDistributionPreferClose}))
+	if td := svc.Spec.TrafficDistribution; trafficDistribution && td != nil && *td != corev1.ServiceTrafficDistributionPreferClose {
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "trafficDistribution"), *td, []string{corev1.ServiceTrafficDistributionPreferClose}))
 	}
 	return errs
 }
@@ -249,9 +259,11 @@ func validateClusterIPs(svc *corev1.Service, specPath *field.Path) field.ErrorLi
 // validateServiceUpdate keeps an allocated cluster IP for the service's life,
 // unless the service moves to or from ExternalName (which has none).
 func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
-	var errs field.ErrorList
+	annotationsChanged := newSvc.Annotations[corev1.AnnotationTopologyMode] != oldSvc.Annotations[corev1.AnnotationTopologyMode] ||
+		newSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints] != oldSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
+	errs := validateServiceRouting(newSvc, annotationsChanged, !ptr.Equal(newSvc.Spec.TrafficDistribution, oldSvc.Spec.TrafficDistribution))
 	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil
+		return errs
 	}
 	if len(oldSvc.Spec.ClusterIPs) > 0 && (len(newSvc.Spec.ClusterIPs) == 0 || newSvc.Spec.ClusterIPs[0] != oldSvc.Spec.ClusterIPs[0]) {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), newSvc.Spec.ClusterIPs, "may not change once set"))

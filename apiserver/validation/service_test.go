@@ -111,6 +111,33 @@ func TestValidateServiceUpdate(t *testing.T) {
 		{name: "clusterIP immutable", old: old, new: moved, want: []want{{"spec.clusterIPs[0]", invalid}}},
 		{name: "switch to ExternalName drops the IP", old: old, new: toExternal},
 	})
+
+	// Services stored before these rules keep what they hold: a write that
+	// leaves it alone (a label, a finalizer) is not refused for it.
+	sameZone := stored(svcWith(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.10"
+		s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameZone)
+		s.Annotations = map[string]string{corev1.AnnotationTopologyMode: "Auto", corev1.DeprecatedAnnotationTopologyAwareHints: "Disabled"}
+	}))
+	finalized := sameZone.DeepCopy()
+	finalized.Finalizers = []string{"example.com/keep"}
+	toNode := sameZone.DeepCopy()
+	toNode.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameNode)
+	reannotated := sameZone.DeepCopy()
+	reannotated.Annotations[corev1.AnnotationTopologyMode] = "auto"
+	fixed := sameZone.DeepCopy()
+	fixed.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferClose)
+	delete(fixed.Annotations, corev1.DeprecatedAnnotationTopologyAwareHints)
+	toBad := old.DeepCopy()
+	toBad.Spec.TrafficDistribution = ptr.To("Nearby")
+	runUpdate(t, []updateCase{
+		{name: "stored trafficDistribution and annotations kept", old: sameZone, new: finalized},
+		{name: "trafficDistribution changed to another unsupported value", old: sameZone, new: toNode, want: []want{{"spec.trafficDistribution", notSupported}}},
+		{name: "topology annotation changed still disagreeing", old: sameZone, new: reannotated,
+			want: []want{{"metadata.annotations[service.kubernetes.io/topology-mode]", invalid}}},
+		{name: "both mended", old: sameZone, new: fixed},
+		{name: "unsupported trafficDistribution set by an update", old: old, new: toBad, want: []want{{"spec.trafficDistribution", notSupported}}},
+	})
 }
 
 // A replace that omits the allocated cluster IP is a change of it here; the

@@ -238,7 +238,11 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		r.statusUpdate = statusRules(validatePodStatusUpdate)
 		return r, true
 	case *corev1.Service:
-		return kindRules("Service", true, validateService, validateServiceUpdate), true
+		r := kindRules("Service", true, validateService, validateServiceUpdate)
+		r.createOnly = func(obj runtime.Object) field.ErrorList {
+			return validateServiceRouting(obj.(*corev1.Service), true, true)
+		}
+		return r, true
 	case *corev1.ConfigMap:
 		return kindRules("ConfigMap", true, validateConfigMap, validateConfigMapUpdate), true
 	case *corev1.Secret:
