@@ -137,6 +137,15 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 // Run processes Services with the given number of workers, and node changes with one, until ctx
 // ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	// The zones' shares first: a Service asking for Topology Aware Routing
+	// synced before them would lose its hints ("Insufficient Node
+	// information"), and nothing would queue it again until one of its
+	// pods changed.
+	if cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		if err := c.syncTopology(ctx, topologyKey); err != nil {
+			c.topologyQueue.Add(topologyKey)
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { runner.Run(ctx, topologyQueueName, c.topologyQueue, 1, c.syncTopology, c.log, c.synced...) })
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
@@ -250,5 +253,59 @@ func (fx *fixture) runTopology(t *testing.T) {
 			t.Fatal(err)
 		}
 		fx.c.topologyQueue.Done(k)
+	}
+}
+
+// Run reads the zones before its first Service sync: a Service asking for Topology Aware Routing
+// gets its hints from the first write, not a "not enough node information" removal that nothing
+// would undo until one of its pods changed.
+func TestRunReadsZonesBeforeTheFirstSync(t *testing.T) {
+	objs := []runtime.Object{service(topologyAuto),
+		readyNode("na", "zone-a", "4"), readyNode("nb", "zone-b", "4"),
+		pod("a1", "10.42.0.2", onNode("na")), pod("a2", "10.42.0.3", onNode("na")),
+		pod("b1", "10.42.0.4", onNode("nb")), pod("b2", "10.42.0.5", onNode("nb"))}
+	ctx, cancel := context.WithCancel(context.Background())
+	client := controllertest.NewClient(objs...)
+	f := informers.NewSharedInformerFactory(client, 0)
+	recorder := record.NewFakeRecorder(100)
+	c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Nodes(), f.Discovery().V1().EndpointSlices(), recorder, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx, 2) }()
+	defer func() { cancel(); <-done; f.Shutdown() }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, err := client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) > 0 {
+			for _, e := range list.Items[0].Endpoints {
+				if e.Hints == nil || len(e.Hints.ForZones) != 1 || e.Hints.ForZones[0].Name != *e.Zone {
+					t.Errorf("endpoint %s hints = %v, want its own zone %s", e.Addresses[0], e.Hints, *e.Zone)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no EndpointSlice written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The event follows the write.
+	select {
+	case ev := <-recorder.Events:
+		if ev != "Normal TopologyAwareHintsEnabled Topology Aware Hints has been enabled, addressType: IPv4" {
+			t.Errorf("event = %q", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event recorded")
+	}
+	if ev := controllertest.Events(recorder.Events); len(ev) > 0 {
+		t.Errorf("more events: %q", ev)
 	}
 }
