@@ -192,7 +192,9 @@ func (hp *hollowPod) restartChanged(pod *corev1.Pod, now time.Time) []*corev1.Co
 
 // stopSidecars returns, the first time it sees the pod's app containers
 // done for good, the sidecars that their end stops (the kubelet then kills
-// the pod's running containers, the last sidecar first).
+// the pod's running containers, the last sidecar first). A hollow sidecar
+// runs until then, unless the pod's status reports it exited or backing
+// off (a pod adopted after an agent restart): that one is not stopped.
 func (hp *hollowPod) stopSidecars(pod *corev1.Pod, now time.Time) []*corev1.Container {
 	if _, finished := hp.finishedAt(pod, now); !finished || hp.sidecarsStopped {
 		return nil
@@ -200,11 +202,22 @@ func (hp *hollowPod) stopSidecars(pod *corev1.Pod, now time.Time) []*corev1.Cont
 	hp.sidecarsStopped = true
 	var stopped []*corev1.Container
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
-		if c := &pod.Spec.InitContainers[i]; isSidecar(c) {
+		if c := &pod.Spec.InitContainers[i]; isSidecar(c) && !reportedStopped(pod, c.Name) {
 			stopped = append(stopped, c)
 		}
 	}
 	return stopped
+}
+
+// reportedStopped says whether the pod's status reports init container
+// name not running (exited, or waiting to start again).
+func reportedStopped(pod *corev1.Pod, name string) bool {
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name == name {
+			return s.State.Running == nil
+		}
+	}
+	return false
 }
 
 // restart ends c's running attempt as the real runtime reports a container

@@ -118,6 +118,33 @@ func TestSidecarsStopWhenThePodCompletes(t *testing.T) {
 	}
 }
 
+// The pod's end records the Killing Event only of the sidecars still
+// running, as the kubelet kills only running containers: a sidecar the
+// pod's status reports exited or backing off (here a pod adopted after an
+// agent restart) is not stopped again.
+func TestOnlyRunningSidecarsGetAKillingEvent(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := scripted("1s", "0")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.InitContainers = []corev1.Container{
+		{Name: "exited", Image: "example.com/proxy", RestartPolicy: &always},
+		{Name: "backing-off", Image: "example.com/proxy", RestartPolicy: &always},
+		{Name: "running", Image: "example.com/proxy", RestartPolicy: &always},
+	}
+	start := metav1.NewTime(time.Now().Add(-time.Minute))
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &start, InitContainerStatuses: []corev1.ContainerStatus{
+		{Name: "exited", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}},
+		{Name: "backing-off", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
+		{Name: "running", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}},
+	}}
+	rec := record.NewFakeRecorder(10)
+	r := New(0, rec)
+	r.SyncPod(context.Background(), pod, "10.42.0.2")
+	if got, want := drain(rec), []string{"Normal Killing Stopping container running"}; !slices.Equal(got, want) {
+		t.Errorf("Events %q, want %q", got, want)
+	}
+}
+
 // drain returns the Events recorded so far.
 func drain(rec *record.FakeRecorder) []string {
 	var out []string
