@@ -58,6 +58,9 @@ type Agent struct {
 	// finished are the terminal statuses of the pods that completed or
 	// failed and whose sandbox the runtime stopped (SandboxStopper).
 	finished map[types.UID]*corev1.PodStatus
+	// overdue are the pods found past their active deadline, whose
+	// Events are recorded (once, while their stop is retried).
+	overdue map[types.UID]bool
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -79,7 +82,8 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt, poked: make(chan struct{}, 1)},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
-		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}, finished: map[types.UID]*corev1.PodStatus{}}
+		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}, finished: map[types.UID]*corev1.PodStatus{},
+		overdue: map[types.UID]bool{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -574,6 +578,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	delete(a.keys, pod.UID)
 	delete(a.evicted, pod.UID)
 	delete(a.finished, pod.UID)
+	delete(a.overdue, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

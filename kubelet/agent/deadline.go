@@ -55,7 +55,12 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 // its address given back, as for a pod that finished; the pod stays, its
 // containers stopped, until it is deleted.
 func (a *Agent) failPastDeadline(ctx context.Context, key string, pod *corev1.Pod) error {
-	if a.cfg.Recorder != nil {
+	a.mu.Lock()
+	noticed := a.overdue[pod.UID]
+	a.overdue[pod.UID] = true
+	a.mu.Unlock()
+	// The Events once per pod, not again at each retry of a failed stop.
+	if a.cfg.Recorder != nil && !noticed {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
 		recordKilling(a.cfg.Recorder, pod)
 	}

@@ -2,7 +2,9 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,5 +79,69 @@ func TestPodPastItsActiveDeadlineFails(t *testing.T) {
 	if got, _ = client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{}); got.Status.Phase != corev1.PodFailed ||
 		got.Status.ContainerStatuses[0].State.Terminated == nil {
 		t.Errorf("after failing: %+v", got.Status)
+	}
+}
+
+// failingSandbox is the hollow runtime whose first sandbox stops fail.
+type failingSandbox struct {
+	*fakeruntime.Runtime
+	mu    sync.Mutex
+	fails int
+}
+
+func (r *failingSandbox) StopSandbox(ctx context.Context, pod *corev1.Pod) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fails > 0 {
+		r.fails--
+		return errors.New("sandbox busy")
+	}
+	return r.Runtime.StopSandbox(ctx, pod)
+}
+
+func (r *failingSandbox) left() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fails
+}
+
+// A pod past its active deadline whose stop fails is stopped again until
+// it is, but its DeadlineExceeded and Killing Events are recorded once, as
+// the kubelet records them once per pod.
+func TestDeadlineEventsOnceWhileTheStopIsRetried(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := record.NewFakeRecorder(100)
+	rt := &failingSandbox{Runtime: fakeruntime.New(0, rec), fails: 3}
+	a, err := agent.New(client, rt, agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Run(ctx, 1)
+	deadline := int64(1)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
+		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the pod failed past its deadline", func() (bool, error) {
+		got, err := client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodFailed, nil
+	})
+	if n := rt.left(); n != 0 {
+		t.Fatalf("%d sandbox stops left to fail: the stop was not retried", n)
+	}
+	count := map[string]int{}
+	for len(rec.Events) > 0 {
+		count[<-rec.Events]++
+	}
+	for _, e := range []string{"Normal DeadlineExceeded Pod was active on the node longer than the specified deadline", "Normal Killing Stopping container app"} {
+		if count[e] != 1 {
+			t.Errorf("%q recorded %d times, want once (all: %v)", e, count[e], count)
+		}
 	}
 }
