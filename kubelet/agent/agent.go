@@ -61,6 +61,10 @@ type Agent struct {
 	// overdue are the pods found past their active deadline, whose
 	// Events are recorded (once, while their stop is retried).
 	overdue map[types.UID]bool
+	// started are the start times the agent gave the pods it runs, as
+	// the kubelet's status manager keeps them: their active deadlines
+	// count from these, which the cache may not show yet.
+	started map[types.UID]*metav1.Time
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -83,7 +87,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
 		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}, finished: map[types.UID]*corev1.PodStatus{},
-		overdue: map[types.UID]bool{}}
+		overdue: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -361,7 +365,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	a.tracked[key] = pod
 	a.keys[pod.UID] = key
 	a.mu.Unlock()
-	if pastActiveDeadline(pod, time.Now()) {
+	if pastActiveDeadline(pod, a.startTime(pod), time.Now()) {
 		return 0, a.failPastDeadline(ctx, key, pod)
 	}
 
@@ -377,6 +381,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, err
 	}
 	status := computeStatus(pod, state, podIP, a.hostIP, time.Now())
+	status.StartTime = a.keepStart(pod, status.StartTime)
 	if a.cfg.Recorder != nil {
 		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)
 	}
@@ -579,6 +584,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	delete(a.evicted, pod.UID)
 	delete(a.finished, pod.UID)
 	delete(a.overdue, pod.UID)
+	delete(a.started, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

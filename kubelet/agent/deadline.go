@@ -27,11 +27,43 @@ func activeDeadline(pod *corev1.Pod, start *metav1.Time) (time.Time, bool) {
 	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
 }
 
-// pastActiveDeadline says whether the pod has been active for as long as
-// its spec.activeDeadlineSeconds allows, as the kubelet judges it.
-func pastActiveDeadline(pod *corev1.Pod, now time.Time) bool {
-	deadline, ok := activeDeadline(pod, pod.Status.StartTime)
+// pastActiveDeadline says whether the pod, started at start, has been
+// active for as long as its spec.activeDeadlineSeconds allows, as the
+// kubelet judges it.
+func pastActiveDeadline(pod *corev1.Pod, start *metav1.Time, now time.Time) bool {
+	deadline, ok := activeDeadline(pod, start)
 	return ok && !now.Before(deadline)
+}
+
+// startTime is the pod's start time as the agent knows it: the one it
+// gave the pod (keepStart), which the cached pod lacks until the agent's
+// status write reaches the cache, else the cached pod's (a pod adopted
+// after an agent restart), as the kubelet reads its status manager's
+// before the pod's own.
+func (a *Agent) startTime(pod *corev1.Pod) *metav1.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if start := a.started[pod.UID]; start != nil {
+		return start
+	}
+	return pod.Status.StartTime
+}
+
+// keepStart returns the start time the agent gave the pod, giving it start
+// if it has none yet, so that the start time written and the active
+// deadline counted from it stay the same while the cache lags: the
+// deadline is judged when it runs out, not once the cache shows the start
+// time (nor from a later one written meanwhile).
+func (a *Agent) keepStart(pod *corev1.Pod, start *metav1.Time) *metav1.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if kept := a.started[pod.UID]; kept != nil {
+		return kept
+	}
+	if start != nil {
+		a.started[pod.UID] = start
+	}
+	return start
 }
 
 // terminationGrace is the grace period the pod's containers are stopped
@@ -65,6 +97,7 @@ func (a *Agent) failPastDeadline(ctx context.Context, key string, pod *corev1.Po
 		recordKilling(a.cfg.Recorder, pod)
 	}
 	status := pod.Status.DeepCopy()
+	status.StartTime = a.startTime(pod)
 	grace := terminationGrace(pod)
 	if s, ok := a.runtime.(PodStopper); ok {
 		final, err := s.StopPod(ctx, pod, grace)

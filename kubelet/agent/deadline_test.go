@@ -10,7 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
@@ -143,5 +146,109 @@ func TestDeadlineEventsOnceWhileTheStopIsRetried(t *testing.T) {
 		if count[e] != 1 {
 			t.Errorf("%q recorded %d times, want once (all: %v)", e, count[e], count)
 		}
+	}
+}
+
+// laggingWatch delays the pod updates client's watches deliver until a
+// time (in order, the later ones behind them), as a lagging watch delays
+// them to the agent's cache; the writes themselves land at once. It counts
+// the status writes and keeps the first start time written.
+type laggingWatch struct {
+	mu     sync.Mutex
+	writes int
+	first  *metav1.Time
+}
+
+func (l *laggingWatch) install(client *fake.Clientset, until time.Time) {
+	client.PrependReactor("update", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" {
+			pod := action.(k8stesting.UpdateAction).GetObject().(*corev1.Pod)
+			l.mu.Lock()
+			l.writes++
+			if l.first == nil {
+				l.first = pod.Status.StartTime.DeepCopy()
+			}
+			l.mu.Unlock()
+		}
+		return false, nil, nil
+	})
+	client.PrependWatchReactor("pods", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := action.(k8stesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		in, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		out := make(chan watch.Event)
+		proxy := watch.NewProxyWatcher(out)
+		go func() {
+			defer in.Stop()
+			for e := range in.ResultChan() {
+				if e.Type == watch.Modified {
+					time.Sleep(time.Until(until))
+				}
+				select {
+				case out <- e:
+				case <-proxy.StopChan():
+					return
+				}
+			}
+		}()
+		return true, proxy, nil
+	})
+}
+
+func (l *laggingWatch) counts() (int, *metav1.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writes, l.first
+}
+
+// A pod whose active deadline runs out before its first status write
+// reaches the agent's cache is judged by the start time the agent gave it,
+// as the kubelet judges it by its status manager's: failed on time, its
+// start time kept (not moved to when the cache still lacked it), and with
+// a few status writes, no loop of them while the cache catches up.
+func TestDeadlineJudgedByTheStartTimeTheAgentKeeps(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := int64(1)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
+		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+	}
+	// The pod's updates reach the agent's cache 1.5s after its creation,
+	// after its deadline.
+	lag := &laggingWatch{}
+	created := time.Now()
+	lag.install(client, created.Add(1500*time.Millisecond))
+	go a.Run(ctx, 1)
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *corev1.Pod
+	poll(t, "the pod failed past its deadline", func() (bool, error) {
+		got, err = client.CoreV1().Pods("default").Get(ctx, "bounded", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodFailed, nil
+	})
+	failedAt := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	writes, first := lag.counts()
+	if first != nil && failedAt.Sub(first.Time) > 1400*time.Millisecond {
+		t.Errorf("failed %s after its start, its deadline is 1s", failedAt.Sub(first.Time))
+	}
+	if first == nil || got.Status.StartTime == nil || !got.Status.StartTime.Equal(first) {
+		t.Errorf("start time %v, want the first one written, %v", got.Status.StartTime, first)
+	}
+	if writes > 4 {
+		t.Errorf("%d status writes, want a few", writes)
 	}
 }
