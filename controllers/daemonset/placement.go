@@ -22,11 +22,13 @@ const (
 	taintNetworkUnavailable = "node.kubernetes.io/network-unavailable"
 )
 
-// addDaemonTolerations adds the tolerations every daemon pod gets. As Kubernetes does, every
-// template toleration of the same key, operator, value and effect is replaced by the default one,
-// so a tolerationSeconds on any of them cannot get daemon pods evicted from not-ready or
-// unreachable nodes (the taint manager goes by the shortest). Kubernetes stops at a copy that is
-// already the default and leaves later ones; replacing them all never evicts sooner.
+// addDaemonTolerations adds the tolerations every daemon pod gets. Every template toleration of
+// the same key, operator, value and effect is replaced by the default one, so a tolerationSeconds
+// on any of them cannot get daemon pods evicted from not-ready or unreachable nodes (the taint
+// manager goes by the shortest). Kubernetes (AddOrUpdateTolerationInPodSpec) does so only when
+// none of them already equals the default; when one does, it leaves them all as they are, so a
+// copy with tolerationSeconds beside the default one still evicts. Skiff replaces them all in
+// that case too, a deliberate difference: it never evicts sooner than Kubernetes.
 func addDaemonTolerations(spec *corev1.PodSpec) {
 	add := func(key string, effect corev1.TaintEffect) {
 		want := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect}

@@ -836,10 +836,13 @@ func TestDeletedFinishedPodDoesNotHoldUpReplacement(t *testing.T) {
 	}
 }
 
-// Every template toleration standing in for a default daemon toleration is replaced, as
-// Kubernetes' AddOrUpdateTolerationInPodSpec does, not just the first: the taint manager
-// evicts at the shortest tolerationSeconds of the matching tolerations, so a second copy
-// with one would still get daemon pods evicted from not-ready nodes.
+// Every template toleration standing in for a default daemon toleration is replaced, not just
+// the first: the taint manager evicts at the shortest tolerationSeconds of the matching
+// tolerations, so a second copy with one would still get daemon pods evicted from not-ready
+// nodes. With no copy equal to the default already, as here, this is what Kubernetes'
+// AddOrUpdateTolerationInPodSpec does. When one is, Kubernetes leaves all of them untouched
+// while skiff still replaces the others (never evicting sooner): a deliberate difference (see
+// addDaemonTolerations), not parity.
 func TestEveryTolerationStandingInForADefaultIsReplaced(t *testing.T) {
 	secs := int64(300)
 	spec := corev1.PodSpec{Tolerations: []corev1.Toleration{
