@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // NewClient returns a fake clientset holding objs whose creates behave like the apiserver's for names
@@ -119,4 +120,25 @@ func Events(ch chan string) []string {
 			return out
 		}
 	}
+}
+
+// RefuseFirst has client answer the first n requests to verb resource with
+// err and serve later ones as usual, as a cause that goes away does (a
+// quota exceeded, an API server away). The count is of every such request.
+func RefuseFirst(client *fake.Clientset, verb, resource string, n int32, err error) *atomic.Int32 {
+	var count atomic.Int32
+	client.PrependReactor(verb, resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+		if count.Add(1) <= n {
+			return true, nil, err
+		}
+		return false, nil, nil
+	})
+	return &count
+}
+
+// FastBackoff is a controller queue's per-key exponential backoff in
+// milliseconds rather than client-go's minutes, for tests that watch a key
+// fail many times in a row.
+func FastBackoff() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond)
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/expectations"
@@ -628,21 +626,14 @@ func TestReplicaSetRecreatedUnderTheSameName(t *testing.T) {
 func TestRefusedCreatesAreRetriedUntilTheyAreAllowed(t *testing.T) {
 	const refused = runner.MaxRetries + 5
 	client := controllertest.NewClient(newRS("web", 3))
-	var creates atomic.Int32
-	client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if creates.Add(1) <= refused {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("exceeded quota"))
-		}
-		return false, nil, nil
-	})
+	creates := controllertest.RefuseFirst(client, "create", "pods", refused, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("exceeded quota")))
 	f := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(client, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), record.NewFakeRecorder(1000),
 		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default backoff, but in milliseconds rather than minutes.
-	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	c.queue = runner.NewQueueWithRateLimiter(Name, controllertest.FastBackoff())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	defer func() { cancel(); <-done; f.Shutdown() }()

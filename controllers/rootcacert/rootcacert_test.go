@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -313,16 +311,9 @@ func TestRunKeepsEveryNamespacePublished(t *testing.T) {
 // day), and pods there cannot start without the CA.
 func TestFailingCreateIsRetriedUntilItSucceeds(t *testing.T) {
 	client := controllertest.NewClient(namespace("team"))
-	var failures atomic.Int32
-	client.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if failures.Add(1) <= runner.MaxRetries+5 {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("exceeded quota"))
-		}
-		return false, nil, nil
-	})
+	failures := controllertest.RefuseFirst(client, "create", "configmaps", runner.MaxRetries+5, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("exceeded quota")))
 	c, f := newController(t, client)
-	// The default backoff, but in milliseconds rather than minutes.
-	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	c.queue = runner.NewQueueWithRateLimiter(Name, controllertest.FastBackoff())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	defer func() { cancel(); <-done; f.Shutdown() }()

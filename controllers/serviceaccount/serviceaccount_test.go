@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/runner"
@@ -73,21 +70,14 @@ func TestDefaultServiceAccount(t *testing.T) {
 // twice a day, and pods cannot be created there without the account.
 func TestFailingCreateIsRetriedUntilItSucceeds(t *testing.T) {
 	client := controllertest.NewClient(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
-	var failures atomic.Int32
-	client.PrependReactor("create", "serviceaccounts", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if failures.Add(1) <= runner.MaxRetries+5 {
-			return true, nil, apierrors.NewInternalError(errors.New("etcd away"))
-		}
-		return false, nil, nil
-	})
+	failures := controllertest.RefuseFirst(client, "create", "serviceaccounts", runner.MaxRetries+5, apierrors.NewInternalError(errors.New("etcd away")))
 	f := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(client, f.Core().V1().Namespaces(), f.Core().V1().ServiceAccounts(), record.NewFakeRecorder(1),
 		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default backoff, but in milliseconds rather than minutes.
-	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	c.queue = runner.NewQueueWithRateLimiter(Name, controllertest.FastBackoff())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	defer func() { cancel(); <-done; f.Shutdown() }()

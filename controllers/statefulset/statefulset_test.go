@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 	"github.com/skiffkube/skiff/controllers/revision"
@@ -418,21 +416,14 @@ func TestScaleDownWhenScaledDeleteHandsClaimsToThePod(t *testing.T) {
 func TestRefusedCreateIsRetriedUntilItIsAllowed(t *testing.T) {
 	const refused = runner.MaxRetries + 5
 	client := controllertest.NewClient(newSet(1))
-	var creates atomic.Int32
-	client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if creates.Add(1) <= refused {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-0", errors.New("exceeded quota"))
-		}
-		return false, nil, nil
-	})
+	creates := controllertest.RefuseFirst(client, "create", "pods", refused, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-0", errors.New("exceeded quota")))
 	f := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(client, f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(), f.Core().V1().Pods(), f.Core().V1().PersistentVolumeClaims(),
 		record.NewFakeRecorder(1000), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default backoff, but in milliseconds rather than minutes.
-	c.queue = runner.NewQueueWithRateLimiter(Name, workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 5*time.Millisecond))
+	c.queue = runner.NewQueueWithRateLimiter(Name, controllertest.FastBackoff())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	defer func() { cancel(); <-done; f.Shutdown() }()
