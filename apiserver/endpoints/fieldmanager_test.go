@@ -1,7 +1,9 @@
 package endpoints
 
 import (
+	"cmp"
 	"reflect"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -200,6 +202,10 @@ func TestUnvalidatedConverterCoversCommonKinds(t *testing.T) {
 
 // withoutTimes drops the managedFields timestamps, which differ by when
 // each path ran.
+// withoutTimes is obj with its managedFields' times dropped and the entries
+// in one order: the field managers order entries by the second they were
+// written, so two runs straddling a second boundary order the same entries
+// differently.
 func withoutTimes(obj runtime.Object) runtime.Object {
 	obj = obj.DeepCopyObject()
 	m := accessor(obj)
@@ -207,6 +213,9 @@ func withoutTimes(obj runtime.Object) runtime.Object {
 	for i := range mf {
 		mf[i].Time = nil
 	}
+	slices.SortStableFunc(mf, func(a, b metav1.ManagedFieldsEntry) int {
+		return cmp.Or(cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.Manager, b.Manager), cmp.Compare(a.Subresource, b.Subresource))
+	})
 	m.SetManagedFields(mf)
 	return obj
 }
