@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
@@ -26,8 +27,22 @@ import (
 // message and Event, its containers ended (the hollow ones as processes
 // without a SIGTERM handler: 143) and no longer ready, each stop with its
 // Killing Event.
+// deadlineNode is the node n the deadline tests' agent runs.
+func deadlineNode() *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}
+}
+
+// boundedPod is a pod on node n allowed one second of activity.
+func boundedPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
+		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+	}
+}
+
 func TestPodPastItsActiveDeadlineFails(t *testing.T) {
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	client := fake.NewClientset(deadlineNode())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec := record.NewFakeRecorder(100)
@@ -36,12 +51,7 @@ func TestPodPastItsActiveDeadlineFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	go a.Run(ctx, 1)
-	deadline := int64(1)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
-		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
-			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
-	}
+	pod := boundedPod()
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +122,7 @@ func (r *failingSandbox) left() int {
 // it is, but its DeadlineExceeded and Killing Events are recorded once, as
 // the kubelet records them once per pod.
 func TestDeadlineEventsOnceWhileTheStopIsRetried(t *testing.T) {
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	client := fake.NewClientset(deadlineNode())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec := record.NewFakeRecorder(100)
@@ -122,12 +132,7 @@ func TestDeadlineEventsOnceWhileTheStopIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	go a.Run(ctx, 1)
-	deadline := int64(1)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
-		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
-			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
-	}
+	pod := boundedPod()
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,19 +217,14 @@ func (l *laggingWatch) counts() (int, *metav1.Time) {
 // start time kept (not moved to when the cache still lacked it), and with
 // a few status writes, no loop of them while the cache catches up.
 func TestDeadlineJudgedByTheStartTimeTheAgentKeeps(t *testing.T) {
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	client := fake.NewClientset(deadlineNode())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := int64(1)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "bounded", Namespace: "default", UID: "uid-bounded"},
-		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: corev1.RestartPolicyAlways, ActiveDeadlineSeconds: &deadline,
-			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
-	}
+	pod := boundedPod()
 	// The pod's updates reach the agent's cache 1.5s after its creation,
 	// after its deadline.
 	lag := &laggingWatch{}
