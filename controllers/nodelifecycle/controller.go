@@ -665,10 +665,14 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 }
 
 // scheduledEviction is when a pod that tolerates its node's NoExecute taints
-// for a while is to be deleted.
+// for a while is to be deleted, or a failed eviction to be tried again.
 type scheduledEviction struct {
 	uid types.UID
 	at  time.Time
+	// retry: the pod's eviction was tried, its event recorded, and every
+	// try failed. It is due, and not a deletion waiting for a toleration to
+	// run out: dropping it is no cancellation to announce.
+	retry bool
 }
 
 // evict deletes the pods that do not tolerate the node's NoExecute taints
@@ -722,7 +726,12 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		limit, forever, tolerated := tolerationLimit(pod, taints)
 		switch {
 		case !tolerated:
-			c.cancelEviction(node.Name, key, true)
+			// A deletion waiting for a toleration that no longer holds is
+			// cancelled, with its event, for one at once; a failed eviction
+			// is kept, to be tried again without a second event.
+			if !c.retrying(node.Name, key, pod.UID) {
+				c.cancelEviction(node.Name, key, true)
+			}
 		case forever:
 			c.cancelEviction(node.Name, key, true)
 			continue
@@ -734,7 +743,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 				continue
 			}
 		}
-		if err := c.evictPod(ctx, node.Name, pod, now); err != nil {
+		if err := c.evictPod(ctx, node.Name, pod); err != nil {
 			return err
 		}
 	}
@@ -745,31 +754,60 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 	return nil
 }
 
+// An eviction tries the marking and the deletion up to evictTries times,
+// evictRetryPause apart, as Kubernetes' taint eviction controller
+// (deletePodHandler) does within one attempt.
+const (
+	evictTries      = 5
+	evictRetryPause = 10 * time.Millisecond
+)
+
 // evictPod deletes the pod for its node's NoExecute taints, with Kubernetes'
-// taint manager's event, and notes it evicted. A deletion that fails stays
-// due.
-func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod, now time.Time) error {
+// taint manager's event, and notes it evicted. The event is recorded once
+// per eviction, before its first try, as Kubernetes records it also when
+// every try fails. An eviction whose tries all failed stays due, and a
+// later sync tries it again (Kubernetes waits for the next change of the
+// node or the pod) without a second event.
+func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod) error {
 	key := pod.Namespace + "/" + pod.Name
-	// Recorded first, as Kubernetes' taint manager records it before it
-	// writes anything: also when the writes below fail. Upstream retries a
-	// failed write five times within that one attempt; here each retry is a
-	// later sync, and records the event again.
-	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
-	// As Kubernetes' taint manager does, the pod is marked first, so its owner
-	// can tell this eviction from a failure (a Job's podFailurePolicy).
+	// Done with before the deletion: its watch event may come before
+	// Delete returns, and must not read as a cancellation.
+	s, scheduled := c.cancelEviction(nodeName, key, false)
+	if !scheduled || !s.retry || s.uid != pod.UID {
+		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
+	}
+	var err error
+	for try := range evictTries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				c.retryEviction(nodeName, key, pod.UID)
+				return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			case <-time.After(evictRetryPause):
+			}
+		}
+		if err = c.markAndDelete(ctx, pod); err == nil {
+			c.evictedPod(nodeName, key, pod.UID)
+			return nil
+		}
+	}
+	c.retryEviction(nodeName, key, pod.UID)
+	return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
+}
+
+// markAndDelete marks the pod DisruptionTarget and deletes it: one try of an
+// eviction. As Kubernetes' taint manager does, the pod is marked first, so
+// its owner can tell this eviction from a failure (a Job's
+// podFailurePolicy).
+func (c *Controller) markAndDelete(ctx context.Context, pod *corev1.Pod) error {
 	if err := podstate.MarkDisrupted(ctx, c.client, pod, Name, "DeletionByTaintManager",
 		"Taint manager: deleting due to NoExecute taint", false); err != nil {
 		return err
 	}
-	// Done with before the deletion: its watch event may come before
-	// Delete returns, and must not read as a cancellation.
-	c.cancelEviction(nodeName, key, false)
 	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		c.scheduleEviction(nodeName, key, pod.UID, now) // due still
-		return fmt.Errorf("evict pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return err
 	}
-	c.evictedPod(nodeName, key, pod.UID)
 	return nil
 }
 
@@ -809,7 +847,7 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 			}
 			continue
 		}
-		if err := c.evictPod(ctx, nodeName, pod, now); err != nil {
+		if err := c.evictPod(ctx, nodeName, pod); err != nil {
 			return err
 		}
 	}
@@ -874,18 +912,40 @@ func (c *Controller) scheduleEviction(nodeName, key string, uid types.UID, at ti
 }
 
 // cancelEviction drops the pod's scheduled deletion, saying so in an event
-// when told to and there was one.
-func (c *Controller) cancelEviction(nodeName, key string, announce bool) {
+// when told to and there was one (a failed eviction to be tried again is
+// dropped silently). It returns what was dropped.
+func (c *Controller) cancelEviction(nodeName, key string, announce bool) (scheduledEviction, bool) {
 	c.evictMu.Lock()
-	_, ok := c.evictions[nodeName][key]
+	s, ok := c.evictions[nodeName][key]
 	delete(c.evictions[nodeName], key)
 	if len(c.evictions[nodeName]) == 0 {
 		delete(c.evictions, nodeName)
 	}
 	c.evictMu.Unlock()
-	if ok && announce {
+	if ok && announce && !s.retry {
 		c.announceCancel(key)
 	}
+	return s, ok
+}
+
+// retryEviction notes the pod's failed eviction, due at once.
+func (c *Controller) retryEviction(nodeName, key string, uid types.UID) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	pods := c.evictions[nodeName]
+	if pods == nil {
+		pods = map[string]scheduledEviction{}
+		c.evictions[nodeName] = pods
+	}
+	pods[key] = scheduledEviction{uid: uid, retry: true}
+}
+
+// retrying says whether the pod's eviction failed and is to be tried again.
+func (c *Controller) retrying(nodeName, key string, uid types.UID) bool {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	s, ok := c.evictions[nodeName][key]
+	return ok && s.retry && s.uid == uid
 }
 
 // cancelEvictions cancels every deletion scheduled on the node: it lost its
@@ -901,7 +961,9 @@ func (c *Controller) cancelEvictions(nodeName string) {
 	c.evictMu.Unlock()
 	keys := slices.Sorted(maps.Keys(pods))
 	for _, key := range keys {
-		c.announceCancel(key)
+		if !pods[key].retry {
+			c.announceCancel(key)
+		}
 	}
 }
 

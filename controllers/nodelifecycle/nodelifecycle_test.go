@@ -776,9 +776,9 @@ func TestNodeRegisteredAndRemovedEvents(t *testing.T) {
 	}
 }
 
-// A pod whose deletion failed is deleted at the next sync, its toleration
-// not counted afresh; its deletion by the controller is not announced as a
-// cancellation.
+// A pod whose deletion failed (all the tries of one attempt) is deleted at
+// the next sync, its toleration not counted afresh; its deletion by the
+// controller is not announced as a cancellation.
 func TestEvictionRetried(t *testing.T) {
 	ctx := context.Background()
 	ts := metav1.NewTime(now)
@@ -789,10 +789,10 @@ func TestEvictionRetried(t *testing.T) {
 	if err := c.sync(ctx, "n1"); err != nil {
 		t.Fatal(err)
 	}
-	failed := false
+	failed := 0
 	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if !failed {
-			failed = true
+		if failed < evictTries {
+			failed++
 			return true, nil, fmt.Errorf("the server is busy")
 		}
 		// The watch's deletion event may be handled before Delete returns.
@@ -954,6 +954,69 @@ func TestEvictionEventRecordedWhenTheWriteFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// As Kubernetes' taint eviction controller (deletePodHandler), one eviction
+// tries the marking and the deletion up to five times and records its
+// "Marking for deletion" event once, before the first try. When all five
+// fail, the later sync that tries again records no second event and no
+// "Cancelling deletion" event: it is the same eviction. For a pod that does
+// not tolerate the taint and for one whose toleration ran out.
+func TestEvictionEventRecordedOncePerEviction(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		seconds *int64
+	}{{"intolerant", nil}, {"waiting", ptr(60)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			ts := metav1.NewTime(now)
+			n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+			c, client := newFixture(t, n, healthy("n2", nil), pod(tc.name, tc.seconds))
+			clock := now.Add(time.Duration(ptrOr(tc.seconds)) * time.Second)
+			c.now = func() time.Time { return clock }
+			if tc.seconds != nil {
+				// Seen on the tainted node toleration seconds ago.
+				c.scheduleEviction("n1", "ns/"+tc.name, types.UID("uid-"+tc.name), clock)
+			}
+			// The first attempt's five tries fail, and the next attempt's first.
+			controllertest.RefuseFirst(client, "delete", "pods", 6, fmt.Errorf("the server is busy"))
+			deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
+			recorder := c.recorder.(*record.FakeRecorder)
+			var events []string
+			if err := c.sync(ctx, "n1"); err == nil {
+				t.Fatal("sync hid the failed eviction")
+			}
+			if got := deletions(); got != 5 {
+				t.Errorf("%d deletions in the first attempt, want 5", got)
+			}
+			events = append(events, controllertest.Events(recorder.Events)...)
+			clock = clock.Add(5 * time.Second)
+			if err := c.sync(ctx, "n1"); err != nil {
+				t.Fatal(err)
+			}
+			if got := deletions(); got != 7 {
+				t.Errorf("%d deletions after the second attempt, want 7", got)
+			}
+			events = append(events, controllertest.Events(recorder.Events)...)
+			want := []string{"Normal TaintManagerEviction Marking for deletion Pod ns/" + tc.name}
+			var got []string
+			for _, e := range events {
+				if strings.Contains(e, "TaintManagerEviction") {
+					got = append(got, e)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("events %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func ptrOr(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 // As Kubernetes' MarkPodsNotReady, the pod's NodeNotReady warning is
