@@ -3,6 +3,7 @@ package nodelifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -708,6 +709,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		return err
 	}
 	var next time.Duration
+	var errs []error
 	seen := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		pod := o.(*corev1.Pod)
@@ -743,15 +745,15 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 				continue
 			}
 		}
-		if err := c.evictPod(ctx, node.Name, pod); err != nil {
-			return err
-		}
+		// One pod's failure holds up no other: each is evicted on its own,
+		// as in Kubernetes.
+		errs = append(errs, c.evictPod(ctx, node.Name, pod))
 	}
 	c.forgetEvictions(node.Name, seen)
 	if next > 0 {
 		c.queue.AddAfter(node.Name, next)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // An eviction tries the marking and the deletion up to evictTries times,
@@ -830,6 +832,7 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 		c.evictMu.Unlock()
 	}()
 	var next time.Duration
+	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(scheduled)) {
 		s := scheduled[key]
 		o, ok, err := c.podIndexer.GetByKey(key)
@@ -847,14 +850,12 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 			}
 			continue
 		}
-		if err := c.evictPod(ctx, nodeName, pod); err != nil {
-			return err
-		}
+		errs = append(errs, c.evictPod(ctx, nodeName, pod))
 	}
 	if next > 0 {
 		c.queue.AddAfter(nodeName, next)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // noExecuteSeen notes the node's NoExecute taints, which its pods are about to

@@ -1012,6 +1012,31 @@ func TestEvictionEventRecordedOncePerEviction(t *testing.T) {
 	}
 }
 
+// A pod whose eviction fails does not hold up the others of its node: as
+// Kubernetes' taint eviction controller evicts each pod on its own, every
+// pod due is tried in the same sync, and the sync reports the failure.
+func TestFailedEvictionHoldsUpNoOtherPod(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	objs := []runtime.Object{n, healthy("n2", nil)}
+	for _, name := range []string{"a", "b", "c"} {
+		p := pod(name, nil)
+		p.Spec.Tolerations = nil
+		objs = append(objs, p)
+	}
+	c, client := newFixture(t, objs...)
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, fmt.Errorf("the server is busy")
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed evictions")
+	}
+	if got, want := deletedPods(client), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("deletion tried for %v, want %v", got, want)
+	}
+}
+
 func ptrOr(v *int64) int64 {
 	if v == nil {
 		return 0
