@@ -126,6 +126,14 @@ type Controller struct {
 	// against, by node name: when they change, the pods deleted already are
 	// evicted again.
 	noExecuteTaints map[string][]corev1.Taint
+	// noExecuteShown are the NoExecute taints node updates showed since the
+	// node's last check, by node name: taints that came and went between two
+	// checks are a change too.
+	noExecuteShown map[string][][]corev1.Taint
+	// retolerated are the pods whose tolerations changed since their node's
+	// last check, by node name and then pod key: judged again, deleted
+	// already or not.
+	retolerated map[string]map[string]types.UID
 }
 
 // nodeHealth is what the controller last saw of a node's heartbeats, and
@@ -159,6 +167,8 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
 		evictions: map[string]map[string]scheduledEviction{}, evicted: map[string]map[string]types.UID{},
 		noExecuteTaints: map[string][]corev1.Taint{},
+		noExecuteShown:  map[string][][]corev1.Taint{},
+		retolerated:     map[string]map[string]types.UID{},
 		unmarked:        map[string]bool{},
 		arrived:         map[string]map[string]bool{},
 		eviction:        DefaultEviction(),
@@ -193,7 +203,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		return nil, fmt.Errorf("nodelifecycle: pod index: %w", err)
 	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		AddFunc: c.enqueue, UpdateFunc: c.nodeUpdated,
 		DeleteFunc: c.enqueue, // to forget its health
 	}); err != nil {
 		return nil, err
@@ -206,17 +216,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 				c.podArrived(p)
 			}
 		},
-		UpdateFunc: func(old, cur any) {
-			o, ok1 := old.(*corev1.Pod)
-			p, ok2 := cur.(*corev1.Pod)
-			switch {
-			case !ok1 || !ok2 || p.Spec.NodeName == "":
-			case o.Spec.NodeName != p.Spec.NodeName:
-				c.podArrived(p)
-			case !apiequality.Semantic.DeepEqual(o.Spec.Tolerations, p.Spec.Tolerations):
-				c.queue.Add(p.Spec.NodeName)
-			}
-		},
+		UpdateFunc: c.podUpdated,
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
@@ -258,6 +258,61 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		}
 	}()
 	runner.Run(ctx, Name, c.queue, workers, c.sync, c.log, c.synced...)
+}
+
+// nodeUpdated syncs a node the informer shows changed, noting its new
+// NoExecute taints when they changed: as Kubernetes' taint eviction
+// controller (NodeUpdated) handles each such change, the node's pods are
+// judged again even when the taints are back as they were by the next check.
+func (c *Controller) nodeUpdated(old, cur any) {
+	o, ok1 := old.(*corev1.Node)
+	n, ok2 := cur.(*corev1.Node)
+	if ok1 && ok2 {
+		if taints := noExecuteOf(n); !apiequality.Semantic.DeepEqual(noExecuteOf(o), taints) {
+			c.evictMu.Lock()
+			shown := c.noExecuteShown[n.Name]
+			if !slices.ContainsFunc(shown, func(s []corev1.Taint) bool { return apiequality.Semantic.DeepEqual(s, taints) }) {
+				c.noExecuteShown[n.Name] = append(shown, taints)
+			}
+			c.evictMu.Unlock()
+		}
+	}
+	c.enqueue(cur)
+}
+
+// noExecuteOf returns the node's NoExecute taints, in their order.
+func noExecuteOf(n *corev1.Node) []corev1.Taint {
+	var taints []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			taints = append(taints, t)
+		}
+	}
+	return taints
+}
+
+// podUpdated syncs the node of a pod newly bound to it, or whose
+// tolerations changed.
+func (c *Controller) podUpdated(old, cur any) {
+	o, ok1 := old.(*corev1.Pod)
+	p, ok2 := cur.(*corev1.Pod)
+	switch {
+	case !ok1 || !ok2 || p.Spec.NodeName == "":
+	case o.Spec.NodeName != p.Spec.NodeName:
+		c.podArrived(p)
+	case !apiequality.Semantic.DeepEqual(o.Spec.Tolerations, p.Spec.Tolerations):
+		// Judged again, also when deleted already, as Kubernetes' taint
+		// eviction controller handles a pod whose tolerations changed.
+		c.evictMu.Lock()
+		pods := c.retolerated[p.Spec.NodeName]
+		if pods == nil {
+			pods = map[string]types.UID{}
+			c.retolerated[p.Spec.NodeName] = pods
+		}
+		pods[p.Namespace+"/"+p.Name] = p.UID
+		c.evictMu.Unlock()
+		c.queue.Add(p.Spec.NodeName)
+	}
 }
 
 // podArrived notes a pod seen on its node for the first time (added, or
@@ -688,22 +743,19 @@ type scheduledEviction struct {
 // created before now), and cancelled (with a "Cancelling deletion" event)
 // when the node loses its NoExecute taints or the pod comes to tolerate them
 // without a limit. When the NoExecute taints change (one swapped for
-// another, one added or removed), the pods deleted already and still there
-// are judged again, as Kubernetes' handleNodeUpdate judges every pod of the
-// node: deleted again at once, or after their toleration counted from now.
+// another, one added or removed, also when they are back as they were by
+// this check), the pods deleted already and still there are judged again,
+// as Kubernetes' handleNodeUpdate judges every pod of the node: deleted
+// again at once, or after their toleration counted from now; so is one
+// whose tolerations changed, as its handlePodUpdate.
 // The node is requeued for the earliest deletion still to come.
 func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time) error {
-	var taints []corev1.Taint
-	for _, t := range node.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			taints = append(taints, t)
-		}
-	}
+	taints := noExecuteOf(node)
 	if len(taints) == 0 {
 		c.cancelEvictions(node.Name)
 		return nil
 	}
-	c.noExecuteSeen(node.Name, taints)
+	retolerated := c.noExecuteSeen(node.Name, taints)
 	objs, err := c.podIndexer.ByIndex(nodeNameIndex, node.Name)
 	if err != nil {
 		return err
@@ -723,7 +775,10 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		// the taints stay as they are, even while the cache does not show
 		// their deletion yet.
 		if c.wasEvicted(node.Name, key, pod.UID) {
-			continue
+			if retolerated[key] != pod.UID {
+				continue
+			}
+			c.forgetEvicted(node.Name, key)
 		}
 		limit, forever, tolerated := tolerationLimit(pod, taints)
 		switch {
@@ -829,6 +884,8 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 		c.evictMu.Lock()
 		delete(c.evicted, nodeName)
 		delete(c.noExecuteTaints, nodeName)
+		delete(c.noExecuteShown, nodeName)
+		delete(c.retolerated, nodeName)
 		c.evictMu.Unlock()
 	}()
 	var next time.Duration
@@ -859,19 +916,31 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 }
 
 // noExecuteSeen notes the node's NoExecute taints, which its pods are about to
-// be checked against. When they are not those of the last check, the pods
-// deleted already are forgotten, so that they are evicted again under the new
-// taints, as Kubernetes' taint eviction controller handles every pod of a
-// node whose NoExecute taints changed (timeAdded, value and order included,
-// as it compares them).
-func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) {
+// be checked against. When they are not those of the last check, or node
+// updates showed others since, the pods deleted already are forgotten, so
+// that they are evicted again under the new taints, as Kubernetes' taint
+// eviction controller handles every pod of a node on each change of its
+// NoExecute taints (timeAdded, value and order included, as it compares
+// them). A change the informer shows after this check judged it (a taint
+// this controller wrote) is the same change, not another. It returns the
+// pods whose tolerations changed since the last check, by key: judged
+// again, deleted already or not.
+func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) map[string]types.UID {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
-	if last, ok := c.noExecuteTaints[nodeName]; ok && apiequality.Semantic.DeepEqual(last, taints) {
-		return
+	last, ok := c.noExecuteTaints[nodeName]
+	changed := !ok || !apiequality.Semantic.DeepEqual(last, taints)
+	for _, shown := range c.noExecuteShown[nodeName] {
+		changed = changed || !apiequality.Semantic.DeepEqual(last, shown)
 	}
-	delete(c.evicted, nodeName)
+	delete(c.noExecuteShown, nodeName)
+	if changed {
+		delete(c.evicted, nodeName)
+	}
 	c.noExecuteTaints[nodeName] = taints
+	retolerated := c.retolerated[nodeName]
+	delete(c.retolerated, nodeName)
+	return retolerated
 }
 
 // evictedPod notes that the pod was deleted for its node's NoExecute taints.
@@ -884,6 +953,17 @@ func (c *Controller) evictedPod(nodeName, key string, uid types.UID) {
 		c.evicted[nodeName] = pods
 	}
 	pods[key] = uid
+}
+
+// forgetEvicted forgets that the pod was deleted for its node's NoExecute
+// taints: it is judged again.
+func (c *Controller) forgetEvicted(nodeName, key string) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	delete(c.evicted[nodeName], key)
+	if len(c.evicted[nodeName]) == 0 {
+		delete(c.evicted, nodeName)
+	}
 }
 
 // wasEvicted says whether this pod was deleted for its node's NoExecute
@@ -959,6 +1039,8 @@ func (c *Controller) cancelEvictions(nodeName string) {
 	// Kubernetes' taint manager handles every pod on a node newly tainted.
 	delete(c.evicted, nodeName)
 	delete(c.noExecuteTaints, nodeName)
+	delete(c.noExecuteShown, nodeName)
+	delete(c.retolerated, nodeName)
 	c.evictMu.Unlock()
 	keys := slices.Sorted(maps.Keys(pods))
 	for _, key := range keys {

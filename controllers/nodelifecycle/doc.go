@@ -22,7 +22,9 @@
 // when due, if the pod garbage collector has not removed the pod first). When the NoExecute taints
 // change (not-ready swapped for unreachable, one added or removed), as there, a scheduled deletion is
 // kept as it is, even when the new taints are tolerated for less time, and a pod deleted already but
-// still there (its agent is down) is evicted again. Taints go away when the node is Ready again.
+// still there (its agent is down) is judged again: also after taints that came and went between two
+// checks of the node, and when its own tolerations change. An eviction tries its writes up to five
+// times and records its event once. Taints go away when the node is Ready again.
 //
 // NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones
 // first), as kube-controller-manager paces them (disruption.go; nodes labelled

@@ -881,6 +881,109 @@ func TestTerminatingPodEvictedAgainWhenNoExecuteTaintsChange(t *testing.T) {
 	}
 }
 
+// As Kubernetes' taint eviction controller, which judges every pod of a
+// node again on each change of its NoExecute taints that the node informer
+// shows (NodeUpdated, handleNodeUpdate), a pod deleted already and still
+// terminating is evicted again when a NoExecute taint came and went between
+// two checks of the node, though the taints are back as they were. The
+// informer's report of a taint this controller wrote and judged already is
+// no second change.
+func TestEvictedAgainWhenNoExecuteTaintsChangedAndChangedBack(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
+	// The pod stays, terminating, as on a node whose agent is down.
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	maintenance := n.DeepCopy()
+	maintenance.Spec.Taints = append(maintenance.Spec.Taints, corev1.Taint{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoExecute})
+	c.nodeUpdated(n, maintenance)
+	c.nodeUpdated(maintenance, n)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletions(); got != 2 {
+		t.Fatalf("%d deletions, want 2: once more after a NoExecute taint came and went", got)
+	}
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletions(); got != 2 {
+		t.Fatalf("%d deletions, want still 2: nothing changed since", got)
+	}
+
+	// The node goes unreachable: this controller swaps the taints and
+	// evicts the pod again in the same sync; the informer then reports
+	// that write.
+	unknown := n.DeepCopy()
+	unknown.Status.Conditions[0].Status = corev1.ConditionUnknown
+	update(t, f.Core().V1().Nodes().Informer(), unknown)
+	c.nodeUpdated(n, unknown)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(got), corev1.TaintNodeUnreachable+":NoExecute") {
+		t.Fatalf("taints %v, want unreachable:NoExecute", taintList(got))
+	}
+	if n := deletions(); n != 3 {
+		t.Fatalf("%d deletions, want 3: once more after the taints were swapped", n)
+	}
+	update(t, f.Core().V1().Nodes().Informer(), got)
+	c.nodeUpdated(unknown, got)
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := deletions(); n != 3 {
+		t.Errorf("%d deletions, want still 3: the informer showed the taints already judged", n)
+	}
+}
+
+// As Kubernetes' taint eviction controller, which judges a pod again when
+// its tolerations change (PodUpdated, handlePodUpdate), a pod deleted
+// already and still terminating whose tolerations changed is judged again:
+// it now tolerates the taint for a minute, so it is deleted again a minute
+// later.
+func TestEvictedPodJudgedAgainWhenItsTolerationsChange(t *testing.T) {
+	ctx := context.Background()
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	p := pod("intolerant", nil)
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), p)
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	clock := now
+	c.now = func() time.Time { return clock }
+	c.grace = time.Hour // the node stays not ready, its taint as it is
+	deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
+	if err := c.sync(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	tolerant := p.DeepCopy()
+	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(60)}}
+	update(t, f.Core().V1().Pods().Informer(), tolerant)
+	c.podUpdated(p, tolerant)
+	for _, step := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 1}, {59 * time.Second, 1}, {time.Second, 2}, {time.Minute, 2}} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletions(); got != step.want {
+			t.Fatalf("%s after the tolerations changed: %d deletions, want %d", clock.Sub(now), got, step.want)
+		}
+	}
+}
+
 // A deletion scheduled already is kept as it is when the NoExecute taints
 // change, even when the pod tolerates the new ones for less time: Kubernetes'
 // taint eviction controller (processPodOnNode) keeps the scheduled work when
