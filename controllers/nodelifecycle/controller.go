@@ -424,23 +424,33 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		// The Ready condition markUnknown writes for a node that never
 		// posted one is seen as a heartbeat next time: harmless, as
 		// marking is done once and taints follow the condition.
-		if node, err = c.markUnknown(ctx, node, now); err != nil {
-			return err
+		marked, err := c.markUnknown(ctx, node, now)
+		if err != nil {
+			// Its taints wait for its condition; the evictions its taints
+			// bring already do not.
+			return errors.Join(err, c.evict(ctx, node, now))
 		}
+		node = marked
 	}
-	if err := c.retryMarkPodsNotReady(ctx, node, now); err != nil {
-		return err
+	// A failure of one step holds up none of the others: as in
+	// kube-controller-manager, a pod that cannot be marked not ready keeps
+	// neither the node's taints (put on before the pods are marked) nor the
+	// evictions (its own controller's) from being done. The failures are
+	// reported together, and the node synced again.
+	var errs []error
+	errs = append(errs, c.retryMarkPodsNotReady(ctx, node, now), c.markArrivedNotReady(ctx, node, now))
+	if labelled, err := c.reconcileLabels(ctx, node); err != nil {
+		errs = append(errs, err)
+	} else {
+		node = labelled
 	}
-	if err := c.markArrivedNotReady(ctx, node, now); err != nil {
-		return err
+	if tainted, err := c.reconcileTaints(ctx, node, now); err != nil {
+		errs = append(errs, err)
+	} else {
+		node = tainted
 	}
-	if node, err = c.reconcileLabels(ctx, node); err != nil {
-		return err
-	}
-	if node, err = c.reconcileTaints(ctx, node, now); err != nil {
-		return err
-	}
-	return c.evict(ctx, node, now)
+	errs = append(errs, c.evict(ctx, node, now))
+	return errors.Join(errs...)
 }
 
 // nodeEvent records one of kube-controller-manager's events of the nodes it

@@ -1140,6 +1140,33 @@ func TestFailedEvictionHoldsUpNoOtherPod(t *testing.T) {
 	}
 }
 
+// A pod that cannot be marked not ready does not hold up its node's taint
+// or the evictions it brings: kube-controller-manager taints the node
+// (processTaintBaseEviction) before it marks the pods (MarkPodsNotReady),
+// and its taint eviction controller evicts on its own. The sync still
+// reports the failed marking, to be tried again.
+func TestFailedPodMarkingHoldsUpNoTaintOrEviction(t *testing.T) {
+	ctx := context.Background()
+	c, client := newFixture(t, node(corev1.ConditionTrue, time.Hour), healthy("n2", nil), pod("intolerant", nil))
+	c.health["n1"] = &nodeHealth{probe: now.Add(-time.Minute), heartbeat: metav1.NewTime(now.Add(-time.Hour))}
+	client.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" {
+			return true, nil, fmt.Errorf("the server is busy")
+		}
+		return false, nil, nil
+	})
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed pod update")
+	}
+	n, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if !slices.Contains(taintList(n), corev1.TaintNodeUnreachable+":NoExecute") {
+		t.Errorf("taints %v, want unreachable:NoExecute", taintList(n))
+	}
+	if got := deletedPods(client); !slices.Equal(got, []string{"intolerant"}) {
+		t.Errorf("evicted %v, want [intolerant]", got)
+	}
+}
+
 func ptrOr(v *int64) int64 {
 	if v == nil {
 		return 0
