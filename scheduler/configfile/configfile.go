@@ -298,30 +298,38 @@ func unknownPlugin(field, name string) error {
 	return fmt.Errorf("%s: skiff's scheduler has no plugin %q", field, name)
 }
 
-// applyQueueSort applies the queueSort set, which may only name
-// PrioritySort ("*" too, to disable), and checks that the profile keeps it:
-// as kube-scheduler, a profile has exactly one queue sort plugin, and
-// PrioritySort is skiff's only one.
+// applyQueueSort applies the queueSort set, whose enabled list may only
+// name PrioritySort, and checks that the profile keeps it: as
+// kube-scheduler, a profile has exactly one queue sort plugin, and
+// PrioritySort is skiff's only one. Its disabled list turns PrioritySort
+// off when it names it or "*"; any other plugin it names, NodeVolumeLimits
+// included, sorts no queue, so disabling it there disables nothing (as
+// kube-scheduler, whose framework expands a profile's multiPoint plugins at
+// the points each implements, skipping those the point disables).
 func applyQueueSort(profile []fwruntime.PluginConfig, set schedv1.PluginSet, known fwruntime.Registry) ([]fwruntime.PluginConfig, error) {
-	for _, list := range []struct {
-		field    string
-		list     []schedv1.Plugin
-		disabled bool
-	}{{"profiles[0].plugins.queueSort.disabled", set.Disabled, true}, {"profiles[0].plugins.queueSort.enabled", set.Enabled, false}} {
-		for _, pl := range list.list {
-			switch _, ok := known[pl.Name]; {
-			case pl.Name == queuesort.Name || (pl.Name == "*" && list.disabled):
-			case !ok:
-				return nil, unknownPlugin(list.field, pl.Name)
-			default:
-				return nil, fmt.Errorf("%s: %s is not a queue sort plugin; skiff's only one is %s", list.field, pl.Name, queuesort.Name)
-			}
+	dropped := false
+	for _, pl := range set.Disabled {
+		switch _, ok := known[pl.Name]; {
+		case pl.Name == queuesort.Name || pl.Name == "*":
+			dropped = true
+		case !ok && pl.Name != nodeVolumeLimits:
+			// A misspelt name would otherwise disable nothing, silently.
+			return nil, unknownPlugin("profiles[0].plugins.queueSort.disabled", pl.Name)
+		}
+	}
+	for _, pl := range set.Enabled {
+		switch _, ok := known[pl.Name]; {
+		case pl.Name == queuesort.Name:
+		case !ok:
+			return nil, unknownPlugin("profiles[0].plugins.queueSort.enabled", pl.Name)
+		default:
+			return nil, fmt.Errorf("profiles[0].plugins.queueSort.enabled: %s is not a queue sort plugin; skiff's only one is %s", pl.Name, queuesort.Name)
 		}
 	}
 	has := func() bool {
 		return slices.ContainsFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == queuesort.Name })
 	}
-	if len(set.Disabled) > 0 {
+	if dropped {
 		profile = slices.DeleteFunc(profile, func(c fwruntime.PluginConfig) bool { return c.Name == queuesort.Name })
 	}
 	if len(set.Enabled) > 0 && !has() {

@@ -476,6 +476,23 @@ func TestParseQueueSort(t *testing.T) {
 	}
 }
 
+// Disabling at queueSort a plugin that sorts no queue (NodeVolumeLimits,
+// which skiff lacks, included) disables nothing, as in kube-scheduler, whose
+// framework expands a multiPoint plugin only at the points it implements: the
+// profile stays the default one.
+func TestParseQueueSortDisablingAnotherPluginIsANoOp(t *testing.T) {
+	for _, name := range []string{"NodeVolumeLimits", "NodeResourcesFit", "DefaultPreemption"} {
+		cfg, err := Parse([]byte(header + "profiles: [{plugins: {queueSort: {disabled: [{name: " + name + "}]}}}]\n"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got, want := names(cfg.Plugins), names(plugins.DefaultProfile(noderesourcesfit.LeastAllocated)); !slices.Equal(got, want) {
+			t.Errorf("%s: plugins %v, want the default %v", name, got, want)
+		}
+	}
+}
+
 // What skiff's scheduler cannot honour is refused, naming the field.
 func TestParseRefuses(t *testing.T) {
 	for _, tc := range []struct {
@@ -508,6 +525,8 @@ func TestParseRefuses(t *testing.T) {
 			"profiles[0].plugins.queueSort.enabled: NodeName is not a queue sort plugin; skiff's only one is PrioritySort"},
 		{"an unknown queue sort", header + "profiles: [{plugins: {queueSort: {enabled: [{name: FifoSort}]}}}]\n",
 			`profiles[0].plugins.queueSort.enabled: skiff's scheduler has no plugin "FifoSort"`},
+		{"an unknown plugin disabled at queueSort", header + "profiles: [{plugins: {queueSort: {disabled: [{name: PrioritySrot}]}}}]\n",
+			`profiles[0].plugins.queueSort.disabled: skiff's scheduler has no plugin "PrioritySrot"`},
 		{"NodeVolumeLimits", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeVolumeLimits}]}}}]\n",
 			`profiles[0].plugins.multiPoint.enabled: skiff's scheduler has no plugin "NodeVolumeLimits": it counts a node's CSI volumes against the limits of its CSINode object, and skiff has no CSI drivers (it serves no CSINode or CSIDriver objects)`},
 		{"unknown plugin", header + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeResourcesFitt}]}}}]\n", `skiff's scheduler has no plugin "NodeResourcesFitt"`},
