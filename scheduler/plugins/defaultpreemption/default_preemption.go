@@ -597,12 +597,12 @@ func highest(ps []*v1.Pod) int32 {
 	return h
 }
 
-// sum adds priorities shifted to be non-negative (as kube-scheduler does), so
-// that negative priorities don't make more victims look cheaper.
+// sum adds priorities shifted by 2^31 to be non-negative (as kube-scheduler
+// does), so that negative priorities don't make more victims look cheaper.
 func sum(ps []*v1.Pod) int64 {
 	var s int64
 	for _, p := range ps {
-		s += int64(corev1helpers.PodPriority(p)) + (1 << 31) + 1
+		s += int64(corev1helpers.PodPriority(p)) + 1<<31
 	}
 	return s
 }

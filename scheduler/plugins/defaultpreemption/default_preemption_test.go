@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"slices"
 	"testing"
@@ -607,4 +608,20 @@ func TestPreemptionCountsItsVictims(t *testing.T) {
 			t.Errorf("observed %d preemptions, want none", n)
 		}
 	})
+}
+
+// The sum of the victims' priorities compares each shifted by 2^31, as
+// kube-scheduler's pickOneNodeForPreemption does, so that it is never
+// negative: with the lowest priority there is, one more victim adds nothing
+// to the sum, and a candidate whose sum is smaller by one wins even with more
+// victims (skiff shifted by 2^31+1, which counted victims into the sum).
+func TestSelectCandidateSumsPrioritiesAsKubeScheduler(t *testing.T) {
+	prio := func(name string, p int32) *v1.Pod { return schedtest.MakePod().Name(name).Priority(p).Obj() }
+	fewer := Candidate{Node: "fewer", Victims: []*v1.Pod{prio("a", 0), prio("b", 0)}}
+	smaller := Candidate{Node: "smaller", Victims: []*v1.Pod{prio("c", 0), prio("d", math.MinInt32), prio("e", -1)}}
+	for _, cs := range [][]Candidate{{fewer, smaller}, {smaller, fewer}} {
+		if got := SelectCandidate(cs).Node; got != "smaller" {
+			t.Errorf("SelectCandidate picked %s, want the smaller sum of priorities", got)
+		}
+	}
 }
