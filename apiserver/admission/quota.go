@@ -41,7 +41,7 @@ type storedQuota struct {
 // compare-and-swap on the quota, so two requests racing for the last unit
 // cannot both win. undo takes the charge back when the write then fails.
 func (c *Chain) chargeQuota(ctx context.Context, a *Attributes) (undo func(), err error) {
-	if a.Namespace == "" {
+	if a.Namespace == "" || QuotaIgnores(a.Resource) {
 		return nil, nil
 	}
 	return c.charge(ctx, a, func() corev1.ResourceList { return Usage(a.Resource, a.Object) })

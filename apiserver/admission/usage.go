@@ -98,6 +98,20 @@ func UsageAt(gr schema.GroupResource, obj runtime.Object, now time.Time) corev1.
 	return u
 }
 
+// ignoredResources are the kinds quota leaves alone, as Kubernetes' quota
+// configuration ignores them (pkg/quota/v1/install DefaultIgnoredResources):
+// events, in both of their API groups, have never been counted, and a
+// quota that refused them would silence the events the cluster's own
+// components record.
+var ignoredResources = map[schema.GroupResource]bool{
+	{Resource: "events"}:                         true,
+	{Group: "events.k8s.io", Resource: "events"}: true,
+}
+
+// QuotaIgnores tells whether quota leaves objects of gr alone: admission
+// charges them to no quota, and the quota controller counts them in none.
+func QuotaIgnores(gr schema.GroupResource) bool { return ignoredResources[gr] }
+
 // PodResource tells whether pods are what quota resource name measures, as
 // Kubernetes' pod evaluator matches them: pods, count/pods, cpu, memory and
 // ephemeral-storage (bare, requests. and limits.), hugepages-<size> (bare

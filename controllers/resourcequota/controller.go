@@ -367,6 +367,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
+		if ignored(name) {
+			// Never counted, so left out of status.used, as Kubernetes
+			// leaves it; a value there is what admission charged before it
+			// ignored the kind, and nothing would ever correct it.
+			continue
+		}
 		if v, ok := q.Status.Used[name]; ok {
 			used[name] = v.DeepCopy()
 		}
@@ -402,7 +408,7 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 	if c.md != nil {
 		for name := range q.Spec.Hard {
 			gr, ok := admission.CountedName(name)
-			if !ok || c.counted(gr, name) {
+			if !ok || admission.QuotaIgnores(gr) || c.counted(gr, name) {
 				continue
 			}
 			if scoped(q) {
@@ -634,6 +640,13 @@ var (
 	claimsResource   = schema.GroupResource{Resource: "persistentvolumeclaims"}
 	servicesResource = schema.GroupResource{Resource: "services"}
 )
+
+// ignored tells whether name counts objects of a kind quota leaves alone
+// (events).
+func ignored(name corev1.ResourceName) bool {
+	gr, ok := admission.CountedName(name)
+	return ok && admission.QuotaIgnores(gr)
+}
 
 // scoped tells whether a quota has scopes or a scope selector.
 func scoped(q *corev1.ResourceQuota) bool {

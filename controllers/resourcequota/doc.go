@@ -17,4 +17,6 @@
 // kind the cluster does not serve is left at its last value, as Kubernetes,
 // which has no evaluator for it, leaves it; a count that fails keeps its
 // last value while the others are written, and the quota is tried again.
+// Events are outside quota, as in Kubernetes (admission.QuotaIgnores):
+// counts of them stay out of status.used.
 package resourcequota

@@ -461,6 +461,47 @@ func TestUnknownKindLeavesTheRestCounted(t *testing.T) {
 	}
 }
 
+// TestEventsAreNotCounted: events are outside quota, as Kubernetes' quota
+// ignores them (its DefaultIgnoredResources): a count/events quota refuses
+// no event, and status.used leaves it out, while what else the quota names
+// is counted.
+func TestEventsAreNotCounted(t *testing.T) {
+	ctx, cs := startWith(t, true)
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2"), "count/events": resource.MustParse("1"),
+		"count/events.events.k8s.io": resource.MustParse("1")}
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	for i := range 3 {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("e", i)}, Reason: "Test", Message: "m", Type: corev1.EventTypeNormal,
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p"}}
+		if _, err := cs.CoreV1().Events("default").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("event %d under a count/events quota of 1: %v", i, err)
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Past the second count a new quota gets, and a delete's recount.
+	time.Sleep(2 * time.Second)
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []corev1.ResourceName{"count/events", "count/events.events.k8s.io"} {
+		if v, ok := q.Status.Used[name]; ok {
+			t.Errorf("status.used lists %s=%s, want it left out", name, v.String())
+		}
+	}
+}
+
 // TestOtherKindsAreFreedOnDelete: a count/<resource>.<group> quota of a kind
 // the controller has no informer for is given back when such an object is
 // deleted, not only at the next periodic recount, as Kubernetes' quota
