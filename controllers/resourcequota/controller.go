@@ -361,8 +361,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // usage sums what the namespace's objects use of each resource in the
 // quota's spec.hard. Resources it does not count (counts of kinds it has no
 // informer for, without Options.Metadata; kinds the cluster does not serve,
-// for which Kubernetes has no evaluator either) keep the used value they
-// had. So do those whose count failed: the error says which, and the rest
+// or serves cluster-wide, for which Kubernetes has no evaluator either) keep
+// the used value they had. So do those whose count failed: the error says which, and the rest
 // of the list is good.
 func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
@@ -411,6 +411,14 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 			if !ok || admission.QuotaIgnores(gr) || c.counted(gr, name) {
 				continue
 			}
+			gvr, err := c.resolve(gr)
+			if meta.IsNoMatchError(err) || errors.Is(err, errClusterScoped) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("counting %s: %w", name, err))
+				continue
+			}
 			if scoped(q) {
 				// Scopes select pods only: a scoped quota counts no
 				// object of another kind, as Kubernetes' object-count
@@ -419,7 +427,7 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 				used[name] = *resource.NewQuantity(0, resource.DecimalSI)
 				continue
 			}
-			n, err := c.count(ctx, q.Namespace, gr)
+			n, err := c.count(ctx, q.Namespace, gvr)
 			if meta.IsNoMatchError(err) {
 				continue
 			}
@@ -461,17 +469,40 @@ func (c *Controller) counted(gr schema.GroupResource, name corev1.ResourceName) 
 	return false
 }
 
-// count lists a resource's objects in a namespace through the metadata
-// client.
-func (c *Controller) count(ctx context.Context, ns string, gr schema.GroupResource) (int64, error) {
+// errClusterScoped says a counted kind is served cluster-wide. Kubernetes'
+// quota counts namespaced kinds only (its quota monitor discovers
+// ServerPreferredNamespacedResources), so such a count has no evaluator and
+// is left out of status.used, like a kind that is not served.
+var errClusterScoped = errors.New("kind is not namespaced")
+
+// resolve finds the served version of a counted kind: a NoMatch error when
+// it is not served, errClusterScoped when it is not namespaced.
+func (c *Controller) resolve(gr schema.GroupResource) (schema.GroupVersionResource, error) {
 	gvr, err := c.mapper.ResourceFor(gr.WithVersion(""))
 	if err != nil && (c.servedAgain(gr) || c.resetMapper()) {
 		// Perhaps a CRD defined since discovery was read.
 		gvr, err = c.mapper.ResourceFor(gr.WithVersion(""))
 	}
 	if err != nil {
-		return 0, err
+		return gvr, err
 	}
+	gvk, err := c.mapper.KindFor(gvr)
+	if err != nil {
+		return gvr, err
+	}
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return gvr, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return gvr, errClusterScoped
+	}
+	return gvr, nil
+}
+
+// count lists a resource's objects in a namespace through the metadata
+// client.
+func (c *Controller) count(ctx context.Context, ns string, gvr schema.GroupVersionResource) (int64, error) {
 	list, err := c.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		// The mapper's discovery is older than the kind's removal (its

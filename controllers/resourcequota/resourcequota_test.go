@@ -502,6 +502,40 @@ func TestEventsAreNotCounted(t *testing.T) {
 	}
 }
 
+// TestClusterScopedKindsAreNotCounted: a count of a cluster-scoped kind
+// (count/storageclasses.storage.k8s.io) stays out of status.used, scoped
+// quota or not, as Kubernetes' quota monitor discovers only namespaced
+// kinds and has no evaluator for the others; the rest is counted.
+func TestClusterScopedKindsAreNotCounted(t *testing.T) {
+	ctx, cs := startWith(t, true)
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"},
+		Provisioner: "example.com/fast"}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	classes := corev1.ResourceName("count/storageclasses.storage.k8s.io")
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2"), classes: resource.MustParse("5")}
+	for name, scopes := range map[string][]corev1.ResourceQuotaScope{"q": nil, "scoped": {corev1.ResourceQuotaScopeBestEffort}} {
+		if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ResourceQuotaSpec{Hard: hard, Scopes: scopes}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"q", "scoped"} {
+		waitUsed(ctx, t, cs, name, corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	}
+	// Past the second count a new quota gets.
+	time.Sleep(2 * time.Second)
+	for _, name := range []string{"q", "scoped"} {
+		q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := q.Status.Used[classes]; ok {
+			t.Errorf("quota %s: status.used lists %s=%s, want it left out", name, classes, v.String())
+		}
+	}
+}
+
 // TestOtherKindsAreFreedOnDelete: a count/<resource>.<group> quota of a kind
 // the controller has no informer for is given back when such an object is
 // deleted, not only at the next periodic recount, as Kubernetes' quota
