@@ -167,6 +167,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.fail(err)
 		return
 	}
+	if !res.Namespaced && info.Namespace != "" {
+		// Kubernetes registers cluster-scoped kinds at the cluster scope
+		// only: /namespaces/<ns>/nodes is no path it serves (404, after
+		// authorization as there). Serving it would let a namespace's
+		// RBAC decide about cluster-wide objects.
+		writeErrorAs(w, NotServed(r.Method, res.GroupResource(), info.Name), nil, statusEncoding(r.Header.Get("Accept")))
+		return
+	}
 	if _, onNode := nodeSubresources[info.Subresource]; onNode {
 		// Streams are hijacked and proxied whole: no body limit.
 		if err := h.serveNodeSubresource(req); err != nil {
