@@ -172,7 +172,7 @@ func (a *Agent) admittedPods(newPod *corev1.Pod) []*corev1.Pod {
 	defer a.mu.Unlock()
 	for _, obj := range a.indexer.List() {
 		p := obj.(*corev1.Pod)
-		if p.UID == newPod.UID || p.Spec.NodeName != a.cfg.NodeName || a.evicted[p.UID] || a.finished[p.UID] != nil || podFinished(p) {
+		if p.UID == newPod.UID || p.Spec.NodeName != a.cfg.NodeName || a.failed[p.UID] != nil || a.finished[p.UID] != nil || podFinished(p) {
 			continue
 		}
 		started := p.Status.Phase == corev1.PodRunning || len(p.Status.ContainerStatuses) > 0 || len(p.Status.InitContainerStatuses) > 0

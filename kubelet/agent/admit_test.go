@@ -242,3 +242,34 @@ func TestAdmissionRefusesPortsTaintsAndOS(t *testing.T) {
 		}
 	}
 }
+
+// A refused pod whose Failed status cannot be written at first has it
+// written when the API server answers again, the refusal standing: its
+// Warning Event is recorded once, not at each try.
+func TestRefusalWrittenOnceTheAPIAnswers(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	rec := record.NewFakeRecorder(100)
+	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	left := failStatusWrites(client, 3, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	go a.Run(ctx, 1)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: "default", UID: "uid-foreign"},
+		Spec: corev1.PodSpec{NodeName: "n", OS: &corev1.PodOS{Name: "plan9"}, Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the pod refused", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "foreign", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodFailed && p.Status.Reason == "PodOSNotSupported", nil
+	})
+	if n := left(); n != 0 {
+		t.Errorf("%d status writes left to fail", n)
+	}
+	if n := countEvents(rec)["Warning PodOSNotSupported Failed to admit pod as the OS field doesn't match node OS"]; n != 1 {
+		t.Errorf("the refusal's Event recorded %d times, want once", n)
+	}
+}

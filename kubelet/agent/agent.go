@@ -51,10 +51,11 @@ type Agent struct {
 	hostIP   string
 	tracked  map[string]*corev1.Pod // key → the last pod object seen, for cleanup after it is gone
 	keys     map[types.UID]string   // the UIDs of tracked pods → their keys, for runtime change notices
-	// evictions are the evictions asked of the pods' workers; evicted
-	// the pods failed by one, which the agent no longer runs.
+	// evictions are the evictions asked of the pods' workers; failed
+	// the pods failed by one or refused at admission, which the agent no
+	// longer runs, with the Failed status it writes until written.
 	evictions map[types.UID]*evictRequest
-	evicted   map[types.UID]bool
+	failed    map[types.UID]*failure
 	// finished are the terminal statuses of the pods that completed or
 	// failed and whose sandbox the runtime stopped (SandboxStopper).
 	finished map[types.UID]*corev1.PodStatus
@@ -86,7 +87,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, client: client, runtime: rt, node: &node{cfg: cfg, client: client, runtime: rt, poked: make(chan struct{}, 1)},
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
-		evictions: map[types.UID]*evictRequest{}, evicted: map[types.UID]bool{}, finished: map[types.UID]*corev1.PodStatus{},
+		evictions: map[types.UID]*evictRequest{}, failed: map[types.UID]*failure{}, finished: map[types.UID]*corev1.PodStatus{},
 		overdue: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
@@ -332,15 +333,23 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, nil
 	}
 	if req := a.takeEviction(pod.UID); req != nil {
-		err := a.evict(ctx, pod, req.message)
+		f, err := a.evict(ctx, pod, req.message)
+		// The eviction is done once the containers are stopped, as the
+		// kubelet's eviction manager waits only for the kill; the status
+		// is written here, or at the next syncs until it is.
 		req.done <- err
-		return 0, err
+		if err != nil {
+			return 0, err
+		}
+		return 0, a.writeFailure(ctx, pod, f)
 	}
 	a.mu.Lock()
-	evicted := a.evicted[pod.UID]
+	failed := a.failed[pod.UID]
 	a.mu.Unlock()
-	if evicted && pod.DeletionTimestamp == nil {
-		return 0, nil // failed by an eviction: nothing runs any more
+	if failed != nil && pod.DeletionTimestamp == nil {
+		// Evicted or refused: nothing runs any more; only its status
+		// may be left to write (the last try failed).
+		return 0, a.writeFailure(ctx, pod, failed)
 	}
 	if pod.DeletionTimestamp != nil {
 		return 0, a.terminate(ctx, key, pod)
@@ -581,7 +590,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 		delete(a.tracked, key)
 	}
 	delete(a.keys, pod.UID)
-	delete(a.evicted, pod.UID)
+	delete(a.failed, pod.UID)
 	delete(a.finished, pod.UID)
 	delete(a.overdue, pod.UID)
 	delete(a.started, pod.UID)

@@ -55,7 +55,7 @@ func (a *Agent) ActivePods() []*corev1.Pod {
 	for _, obj := range a.indexer.List() {
 		p := obj.(*corev1.Pod)
 		key, err := cache.MetaNamespaceKeyFunc(p)
-		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.evicted[p.UID] || podFinished(p) {
+		if err != nil || p.Spec.NodeName != a.cfg.NodeName || p.DeletionTimestamp != nil || a.failed[p.UID] != nil || podFinished(p) {
 			continue
 		}
 		if t := a.tracked[key]; t == nil || t.UID != p.UID {
@@ -67,7 +67,8 @@ func (a *Agent) ActivePods() []*corev1.Pod {
 }
 
 // EvictPod has the pod's worker stop its containers at once and fail it
-// with reason Evicted (eviction.Pods); it returns when that is written.
+// with reason Evicted (eviction.Pods); it returns once the containers are
+// stopped, the status being written then (and tried again until it is).
 func (a *Agent) EvictPod(ctx context.Context, pod *corev1.Pod, message string) error {
 	key, err := cache.MetaNamespaceKeyFunc(pod)
 	if err != nil {
@@ -102,23 +103,43 @@ func (a *Agent) takeEviction(uid types.UID) *evictRequest {
 	return req
 }
 
+// failure is a pod the agent failed for good outside its sync, evicted or
+// refused at admission, whose containers no longer run. Its Failed status is
+// kept until the API has it, as the kubelet's status manager keeps a pod's
+// status until written: a write that fails (the API server briefly
+// unavailable) is tried again at the pod's next syncs, with the queue's
+// backoff, without stopping the pod or recording its Event again.
+type failure struct {
+	reason, message string
+	at              metav1.Time
+	// refused says the admission refused the pod (rejectedStatus); else it
+	// was evicted (evictedStatus).
+	refused bool
+	// written is set, under Agent.mu, once the status is written (or the
+	// pod is gone).
+	written bool
+}
+
 // evict kills the pod's containers without grace (a hard threshold, as the
-// kubelet), gives its address back to the node's pool, and writes the Failed
-// status with reason Evicted and a Warning Event. From then on the agent
-// leaves the pod alone until it is deleted.
-func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) error {
+// kubelet), gives its address back to the node's pool and records a Warning
+// Event. It returns the failure whose status (Failed, reason Evicted) is to
+// be written; from then on the agent leaves the pod alone until it is
+// deleted.
+func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) (*failure, error) {
+	f := &failure{reason: eviction.Reason, message: message}
 	a.mu.Lock()
-	a.evicted[pod.UID] = true
+	a.failed[pod.UID] = f
 	a.mu.Unlock()
 	if err := a.runtime.KillPod(ctx, pod, 0); err != nil {
 		a.mu.Lock()
-		delete(a.evicted, pod.UID)
+		delete(a.failed, pod.UID)
 		a.mu.Unlock()
-		return fmt.Errorf("stopping containers of %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("stopping containers of %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	// KillPod tore the pod's network down: its address is free for the
 	// pods that come next, as the kubelet's is once the sandbox goes.
 	a.mu.Lock()
+	f.at = metav1.Now()
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}
@@ -126,22 +147,48 @@ func (a *Agent) evict(ctx context.Context, pod *corev1.Pod, message string) erro
 	if a.cfg.Recorder != nil {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, eviction.Reason, message)
 	}
-	now := metav1.Now()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if cur.UID != pod.UID {
-			return nil
-		}
-		evictedStatus(&cur.Spec, &cur.Status, message, now)
-		_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failing evicted pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	return f, nil
+}
+
+// writeFailure writes the Failed status of a pod the agent evicted or
+// refused, unless that is done. A refusal is written over the cached pod,
+// as the pod never ran; an eviction over the pod read afresh, whose
+// containers' last states the cache may lag behind. A pod gone, or
+// replaced by one of the same name, is no error.
+func (a *Agent) writeFailure(ctx context.Context, pod *corev1.Pod, f *failure) error {
+	a.mu.Lock()
+	written := f.written
+	a.mu.Unlock()
+	if written {
+		return nil
 	}
+	var err error
+	if f.refused {
+		upd := pod.DeepCopy()
+		upd.Status = rejectedStatus(pod, f.reason, f.message, f.at)
+		if _, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	} else {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if cur.UID != pod.UID {
+				return nil
+			}
+			evictedStatus(&cur.Spec, &cur.Status, f.message, f.at)
+			_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("failing evicted pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	a.mu.Lock()
+	f.written = true
+	a.mu.Unlock()
 	return nil
 }
 
@@ -179,21 +226,16 @@ func (a *Agent) admit(ctx context.Context, key string, pod *corev1.Pod) (bool, e
 		a.mu.Unlock()
 		return false, nil
 	}
-	a.evicted[pod.UID] = true
+	// The refusal stands from here on: a status write that fails is
+	// tried again at the pod's next syncs (writeFailure), the pod not
+	// admitted again.
+	f := &failure{reason: reason, message: message, at: metav1.Now(), refused: true}
+	a.failed[pod.UID] = f
 	a.mu.Unlock()
 	if a.cfg.Recorder != nil {
 		a.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reason, message)
 	}
-	upd := pod.DeepCopy()
-	upd.Status = rejectedStatus(pod, reason, message, metav1.Now())
-	if _, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		a.mu.Lock()
-		delete(a.evicted, pod.UID)
-		delete(a.tracked, key)
-		a.mu.Unlock()
-		return true, fmt.Errorf("refusing pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	return true, nil
+	return true, a.writeFailure(ctx, pod, f)
 }
 
 // rejectedStatus is the status of a pod the agent refused to admit, as the kubelet's

@@ -8,10 +8,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -211,5 +214,85 @@ func TestEvictedPodReleasesItsIP(t *testing.T) {
 	}
 	if p, _ := client.CoreV1().Pods("default").Get(ctx, "first", metav1.GetOptions{}); p.Status.Phase != corev1.PodFailed || p.Status.Reason != "Evicted" {
 		t.Errorf("evicted pod: phase %s reason %q", p.Status.Phase, p.Status.Reason)
+	}
+}
+
+// failStatusWrites makes the client's pod status writes that match fail
+// with 503 Service Unavailable, n times, as while the API server is briefly
+// unreachable; it returns how many are left to fail.
+func failStatusWrites(client *fake.Clientset, n int, match func(*corev1.Pod) bool) func() int {
+	var mu sync.Mutex
+	client.PrependReactor("update", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" || !match(action.(k8stesting.UpdateAction).GetObject().(*corev1.Pod)) {
+			return false, nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n == 0 {
+			return false, nil, nil
+		}
+		n--
+		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// countEvents drains rec and counts each Event.
+func countEvents(rec *record.FakeRecorder) map[string]int {
+	count := map[string]int{}
+	for len(rec.Events) > 0 {
+		count[<-rec.Events]++
+	}
+	return count
+}
+
+// An evicted pod whose Failed status cannot be written at first (the API
+// server briefly unavailable) has it written once the server answers, as the
+// kubelet's status manager keeps a pod's status until it is written: the
+// API does not show the pod Running while its containers are gone. The
+// eviction itself is done once the containers are stopped; they are
+// stopped, and the Event recorded, once.
+func TestEvictedStatusWrittenOnceTheAPIAnswers(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}})
+	rec := record.NewFakeRecorder(100)
+	rt := &stopRecorder{Runtime: fakeruntime.New(0, nil), stopped: map[types.UID]int{}, killed: map[types.UID]int{}}
+	a, err := agent.New(client, rt, agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 1)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app"}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var web *corev1.Pod
+	poll(t, "web running", func() (bool, error) {
+		web, err = client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && web.Status.Phase == corev1.PodRunning, nil
+	})
+	left := failStatusWrites(client, 3, func(p *corev1.Pod) bool { return p.Status.Reason == eviction.Reason })
+	const msg = "The node was low on resource: memory. "
+	if err := a.EvictPod(ctx, web, msg); err != nil {
+		t.Errorf("EvictPod: %v; want the eviction done once the containers are stopped", err)
+	}
+	poll(t, "web failed as evicted", func() (bool, error) {
+		web, err = client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && web.Status.Phase == corev1.PodFailed && web.Status.Reason == eviction.Reason && web.Status.Message == msg, nil
+	})
+	if n := left(); n != 0 {
+		t.Errorf("%d status writes left to fail", n)
+	}
+	if n := rt.kills(web.UID); n != 1 {
+		t.Errorf("the evicted pod killed %d times, want once", n)
+	}
+	if n := countEvents(rec)["Warning Evicted "+msg]; n != 1 {
+		t.Errorf("the Evicted Event recorded %d times, want once", n)
 	}
 }

@@ -33,7 +33,7 @@ type Pods interface {
 	// ActivePods are the pods the node runs (not terminal).
 	ActivePods() []*corev1.Pod
 	// EvictPod stops the pod's containers at once and fails it with reason
-	// Evicted and message, returning when that is done.
+	// Evicted and message, returning once the containers are stopped.
 	EvictPod(ctx context.Context, pod *corev1.Pod, message string) error
 }
 
