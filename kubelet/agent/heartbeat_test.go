@@ -3,13 +3,17 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // A renewal is one update of the lease last written, not a get and an
@@ -54,6 +58,53 @@ func TestLeaseRenewalWritesWithoutReading(t *testing.T) {
 	}
 	if _, err := client.CoordinationV1().Leases(NodeLeaseNamespace).Get(ctx, "n", metav1.GetOptions{}); err != nil {
 		t.Errorf("lease not created again: %v", err)
+	}
+}
+
+// A renewal whose update fails (the API server briefly unavailable) is
+// tried again at once, as the kubelet's lease controller tries five times in
+// a row, then reads the lease again, backing off while that fails too, and
+// updates it once it answers: the lease is renewed in this renewal, not a
+// renewal interval (a quarter of its duration) later.
+func TestLeaseRenewalRetriesAFailedUpdate(t *testing.T) {
+	ctx := context.Background()
+	owner := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "node-uid"}}
+	client := fake.NewClientset(owner)
+	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler)}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{cfg: cfg, client: client}
+	if err := n.renewLease(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	first, err := client.CoordinationV1().Leases(NodeLeaseNamespace).Get(ctx, "n", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	failures := map[string]int{"update": 7, "get": 2}
+	client.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures[action.GetVerb()] == 0 {
+			return false, nil, nil
+		}
+		failures[action.GetVerb()]--
+		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	})
+	if err := n.renewLease(ctx, owner); err != nil {
+		t.Fatalf("renewal: %v; want it renewed once the API server answers", err)
+	}
+	mu.Lock()
+	left := failures["update"] + failures["get"]
+	mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d failures left: the renewal gave up before the API server answered", left)
+	}
+	renewed, err := client.CoordinationV1().Leases(NodeLeaseNamespace).Get(ctx, "n", metav1.GetOptions{})
+	if err != nil || !renewed.Spec.RenewTime.After(first.Spec.RenewTime.Time) {
+		t.Errorf("lease %+v (%v): want renewed after %v", renewed, err, first.Spec.RenewTime)
 	}
 }
 

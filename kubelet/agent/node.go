@@ -356,51 +356,107 @@ func (n *node) heartbeat(ctx context.Context, owner *corev1.Node, seen func(*cor
 	}
 }
 
+// The lease controller's patience (k8s.io/component-helpers' lease
+// controller): a renewal tries the update this many times in a row before
+// it reads the lease again, and waits at most maxLeaseBackoff between reads
+// that fail. A failed update is tried again at once, not a renewal interval
+// later, when a quarter of the lease's duration would already be gone.
+const (
+	maxLeaseUpdates = 5
+	maxLeaseBackoff = 7 * time.Second
+)
+
+// renewLease renews the node's Lease: an update of the lease last written
+// (no read), else, that failing, the lease read again (created if missing)
+// and updated. It returns only once renewed, ctx ended, or the updates
+// failed maxLeaseUpdates times in a row after a successful read.
 func (n *node) renewLease(ctx context.Context, owner *corev1.Node) error {
-	leases := n.client.CoordinationV1().Leases(NodeLeaseNamespace)
-	now := metav1.NewMicroTime(time.Now())
-	spec := coordinationv1.LeaseSpec{
-		HolderIdentity:       ptr.To(n.cfg.NodeName),
-		LeaseDurationSeconds: ptr.To(int32(n.cfg.LeaseDuration / time.Second)),
-		RenewTime:            &now,
-	}
 	if n.lease != nil {
-		renewed := n.lease.DeepCopy()
-		renewed.Spec.HolderIdentity, renewed.Spec.LeaseDurationSeconds, renewed.Spec.RenewTime = spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime
-		out, err := leases.Update(ctx, renewed, metav1.UpdateOptions{})
-		if err == nil {
+		err := n.updateLease(ctx, owner, n.lease)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		n.cfg.Logger.Info("renewing node lease failed, reading it again", "err", err)
+	}
+	lease, created, err := n.ensureLease(ctx, owner)
+	if err != nil || created {
+		return err
+	}
+	return n.updateLease(ctx, owner, lease)
+}
+
+// updateLease renews base with up to maxLeaseUpdates updates; one that
+// conflicts (or finds the lease gone) reads it again (ensureLease) first.
+func (n *node) updateLease(ctx context.Context, owner *corev1.Node, base *coordinationv1.Lease) error {
+	leases := n.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	var err error
+	for range maxLeaseUpdates {
+		renewed := base.DeepCopy()
+		n.renew(&renewed.Spec)
+		var out *coordinationv1.Lease
+		if out, err = leases.Update(ctx, renewed, metav1.UpdateOptions{}); err == nil {
 			n.lease = out
 			return nil
 		}
-		// Changed or deleted by someone else: read it again below.
 		n.lease = nil
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		if ctx.Err() != nil {
 			return err
 		}
-	}
-	cur, err := leases.Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		lease := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Namespace: NodeLeaseNamespace,
-				// Owned by the Node, so deleting the node collects its lease.
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: owner.Name, UID: owner.UID}}},
-			Spec: spec,
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			// Changed or deleted by someone else.
+			lease, created, err := n.ensureLease(ctx, owner)
+			if err != nil || created {
+				return err
+			}
+			base = lease
 		}
-		out, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+	}
+	return fmt.Errorf("%d updates failed, the last: %w", maxLeaseUpdates, err)
+}
+
+// ensureLease reads the node's Lease, creating it if there is none, and
+// tries again with a growing wait while that fails, until ctx ends. It says
+// whether it created the lease (renewed by that).
+func (n *node) ensureLease(ctx context.Context, owner *corev1.Node) (*coordinationv1.Lease, bool, error) {
+	leases := n.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	backoff := 100 * time.Millisecond
+	for {
+		cur, err := leases.Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+		created := false
+		if apierrors.IsNotFound(err) {
+			lease := &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Namespace: NodeLeaseNamespace,
+					// Owned by the Node, so deleting the node collects its lease.
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: owner.Name, UID: owner.UID}}},
+			}
+			n.renew(&lease.Spec)
+			cur, err = leases.Create(ctx, lease, metav1.CreateOptions{})
+			created = true
+		}
 		if err == nil {
-			n.lease = out
+			if created {
+				n.lease = cur
+			}
+			return cur, created, nil
 		}
-		return err
+		backoff = min(2*backoff, maxLeaseBackoff)
+		n.cfg.Logger.Warn("reading node lease failed", "retry in", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, err
+		case <-t.C:
+		}
 	}
-	if err != nil {
-		return err
-	}
-	cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds, cur.Spec.RenewTime = spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime
-	out, err := leases.Update(ctx, cur, metav1.UpdateOptions{})
-	if err == nil {
-		n.lease = out
-	}
-	return err
+}
+
+// renew sets the lease spec's holder, duration and renew time (now).
+func (n *node) renew(spec *coordinationv1.LeaseSpec) {
+	now := metav1.NewMicroTime(time.Now())
+	spec.HolderIdentity = ptr.To(n.cfg.NodeName)
+	spec.LeaseDurationSeconds = ptr.To(int32(n.cfg.LeaseDuration / time.Second))
+	spec.RenewTime = &now
 }
 
 // cordon marks the node unschedulable (graceful shutdown).
