@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -69,7 +68,7 @@ func runHollowNodes(ctx context.Context, o *agentOptions, capacity corev1.Resour
 		a, err := agent.New(clients[i], fakeruntime.New(o.stopDelay, rec), agent.Config{
 			NodeName: name, Capacity: capacity, Labels: labels, Logger: log, Recorder: rec,
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
-			NodeInfo:  corev1.NodeSystemInfo{OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH, KubeletVersion: apiserver.KubernetesVersion, OSImage: "skiff hollow node", KernelVersion: "fake"},
+			NodeInfo:  agent.HollowNodeInfo(name, apiserver.KubernetesVersion),
 			// Where a real agent would keep local-path volumes: the
 			// provisioner serves only nodes that say.
 			Annotations: map[string]string{localpath.DirAnnotation: localpath.DefaultDir},
