@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ func Run(ctx context.Context, o Options) error {
 		NodeName: o.NodeName, Capacity: capacity, Labels: o.Labels, DaemonPort: int32(port), Logger: o.Logger, Recorder: recorder,
 		Pressure:    pressure,
 		Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: o.NodeIP}, {Type: corev1.NodeHostName, Address: o.NodeName}},
-		NodeInfo:    nodeInfo(o.KubeletVersion),
+		NodeInfo:    nodeInfo(os.DirFS("/"), o.KubeletVersion),
 		Annotations: map[string]string{LocalPathDirAnnotation: localPathDir(o.DataDir)},
 	})
 	if err != nil {
@@ -253,10 +254,15 @@ func memTotalKB() int64 {
 }
 
 // nodeInfo describes this machine as the kubelet does.
-func nodeInfo(kubeletVersion string) corev1.NodeSystemInfo {
+// nodeInfo is this machine's node info, its files read in host (the root
+// file system); an identity file that cannot be read leaves its field
+// empty, as the kubelet leaves it.
+func nodeInfo(host fs.FS, kubeletVersion string) corev1.NodeSystemInfo {
 	info := corev1.NodeSystemInfo{
 		OperatingSystem: goruntime.GOOS, Architecture: goruntime.GOARCH, KubeletVersion: kubeletVersion,
-		OSImage: osImage(), MachineID: readTrimmed("/etc/machine-id"), BootID: readTrimmed("/proc/sys/kernel/random/boot_id"),
+		OSImage: osImage(host), MachineID: readTrimmed(host, "etc/machine-id"), BootID: readTrimmed(host, "proc/sys/kernel/random/boot_id"),
+		// Where cAdvisor, and so the kubelet, reads it on x86 and arm64.
+		SystemUUID: readTrimmed(host, "sys/class/dmi/id/product_uuid"),
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -265,13 +271,13 @@ func nodeInfo(kubeletVersion string) corev1.NodeSystemInfo {
 	return info
 }
 
-func readTrimmed(path string) string {
-	b, _ := os.ReadFile(path)
+func readTrimmed(host fs.FS, path string) string {
+	b, _ := fs.ReadFile(host, path)
 	return string(bytes.TrimSpace(b))
 }
 
-func osImage() string {
-	b, err := os.ReadFile("/etc/os-release")
+func osImage(host fs.FS) string {
+	b, err := fs.ReadFile(host, "etc/os-release")
 	if err != nil {
 		return "Linux"
 	}
