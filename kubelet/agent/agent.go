@@ -62,6 +62,9 @@ type Agent struct {
 	// overdue are the pods found past their active deadline, whose
 	// Events are recorded (once, while their stop is retried).
 	overdue map[types.UID]bool
+	// stopping are the pods being deleted whose Killing Events are
+	// recorded (once, while their stop or final status is retried).
+	stopping map[types.UID]bool
 	// started are the start times the agent gave the pods it runs, as
 	// the kubelet's status manager keeps them: their active deadlines
 	// count from these, which the cache may not show yet.
@@ -88,7 +91,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
 		evictions: map[types.UID]*evictRequest{}, failed: map[types.UID]*failure{}, finished: map[types.UID]*corev1.PodStatus{},
-		overdue: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
+		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -526,7 +529,11 @@ func (a *Agent) sandboxStopped(pod *corev1.Pod, status *corev1.PodStatus) {
 // removes it from the API (grace 0, only this incarnation).
 func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) error {
 	grace := terminationGrace(pod)
-	if a.cfg.Recorder != nil {
+	a.mu.Lock()
+	noticed := a.stopping[pod.UID]
+	a.stopping[pod.UID] = true
+	a.mu.Unlock()
+	if a.cfg.Recorder != nil && !noticed {
 		recordKilling(a.cfg.Recorder, pod)
 	}
 	// As the kubelet: the containers stop, the pod's terminal status (phase and how each
@@ -593,6 +600,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	delete(a.failed, pod.UID)
 	delete(a.finished, pod.UID)
 	delete(a.overdue, pod.UID)
+	delete(a.stopping, pod.UID)
 	delete(a.started, pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))

@@ -7,8 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -35,7 +38,10 @@ func TestTerminateRecordsKillingForEveryRunningContainer(t *testing.T) {
 		Containers:     []corev1.ContainerStatus{running("a", true), exited("b", 0)},
 	}, "10.0.0.5", "192.0.2.1", time.Now())
 	rec := record.NewFakeRecorder(10)
-	a := &Agent{client: fake.NewClientset(pod), runtime: killRuntime{}, cfg: Config{Recorder: rec}}
+	a, err := New(fake.NewClientset(pod), killRuntime{}, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +67,10 @@ func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
 		Containers:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")},
 	}, "10.0.0.5", "192.0.2.1", time.Now())
 	rec := record.NewFakeRecorder(10)
-	a := &Agent{client: fake.NewClientset(pod), runtime: killRuntime{}, cfg: Config{Recorder: rec}}
+	a, err := New(fake.NewClientset(pod), killRuntime{}, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +79,45 @@ func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
 		events = append(events, <-rec.Events)
 	}
 	if want := []string{"Normal Killing Stopping container setup"}; !slices.Equal(events, want) {
+		t.Errorf("Events %q, want %q", events, want)
+	}
+}
+
+// A pod being deleted whose final status cannot be written at first (the
+// API server briefly unavailable) is stopped again at the next sync and its
+// status written then, but its Killing Events are recorded once, as the
+// kubelet records them once per container it stops.
+func TestTerminateRecordsKillingOnceWhileTheStatusIsRetried(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
+	client := fake.NewClientset(pod)
+	failed := false
+	client.PrependReactor("update", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" || failed {
+			return false, nil, nil
+		}
+		failed = true
+		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	})
+	rec := record.NewFakeRecorder(10)
+	a, err := New(client, killRuntime{}, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.terminate(context.Background(), "ns/p", pod); err == nil {
+		t.Fatal("terminate succeeded with its status write failing")
+	}
+	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if want := []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
 		t.Errorf("Events %q, want %q", events, want)
 	}
 }
