@@ -84,6 +84,21 @@ func parseSelection(req *request) (*selection, error) {
 	return &selection{labels: ls, fields: fs}, nil
 }
 
+// onlyName narrows the selection to the object called name, as Kubernetes'
+// ListResource narrows a named watch (/watch/namespaces/<ns>/pods/<name>):
+// what the path names is what was authorized, so a field selector may
+// repeat that name but not name another object.
+func (s *selection) onlyName(name string) error {
+	if s.fields.Empty() {
+		s.fields = fields.OneTermEqualSelector("metadata.name", name)
+		return nil
+	}
+	if v, ok := s.fields.RequiresExactMatch("metadata.name"); !ok || v != name {
+		return errors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+	}
+	return nil
+}
+
 func (s *selection) everything() bool { return s.labels.Empty() && s.fields.Empty() }
 
 // matches tells whether an object is selected.

@@ -164,6 +164,12 @@ func (h *Handler) watch(req *request) error {
 	if err != nil {
 		return err
 	}
+	if req.info.Name != "" {
+		// A watch of one object was authorized for that name alone.
+		if err := sel.onlyName(req.info.Name); err != nil {
+			return err
+		}
+	}
 	kind, enc, err := negotiate(req.r.Header.Get("Accept"), !req.res.Unstructured())
 	if err != nil {
 		return err

@@ -1,0 +1,105 @@
+package apiserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+)
+
+// A watch of a named object (/watch/namespaces/<ns>/secrets/<name>, or
+// ?watch=true on the object's path) is authorized for that name alone, so
+// it must deliver that object alone, as Kubernetes' ListResource narrows a
+// named watch to metadata.name. It used to stream the whole namespace: a
+// user granted get and watch on one secret (resourceNames) read every
+// secret beside it, and a user whose Role in their namespace grants watch
+// on namespaces watched every namespace of the cluster.
+func TestNamedWatchSeesOnlyThatObject(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mine", "theirs"} {
+		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"mine"}},
+			{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "one-secret"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	alice := identity{name: "alice", hc: httpsClient(t, srv.UserConfig(t, "alice"))}
+	waitAllowed(t, "alice gets her secret", func() error {
+		_, err := clientsetFor(t, srv.UserConfig(t, "alice")).CoreV1().Secrets("team").Get(ctx, "mine", metav1.GetOptions{})
+		return err
+	})
+
+	// watched returns the names a watch that ends after a second delivered.
+	watched := func(path string) []string {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := alice.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		var names []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var ev struct {
+				Object metav1.PartialObjectMetadata `json:"object"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("GET %s: event %q: %v", path, sc.Text(), err)
+			}
+			names = append(names, ev.Object.Name)
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/api/v1/watch/namespaces/team/secrets/mine?timeoutSeconds=1", []string{"mine"}},
+		{"/api/v1/namespaces/team/secrets/mine?watch=true&timeoutSeconds=1", []string{"mine"}},
+		{"/api/v1/watch/namespaces/team?timeoutSeconds=1", []string{"team"}},
+	} {
+		if got := watched(tc.path); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s delivered %q, want %q", tc.path, got, tc.want)
+		}
+	}
+
+	// A field selector naming another object does not widen the watch.
+	code, body := alice.do(t, srv.URL, "GET", "/api/v1/watch/namespaces/team/secrets/mine?timeoutSeconds=1&fieldSelector=metadata.name%3Dtheirs", nil)
+	if code != http.StatusBadRequest {
+		t.Errorf("named watch with another name's field selector: %d %s, want 400", code, body)
+	}
+}
