@@ -306,9 +306,14 @@ func (h *Handler) serveStatus(req *request) error {
 	return errors.NewMethodNotSupported(schema.GroupResource{Group: req.res.Group, Resource: req.res.Name + "/status"}, req.info.Verb)
 }
 
-func (h *Handler) authorize(req *request) error {
+func (h *Handler) authorize(req *request) error { return h.authorizeVerb(req, req.info.Verb) }
+
+// authorizeVerb asks about the request as if it were verb: a write that
+// turns into another one (an apply that creates) is authorized for that
+// one too.
+func (h *Handler) authorizeVerb(req *request, verb string) error {
 	attrs := authz.Attributes{
-		User: req.user, Verb: req.info.Verb, APIGroup: req.info.Group, APIVersion: req.info.Version,
+		User: req.user, Verb: verb, APIGroup: req.info.Group, APIVersion: req.info.Version,
 		Resource: req.info.Resource, Subresource: req.info.Subresource,
 		Namespace: req.info.Namespace, Name: req.info.Name, ResourceRequest: true, Path: req.r.URL.Path,
 		FieldSelector: req.query("fieldSelector"),
@@ -335,7 +340,7 @@ func (h *Handler) authorize(req *request) error {
 	}
 	// Kubernetes' wording: every request without a namespace, cluster-scoped
 	// resources included, is "at the cluster scope".
-	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, req.info.Verb, res, req.info.Group)
+	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q", name, verb, res, req.info.Group)
 	if attrs.Namespace != "" {
 		msg += fmt.Sprintf(" in the namespace %q", attrs.Namespace)
 	} else {

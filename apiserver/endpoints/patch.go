@@ -153,6 +153,11 @@ func (h *Handler) apply(req *request, st registry.Strategy, body []byte, dry boo
 		}
 		return obj, nil
 	}, func() (runtime.Object, runtime.Object, error) {
+		// The apply creates the object: as Kubernetes, that takes leave to
+		// create as well as to patch it.
+		if err := h.authorizeVerb(req, "create"); err != nil {
+			return nil, nil, err
+		}
 		blank := newObject(req.res)
 		m := accessor(blank)
 		m.SetName(req.info.Name)
