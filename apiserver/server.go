@@ -216,7 +216,10 @@ func New(cfg Config) (*Server, error) {
 			r.Lifecycle = lifecycle
 		}
 		if r.Group == "" && r.Name == "nodes" {
-			r.WriteGuard = node.GuardNode // a node registers only itself
+			r.WriteGuard = node.GuardNode // a node registers only itself, and cannot steer workloads to itself
+		}
+		if r.Group == "coordination.k8s.io" && r.Name == "leases" {
+			r.WriteGuard = node.GuardLease // a node creates only its own heartbeat
 		}
 		if r.Group == rbacv1.GroupName {
 			r.WriteGuard = escalation.Guard // no privilege escalation through roles and bindings

@@ -194,7 +194,7 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		req.warnings = append(req.warnings, warnings.OnCreate(obj)...)
 	}
 	if res.WriteGuard != nil {
-		if err := res.WriteGuard(req.ctx, obj); err != nil {
+		if err := res.WriteGuard(req.ctx, obj, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -565,7 +565,7 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 			kindWarnings = warnings.OnUpdate(obj, old)
 		}
 		if res.WriteGuard != nil && !finishing {
-			if err := res.WriteGuard(req.ctx, obj); err != nil {
+			if err := res.WriteGuard(req.ctx, obj, old); err != nil {
 				return nil, err
 			}
 		}

@@ -65,9 +65,11 @@ type Resource struct {
 	Lifecycle Lifecycle
 	// WriteGuard, when set, is asked after validation on every create and
 	// update (patch and apply included) whether the requesting user (in
-	// ctx) may write obj; an error (an API error, usually Forbidden) stops
-	// the write. RBAC uses it to refuse privilege escalation.
-	WriteGuard func(ctx context.Context, obj runtime.Object) error
+	// ctx) may write obj over old (nil for a create); an error (an API
+	// error, usually Forbidden) stops the write. RBAC uses it to refuse
+	// privilege escalation, the node restriction to keep a node to its own
+	// objects.
+	WriteGuard func(ctx context.Context, obj, old runtime.Object) error
 	// Virtual, when set, makes the resource create-only and unstored, like
 	// Kubernetes' review APIs (SubjectAccessReview, TokenReview): a POST is
 	// decoded, handed to Virtual, and its result returned with 201.

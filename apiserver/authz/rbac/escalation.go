@@ -35,7 +35,7 @@ var fullAuthority = []rbacv1.PolicyRule{
 }
 
 // Guard is a registry WriteGuard for the four RBAC resources.
-func (e *Escalation) Guard(ctx context.Context, obj runtime.Object) error {
+func (e *Escalation) Guard(ctx context.Context, obj, _ runtime.Object) error {
 	u, ok := authn.UserFrom(ctx)
 	if !ok {
 		return apierrors.NewUnauthorized("no user")
