@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
@@ -101,5 +102,62 @@ func TestNamedWatchSeesOnlyThatObject(t *testing.T) {
 	code, body := alice.do(t, srv.URL, "GET", "/api/v1/watch/namespaces/team/secrets/mine?timeoutSeconds=1&fieldSelector=metadata.name%3Dtheirs", nil)
 	if code != http.StatusBadRequest {
 		t.Errorf("named watch with another name's field selector: %d %s, want 400", code, body)
+	}
+}
+
+// A list or watch whose field selector is metadata.name=<name> is
+// authorized as a request for that name, as Kubernetes' NewRequestInfo
+// makes it: a user granted one secret by resourceNames may follow it with
+// kubectl get secret <name> -w (a list and a watch with that selector),
+// and sees no other; a list naming no object, or another one, and a
+// deletecollection stay refused.
+func TestListByNameSelectorUsesResourceNames(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mine", "theirs"} {
+		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch", "deletecollection"}, APIGroups: []string{""},
+			Resources: []string{"secrets"}, ResourceNames: []string{"mine"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "one-secret"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	alice := clientsetFor(t, srv.UserConfig(t, "alice")).CoreV1().Secrets("team")
+	var list *corev1.SecretList
+	waitAllowed(t, "alice lists her secret by name", func() (err error) {
+		list, err = alice.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=mine"})
+		return err
+	})
+	if len(list.Items) != 1 || list.Items[0].Name != "mine" {
+		t.Errorf("list by name = %d items, want mine alone", len(list.Items))
+	}
+	w, err := alice.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=mine", ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch by name: %v", err)
+	}
+	w.Stop()
+
+	for what, sel := range map[string]string{"list": "", "list by another name": "metadata.name=theirs", "list by a name or more": "metadata.name!=theirs"} {
+		if _, err := alice.List(ctx, metav1.ListOptions{FieldSelector: sel}); !apierrors.IsForbidden(err) {
+			t.Errorf("%s: %v, want Forbidden", what, err)
+		}
+	}
+	if err := alice.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "metadata.name=mine"}); !apierrors.IsForbidden(err) {
+		t.Errorf("deletecollection by name: %v, want Forbidden", err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -323,6 +325,13 @@ func (h *Handler) authorizeVerb(req *request, verb string) error {
 		// Kubernetes: a RoleBinding in "dev" may grant get on namespace dev.
 		attrs.Namespace = attrs.Name
 	}
+	if (verb == "list" || verb == "watch") && attrs.Name == "" {
+		// A list or watch whose field selector names one object is asked
+		// about that object, as Kubernetes' NewRequestInfo does: a rule
+		// with resourceNames covers it (kubectl get secret x -w), and the
+		// handler applies the same selector.
+		attrs.Name = selectedName(attrs.FieldSelector)
+	}
 	ok, reason, err := h.authz.Authorize(req.ctx, attrs)
 	if err != nil {
 		return errors.NewInternalError(err)
@@ -350,6 +359,23 @@ func (h *Handler) authorizeVerb(req *request, verb string) error {
 		msg += ": " + reason
 	}
 	return errors.NewForbidden(req.res.GroupResource(), req.info.Name, stderrors.New(msg))
+}
+
+// selectedName is the name a field selector requires metadata.name to
+// equal, if it is one a path could carry; else "".
+func selectedName(selector string) string {
+	if selector == "" {
+		return ""
+	}
+	fs, err := fields.ParseSelector(selector)
+	if err != nil {
+		return ""
+	}
+	name, ok := fs.RequiresExactMatch("metadata.name")
+	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+		return ""
+	}
+	return name
 }
 
 // readBody reads the request body within the size limit.
