@@ -15,9 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skiffkube/skiff/apiserver/authz/node"
 	"github.com/skiffkube/skiff/config"
 	"github.com/skiffkube/skiff/kubelet/eviction"
 	"github.com/skiffkube/skiff/kubelet/imagegc"
@@ -219,6 +221,18 @@ func parseLabels(in []string) (map[string]string, error) {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("invalid --node-label %q: want key=value", l)
+		}
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid --node-label %q: key: %s", l, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid --node-label %q: value: %s", l, strings.Join(errs, "; "))
+		}
+		// As the kubelet's --node-labels: the API server refuses these
+		// from a node's own credential (NodeRestriction), so the agent
+		// could not register; an administrator sets them with kubectl.
+		if node.ReservedLabel(k) {
+			return nil, fmt.Errorf("invalid --node-label %q: a node may not set labels under kubernetes.io or k8s.io other than the kubelet's own (hostname, topology, instance type, os, arch) and the kubelet.kubernetes.io and node.kubernetes.io prefixes, nor node-restriction.kubernetes.io ones; set it with kubectl label node", l)
 		}
 		out[k] = v
 	}

@@ -107,7 +107,7 @@ func reservedLabels(labels, old map[string]string) []string {
 	check := func(k string) {
 		v, now := labels[k]
 		ov, before := old[k]
-		if (now != before || v != ov) && reservedLabel(k) && !slices.Contains(bad, k) {
+		if (now != before || v != ov) && ReservedLabel(k) && !slices.Contains(bad, k) {
 			bad = append(bad, k)
 		}
 	}
@@ -121,7 +121,10 @@ func reservedLabels(labels, old map[string]string) []string {
 	return bad
 }
 
-func reservedLabel(key string) bool {
+// ReservedLabel reports whether a node may not set the label key on its
+// own Node: the kubelet refuses such keys in --node-labels at start-up, and
+// NodeRestriction refuses them from a node's credential.
+func ReservedLabel(key string) bool {
 	prefix, _, ok := strings.Cut(key, "/")
 	if !ok {
 		return false
