@@ -63,7 +63,8 @@ type Agent struct {
 	// Events are recorded (once, while their stop is retried).
 	overdue map[types.UID]bool
 	// stopping are the pods being deleted whose Killing Events are
-	// recorded (once, while their stop or final status is retried).
+	// recorded (once, while their stop, final status or removal is
+	// retried).
 	stopping map[types.UID]bool
 	// started are the start times the agent gave the pods it runs, as
 	// the kubelet's status manager keeps them: their active deadlines
@@ -532,6 +533,10 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	a.mu.Lock()
 	noticed := a.stopping[pod.UID]
 	a.stopping[pod.UID] = true
+	// Tracked also when first seen being deleted (an agent restart): if
+	// it goes from the API before its stop is done, what is left of it
+	// goes then, and nothing is kept of it.
+	a.tracked[key] = pod
 	a.mu.Unlock()
 	if a.cfg.Recorder != nil && !noticed {
 		recordKilling(a.cfg.Recorder, pod)
@@ -560,13 +565,15 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 			return err
 		}
 	}
-	a.forget(key, pod)
 	uid := pod.UID
 	err := a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		// Still tracked: the next sync removes it, its Events not
+		// recorded again.
 		return fmt.Errorf("removing %s: %w", key, err)
 	}
+	a.forget(key, pod)
 	return nil
 }
 

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,8 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -119,5 +123,110 @@ func TestTerminateRecordsKillingOnceWhileTheStatusIsRetried(t *testing.T) {
 	}
 	if want := []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
 		t.Errorf("Events %q, want %q", events, want)
+	}
+}
+
+// A pod being deleted whose removal from the API fails at first (its
+// containers stopped, its final status written) is removed at the next
+// sync, its Killing Events still recorded once.
+func TestTerminateRecordsKillingOnceWhileTheRemovalIsRetried(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
+	client := fake.NewClientset(pod)
+	failed := false
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failed {
+			return false, nil, nil
+		}
+		failed = true
+		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	})
+	rec := record.NewFakeRecorder(10)
+	a, err := New(client, killRuntime{}, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.terminate(context.Background(), "ns/p", pod); err == nil {
+		t.Fatal("terminate succeeded with its removal failing")
+	}
+	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if want := []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
+		t.Errorf("Events %q, want %q", events, want)
+	}
+}
+
+// stopKillRuntime stops pods (PodStopper) and counts the kills that remove
+// what is left of them.
+type stopKillRuntime struct {
+	killRuntime
+	mu     sync.Mutex
+	killed map[types.UID]int
+}
+
+func (r *stopKillRuntime) StopPod(context.Context, *corev1.Pod, time.Duration) (PodState, error) {
+	return PodState{}, nil
+}
+
+func (r *stopKillRuntime) KillPod(_ context.Context, pod *corev1.Pod, _ time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.killed[pod.UID]++
+	return nil
+}
+
+// A pod first seen being deleted (the agent restarted meanwhile) whose
+// stop is not done (its final status cannot be written) and which then
+// goes from the API (force-deleted) has what is left of it removed, as a
+// pod the agent ran: its sandbox killed, and nothing kept of it.
+func TestTerminatingPodGoneBeforeItsStopIsDoneIsCleanedUp(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	client := fake.NewClientset(pod)
+	client.PrependReactor("update", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	})
+	rt := &stopKillRuntime{killed: map[types.UID]int{}}
+	a, err := New(client, rt, Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.indexer = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := a.indexer.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := a.sync(ctx, "ns/p"); err == nil {
+		t.Fatal("sync succeeded with the final status write failing")
+	}
+	if err := a.indexer.Delete(pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.sync(ctx, "ns/p"); err != nil {
+		t.Fatal(err)
+	}
+	rt.mu.Lock()
+	killed := rt.killed[pod.UID]
+	rt.mu.Unlock()
+	if killed != 1 {
+		t.Errorf("pod killed %d times once gone, want once", killed)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.tracked) != 0 || len(a.stopping) != 0 {
+		t.Errorf("kept of the gone pod: tracked %v, stopping %v", a.tracked, a.stopping)
 	}
 }
