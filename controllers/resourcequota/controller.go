@@ -361,9 +361,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // usage sums what the namespace's objects use of each resource in the
 // quota's spec.hard. Resources it does not count (counts of kinds it has no
 // informer for, without Options.Metadata; kinds the cluster does not serve,
-// or serves cluster-wide, for which Kubernetes has no evaluator either) keep
-// the used value they had. So do those whose count failed: the error says which, and the rest
-// of the list is good.
+// for which Kubernetes has no evaluator either) keep the used value they
+// had. So do those whose count failed: the error says which, and the rest
+// of the list is good. Counts of events and of kinds served cluster-wide,
+// which no evaluator ever counts, are left out.
 func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
@@ -412,7 +413,14 @@ func (c *Controller) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1
 				continue
 			}
 			gvr, err := c.resolve(gr)
-			if meta.IsNoMatchError(err) || errors.Is(err, errClusterScoped) {
+			if errors.Is(err, errClusterScoped) {
+				// Never counted, so left out, as Kubernetes leaves it; a
+				// value there is what this controller counted before it
+				// checked the scope, and nothing would ever correct it.
+				delete(used, name)
+				continue
+			}
+			if meta.IsNoMatchError(err) {
 				continue
 			}
 			if err != nil {

@@ -14,10 +14,10 @@
 // its own (custom resources). That informer stops when its kind is no
 // longer served (its CRD deleted: its list answers 404 and discovery agrees)
 // and starts again when a count finds the kind served again. A
-// kind the cluster does not serve, or serves cluster-wide (not per
-// namespace), is left at its last value, as Kubernetes, which has no
-// evaluator for it, leaves it; a count that fails keeps its
+// kind the cluster does not serve is left at its last value, as Kubernetes,
+// which has no evaluator for it, leaves it; a count that fails keeps its
 // last value while the others are written, and the quota is tried again.
-// Events are outside quota, as in Kubernetes (admission.QuotaIgnores):
-// counts of them stay out of status.used.
+// Events are outside quota, as in Kubernetes (admission.QuotaIgnores), and
+// so are kinds served cluster-wide (its quota monitor discovers namespaced
+// kinds only): counts of them stay out of status.used.
 package resourcequota

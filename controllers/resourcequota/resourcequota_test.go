@@ -534,6 +534,33 @@ func TestClusterScopedKindsAreNotCounted(t *testing.T) {
 			t.Errorf("quota %s: status.used lists %s=%s, want it left out", name, classes, v.String())
 		}
 	}
+
+	// A count an older skiff wrote there (every StorageClass of the
+	// cluster) is dropped at the next count, not kept for good.
+	q, err := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Status.Used[classes] = resource.MustParse("1")
+	if _, err := cs.CoreV1().ResourceQuotas("default").UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Admission charged the pod (1); only the controller's count gives it
+	// back.
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+	if q, err = cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := q.Status.Used[classes]; ok {
+		t.Errorf("status.used lists %s=%s after a recount, want the stale count dropped", classes, v.String())
+	}
 }
 
 // TestOtherKindsAreFreedOnDelete: a count/<resource>.<group> quota of a kind
