@@ -119,12 +119,13 @@ type Controller struct {
 	// pod key (namespace/name).
 	evictions map[string]map[string]scheduledEviction
 	// evicted are the pods deleted for the node's NoExecute taints, by node
-	// name and then pod key, until they are gone or the taints change: their
-	// deletion is not sent again at each sync while they terminate.
+	// name and then pod key, until they are gone or the taints or their
+	// tolerations change: their deletion is not sent again at each sync
+	// while they terminate.
 	evicted map[string]map[string]types.UID
 	// noExecuteTaints are the NoExecute taints each node's pods were last checked
 	// against, by node name: when they change, the pods deleted already are
-	// evicted again.
+	// judged again.
 	noExecuteTaints map[string][]corev1.Taint
 	// noExecuteShown are the NoExecute taints node updates showed since the
 	// node's last check, by node name: taints that came and went between two

@@ -817,6 +817,24 @@ func TestEvictionRetried(t *testing.T) {
 	}
 }
 
+// notReadyNode is node n1, not ready and tainted not-ready:NoExecute now.
+func notReadyNode() *corev1.Node {
+	ts := metav1.NewTime(now)
+	return node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+}
+
+// withPodsStaying is a fixture with node n (and a healthy n2) and pod p,
+// whose deletions are answered but leave the pods there, terminating, as
+// on a node whose agent is down.
+func withPodsStaying(t *testing.T, n *corev1.Node, p *corev1.Pod) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
+	t.Helper()
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), p)
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	return c, client, f
+}
+
 // As Kubernetes' taint eviction controller, which looks at every pod of a
 // node again whenever the node's NoExecute taints change, a pod the
 // controller deleted and still terminating (its node agent is down) is
@@ -824,13 +842,8 @@ func TestEvictionRetried(t *testing.T) {
 // here), once, and not at each sync while they stay as they are.
 func TestTerminatingPodEvictedAgainWhenNoExecuteTaintsChange(t *testing.T) {
 	ctx := context.Background()
-	ts := metav1.NewTime(now)
-	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
-	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
-	// The pod stays, terminating, as on a node whose agent is down.
-	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, nil
-	})
+	n, p := notReadyNode(), pod("intolerant", nil)
+	c, client, f := withPodsStaying(t, n, p)
 	clock := now
 	c.now = func() time.Time { return clock }
 	recorder := c.recorder.(*record.FakeRecorder)
@@ -890,13 +903,8 @@ func TestTerminatingPodEvictedAgainWhenNoExecuteTaintsChange(t *testing.T) {
 // no second change.
 func TestEvictedAgainWhenNoExecuteTaintsChangedAndChangedBack(t *testing.T) {
 	ctx := context.Background()
-	ts := metav1.NewTime(now)
-	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
-	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
-	// The pod stays, terminating, as on a node whose agent is down.
-	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, nil
-	})
+	n, p := notReadyNode(), pod("intolerant", nil)
+	c, client, f := withPodsStaying(t, n, p)
 	deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
 	if err := c.sync(ctx, "n1"); err != nil {
 		t.Fatal(err)
@@ -952,13 +960,8 @@ func TestEvictedAgainWhenNoExecuteTaintsChangedAndChangedBack(t *testing.T) {
 // later.
 func TestEvictedPodJudgedAgainWhenItsTolerationsChange(t *testing.T) {
 	ctx := context.Background()
-	ts := metav1.NewTime(now)
-	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
-	p := pod("intolerant", nil)
-	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), p)
-	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, nil
-	})
+	n, p := notReadyNode(), pod("intolerant", nil)
+	c, client, f := withPodsStaying(t, n, p)
 	clock := now
 	c.now = func() time.Time { return clock }
 	c.grace = time.Hour // the node stays not ready, its taint as it is

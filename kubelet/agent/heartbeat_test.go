@@ -16,18 +16,25 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// A renewal is one update of the lease last written, not a get and an
-// update (with thousands of nodes that halves the heartbeat traffic); a
-// lease deleted meanwhile is created again.
-func TestLeaseRenewalWritesWithoutReading(t *testing.T) {
-	ctx := context.Background()
+// leaseNode is the node part of an agent for node "n" with a fake client
+// holding the Node, for renewing its lease.
+func leaseNode(t *testing.T) (*node, *corev1.Node, *fake.Clientset) {
+	t.Helper()
 	owner := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "node-uid"}}
 	client := fake.NewClientset(owner)
 	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler)}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{cfg: cfg, client: client}
+	return &node{cfg: cfg, client: client}, owner, client
+}
+
+// A renewal is one update of the lease last written, not a get and an
+// update (with thousands of nodes that halves the heartbeat traffic); a
+// lease deleted meanwhile is created again.
+func TestLeaseRenewalWritesWithoutReading(t *testing.T) {
+	ctx := context.Background()
+	n, owner, client := leaseNode(t)
 	count := func(verb string) int {
 		c := 0
 		for _, a := range client.Actions() {
@@ -68,13 +75,7 @@ func TestLeaseRenewalWritesWithoutReading(t *testing.T) {
 // renewal interval (a quarter of its duration) later.
 func TestLeaseRenewalRetriesAFailedUpdate(t *testing.T) {
 	ctx := context.Background()
-	owner := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "node-uid"}}
-	client := fake.NewClientset(owner)
-	cfg, err := Config{NodeName: "n", Logger: slog.New(slog.DiscardHandler)}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &node{cfg: cfg, client: client}
+	n, owner, client := leaseNode(t)
 	if err := n.renewLease(ctx, owner); err != nil {
 		t.Fatal(err)
 	}

@@ -253,10 +253,9 @@ func memTotalKB() int64 {
 	return 0
 }
 
-// nodeInfo describes this machine as the kubelet does.
-// nodeInfo is this machine's node info, its files read in host (the root
-// file system); an identity file that cannot be read leaves its field
-// empty, as the kubelet leaves it.
+// nodeInfo describes this machine as the kubelet does, its files read in
+// host (the root file system); an identity file that cannot be read leaves
+// its field empty, as the kubelet leaves it.
 func nodeInfo(host fs.FS, kubeletVersion string) corev1.NodeSystemInfo {
 	info := corev1.NodeSystemInfo{
 		OperatingSystem: goruntime.GOOS, Architecture: goruntime.GOARCH, KubeletVersion: kubeletVersion,
