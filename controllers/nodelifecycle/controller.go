@@ -766,7 +766,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 		c.cancelEvictions(node.Name)
 		return nil
 	}
-	retolerated := c.noExecuteSeen(node.Name, taints)
+	changed, retolerated := c.noExecuteSeen(node.Name, taints)
 	objs, err := c.podIndexer.ByIndex(nodeNameIndex, node.Name)
 	if err != nil {
 		return err
@@ -790,6 +790,13 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 				continue
 			}
 			c.forgetEvicted(node.Name, key)
+		}
+		if changed || retolerated[key] == pod.UID {
+			// A failed eviction is judged afresh on a change, as
+			// Kubernetes drops failed work and judges the pod again:
+			// deleted at once (with its event again), after its new
+			// toleration, or not at all.
+			c.dropRetry(node.Name, key)
 		}
 		limit, forever, tolerated := tolerationLimit(pod, taints)
 		switch {
@@ -835,7 +842,8 @@ const (
 // per eviction, before its first try, as Kubernetes records it also when
 // every try fails. An eviction whose tries all failed stays due, and a
 // later sync tries it again (Kubernetes waits for the next change of the
-// node or the pod) without a second event.
+// node or the pod) without a second event, until the NoExecute taints or
+// the pod's tolerations change: it is then judged afresh, as there.
 func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.Pod) error {
 	key := pod.Namespace + "/" + pod.Name
 	// Done with before the deletion: its watch event may come before
@@ -935,8 +943,8 @@ func (c *Controller) evictFromDeletedNode(ctx context.Context, nodeName string, 
 // them). A change the informer shows after this check judged it (a taint
 // this controller wrote) is the same change, not another. It returns the
 // pods whose tolerations changed since the last check, by key: judged
-// again, deleted already or not.
-func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) map[string]types.UID {
+// again, deleted already or not; and whether the taints changed.
+func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) (bool, map[string]types.UID) {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
 	last, ok := c.noExecuteTaints[nodeName]
@@ -951,7 +959,7 @@ func (c *Controller) noExecuteSeen(nodeName string, taints []corev1.Taint) map[s
 	c.noExecuteTaints[nodeName] = taints
 	retolerated := c.retolerated[nodeName]
 	delete(c.retolerated, nodeName)
-	return retolerated
+	return changed, retolerated
 }
 
 // evictedPod notes that the pod was deleted for its node's NoExecute taints.
@@ -1030,6 +1038,18 @@ func (c *Controller) retryEviction(nodeName, key string, uid types.UID) {
 		c.evictions[nodeName] = pods
 	}
 	pods[key] = scheduledEviction{uid: uid, retry: true}
+}
+
+// dropRetry forgets the pod's failed eviction, if it has one, silently.
+func (c *Controller) dropRetry(nodeName, key string) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	if s, ok := c.evictions[nodeName][key]; ok && s.retry {
+		delete(c.evictions[nodeName], key)
+		if len(c.evictions[nodeName]) == 0 {
+			delete(c.evictions, nodeName)
+		}
+	}
 }
 
 // retrying says whether the pod's eviction failed and is to be tried again.

@@ -783,7 +783,7 @@ func TestEvictionRetried(t *testing.T) {
 	ctx := context.Background()
 	ts := metav1.NewTime(now)
 	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
-	c, client := newFixture(t, n, healthy("n2", nil), pod("waiting", ptr(60)))
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("waiting", ptr(60)))
 	clock := now
 	c.now = func() time.Time { return clock }
 	if err := c.sync(ctx, "n1"); err != nil {
@@ -803,6 +803,14 @@ func TestEvictionRetried(t *testing.T) {
 	if err := c.sync(ctx, "n1"); err == nil {
 		t.Fatal("sync hid the failed deletion")
 	}
+	// The informer shows the node as that sync wrote it (unreachable):
+	// the taints it judged already.
+	written, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, f.Core().V1().Nodes().Informer(), written)
+	c.nodeUpdated(n, written)
 	clock = clock.Add(time.Second)
 	if err := c.sync(ctx, "n1"); err != nil {
 		t.Fatal(err)
@@ -1115,6 +1123,40 @@ func TestEvictionEventRecordedOncePerEviction(t *testing.T) {
 				t.Errorf("events %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// A pod whose eviction failed is judged afresh when its tolerations change,
+// as Kubernetes' taint eviction controller, which drops failed work and
+// judges the pod again on the change (handlePodUpdate): it now tolerates the
+// taint for a minute, so it is deleted a minute later, not at once.
+func TestFailedEvictionJudgedAgainWhenTolerationsChange(t *testing.T) {
+	ctx := context.Background()
+	p := pod("intolerant", nil)
+	c, client, f := newFixtureWithInformers(t, notReadyNode(), healthy("n2", nil), p)
+	clock := now
+	c.now = func() time.Time { return clock }
+	c.grace = time.Hour // the node stays not ready, its taint as it is
+	controllertest.RefuseFirst(client, "delete", "pods", evictTries, fmt.Errorf("the server is busy"))
+	deletions := func() int { return len(controllertest.Filter(client.Actions(), "delete", "pods")) }
+	if err := c.sync(ctx, "n1"); err == nil {
+		t.Fatal("sync hid the failed eviction")
+	}
+	tolerant := p.DeepCopy()
+	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(60)}}
+	update(t, f.Core().V1().Pods().Informer(), tolerant)
+	c.podUpdated(p, tolerant)
+	for _, step := range []struct {
+		after time.Duration
+		want  int
+	}{{0, evictTries}, {59 * time.Second, evictTries}, {time.Second, evictTries + 1}} {
+		clock = clock.Add(step.after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletions(); got != step.want {
+			t.Fatalf("%s after the tolerations changed: %d deletions, want %d", clock.Sub(now), got, step.want)
+		}
 	}
 }
 
