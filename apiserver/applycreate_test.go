@@ -64,3 +64,23 @@ func TestApplyThatCreatesNeedsCreate(t *testing.T) {
 	grant("creator", "create")
 	waitAllowed(t, "alice applies a new config map once she may create", func() error { return apply("new") })
 }
+
+// An apply to a subresource never creates the object: Kubernetes' status
+// storage updates only what exists (StatusREST, no create on update), so
+// applying the status of a pod that does not exist is a 404, not a pod
+// made of a status. It used to create the pod.
+func TestApplyToStatusOfMissingObjectIsNotFound(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	body := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ghost","namespace":"default"},"spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Running"}}`
+	err := admin.CoreV1().RESTClient().Patch("application/apply-patch+yaml").
+		Namespace("default").Resource("pods").Name("ghost").SubResource("status").Param("fieldManager", "test").
+		Body([]byte(body)).Do(ctx).Error()
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("apply to pods/ghost/status: %v, want NotFound", err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Get(ctx, "ghost", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod ghost after the apply to its status: %v, want NotFound", err)
+	}
+}

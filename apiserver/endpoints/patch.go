@@ -153,6 +153,11 @@ func (h *Handler) apply(req *request, st registry.Strategy, body []byte, dry boo
 		}
 		return obj, nil
 	}, func() (runtime.Object, runtime.Object, error) {
+		if req.info.Subresource != "" {
+			// Kubernetes' subresource storage (status, scale) updates
+			// only what exists: no object is made of its status.
+			return nil, nil, errors.NewNotFound(req.res.GroupResource(), req.info.Name)
+		}
 		// The apply creates the object: as Kubernetes, that takes leave to
 		// create as well as to patch it.
 		if err := h.authorizeVerb(req, "create"); err != nil {
