@@ -29,3 +29,32 @@ func TestUnservedPathsSayWhatWasNotFound(t *testing.T) {
 		}
 	}
 }
+
+// /watch/... serves GET only: a POST there is a 405 and creates nothing
+// (it was served as a create), a DELETE deletes nothing, as Kubernetes
+// registers only the watch at those paths.
+func TestWatchPathsServeOnlyGet(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := newClient(t, srv)
+	cm := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w"}}`)
+	if resp, data := admin.do("POST", "/api/v1/namespaces/default/configmaps", "application/json", cm); resp.StatusCode != 201 {
+		t.Fatalf("create: %d %s", resp.StatusCode, data)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/v1/watch/namespaces/default/configmaps"},
+		{"DELETE", "/api/v1/watch/namespaces/default/configmaps/w"},
+	} {
+		body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w2"}}`)
+		resp, data := admin.do(c.method, c.path, "application/json", body)
+		var st metav1.Status
+		if err := json.Unmarshal(data, &st); err != nil || resp.StatusCode != 405 || st.Reason != metav1.StatusReasonMethodNotAllowed {
+			t.Errorf("%s %s: %d %s, want a 405 MethodNotAllowed Status", c.method, c.path, resp.StatusCode, data)
+		}
+	}
+	if resp, _ := admin.do("GET", "/api/v1/namespaces/default/configmaps/w2", "", nil); resp.StatusCode != 404 {
+		t.Errorf("configmap w2 after the POST to /watch: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := admin.do("GET", "/api/v1/namespaces/default/configmaps/w", "", nil); resp.StatusCode != 200 {
+		t.Errorf("configmap w after the DELETE to /watch: %d, want 200", resp.StatusCode)
+	}
+}

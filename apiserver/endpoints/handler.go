@@ -169,6 +169,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.fail(err)
 		return
 	}
+	if info.Verb == "watch" && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// A POST or DELETE to /watch/...: authorized as the watch it
+		// names, served as nothing, as Kubernetes registers only GET there.
+		req.fail(errors.NewMethodNotSupported(res.GroupResource(), strings.ToLower(r.Method)))
+		return
+	}
 	if !res.Namespaced && info.Namespace != "" {
 		// Kubernetes registers cluster-scoped kinds at the cluster scope
 		// only: /namespaces/<ns>/nodes is no path it serves (404, after

@@ -63,6 +63,12 @@ func ParseRequestInfo(method, urlPath string, watchParam bool) (info RequestInfo
 	if len(parts) > 3 {
 		return info, false
 	}
+	if watchPath {
+		// As Kubernetes' special verbs: /watch/... is a watch whatever
+		// the method, authorized as one; only GET is served (405).
+		info.Verb = "watch"
+		return info, true
+	}
 	switch method {
 	case http.MethodGet, http.MethodHead:
 		switch {

@@ -15,6 +15,8 @@ func TestParseRequestInfo(t *testing.T) {
 		{"PATCH", "/api/v1/namespaces/foo/status", false, RequestInfo{Version: "v1", Resource: "namespaces", Name: "foo", Subresource: "status", Verb: "patch", IsResourceRequest: true}, true},
 		{"GET", "/api/v1/namespaces/foo/pods", true, RequestInfo{Version: "v1", Namespace: "foo", Resource: "pods", Verb: "watch", IsResourceRequest: true}, true},
 		{"GET", "/api/v1/watch/namespaces/foo/pods", false, RequestInfo{Version: "v1", Namespace: "foo", Resource: "pods", Verb: "watch", IsResourceRequest: true}, true},
+		{"POST", "/api/v1/watch/namespaces/foo/pods", false, RequestInfo{Version: "v1", Namespace: "foo", Resource: "pods", Verb: "watch", IsResourceRequest: true}, true},
+		{"DELETE", "/api/v1/watch/namespaces/foo/pods/p", false, RequestInfo{Version: "v1", Namespace: "foo", Resource: "pods", Name: "p", Verb: "watch", IsResourceRequest: true}, true},
 		{"POST", "/api/v1/namespaces/foo/pods/p/binding", false, RequestInfo{Version: "v1", Namespace: "foo", Resource: "pods", Name: "p", Subresource: "binding", Verb: "create", IsResourceRequest: true}, true},
 		{"DELETE", "/apis/apps/v1/namespaces/a/deployments", false, RequestInfo{Group: "apps", Version: "v1", Namespace: "a", Resource: "deployments", Verb: "deletecollection", IsResourceRequest: true}, true},
 		{"DELETE", "/apis/apps/v1/namespaces/a/deployments/d", false, RequestInfo{Group: "apps", Version: "v1", Namespace: "a", Resource: "deployments", Name: "d", Verb: "delete", IsResourceRequest: true}, true},
