@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/tls"
@@ -199,7 +200,10 @@ func New(cfg Config) (*Server, error) {
 		// decides only node agents' requests), then RBAC.
 		cfg.Authorizer = authz.Union{authz.Masters, node.NewAuthorizer(nodeGraph, node.StorePods{Store: cfg.Store}), rbacAuthorizer}
 	}
-	tokens := authn.BearerTokens{authn.NewTokens(cfg.Tokens)}
+	// The API server's audience is the service account issuer, as
+	// Kubernetes' default --api-audiences.
+	apiAudiences := []string{cmp.Or(cfg.ServiceAccountIssuer, serviceaccount.DefaultIssuer)}
+	tokens := authn.BearerTokens{authn.AudienceAgnostic{Audiences: apiAudiences, Tokens: authn.NewTokens(cfg.Tokens)}}
 	var saTokens *serviceaccount.Tokens
 	if cfg.ServiceAccountKey != nil {
 		// The authorizer may grant nodes more token audiences than their
@@ -230,7 +234,7 @@ func New(cfg Config) (*Server, error) {
 		reg.Add(r)
 	}
 	reg.Add(crd.Resource(cfg.Table))
-	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens}) {
+	for _, r := range reviews.Resources(reviews.Config{Authorizer: cfg.Authorizer, Rules: rbacAuthorizer, Tokens: tokens, APIAudiences: apiAudiences}) {
 		reg.Add(r)
 	}
 	var nodes endpoints.NodeProxy

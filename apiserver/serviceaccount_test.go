@@ -523,3 +523,49 @@ func TestNodeTokenAudiences(t *testing.T) {
 	grant("any", []string{"*"}, nil)
 	waitAllowed(t, "any audience granted by RBAC", func() error { return ask(n1, bare, "myaud://a/b.example") })
 }
+
+// TestTokenReviewAudiences: as Kubernetes' TokenReview, a token is
+// reviewed for the audiences asked for (the API server's when none are)
+// and the status names those of them it is good for. A static token names
+// no audience and is good for the API server alone, so another service
+// that reviews what a client presented to it does not accept a token meant
+// for the API server.
+func TestTokenReviewAudiences(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	forOther, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"other"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forAPI, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := forAPI.Spec.Audiences[0]
+	for _, tc := range []struct {
+		what, token string
+		audiences   []string
+		want        []string // nil: not authenticated
+	}{
+		{"the admin's static token, no audiences", apiservertest.AdminToken, nil, []string{api}},
+		{"the admin's static token, for the API server", apiservertest.AdminToken, []string{"vault", api}, []string{api}},
+		{"the admin's static token, for another service", apiservertest.AdminToken, []string{"vault"}, nil},
+		{"a service account token, no audiences", forAPI.Status.Token, nil, []string{api}},
+		{"a token for other, reviewed for vault and other", forOther.Status.Token, []string{"vault", "other"}, []string{"other"}},
+		{"a token for other, reviewed for vault", forOther.Status.Token, []string{"vault"}, nil},
+	} {
+		r, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+			Spec: authenticationv1.TokenReviewSpec{Token: tc.token, Audiences: tc.audiences}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if r.Status.Authenticated != (tc.want != nil) || strings.Join(r.Status.Audiences, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: authenticated %v for %v (%s), want audiences %v", tc.what, r.Status.Authenticated, r.Status.Audiences, r.Status.Error, tc.want)
+		}
+	}
+}

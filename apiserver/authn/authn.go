@@ -33,6 +33,10 @@ type User struct {
 	// Extra is additional information an authenticator or impersonation
 	// attached (a service account token's pod name, for instance).
 	Extra map[string][]string
+	// Audiences are those of the audiences asked for (WithAudiences) the
+	// token is good for, as a TokenReview reports them; empty when none
+	// were asked for, or the credential is not a token.
+	Audiences []string
 }
 
 // TokenAuthenticator checks a bearer token alone (TokenReview uses it).
@@ -242,6 +246,51 @@ func (t *Tokens) AuthenticateToken(_ context.Context, tok string) (*User, bool, 
 		return nil, false, nil
 	}
 	return match, true, nil
+}
+
+// AudienceAgnostic wraps a token authenticator whose tokens name no
+// audience (static tokens), as Kubernetes' WrapAudienceAgnosticToken: such
+// a token is good for the API server's own audiences only, so a TokenReview
+// asking about another audience (another service checking what a client
+// presented to it) does not accept a token meant for the API server.
+type AudienceAgnostic struct {
+	// Audiences are the API server's.
+	Audiences []string
+	Tokens    TokenAuthenticator
+}
+
+// AuthenticateToken implements TokenAuthenticator.
+func (a AudienceAgnostic) AuthenticateToken(ctx context.Context, tok string) (*User, bool, error) {
+	want := AudiencesFrom(ctx)
+	if len(want) == 0 {
+		return a.Tokens.AuthenticateToken(ctx, tok)
+	}
+	auds := IntersectAudiences(a.Audiences, want)
+	if len(auds) == 0 {
+		return nil, false, nil
+	}
+	u, ok, err := a.Tokens.AuthenticateToken(ctx, tok)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	c := *u // the authenticator's user may be shared between requests
+	c.Audiences = auds
+	return &c, true, nil
+}
+
+// IntersectAudiences returns the audiences of want that are in have, in
+// want's order.
+func IntersectAudiences(have, want []string) []string {
+	var out []string
+	for _, w := range want {
+		for _, h := range have {
+			if w == h {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func withAuthenticated(groups []string) []string {

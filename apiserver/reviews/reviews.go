@@ -30,6 +30,9 @@ type Config struct {
 	Authorizer authz.Authorizer
 	Rules      RulesLister
 	Tokens     authn.TokenAuthenticator
+	// APIAudiences are the API server's own: what a TokenReview that
+	// names no audiences checks a token for.
+	APIAudiences []string
 }
 
 const (
@@ -240,8 +243,12 @@ func (c Config) tokenReview(ctx context.Context, _ string, obj runtime.Object) (
 	var u *authn.User
 	var ok bool
 	var err error
+	auds := r.Spec.Audiences
+	if len(auds) == 0 {
+		auds = c.APIAudiences
+	}
 	if c.Tokens != nil {
-		u, ok, err = c.Tokens.AuthenticateToken(authn.WithAudiences(ctx, r.Spec.Audiences), r.Spec.Token)
+		u, ok, err = c.Tokens.AuthenticateToken(authn.WithAudiences(ctx, auds), r.Spec.Token)
 	}
 	r.Spec.Token = "" // never echo a credential
 	switch {
@@ -250,7 +257,10 @@ func (c Config) tokenReview(ctx context.Context, _ string, obj runtime.Object) (
 	case !ok:
 		r.Status = authenticationv1.TokenReviewStatus{Error: "unknown token"}
 	default:
-		r.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: userInfo(u), Audiences: r.Spec.Audiences}
+		// The audiences asked for that the token is good for, not all
+		// of those asked for: a reviewer that names several must not
+		// read one the token was not issued for.
+		r.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: userInfo(u), Audiences: u.Audiences}
 	}
 	return r, nil
 }

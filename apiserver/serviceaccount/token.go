@@ -227,7 +227,8 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: service account token: %v", authn.ErrInvalidCredential, err)
 	}
-	if !intersects(c.Audience, wantAud) {
+	auds := authn.IntersectAudiences(wantAud, c.Audience)
+	if len(auds) == 0 {
 		return nil, false, fmt.Errorf("%w: service account token: audience %v is not one of %v", authn.ErrInvalidCredential, []string(c.Audience), wantAud)
 	}
 	k := c.Kubernetes
@@ -240,8 +241,9 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 	}
 	u := &authn.User{
 		Name: c.Subject, UID: string(k.ServiceAccount.UID),
-		Groups: []string{AllServiceAccountsGroup, namespaceGroupPrefix + k.Namespace, authn.GroupAuthenticated},
-		Extra:  map[string][]string{ExtraCredentialID: {"JTI=" + c.ID}},
+		Groups:    []string{AllServiceAccountsGroup, namespaceGroupPrefix + k.Namespace, authn.GroupAuthenticated},
+		Extra:     map[string][]string{ExtraCredentialID: {"JTI=" + c.ID}},
+		Audiences: auds,
 	}
 	if k.Pod != nil {
 		if err := t.stillExists(ctx, "pods", k.Namespace, *k.Pod, nil); err != nil {
@@ -331,14 +333,3 @@ func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r 
 // deletedLeeway is how long after an object's deletion began the tokens
 // bound to it still authenticate (Kubernetes' jwt.DefaultLeeway).
 const deletedLeeway = time.Minute
-
-func intersects(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				return true
-			}
-		}
-	}
-	return false
-}
