@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
@@ -109,5 +110,76 @@ func TestLegacyServiceAccountTokenTracking(t *testing.T) {
 	_, err = builder.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been marked invalid") {
 		t.Errorf("request with an invalidated legacy token: %v, want 401 marked invalid", err)
+	}
+}
+
+// TestReplacedLegacyTokenIsRefused: as Kubernetes' legacy token validator,
+// the token a service account token Secret held stops authenticating once
+// the Secret holds another (clearing data.token has the token Secret
+// controller write a new one), while a shorter TokenRequest token merely
+// bound to that Secret lives as long as the Secret, as in Kubernetes.
+func TestReplacedLegacyTokenIsRefused(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := admin.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "builder-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: "builder"}},
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(seconds int64) string {
+		tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: ptr.To(seconds),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	// A use of the legacy token labels its Secret in the background, so
+	// the Secret is read afresh for each write.
+	hold := func(tok string) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s, err := admin.CoreV1().Secrets("default").Get(ctx, secret.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(tok)}
+			_, err = admin.CoreV1().Secrets("default").Update(ctx, s, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	whoami := func(tok string) error {
+		_, err := clientsetFor(t, tokenConfig(srv, tok)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err
+	}
+	// What the token Secret controller does: a token of the longest
+	// lifetime, bound to the Secret, kept in it.
+	old := issue(int64(1) << 32)
+	hold(old)
+	bound := issue(3600)
+	for what, tok := range map[string]string{"the legacy token": old, "a token bound to its Secret": bound} {
+		if err := whoami(tok); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	renewed := issue(int64(1) << 32)
+	hold(renewed)
+	if err := whoami(old); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been replaced") {
+		t.Errorf("the replaced legacy token: %v, want 401 saying it was replaced", err)
+	}
+	for what, tok := range map[string]string{"the new legacy token": renewed, "a token bound to its Secret": bound} {
+		if err := whoami(tok); err != nil {
+			t.Errorf("%s after the Secret's token was replaced: %v", what, err)
+		}
 	}
 }

@@ -50,6 +50,19 @@ func isLegacy(secret *corev1.Secret, tok string) bool {
 		subtle.ConstantTimeCompare(secret.Data[corev1.ServiceAccountTokenKey], []byte(tok)) == 1
 }
 
+// issuedToHold reports whether a token bound to secret, which the Secret
+// does not hold (any longer), was issued for it to hold: the Secret is a
+// service account token Secret and the token has the whole lifetime the
+// token Secret controller asks for (MaxTTL, standing in for Kubernetes'
+// legacy tokens, which never expire). Kubernetes' legacy validator accepts
+// such a token only while its Secret holds it, so clearing data.token (the
+// controller then writes a new one) revokes the old one; left to the
+// ordinary Secret binding, it would stay valid for 136 years.
+func issuedToHold(secret *corev1.Secret, c *claims) bool {
+	return secret.Type == corev1.SecretTypeServiceAccountToken && c.ExpiresAt != nil && c.IssuedAt != nil &&
+		c.ExpiresAt.Sub(c.IssuedAt.Time) == MaxTTL
+}
+
 // checkLegacy is the legacy token's part of authentication, as Kubernetes'
 // legacy validator: a Secret labelled invalid-since refuses its token; every
 // use, refused or not, counts in the metrics and dates the Secret's

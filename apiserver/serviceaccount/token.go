@@ -273,6 +273,9 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 			if err := t.checkLegacy(ctx, secret, sa); err != nil {
 				return nil, false, err
 			}
+		} else if issuedToHold(secret, c) {
+			return nil, false, fmt.Errorf("%w: service account token: the token in secret %s/%s has been replaced; this one is no longer valid",
+				authn.ErrInvalidCredential, secret.Namespace, secret.Name)
 		}
 	}
 	switch {

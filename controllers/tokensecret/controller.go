@@ -29,7 +29,8 @@ import (
 const Name = "token-secret-controller"
 
 // TokenTTL is the longest lifetime a TokenRequest may ask for; these tokens stand in for Kubernetes'
-// non-expiring legacy ones and end with their Secret.
+// non-expiring legacy ones and end with their Secret, or when the Secret holds another (the API
+// server takes a token of this lifetime bound to a token Secret as one issued for it to hold).
 const TokenTTL = int64(1) << 32
 
 // Options tune the controller.
