@@ -1,9 +1,14 @@
 package authn_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -62,5 +67,54 @@ func TestClientCertCache(t *testing.T) {
 	// The same names from another CA are still refused.
 	if _, _, err := a.Authenticate(requestWith(t, evePEM, eveKey)); !errors.Is(err, authn.ErrInvalidCredential) {
 		t.Fatalf("certificate from another CA: %v", err)
+	}
+}
+
+// TestClientCertRefusals: a certificate of the cluster CA authenticates only
+// as a client certificate within its validity, as Kubernetes' x509
+// authenticator verifies it: a node's serving certificate (serverAuth only)
+// is no client identity, and an expired or not yet valid one is refused.
+func TestClientCertRefusals(t *testing.T) {
+	b, err := pki.Ensure(filepath.Join(t.TempDir(), "tls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := authn.NewClientCert(b.CAPool())
+	serving, err := b.IssueServingCert("system:node:n1", []string{"n1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(notBefore, notAfter time.Time) []byte {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+			SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "mallory", Organization: []string{authn.GroupMasters}},
+			NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true,
+		}, b.CACert, &key.PublicKey, b.CAKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der
+	}
+	now := time.Now()
+	for what, der := range map[string][]byte{
+		"a serving certificate": serving.Certificate[0],
+		"an expired one":        leaf(now.Add(-2*time.Hour), now.Add(-time.Hour)),
+		"one not yet valid":     leaf(now.Add(time.Hour), now.Add(2*time.Hour)),
+	} {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1/api", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{c}}
+		for range 2 { // refusals are not cached as successes
+			if u, ok, err := a.Authenticate(r); ok || !errors.Is(err, authn.ErrInvalidCredential) {
+				t.Errorf("%s: authenticated %+v (%v), want refused", what, u, err)
+			}
+		}
 	}
 }
