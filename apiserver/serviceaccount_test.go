@@ -94,6 +94,12 @@ func TestServiceAccountTokens(t *testing.T) {
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "less than 10 minutes") {
 			t.Errorf("60s token: %v", err)
 		}
+		// 2^64 ns and an hour: as a Duration it wraps around to an hour.
+		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](18446744074 + 3600)}}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "larger than 2^32 seconds") {
+			t.Errorf("token for 584 years: %v, want 422", err)
+		}
 		_, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "nobody", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("token for a missing service account: %v", err)

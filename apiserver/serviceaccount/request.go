@@ -57,17 +57,20 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	if err := t.load(ctx, "serviceaccounts", namespace, name, sa); err != nil {
 		return nil, err
 	}
-	ttl := DefaultTTL
+	// The bounds are checked on the seconds asked for: a Duration of
+	// more than 292 years wraps around, and could wrap into them.
+	secs := int64(DefaultTTL / time.Second)
 	if tr.Spec.ExpirationSeconds != nil {
-		ttl = time.Duration(*tr.Spec.ExpirationSeconds) * time.Second
+		secs = *tr.Spec.ExpirationSeconds
 	}
+	ttl := time.Duration(secs) * time.Second
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	switch {
-	case ttl < MinTTL:
-		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), int64(ttl/time.Second), "may not specify a duration less than 10 minutes"))
-	case ttl > MaxTTL:
-		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), int64(ttl/time.Second), "may not specify a duration larger than 2^32 seconds"))
+	case secs < int64(MinTTL/time.Second):
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), secs, "may not specify a duration less than 10 minutes"))
+	case secs > int64(MaxTTL/time.Second):
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), secs, "may not specify a duration larger than 2^32 seconds"))
 	}
 	b := Binding{ServiceAccount: sa, Audiences: tr.Spec.Audiences, TTL: ttl}
 	if r := tr.Spec.BoundObjectRef; r != nil {
@@ -148,7 +151,6 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 		return nil, apierrors.NewInternalError(err)
 	}
 	exp = exp.Add(ttl - b.TTL)
-	secs := int64(ttl / time.Second)
 	tr.Spec.ExpirationSeconds = &secs
 	if len(tr.Spec.Audiences) == 0 {
 		tr.Spec.Audiences = t.audiences
