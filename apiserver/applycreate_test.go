@@ -21,27 +21,12 @@ func TestApplyThatCreatesNeedsCreate(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	teamNamespace(t, admin)
 	if _, err := admin.CoreV1().ConfigMaps("team").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "old"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	grant := func(name string, verbs ...string) {
-		t.Helper()
-		if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Rules:      []rbacv1.PolicyRule{{Verbs: verbs, APIGroups: []string{""}, Resources: []string{"configmaps"}}},
-		}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
-		}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		grantInTeam(t, admin, name, "alice", rbacv1.PolicyRule{Verbs: verbs, APIGroups: []string{""}, Resources: []string{"configmaps"}})
 	}
 	grant("patcher", "get", "patch")
 	alice := clientsetFor(t, srv.UserConfig(t, "alice"))

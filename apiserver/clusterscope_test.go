@@ -23,25 +23,11 @@ func TestClusterScopedKindsHaveNoNamespacedPath(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	teamNamespace(t, admin)
 	if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "owner"},
-		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "owner"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "owner"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	grantInTeam(t, admin, "owner", "alice", rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
 	alice := clientsetFor(t, srv.UserConfig(t, "alice"))
 	waitAllowed(t, "alice lists pods in team", func() error {
 		_, err := alice.CoreV1().Pods("team").List(ctx, metav1.ListOptions{})

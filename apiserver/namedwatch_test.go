@@ -27,30 +27,14 @@ func TestNamedWatchSeesOnlyThatObject(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	teamNamespace(t, admin)
 	for _, name := range []string{"mine", "theirs"} {
 		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
-		Rules: []rbacv1.PolicyRule{
-			{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"mine"}},
-			{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "one-secret"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	grantInTeam(t, admin, "one-secret", "alice", rbacv1.PolicyRule{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"mine"}},
+		rbacv1.PolicyRule{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}})
 	alice := identity{name: "alice", hc: httpsClient(t, srv.UserConfig(t, "alice"))}
 	waitAllowed(t, "alice gets her secret", func() error {
 		_, err := clientsetFor(t, srv.UserConfig(t, "alice")).CoreV1().Secrets("team").Get(ctx, "mine", metav1.GetOptions{})
@@ -115,28 +99,14 @@ func TestListByNameSelectorUsesResourceNames(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	teamNamespace(t, admin)
 	for _, name := range []string{"mine", "theirs"} {
 		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := admin.RbacV1().Roles("team").Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
-		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch", "deletecollection"}, APIGroups: []string{""},
-			Resources: []string{"secrets"}, ResourceNames: []string{"mine"}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "one-secret"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	grantInTeam(t, admin, "one-secret", "alice", rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch", "deletecollection"}, APIGroups: []string{""},
+		Resources: []string{"secrets"}, ResourceNames: []string{"mine"}})
 	alice := clientsetFor(t, srv.UserConfig(t, "alice")).CoreV1().Secrets("team")
 	var list *corev1.SecretList
 	waitAllowed(t, "alice lists her secret by name", func() (err error) {
