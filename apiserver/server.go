@@ -75,8 +75,11 @@ type Config struct {
 	// NodeSigner, when set, serves nodejoin.Path: node agents get their
 	// client certificates signed by it (pki.Bundle), valid NodeCertTTL
 	// (0 takes nodejoin.DefaultTTL). CAPEM is handed out with them.
+	// NodeCAPEM is the node CA that signs node APIs' serving certificates,
+	// handed out with those; without it they are not issued.
 	NodeSigner  nodejoin.Signer
 	CAPEM       []byte
+	NodeCAPEM   []byte
 	NodeCertTTL time.Duration
 	// BindAddress is host:port to listen on ("0.0.0.0:6443"); port 0 picks one.
 	BindAddress string
@@ -462,7 +465,7 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {
-		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode}))
+		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, NodeCA: s.cfg.NodeCAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode}))
 	}
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))

@@ -63,13 +63,13 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 	if err != nil {
 		t.Fatalf("pki.Ensure: %v", err)
 	}
-	// Node APIs are reached with a client certificate of the same CA, as
-	// skiff server does it.
+	// Node APIs are reached with a client certificate of the same CA,
+	// trusting the node CA, as skiff server does it.
 	certPEM, keyPEM, err := bundle.IssueClientCert("skiff-apiserver-kubelet-client", nil, pki.LeafValidity)
 	if err != nil {
 		t.Fatalf("node client certificate: %v", err)
 	}
-	nodeTLS, err := bundle.ClientTLSConfig(certPEM, keyPEM)
+	nodeTLS, err := bundle.NodeAPIClientTLSConfig(certPEM, keyPEM)
 	if err != nil {
 		t.Fatalf("node client TLS: %v", err)
 	}
@@ -77,7 +77,7 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 		Store: served, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
 		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
-		NodeSigner: bundle, CAPEM: bundle.CAPEM, Collectors: []prometheus.Collector{store},
+		NodeSigner: bundle, CAPEM: bundle.CAPEM, NodeCAPEM: bundle.NodeCAPEM, Collectors: []prometheus.Collector{store},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	// Every write's object the handler keeps for its watchers must be what

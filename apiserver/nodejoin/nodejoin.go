@@ -48,11 +48,14 @@ const (
 	// UsageServing: the node API's serving certificate, which the API
 	// server verifies when it proxies logs, exec, attach and port-forward.
 	// Only the node itself may ask (with its client certificate), and only
-	// for its name and the addresses its Node object reports.
+	// for its name and the addresses its Node object reports; the node CA
+	// signs it, which clients do not trust for the API server.
 	UsageServing = "serving"
 )
 
-// Response carries the certificate and the CA that verifies the server.
+// Response carries the certificate and the CA that signed it: for a
+// client certificate the cluster CA, which also verifies the API server;
+// for a serving one the node CA.
 type Response struct {
 	Certificate []byte `json:"certificate"`
 	CA          []byte `json:"ca"`
@@ -72,10 +75,12 @@ type NodeGetter func(ctx context.Context, name string) (*corev1.Node, error)
 // them the path: the cluster token's admin, or a node renewing.
 type Handler struct {
 	Signer Signer
-	CA     []byte
-	TTL    time.Duration
-	// Nodes reads Node objects for serving certificates; without it they
-	// are not issued.
+	// CA is the cluster CA (PEM), NodeCA the node CA that signs serving
+	// certificates.
+	CA, NodeCA []byte
+	TTL        time.Duration
+	// Nodes reads Node objects for serving certificates; without it, or
+	// without NodeCA, they are not issued.
 	Nodes NodeGetter
 }
 
@@ -116,10 +121,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		ttl = DefaultTTL
 	}
 	var cert []byte
+	ca := h.CA
 	switch req.Usage {
 	case "", UsageClient:
 		cert, err = h.Signer.SignClientCSR(req.CSR, bootstrap.NodeUserPrefix+req.NodeName, []string{bootstrap.NodesGroup}, ttl)
 	case UsageServing:
+		ca = h.NodeCA
 		cert, err = h.signServing(r.Context(), u, req, ttl)
 		if isStatus(err) {
 			return err
@@ -130,7 +137,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	data, err := json.Marshal(Response{Certificate: cert, CA: h.CA})
+	data, err := json.Marshal(Response{Certificate: cert, CA: ca})
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -148,12 +155,16 @@ func isStatus(err error) bool {
 // signServing issues the node API's serving certificate to the node
 // itself, for names and addresses its Node reports: its name, its
 // Hostname/InternalDNS/ExternalDNS addresses, its InternalIP/ExternalIP
-// addresses.
+// addresses. The node writes those itself, so they may be anything, the
+// API server's names and 127.0.0.1 included (where a test or a
+// single-machine cluster really runs its nodes): the Signer's node CA,
+// which clients do not trust, is what keeps the certificate from serving
+// as the API server's.
 func (h *Handler) signServing(ctx context.Context, u *authn.User, req Request, ttl time.Duration) ([]byte, error) {
 	if self, isNode := node.NodeName(u); !isNode || self != req.NodeName {
 		return nil, apierrors.NewForbidden(gr, req.NodeName, fmt.Errorf("a serving certificate is issued only to node %q itself, authenticated by its client certificate", req.NodeName))
 	}
-	if h.Nodes == nil {
+	if h.Nodes == nil || len(h.NodeCA) == 0 {
 		return nil, apierrors.NewServiceUnavailable("this API server does not issue node serving certificates")
 	}
 	n, err := h.Nodes(ctx, req.NodeName)

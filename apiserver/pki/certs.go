@@ -45,7 +45,20 @@ func serialNumber() (*big.Int, error) {
 	return n, nil
 }
 
-func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte, error) {
+// issuer is a CA that signs leaf certificates.
+type issuer struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// clusterCA signs what clients verify the API server with and what the API
+// server authenticates clients with; nodeCA signs node APIs' serving
+// certificates, which only the API server verifies.
+func (b *Bundle) clusterCA() issuer { return issuer{b.CACert, b.CAKey} }
+func (b *Bundle) nodeCA() issuer    { return issuer{b.NodeCACert, b.NodeCAKey} }
+
+// newCA makes a self-signed CA named name@<now>.
+func newCA(name string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte, error) {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -58,7 +71,7 @@ func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte,
 		SerialNumber: serial,
 		// The timestamp tells CAs of successive clusters apart in a client's
 		// trust store, as k3s does.
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("skiff-ca@%d", now.Unix())},
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", name, now.Unix())},
 		NotBefore:             now.Add(-clockSkewGrace),
 		NotAfter:              now.Add(CAValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -77,23 +90,23 @@ func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte,
 	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
 }
 
-// issue signs a new leaf certificate with the bundle's CA and returns it and
-// its fresh key as PEM. The leaf never outlives the CA.
-func (b *Bundle) issue(spec leafSpec, now time.Time) (certPEM, keyPEM []byte, err error) {
+// issue signs a new leaf certificate with ca and returns it and its fresh
+// key as PEM. The leaf never outlives the CA.
+func issue(ca issuer, spec leafSpec, now time.Time) (certPEM, keyPEM []byte, err error) {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, err
 	}
-	certPEM, err = b.sign(spec, &key.PublicKey, now)
+	certPEM, err = sign(ca, spec, &key.PublicKey, now)
 	if err != nil {
 		return nil, nil, err
 	}
 	return certPEM, keyPEM, nil
 }
 
-// sign certifies pub for spec with the bundle's CA.
-func (b *Bundle) sign(spec leafSpec, pub any, now time.Time) ([]byte, error) {
-	if b.CACert == nil || b.CAKey == nil {
+// sign certifies pub for spec with ca.
+func sign(ca issuer, spec leafSpec, pub any, now time.Time) ([]byte, error) {
+	if ca.cert == nil || ca.key == nil {
 		return nil, errors.New("pki: bundle has no CA")
 	}
 	if spec.validity <= 0 {
@@ -104,8 +117,8 @@ func (b *Bundle) sign(spec leafSpec, pub any, now time.Time) ([]byte, error) {
 		return nil, err
 	}
 	notAfter := now.Add(spec.validity)
-	if notAfter.After(b.CACert.NotAfter) {
-		notAfter = b.CACert.NotAfter
+	if notAfter.After(ca.cert.NotAfter) {
+		notAfter = ca.cert.NotAfter
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
@@ -123,7 +136,7 @@ func (b *Bundle) sign(spec leafSpec, pub any, now time.Time) ([]byte, error) {
 	if spec.clientAuth {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.CACert, pub, b.CAKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
 	if err != nil {
 		return nil, fmt.Errorf("pki: sign certificate for %q: %w", spec.commonName, err)
 	}

@@ -42,7 +42,7 @@ func (b *Bundle) SignClientCSR(csrPEM []byte, user string, groups []string, ttl 
 	if _, ok := csr.PublicKey.(*ecdsa.PublicKey); !ok {
 		return nil, fmt.Errorf("pki: certificate request key is %T, want ECDSA", csr.PublicKey)
 	}
-	return b.sign(leafSpec{commonName: user, groups: groups, clientAuth: true, validity: ttl}, csr.PublicKey, time.Now())
+	return sign(b.clusterCA(), leafSpec{commonName: user, groups: groups, clientAuth: true, validity: ttl}, csr.PublicKey, time.Now())
 }
 
 // NewServingCSR makes a key and a certificate signing request for a node's
@@ -73,6 +73,10 @@ func NewServingCSR(user string, groups, hosts []string) (csrPEM, keyPEM []byte, 
 // signer: CN=system:node:<name>, O=system:nodes) and the subject
 // alternative names the request asks for, each of which must be among
 // allowedHosts (IP addresses and DNS names); at least one is required.
+// The node CA signs it, not the cluster CA: allowedHosts come from what
+// the node reports about itself, which may be 127.0.0.1 or the API
+// server's own names, and clients trusting the cluster CA must never take
+// a node for the API server.
 func (b *Bundle) SignServingCSR(csrPEM []byte, user string, groups, allowedHosts []string, ttl time.Duration) ([]byte, error) {
 	csr, err := parseCSRFor(csrPEM, user, groups)
 	if err != nil {
@@ -112,7 +116,7 @@ func (b *Bundle) SignServingCSR(csrPEM []byte, user string, groups, allowedHosts
 			return nil, fmt.Errorf("pki: IP address %s is not one of %s's: %v", ip, user, allowed.ips)
 		}
 	}
-	return b.sign(leafSpec{commonName: user, groups: groups, serverAuth: true, sans: sans, validity: ttl}, csr.PublicKey, time.Now())
+	return sign(b.nodeCA(), leafSpec{commonName: user, groups: groups, serverAuth: true, sans: sans, validity: ttl}, csr.PublicKey, time.Now())
 }
 
 // parseCSRFor decodes a PEM certificate request, checks it is signed by

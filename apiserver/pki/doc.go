@@ -4,9 +4,20 @@
 //
 // Everything lives as PEM files in one directory (mode 0700):
 //
-//	ca.crt, ca.key         cluster CA, ECDSA P-256, 10 years; never re-issued
-//	server.crt, server.key serving certificate, 1 year
-//	admin.crt, admin.key   client certificate CN=skiff-admin, O=system:masters, 1 year
+//	ca.crt, ca.key           cluster CA, ECDSA P-256, 10 years; never re-issued
+//	node-ca.crt, node-ca.key node CA, likewise: signs node APIs' serving certificates
+//	server.crt, server.key   serving certificate, 1 year
+//	admin.crt, admin.key     client certificate CN=skiff-admin, O=system:masters, 1 year
+//
+// The node CA is apart from the cluster CA because a node's serving
+// certificate names the addresses the node reports in its own Node status,
+// which a compromised node can set to anything, the API server's own names
+// and 127.0.0.1 included. Only the API server, dialing node APIs, trusts
+// the node CA (NodeAPIRoots, with the cluster CA for certificates issued
+// before the node CA existed); clients trust the cluster CA alone, so no
+// node can pass for the API server. Servers of one cluster (sharing a
+// PostgreSQL database) need the same CAs and sa.key, the node CA's pair
+// among them, copied from the first server.
 //
 // Keys are written 0600, certificates 0644, each through a temporary file and a
 // rename so a crash never leaves half a file. Ensure reuses what is there; it

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// IssueServingCert signs a TLS serving certificate for a node's API, named
-// commonName and valid for hosts (IP addresses and DNS names), and returns
-// it loaded. Nothing is written to disk: the embedded agent asks for a fresh
-// one at every start.
+// IssueServingCert signs a TLS serving certificate for a node's API with
+// the node CA, named commonName and valid for hosts (IP addresses and DNS
+// names), and returns it loaded. Nothing is written to disk: the embedded
+// agent asks for a fresh one at every start.
 func (b *Bundle) IssueServingCert(commonName string, hosts []string, ttl time.Duration) (tls.Certificate, error) {
 	if strings.TrimSpace(commonName) == "" {
 		return tls.Certificate{}, errors.New("pki: serving certificate needs a common name")
@@ -25,7 +25,7 @@ func (b *Bundle) IssueServingCert(commonName string, hosts []string, ttl time.Du
 	if len(sans.dns) == 0 && len(sans.ips) == 0 {
 		return tls.Certificate{}, fmt.Errorf("pki: serving certificate for %q needs at least one host", commonName)
 	}
-	certPEM, keyPEM, err := b.issue(leafSpec{commonName: commonName, serverAuth: true, sans: sans, validity: ttl}, time.Now())
+	certPEM, keyPEM, err := issue(b.nodeCA(), leafSpec{commonName: commonName, serverAuth: true, sans: sans, validity: ttl}, time.Now())
 	if err != nil {
 		return tls.Certificate{}, err
 	}

@@ -20,6 +20,13 @@ const (
 	ServerKeyFile  = "server.key"
 	AdminCertFile  = "admin.crt"
 	AdminKeyFile   = "admin.key"
+	// NodeCACertFile and NodeCAKeyFile are the node CA, which signs node
+	// APIs' serving certificates and which only the API server trusts
+	// (for node APIs): a node writes the addresses in its own Node status,
+	// so a certificate for them must not be one clients accept for the
+	// API server.
+	NodeCACertFile = "node-ca.crt"
+	NodeCAKeyFile  = "node-ca.key"
 	// ServiceAccountKeyFile signs service account tokens (JWTs). It is
 	// not a certificate: tokens are verified with its public half.
 	ServiceAccountKeyFile = "sa.key"
@@ -50,6 +57,11 @@ type Bundle struct {
 	CAKey  *ecdsa.PrivateKey
 	// CAPEM is ca.crt as written: what clients put in certificate-authority-data.
 	CAPEM []byte
+	// NodeCACert, NodeCAKey and NodeCAPEM are the node CA, which signs node
+	// APIs' serving certificates (NodeAPIClientTLSConfig trusts it).
+	NodeCACert *x509.Certificate
+	NodeCAKey  *ecdsa.PrivateKey
+	NodeCAPEM  []byte
 	// Serving is the HTTPS certificate with its key; Leaf is set.
 	Serving tls.Certificate
 	// AdminCertPEM and AdminKeyPEM are the admin client credential.
@@ -80,7 +92,11 @@ func ensure(dir string, want sanSet, now time.Time) (*Bundle, error) {
 		return nil, fmt.Errorf("pki: create %s: %w", dir, err)
 	}
 	b := &Bundle{Dir: dir}
-	if err := b.ensureCA(now); err != nil {
+	var err error
+	if b.CACert, b.CAKey, b.CAPEM, err = b.ensureCA(CACertFile, CAKeyFile, "skiff-ca", now); err != nil {
+		return nil, err
+	}
+	if b.NodeCACert, b.NodeCAKey, b.NodeCAPEM, err = b.ensureCA(NodeCACertFile, NodeCAKeyFile, "skiff-node-ca", now); err != nil {
 		return nil, err
 	}
 	if err := b.ensureServing(want, now); err != nil {
@@ -97,58 +113,57 @@ func ensure(dir string, want sanSet, now time.Time) (*Bundle, error) {
 
 func (b *Bundle) path(name string) string { return filepath.Join(b.Dir, name) }
 
-// ensureCA loads ca.crt/ca.key or creates them when both are absent. Only one
-// of the two existing is an error, not a reason to mint a new CA: a new CA
-// would silently orphan every credential issued so far.
-func (b *Bundle) ensureCA(now time.Time) error {
-	certPath, keyPath := b.path(CACertFile), b.path(CAKeyFile)
+// ensureCA loads a CA's certificate and key (certFile, keyFile) or creates
+// them, named name@<now>, when both are absent. Only one of the two
+// existing is an error, not a reason to mint a new CA: a new CA would
+// silently orphan every credential issued so far.
+func (b *Bundle) ensureCA(certFile, keyFile, name string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {
+	certPath, keyPath := b.path(certFile), b.path(keyFile)
 	certOK, err := exists(certPath)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	keyOK, err := exists(keyPath)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	switch {
 	case certOK && keyOK:
 		cert, certPEM, err := readCert(certPath)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		key, _, err := readKey(keyPath)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		if !cert.IsCA {
-			return fmt.Errorf("pki: %s is not a CA certificate", certPath)
+			return nil, nil, nil, fmt.Errorf("pki: %s is not a CA certificate", certPath)
 		}
 		if !publicKeyMatches(cert, key) {
-			return fmt.Errorf("pki: %s does not belong to the certificate in %s", keyPath, certPath)
+			return nil, nil, nil, fmt.Errorf("pki: %s does not belong to the certificate in %s", keyPath, certPath)
 		}
-		b.CACert, b.CAKey, b.CAPEM = cert, key, certPEM
-		return nil
+		return cert, key, certPEM, nil
 	case certOK != keyOK:
 		missing := keyPath
 		if !certOK {
 			missing = certPath
 		}
-		return fmt.Errorf("pki: %s is missing while its pair exists; restore it or remove both to create a new CA (which invalidates every issued credential)", missing)
+		return nil, nil, nil, fmt.Errorf("pki: %s is missing while its pair exists; restore it or remove both to create a new CA (which invalidates every issued credential)", missing)
 	}
-	cert, key, certPEM, keyPEM, err := newCA(now)
+	cert, key, certPEM, keyPEM, err := newCA(name, now)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	// Key first: a crash between the two writes leaves only a key, which the
 	// check above reports instead of silently making another CA.
 	if err := writeFileAtomic(keyPath, keyPEM, 0o600); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	b.CACert, b.CAKey, b.CAPEM = cert, key, certPEM
-	return nil
+	return cert, key, certPEM, nil
 }
 
 func (b *Bundle) ensureServing(want sanSet, now time.Time) error {
@@ -158,7 +173,7 @@ func (b *Bundle) ensureServing(want sanSet, now time.Time) error {
 		return err
 	}
 	if cert == nil || !want.coveredBy(cert) {
-		certPEM, keyPEM, err = b.issue(leafSpec{
+		certPEM, keyPEM, err = issue(b.clusterCA(), leafSpec{
 			commonName: "skiff-apiserver",
 			serverAuth: true,
 			sans:       want,
@@ -186,7 +201,7 @@ func (b *Bundle) ensureAdmin(now time.Time) error {
 		return err
 	}
 	if cert == nil {
-		certPEM, keyPEM, err = b.issue(leafSpec{
+		certPEM, keyPEM, err = issue(b.clusterCA(), leafSpec{
 			commonName: AdminUser,
 			groups:     []string{AdminGroup},
 			clientAuth: true,

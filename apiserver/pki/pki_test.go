@@ -44,12 +44,12 @@ func TestEnsureCreatesEverything(t *testing.T) {
 	if got := fileMode(t, dir); got != 0o700 {
 		t.Errorf("dir mode = %o, want 700", got)
 	}
-	for _, f := range []string{CAKeyFile, ServerKeyFile, AdminKeyFile} {
+	for _, f := range []string{CAKeyFile, NodeCAKeyFile, ServerKeyFile, AdminKeyFile} {
 		if got := fileMode(t, filepath.Join(dir, f)); got != 0o600 {
 			t.Errorf("%s mode = %o, want 600", f, got)
 		}
 	}
-	for _, f := range []string{CACertFile, ServerCertFile, AdminCertFile} {
+	for _, f := range []string{CACertFile, NodeCACertFile, ServerCertFile, AdminCertFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -57,6 +57,12 @@ func TestEnsureCreatesEverything(t *testing.T) {
 
 	if !b.CACert.IsCA || b.CACert.NotAfter.Sub(time.Now()) < 9*365*24*time.Hour {
 		t.Errorf("CA: IsCA=%v NotAfter=%v, want a CA valid ~10 years", b.CACert.IsCA, b.CACert.NotAfter)
+	}
+	if !b.NodeCACert.IsCA || b.NodeCACert.NotAfter.Sub(time.Now()) < 9*365*24*time.Hour {
+		t.Errorf("node CA: IsCA=%v NotAfter=%v, want a CA valid ~10 years", b.NodeCACert.IsCA, b.NodeCACert.NotAfter)
+	}
+	if bytes.Equal(b.NodeCACert.RawSubjectPublicKeyInfo, b.CACert.RawSubjectPublicKeyInfo) {
+		t.Error("the node CA has the cluster CA's key")
 	}
 
 	leaf := b.Serving.Leaf
@@ -104,6 +110,9 @@ func TestEnsureReusesExistingFiles(t *testing.T) {
 
 	if !bytes.Equal(first.CAPEM, second.CAPEM) {
 		t.Error("CA changed on reload")
+	}
+	if !bytes.Equal(first.NodeCAPEM, second.NodeCAPEM) || !first.NodeCAKey.Equal(second.NodeCAKey) {
+		t.Error("node CA changed on reload")
 	}
 	if !bytes.Equal(first.Serving.Certificate[0], second.Serving.Certificate[0]) {
 		t.Error("serving certificate re-issued although nothing changed")
@@ -200,17 +209,42 @@ func TestCorruptFilesAreNamed(t *testing.T) {
 }
 
 func TestMissingHalfOfCAIsAnError(t *testing.T) {
+	for _, ca := range []struct{ certFile, keyFile string }{{CACertFile, CAKeyFile}, {NodeCACertFile, NodeCAKeyFile}} {
+		dir := t.TempDir()
+		mustEnsure(t, dir)
+		before, err := os.ReadFile(filepath.Join(dir, ca.certFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dir, ca.keyFile)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Ensure(dir, nil); err == nil || !strings.Contains(err.Error(), ca.keyFile) {
+			t.Fatalf("err = %v, want an error naming the missing key %s", err, ca.keyFile)
+		}
+		after, err := os.ReadFile(filepath.Join(dir, ca.certFile))
+		if err != nil || !bytes.Equal(before, after) {
+			t.Fatalf("%s was replaced (%v)", ca.certFile, err)
+		}
+	}
+}
+
+// An existing cluster's directory has no node CA: one is added, and the
+// cluster CA and the API server's certificate stay as they were.
+func TestNodeCAIsAddedToAnExistingDirectory(t *testing.T) {
 	dir := t.TempDir()
 	first := mustEnsure(t, dir)
-	if err := os.Remove(filepath.Join(dir, CAKeyFile)); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{NodeCACertFile, NodeCAKeyFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := Ensure(dir, nil); err == nil || !strings.Contains(err.Error(), CAKeyFile) {
-		t.Fatalf("err = %v, want an error naming the missing CA key", err)
+	second := mustEnsure(t, dir)
+	if !bytes.Equal(first.CAPEM, second.CAPEM) || !bytes.Equal(first.Serving.Certificate[0], second.Serving.Certificate[0]) {
+		t.Error("adding the node CA replaced the cluster CA or the serving certificate")
 	}
-	cert, _, _ := readCert(filepath.Join(dir, CACertFile))
-	if !bytes.Equal(cert.Raw, first.CACert.Raw) {
-		t.Fatal("CA certificate was replaced")
+	if second.NodeCACert == nil || bytes.Equal(first.NodeCAPEM, second.NodeCAPEM) {
+		t.Error("no new node CA")
 	}
 }
 

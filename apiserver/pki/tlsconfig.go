@@ -40,7 +40,7 @@ func (b *Bundle) IssueClientCert(user string, groups []string, ttl time.Duration
 	if ttl <= 0 {
 		return nil, nil, fmt.Errorf("pki: client certificate ttl must be positive, got %s", ttl)
 	}
-	return b.issue(leafSpec{
+	return issue(b.clusterCA(), leafSpec{
 		commonName: user,
 		groups:     groups,
 		clientAuth: true,
@@ -61,6 +61,29 @@ func (b *Bundle) ClientTLSConfig(certPEM, keyPEM []byte) (*tls.Config, error) {
 		return nil, fmt.Errorf("pki: client credential: %w", err)
 	}
 	cfg.Certificates = []tls.Certificate{pair}
+	return cfg, nil
+}
+
+// NodeAPIRoots returns the CAs the API server trusts for node APIs' serving
+// certificates, and nothing else does: the node CA, which signs them, and
+// the cluster CA, which signed them before the node CA existed (those stay
+// good until their renewal) and which an operator's --tls-cert-file for a
+// node may come from.
+func (b *Bundle) NodeAPIRoots() *x509.CertPool {
+	pool := b.CAPool()
+	pool.AddCert(b.NodeCACert)
+	return pool
+}
+
+// NodeAPIClientTLSConfig is how the API server reaches node APIs: it
+// presents the given client credential (PEM certificate and key) and
+// verifies the node against NodeAPIRoots.
+func (b *Bundle) NodeAPIClientTLSConfig(certPEM, keyPEM []byte) (*tls.Config, error) {
+	cfg, err := b.ClientTLSConfig(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RootCAs = b.NodeAPIRoots()
 	return cfg, nil
 }
 

@@ -50,13 +50,14 @@ func newLogDriverCommand() *cobra.Command {
 }
 
 // nodeAPIClientTLS is the API server's side of the node API: a client
-// certificate nodes admit, and the cluster CA for the nodes' certificates.
+// certificate nodes admit, and the node CA (and the cluster CA, which
+// signed node certificates before) for the nodes' certificates.
 func nodeAPIClientTLS(b *pki.Bundle) (*tls.Config, error) {
 	certPEM, keyPEM, err := b.IssueClientCert(nodeapi.APIServerClientUser, nil, pki.LeafValidity)
 	if err != nil {
 		return nil, err
 	}
-	return b.ClientTLSConfig(certPEM, keyPEM)
+	return b.NodeAPIClientTLSConfig(certPEM, keyPEM)
 }
 
 // embeddedNodeIP is --node-ip, else --bind-address when it names one
@@ -77,7 +78,7 @@ func hostNodeName() string {
 }
 
 // runEmbeddedAgent runs the server's own node: containerd, pod network and
-// a node API whose certificate the cluster CA signs.
+// a node API whose certificate the node CA signs.
 func runEmbeddedAgent(ctx context.Context, cfg *config.Server, url string, bundle *pki.Bundle, log *slog.Logger) error {
 	name := cfg.NodeName
 	if name == "" {

@@ -91,6 +91,13 @@ func (n *nodeCredentials) ensure(ctx context.Context, token string) error {
 	case token == "":
 		return fmt.Errorf("no usable node certificate in %s and no --token to join with", n.dir)
 	}
+	// Joining afresh (maybe with a cluster made anew): a stored serving
+	// certificate is trusted no longer for the node CA kept with it, so
+	// it verifies only if the cluster CA signed it, else a new one is
+	// asked for.
+	if err := os.Remove(n.path(servingCAFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("node credentials: %w", err)
+	}
 	return n.request(ctx, nil, token)
 }
 
@@ -203,19 +210,21 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// The node API's serving certificate, kept next to the client one. The
-// API server verifies it when it proxies logs, exec, attach and
-// port-forward, so it must chain to the cluster CA and name the address the
-// node reports; the server issues it only to the node itself and only for
-// its own name and addresses (nodejoin.UsageServing).
+// The node API's serving certificate, kept next to the client one with
+// the CA that signed it. The API server verifies it when it proxies logs,
+// exec, attach and port-forward, so it must chain to the node CA (or the
+// cluster CA, which signed those issued before the node CA existed) and
+// name the address the node reports; the server issues it only to the node
+// itself and only for its own name and addresses (nodejoin.UsageServing).
 const (
 	servingKeyFile  = "serving.key"
 	servingCertFile = "serving.crt"
+	servingCAFile   = "serving-ca.crt"
 )
 
 // loadServing returns the stored serving certificate if it is this node's,
-// verifies against the CA as a server certificate for every host, and has
-// not expired.
+// verifies against the node CA stored with it (or the cluster CA) as a
+// server certificate for every host, and has not expired.
 func (n *nodeCredentials) loadServing(hosts []string) (*x509.Certificate, *tls.Certificate, bool) {
 	pair, err := tls.LoadX509KeyPair(n.path(servingCertFile), n.path(servingKeyFile))
 	if err != nil {
@@ -228,6 +237,9 @@ func (n *nodeCredentials) loadServing(hosts []string) (*x509.Certificate, *tls.C
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(n.caPEM) {
 		return nil, nil, false
+	}
+	if nodeCA, err := os.ReadFile(n.path(servingCAFile)); err == nil {
+		roots.AppendCertsFromPEM(nodeCA)
 	}
 	for _, h := range hosts {
 		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: h, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
@@ -260,6 +272,11 @@ func (n *nodeCredentials) requestServing(ctx context.Context, hosts []string) (*
 	pair, err := tls.X509KeyPair(resp.Certificate, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("node credentials: the server's serving certificate does not match our key: %w", err)
+	}
+	// The CA first: a certificate stored without it would not verify and
+	// be asked for again, never the other way round.
+	if err := writeAtomic(n.path(servingCAFile), resp.CA, 0o644); err != nil {
+		return nil, err
 	}
 	if err := writeAtomic(n.path(servingKeyFile), keyPEM, 0o600); err != nil {
 		return nil, err

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -101,6 +106,7 @@ func TestServingCertificateRenew(t *testing.T) {
 	}
 	_ = os.WriteFile(filepath.Join(dir, servingCertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: old.Certificate[0]}), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, servingKeyFile), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: oldKey}), 0o600)
+	_ = os.WriteFile(filepath.Join(dir, servingCAFile), srv.Bundle.NodeCAPEM, 0o644)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -160,6 +166,76 @@ func TestServingCertificateRenew(t *testing.T) {
 	if !ok || !stored.NotAfter.After(time.Now().Add(24*time.Hour)) {
 		t.Errorf("the renewed serving certificate was not stored")
 	}
+	if ca, err := os.ReadFile(filepath.Join(dir, servingCAFile)); err != nil || string(ca) != string(srv.Bundle.NodeCAPEM) {
+		t.Errorf("the node CA was not stored with the serving certificate (%v)", err)
+	}
+	if stored != nil {
+		if _, err := stored.Verify(x509.VerifyOptions{Roots: srv.Bundle.CAPool(), DNSName: "s1", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err == nil {
+			t.Error("the node's serving certificate verifies against the cluster CA, which clients trust for the API server")
+		}
+	}
 	cancel()
 	<-done
+}
+
+// A serving certificate from the cluster CA (issued before the node CA
+// existed) stays in use until its renewal; one from the node CA is
+// trusted for the node CA stored with it, until the node joins afresh with
+// the token (maybe to a cluster made anew), when it is asked for again.
+func TestStoredServingCertificateTrust(t *testing.T) {
+	srv := apiservertest.Start(t)
+	dir := t.TempDir()
+	creds := &nodeCredentials{dir: dir, server: srv.URL, nodeName: "t1", caPEM: srv.Bundle.CAPEM, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	hosts := []string{"t1", "10.9.8.6"}
+	store := func(cert tls.Certificate, ca []byte) {
+		t.Helper()
+		key, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, servingCertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, servingKeyFile), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: key}), 0o600)
+		_ = os.Remove(filepath.Join(dir, servingCAFile))
+		if ca != nil {
+			_ = os.WriteFile(filepath.Join(dir, servingCAFile), ca, 0o644)
+		}
+	}
+	fromNodeCA, err := srv.Bundle.IssueServingCert("system:node:t1", hosts, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store(fromNodeCA, nil)
+	if _, _, ok := creds.loadServing(hosts); ok {
+		t.Error("a serving certificate from a node CA not stored with it was used")
+	}
+	store(fromNodeCA, srv.Bundle.NodeCAPEM)
+	if _, _, ok := creds.loadServing(hosts); !ok {
+		t.Fatal("a serving certificate from the stored node CA was not used")
+	}
+	if err := creds.ensure(context.Background(), apiservertest.AdminToken); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	if _, _, ok := creds.loadServing(hosts); ok {
+		t.Error("after joining afresh, the serving certificate was trusted for the node CA stored before")
+	}
+
+	// Before the node CA: the cluster CA signed serving certificates.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "system:node:t1", Organization: []string{"system:nodes"}},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: []string{"t1"}, IPAddresses: []net.IP{net.ParseIP("10.9.8.6")},
+	}, srv.Bundle.CACert, &key.PublicKey, srv.Bundle.CAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	store(legacy, nil)
+	if _, _, ok := creds.loadServing(hosts); !ok {
+		t.Error("a serving certificate from the cluster CA was not used until its renewal")
+	}
 }

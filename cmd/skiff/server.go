@@ -281,6 +281,7 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 		ServiceAccountKey: bundle.ServiceAccountKey,
 		NodeSigner:        bundle,
 		CAPEM:             bundle.CAPEM,
+		NodeCAPEM:         bundle.NodeCAPEM,
 		BindAddress:       cfg.ListenAddress(),
 		ServiceCIDR:       cfg.ServiceCIDR,
 		GitCommit:         commit(),

@@ -20,9 +20,12 @@ import (
 
 // A containerd node that joins with `skiff agent --server --token` (no
 // --tls-cert-file) obtains a serving certificate for its node API from the
-// API server, signed by the cluster CA, so kubectl logs and exec reach its
+// API server, signed by the node CA, so kubectl logs and exec reach its
 // pods through the API server. The server issues one only to the node
-// itself and only for its own name and addresses.
+// itself and only for its own name and addresses; as a node writes those
+// itself (here 127.0.0.1, where the API server also listens), the
+// certificate does not verify against the cluster CA that kubectl trusts
+// for the API server.
 func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 	nodetest.RequireContainerd(t)
 	s := startServer(t) // --disable-agent
@@ -58,12 +61,12 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 		"get", "pod", "solo", "-o", "jsonpath={.status.phase}")
 
 	// Through the API server, which verifies the node's certificate
-	// against the cluster CA and the node's InternalIP.
+	// against the node CA and the node's InternalIP.
 	waitFor(t, k, 30*time.Second, "kubectl logs through the API server", func(out string) bool { return strings.Contains(out, "serving on :8080") },
 		"logs", "solo")
 	contains(t, "kubectl exec", k.ok("exec", "solo", "--", "/app", "echo", "exec", "on", "a", "joined", "node"), "exec on a joined node")
 
-	// What the agent keeps: a serving certificate from the cluster CA for
+	// What the agent keeps: a serving certificate from the node CA for
 	// the node's name and address, with its own key.
 	pair, err := tls.LoadX509KeyPair(filepath.Join(certDir, "serving.crt"), filepath.Join(certDir, "serving.key"))
 	if err != nil {
@@ -79,9 +82,18 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(caPEM)
+	nodeCAPEM, err := os.ReadFile(filepath.Join(s.dataDir, "tls", pki.NodeCACertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeRoots := x509.NewCertPool()
+	nodeRoots.AppendCertsFromPEM(nodeCAPEM)
 	for _, host := range []string{"joined", "127.0.0.1"} {
-		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
-			t.Errorf("the stored serving certificate does not verify for %s: %v", host, err)
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: nodeRoots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("the stored serving certificate does not verify for %s against the node CA: %v", host, err)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err == nil {
+			t.Errorf("the node's serving certificate verifies for %s against the cluster CA, as if it were the API server", host)
 		}
 	}
 
