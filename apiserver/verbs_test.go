@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -45,6 +46,13 @@ func TestPodLifecycleVerbs(t *testing.T) {
 	}
 	if pod.Status.Phase != corev1.PodPending {
 		t.Errorf("new pod phase %q, want Pending", pod.Status.Phase)
+	}
+	// A Binding naming another pod than its URL is refused, as Kubernetes'
+	// BindingREST, rather than applied to the URL's pod.
+	err = cs.CoreV1().RESTClient().Post().Namespace("default").Resource("pods").Name("p1").SubResource("binding").
+		Body(&corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p2"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n9"}}).Do(ctx).Error()
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "name in URL does not match name in Binding object") {
+		t.Errorf("binding p2 posted to p1: %v, want BadRequest", err)
 	}
 	if err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p1"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("bind: %v", err)

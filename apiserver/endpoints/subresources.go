@@ -260,6 +260,10 @@ func (h *Handler) serveBinding(req *request) error {
 	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, b); err != nil {
 		return err
 	}
+	if b.Name != req.info.Name {
+		// As Kubernetes' BindingREST: a Binding names the pod it binds.
+		return errors.NewBadRequest("name in URL does not match name in Binding object")
+	}
 	if b.Target.Name == "" {
 		return errors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, field.ErrorList{field.Required(field.NewPath("target", "name"), "")})
 	}
