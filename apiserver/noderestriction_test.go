@@ -102,3 +102,32 @@ func TestNodeCannotRelabelOrUntaintItself(t *testing.T) {
 		t.Errorf("node n1 changes another label beside the admin's: %v", err)
 	}
 }
+
+// A node may not delete its Node, as Kubernetes' system:node role grants
+// nodes no delete on nodes: deleting it and registering again would shed
+// the taints and labels an administrator set on it, which the node may
+// not change (TestNodeCannotRelabelOrUntaintItself), and register it
+// untainted.
+func TestNodeCannotDeleteItself(t *testing.T) {
+	srv := apiservertest.Start(t)
+	ctx := context.Background()
+	admin := clientsetFor(t, srv.Config)
+	n1 := clientsetFor(t, srv.UserConfig(t, "system:node:n1", "system:nodes"))
+	if _, err := n1.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType,
+		[]byte(`{"spec":{"taints":[{"key":"dedicated","value":"ci","effect":"NoSchedule"}]}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("node n1 deletes its Node: %v, want Forbidden", err)
+	}
+	got, err := admin.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("n1 after its own delete: %v", err)
+	}
+	if len(got.Spec.Taints) != 1 {
+		t.Errorf("n1's taints after its own delete: %v, want the administrator's", got.Spec.Taints)
+	}
+}

@@ -227,9 +227,12 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 // NodeRules are what a node agent may do, by kind: the system:node role.
 // The node authorizer grants them to each node for its own objects only
 // (its Node and Lease, the pods bound to it, what those pods reference).
+// As in Kubernetes, a node may not delete its Node: registering it again
+// would shed the taints and labels an administrator gave it, which
+// NodeRestriction (authz/node.GuardNode) keeps the node from changing.
 func NodeRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		rule(verbs("create", "get", "list", "watch", "patch", "update", "delete"), groups(legacyGroup), "nodes"),
+		rule(verbs("create", "get", "list", "watch", "patch", "update"), groups(legacyGroup), "nodes"),
 		rule(verbs("patch", "update"), groups(legacyGroup), "nodes/status"),
 		rule(verbs("get", "list", "watch", "delete"), groups(legacyGroup), "pods"),
 		rule(verbs("patch", "update"), groups(legacyGroup), "pods/status"),
