@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,5 +131,14 @@ func TestListByNameSelectorUsesResourceNames(t *testing.T) {
 	}
 	if err := alice.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "metadata.name=mine"}); !apierrors.IsForbidden(err) {
 		t.Errorf("deletecollection by name: %v, want Forbidden", err)
+	}
+	// The refusal names the object asked about, as Kubernetes' Forbidden
+	// names the authorizer's attributes' name: kubectl get secret theirs
+	// -w says secrets "theirs" is forbidden.
+	_, err = alice.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=theirs"})
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || se.ErrStatus.Details == nil || se.ErrStatus.Details.Name != "theirs" ||
+		!strings.HasPrefix(se.ErrStatus.Message, `secrets "theirs" is forbidden: User "alice" cannot list resource "secrets"`) {
+		t.Errorf("list by another name: %v, want a Forbidden naming secret theirs", err)
 	}
 }

@@ -364,7 +364,9 @@ func (h *Handler) authorizeVerb(req *request, verb string) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return errors.NewForbidden(req.res.GroupResource(), req.info.Name, stderrors.New(msg))
+	// Named as asked about, as Kubernetes names the attributes' name: a
+	// list by metadata.name is refused for that object.
+	return errors.NewForbidden(req.res.GroupResource(), attrs.Name, stderrors.New(msg))
 }
 
 // selectedName is the name a field selector requires metadata.name to
