@@ -49,10 +49,7 @@ func TestTerminateRecordsKillingForEveryRunningContainer(t *testing.T) {
 	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
 		t.Fatal(err)
 	}
-	var events []string
-	for len(rec.Events) > 0 {
-		events = append(events, <-rec.Events)
-	}
+	events := recordedEvents(rec)
 	want := []string{"Normal Killing Stopping container a", "Normal Killing Stopping container proxy", "Normal Killing Stopping container log"}
 	if !slices.Equal(events, want) {
 		t.Errorf("Events %q, want %q", events, want)
@@ -78,10 +75,7 @@ func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
 	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
 		t.Fatal(err)
 	}
-	var events []string
-	for len(rec.Events) > 0 {
-		events = append(events, <-rec.Events)
-	}
+	events := recordedEvents(rec)
 	if want := []string{"Normal Killing Stopping container setup"}; !slices.Equal(events, want) {
 		t.Errorf("Events %q, want %q", events, want)
 	}
@@ -92,44 +86,21 @@ func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
 // status written then, but its Killing Events are recorded once, as the
 // kubelet records them once per container it stops.
 func TestTerminateRecordsKillingOnceWhileTheStatusIsRetried(t *testing.T) {
-	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
-	pod.Spec.NodeName = "n"
-	now := metav1.Now()
-	pod.DeletionTimestamp = &now
-	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
-	client := fake.NewClientset(pod)
-	failed := false
-	client.PrependReactor("update", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "status" || failed {
-			return false, nil, nil
-		}
-		failed = true
-		return true, nil, apierrors.NewServiceUnavailable("the server is shutting down")
-	})
-	rec := record.NewFakeRecorder(10)
-	a, err := New(client, killRuntime{}, Config{NodeName: "n", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.terminate(context.Background(), "ns/p", pod); err == nil {
-		t.Fatal("terminate succeeded with its status write failing")
-	}
-	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
-		t.Fatal(err)
-	}
-	var events []string
-	for len(rec.Events) > 0 {
-		events = append(events, <-rec.Events)
-	}
-	if want := []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
-		t.Errorf("Events %q, want %q", events, want)
-	}
+	killingOverARetriedTerminate(t, "update", "status")
 }
 
 // A pod being deleted whose removal from the API fails at first (its
 // containers stopped, its final status written) is removed at the next
 // sync, its Killing Events still recorded once.
 func TestTerminateRecordsKillingOnceWhileTheRemovalIsRetried(t *testing.T) {
+	killingOverARetriedTerminate(t, "delete", "")
+}
+
+// killingOverARetriedTerminate terminates a running pod being deleted
+// twice, the first time with its first verb request on pods (subresource
+// sub) refused, and checks the Killing Event was recorded once.
+func killingOverARetriedTerminate(t *testing.T, verb, sub string) {
+	t.Helper()
 	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
 	pod.Spec.NodeName = "n"
 	now := metav1.Now()
@@ -137,8 +108,8 @@ func TestTerminateRecordsKillingOnceWhileTheRemovalIsRetried(t *testing.T) {
 	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
 	client := fake.NewClientset(pod)
 	failed := false
-	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if failed {
+	client.PrependReactor(verb, "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != sub || failed {
 			return false, nil, nil
 		}
 		failed = true
@@ -150,18 +121,23 @@ func TestTerminateRecordsKillingOnceWhileTheRemovalIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := a.terminate(context.Background(), "ns/p", pod); err == nil {
-		t.Fatal("terminate succeeded with its removal failing")
+		t.Fatalf("terminate succeeded with its %s %s refused", verb, sub)
 	}
 	if err := a.terminate(context.Background(), "ns/p", pod); err != nil {
 		t.Fatal(err)
 	}
+	if events, want := recordedEvents(rec), []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
+		t.Errorf("Events %q, want %q", events, want)
+	}
+}
+
+// recordedEvents takes the Events rec holds, oldest first.
+func recordedEvents(rec *record.FakeRecorder) []string {
 	var events []string
 	for len(rec.Events) > 0 {
 		events = append(events, <-rec.Events)
 	}
-	if want := []string{"Normal Killing Stopping container a"}; !slices.Equal(events, want) {
-		t.Errorf("Events %q, want %q", events, want)
-	}
+	return events
 }
 
 // stopKillRuntime stops pods (PodStopper) and counts the kills that remove
