@@ -977,22 +977,7 @@ func TestEvictedPodJudgedAgainWhenItsTolerationsChange(t *testing.T) {
 	if err := c.sync(ctx, "n1"); err != nil {
 		t.Fatal(err)
 	}
-	tolerant := p.DeepCopy()
-	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(60)}}
-	update(t, f.Core().V1().Pods().Informer(), tolerant)
-	c.podUpdated(p, tolerant)
-	for _, step := range []struct {
-		after time.Duration
-		want  int
-	}{{0, 1}, {59 * time.Second, 1}, {time.Second, 2}, {time.Minute, 2}} {
-		clock = clock.Add(step.after)
-		if err := c.sync(ctx, "n1"); err != nil {
-			t.Fatal(err)
-		}
-		if got := deletions(); got != step.want {
-			t.Fatalf("%s after the tolerations changed: %d deletions, want %d", clock.Sub(now), got, step.want)
-		}
-	}
+	retolerate(t, c, f, p, &clock, deletions, 1, 1, 2, 2)
 }
 
 // A deletion scheduled already is kept as it is when the NoExecute taints
@@ -1142,22 +1127,7 @@ func TestFailedEvictionJudgedAgainWhenTolerationsChange(t *testing.T) {
 	if err := c.sync(ctx, "n1"); err == nil {
 		t.Fatal("sync hid the failed eviction")
 	}
-	tolerant := p.DeepCopy()
-	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(60)}}
-	update(t, f.Core().V1().Pods().Informer(), tolerant)
-	c.podUpdated(p, tolerant)
-	for _, step := range []struct {
-		after time.Duration
-		want  int
-	}{{0, evictTries}, {59 * time.Second, evictTries}, {time.Second, evictTries + 1}} {
-		clock = clock.Add(step.after)
-		if err := c.sync(ctx, "n1"); err != nil {
-			t.Fatal(err)
-		}
-		if got := deletions(); got != step.want {
-			t.Fatalf("%s after the tolerations changed: %d deletions, want %d", clock.Sub(now), got, step.want)
-		}
-	}
+	retolerate(t, c, f, p, &clock, deletions, evictTries, evictTries, evictTries+1)
 }
 
 // A pod whose eviction fails does not hold up the others of its node: as
@@ -1722,5 +1692,26 @@ func TestScheduledEvictionsOutliveTheirNode(t *testing.T) {
 	defer c.evictMu.Unlock()
 	if len(c.evictions) != 0 || len(c.evicted) != 0 {
 		t.Errorf("kept %v scheduled, %v evicted, want nothing", c.evictions, c.evicted)
+	}
+}
+
+// retolerate gives p a minute's toleration of the not-ready taint and syncs
+// node n1 at once, 59 s later, a second later and (for a fourth count) a
+// minute later, checking deletions against want at each step.
+func retolerate(t *testing.T, c *Controller, f informers.SharedInformerFactory, p *corev1.Pod, clock *time.Time, deletions func() int, want ...int) {
+	t.Helper()
+	ctx := context.Background()
+	tolerant := p.DeepCopy()
+	tolerant.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(60)}}
+	update(t, f.Core().V1().Pods().Informer(), tolerant)
+	c.podUpdated(p, tolerant)
+	for i, after := range []time.Duration{0, 59 * time.Second, time.Second, time.Minute}[:len(want)] {
+		*clock = clock.Add(after)
+		if err := c.sync(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := deletions(); got != want[i] {
+			t.Fatalf("%s after the tolerations changed: %d deletions, want %d", clock.Sub(now), got, want[i])
+		}
 	}
 }
