@@ -979,10 +979,7 @@ func (c *Controller) evictedPod(nodeName, key string, uid types.UID) {
 func (c *Controller) forgetEvicted(nodeName, key string) {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
-	delete(c.evicted[nodeName], key)
-	if len(c.evicted[nodeName]) == 0 {
-		delete(c.evicted, nodeName)
-	}
+	deleteNested(c.evicted, nodeName, key)
 }
 
 // wasEvicted says whether this pod was deleted for its node's NoExecute
@@ -1017,10 +1014,7 @@ func (c *Controller) scheduleEviction(nodeName, key string, uid types.UID, at ti
 func (c *Controller) cancelEviction(nodeName, key string, announce bool) (scheduledEviction, bool) {
 	c.evictMu.Lock()
 	s, ok := c.evictions[nodeName][key]
-	delete(c.evictions[nodeName], key)
-	if len(c.evictions[nodeName]) == 0 {
-		delete(c.evictions, nodeName)
-	}
+	deleteNested(c.evictions, nodeName, key)
 	c.evictMu.Unlock()
 	if ok && announce && !s.retry {
 		c.announceCancel(key)
@@ -1045,10 +1039,7 @@ func (c *Controller) dropRetry(nodeName, key string) {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
 	if s, ok := c.evictions[nodeName][key]; ok && s.retry {
-		delete(c.evictions[nodeName], key)
-		if len(c.evictions[nodeName]) == 0 {
-			delete(c.evictions, nodeName)
-		}
+		deleteNested(c.evictions, nodeName, key)
 	}
 }
 
@@ -1203,4 +1194,13 @@ func (c *Controller) reconcileLabels(ctx context.Context, node *corev1.Node) (*c
 		return nil, fmt.Errorf("update labels of node %s: %w", node.Name, err)
 	}
 	return updated, nil
+}
+
+// deleteNested deletes m[outer][inner], and m[outer] once it is empty, so
+// that nodes with nothing scheduled keep no map.
+func deleteNested[V any](m map[string]map[string]V, outer, inner string) {
+	delete(m[outer], inner)
+	if len(m[outer]) == 0 {
+		delete(m, outer)
+	}
 }
