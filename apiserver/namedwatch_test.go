@@ -29,12 +29,7 @@ func TestNamedWatchSeesOnlyThatObject(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	teamNamespace(t, admin)
-	for _, name := range []string{"mine", "theirs"} {
-		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	teamNamespace(t, admin, "mine", "theirs")
 	grantInTeam(t, admin, "one-secret", "alice", rbacv1.PolicyRule{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"mine"}},
 		rbacv1.PolicyRule{Verbs: []string{"get", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}})
 	alice := identity{name: "alice", hc: httpsClient(t, srv.UserConfig(t, "alice"))}
@@ -101,12 +96,7 @@ func TestListByNameSelectorUsesResourceNames(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	teamNamespace(t, admin)
-	for _, name := range []string{"mine", "theirs"} {
-		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	teamNamespace(t, admin, "mine", "theirs")
 	grantInTeam(t, admin, "one-secret", "alice", rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch", "deletecollection"}, APIGroups: []string{""},
 		Resources: []string{"secrets"}, ResourceNames: []string{"mine"}})
 	alice := clientsetFor(t, srv.UserConfig(t, "alice")).CoreV1().Secrets("team")

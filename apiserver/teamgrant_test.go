@@ -11,11 +11,17 @@ import (
 )
 
 // teamNamespace creates namespace "team", where the authorization tests
-// grant a user their rights.
-func teamNamespace(t *testing.T, admin kubernetes.Interface) {
+// grant a user their rights, with an empty Secret of each name given.
+func teamNamespace(t *testing.T, admin kubernetes.Interface, secrets ...string) {
 	t.Helper()
-	if _, err := admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range secrets {
+		if _, err := admin.CoreV1().Secrets("team").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
