@@ -141,6 +141,19 @@ func TestAttachStdinAndTTY(t *testing.T) {
 	s, k = startNodeServerIn(t, s.dataDir, port)
 	waitFor(t, k, 30*time.Second, "the pod reported again after a server restart", func(out string) bool { return out == id+" 0" },
 		"get", "pod", "quiet", "-o", "jsonpath={.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount}")
-	k.okIn("after restart\n", "attach", "-i", "quiet")
+	// The pod's status above is the stored one: the new agent may not have
+	// opened its container runtime yet, which its node API says (a
+	// transient error, as the kubelet's before its runtime is up).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := k.run("after restart\n", "attach", "-i", "quiet")
+		if err == nil {
+			break
+		}
+		if !strings.Contains(out, "container runtime is not ready yet") || time.Now().After(deadline) {
+			t.Fatalf("kubectl attach -i quiet after the restart: %v\n%s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	waitFor(t, k, 30*time.Second, "an answer after the restart", func(out string) bool { return strings.Contains(out, "got after restart size=none") }, "logs", "quiet")
 }
