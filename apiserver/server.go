@@ -61,7 +61,8 @@ type Config struct {
 	TLS *tls.Config
 	// ClientCA verifies client certificates; nil takes TLS.ClientCAs.
 	ClientCA *x509.CertPool
-	// Tokens maps static bearer tokens to users (the admin token).
+	// Tokens maps static bearer tokens to users (the admin token, the
+	// agent join token, --token-auth-file).
 	Tokens map[string]authn.User
 	// Authorizer decides each request; nil takes the default chain:
 	// system:masters, the node authorizer, then RBAC over the stored roles
@@ -465,7 +466,7 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/version", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {
-		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, NodeCA: s.cfg.NodeCAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode}))
+		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, NodeCA: s.cfg.NodeCAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode, Log: s.log}))
 	}
 	e.GET("/openapi/v2", gin.WrapF(s.disc.ServeOpenAPIV2))
 	e.GET("/openapi/v3", gin.WrapF(s.disc.ServeOpenAPIV3))

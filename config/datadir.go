@@ -18,7 +18,8 @@ const EncryptionKeySize = 32
 // Prepare makes the data directory usable and loads the secrets kept in it:
 // it creates the directory (and db/ for the default SQLite file), reads the
 // token from <data-dir>/token or generates one there on first start unless
-// --token was given, and reads the encryption key, generating it on first
+// --token was given, the same for the agent token (<data-dir>/agent-token,
+// --agent-token), and reads the encryption key, generating it on first
 // start when --encryption-key-file was left at its default. Files it creates
 // are 0600 and written atomically, so a crash never leaves a half-written key.
 func (s *Server) Prepare(log *slog.Logger) error {
@@ -62,36 +63,57 @@ func (s *Server) prepareSQLite() error {
 }
 
 func (s *Server) loadToken(log *slog.Logger) error {
-	if s.tokenGiven {
-		return nil
+	if !s.tokenGiven {
+		t, err := loadTokenFile(log, s.TokenFile(), keyToken, "cluster token")
+		if err != nil {
+			return err
+		}
+		s.Token = t
 	}
-	path := s.TokenFile()
+	if !s.agentTokenGiven {
+		t, err := loadTokenFile(log, s.AgentTokenFile(), keyAgentToken, "agent join token")
+		if err != nil {
+			return err
+		}
+		s.AgentToken = t
+	}
+	if s.AgentToken == s.Token {
+		// The agent token is handed to every node; as the admin's it would
+		// make each of them cluster-admin.
+		return fmt.Errorf("invalid --%s: it is the same as --%s, the admin's token; give agents a token of their own (or leave --%s unset to have one generated in %s)",
+			keyAgentToken, keyToken, keyAgentToken, s.AgentTokenFile())
+	}
+	return nil
+}
+
+// loadTokenFile reads the token kept at path, generating it on first start;
+// key names the setting that replaces the file, what the token in messages.
+func loadTokenFile(log *slog.Logger, path, key, what string) (string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		buf := make([]byte, 32)
 		if _, err := rand.Read(buf); err != nil {
-			return fmt.Errorf("generating a token: %w", err)
+			return "", fmt.Errorf("generating a %s: %w", what, err)
 		}
 		created, werr := writeSecretFile(path, []byte(hex.EncodeToString(buf)+"\n"))
 		if werr != nil {
-			return fmt.Errorf("writing the generated token: %w", werr)
+			return "", fmt.Errorf("writing the generated %s: %w", what, werr)
 		}
 		if created {
-			log.Info("generated a cluster token", "file", path)
+			log.Info("generated a "+what, "file", path)
 		}
 		// Either ours or one a concurrent start wrote first: read what is there.
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return fmt.Errorf("reading the token (set --%s or fix %s): %w", keyToken, path, err)
+		return "", fmt.Errorf("reading the %s (set --%s or fix %s): %w", what, key, path, err)
 	}
-	warnIfShared(log, path, "--"+keyToken)
+	warnIfShared(log, path, "--"+key)
 	token := strings.TrimSpace(string(data))
 	if token == "" || strings.IndexFunc(token, isSpaceOrControl) >= 0 {
-		return fmt.Errorf("token file %s must hold one token without spaces; delete it to have a new one generated, or set --%s", path, keyToken)
+		return "", fmt.Errorf("token file %s must hold one token without spaces; delete it to have a new one generated, or set --%s", path, key)
 	}
-	s.Token = token
-	return nil
+	return token, nil
 }
 
 func (s *Server) loadEncryptionKey(log *slog.Logger) error {
@@ -145,6 +167,11 @@ func warnIfShared(log *slog.Logger, path, setting string) {
 // TokenFile is where a generated token is kept.
 func (s *Server) TokenFile() string {
 	return filepath.Join(s.DataDir, tokenFile)
+}
+
+// AgentTokenFile is where a generated agent join token is kept.
+func (s *Server) AgentTokenFile() string {
+	return filepath.Join(s.DataDir, agentTokenFile)
 }
 
 // mkdirPrivate creates dir (and parents) readable by the owner only, and

@@ -37,11 +37,15 @@ func TestFirstStartCreatesTokenAndKeyAndLaterStartsReuseThem(t *testing.T) {
 	if len(s1.Token) != 64 {
 		t.Errorf("generated token %q is not 64 hex characters", s1.Token)
 	}
+	if len(s1.AgentToken) != 64 || s1.AgentToken == s1.Token {
+		t.Errorf("generated agent token %q is not 64 hex characters of its own (token %q)", s1.AgentToken, s1.Token)
+	}
 	for path, want := range map[string]os.FileMode{
 		dir:                        0o700,
 		filepath.Join(dir, "db"):   0o700,
 		filepath.Join(dir, "cred"): 0o700,
 		s1.TokenFile():             0o600,
+		s1.AgentTokenFile():        0o600,
 		s1.EncryptionKeyFile:       0o600,
 	} {
 		if got := mode(t, path); got != want {
@@ -57,8 +61,8 @@ func TestFirstStartCreatesTokenAndKeyAndLaterStartsReuseThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s2.Token != s1.Token {
-		t.Errorf("second start token %q, first %q", s2.Token, s1.Token)
+	if s2.Token != s1.Token || s2.AgentToken != s1.AgentToken {
+		t.Errorf("second start tokens %q %q, first %q %q", s2.Token, s2.AgentToken, s1.Token, s1.AgentToken)
 	}
 	if !bytes.Equal(s2.StorageConfig(nil).EncryptionKey, key) {
 		t.Error("second start loaded a different encryption key")
@@ -71,15 +75,46 @@ func TestFirstStartCreatesTokenAndKeyAndLaterStartsReuseThem(t *testing.T) {
 
 func TestGivenTokenIsUsedAndNotWritten(t *testing.T) {
 	dir := t.TempDir()
+	s, err := prepared(t, "--data-dir", dir, "--token", "my-cluster-secret", "--agent-token", "my-join-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Token != "my-cluster-secret" || s.AgentToken != "my-join-secret" {
+		t.Errorf("Token = %q, AgentToken = %q", s.Token, s.AgentToken)
+	}
+	for _, f := range []string{s.TokenFile(), s.AgentTokenFile()} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("token file %s written for a given token: %v", f, err)
+		}
+	}
+}
+
+// Either token may be given and the other generated: the agent token is
+// generated even when --token is given, and a given agent token does not
+// keep the cluster token from being generated.
+func TestOneTokenGivenTheOtherGenerated(t *testing.T) {
+	dir := t.TempDir()
 	s, err := prepared(t, "--data-dir", dir, "--token", "my-cluster-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Token != "my-cluster-secret" {
-		t.Errorf("Token = %q", s.Token)
+	kept, _ := os.ReadFile(s.AgentTokenFile())
+	if len(s.AgentToken) != 64 || strings.TrimSpace(string(kept)) != s.AgentToken {
+		t.Errorf("AgentToken %q, file %q", s.AgentToken, kept)
 	}
-	if _, err := os.Stat(s.TokenFile()); !os.IsNotExist(err) {
-		t.Errorf("token file written for a given token: %v", err)
+	dir = t.TempDir()
+	s, err = loadWith(t, []string{"--data-dir", dir}, map[string]string{"SKIFF_AGENT_TOKEN": "from-env"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prepare(slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if s.AgentToken != "from-env" || len(s.Token) != 64 {
+		t.Errorf("Token %q, AgentToken %q", s.Token, s.AgentToken)
+	}
+	if _, err := os.Stat(s.AgentTokenFile()); !os.IsNotExist(err) {
+		t.Errorf("agent token file written for a given agent token: %v", err)
 	}
 }
 
@@ -121,6 +156,21 @@ func TestPrepareRejects(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "data", "token"), []byte("\n"), 0o600)
 			return nil
 		}, `token file %DIR%/data/token must hold one token`},
+		{"agent token file with two tokens", func(t *testing.T, dir string) []string {
+			os.MkdirAll(filepath.Join(dir, "data"), 0o700)
+			os.WriteFile(filepath.Join(dir, "data", "agent-token"), []byte("one two\n"), 0o600)
+			return nil
+		}, `token file %DIR%/data/agent-token must hold one token without spaces; delete it to have a new one generated, or set --agent-token`},
+		// The agent token is copied to every node: as the admin's token it
+		// would make each of them cluster-admin.
+		{"agent token given equal to the token", func(t *testing.T, dir string) []string {
+			return []string{"--token", "same-secret", "--agent-token", "same-secret"}
+		}, `invalid --agent-token: it is the same as --token, the admin's token`},
+		{"agent token file equal to the given token", func(t *testing.T, dir string) []string {
+			os.MkdirAll(filepath.Join(dir, "data"), 0o700)
+			os.WriteFile(filepath.Join(dir, "data", "agent-token"), []byte("same-secret\n"), 0o600)
+			return []string{"--token", "same-secret"}
+		}, `invalid --agent-token: it is the same as --token`},
 		{"sqlite file in a missing directory", func(t *testing.T, dir string) []string {
 			return []string{"--datastore-endpoint", filepath.Join(dir, "nope", "state.db")}
 		}, `invalid --datastore-endpoint "%DIR%/nope/state.db": directory %DIR%/nope does not exist`},
@@ -172,7 +222,7 @@ func TestConcurrentFirstStartsAgree(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("Prepare %d: %v", i, errs[i])
 		}
-		if s.Token != servers[0].Token || !bytes.Equal(s.encryptionKey, servers[0].encryptionKey) {
+		if s.Token != servers[0].Token || s.AgentToken != servers[0].AgentToken || !bytes.Equal(s.encryptionKey, servers[0].encryptionKey) {
 			t.Errorf("server %d disagrees on token or key", i)
 		}
 	}
@@ -181,6 +231,9 @@ func TestConcurrentFirstStartsAgree(t *testing.T) {
 func TestSecretFilesReadableByOthersAreReported(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("tok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent-token"), []byte("join\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	s, err := loadWith(t, []string{"--data-dir", dir}, nil, "")
@@ -194,7 +247,10 @@ func TestSecretFilesReadableByOthersAreReported(t *testing.T) {
 	if !strings.Contains(logged.String(), "readable by other users") || !strings.Contains(logged.String(), "setting=--token") {
 		t.Errorf("no warning about the 0644 token file in %q", logged.String())
 	}
-	if n := strings.Count(logged.String(), "readable by other users"); n != 1 {
-		t.Errorf("%d warnings, want 1 (the generated key file is 0600): %q", n, logged.String())
+	if !strings.Contains(logged.String(), "setting=--agent-token") {
+		t.Errorf("no warning about the 0640 agent token file in %q", logged.String())
+	}
+	if n := strings.Count(logged.String(), "readable by other users"); n != 2 {
+		t.Errorf("%d warnings, want 2 (the generated key file is 0600): %q", n, logged.String())
 	}
 }

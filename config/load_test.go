@@ -146,6 +146,8 @@ func TestRejectsBadValuesNamingTheSetting(t *testing.T) {
 			want: []string{`invalid --tls-san "ok.example.com,Not_A_Name": "Not_A_Name" is neither an IP address nor a lower-case DNS name`}},
 		{name: "token with a space is not echoed", args: []string{"--token", "abc def"},
 			want: []string{`invalid --token: must not contain spaces`}, notWant: []string{"abc def"}},
+		{name: "agent token with a space is not echoed", env: map[string]string{"SKIFF_AGENT_TOKEN": "abc\tdef"},
+			want: []string{`invalid --agent-token (from SKIFF_AGENT_TOKEN): must not contain spaces`}, notWant: []string{"abc\tdef"}},
 		{name: "bool from env", env: map[string]string{"SKIFF_DISABLE_AGENT": "maybe"},
 			want: []string{`invalid --disable-agent "maybe" (from SKIFF_DISABLE_AGENT): must be true or false`}},
 		{name: "max conns", args: []string{"--datastore-max-conns", "0"},
@@ -351,6 +353,7 @@ func TestPathsDeriveFromTheDataDir(t *testing.T) {
 		"WriteKubeconfig":   {s.WriteKubeconfig, filepath.Join(dir, "kubeconfig.yaml")},
 		"EncryptionKeyFile": {s.EncryptionKeyFile, filepath.Join(dir, "cred", "encryption.key")},
 		"TokenFile":         {s.TokenFile(), filepath.Join(dir, "token")},
+		"AgentTokenFile":    {s.AgentTokenFile(), filepath.Join(dir, "agent-token")},
 	}
 	for name, c := range checks {
 		if c[0] != c[1] {

@@ -46,9 +46,14 @@ type Server struct {
 	HTTPSListenPort int
 	// WriteKubeconfig is where the admin kubeconfig is written.
 	WriteKubeconfig string
-	// Token authenticates agents joining the cluster and the admin; "" until
-	// Prepare has read or generated it.
+	// Token authenticates the admin (system:masters); agents may still join
+	// with it, as before AgentToken existed. "" until Prepare has read or
+	// generated it.
 	Token string
+	// AgentToken authenticates node agents joining the cluster, and them
+	// only: it may ask for a node client certificate and nothing else. ""
+	// until Prepare has read or generated it.
+	AgentToken string
 	// TLSSANs are extra names and IPs for the serving certificate.
 	TLSSANs []string
 	// TokenAuthFile is a Kubernetes static token file (CSV: token, user,
@@ -160,6 +165,8 @@ type Server struct {
 	imageGCHighValid bool
 	// tokenGiven records that Token came from configuration, not the data dir.
 	tokenGiven bool
+	// agentTokenGiven is tokenGiven for AgentToken.
+	agentTokenGiven bool
 	// keyFileGiven records that EncryptionKeyFile was set, so a missing file
 	// is an error instead of a key to generate.
 	keyFileGiven bool
@@ -178,6 +185,7 @@ const (
 	keyHTTPSListenPort       = "https-listen-port"
 	keyWriteKubeconfig       = "write-kubeconfig"
 	keyToken                 = "token"
+	keyAgentToken            = "agent-token"
 	keyTLSSAN                = "tls-san"
 	keyTokenAuthFile         = "token-auth-file"
 	keyEncryptionKeyFile     = "encryption-key-file"
@@ -258,6 +266,7 @@ const (
 	sqliteFile        = "db/state.db"
 	kubeconfigFile    = "kubeconfig.yaml"
 	tokenFile         = "token"
+	agentTokenFile    = "agent-token"
 	encryptionKeyFile = "cred/encryption.key"
 )
 
@@ -411,13 +420,23 @@ func serverSettings(defaultDataDir string) []setting {
 				return err
 			}},
 		{name: keyToken, kind: kindString, secret: true,
-			usage: "shared secret for joining agents and the admin; generated and kept in <data-dir>/token when empty",
+			usage: "the admin's bearer token (system:masters); generated and kept in <data-dir>/token when empty. Agents should join with --agent-token",
 			apply: func(s *Server, v any) error {
 				t := v.(string)
 				if strings.IndexFunc(t, isSpaceOrControl) >= 0 {
 					return fmt.Errorf("must not contain spaces or control characters")
 				}
 				s.Token, s.tokenGiven = t, t != ""
+				return nil
+			}},
+		{name: keyAgentToken, kind: kindString, secret: true,
+			usage: "shared secret node agents join with (skiff agent --token): it may only obtain a node client certificate; generated and kept in <data-dir>/agent-token when empty; must differ from --token",
+			apply: func(s *Server, v any) error {
+				t := v.(string)
+				if strings.IndexFunc(t, isSpaceOrControl) >= 0 {
+					return fmt.Errorf("must not contain spaces or control characters")
+				}
+				s.AgentToken, s.agentTokenGiven = t, t != ""
 				return nil
 			}},
 		{name: keyTLSSAN, kind: kindList,

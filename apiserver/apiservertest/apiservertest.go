@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiffkube/skiff/apiserver"
 	"github.com/skiffkube/skiff/apiserver/authn"
+	"github.com/skiffkube/skiff/apiserver/authz/bootstrap"
 	"github.com/skiffkube/skiff/apiserver/endpoints"
 	"github.com/skiffkube/skiff/apiserver/pki"
 	"github.com/skiffkube/skiff/controllers/serviceaccount"
@@ -28,6 +29,11 @@ import (
 
 // AdminToken is the bearer token of the admin user in test servers.
 const AdminToken = "test-admin-token"
+
+// AgentToken is the agent join token of test servers: it authenticates as
+// skiff server's --agent-token does (bootstrap.AgentJoinUser in
+// bootstrap.BootstrappersGroup).
+const AgentToken = "test-agent-token"
 
 // Running is a started test server.
 type Running struct {
@@ -75,7 +81,8 @@ func StartWrapped(t testing.TB, wrap func(*storage.Store) endpoints.Store, confi
 	}
 	cfg := apiserver.Config{
 		Store: served, TLS: bundle.ServerTLSConfig(), ClientCA: bundle.CAPool(), NodeClientTLS: nodeTLS,
-		Tokens:      map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}}},
+		Tokens: map[string]authn.User{AdminToken: {Name: "admin", Groups: []string{authn.GroupMasters}},
+			AgentToken: {Name: bootstrap.AgentJoinUser, Groups: []string{bootstrap.BootstrappersGroup}}},
 		BindAddress: "127.0.0.1:0", ServiceAccountKey: bundle.ServiceAccountKey,
 		NodeSigner: bundle, CAPEM: bundle.CAPEM, NodeCAPEM: bundle.NodeCAPEM, Collectors: []prometheus.Collector{store},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

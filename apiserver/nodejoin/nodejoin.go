@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,7 +75,12 @@ type Signer interface {
 type NodeGetter func(ctx context.Context, name string) (*corev1.Node, error)
 
 // Handler serves Path. Callers get here only when the authorizer allowed
-// them the path: the cluster token's admin, or a node renewing.
+// them the path: an agent joining with the agent token (group
+// system:bootstrappers, bound to system:node-bootstrapper), the admin
+// (the cluster token, which agents joined with before the agent token
+// existed), or a node renewing. Any of them may obtain a node's client
+// certificate, as Kubernetes' CSR approver approves node client CSRs from
+// bootstrappers; only the node itself obtains its serving certificate.
 type Handler struct {
 	Signer Signer
 	// CA is the cluster CA (PEM), NodeCA the node CA that signs serving
@@ -82,7 +90,17 @@ type Handler struct {
 	// Nodes reads Node objects for serving certificates; without it, or
 	// without NodeCA, they are not issued.
 	Nodes NodeGetter
+	// Log receives the warning that an agent joined with the admin's
+	// token (nil: slog.Default()).
+	Log *slog.Logger
+
+	// adminWarned is when that warning was last logged (Unix seconds).
+	adminWarned atomic.Int64
 }
+
+// adminJoinWarningInterval is how often an agent joining with the admin's
+// token is reported at most: many hollow nodes joining at once log once.
+const adminJoinWarningInterval = time.Minute
 
 const maxRequestBytes = 64 << 10
 
@@ -113,8 +131,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if errs := validation.IsDNS1123Subdomain(req.NodeName); len(errs) > 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid nodeName %q: %s", req.NodeName, strings.Join(errs, "; ")))
 	}
-	if self, isNode := node.NodeName(u); isNode && self != req.NodeName {
+	self, isNode := node.NodeName(u)
+	if isNode && self != req.NodeName {
 		return apierrors.NewForbidden(gr, req.NodeName, fmt.Errorf("node %q may renew only its own credentials", self))
+	}
+	if !isNode && slices.Contains(u.Groups, bootstrap.MastersGroup) {
+		h.warnAdminJoin(u, req.NodeName)
 	}
 	ttl := h.TTL
 	if ttl <= 0 {
@@ -145,6 +167,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(data)
 	return nil
+}
+
+// warnAdminJoin says, at most once per adminJoinWarningInterval, that an
+// agent joined with a system:masters credential: whoever holds it on a
+// worker holds the whole cluster.
+func (h *Handler) warnAdminJoin(u *authn.User, nodeName string) {
+	now := time.Now().Unix()
+	last := h.adminWarned.Load()
+	if now-last < int64(adminJoinWarningInterval/time.Second) || !h.adminWarned.CompareAndSwap(last, now) {
+		return
+	}
+	log := h.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("a node agent joined with a system:masters credential (the cluster token?), which makes its machine cluster-admin; join agents with the agent token instead (<data-dir>/agent-token, skiff server --agent-token)",
+		"user", u.Name, "node", nodeName)
 }
 
 func isStatus(err error) bool {

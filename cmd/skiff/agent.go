@@ -91,7 +91,7 @@ joins separately and acts as system:node:<name> with its own certificate
 	host, _ := os.Hostname()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file with the API server and credentials")
 	f.StringVar(&o.server, "server", "", "API server URL (with --token and --certificate-authority, instead of --kubeconfig)")
-	f.StringVar(&o.token, "token", "", "cluster token for --server: each node joins with it once and then uses its own certificate (kept in --cert-dir)")
+	f.StringVar(&o.token, "token", "", "agent join token for --server, the server's <data-dir>/agent-token (--agent-token): each node joins with it once and then uses its own certificate (kept in --cert-dir). The server's cluster token (<data-dir>/token) works too but is the admin's: do not copy it to nodes")
 	f.StringVar(&o.certDir, "cert-dir", "", "where a joined node keeps its certificate; with --count > 1 each hollow node in <cert-dir>/<its name> (default <data dir>/agent/<node name>: /var/lib/skiff as root, ~/.skiff otherwise)")
 	f.StringVar(&o.caFile, "certificate-authority", "", "CA certificate file that signed --server's certificate")
 	f.StringVar(&o.nodeName, "node-name", strings.ToLower(host), "node name (with --count, the prefix of the names)")

@@ -22,7 +22,7 @@ import (
 )
 
 // nodeCredentials keeps a node agent's own client certificate in a
-// directory (node.key, node.crt, ca.crt). The cluster token is used once,
+// directory (node.key, node.crt, ca.crt). The agent join token is used once,
 // to join; afterwards the certificate renews itself before it expires, and
 // client-go, reading the files, picks up the new one.
 type nodeCredentials struct {

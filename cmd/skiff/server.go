@@ -240,16 +240,10 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	if err != nil {
 		return nil, fmt.Errorf("preparing the node API client certificate: %w", err)
 	}
-	tokens := map[string]authn.User{}
-	if cfg.TokenAuthFile != "" {
-		if tokens, err = authn.ReadTokenFile(cfg.TokenAuthFile); err != nil {
-			return nil, fmt.Errorf("invalid --token-auth-file: %w", err)
-		}
+	tokens, err := staticTokens(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if _, clash := tokens[cfg.Token]; clash {
-		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
-	}
-	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
 	// The in-process scheduler's and controllers' metrics, and their API
 	// clients', are served on the API server's /metrics, as one process
 	// exports them all.
@@ -311,6 +305,31 @@ func startAPIServer(ctx context.Context, cfg *config.Server, store *storage.Stor
 	}
 	log.Info("admin kubeconfig written", "path", cfg.WriteKubeconfig)
 	return api, nil
+}
+
+// staticTokens are the API server's static bearer tokens: --token-auth-file's,
+// the cluster token (the admin, system:masters) and the agent join token
+// (system:bootstrap:skiff-agent in system:bootstrappers, which the default
+// RBAC policy lets obtain node client certificates and nothing else). A
+// token file that lists either of the server's own tokens is refused: it
+// would give them a second, conflicting identity.
+func staticTokens(cfg *config.Server) (map[string]authn.User, error) {
+	tokens := map[string]authn.User{}
+	if cfg.TokenAuthFile != "" {
+		var err error
+		if tokens, err = authn.ReadTokenFile(cfg.TokenAuthFile); err != nil {
+			return nil, fmt.Errorf("invalid --token-auth-file: %w", err)
+		}
+	}
+	if _, clash := tokens[cfg.Token]; clash {
+		return nil, fmt.Errorf("invalid --token-auth-file: it lists the cluster token (--token), which is the admin's")
+	}
+	if _, clash := tokens[cfg.AgentToken]; clash {
+		return nil, fmt.Errorf("invalid --token-auth-file: it lists the agent join token (--agent-token), which is the joining agents'")
+	}
+	tokens[cfg.Token] = authn.User{Name: "admin", Groups: []string{authn.GroupMasters}}
+	tokens[cfg.AgentToken] = authn.User{Name: bootstrap.AgentJoinUser, Groups: []string{bootstrap.BootstrappersGroup}}
+	return tokens, nil
 }
 
 // componentConfig is a client configuration for one of the server's own

@@ -15,7 +15,18 @@ const (
 	AuthenticatedGroup    = "system:authenticated"
 	UnauthenticatedGroup  = "system:unauthenticated"
 	MastersGroup          = "system:masters"
+	// BootstrappersGroup and AgentJoinUser are the identity of skiff
+	// server's --agent-token, as Kubernetes' bootstrap tokens authenticate
+	// as system:bootstrap:<token id> in group system:bootstrappers
+	// (k8s.io/cluster-bootstrap/token/api BootstrapUserPrefix,
+	// BootstrapDefaultGroup).
+	BootstrappersGroup = "system:bootstrappers"
+	AgentJoinUser      = "system:bootstrap:skiff-agent"
 )
+
+// NodeCredentialsPath is where node agents obtain their certificates
+// (apiserver/nodejoin; authz/node.CredentialsPath).
+const NodeCredentialsPath = "/skiff/v1/nodecredentials"
 
 // ControllerManagerLease is the Lease (kube-system) the controller manager
 // is elected with, the only one its identity may update.
@@ -135,6 +146,15 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			nonResource(verbs("get"), "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/readyz", "/readyz/*")),
 
 		clusterRole("system:node", nil, NodeRules()...),
+		// What a joining agent may do: ask for a node client certificate.
+		// Kubernetes' role of this name allows create, get, list and watch
+		// on certificatesigningrequests, through which a kubelet obtains
+		// its certificate; skiff serves no CSR API, and its agents get the
+		// certificate from one POST instead (apiserver/nodejoin, which
+		// issues bootstrappers client certificates only, never serving
+		// ones).
+		clusterRole("system:node-bootstrapper", nil,
+			nonResource(verbs("post"), NodeCredentialsPath)),
 
 		clusterRole("system:kube-scheduler", nil,
 			rule(verbs("create", "patch", "update"), groups(legacyGroup, "events.k8s.io"), "events"),
@@ -221,6 +241,10 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:volume-scheduler", "system:volume-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
+		// Kubernetes binds system:node-bootstrapper to no one by default;
+		// kubeadm binds its bootstrap tokens' group to it. skiff's agent
+		// token is always there, so its binding is a default too.
+		clusterRoleBinding("skiff:node-bootstrapper", "system:node-bootstrapper", group(BootstrappersGroup)),
 	}, controllerClusterRoleBindings()...)
 }
 

@@ -19,7 +19,7 @@ const LeaseNamespace = "kube-node-lease"
 
 // CredentialsPath is where a node renews its client certificate (see
 // apiserver/nodejoin); a node may POST there, for its own name only.
-const CredentialsPath = "/skiff/v1/nodecredentials"
+const CredentialsPath = bootstrap.NodeCredentialsPath
 
 // Authorizer decides node agents' requests; it has no opinion on anyone
 // else's.
