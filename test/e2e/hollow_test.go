@@ -17,7 +17,7 @@ import (
 )
 
 // startHollowNodes runs `skiff agent --runtime fake` against s until the test
-// ends. Each hollow node joins with the cluster token and acts with its own
+// ends. Each hollow node joins with the agent token and acts with its own
 // node certificate (system:node:<name>), under the node authorizer, as a
 // real node does.
 func startHollowNodes(t testing.TB, s *server, args ...string) *exec.Cmd {
@@ -25,16 +25,22 @@ func startHollowNodes(t testing.TB, s *server, args ...string) *exec.Cmd {
 	return runHollowAgent(t, append(joinArgs(t, s, t.TempDir()), args...)...)
 }
 
-// joinArgs are the flags of `skiff agent` joining s with its cluster token,
+// joinArgs are the flags of `skiff agent` joining s with its agent token,
 // keeping node certificates in certDir.
 func joinArgs(t testing.TB, s *server, certDir string) []string {
 	t.Helper()
-	token, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
+	return []string{"--server", s.url, "--token", agentToken(t, s),
+		"--certificate-authority", filepath.Join(s.dataDir, "tls", pki.CACertFile), "--cert-dir", certDir}
+}
+
+// agentToken is the agent join token s generated in its data directory.
+func agentToken(t testing.TB, s *server) string {
+	t.Helper()
+	token, err := os.ReadFile(filepath.Join(s.dataDir, "agent-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--server", s.url, "--token", strings.TrimSpace(string(token)),
-		"--certificate-authority", filepath.Join(s.dataDir, "tls", pki.CACertFile), "--cert-dir", certDir}
+	return strings.TrimSpace(string(token))
 }
 
 // startHollowNodesWithKubeconfig runs hollow nodes with the identity of a
@@ -71,7 +77,7 @@ func eventually(t *testing.T, k *kubectl, wants []string, args ...string) string
 
 // Hollow nodes register, heartbeat, run a pod bound to them and let it go
 // when it is deleted, recording the Events a kubelet records — through the
-// real API server and kubectl. Each joined with the token and acts with its
+// real API server and kubectl. Each joined with the agent token and acts with its
 // own certificate, so the node authorizer keeps it to its own pods.
 func TestHollowNodesRunPods(t *testing.T) {
 	s := startServer(t)

@@ -70,17 +70,14 @@ func TestNodeAgentWithItsOwnIdentity(t *testing.T) {
 	contains(t, "node creates a deployment", node.fails("", "create", "deployment", "x", "--image=x"), `deployments.apps is forbidden: User "system:node:solo" cannot create resource "deployments"`)
 }
 
-// `skiff agent --server --token` joins once with the cluster token, gets
+// `skiff agent --server --token` joins once with the agent token, gets
 // its own node certificate (key generated on the agent), and runs as
 // system:node:<name>; restarted without the token it reuses the
 // certificate.
 func TestAgentJoinsWithTheToken(t *testing.T) {
 	s := startServer(t)
 	k := newKubectl(t, s, 33)
-	token, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := agentToken(t, s)
 	ca := filepath.Join(s.dataDir, "tls", pki.CACertFile)
 	certDir := t.TempDir()
 	run := func(args ...string) {
@@ -102,7 +99,7 @@ func TestAgentJoinsWithTheToken(t *testing.T) {
 		k.ok("run", "p"+strconv.Itoa(len(args)), "--image=example.com/web:1", "--overrides", `{"spec":{"nodeName":"joined"}}`)
 		eventually(t, k, []string{"Running"}, "get", "pod", "p"+strconv.Itoa(len(args)))
 	}
-	run("--token", strings.TrimSpace(string(token)))
+	run("--token", token)
 	certPEM, err := os.ReadFile(filepath.Join(certDir, "node.crt"))
 	if err != nil {
 		t.Fatalf("no node certificate was stored: %v", err)
@@ -113,6 +110,25 @@ func TestAgentJoinsWithTheToken(t *testing.T) {
 		t.Fatalf("stored certificate: %+v %v", cert.Subject, err)
 	}
 	run() // no token: the stored certificate is enough
+
+	// The agent token itself only joins: kubectl with it is forbidden.
+	caPEM, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["skiff"] = &clientcmdapi.Cluster{Server: s.url, CertificateAuthorityData: caPEM}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["skiff"] = &clientcmdapi.Context{Cluster: "skiff", AuthInfo: "agent"}
+	kc.CurrentContext = "skiff"
+	agentKC := filepath.Join(t.TempDir(), "agent.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, agentKC); err != nil {
+		t.Fatal(err)
+	}
+	asAgentToken := &kubectl{t: t, bin: k.bin, kc: agentKC, cacheDir: t.TempDir()}
+	contains(t, "the agent token lists pods", asAgentToken.fails("", "get", "pods", "-A"),
+		`User "system:bootstrap:skiff-agent" cannot list resource "pods"`)
+	contains(t, "the agent token may join", asAgentToken.ok("auth", "can-i", "post", "/skiff/v1/nodecredentials"), "yes")
 }
 
 // The controller manager runs with its own role, not the admin's: deleting a

@@ -18,9 +18,9 @@ import (
 	"github.com/skiffkube/skiff/kubelet/testimage"
 )
 
-// A containerd node that joins with `skiff agent --server --token` (no
-// --tls-cert-file) obtains a serving certificate for its node API from the
-// API server, signed by the node CA, so kubectl logs and exec reach its
+// A containerd node that joins with `skiff agent --server --token` and the
+// agent token (no --tls-cert-file) obtains a serving certificate for its
+// node API from the API server, signed by the node CA, so kubectl logs and exec reach its
 // pods through the API server. The server issues one only to the node
 // itself and only for its own name and addresses; as a node writes those
 // itself (here 127.0.0.1, where the API server also listens), the
@@ -30,10 +30,6 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 	nodetest.RequireContainerd(t)
 	s := startServer(t) // --disable-agent
 	k := newKubectl(t, s, 33)
-	token, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	caFile := filepath.Join(s.dataDir, "tls", pki.CACertFile)
 	dir, certDir := t.TempDir(), t.TempDir()
 	images := filepath.Join(dir, "agent", "images")
@@ -41,7 +37,7 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	testimage.Build(t, images)
-	runAgent(t, 20*time.Second, "--runtime", "containerd", "--server", s.url, "--token", strings.TrimSpace(string(token)),
+	runAgent(t, 20*time.Second, "--runtime", "containerd", "--server", s.url, "--token", agentToken(t, s),
 		"--certificate-authority", caFile, "--cert-dir", certDir, "--node-name", "joined",
 		"--data-dir", dir, "--node-ip", "127.0.0.1", "--node-api-address", "127.0.0.1", "--node-api-port", fmt.Sprint(freePort(t)))
 	t.Cleanup(func() {
@@ -115,7 +111,12 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 		return err
 	}
 	asNode := &nodejoin.Client{Server: s.url, TLS: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{client}}}
-	asAdmin := &nodejoin.Client{Server: s.url, TLS: &tls.Config{RootCAs: roots}, Token: strings.TrimSpace(string(token))}
+	adminToken, err := os.ReadFile(filepath.Join(s.dataDir, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAdmin := &nodejoin.Client{Server: s.url, TLS: &tls.Config{RootCAs: roots}, Token: strings.TrimSpace(string(adminToken))}
+	asAgent := &nodejoin.Client{Server: s.url, TLS: &tls.Config{RootCAs: roots}, Token: agentToken(t, s)}
 	if err := ask(asNode, "joined", "joined", "127.0.0.1"); err != nil {
 		t.Errorf("the node asking for its own name and address: %v", err)
 	}
@@ -130,6 +131,7 @@ func TestJoinedAgentGetsAServingCertificate(t *testing.T) {
 		{"a name the node does not have", asNode, "joined", []string{"api.example.test"}, "403"},
 		{"another node", asNode, "other", []string{"other"}, "403"},
 		{"the admin's token", asAdmin, "joined", []string{"joined", "127.0.0.1"}, "403"},
+		{"the agent token", asAgent, "joined", []string{"joined", "127.0.0.1"}, "403"},
 	} {
 		err := ask(tc.client, tc.node, tc.hosts...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
