@@ -6,6 +6,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -71,6 +72,12 @@ func Default(obj runtime.Object) {
 		defaultRoleRef(&o.RoleRef)
 		defaultSubjects(o.Subjects)
 
+	// networking.k8s.io/v1
+	case *networkingv1.NetworkPolicy:
+		defaultNetworkPolicy(o)
+	case *networkingv1.IngressClass:
+		defaultIngressClass(o)
+
 	// scheduling.k8s.io/v1
 	case *schedulingv1.PriorityClass:
 		defaultPriorityClass(o)
@@ -86,7 +93,7 @@ func Default(obj runtime.Object) {
 	// Kinds Kubernetes gives no defaults worth applying here; listed so the
 	// switch documents that they were considered.
 	case *policyv1.PodDisruptionBudget, *coordinationv1.Lease, *corev1.ConfigMap,
-		*corev1.ServiceAccount, *corev1.Event, *rbacv1.Role, *rbacv1.ClusterRole:
+		*corev1.ServiceAccount, *corev1.Event, *rbacv1.Role, *rbacv1.ClusterRole, *networkingv1.Ingress:
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -134,6 +135,18 @@ func builtinSpecs() []spec {
 			storagePrefix: EventsKeyPrefix, stored: eventsV1Stored,
 			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
 			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}},
+		// networking.k8s.io/v1: stored only; ingress controllers and network
+		// plugins, add-ons in Kubernetes too, act on them. No categories, as
+		// upstream's storage (pkg/registry/networking/*/storage) gives none.
+		{group: "networking.k8s.io", version: "v1", name: "ingresses", kind: "Ingress", namespaced: true, short: []string{"ing"},
+			newObj: func() runtime.Object { return &networkingv1.Ingress{} }, newList: func() runtime.Object { return &networkingv1.IngressList{} },
+			status: true, generation: true},
+		{group: "networking.k8s.io", version: "v1", name: "ingressclasses", kind: "IngressClass",
+			newObj: func() runtime.Object { return &networkingv1.IngressClass{} }, newList: func() runtime.Object { return &networkingv1.IngressClassList{} },
+			generation: true},
+		{group: "networking.k8s.io", version: "v1", name: "networkpolicies", kind: "NetworkPolicy", namespaced: true, short: []string{"netpol"},
+			newObj: func() runtime.Object { return &networkingv1.NetworkPolicy{} }, newList: func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
+			generation: true},
 		// policy/v1
 		{group: "policy", version: "v1", name: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
 			newObj: func() runtime.Object { return &policyv1.PodDisruptionBudget{} }, newList: func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },

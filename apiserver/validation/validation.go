@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -311,6 +312,22 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		return kindRules("EndpointSlice", true, validateEndpointSlice, validateEndpointSliceUpdate), true
 	case *eventsv1.Event:
 		return kindRules("Event", true, validateEventsEvent, nil), true
+	case *networkingv1.Ingress:
+		// Create and update check the spec each with their own options
+		// (an update keeps what the stored object earned), so the spec
+		// is not checked as a new one's on update.
+		r := kindRules("Ingress", true, noSpec[*networkingv1.Ingress], validateIngressUpdate)
+		r.createOnly = func(obj runtime.Object) field.ErrorList { return validateIngressCreate(obj.(*networkingv1.Ingress)) }
+		r.statusUpdate = statusRules(validateIngressStatusUpdate)
+		return r, true
+	case *networkingv1.IngressClass:
+		return kindRules("IngressClass", false, validateIngressClass, validateIngressClassUpdate), true
+	case *networkingv1.NetworkPolicy:
+		r := kindRules("NetworkPolicy", true, noSpec[*networkingv1.NetworkPolicy], validateNetworkPolicyUpdate)
+		r.createOnly = func(obj runtime.Object) field.ErrorList {
+			return validateNetworkPolicy(obj.(*networkingv1.NetworkPolicy))
+		}
+		return r, true
 	case *policyv1.PodDisruptionBudget:
 		r := kindRules("PodDisruptionBudget", true, validatePDB, nil)
 		r.statusUpdate = statusRules(validatePDBStatusUpdate)
