@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -186,4 +187,61 @@ func TestNetworkingServed(t *testing.T) {
 	}
 	_, err = cs.NetworkingV1().Ingresses("netq").Create(ctx, testIngress("two"), metav1.CreateOptions{})
 	forbiddenWith(t, err, "exceeded quota: ing, requested: count/ingresses.networking.k8s.io=1, used: count/ingresses.networking.k8s.io=1, limited: count/ingresses.networking.k8s.io=1")
+}
+
+// tableOf fetches path as kubectl does for `kubectl get` and returns the
+// column names and the first row's cells.
+func tableOf(t *testing.T, c *client, path string) ([]string, []any) {
+	t.Helper()
+	resp, data := c.do("GET", path, "", nil, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	var table metav1.Table
+	if err := json.Unmarshal(data, &table); err != nil || resp.StatusCode != 200 || len(table.Rows) == 0 {
+		t.Fatalf("table of %s: %d %s", path, resp.StatusCode, data)
+	}
+	var cols []string
+	for _, c := range table.ColumnDefinitions {
+		cols = append(cols, c.Name)
+	}
+	return cols, table.Rows[0].Cells
+}
+
+// TestNetworkingTables: kubectl get shows upstream's columns for the three
+// kinds (printIngress, printIngressClass, printNetworkPolicy).
+func TestNetworkingTables(t *testing.T) {
+	cs, srv := clientset(t)
+	ctx := context.Background()
+	admin := newClient(t, srv)
+	ing, err := cs.NetworkingV1().Ingresses("default").Create(ctx, testIngress("shop"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "lb.example.com"}, {IP: "192.0.2.10"}}
+	if _, err := cs.NetworkingV1().Ingresses("default").UpdateStatus(ctx, ing, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: networkingv1.IngressClassSpec{
+		Controller: "k8s.io/ingress-nginx",
+		Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr.To("k8s.example.com"), Kind: "IngressParameters", Name: "external-lb"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NetworkingV1().NetworkPolicies("default").Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cols, cells := tableOf(t, admin, "/apis/networking.k8s.io/v1/namespaces/default/ingresses")
+	if !slices.Equal(cols, []string{"Name", "Class", "Hosts", "Address", "Ports", "Age"}) ||
+		!slices.Equal(cells[:5], []any{"shop", "nginx", "shop.example.com,api.example.com", "192.0.2.10,lb.example.com", "80, 443"}) {
+		t.Errorf("ingress table: %v %v", cols, cells)
+	}
+	cols, cells = tableOf(t, admin, "/apis/networking.k8s.io/v1/ingressclasses")
+	if !slices.Equal(cols, []string{"Name", "Controller", "Parameters", "Age"}) ||
+		!slices.Equal(cells[:3], []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb"}) {
+		t.Errorf("ingress class table: %v %v", cols, cells)
+	}
+	cols, cells = tableOf(t, admin, "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies")
+	if !slices.Equal(cols, []string{"Name", "Pod-Selector", "Age"}) || !slices.Equal(cells[:2], []any{"db", "app=db"}) {
+		t.Errorf("network policy table: %v %v", cols, cells)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -344,6 +345,37 @@ func TestKinds(t *testing.T) {
 			obj:     &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "system-node-critical", CreationTimestamp: ago(time.Hour)}, Value: 2000001000, PreemptionPolicy: ptr.To(corev1.PreemptLowerPriority)},
 			columns: []string{"Name", "Value", "Global-Default", "Age", "PreemptionPolicy"},
 			cells:   []any{"system-node-critical", int64(2000001000), false, "60m", "PreemptLowerPriority"},
+		},
+		{
+			name: "ingress with four hosts, TLS and load balancer addresses",
+			obj: &networkingv1.Ingress{ObjectMeta: om("web", time.Hour), Spec: networkingv1.IngressSpec{
+				IngressClassName: ptr.To("nginx"), TLS: []networkingv1.IngressTLS{{SecretName: "tls"}},
+				Rules: []networkingv1.IngressRule{{Host: "a.test"}, {}, {Host: "b.test"}, {Host: "c.test"}, {Host: "d.test"}},
+			}, Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{
+				{Hostname: "lb.test"}, {IP: "192.0.2.20"}, {IP: "192.0.2.3"}, {IP: "192.0.2.20"},
+			}}}},
+			columns: []string{"Name", "Class", "Hosts", "Address", "Ports", "Age"},
+			cells:   []any{"web", "nginx", "a.test,b.test,c.test + 2 more...", "192.0.2.20,192.0.2.3,lb.test", "80, 443", "60m"},
+		},
+		{
+			name:    "ingress with a default backend only",
+			obj:     &networkingv1.Ingress{ObjectMeta: om("default", time.Hour), Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{}}},
+			columns: []string{"Name", "Class", "Hosts", "Address", "Ports", "Age"},
+			cells:   []any{"default", "<none>", "*", "", "80", "60m"},
+		},
+		{
+			name: "ingress class",
+			obj: &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", CreationTimestamp: ago(time.Hour)}, Spec: networkingv1.IngressClassSpec{
+				Controller: "k8s.io/ingress-nginx", Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr.To("k8s.example.com"), Kind: "Params", Name: "lb"},
+			}},
+			columns: []string{"Name", "Controller", "Parameters", "Age"},
+			cells:   []any{"nginx", "k8s.io/ingress-nginx", "Params.k8s.example.com/lb", "60m"},
+		},
+		{
+			name:    "network policy",
+			obj:     &networkingv1.NetworkPolicy{ObjectMeta: om("deny", time.Hour)},
+			columns: []string{"Name", "Pod-Selector", "Age"},
+			cells:   []any{"deny", "<none>", "60m"},
 		},
 		{
 			name:    "custom resource definition uses the generic columns",

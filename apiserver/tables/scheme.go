@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -28,6 +29,7 @@ func newScheme() *runtime.Scheme {
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		eventsv1.AddToScheme,
+		networkingv1.AddToScheme,
 		policyv1.AddToScheme,
 		rbacv1.AddToScheme,
 		schedulingv1.AddToScheme,
