@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -244,4 +246,62 @@ func TestNetworkingTables(t *testing.T) {
 	if !slices.Equal(cols, []string{"Name", "Pod-Selector", "Age"}) || !slices.Equal(cells[:2], []any{"db", "app=db"}) {
 		t.Errorf("network policy table: %v %v", cols, cells)
 	}
+}
+
+// An Ingress still using the deprecated class annotation, and no
+// ingressClassName, gets v1.33's warning on create; a NetworkPolicy CIDR
+// with bits beyond its prefix is accepted with v1.33's warning, again only
+// when the spec changes.
+func TestNetworkingWarnings(t *testing.T) {
+	_, srv := clientset(t)
+	ctx := context.Background()
+	var warnings []string
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	expect := func(what string, want ...string) {
+		t.Helper()
+		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: warnings\n %q\nwant\n %q", what, warnings, want)
+		}
+		warnings = nil
+	}
+
+	in := testIngress("legacy")
+	in.Spec.IngressClassName = nil
+	in.Annotations = map[string]string{"kubernetes.io/ingress.class": "nginx"}
+	ing, err := cs.NetworkingV1().Ingresses("default").Create(ctx, in, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("create with the class annotation", `annotation "kubernetes.io/ingress.class" is deprecated, please use 'spec.ingressClassName' instead`)
+	ing.Labels = map[string]string{"a": "b"}
+	if _, err := cs.NetworkingV1().Ingresses("default").Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("update")
+	if _, err := cs.NetworkingV1().Ingresses("default").Create(ctx, testIngress("modern"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("create with ingressClassName")
+
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: networkingv1.NetworkPolicySpec{
+		Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.1/8", Except: []string{"10.1.0.0/16"}}}}}},
+	}}
+	np, err = cs.NetworkingV1().NetworkPolicies("default").Create(ctx, np, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ambiguous := `spec.ingress[0].from[0].ipBlock.cidr: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)`
+	expect("create with an ambiguous cidr", ambiguous)
+	np.Labels = map[string]string{"a": "b"}
+	if np, err = cs.NetworkingV1().NetworkPolicies("default").Update(ctx, np, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("update of the labels")
+	np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
+	if _, err := cs.NetworkingV1().NetworkPolicies("default").Update(ctx, np, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("update of the spec", ambiguous)
 }

@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -63,6 +64,10 @@ func OnCreate(obj runtime.Object) []string {
 		// TZ in the schedule is refused on create (validation), so only
 		// updates warn about it.
 		return append(workloadName(o.Name), jobSpec(field.NewPath("spec", "jobTemplate", "spec"), &o.Spec.JobTemplate.Spec)...)
+	case *networkingv1.Ingress:
+		return ingressClassAnnotation(o)
+	case *networkingv1.NetworkPolicy:
+		return networkPolicyCIDRs(o)
 	}
 	return nil
 }
@@ -126,6 +131,10 @@ func OnUpdate(obj, old runtime.Object) []string {
 			w = append(w, fmt.Sprintf("cannot use TZ or CRON_TZ in %s, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", field.NewPath("spec", "spec", "schedule")))
 		}
 		return w
+	case *networkingv1.NetworkPolicy:
+		if p, ok := old.(*networkingv1.NetworkPolicy); ok && o.Generation != p.Generation {
+			return networkPolicyCIDRs(o)
+		}
 	}
 	return nil
 }
