@@ -15,11 +15,15 @@ import (
 func TestUnservedPathsSayWhatWasNotFound(t *testing.T) {
 	admin := newClient(t, apiservertest.Start(t))
 	for path, want := range map[string]string{
-		"/foo":                              "the server could not find the requested resource",
-		"/apis/nogroup/v1":                  "the server could not find the requested resource",
-		"/api/v2":                           "the server could not find the requested resource",
-		"/apis/apps/v1/foos":                "the server could not find the requested resource (get foos.apps)",
-		"/api/v1/namespaces/default/foos/x": "the server could not find the requested resource (get foos x)",
+		"/foo":               "the server could not find the requested resource",
+		"/apis/nogroup/v1":   "the server could not find the requested resource",
+		"/api/v2":            "the server could not find the requested resource",
+		"/apis/apps/v1/foos": "the server could not find the requested resource (get foos.apps)",
+		// networking.k8s.io is served for ingresses, ingressclasses
+		// and networkpolicies only.
+		"/apis/networking.k8s.io/v1/servicecidrs": "the server could not find the requested resource (get servicecidrs.networking.k8s.io)",
+		"/apis/networking.k8s.io/v1/ipaddresses":  "the server could not find the requested resource (get ipaddresses.networking.k8s.io)",
+		"/api/v1/namespaces/default/foos/x":       "the server could not find the requested resource (get foos x)",
 	} {
 		resp, data := admin.do("GET", path, "", nil)
 		var st metav1.Status
