@@ -96,13 +96,15 @@ func TestNamespaceDeletionCascades(t *testing.T) {
 	k.ok("create", "namespace", "doomed")
 	k.ok("-n", "doomed", "create", "deployment", "web", "--image=example.com/web:1", "--replicas=3")
 	k.ok("-n", "doomed", "create", "configmap", "settings", "--from-literal=a=b")
+	k.ok("-n", "doomed", "create", "ingress", "web", "--rule=shop.example.com/=web:80")
+	k.okIn("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny, namespace: doomed}\nspec: {podSelector: {}}\n", "apply", "-f", "-")
 	k.ok("-n", "doomed", "rollout", "status", "deploy/web", "--timeout=90s")
 
 	k.ok("delete", "namespace", "doomed", "--timeout=90s")
 	if out, _ := k.run("", "get", "namespace", "doomed"); !strings.Contains(out, "NotFound") {
 		t.Fatalf("namespace still there:\n%s", out)
 	}
-	for _, res := range []string{"pods", "replicasets", "deployments", "configmaps"} {
+	for _, res := range []string{"pods", "replicasets", "deployments", "configmaps", "ingresses", "networkpolicies"} {
 		if out := k.ok("get", res, "-n", "doomed", "-o", "name"); strings.TrimSpace(out) != "" {
 			t.Fatalf("%s left in the deleted namespace:\n%s", res, out)
 		}

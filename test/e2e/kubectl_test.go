@@ -96,6 +96,39 @@ spec:
   size: 3
 `
 
+// siteManifest is a labelled set `apply --prune -l set=site` manages;
+// pruneConfigMap is its last object, left out to see it pruned.
+const siteManifest = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: site
+  namespace: shop
+  labels: {set: site}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: shop.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: keep
+  namespace: shop
+  labels: {set: site}
+`
+
+const pruneConfigMap = `---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: drop
+  namespace: shop
+  labels: {set: site}
+`
+
 // kubectlMinors are the kubectl releases on the machine (1.27 … 1.33).
 var kubectlMinors = []int{27, 28, 29, 30, 31, 32, 33}
 
@@ -182,6 +215,16 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	out = k.okIn(appManifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
 	contains(t, "server-side apply", out, "deployment.apps/web serverside-applied")
 
+	// apply --prune: kubectl's default prune list includes
+	// networking.k8s.io/v1 Ingress, so it fails unless the server serves it.
+	out = k.okIn(siteManifest+pruneConfigMap, "apply", "--prune", "-l", "set=site", "-f", "-")
+	contains(t, "apply --prune", out, "ingress.networking.k8s.io/site created", "configmap/keep created", "configmap/drop created")
+	out = k.okIn(siteManifest, "apply", "--prune", "-l", "set=site", "-f", "-")
+	contains(t, "apply --prune without drop", out, "ingress.networking.k8s.io/site unchanged", "configmap/keep unchanged", "configmap/drop pruned")
+	contains(t, "pruned configmap", k.fails("", "get", "cm", "drop", "-n", "shop"), "NotFound")
+	out = k.ok("get", "ing", "-n", "shop")
+	contains(t, "get ingress", out, "NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE", "site", "nginx", "shop.example.com", "80")
+
 	// Discovery: every release reads the aggregated document (v2beta1 up to
 	// 1.29, v2 later) and so never asks for a group/version's resource list.
 	fresh := k.withFreshCache()
@@ -204,6 +247,8 @@ func kubectlSession(t *testing.T, k *kubectl) {
 	contains(t, "explain pod field", out, "KIND:", "Pod", "FIELD:", "image", "<string>", "Container image name")
 	out = k.ok("explain", "deployments.spec")
 	contains(t, "explain deployment spec", out, "Deployment", "replicas", "<integer>", "selector", "<LabelSelector>", "template", "<PodTemplateSpec> -required-")
+	out = k.ok("explain", "ingress.spec")
+	contains(t, "explain ingress spec", out, "Ingress", "ingressClassName", "<string>", "rules", "defaultBackend")
 	out = k.ok("explain", "widgets.spec")
 	contains(t, "explain widget", out, "Widget", "size", "<integer> -required-", "color", "<string>")
 
