@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -431,5 +432,75 @@ func TestNodeStatusUpdateDefaultsAllocatable(t *testing.T) {
 	}
 	if got.Status.Allocatable.Cpu().String() != "8" || got.Status.Allocatable.Pods().String() != "110" {
 		t.Errorf("allocatable after a status write of capacity 8 alone: %v, want the capacity", got.Status.Allocatable)
+	}
+}
+
+// TestSubresourceBodyMustNameURLObject: a Scale or a finalized Namespace
+// whose metadata names another object (or namespace) than the URL is a 400
+// with Kubernetes' messages (the update and patch handlers' namespace check
+// and checkName), and nothing is written to the URL's object.
+func TestSubresourceBodyMustNameURLObject(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	deps := cs.AppsV1().Deployments("default")
+	for _, name := range []string{"d", "e"} {
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": name}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": name}}, Spec: testPod("").Spec},
+			},
+		}
+		if _, err := deps.Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := func(what string, err error, want string) {
+		t.Helper()
+		if !apierrors.IsBadRequest(err) || err.Error() != want {
+			t.Errorf("%s: %v, want BadRequest %q", what, err, want)
+		}
+	}
+	_, err := deps.UpdateScale(ctx, "d", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}, metav1.UpdateOptions{})
+	refused("PUT d/scale naming e", err, "the name of the object (e) does not match the name on the URL (d)")
+	_, err = deps.UpdateScale(ctx, "d", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "kube-system"}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}, metav1.UpdateOptions{})
+	refused("PUT d/scale in kube-system", err, "the namespace of the provided object does not match the namespace sent on the request")
+	_, err = deps.Patch(ctx, "d", types.MergePatchType, []byte(`{"metadata":{"name":"e"},"spec":{"replicas":5}}`), metav1.PatchOptions{}, "scale")
+	refused("PATCH d/scale renaming it e", err, "the name of the object (e) does not match the name on the URL (d)")
+	rcs := cs.CoreV1().ReplicationControllers("default")
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "rc"}, Spec: corev1.ReplicationControllerSpec{
+		Replicas: ptr.To[int32](1), Selector: map[string]string{"a": "rc"},
+		Template: &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "rc"}}, Spec: testPod("").Spec}}}
+	if _, err := rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = rcs.UpdateScale(ctx, "rc", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}, metav1.UpdateOptions{})
+	refused("PUT rc/scale naming d", err, "the name of the object (d) does not match the name on the URL (rc)")
+	for _, name := range []string{"d", "e"} {
+		if sc, err := deps.GetScale(ctx, name, metav1.GetOptions{}); err != nil || sc.Spec.Replicas != 1 {
+			t.Errorf("deployment %s after the refused scales: %v %+v", name, err, sc)
+		}
+	}
+	if sc, err := rcs.GetScale(ctx, "rc", metav1.GetOptions{}); err != nil || sc.Spec.Replicas != 1 {
+		t.Errorf("rc after the refused scale: %v %+v", err, sc)
+	}
+	// The URL's own name is served.
+	if sc, err := deps.UpdateScale(ctx, "d", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 2}}, metav1.UpdateOptions{}); err != nil || sc.Spec.Replicas != 2 {
+		t.Errorf("PUT d/scale naming d: %v %+v", err, sc)
+	}
+
+	nss := cs.CoreV1().Namespaces()
+	for _, name := range []string{"fin-a", "fin-b"} {
+		if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = cs.CoreV1().RESTClient().Put().Resource("namespaces").Name("fin-a").SubResource("finalize").
+		Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fin-b"}}).Do(ctx).Error()
+	refused("PUT fin-a/finalize naming fin-b", err, "the name of the object (fin-b) does not match the name on the URL (fin-a)")
+	for _, name := range []string{"fin-a", "fin-b"} {
+		if ns, err := nss.Get(ctx, name, metav1.GetOptions{}); err != nil || len(ns.Spec.Finalizers) != 1 {
+			t.Errorf("namespace %s after the refused finalize: %v %+v", name, err, ns)
+		}
 	}
 }

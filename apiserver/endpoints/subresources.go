@@ -53,16 +53,26 @@ func (h *Handler) serveScale(req *request) error {
 		return err
 	}
 	media := contentType(req.r.Header.Get("Content-Type"))
+	var put *autoscalingv1.Scale
+	if req.info.Verb == "update" {
+		put = &autoscalingv1.Scale{}
+		if err := decodeOptions(media, body, put); err != nil {
+			return err
+		}
+		// As Kubernetes' UpdateResource, before the object is read: the
+		// Scale must name the URL's object.
+		if err := checkSubresourceName(req, &put.ObjectMeta, true); err != nil {
+			return err
+		}
+	}
 	out, err := h.guaranteedUpdate(req, req.res.Strategy, req.info.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
 		current, err := toScale(cur, paths)
 		if err != nil {
 			return nil, err
 		}
 		want := &autoscalingv1.Scale{}
-		if req.info.Verb == "update" {
-			if err := decodeOptions(media, body, want); err != nil {
-				return nil, err
-			}
+		if put != nil {
+			put.DeepCopyInto(want)
 		} else {
 			curJSON, err := encodeObject(current)
 			if err != nil {
@@ -88,6 +98,11 @@ func (h *Handler) serveScale(req *request) error {
 			if err := jsonUnmarshal(patched, want); err != nil {
 				return nil, errors.NewBadRequest(fmt.Sprintf("error decoding patched Scale: %v", err))
 			}
+			// As Kubernetes' patcher: the patched Scale must still name
+			// the URL's object.
+			if err := checkSubresourceName(req, &want.ObjectMeta, true); err != nil {
+				return nil, err
+			}
 		}
 		if want.Spec.Replicas < 0 {
 			return nil, errors.NewInvalid(scaleGVK.GroupKind(), req.info.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
@@ -107,6 +122,21 @@ func (h *Handler) serveScale(req *request) error {
 		return err
 	}
 	req.reply(http.StatusOK, sc)
+	return nil
+}
+
+// checkSubresourceName refuses a subresource body (Scale, a finalized
+// Namespace) that names another object than the URL, as Kubernetes' update
+// and patch handlers do for every body (EnsureObjectNamespaceMatchesRequest-
+// Namespace, then checkName): 400 rather than a write to the URL's object.
+// A body without a namespace takes the URL's.
+func checkSubresourceName(req *request, m *metav1.ObjectMeta, namespaced bool) error {
+	if namespaced && m.Namespace != "" && m.Namespace != req.info.Namespace {
+		return errors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if m.Name != req.info.Name {
+		return errors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.Name, req.info.Name))
+	}
 	return nil
 }
 
@@ -233,6 +263,11 @@ func (h *Handler) serveFinalize(req *request) error {
 	}
 	want := &corev1.Namespace{}
 	if err := decodeOptions(contentType(req.r.Header.Get("Content-Type")), body, want); err != nil {
+		return err
+	}
+	// A Namespace is cluster-scoped: a namespace in the body is ignored, as
+	// Kubernetes clears it; its name must be the URL's.
+	if err := checkSubresourceName(req, &want.ObjectMeta, false); err != nil {
 		return err
 	}
 	out, err := h.guaranteedUpdate(req, passthrough{}, req.info.Name, false, func(cur runtime.Object) (runtime.Object, error) {
