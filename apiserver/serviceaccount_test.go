@@ -575,3 +575,32 @@ func TestTokenReviewAudiences(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenRequestBodyMustNameURLAccount: a TokenRequest whose metadata
+// names another service account than the URL is a 422 (Kubernetes'
+// TokenREST.Create), one of another namespace a 400 (the create handler's
+// namespace check), and no token is issued for either.
+func TestTokenRequestBodyMustNameURLAccount(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	sas := admin.CoreV1().ServiceAccounts("default")
+	for _, name := range []string{"robot", "other"} {
+		if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := sas.CreateToken(ctx, "robot", &authenticationv1.TokenRequest{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{})
+	if st, ok := err.(apierrors.APIStatus); !ok || st.Status().Code != 422 ||
+		st.Status().Message != `TokenRequest.authentication.k8s.io "robot" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified` {
+		t.Errorf("token for robot naming other: %v (%+v), want 422 naming metadata.name", err, tr)
+	}
+	tr, err = sas.CreateToken(ctx, "robot", &authenticationv1.TokenRequest{ObjectMeta: metav1.ObjectMeta{Name: "robot", Namespace: "kube-system"}}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || err.Error() != "the namespace of the provided object does not match the namespace sent on the request" {
+		t.Errorf("token for default/robot in kube-system: %v (%+v), want 400", err, tr)
+	}
+	tr, err = sas.CreateToken(ctx, "robot", &authenticationv1.TokenRequest{ObjectMeta: metav1.ObjectMeta{Name: "robot", Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil || tr.Status.Token == "" || tr.Name != "robot" || tr.Namespace != "default" {
+		t.Errorf("token for robot naming itself: %v %+v", err, tr)
+	}
+}

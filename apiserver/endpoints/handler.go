@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -286,6 +287,14 @@ func (h *Handler) serveAction(req *request, act *registry.Action) error {
 		return err
 	}
 	req.warnings = append(req.warnings, d.warnings...)
+	// As Kubernetes' create handler (EnsureObjectNamespaceMatchesRequest-
+	// Namespace), for subresources too: a body of another namespace is a
+	// 400; one without a namespace takes the URL's.
+	if m, err := meta.Accessor(d.obj); err == nil && req.res.Namespaced {
+		if err := h.checkNamespace(req, m); err != nil {
+			return err
+		}
+	}
 	out, err := act.Create(req.ctx, req.info.Namespace, req.info.Name, d.obj)
 	if err != nil {
 		return err

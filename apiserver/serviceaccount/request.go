@@ -53,6 +53,15 @@ func (t *Tokens) createToken(ctx context.Context, namespace, name string, obj ru
 	if err != nil {
 		return nil, err
 	}
+	// As Kubernetes' TokenREST.Create: a name or namespace in the body must
+	// be the URL's (the handler has already refused another namespace).
+	meta := field.NewPath("metadata")
+	if tr.Name != "" && tr.Name != name {
+		return nil, apierrors.NewInvalid(tokenRequestGK, name, field.ErrorList{field.Invalid(meta.Child("name"), tr.Name, "must match the service account name if specified")})
+	}
+	if tr.Namespace != "" && tr.Namespace != namespace {
+		return nil, apierrors.NewInvalid(tokenRequestGK, name, field.ErrorList{field.Invalid(meta.Child("namespace"), tr.Namespace, "must match the service account namespace if specified")})
+	}
 	sa := &corev1.ServiceAccount{}
 	if err := t.load(ctx, "serviceaccounts", namespace, name, sa); err != nil {
 		return nil, err
