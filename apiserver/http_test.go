@@ -166,6 +166,52 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestBearerHeaderParsing: the Authorization header is read as Kubernetes'
+// bearertoken authenticator reads it: split at single spaces into at most
+// three parts, the scheme "bearer" in any case, the second part the token.
+// A token followed by more words authenticates; two spaces before the token
+// leave none (an unauthenticated request, with upstream's warning).
+func TestBearerHeaderParsing(t *testing.T) {
+	srv := apiservertest.Start(t)
+	anon := newClient(t, srv)
+	anon.anon = true
+	tok := apiservertest.AdminToken
+	const extraSpace = "the provided Authorization header contains extra space before the bearer token, and is ignored"
+	for _, tc := range []struct {
+		name, path, header string
+		code               int
+		msg, warning       string
+	}{
+		{"token then more words", "/api/v1/namespaces", "Bearer " + tok + " extra", 200, "", ""},
+		{"scheme in upper case", "/api/v1/namespaces", "BEARER " + tok, 200, "", ""},
+		{"trailing space", "/api/v1/namespaces", "Bearer " + tok + " ", 200, "", ""},
+		{"two spaces before the token", "/api/v1/namespaces", "Bearer  " + tok, 401, "Unauthorized", extraSpace},
+		{"two spaces on a public path", "/version", "Bearer  " + tok, 200, "", extraSpace},
+		{"scheme alone", "/api/v1/namespaces", "Bearer ", 401, "Unauthorized", ""},
+		{"another scheme", "/api/v1/namespaces", "Basic " + tok, 401, "Unauthorized", ""},
+		{"unknown token", "/api/v1/namespaces", "Bearer wrong", 401, "Unauthorized: unknown bearer token", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, data := anon.do("GET", tc.path, "", nil, "Authorization", tc.header)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("HTTP %d, want %d: %s", resp.StatusCode, tc.code, data)
+			}
+			if tc.msg != "" {
+				if st := status(t, data); st.Reason != metav1.StatusReasonUnauthorized || st.Message != tc.msg {
+					t.Errorf("Status %q %q, want Unauthorized %q", st.Reason, st.Message, tc.msg)
+				}
+			}
+			want := ""
+			if tc.warning != "" {
+				want = fmt.Sprintf("299 - %q", tc.warning)
+			}
+			if got := strings.Join(resp.Header.Values("Warning"), "; "); got != want {
+				t.Errorf("warnings %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestTableAndMetrics: kubectl's Table Accept gets rows with
 // PartialObjectMetadata (or nothing, per includeObject); /metrics counts.
 func TestTableAndMetrics(t *testing.T) {

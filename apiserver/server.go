@@ -22,6 +22,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -563,7 +564,15 @@ var anonymousPaths = map[string]bool{"/livez": true, "/readyz": true, "/healthz"
 
 // authenticate puts the request's user into its context, or answers 401.
 func (s *Server) authenticate(c *gin.Context) {
-	u, ok, err := s.authn.Authenticate(c.Request)
+	ctx, warnings := authn.WithWarnings(c.Request.Context())
+	u, ok, err := s.authn.Authenticate(c.Request.WithContext(ctx))
+	// Warnings about the credentials go with whatever the answer is, as
+	// Kubernetes' recorder sends them.
+	for _, text := range *warnings {
+		if h, err := utilnet.NewWarningHeader(299, "-", text); err == nil {
+			c.Writer.Header().Add("Warning", h)
+		}
+	}
 	if err != nil || !ok {
 		if err == nil && anonymousPaths[c.Request.URL.Path] {
 			c.Next()

@@ -46,18 +46,33 @@ type TokenAuthenticator interface {
 	AuthenticateToken(ctx context.Context, token string) (u *User, ok bool, err error)
 }
 
-// BearerToken returns the request's bearer token, if any.
+// BearerToken returns the request's bearer token, if any, read as
+// Kubernetes' bearertoken authenticator reads it: the header, trimmed, is
+// split at single spaces into at most three parts; the first must be
+// "bearer" in any case and the second is the token, whatever follows it.
+// So "Bearer t extra" carries t, and "Bearer  t" (two spaces) carries none.
 func BearerToken(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
+	tok, _ := parseBearer(r.Header.Get("Authorization"))
+	return tok, tok != ""
+}
+
+// ExtraSpaceWarning is Kubernetes' warning for an Authorization header with
+// more than one space before its bearer token, which is then ignored.
+const ExtraSpaceWarning = "the provided Authorization header contains extra space before the bearer token, and is ignored"
+
+// parseBearer is BearerToken's reading of an Authorization header;
+// extraSpace reports an empty token followed by more (the header had two
+// spaces after the scheme).
+func parseBearer(h string) (tok string, extraSpace bool) {
+	h = strings.TrimSpace(h)
 	if h == "" {
 		return "", false
 	}
-	scheme, tok, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "bearer") {
+	parts := strings.SplitN(h, " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") {
 		return "", false
 	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
+	return parts[1], parts[1] == "" && len(parts) == 3
 }
 
 // BearerTokens authenticates requests by their bearer token with a list of
@@ -65,10 +80,15 @@ func BearerToken(r *http.Request) (string, bool) {
 // token nobody recognises is an invalid credential (401), not anonymous.
 type BearerTokens []TokenAuthenticator
 
-// Authenticate implements Authenticator.
+// Authenticate implements Authenticator. A header with an empty token is
+// no credential; one with extra space before its token gets Kubernetes'
+// warning (AddWarning).
 func (b BearerTokens) Authenticate(r *http.Request) (*User, bool, error) {
-	tok, ok := BearerToken(r)
-	if !ok {
+	tok, extraSpace := parseBearer(r.Header.Get("Authorization"))
+	if tok == "" {
+		if extraSpace {
+			AddWarning(r.Context(), ExtraSpaceWarning)
+		}
 		return nil, false, nil
 	}
 	return b.AuthenticateToken(r.Context(), tok)
@@ -86,6 +106,24 @@ func (b BearerTokens) AuthenticateToken(ctx context.Context, tok string) (*User,
 		}
 	}
 	return nil, false, fmt.Errorf("%w: unknown bearer token", ErrInvalidCredential)
+}
+
+type warningsKey struct{}
+
+// WithWarnings returns a context in which authenticators record warnings
+// for the response (as Kubernetes' warning.AddWarning), and the list they
+// are recorded in.
+func WithWarnings(ctx context.Context) (context.Context, *[]string) {
+	w := new([]string)
+	return context.WithValue(ctx, warningsKey{}, w), w
+}
+
+// AddWarning records a warning for the response, where the context was
+// made by WithWarnings; elsewhere it is dropped.
+func AddWarning(ctx context.Context, text string) {
+	if w, ok := ctx.Value(warningsKey{}).(*[]string); ok {
+		*w = append(*w, text)
+	}
 }
 
 // MaxTokenBytes bounds the bearer tokens looked at: no real token comes
