@@ -4,10 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,6 +169,41 @@ func TestAuthentication(t *testing.T) {
 	_, data := anon.do("GET", "/version", "", nil)
 	if err := json.Unmarshal(data, &v); err != nil || v.Major != "1" || v.Minor != "33" || v.GitVersion != "v1.33.0" {
 		t.Errorf("/version = %s", data)
+	}
+}
+
+// TestClientCertWithoutCommonName: a client certificate of the cluster CA
+// with an empty CommonName names nobody, and is no credential rather than a
+// failed one (Kubernetes' x509 CommonNameUserConversion answers "not
+// authenticated" without an error): a bearer token sent with it
+// authenticates the request, and without one the request is
+// unauthenticated, a 401 outside the public paths.
+func TestClientCertWithoutCommonName(t *testing.T) {
+	srv := apiservertest.Start(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{Organization: []string{"system:masters"}},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true,
+	}, srv.Bundle.CACert, &key.PublicKey, srv.Bundle.CAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, srv)
+	c.hc.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}
+	if resp, data := c.do("GET", "/api/v1/namespaces", "", nil); resp.StatusCode != 200 {
+		t.Errorf("certificate without a CommonName and the admin token: %d %s, want 200", resp.StatusCode, data)
+	}
+	c.anon = true
+	resp, data := c.do("GET", "/api/v1/namespaces", "", nil)
+	if st := status(t, data); resp.StatusCode != 401 || st.Reason != metav1.StatusReasonUnauthorized || st.Message != "Unauthorized" {
+		t.Errorf("certificate without a CommonName alone: %d %s, want 401 Unauthorized", resp.StatusCode, data)
+	}
+	if resp, data := c.do("GET", "/version", "", nil); resp.StatusCode != 200 {
+		t.Errorf("certificate without a CommonName on /version: %d %s, want 200", resp.StatusCode, data)
 	}
 }
 

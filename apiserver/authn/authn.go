@@ -231,7 +231,10 @@ func (c ClientCert) Authenticate(r *http.Request) (*User, bool, error) {
 		return nil, false, fmt.Errorf("%w: client certificate: %v", ErrInvalidCredential, err)
 	}
 	if leaf.Subject.CommonName == "" {
-		return nil, false, fmt.Errorf("%w: client certificate has no common name", ErrInvalidCredential)
+		// It names nobody: no credential, not a failed one, as Kubernetes'
+		// CommonNameUserConversion, so that a bearer token sent with it
+		// still counts.
+		return nil, false, nil
 	}
 	groups := append([]string{}, leaf.Subject.Organization...)
 	u := &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(groups)}
