@@ -172,6 +172,35 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestAnonymousPathsArePublicInfoViewers: an unauthenticated request is
+// served exactly where Kubernetes' system:public-info-viewer ClusterRole
+// (bound to system:unauthenticated) lets it: get /healthz, /livez, /readyz,
+// /version and /version/; anything else, the health checks' own paths
+// included, is a 401 in skiff.
+func TestAnonymousPathsArePublicInfoViewers(t *testing.T) {
+	srv := apiservertest.Start(t)
+	anon := newClient(t, srv)
+	anon.anon = true
+	for _, p := range []string{"/healthz", "/livez", "/readyz", "/version", "/version/"} {
+		if resp, data := anon.do("GET", p, "", nil); resp.StatusCode != 200 {
+			t.Errorf("anonymous GET %s: %d %s, want 200", p, resp.StatusCode, data)
+		}
+	}
+	var v struct{ GitVersion string }
+	if _, data := anon.do("GET", "/version/", "", nil); json.Unmarshal(data, &v) != nil || v.GitVersion != "v1.33.0" {
+		t.Errorf("/version/ = %s, want the version", data)
+	}
+	for _, req := range [][2]string{
+		{"GET", "/livez/ping"}, {"GET", "/readyz/ping"}, {"GET", "/healthz/ping"}, {"GET", "/healthz/"}, {"GET", "/livez/"},
+		{"GET", "/version/x"}, {"POST", "/version"}, {"DELETE", "/version/"},
+	} {
+		resp, data := anon.do(req[0], req[1], "", nil)
+		if resp.StatusCode != 401 || status(t, data).Reason != metav1.StatusReasonUnauthorized {
+			t.Errorf("anonymous %s %s: %d %s, want 401 Unauthorized", req[0], req[1], resp.StatusCode, data)
+		}
+	}
+}
+
 // TestClientCertWithoutCommonName: a client certificate of the cluster CA
 // with an empty CommonName names nobody, and is no credential rather than a
 // failed one (Kubernetes' x509 CommonNameUserConversion answers "not

@@ -464,7 +464,9 @@ func (s *Server) routes() *gin.Engine {
 		e.GET(path, h)
 		e.GET(path+"/:check", h) // authorized, unlike path itself
 	}
+	// Both, as Kubernetes' go-restful route serves them.
 	e.GET("/version", s.version)
+	e.GET("/version/", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	if s.cfg.NodeSigner != nil {
 		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, NodeCA: s.cfg.NodeCAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode, Log: s.log}))
@@ -559,8 +561,34 @@ func (s *Server) observe(c *gin.Context) {
 	s.metrics.Observe(verb, resource, c.Writer.Status(), time.Since(start))
 }
 
-// anonymousPaths may be read without credentials.
-var anonymousPaths = map[string]bool{"/livez": true, "/readyz": true, "/healthz": true, "/version": true}
+// anonymousPaths may be read (get) without credentials: exactly the
+// nonResourceURLs of Kubernetes' system:public-info-viewer ClusterRole,
+// which is bound to system:unauthenticated (/healthz, /livez, /readyz,
+// /version, /version/). Unauthenticated requests for anything else are a
+// 401 in skiff, where Kubernetes would authorize system:anonymous.
+var anonymousPaths = publicInfoPaths()
+
+func publicInfoPaths() map[string]bool {
+	paths := map[string]bool{}
+	for _, role := range bootstrap.ClusterRoles() {
+		if role.Name != "system:public-info-viewer" {
+			continue
+		}
+		for _, r := range role.Rules {
+			if slices.Contains(r.Verbs, "get") {
+				for _, u := range r.NonResourceURLs {
+					paths[u] = true
+				}
+			}
+		}
+	}
+	return paths
+}
+
+// anonymousAllowed reports whether an unauthenticated request is served.
+func anonymousAllowed(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && anonymousPaths[r.URL.Path]
+}
 
 // authenticate puts the request's user into its context, or answers 401.
 func (s *Server) authenticate(c *gin.Context) {
@@ -574,7 +602,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if err != nil || !ok {
-		if err == nil && anonymousPaths[c.Request.URL.Path] {
+		if err == nil && anonymousAllowed(c.Request) {
 			c.Next()
 			return
 		}
