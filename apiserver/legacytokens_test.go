@@ -183,3 +183,76 @@ func TestReplacedLegacyTokenIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedLegacyTokenSecretRefusesItsToken: as Kubernetes' legacy token
+// validator, the token a service account token Secret holds stops
+// authenticating as soon as the Secret is deleted, or is being deleted (a
+// deletionTimestamp, the Secret held by a finalizer), with no leeway; a
+// TokenRequest token merely bound to a Secret being deleted keeps the
+// minute's leeway Kubernetes' bound-token validator gives it.
+func TestDeletedLegacyTokenSecretRefusesItsToken(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := admin.CoreV1().Secrets("default")
+	// legacy creates a token Secret holding a token bound to it, as the
+	// token Secret controller does, and returns that token and one merely
+	// bound to the Secret.
+	legacy := func(name string, finalizers ...string) (held, bound string) {
+		secret, err := secrets.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers, Annotations: map[string]string{corev1.ServiceAccountNameKey: "builder"}},
+			Type:       corev1.SecretTypeServiceAccountToken,
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		issue := func(seconds int64) string {
+			tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+				ExpirationSeconds: ptr.To(seconds),
+				BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
+			}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr.Status.Token
+		}
+		held, bound = issue(int64(1)<<32), issue(3600)
+		secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(held)}
+		if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return held, bound
+	}
+	whoami := func(tok string) error {
+		_, err := clientsetFor(t, tokenConfig(srv, tok)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err
+	}
+
+	gone, _ := legacy("gone-token")
+	if err := whoami(gone); err != nil {
+		t.Fatalf("the legacy token: %v", err)
+	}
+	if err := secrets.Delete(ctx, "gone-token", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := whoami(gone); !apierrors.IsUnauthorized(err) {
+		t.Errorf("the legacy token of a deleted Secret: %v, want 401", err)
+	}
+
+	held, bound := legacy("held-token", "example.com/hold")
+	if err := whoami(held); err != nil {
+		t.Fatalf("the legacy token: %v", err)
+	}
+	if err := secrets.Delete(ctx, "held-token", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := whoami(held); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been deleted") {
+		t.Errorf("the legacy token of a Secret being deleted: %v, want 401 saying it was deleted", err)
+	}
+	if err := whoami(bound); err != nil {
+		t.Errorf("a token bound to a Secret deleted a moment ago: %v, want it served", err)
+	}
+}

@@ -64,10 +64,16 @@ func issuedToHold(secret *corev1.Secret, c *claims) bool {
 }
 
 // checkLegacy is the legacy token's part of authentication, as Kubernetes'
-// legacy validator: a Secret labelled invalid-since refuses its token; every
-// use, refused or not, counts in the metrics and dates the Secret's
-// last-used label.
+// legacy validator: a Secret being deleted refuses its token at once (the
+// minute's leeway of tokens merely bound to an object being deleted is not
+// given to the token a Secret holds), and such a use is not tracked; a
+// Secret labelled invalid-since refuses its token; every other use,
+// refused or not, counts in the metrics and dates the Secret's last-used
+// label.
 func (t *Tokens) checkLegacy(ctx context.Context, secret *corev1.Secret, sa *corev1.ServiceAccount) error {
+	if secret.DeletionTimestamp != nil {
+		return fmt.Errorf("%w: service account token: secret %s/%s has been deleted", authn.ErrInvalidCredential, secret.Namespace, secret.Name)
+	}
 	t.tracker.used(ctx, secret, t.now())
 	if _, invalid := secret.Labels[InvalidSinceLabel]; invalid {
 		t.used.invalidAuto.Inc()
