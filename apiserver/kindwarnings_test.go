@@ -96,3 +96,54 @@ func TestKindWarnings(t *testing.T) {
 	}
 	expect("pod patch")
 }
+
+// TestServiceWarnings: a Service's create and updates get v1.33's Service
+// warnings (GetWarningsForService) as Warning headers, on every update
+// whatever it changed; its status writes get none.
+func TestServiceWarnings(t *testing.T) {
+	_, srv := clientset(t)
+	ctx := context.Background()
+	var warnings []string
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	expect := func(what string, want ...string) {
+		t.Helper()
+		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: warnings\n %q\nwant\n %q", what, warnings, want)
+		}
+		warnings = nil
+	}
+	services := cs.CoreV1().Services("default")
+	svc, err := services.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{corev1.DeprecatedAnnotationTopologyAwareHints: "auto"}},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports:                    []corev1.ServicePort{{Port: 80}},
+			LoadBalancerSourceRanges: []string{"10.0.0.1/8"},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead"
+	ranges := `spec.loadBalancerSourceRanges[0]: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)`
+	expect("create", hints, ranges)
+
+	svc.Labels = map[string]string{"team": "a"}
+	if svc, err = services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("update of the labels", hints, ranges)
+
+	if svc, err = services.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"externalName":"example.com"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("patch setting an externalName", hints, ranges, `spec.externalName is ignored when spec.type is not "ExternalName"`)
+
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if _, err := services.UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("status update")
+}

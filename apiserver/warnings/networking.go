@@ -44,10 +44,12 @@ func networkPolicyCIDRs(np *networkingv1.NetworkPolicy) []string {
 	return w
 }
 
-// cidrWarnings is ipWarnings for a CIDR: bits set beyond the prefix make
-// it ambiguous, leading zeros and IPv4-mapped IPv6 are still accepted (with
-// v1.33's text, not apimachinery's newer one, which calls them invalid),
-// IPv6 should be canonical.
+// cidrWarnings warns about a CIDR value as v1.33's GetWarningsForCIDR does
+// (NetworkPolicy ipBlocks, a Service's loadBalancerSourceRanges): bits set
+// past the prefix length (is it the subnet or the one address?), a form
+// v1.33 announces it will refuse (leading zeros, IPv4-mapped IPv6), else
+// IPv6 not in its canonical form. The texts are v1.33's; the apimachinery
+// skiff builds with words the second differently since.
 func cidrWarnings(path *field.Path, value string) []string {
 	ip, ipnet, err := netutils.ParseCIDRSloppy(value)
 	if err != nil {

@@ -9,7 +9,9 @@
 // through the main strategy) warn: the status strategies return none.
 // Updates warn only when what the warnings are about changed, as upstream
 // does by comparing generations, so that a controller's routine writes, and
-// a user's edit of a label, do not repeat warnings nobody can act on.
+// a user's edit of a label, do not repeat warnings nobody can act on; a
+// Service's are given on every update, as upstream's Service strategy
+// gives them.
 package warnings
 
 import (
@@ -68,6 +70,8 @@ func OnCreate(obj runtime.Object) []string {
 		return ingressClassAnnotation(o)
 	case *networkingv1.NetworkPolicy:
 		return networkPolicyCIDRs(o)
+	case *corev1.Service:
+		return service(o)
 	}
 	return nil
 }
@@ -80,6 +84,9 @@ func OnCreate(obj runtime.Object) []string {
 // their updates are frequent and mostly made by controllers.
 func OnUpdate(obj, old runtime.Object) []string {
 	switch o := obj.(type) {
+	case *corev1.Service:
+		// Every update, whatever changed, as upstream's strategy.
+		return service(o)
 	case *corev1.PodTemplate:
 		if p, ok := old.(*corev1.PodTemplate); ok && !apiequality.Semantic.DeepEqual(o.Template, p.Template) {
 			return podSpecAndMeta(field.NewPath("template"), &o.Template.Spec, &o.Template.ObjectMeta)

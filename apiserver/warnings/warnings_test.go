@@ -231,3 +231,40 @@ func TestUpdateOnlyWhatChanged(t *testing.T) {
 	var none runtime.Object = &corev1.ConfigMap{}
 	check(t, "mismatch", OnUpdate(scaled, none))
 }
+
+// TestService: v1.33's GetWarningsForService, in its order, on create and on
+// every update.
+func TestService(t *testing.T) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{corev1.DeprecatedAnnotationTopologyAwareHints: "auto"}},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.010", ClusterIPs: []string{"10.0.0.010", "2001:DB8::1"},
+			ExternalIPs:              []string{"192.168.001.2", "::ffff:1.2.3.4", "1.2.3.4"},
+			LoadBalancerIP:           "2001:db8:0::5",
+			LoadBalancerSourceRanges: []string{"10.0.0.1/8", "010.0.0.0/8", "2001:DB8::/32", "::ffff:1.2.3.0/120", "10.0.0.0/8", "not a cidr"},
+			ExternalName:             "example.com",
+		},
+	}
+	want := []string{
+		"annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead",
+		`spec.clusterIPs[0]: non-standard IP address "10.0.0.010" will be considered invalid in a future Kubernetes release: use "10.0.0.10"`,
+		`spec.clusterIPs[1]: IPv6 address "2001:DB8::1" should be in RFC 5952 canonical format ("2001:db8::1")`,
+		`spec.externalIPs[0]: non-standard IP address "192.168.001.2" will be considered invalid in a future Kubernetes release: use "192.168.1.2"`,
+		`spec.externalIPs[1]: non-standard IP address "::ffff:1.2.3.4" will be considered invalid in a future Kubernetes release: use "1.2.3.4"`,
+		`spec.loadBalancerIP: IPv6 address "2001:db8:0::5" should be in RFC 5952 canonical format ("2001:db8::5")`,
+		`spec.loadBalancerSourceRanges[0]: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)`,
+		`spec.loadBalancerSourceRanges[1]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"`,
+		`spec.loadBalancerSourceRanges[2]: IPv6 CIDR value "2001:DB8::/32" should be in RFC 5952 canonical format ("2001:db8::/32")`,
+		`spec.loadBalancerSourceRanges[3]: non-standard CIDR value "::ffff:1.2.3.0/120" will be considered invalid in a future Kubernetes release: use "1.2.3.0/24"`,
+		`spec.externalName is ignored when spec.type is not "ExternalName"`,
+	}
+	check(t, "create", OnCreate(svc), want...)
+	check(t, "update", OnUpdate(svc, svc.DeepCopy()), want...)
+
+	external := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com", ExternalIPs: []string{"1.2.3.4"}}}
+	check(t, "ExternalName with externalIPs", OnCreate(external), `spec.externalIPs is ignored when spec.type is "ExternalName"`)
+	headless := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+		SessionAffinity: corev1.ServiceAffinityClientIP}}
+	check(t, "headless (v1.33 says nothing of what it ignores)", OnCreate(headless))
+	check(t, "plain", OnCreate(&corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.0.0.10", ClusterIPs: []string{"10.0.0.10"}}}))
+}
