@@ -100,7 +100,7 @@ func loadTokenFile(log *slog.Logger, path, key, what string) (string, error) {
 			return "", fmt.Errorf("writing the generated %s: %w", what, werr)
 		}
 		if created {
-			log.Info("generated a "+what, "file", path)
+			log.Info("generated the "+what, "file", path)
 		}
 		// Either ours or one a concurrent start wrote first: read what is there.
 		data, err = os.ReadFile(path)
