@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,6 +16,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/skiffkube/skiff/apiserver/apiservertest"
+	"github.com/skiffkube/skiff/apiserver/pki"
 )
 
 // client is a raw HTTPS client authenticated as admin with the bearer token.
@@ -233,6 +236,64 @@ func TestClientCertWithoutCommonName(t *testing.T) {
 	}
 	if resp, data := c.do("GET", "/version", "", nil); resp.StatusCode != 200 {
 		t.Errorf("certificate without a CommonName on /version: %d %s, want 200", resp.StatusCode, data)
+	}
+}
+
+// TestFailedCertificateWithToken: a client certificate that fails
+// verification (expired, or from another CA) does not stop a valid bearer
+// token sent with it from authenticating the request, as Kubernetes' union
+// authenticator tries every authenticator and fails only when none
+// succeeds. With a bad token too, the 401 says why each failed.
+func TestFailedCertificateWithToken(t *testing.T) {
+	srv := apiservertest.Start(t)
+	other, err := pki.Ensure(filepath.Join(t.TempDir(), "other"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(caCert *x509.Certificate, caKey crypto.Signer, notBefore, notAfter time.Time) tls.Certificate {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+			SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "mallory"},
+			NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true,
+		}, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name, reason string
+		cert         tls.Certificate
+	}{
+		{"expired", "expired", leaf(srv.Bundle.CACert, srv.Bundle.CAKey, now.Add(-2*time.Hour), now.Add(-time.Hour))},
+		{"from another CA", "certificate signed by unknown authority", leaf(other.CACert, other.CAKey, now.Add(-time.Minute), now.Add(time.Hour))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, srv)
+			c.hc.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{tc.cert}
+			resp, data := c.do("GET", "/api/v1/namespaces", "", nil)
+			if resp.StatusCode != 200 {
+				t.Errorf("%s certificate and the admin token: %d %s, want 200", tc.name, resp.StatusCode, data)
+			}
+			c.anon = true
+			resp, data = c.do("GET", "/api/v1/namespaces", "", nil, "Authorization", "Bearer wrong")
+			st := status(t, data)
+			if resp.StatusCode != 401 || st.Reason != metav1.StatusReasonUnauthorized ||
+				!strings.HasPrefix(st.Message, "Unauthorized: client certificate: ") ||
+				!strings.Contains(st.Message, tc.reason) || !strings.HasSuffix(st.Message, "; unknown bearer token") {
+				t.Errorf("%s certificate and an unknown token: %d %s, want 401 saying why each failed", tc.name, resp.StatusCode, data)
+			}
+			resp, data = c.do("GET", "/api/v1/namespaces", "", nil)
+			if st := status(t, data); resp.StatusCode != 401 || !strings.HasPrefix(st.Message, "Unauthorized: client certificate: ") ||
+				!strings.Contains(st.Message, tc.reason) || strings.Contains(st.Message, ";") {
+				t.Errorf("%s certificate alone: %d %s, want 401 saying why it failed", tc.name, resp.StatusCode, data)
+			}
+		})
 	}
 }
 

@@ -153,20 +153,54 @@ func UserFrom(ctx context.Context) (*User, bool) {
 	return u, ok && u != nil
 }
 
-// Union tries each authenticator in order; the first that recognises a
-// credential decides.
+// Union tries each authenticator in order, as Kubernetes' union
+// authenticator (union.New, which kube-apiserver uses): the first that
+// authenticates the request decides, even after another found its
+// credential invalid, so an expired client certificate sent with a valid
+// bearer token authenticates by the token. Only when none succeeds are the
+// failures returned, all of them, as one error.
 type Union []Authenticator
 
 // Authenticate implements Authenticator.
 func (us Union) Authenticate(r *http.Request) (*User, bool, error) {
+	var errs []error
 	for _, a := range us {
 		u, ok, err := a.Authenticate(r)
-		if err != nil || ok {
-			return u, ok, err
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			return u, true, nil
 		}
 	}
-	return nil, false, nil
+	switch len(errs) {
+	case 0:
+		return nil, false, nil
+	case 1:
+		return nil, false, errs[0]
+	}
+	return nil, false, unionError(errs)
 }
+
+// unionError is the failures of several authenticators: errors.Is sees
+// each, and the message says why each credential failed.
+type unionError []error
+
+func (e unionError) Error() string {
+	prefix := ErrInvalidCredential.Error() + ": "
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, err := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(strings.TrimPrefix(err.Error(), prefix))
+	}
+	return b.String()
+}
+
+func (e unionError) Unwrap() []error { return e }
 
 // ClientCert authenticates TLS client certificates that chain to Roots.
 type ClientCert struct {
