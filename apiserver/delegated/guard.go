@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+
+	"github.com/skiffkube/skiff/apiserver/authn"
 )
 
 // Anonymous is who a caller without credentials is, as on the API server.
@@ -71,7 +73,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	user, err := g.authenticate(r.Context(), r.Header.Get("Authorization"))
+	user, err := g.authenticate(r)
 	if err != nil {
 		writeStatus(w, err.code, err.msg)
 		return
@@ -99,16 +101,18 @@ type statusError struct {
 	msg  string
 }
 
-// authenticate is the caller: Anonymous without an Authorization header,
-// else the user the API server finds for its bearer token.
-func (g *Guard) authenticate(ctx context.Context, header string) (authenticationv1.UserInfo, *statusError) {
-	if header == "" {
+// authenticate is the caller: the user the API server finds for the
+// request's bearer token, read by the API server's own rule
+// (authn.BearerToken, Kubernetes' bearertoken authenticator, which
+// delegated authentication uses too); Anonymous when the request carries no
+// bearer token (no Authorization header, another scheme, or none left
+// after the scheme), as the anonymous authenticator after the union.
+func (g *Guard) authenticate(r *http.Request) (authenticationv1.UserInfo, *statusError) {
+	token, ok := authn.BearerToken(r)
+	if !ok {
 		return Anonymous, nil
 	}
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if token = strings.TrimSpace(token); !ok || token == "" {
-		return authenticationv1.UserInfo{}, &statusError{http.StatusUnauthorized, "Unauthorized: only bearer tokens are accepted"}
-	}
+	ctx := r.Context()
 	// The cache holds the token's hash, never the token.
 	key := sha256.Sum256([]byte(token))
 	if v, ok := g.users.Get(key); ok {
