@@ -368,3 +368,53 @@ func TestServiceTypeChangeDropsTypeDependentFields(t *testing.T) {
 		t.Errorf("ClusterIP with a new node port: %v, want Invalid", err)
 	}
 }
+
+// TestServiceLoadBalancerSourceRanges: a Service's loadBalancerSourceRanges
+// (and the older annotation) are judged as v1.33 judges them, with its
+// messages: only a LoadBalancer may have them, and each must be a CIDR.
+func TestServiceLoadBalancerSourceRanges(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	for _, tc := range []struct {
+		name, typ string
+		ranges    []string
+		ann       string
+		msg       string // "" means created
+	}{
+		{"CIDRs on a LoadBalancer", "LoadBalancer", []string{"10.0.0.0/8", " 192.168.1.5/24"}, "", ""},
+		{"not a CIDR", "LoadBalancer", []string{"10.0.0.0/8", "10.0.0.1"}, "",
+			`Service "not-a-cidr" is invalid: spec.LoadBalancerSourceRanges[1]: Invalid value: "10.0.0.1": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`},
+		{"on a ClusterIP Service", "ClusterIP", []string{"10.0.0.0/8"}, "",
+			"Service \"on-a-clusterip-service\" is invalid: spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'"},
+		{"annotation not a CIDR", "LoadBalancer", nil, "10.0.0.0/8,nope",
+			`Service "annotation-not-a-cidr" is invalid: metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "nope": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := service(strings.ReplaceAll(strings.ToLower(tc.name), " ", "-"), tc.typ, "")
+			svc.Spec.LoadBalancerSourceRanges = tc.ranges
+			if tc.ann != "" {
+				svc.Annotations = map[string]string{corev1.AnnotationLoadBalancerSourceRangesKey: tc.ann}
+			}
+			_, err := svcs.Create(ctx, svc, metav1.CreateOptions{})
+			if tc.msg == "" {
+				if err != nil {
+					t.Fatalf("create: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) || err.Error() != tc.msg {
+				t.Fatalf("create: %v\nwant Invalid: %s", err, tc.msg)
+			}
+		})
+	}
+	// A LoadBalancer that becomes a ClusterIP Service must drop its ranges.
+	_, err := svcs.Patch(ctx, "cidrs-on-a-loadbalancer", types.MergePatchType, []byte(`{"spec":{"type":"ClusterIP"}}`), metav1.PatchOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'") {
+		t.Errorf("LoadBalancer -> ClusterIP keeping the ranges: %v, want Invalid", err)
+	}
+	if _, err := svcs.Patch(ctx, "cidrs-on-a-loadbalancer", types.MergePatchType,
+		[]byte(`{"spec":{"type":"ClusterIP","loadBalancerSourceRanges":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("LoadBalancer -> ClusterIP dropping the ranges: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -197,6 +198,63 @@ func validateServiceRouting(svc *corev1.Service, annotations, trafficDistributio
 	return errs
 }
 
+// validateLoadBalancerSourceRanges checks spec.loadBalancerSourceRanges,
+// or the older service.beta.kubernetes.io/load-balancer-source-ranges
+// annotation when the field is empty, as v1.33's ValidateService: only a
+// LoadBalancer may have them, and each must be a CIDR. The path keeps
+// Kubernetes' capital L (spec.LoadBalancerSourceRanges).
+//
+// CIDRs are parsed as v1.33 does with its StrictIPCIDRValidation gate off
+// (the default): leniently, as netutils.ParseCIDRSloppy (leading zeros,
+// bits past the prefix and IPv4-mapped IPv6 pass, with the warnings of
+// warnings/), and with spaces around each value allowed. (spec.loadBalancerIP
+// is not judged at all in v1.33, only warned about.)
+//
+// old is the stored Service on update, nil on create. As v1.33's
+// ValidateServiceUpdate, a CIDR the stored Service already had is not
+// judged again, and an unchanged annotation is not; the type rule is
+// judged unless neither the type nor the values changed (a Service skiff
+// stored before these rules, which Kubernetes could not hold, can still
+// be written and mended).
+func validateLoadBalancerSourceRanges(svc, old *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	const onlyLB = "may only be used when `type` is 'LoadBalancer'"
+	key := corev1.AnnotationLoadBalancerSourceRangesKey
+	isLB := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	sameType := old != nil && old.Spec.Type == svc.Spec.Type
+	if ranges := svc.Spec.LoadBalancerSourceRanges; len(ranges) > 0 {
+		p := field.NewPath("spec", "LoadBalancerSourceRanges")
+		if !isLB && !(sameType && slices.Equal(ranges, old.Spec.LoadBalancerSourceRanges)) {
+			errs = append(errs, field.Forbidden(p, onlyLB))
+		}
+		var stored []string
+		if old != nil {
+			for _, v := range old.Spec.LoadBalancerSourceRanges {
+				stored = append(stored, strings.TrimSpace(v))
+			}
+		}
+		for i, v := range ranges {
+			errs = append(errs, validation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(v), false, stored)...)
+		}
+	} else if val, ok := svc.Annotations[key]; ok {
+		p := field.NewPath("metadata", "annotations").Key(key)
+		oldVal, oldOK := "", false
+		if old != nil {
+			oldVal, oldOK = old.Annotations[key]
+		}
+		unchanged := oldOK && oldVal == val
+		if !isLB && !(sameType && unchanged) {
+			errs = append(errs, field.Forbidden(p, onlyLB))
+		}
+		if val = strings.TrimSpace(val); val != "" && !unchanged {
+			for _, v := range strings.Split(val, ",") {
+				errs = append(errs, validation.IsValidCIDRForLegacyField(p, strings.TrimSpace(v), false, nil)...)
+			}
+		}
+	}
+	return errs
+}
+
 func validateServicePort(p *corev1.ServicePort, requireName bool, names sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if requireName && p.Name == "" {
@@ -262,6 +320,7 @@ func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
 	annotationsChanged := newSvc.Annotations[corev1.AnnotationTopologyMode] != oldSvc.Annotations[corev1.AnnotationTopologyMode] ||
 		newSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints] != oldSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
 	errs := validateServiceRouting(newSvc, annotationsChanged, !ptr.Equal(newSvc.Spec.TrafficDistribution, oldSvc.Spec.TrafficDistribution))
+	errs = append(errs, validateLoadBalancerSourceRanges(newSvc, oldSvc)...)
 	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
 		return errs
 	}

@@ -153,3 +153,110 @@ func TestServiceReplaceWithoutClusterIP(t *testing.T) {
 	defaulting.Default(bare)
 	expectErrors(t, ValidateUpdate(bare, old), []want{{"spec.clusterIPs[0]", invalid}})
 }
+
+// loadBalancer returns a valid LoadBalancer Service, changed by mutate.
+func loadBalancer(mutate func(*corev1.Service)) *corev1.Service {
+	return svcWith(func(s *corev1.Service) {
+		s.Spec.Type = corev1.ServiceTypeLoadBalancer
+		mutate(s)
+	})
+}
+
+// v1.33's ValidateService rules for loadBalancerSourceRanges and its older
+// annotation, with StrictIPCIDRValidation off: only on a LoadBalancer, and
+// each a CIDR as ParseCIDRSloppy reads one (spaces around it allowed).
+// loadBalancerIP is not judged.
+func TestValidateLoadBalancerSourceRanges(t *testing.T) {
+	const key = corev1.AnnotationLoadBalancerSourceRangesKey
+	annotated := func(val string) func(*corev1.Service) {
+		return func(s *corev1.Service) { s.Annotations = map[string]string{key: val} }
+	}
+	ranges := func(r ...string) func(*corev1.Service) {
+		return func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = r }
+	}
+	const annPath = "metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]"
+	runCreate(t, []testCase{
+		{name: "CIDRs on a LoadBalancer", obj: loadBalancer(ranges("10.0.0.0/8", "2001:db8::/64"))},
+		{name: "spaces around a CIDR", obj: loadBalancer(ranges(" 10.0.0.0/8 "))},
+		{name: "lenient forms pass (warned about)", obj: loadBalancer(ranges("10.0.0.5/8", "010.000.000.000/8", "::ffff:1.2.3.0/120", "2001:DB8::/64"))},
+		{name: "not a CIDR", obj: loadBalancer(ranges("10.0.0.0/8", "10.0.0.1", "example.com/8", "")),
+			want: []want{{"spec.LoadBalancerSourceRanges[1]", invalid}, {"spec.LoadBalancerSourceRanges[2]", invalid}, {"spec.LoadBalancerSourceRanges[3]", invalid}}},
+		{name: "on a ClusterIP Service", obj: svcWith(ranges("10.0.0.0/8")), want: []want{{"spec.LoadBalancerSourceRanges", forbidden}}},
+		{name: "on a NodePort Service, not a CIDR", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; ranges("x")(s) }),
+			want: []want{{"spec.LoadBalancerSourceRanges", forbidden}, {"spec.LoadBalancerSourceRanges[0]", invalid}}},
+		{name: "annotation on a LoadBalancer", obj: loadBalancer(annotated(" 10.0.0.0/8 , 192.168.0.0/16 "))},
+		{name: "empty annotation", obj: loadBalancer(annotated("  "))},
+		{name: "annotation not CIDRs", obj: loadBalancer(annotated("10.0.0.0/8,nope,")), want: []want{{annPath, invalid}, {annPath, invalid}}},
+		{name: "annotation on a ClusterIP Service", obj: svcWith(annotated("10.0.0.0/8")), want: []want{{annPath, forbidden}}},
+		{name: "the field wins over the annotation", obj: loadBalancer(func(s *corev1.Service) { ranges("10.0.0.0/8")(s); annotated("nope")(s) })},
+		{name: "loadBalancerIP not judged", obj: svcWith(func(s *corev1.Service) { s.Spec.LoadBalancerIP = "not an address" })},
+	})
+
+	errs := Validate(svcWith(ranges("10.0.0.0/8")))
+	if len(errs) != 1 || errs[0].Error() != "spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'" {
+		t.Fatalf("got %v", errs)
+	}
+	errs = Validate(loadBalancer(ranges(" 10.0.0.300/8")))
+	if len(errs) != 1 || errs[0].Error() != `spec.LoadBalancerSourceRanges[0]: Invalid value: "10.0.0.300/8": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)` {
+		t.Fatalf("got %v", errs)
+	}
+	errs = Validate(loadBalancer(annotated("10.0.0.0/8, 1.2.3.4")))
+	if len(errs) != 1 || errs[0].Error() != annPath+`: Invalid value: "1.2.3.4": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)` {
+		t.Fatalf("got %v", errs)
+	}
+}
+
+// On update, as v1.33's ValidateServiceUpdate: CIDRs the stored Service
+// already had, and an unchanged annotation, are not judged again; new ones
+// are. The type rule holds on every update that changes the type or the
+// values (a Service stored before these rules keeps what it holds).
+func TestValidateLoadBalancerSourceRangesUpdate(t *testing.T) {
+	const key = corev1.AnnotationLoadBalancerSourceRangesKey
+	const annPath = "metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]"
+	lb := stored(loadBalancer(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.10"
+		s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8", " bad "}
+	}))
+	relabelled := lb.DeepCopy()
+	relabelled.Labels = map[string]string{"x": "y"}
+	reordered := lb.DeepCopy()
+	reordered.Spec.LoadBalancerSourceRanges = []string{"bad", "192.168.0.0/16", "10.0.0.0/8"}
+	added := lb.DeepCopy()
+	added.Spec.LoadBalancerSourceRanges = append(added.Spec.LoadBalancerSourceRanges, "worse")
+	toClusterIP := lb.DeepCopy()
+	toClusterIP.Spec.Type = corev1.ServiceTypeClusterIP
+	toClusterIP.Spec.AllocateLoadBalancerNodePorts = nil
+	for i := range toClusterIP.Spec.Ports {
+		toClusterIP.Spec.Ports[i].NodePort = 0
+	}
+	toClusterIP.Spec.ExternalTrafficPolicy = ""
+
+	clusterIP := stored(svcWith(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.11"
+		s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+	}))
+	clusterIPRelabelled := clusterIP.DeepCopy()
+	clusterIPRelabelled.Labels = map[string]string{"x": "y"}
+	clusterIPMore := clusterIP.DeepCopy()
+	clusterIPMore.Spec.LoadBalancerSourceRanges = append(clusterIPMore.Spec.LoadBalancerSourceRanges, "192.168.0.0/16")
+
+	annotated := stored(loadBalancer(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.12"
+		s.Annotations = map[string]string{key: "10.0.0.0/8,bad"}
+	}))
+	annRelabelled := annotated.DeepCopy()
+	annRelabelled.Labels = map[string]string{"x": "y"}
+	annChanged := annotated.DeepCopy()
+	annChanged.Annotations[key] = "10.0.0.0/8,bad,192.168.0.0/16"
+
+	runUpdate(t, []updateCase{
+		{name: "stored invalid CIDR kept", old: lb, new: relabelled},
+		{name: "stored invalid CIDR moved, a valid one added", old: lb, new: reordered},
+		{name: "new invalid CIDR refused", old: lb, new: added, want: []want{{"spec.LoadBalancerSourceRanges[2]", invalid}}},
+		{name: "type changed away from LoadBalancer with the ranges", old: lb, new: toClusterIP, want: []want{{"spec.LoadBalancerSourceRanges", forbidden}}},
+		{name: "stored ranges on a ClusterIP Service kept", old: clusterIP, new: clusterIPRelabelled},
+		{name: "ranges changed on a ClusterIP Service", old: clusterIP, new: clusterIPMore, want: []want{{"spec.LoadBalancerSourceRanges", forbidden}}},
+		{name: "unchanged annotation kept", old: annotated, new: annRelabelled},
+		{name: "changed annotation judged whole", old: annotated, new: annChanged, want: []want{{annPath, invalid}}},
+	})
+}

@@ -241,7 +241,8 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 	case *corev1.Service:
 		r := kindRules("Service", true, validateService, validateServiceUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList {
-			return validateServiceRouting(obj.(*corev1.Service), true, true)
+			svc := obj.(*corev1.Service)
+			return append(validateServiceRouting(svc, true, true), validateLoadBalancerSourceRanges(svc, nil)...)
 		}
 		return r, true
 	case *corev1.ConfigMap:
