@@ -18,8 +18,6 @@ import (
 const (
 	NodePortMin = 30000
 	NodePortMax = 32767
-	// kubeletPort may not be exposed by a LoadBalancer service.
-	kubeletPort = 10250
 	// maxClientIPAffinitySeconds is one day, Kubernetes' upper bound.
 	maxClientIPAffinitySeconds = 86400
 )
@@ -48,11 +46,8 @@ func validateService(svc *corev1.Service) field.ErrorList {
 	}
 	switch s.Type {
 	case corev1.ServiceTypeLoadBalancer:
-		for i, p := range s.Ports {
-			if p.Port == kubeletPort {
-				errs = append(errs, field.Invalid(portsPath.Index(i), p.Port, fmt.Sprintf("may not expose port %v externally since it is used by kubelet", kubeletPort)))
-			}
-		}
+		// Port 10250 (the kubelet's) may be exposed: v1.33 dropped that
+		// refusal (kubernetes#129174).
 		if headless {
 			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), corev1.ClusterIPNone, "may not be set to 'None' for LoadBalancer services"))
 		}

@@ -32,6 +32,12 @@ func TestValidateService(t *testing.T) {
 		{name: "valid ExternalName", obj: svcWith(func(s *corev1.Service) {
 			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}
 		})},
+		// v1.33 lets a LoadBalancer expose the kubelet's port 10250
+		// (kubernetes#129174 dropped the old refusal).
+		{name: "valid LoadBalancer on port 10250", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.Ports[0].Port = 10250
+		})},
 		{name: "valid IPv6 clusterIP gets the IPv6 family", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "fd00:10:43::10" })},
 		{name: "clusterIP of the wrong family", obj: svcWith(func(s *corev1.Service) {
 			s.Spec.ClusterIP = "fd00:10:43::10"
