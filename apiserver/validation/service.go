@@ -316,6 +316,7 @@ func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
 		newSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints] != oldSvc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]
 	errs := validateServiceRouting(newSvc, annotationsChanged, !ptr.Equal(newSvc.Spec.TrafficDistribution, oldSvc.Spec.TrafficDistribution))
 	errs = append(errs, validateLoadBalancerSourceRanges(newSvc, oldSvc)...)
+	errs = append(errs, validateExternalIPsNonSpecial(newSvc, oldSvc)...)
 	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
 		return errs
 	}
@@ -323,6 +324,45 @@ func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), newSvc.Spec.ClusterIPs, "may not change once set"))
 	} else if oldSvc.Spec.ClusterIP != "" && newSvc.Spec.ClusterIP != oldSvc.Spec.ClusterIP {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIP"), newSvc.Spec.ClusterIP, "field is immutable"))
+	}
+	return errs
+}
+
+// validateExternalIPsNonSpecial judges the valid external IPs of svc by
+// nonSpecialIP; on update (old not nil) those old already had are not
+// judged again, so a Service skiff stored before this rule, which
+// Kubernetes could not hold, can still be written and mended.
+func validateExternalIPsNonSpecial(svc, old *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	for i, ip := range svc.Spec.ExternalIPs {
+		if net.ParseIP(ip) == nil || old != nil && slices.Contains(old.Spec.ExternalIPs, ip) {
+			continue // invalid ones are refused by validateService
+		}
+		errs = append(errs, nonSpecialIP(field.NewPath("spec", "externalIPs").Index(i), ip)...)
+	}
+	return errs
+}
+
+// nonSpecialIP refuses, as v1.33's ValidateNonSpecialIP does for external
+// IPs, addresses no Service can meaningfully be reached at from outside:
+// unspecified and loopback ones, and link-local ones (node-centric: the
+// cloud metadata service lives there). Endpoints and EndpointSlices are
+// not judged by it here: skiff's own "kubernetes" Endpoints name the API
+// server's bind address, which tests keep on loopback.
+func nonSpecialIP(p *field.Path, value string) field.ErrorList {
+	ip := net.ParseIP(value)
+	var errs field.ErrorList
+	if ip.IsUnspecified() {
+		errs = append(errs, field.Invalid(p, value, fmt.Sprintf("may not be unspecified (%v)", value)))
+	}
+	if ip.IsLoopback() {
+		errs = append(errs, field.Invalid(p, value, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+	}
+	if ip.IsLinkLocalUnicast() {
+		errs = append(errs, field.Invalid(p, value, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
+	}
+	if ip.IsLinkLocalMulticast() {
+		errs = append(errs, field.Invalid(p, value, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
 	}
 	return errs
 }

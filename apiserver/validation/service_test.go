@@ -97,6 +97,24 @@ func TestValidateService(t *testing.T) {
 		t.Fatalf("got %v", errs)
 	}
 
+	// External IPs must be addresses a client outside can reach the
+	// Service at, with v1.33's ValidateNonSpecialIP messages.
+	for ip, msg := range map[string]string{
+		"0.0.0.0":     "may not be unspecified (0.0.0.0)",
+		"::":          "may not be unspecified (::)",
+		"127.0.0.1":   "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+		"::1":         "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+		"169.254.1.1": "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+		"fe80::1":     "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+		"224.0.0.5":   "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+		"ff02::1":     "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+	} {
+		errs := Validate(svcWith(func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.10", ip} }))
+		if want := `spec.externalIPs[1]: Invalid value: "` + ip + `": ` + msg; len(errs) != 1 || errs[0].Error() != want {
+			t.Errorf("externalIPs %s: got %v, want %q", ip, errs, want)
+		}
+	}
+
 	errs = Validate(svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }))
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "The range of valid ports is 30000-32767") {
 		t.Fatalf("got %v", errs)
@@ -116,6 +134,18 @@ func TestValidateServiceUpdate(t *testing.T) {
 		{name: "selector may change", old: old, new: relabelled},
 		{name: "clusterIP immutable", old: old, new: moved, want: []want{{"spec.clusterIPs[0]", invalid}}},
 		{name: "switch to ExternalName drops the IP", old: old, new: toExternal},
+	})
+
+	// A loopback external IP skiff stored before ValidateNonSpecialIP's
+	// rule may be kept; a new one is refused.
+	loopback := stored(svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.43.0.10"; s.Spec.ExternalIPs = []string{"127.0.0.1"} }))
+	keepsIt := loopback.DeepCopy()
+	keepsIt.Labels = map[string]string{"team": "a"}
+	addsOne := loopback.DeepCopy()
+	addsOne.Spec.ExternalIPs = append(addsOne.Spec.ExternalIPs, "127.0.0.2")
+	runUpdate(t, []updateCase{
+		{name: "stored loopback external IP kept", old: loopback, new: keepsIt},
+		{name: "new loopback external IP refused", old: loopback, new: addsOne, want: []want{{"spec.externalIPs[1]", invalid}}},
 	})
 
 	// Services stored before these rules keep what they hold: a write that

@@ -242,7 +242,8 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		r := kindRules("Service", true, validateService, validateServiceUpdate)
 		r.createOnly = func(obj runtime.Object) field.ErrorList {
 			svc := obj.(*corev1.Service)
-			return append(validateServiceRouting(svc, true, true), validateLoadBalancerSourceRanges(svc, nil)...)
+			errs := append(validateServiceRouting(svc, true, true), validateLoadBalancerSourceRanges(svc, nil)...)
+			return append(errs, validateExternalIPsNonSpecial(svc, nil)...)
 		}
 		return r, true
 	case *corev1.ConfigMap:
