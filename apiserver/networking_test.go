@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -189,6 +190,73 @@ func TestNetworkingServed(t *testing.T) {
 	}
 	_, err = cs.NetworkingV1().Ingresses("netq").Create(ctx, testIngress("two"), metav1.CreateOptions{})
 	forbiddenWith(t, err, "exceeded quota: ing, requested: count/ingresses.networking.k8s.io=1, used: count/ingresses.networking.k8s.io=1, limited: count/ingresses.networking.k8s.io=1")
+}
+
+// TestDefaultIngressClass: as kube-apiserver v1.33's DefaultIngressClass
+// admission plugin (on by default), a new Ingress that names no class,
+// neither in spec.ingressClassName nor in the kubernetes.io/ingress.class
+// annotation, gets the IngressClass annotated
+// ingressclass.kubernetes.io/is-default-class: "true", the newest of
+// several; without one it is left as it is, and updates never change it.
+func TestDefaultIngressClass(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	ings := cs.NetworkingV1().Ingresses("default")
+	create := func(name string, mutate func(*networkingv1.Ingress)) *networkingv1.Ingress {
+		t.Helper()
+		in := testIngress(name)
+		in.Spec.IngressClassName = nil
+		if mutate != nil {
+			mutate(in)
+		}
+		ing, err := ings.Create(ctx, in, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ing
+	}
+	if ing := create("before", nil); ing.Spec.IngressClassName != nil {
+		t.Errorf("no default class: ingressClassName %q, want none", *ing.Spec.IngressClassName)
+	}
+	class := func(name string, isDefault string) {
+		t.Helper()
+		ic := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IngressClassSpec{Controller: "example.com/" + name}}
+		if isDefault != "" {
+			ic.Annotations = map[string]string{networkingv1.AnnotationIsDefaultIngressClass: isDefault}
+		}
+		if _, err := cs.NetworkingV1().IngressClasses().Create(ctx, ic, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	class("plain", "")
+	class("maybe", "True") // only "true" marks the default
+	class("nginx", "true")
+	if ing := create("defaulted", nil); ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "nginx" {
+		t.Errorf("with default class nginx: ingressClassName %v, want nginx", ing.Spec.IngressClassName)
+	}
+	if ing := create("named", func(i *networkingv1.Ingress) { i.Spec.IngressClassName = ptr.To("plain") }); *ing.Spec.IngressClassName != "plain" {
+		t.Errorf("named class: ingressClassName %q, want plain", *ing.Spec.IngressClassName)
+	}
+	annotated := create("annotated", func(i *networkingv1.Ingress) {
+		i.Annotations = map[string]string{"kubernetes.io/ingress.class": "traefik"}
+	})
+	if annotated.Spec.IngressClassName != nil {
+		t.Errorf("class annotation: ingressClassName %q, want none", *annotated.Spec.IngressClassName)
+	}
+	before, err := ings.Get(ctx, "before", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before.Labels = map[string]string{"edited": "yes"}
+	if before, err = ings.Update(ctx, before, metav1.UpdateOptions{}); err != nil || before.Spec.IngressClassName != nil {
+		t.Errorf("update of an ingress without class: %v, ingressClassName %v, want none", err, before.Spec.IngressClassName)
+	}
+
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have one-second resolution
+	class("newer", "true")
+	if ing := create("newest", nil); ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "newer" {
+		t.Errorf("with two default classes: ingressClassName %v, want the newer one", ing.Spec.IngressClassName)
+	}
 }
 
 // tableOf fetches path as kubectl does for `kubectl get` and returns the

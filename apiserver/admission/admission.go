@@ -78,12 +78,15 @@ var (
 )
 
 // Mutate applies defaults: a claim's default storage class and the claims'
-// and volumes' in-use protection finalizers; the pod's service account, its priority, the
-// namespace's LimitRange defaults and the default not-ready/unreachable
-// tolerations.
+// and volumes' in-use protection finalizers; an Ingress's default class;
+// the pod's service account, its priority, the namespace's LimitRange
+// defaults and the default not-ready/unreachable tolerations.
 func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	if a.Resource == claimsResource || a.Resource == volumesResource {
 		return c.storageObjects(ctx, a)
+	}
+	if a.Resource == ingressesResource {
+		return c.defaultIngressClass(ctx, a)
 	}
 	if a.Resource != podsResource {
 		return nil
