@@ -14,17 +14,14 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// TestKindWarnings: writes get the kind's warnings in Warning headers, as
-// kubectl shows them: on create, on updates and patches that change the
-// spec (and on scale, which does), not on those that leave it alone nor on
-// status writes.
-func TestKindWarnings(t *testing.T) {
+// warningsClient starts a server and returns an admin clientset for it
+// that collects the Warning headers of its responses, and expect, which
+// checks those collected since its last call (in order) and forgets them.
+func warningsClient(t *testing.T) (*kubernetes.Clientset, func(what string, want ...string)) {
 	_, srv := clientset(t)
-	ctx := context.Background()
 	var warnings []string
 	cfg := rest.CopyConfig(srv.Config)
 	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
-	cs := kubernetes.NewForConfigOrDie(cfg)
 	expect := func(what string, want ...string) {
 		t.Helper()
 		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
@@ -32,6 +29,16 @@ func TestKindWarnings(t *testing.T) {
 		}
 		warnings = nil
 	}
+	return kubernetes.NewForConfigOrDie(cfg), expect
+}
+
+// TestKindWarnings: writes get the kind's warnings in Warning headers, as
+// kubectl shows them: on create, on updates and patches that change the
+// spec (and on scale, which does), not on those that leave it alone nor on
+// status writes.
+func TestKindWarnings(t *testing.T) {
+	cs, expect := warningsClient(t)
+	ctx := context.Background()
 	arch := `spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" instead`
 
 	labels := map[string]string{"app": "web"}
@@ -101,19 +108,8 @@ func TestKindWarnings(t *testing.T) {
 // warnings (GetWarningsForService) as Warning headers, on every update
 // whatever it changed; its status writes get none.
 func TestServiceWarnings(t *testing.T) {
-	_, srv := clientset(t)
+	cs, expect := warningsClient(t)
 	ctx := context.Background()
-	var warnings []string
-	cfg := rest.CopyConfig(srv.Config)
-	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	expect := func(what string, want ...string) {
-		t.Helper()
-		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s: warnings\n %q\nwant\n %q", what, warnings, want)
-		}
-		warnings = nil
-	}
 	services := cs.CoreV1().Services("default")
 	svc, err := services.Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{corev1.DeprecatedAnnotationTopologyAwareHints: "auto"}},

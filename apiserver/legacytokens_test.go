@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -113,6 +114,28 @@ func TestLegacyServiceAccountTokenTracking(t *testing.T) {
 	}
 }
 
+// secretBoundToken is a token of service account default/builder, valid
+// for seconds and bound to secret, as the token Secret controller asks for
+// the one it keeps in the Secret.
+func secretBoundToken(t *testing.T, admin *kubernetes.Clientset, secret *corev1.Secret, seconds int64) string {
+	t.Helper()
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(context.Background(), "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To(seconds),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// whoami asks srv who tok authenticates as (a SelfSubjectReview) and
+// returns the error, if any.
+func whoami(t *testing.T, srv *apiservertest.Running, tok string) error {
+	_, err := clientsetFor(t, tokenConfig(srv, tok)).AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	return err
+}
+
 // TestReplacedLegacyTokenIsRefused: as Kubernetes' legacy token validator,
 // the token a service account token Secret held stops authenticating once
 // the Secret holds another (clearing data.token has the token Secret
@@ -132,16 +155,7 @@ func TestReplacedLegacyTokenIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	issue := func(seconds int64) string {
-		tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptr.To(seconds),
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
-		}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
+	issue := func(seconds int64) string { return secretBoundToken(t, admin, secret, seconds) }
 	// A use of the legacy token labels its Secret in the background, so
 	// the Secret is read afresh for each write.
 	hold := func(tok string) {
@@ -158,27 +172,23 @@ func TestReplacedLegacyTokenIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	whoami := func(tok string) error {
-		_, err := clientsetFor(t, tokenConfig(srv, tok)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-		return err
-	}
 	// What the token Secret controller does: a token of the longest
 	// lifetime, bound to the Secret, kept in it.
 	old := issue(int64(1) << 32)
 	hold(old)
 	bound := issue(3600)
 	for what, tok := range map[string]string{"the legacy token": old, "a token bound to its Secret": bound} {
-		if err := whoami(tok); err != nil {
+		if err := whoami(t, srv, tok); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	renewed := issue(int64(1) << 32)
 	hold(renewed)
-	if err := whoami(old); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been replaced") {
+	if err := whoami(t, srv, old); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been replaced") {
 		t.Errorf("the replaced legacy token: %v, want 401 saying it was replaced", err)
 	}
 	for what, tok := range map[string]string{"the new legacy token": renewed, "a token bound to its Secret": bound} {
-		if err := whoami(tok); err != nil {
+		if err := whoami(t, srv, tok); err != nil {
 			t.Errorf("%s after the Secret's token was replaced: %v", what, err)
 		}
 	}
@@ -209,50 +219,36 @@ func TestDeletedLegacyTokenSecretRefusesItsToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		issue := func(seconds int64) string {
-			tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "builder", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-				ExpirationSeconds: ptr.To(seconds),
-				BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
-			}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tr.Status.Token
-		}
-		held, bound = issue(int64(1)<<32), issue(3600)
+		held, bound = secretBoundToken(t, admin, secret, int64(1)<<32), secretBoundToken(t, admin, secret, 3600)
 		secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(held)}
 		if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return held, bound
 	}
-	whoami := func(tok string) error {
-		_, err := clientsetFor(t, tokenConfig(srv, tok)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-		return err
-	}
 
 	gone, _ := legacy("gone-token")
-	if err := whoami(gone); err != nil {
+	if err := whoami(t, srv, gone); err != nil {
 		t.Fatalf("the legacy token: %v", err)
 	}
 	if err := secrets.Delete(ctx, "gone-token", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := whoami(gone); !apierrors.IsUnauthorized(err) {
+	if err := whoami(t, srv, gone); !apierrors.IsUnauthorized(err) {
 		t.Errorf("the legacy token of a deleted Secret: %v, want 401", err)
 	}
 
 	held, bound := legacy("held-token", "example.com/hold")
-	if err := whoami(held); err != nil {
+	if err := whoami(t, srv, held); err != nil {
 		t.Fatalf("the legacy token: %v", err)
 	}
 	if err := secrets.Delete(ctx, "held-token", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := whoami(held); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been deleted") {
+	if err := whoami(t, srv, held); !apierrors.IsUnauthorized(err) || !strings.Contains(err.Error(), "has been deleted") {
 		t.Errorf("the legacy token of a Secret being deleted: %v, want 401 saying it was deleted", err)
 	}
-	if err := whoami(bound); err != nil {
+	if err := whoami(t, srv, bound); err != nil {
 		t.Errorf("a token bound to a Secret deleted a moment ago: %v, want it served", err)
 	}
 }

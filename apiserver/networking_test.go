@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -321,19 +319,8 @@ func TestNetworkingTables(t *testing.T) {
 // with bits beyond its prefix is accepted with v1.33's warning, again only
 // when the spec changes.
 func TestNetworkingWarnings(t *testing.T) {
-	_, srv := clientset(t)
+	cs, expect := warningsClient(t)
 	ctx := context.Background()
-	var warnings []string
-	cfg := rest.CopyConfig(srv.Config)
-	cfg.WarningHandler = warningFunc(func(msg string) { warnings = append(warnings, msg) })
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	expect := func(what string, want ...string) {
-		t.Helper()
-		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s: warnings\n %q\nwant\n %q", what, warnings, want)
-		}
-		warnings = nil
-	}
 
 	in := testIngress("legacy")
 	in.Spec.IngressClassName = nil
