@@ -35,16 +35,9 @@ func (c *Chain) defaultIngressClass(ctx context.Context, a *Attributes) error {
 	if err != nil {
 		return err
 	}
-	var pick *networkingv1.IngressClass
-	for _, ic := range classes {
-		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] != "true" {
-			continue
-		}
-		if pick == nil || ic.CreationTimestamp.After(pick.CreationTimestamp.Time) ||
-			ic.CreationTimestamp.Equal(&pick.CreationTimestamp) && ic.Name < pick.Name {
-			pick = ic
-		}
-	}
+	pick := newestDefault(classes, func(ic *networkingv1.IngressClass) bool {
+		return ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true"
+	})
 	if pick != nil {
 		name := pick.Name
 		ing.Spec.IngressClassName = &name

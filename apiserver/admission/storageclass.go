@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -36,19 +37,34 @@ func (c *Chain) defaultStorageClass(ctx context.Context, a *Attributes) error {
 	if err != nil {
 		return err
 	}
-	var pick *storagev1.StorageClass
-	for _, sc := range classes {
-		if sc.Annotations[isDefaultClassAnnotation] != "true" && sc.Annotations[betaIsDefaultClassAnnotation] != "true" {
-			continue
-		}
-		if pick == nil || sc.CreationTimestamp.After(pick.CreationTimestamp.Time) ||
-			sc.CreationTimestamp.Equal(&pick.CreationTimestamp) && sc.Name < pick.Name {
-			pick = sc
-		}
-	}
+	pick := newestDefault(classes, func(sc *storagev1.StorageClass) bool {
+		return sc.Annotations[isDefaultClassAnnotation] == "true" || sc.Annotations[betaIsDefaultClassAnnotation] == "true"
+	})
 	if pick != nil {
 		name := pick.Name
 		pvc.Spec.StorageClassName = &name
 	}
 	return nil
+}
+
+// newestDefault is the newest of the classes isDefault marks (ties by
+// name), nil when it marks none: how Kubernetes' DefaultStorageClass and
+// DefaultIngressClass plugins choose among several defaults.
+func newestDefault[T metav1.Object](classes []T, isDefault func(T) bool) T {
+	var pick T
+	found := false
+	for _, c := range classes {
+		if !isDefault(c) {
+			continue
+		}
+		if !found {
+			pick, found = c, true
+			continue
+		}
+		ct, pt := c.GetCreationTimestamp(), pick.GetCreationTimestamp()
+		if ct.After(pt.Time) || ct.Equal(&pt) && c.GetName() < pick.GetName() {
+			pick = c
+		}
+	}
+	return pick
 }
