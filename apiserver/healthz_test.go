@@ -54,15 +54,28 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 	check("/readyz?verbose", 200, "[+]ping ok\n[+]storage ok\nreadyz check passed\n")
 	check("/livez?verbose", 200, "[+]ping ok\nlivez check passed\n")
 
+	// HEAD too (load balancers' probes use it), as kube-apiserver's
+	// health handlers answer every method.
+	for _, path := range []string{"/readyz", "/livez", "/healthz"} {
+		if resp, _ := anon.do("HEAD", path, "", nil); resp.StatusCode != 200 {
+			t.Errorf("anonymous HEAD %s: %d, want 200", path, resp.StatusCode)
+		}
+	}
+
 	us.down.Store(true)
+	if resp, _ := anon.do("HEAD", "/readyz", "", nil); resp.StatusCode != 500 {
+		t.Errorf("anonymous HEAD /readyz with the database down: %d, want 500", resp.StatusCode)
+	}
 	check("/readyz", 500, "[+]ping ok\n[-]storage failed: reason withheld\nreadyz check failed\n")
 	check("/healthz", 500, "[+]ping ok\n[-]storage failed: reason withheld\nhealthz check failed\n")
 	check("/livez", 200, "ok")
 
 	// A check's own path says why, and so is authorized (system:monitoring
 	// may get it), as on kube-apiserver.
-	if resp, _ := anon.do("GET", "/readyz/storage", "", nil); resp.StatusCode != 401 {
-		t.Errorf("anonymous GET /readyz/storage: %d, want 401", resp.StatusCode)
+	for _, method := range []string{"GET", "HEAD"} {
+		if resp, _ := anon.do(method, "/readyz/storage", "", nil); resp.StatusCode != 401 {
+			t.Errorf("anonymous %s /readyz/storage: %d, want 401", method, resp.StatusCode)
+		}
 	}
 	admin := newClient(t, srv)
 	if resp, data := admin.do("GET", "/readyz/storage", "", nil); resp.StatusCode != 500 || !strings.Contains(string(data), "connection refused") {

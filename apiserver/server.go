@@ -461,8 +461,12 @@ func (s *Server) routes() *gin.Engine {
 		"/healthz": append([]healthz.Check{storage}, live...),
 	} {
 		h := gin.WrapH(healthz.Handler(s.log, checks...))
-		e.GET(path, h)
-		e.GET(path+"/:check", h) // authorized, unlike path itself
+		// HEAD too, which load balancers' probes send: kube-apiserver's
+		// health handlers answer every method.
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			e.Handle(method, path, h)
+			e.Handle(method, path+"/:check", h) // authorized, unlike path itself
+		}
 	}
 	// Both, as Kubernetes' go-restful route serves them.
 	e.GET("/version", s.version)
