@@ -275,7 +275,16 @@ func TestFailedCertificateWithToken(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, srv)
-			c.hc.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{tc.cert}
+			// Offer the certificate whatever CAs the server names as
+			// acceptable, as curl or a misconfigured client does. A Go
+			// client given Certificates sends only one whose issuer is
+			// among them, so a certificate from another CA (named
+			// skiff-ca@<second> too) was sent only when both CAs were made
+			// in the same second.
+			cert := tc.cert
+			c.hc.Transport.(*http.Transport).TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				return &cert, nil
+			}
 			resp, data := c.do("GET", "/api/v1/namespaces", "", nil)
 			if resp.StatusCode != 200 {
 				t.Errorf("%s certificate and the admin token: %d %s, want 200", tc.name, resp.StatusCode, data)
