@@ -276,11 +276,11 @@ func TestFailedCertificateWithToken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, srv)
 			// Offer the certificate whatever CAs the server names as
-			// acceptable, as curl or a misconfigured client does. A Go
-			// client given Certificates sends only one whose issuer is
-			// among them, so a certificate from another CA (named
-			// skiff-ca@<second> too) was sent only when both CAs were made
-			// in the same second.
+			// acceptable, as client-go (so kubectl) does through
+			// GetClientCertificate. With Certificates a Go client sends
+			// only one whose issuer is among them, so a certificate from
+			// another CA (named skiff-ca@<second> too) was sent only when
+			// both CAs were made in the same second.
 			cert := tc.cert
 			c.hc.Transport.(*http.Transport).TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 				return &cert, nil
