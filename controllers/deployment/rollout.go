@@ -42,9 +42,9 @@ func (c *Controller) reconcileNewReplicaSet(ctx context.Context, all []*appsv1.R
 		return false, newRS, nil
 	}
 	if rsReplicas(newRS) > replicas(d) {
-		return c.scaleReplicaSet(ctx, newRS, replicas(d), d)
+		return c.resizeReplicaSet(ctx, newRS, replicas(d), d)
 	}
-	return c.scaleReplicaSet(ctx, newRS, newRSReplicas(d, all, newRS), d)
+	return c.resizeReplicaSet(ctx, newRS, newRSReplicas(d, all, newRS), d)
 }
 
 // reconcileOldReplicaSets scales old ReplicaSets down as far as availability allows. Unhealthy old
@@ -74,7 +74,7 @@ func (c *Controller) reconcileOldReplicaSets(ctx context.Context, all, oldActive
 			continue
 		}
 		down := min(maxScaledDown-cleaned, unhealthy)
-		_, updated, err := c.scaleReplicaSet(ctx, rs, rsReplicas(rs)-down, d)
+		_, updated, err := c.resizeReplicaSet(ctx, rs, rsReplicas(rs)-down, d)
 		if err != nil {
 			return false, err
 		}
@@ -95,7 +95,7 @@ func (c *Controller) reconcileOldReplicaSets(ctx context.Context, all, oldActive
 				continue
 			}
 			down := min(rsReplicas(rs), budget-scaled)
-			if _, _, err := c.scaleReplicaSet(ctx, rs, rsReplicas(rs)-down, d); err != nil {
+			if _, _, err := c.resizeReplicaSet(ctx, rs, rsReplicas(rs)-down, d); err != nil {
 				return false, err
 			}
 			scaled += down
@@ -114,7 +114,7 @@ func (c *Controller) rolloutRecreate(ctx context.Context, d *appsv1.Deployment, 
 	all := append(append([]*appsv1.ReplicaSet{}, old...), newRS)
 	scaledDown := false
 	for _, rs := range filterActive(old) {
-		scaled, _, err := c.scaleReplicaSet(ctx, rs, 0, d)
+		scaled, _, err := c.resizeReplicaSet(ctx, rs, 0, d)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (c *Controller) rolloutRecreate(ctx context.Context, d *appsv1.Deployment, 
 		}
 		all = append(append([]*appsv1.ReplicaSet{}, old...), newRS)
 	}
-	if scaled, updated, err := c.scaleReplicaSet(ctx, newRS, replicas(d), d); err != nil {
+	if scaled, updated, err := c.resizeReplicaSet(ctx, newRS, replicas(d), d); err != nil {
 		return err
 	} else if scaled {
 		return c.syncRolloutStatus(ctx, append(old, updated), updated, d)

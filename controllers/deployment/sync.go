@@ -265,7 +265,18 @@ func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deploy
 	return nil
 }
 
-// scaleReplicaSet sets a ReplicaSet's size (and the size annotations) and records an event.
+// resizeReplicaSet is scaleReplicaSet for the rollout steps: a ReplicaSet already at the size is
+// left alone, stale size annotations and all, as Kubernetes' scaleReplicaSetAndRecordEvent does.
+// Only a resize or the proportional spread of a scaling event (scale) rewrites them.
+func (c *Controller) resizeReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, size int32, d *appsv1.Deployment) (bool, *appsv1.ReplicaSet, error) {
+	if rsReplicas(rs) == size {
+		return false, rs, nil
+	}
+	return c.scaleReplicaSet(ctx, rs, size, d)
+}
+
+// scaleReplicaSet sets a ReplicaSet's size and the size annotations, writing it when either
+// differs, and records an event when the size changed.
 func (c *Controller) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, size int32, d *appsv1.Deployment) (bool, *appsv1.ReplicaSet, error) {
 	sizeChanged := rsReplicas(rs) != size
 	cp := rs.DeepCopy()
@@ -336,7 +347,7 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 		if rsReplicas(only) == replicas(d) {
 			return nil
 		}
-		_, _, err := c.scaleReplicaSet(ctx, only, replicas(d), d)
+		_, _, err := c.resizeReplicaSet(ctx, only, replicas(d), d)
 		return err
 	}
 	if newRS != nil && rsReplicas(newRS) == replicas(d) && newRS.Status.AvailableReplicas == replicas(d) {
@@ -345,7 +356,7 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 			// leaves them in (its FindActiveOrLatest sorts them so, in place).
 			active := sortedByCreation(filterActive(old))
 			for i := len(active) - 1; i >= 0; i-- {
-				if _, _, err := c.scaleReplicaSet(ctx, active[i], 0, d); err != nil {
+				if _, _, err := c.resizeReplicaSet(ctx, active[i], 0, d); err != nil {
 					return err
 				}
 			}
@@ -376,6 +387,9 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 	if len(all) > 0 && toAdd != 0 {
 		sizes[0] = max(sizes[0]+toAdd-added, 0)
 	}
+	// Here a ReplicaSet that keeps its size is still written when its size annotations differ
+	// (Kubernetes' scale calls scaleReplicaSet, not scaleReplicaSetAndRecordEvent): left stale, its
+	// desired-replicas would make the next sync a scaling event again.
 	for i, rs := range all {
 		if _, _, err := c.scaleReplicaSet(ctx, rs, sizes[i], d); err != nil {
 			return err
