@@ -47,3 +47,33 @@ func TestRolloutStepLeavesSameSizeReplicaSetUnwritten(t *testing.T) {
 		})
 	}
 }
+
+// The size annotations are the controller's own record, read as Kubernetes'
+// getNonNegativeInt32FromAnnotation reads them: a value that is not a plain non-negative int32 (a
+// sign, a negative, too large, not a number) counts as no annotation, so it neither makes a
+// scaling event of a rollout nor skews a proportional scale.
+func TestSizeAnnotationsMustBeNonNegativeInt32(t *testing.T) {
+	for _, v := range []string{"-1", "+2", "2147483648", "two"} {
+		t.Run("desired-replicas "+v+" is no scaling event", func(t *testing.T) {
+			d := newDeployment(3, "v2", intstr.FromInt32(1), intstr.FromInt32(0))
+			old := rsFor(d, "v1", 3, 3, 1, time.Hour)
+			old.Annotations[DesiredReplicasAnnotation] = v
+			fx := newFixture(t, d, old)
+			fx.sync(t)
+			n := fx.replicaSets(t)[rsName("v2")]
+			if n == nil || *n.Spec.Replicas != 1 {
+				t.Fatalf("new replicaset = %v, want it created with 1 (a rollout step)", n)
+			}
+		})
+		t.Run("max-replicas "+v+" falls back to status.replicas", func(t *testing.T) {
+			d := newDeployment(12, "v2", intstr.FromInt32(0), intstr.FromInt32(1))
+			d.Status.Replicas = 10
+			rs := rsFor(d, "v1", 5, 5, 1, time.Hour)
+			rs.Annotations[MaxReplicasAnnotation] = v
+			// 5 of 10 become 5*12/10 = 6: one more.
+			if got := replicaSetFraction(rs, d); got != 1 {
+				t.Errorf("fraction = %d, want 1", got)
+			}
+		})
+	}
+}

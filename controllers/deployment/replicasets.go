@@ -189,12 +189,22 @@ func maxRevision(rsList []*appsv1.ReplicaSet) int64 {
 	return m
 }
 
-func intAnnotation(annotations map[string]string, key string) (int32, bool) {
-	v, ok := annotations[key]
-	if !ok {
+// sizeAnnotation reads desired-replicas or max-replicas. They are the controller's own record of a
+// size, so anything but a plain non-negative int32 (a sign, a negative, too large, not a number)
+// counts as no annotation, as Kubernetes' getNonNegativeInt32FromAnnotation reads them.
+func sizeAnnotation(annotations map[string]string, key string) (int32, bool) {
+	n, err := strconv.ParseUint(annotations[key], 10, 31)
+	if err != nil {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(v, 10, 32)
+	return int32(n), true
+}
+
+// desiredForSaturation reads desired-replicas as Kubernetes' IsSaturated does, with a signed parse:
+// it differs from sizeAnnotation only for a value with a "+" sign, since a negative or an
+// out-of-range value can never equal a Deployment's replicas.
+func desiredForSaturation(annotations map[string]string) (int32, bool) {
+	n, err := strconv.ParseInt(annotations[DesiredReplicasAnnotation], 10, 32)
 	if err != nil {
 		return 0, false
 	}
@@ -350,7 +360,7 @@ func replicaSetFraction(rs *appsv1.ReplicaSet, d *appsv1.Deployment) int32 {
 		return -rsReplicas(rs)
 	}
 	target := replicas(d) + maxSurge(d)
-	annotated, ok := intAnnotation(rs.Annotations, MaxReplicasAnnotation)
+	annotated, ok := sizeAnnotation(rs.Annotations, MaxReplicasAnnotation)
 	if !ok || annotated == 0 {
 		annotated = d.Status.Replicas
 	}

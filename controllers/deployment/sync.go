@@ -307,7 +307,7 @@ func (c *Controller) isScalingEvent(ctx context.Context, d *appsv1.Deployment, r
 		return false, err
 	}
 	for _, rs := range filterActive(append(old, newRS)) {
-		if desired, ok := intAnnotation(rs.Annotations, DesiredReplicasAnnotation); ok && desired != replicas(d) {
+		if desired, ok := sizeAnnotation(rs.Annotations, DesiredReplicasAnnotation); ok && desired != replicas(d) {
 			return true, nil
 		}
 	}
@@ -351,7 +351,7 @@ func (c *Controller) scale(ctx context.Context, d *appsv1.Deployment, newRS *app
 		return err
 	}
 	if newRS != nil && rsReplicas(newRS) == replicas(d) && newRS.Status.AvailableReplicas == replicas(d) {
-		if desired, ok := intAnnotation(newRS.Annotations, DesiredReplicasAnnotation); ok && desired == replicas(d) {
+		if desired, ok := desiredForSaturation(newRS.Annotations); ok && desired == replicas(d) {
 			// Saturated: old ReplicaSets simply go away, newest first, the order Kubernetes' scale
 			// leaves them in (its FindActiveOrLatest sorts them so, in place).
 			active := sortedByCreation(filterActive(old))
