@@ -134,9 +134,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		}
 		switch {
-		case shouldRun && len(running) == 0 && finished:
-			// The replacement follows once the finished pod is being deleted (that event
-			// brings the next sync), or once its back-off ends.
+		case shouldRun && len(running) == 0 && finished && !allowsSurge(ds):
+			// Without surge, as in Kubernetes, the replacement follows once the finished pod
+			// is being deleted (that event brings the next sync), or once its back-off ends.
+			// With surge it is created now, beside a failed pod its back-off keeps: surging,
+			// a node needs one pod that has not finished.
 		case shouldRun && len(running) == 0 && terminatingOn[node.Name] && !allowsSurge(ds):
 			// wait for the old pod to be gone
 		case shouldRun && len(running) == 0:

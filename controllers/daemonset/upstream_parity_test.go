@@ -771,7 +771,8 @@ func TestSurgeCountsFailedPodsAndPodsOfGoneNodes(t *testing.T) {
 			objs: []runtime.Object{newNode("n1"), newNode("n2"),
 				daemonPod(ds, "f1", "n1", oldRevision, failed, notReady), daemonPod(ds, "o2", "n2", oldRevision)},
 			backoffNode: "n1",
-			wantCreated: []string{"n1", "n2"},
+			// manage replaces it, so the update's surge on n2 waits for that creation to be seen.
+			wantCreated: []string{"n1"},
 		},
 		{
 			name: "failed old pod beside an available current one",
@@ -898,5 +899,45 @@ func TestStatusLooksAgainWhenAReadyPodTurnsAvailable(t *testing.T) {
 	fx.sync(t)
 	if len(q.after) != 0 {
 		t.Fatalf("requeued after %v with every pod available", q.after)
+	}
+}
+
+// With maxSurge, a node whose only daemon pods are finished gets a replacement at once, beside
+// them, as Kubernetes' podsShouldBeOnNode does (surging, a node needs one pod that has not
+// finished): a failed pod still in its back-off stays until the back-off ends, one out of it is
+// deleted in the same sync. Without surge the replacement waits for the finished pod to go.
+func TestSurgeReplacesFinishedPodsAtOnce(t *testing.T) {
+	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	for _, tc := range []struct {
+		name        string
+		surge       bool
+		pod         podOpt
+		inBackoff   bool
+		wantCreated []string
+		wantDeleted []string
+	}{
+		{"surge: a failed pod in its back-off", true, failed, true, []string{"n1"}, nil},
+		{"surge: a failed pod out of its back-off", true, failed, false, []string{"n1"}, []string{"f1"}},
+		{"surge: a succeeded pod", true, succeeded, false, []string{"n1"}, []string{"f1"}},
+		{"no surge: a failed pod in its back-off", false, failed, true, nil, nil},
+		{"no surge: a failed pod out of its back-off", false, failed, false, nil, []string{"f1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := newDS()
+			if tc.surge {
+				ds = newDS(surging(intstr.FromInt32(1)))
+			}
+			fx := newFixture(t, ds, newNode("n1"), daemonPod(ds, "f1", "n1", tc.pod, notReady))
+			if tc.inBackoff {
+				fx.c.failedBackoff.Next(failedBackoffKey(ds, "n1"), now)
+			}
+			fx.sync(t)
+			if got := fx.createdOn(); !slices.Equal(got, tc.wantCreated) {
+				t.Errorf("created on %v, want %v", got, tc.wantCreated)
+			}
+			if got := fx.deleted(); !slices.Equal(got, tc.wantDeleted) {
+				t.Errorf("deleted %v, want %v", got, tc.wantDeleted)
+			}
+		})
 	}
 }
