@@ -611,16 +611,50 @@ func (c *Controller) updateStatus(ctx context.Context, ds *appsv1.DaemonSet, nod
 	if apiequality.Semantic.DeepEqual(&ds.Status, st) {
 		return nil
 	}
+	return c.storeStatus(ctx, ds, st, observed)
+}
+
+// statusUpdateRetries is how many times a failed status write is tried again, each on a fresh
+// read of the DaemonSet (Kubernetes' StatusUpdateRetries).
+const statusUpdateRetries = 1
+
+// storeStatus writes st as ds's status. A write that fails, most often with a conflict because the
+// DaemonSet changed since the cache saw it, is tried again on a fresh read, as Kubernetes'
+// storeDaemonSetStatus does, so the counts land in this sync rather than after a back-off; the
+// retry carries only what this sync computed (the counts, and observedGeneration when it acted)
+// onto what it read. A DaemonSet that is gone needs no status.
+func (c *Controller) storeStatus(ctx context.Context, ds *appsv1.DaemonSet, st *appsv1.DaemonSetStatus, observed bool) error {
+	client := c.client.AppsV1().DaemonSets(ds.Namespace)
 	next := ds.DeepCopy()
 	next.Status = *st
-	_, err := c.client.AppsV1().DaemonSets(ds.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	for i := 0; ; i++ {
+		_, err := client.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if err == nil || apierrors.IsNotFound(err) {
+			return nil
+		}
+		if i >= statusUpdateRetries {
+			return fmt.Errorf("update status of daemonset %s/%s: %w", ds.Namespace, ds.Name, err)
+		}
+		next, err = client.Get(ctx, ds.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read daemonset %s/%s to retry its status: %w", ds.Namespace, ds.Name, err)
+		}
+		setCounts(&next.Status, st)
+		if observed {
+			next.Status.ObservedGeneration = ds.Generation
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("update status of daemonset %s/%s: %w", ds.Namespace, ds.Name, err)
-	}
-	return nil
+}
+
+// setCounts copies the pod counts a sync computes from src to dst.
+func setCounts(dst, src *appsv1.DaemonSetStatus) {
+	dst.DesiredNumberScheduled, dst.CurrentNumberScheduled = src.DesiredNumberScheduled, src.CurrentNumberScheduled
+	dst.NumberMisscheduled, dst.NumberReady = src.NumberMisscheduled, src.NumberReady
+	dst.NumberAvailable, dst.NumberUnavailable = src.NumberAvailable, src.NumberUnavailable
+	dst.UpdatedNumberScheduled = src.UpdatedNumberScheduled
 }
 
 // failedBackoffKey names a back-off per DaemonSet, node and generation, so a

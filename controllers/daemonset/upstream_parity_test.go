@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -937,6 +938,55 @@ func TestSurgeReplacesFinishedPodsAtOnce(t *testing.T) {
 			}
 			if got := fx.deleted(); !slices.Equal(got, tc.wantDeleted) {
 				t.Errorf("deleted %v, want %v", got, tc.wantDeleted)
+			}
+		})
+	}
+}
+
+// A status write that fails (a conflict: the DaemonSet changed since the cache saw it) is tried
+// once more on a fresh read of the DaemonSet, as Kubernetes' storeDaemonSetStatus does with
+// StatusUpdateRetries, so the counts land in this sync and the change made meanwhile is kept;
+// a second failure is the sync's error and the key is retried with back-off.
+func TestStatusWriteRetriedOnceOnAFreshRead(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		refusals   int32
+		wantWrites int32
+		wantErr    bool
+	}{
+		{"one conflict", 1, 2, false},
+		{"two conflicts", 2, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := newDS()
+			fx := newFixture(t, ds, newNode("n1"), daemonPod(ds, "p1", "n1"))
+			edited := ds.DeepCopy()
+			edited.Labels = map[string]string{"edited": "meanwhile"}
+			if _, err := fx.client.AppsV1().DaemonSets("ns").Update(context.Background(), edited, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			conflict := apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, ds.Name, errors.New("the object has been modified"))
+			writes := controllertest.RefuseFirst(fx.client, "update", "daemonsets", tc.refusals, conflict)
+			fx.client.ClearActions()
+			err := fx.c.sync(context.Background(), "ns/agent")
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("sync: %v, want an error: %v", err, tc.wantErr)
+			}
+			if got := writes.Load(); got != tc.wantWrites {
+				t.Errorf("%d status writes, want %d", got, tc.wantWrites)
+			}
+			if got := len(controllertest.Filter(fx.client.Actions(), "get", "daemonsets")); got != 1 {
+				t.Errorf("%d reads of the daemonset, want 1", got)
+			}
+			if tc.wantErr {
+				return
+			}
+			got, err := fx.client.AppsV1().DaemonSets("ns").Get(context.Background(), "agent", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.DesiredNumberScheduled != 1 || got.Status.ObservedGeneration != ds.Generation || got.Labels["edited"] != "meanwhile" {
+				t.Errorf("stored %+v with labels %v, want the counts, observedGeneration %d and the edit kept", got.Status, got.Labels, ds.Generation)
 			}
 		})
 	}
