@@ -406,14 +406,20 @@ func (f *Framework) addNominatedPods(ctx context.Context, state *framework.Cycle
 	return stateOut, nodeOut, nil
 }
 
-// runFilter runs one Filter plugin; nil means the node passed.
+// runFilter runs one Filter plugin; nil means the node passed. Anything but
+// a rejection is an error naming the plugin, in kube-scheduler's words: it
+// may end up in the pod's condition.
 func runFilter(ctx context.Context, p framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	s := p.Filter(ctx, state, pod, nodeInfo)
 	if s.IsSuccess() {
 		return nil
 	}
-	if !s.IsRejected() && s.Code() != framework.Error {
-		s = framework.NewStatus(framework.Error, fmt.Sprintf("filter plugin returned unexpected code %s", s.Code()))
+	if !s.IsRejected() {
+		err := s.AsError()
+		if s.Code() != framework.Error {
+			err = fmt.Errorf("unexpected code %s", s.Code())
+		}
+		s = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", p.Name(), err))
 	}
 	return s.WithPlugin(p.Name())
 }
@@ -476,7 +482,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 		case s.Code() == framework.Error:
 			mu.Lock()
 			if firstErr == nil {
-				firstErr = fmt.Errorf("running filter plugin %q on node %q: %w", s.Plugin(), ni.Node().Name, s.AsError())
+				firstErr = s.AsError()
 			}
 			mu.Unlock()
 			cancel()

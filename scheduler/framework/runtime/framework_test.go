@@ -293,3 +293,35 @@ func TestQueueSort(t *testing.T) {
 		t.Errorf("no queue sort plugin: QueueSortFunc is not nil")
 	}
 }
+
+// erringFilter is a Filter plugin that fails with an error on every node.
+type erringFilter struct{}
+
+func (erringFilter) Name() string { return "Erring" }
+func (erringFilter) Filter(context.Context, *framework.CycleState, *v1.Pod, *framework.NodeInfo) *framework.Status {
+	return framework.AsStatus(errors.New("lost its marbles"))
+}
+
+// A Filter plugin's error names the plugin as kube-scheduler's framework
+// words it, "running "X" filter plugin: …", however the filters are run:
+// the message ends up in the pod's condition (a scheduling error, or a
+// failed preemption's simulation).
+func TestFilterErrorsNameThePluginAsKubeScheduler(t *testing.T) {
+	reg := Registry{"Erring": func(any, framework.Handle) (framework.Plugin, error) { return erringFilter{}, nil }}
+	node := &v1.Node{}
+	node.Name = "n"
+	ni := framework.NewNodeInfo()
+	ni.SetNode(node)
+	f, err := New(reg, []PluginConfig{{Name: "Erring"}}, Options{Snapshot: cache.NewSnapshot(ni)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `running "Erring" filter plugin: lost its marbles`
+	state := framework.NewCycleState()
+	if s := f.RunFilterPluginsWithNominatedPods(context.Background(), state, &v1.Pod{}, ni); s.Code() != framework.Error || s.Message() != want || s.Plugin() != "Erring" {
+		t.Errorf("RunFilterPluginsWithNominatedPods: %v (plugin %q), want an error %q", s, s.Plugin(), want)
+	}
+	if _, _, _, err := f.FindFeasibleNodes(context.Background(), state, &v1.Pod{}, []*framework.NodeInfo{ni}, 0, 0); err == nil || err.Error() != want {
+		t.Errorf("FindFeasibleNodes: %v, want %q", err, want)
+	}
+}
