@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
@@ -330,8 +331,9 @@ func (pl *DefaultPreemption) budgets() ([]budget, error) {
 // choice over any violating candidate found later, and more would cost a
 // simulation each. It keeps at most that number of each kind, violating
 // candidates last. As kube-scheduler, a node whose simulation errs is no
-// candidate, and the error is returned only when no node is one: a plugin
-// failing on one node does not stop preemption on the others.
+// candidate, and the errors are returned, together in visiting order, only
+// when no node is one: a plugin failing on one node does not stop
+// preemption on the others.
 //
 // The simulations run in parallel on the Filter phase's goroutines, as
 // kube-scheduler's DryRunPreemption, but in rounds: each simulates as many
@@ -345,7 +347,7 @@ func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleS
 	n := len(potential)
 	offset, want := pl.offset(n), pl.args.numCandidates(n)
 	var nonViolating, violating []Candidate
-	var firstErr error
+	var errs []error
 	var round []simulation
 	for visited := 0; visited < n; {
 		need := max(want-len(nonViolating)-len(violating), 1)
@@ -365,9 +367,7 @@ func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleS
 			visited++
 			switch {
 			case sim.s.Code() == framework.Error:
-				if firstErr == nil {
-					firstErr = fmt.Errorf("selecting victims on node %q: %w", sim.node, sim.s.AsError())
-				}
+				errs = append(errs, sim.s.AsError())
 			case !sim.s.IsSuccess():
 				statuses[sim.node] = sim.s
 			case sim.c.NumPDBViolations == 0:
@@ -385,8 +385,9 @@ func (pl *DefaultPreemption) dryRun(ctx context.Context, state *framework.CycleS
 		}
 	}
 	candidates := append(nonViolating, violating...)
-	if len(candidates) == 0 && firstErr != nil {
-		return nil, firstErr
+	if len(candidates) == 0 && len(errs) > 0 {
+		// One message as kube-scheduler's: the errors, "[a, b]" for several.
+		return nil, utilerrors.NewAggregate(errs)
 	}
 	return candidates, nil
 }
@@ -403,9 +404,11 @@ type simulation struct {
 // still fits: first those whose eviction would violate a PodDisruptionBudget,
 // then the others. Every check counts the pods nominated to the node whose
 // priority is at least pod's, as kube-scheduler's dry run does: the room an
-// earlier preemption freed for a more important pod is not pod's to take. As in kube-scheduler, a node without lower-priority pods
-// says "No preemption victims found", and a node where evicting all of them
-// is not enough gives the Filter's own rejection (e.g. "Insufficient cpu").
+// earlier preemption freed for a more important pod is not pod's to take.
+// As in kube-scheduler, a node without lower-priority pods says "No
+// preemption victims found", a node where evicting all of them is not
+// enough gives the Filter's own rejection (e.g. "Insufficient cpu"), and a
+// node where the pod fits with all of them back is an error.
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []budget) (Candidate, *framework.Status) {
 	prio := corev1helpers.PodPriority(pod)
 	var lower []*framework.PodInfo
@@ -470,8 +473,10 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 		}
 	}
 	if len(c.Victims) == 0 {
-		// The pod fits without evicting anything: nothing for preemption to do here.
-		return Candidate{}, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNoVictims)
+		// The pod fits without evicting anything, though Filter said it did
+		// not: Filter and the simulation disagree, which kube-scheduler
+		// treats as an error of the simulation rather than a rejection.
+		return Candidate{}, framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.NodeName()))
 	}
 	return c, nil
 }

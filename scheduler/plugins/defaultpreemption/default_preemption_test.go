@@ -526,7 +526,7 @@ func TestPreemptionGoesOnPastANodeWhoseSimulationErrs(t *testing.T) {
 		{
 			name:      "no other node is one",
 			nodes:     []*framework.NodeInfo{schedtest.NodeInfo(node("bad"), low("b", 1, "1")), schedtest.NodeInfo(node("vips"), low("v", 5000, "1"))},
-			wantError: `preemption: selecting victims on node "bad": lost its marbles`,
+			wantError: `preemption: running "ErringOnEmpty" filter plugin: lost its marbles`,
 		},
 	}
 	for _, tc := range tests {
@@ -623,5 +623,73 @@ func TestSelectCandidateSumsPrioritiesAsKubeScheduler(t *testing.T) {
 		if got := SelectCandidate(cs).Node; got != "smaller" {
 			t.Errorf("SelectCandidate picked %s, want the smaller sum of priorities", got)
 		}
+	}
+}
+
+// As kube-scheduler's DryRunPreemption: a node Filter found Unschedulable
+// where the pod turns out to fit without evicting anyone (Filter saw an
+// older state, say) is an error of its simulation, "expected at least one
+// victim pod", not a rejection. As any simulation error, it is preemption's
+// answer (an Error, which keeps the pod's nomination) only when no node is a
+// candidate, and the errors of several nodes are listed together.
+func TestANodeWhereThePodFitsWithoutVictimsIsAnError(t *testing.T) {
+	roomy := func(name string) *framework.NodeInfo {
+		return schedtest.NodeInfo(schedtest.MakeNode().Name(name).Capacity("cpu", "2").Obj(), low("on-"+name, 1, "1"))
+	}
+	full := schedtest.NodeInfo(schedtest.MakeNode().Name("full").Capacity("cpu", "1").Obj(), low("on-full", 5, "1"))
+	tests := []struct {
+		name      string
+		nodes     []*framework.NodeInfo
+		wantNode  string
+		wantError string
+	}{
+		{
+			name:      "the only node Filter rejected",
+			nodes:     []*framework.NodeInfo{roomy("roomy")},
+			wantError: `preemption: expected at least one victim pod on node "roomy"`,
+		},
+		{
+			name:      "two such nodes",
+			nodes:     []*framework.NodeInfo{roomy("r0"), roomy("r1")},
+			wantError: `preemption: [expected at least one victim pod on node "r0", expected at least one victim pod on node "r1"]`,
+		},
+		{
+			name:     "another node is a candidate",
+			nodes:    []*framework.NodeInfo{roomy("roomy"), full},
+			wantNode: "full",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cs := setup(t, tc.nodes...)
+			startingAt(t, f, 0)
+			pod := schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj()
+			if err := f.SharedInformerFactory().Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+				t.Fatal(err)
+			}
+			state := framework.NewCycleState()
+			if _, s, _ := f.RunPreFilterPlugins(context.Background(), state, pod, f.SnapshotLister().List()); !s.IsSuccess() {
+				t.Fatalf("PreFilter: %v", s)
+			}
+			// Filter's verdict as it would be from an older view of the nodes.
+			statuses := framework.NodeToStatus{}
+			for _, ni := range tc.nodes {
+				statuses[ni.NodeName()] = framework.NewStatus(framework.Unschedulable, "Insufficient cpu")
+			}
+			res, s := f.RunPostFilterPlugins(context.Background(), state, pod, statuses)
+			if tc.wantError != "" {
+				if s.Code() != framework.Error || s.Message() != tc.wantError || res != nil {
+					t.Fatalf("result %+v status %v, want error %q", res, s, tc.wantError)
+				}
+				pods, _ := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+				if len(pods.Items) != len(tc.nodes) {
+					t.Fatalf("%d pods left, want all %d: nothing is evicted", len(pods.Items), len(tc.nodes))
+				}
+				return
+			}
+			if !s.IsSuccess() || res == nil || res.NominatedNodeName != tc.wantNode {
+				t.Fatalf("result %+v status %v, want %s nominated", res, s, tc.wantNode)
+			}
+		})
 	}
 }
