@@ -122,3 +122,45 @@ func TestGatedPodHoldsNoRoomWhenAdded(t *testing.T) {
 		t.Fatalf("nominated to n after the gates went: %v, want the pod", got)
 	}
 }
+
+// As kube-scheduler's InterPodAffinity, whose PreFilter skips a pod without
+// required affinity or anti-affinity terms that no placed pod's
+// anti-affinity selects: the plugin's Filter then does not run, so the
+// anti-affinity of a pod merely nominated to the node does not keep the
+// pod out, whether or not some unrelated placed pod has anti-affinity of
+// its own. A placed pod's anti-affinity selecting the pod does.
+func TestNominatedPodsAntiAffinityCountsAsKubeSchedulerCountsIt(t *testing.T) {
+	web := func() *v1.Pod { return schedtest.MakePod().Name("web").UID("web").Label("app", "web").Obj() }
+	tests := []struct {
+		name   string
+		placed *v1.Pod
+		want   string
+	}{
+		{name: "no placed pod has anti-affinity", want: "n"},
+		{
+			name:   "a placed pod's anti-affinity selects other pods",
+			placed: schedtest.MakePod().Name("guard").UID("guard").Node("n").PodAntiAffinity(v1.LabelHostname, "app", "db").Obj(),
+			want:   "n",
+		},
+		{
+			name:   "a placed pod's anti-affinity selects the pod",
+			placed: schedtest.MakePod().Name("guard").UID("guard").Node("n").PodAntiAffinity(v1.LabelTopologyZone, "app", "web").Obj(),
+			want:   "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules.",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newHandlerTestScheduler(t)
+			s.onNodeAdd(schedtest.MakeNode().Name("n").Label(v1.LabelTopologyZone, "z").Capacity("cpu", "2").Obj())
+			if tc.placed != nil {
+				s.onPodAdd(tc.placed)
+			}
+			loner := schedtest.MakePod().Name("loner").UID("loner").Priority(100).PodAntiAffinity(v1.LabelHostname, "app", "web").Obj()
+			loner.Status.NominatedNodeName = "n"
+			s.onPodAdd(loner)
+			if got := tryPlace(t, s, web()); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

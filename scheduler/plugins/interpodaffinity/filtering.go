@@ -121,6 +121,8 @@ func (pl *InterPodAffinity) nsLabels(ns string) labels.Set {
 
 // PreFilter counts, per topology domain, the placed pods relevant to the
 // pod's required terms and the placed pods whose anti-affinity rejects it.
+// As kube-scheduler's, it skips the plugin's Filter for a pod without
+// required terms that no placed pod's anti-affinity selects.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	lister := pl.h.SnapshotLister()
 	withAnti := lister.HavePodsWithRequiredAntiAffinityList()
@@ -144,7 +146,14 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			s.addExistingAnti(existing, ni.Node(), 1)
 		}
 	}
-	if len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 {
+	if len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0 {
+		if len(s.existingAnti) == 0 {
+			// No placed pod's anti-affinity selects the pod: kube-scheduler
+			// skips Filter then, so neither do pods nominated to a node,
+			// whose anti-affinity AddPod would otherwise count, keep it out.
+			return nil, framework.NewStatus(framework.Skip)
+		}
+	} else {
 		for _, ni := range lister.List() {
 			for _, existing := range ni.Pods {
 				s.addIncomingTerms(existing.Pod, pl.nsLabels(existing.Pod.Namespace), ni.Node(), 1)
