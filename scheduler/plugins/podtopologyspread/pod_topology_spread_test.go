@@ -3,6 +3,7 @@ package podtopologyspread
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -186,6 +187,34 @@ func TestPodTopologySpreadSystemDefaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With the system defaults, which score nodes lacking a zone, kube-scheduler
+// reads a missing zone label as the value "": a node labelled zone="" and
+// one without the label are one domain, which counts the pods of both
+// (only the labelled node is scored on it). Raw, with hostname weight ln5
+// and zone weight ln4 (domains a and ""): n1 1×ln5+2 + 1×ln4+4 ≈ 9, n2
+// 0+2 + 2×ln4+4 ≈ 9, n3 2×ln5+2 ≈ 5; reversed over [5, 9].
+func TestPodTopologySpreadSystemDefaultsReadAMissingZoneAsEmpty(t *testing.T) {
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	pod := web("new")
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: ptr.To(true)}}
+	nodes := []*framework.NodeInfo{
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n1").Label(zone, "a").Obj(), web("w1")),
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n2").Label(zone, "").Obj()),
+		schedtest.NodeInfo(schedtest.MakeNode().Name("n3").Obj(), web("w2"), web("w3")),
+	}
+	p, err := New(nil, handleWith(t, nodes, rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"n1": 55, "n2": 55, "n3": 100}
+	if got := schedtest.RunScore(t, p, pod, nodes...); !maps.Equal(got, want) {
+		t.Fatalf("scores = %v, want %v", got, want)
 	}
 }
 

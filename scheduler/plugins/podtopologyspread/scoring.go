@@ -18,7 +18,8 @@ type preScoreState struct {
 	// is still spread by hostname.
 	requireAll bool
 	// counts[i] maps the domains of constraint i that feasible nodes are in
-	// to their matching pods (hostname constraints count in Score).
+	// to their matching pods (hostname constraints count in Score); a node
+	// lacking the label is in the domain "".
 	counts []map[string]int64
 	// weights favour constraints over many domains: log(domains + 2), the
 	// domains being those of the feasible nodes.
@@ -45,7 +46,6 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 	}
 	s := &preScoreState{constraints: cs, requireAll: requireAll, counts: make([]map[string]int64, len(cs)), weights: make([]float64, len(cs))}
 	sizes := make([]int, len(cs))
-	unlabelled := make([]bool, len(cs))
 	for i := range s.counts {
 		s.counts[i] = map[string]int64{}
 	}
@@ -60,16 +60,11 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 			if cs[i].key == v1.LabelHostname {
 				continue
 			}
-			v, ok := node.Labels[cs[i].key]
-			switch {
-			case !ok:
-				// Nodes without the label form one more domain for the
-				// weight, as in kube-scheduler; they never score on it.
-				if !unlabelled[i] {
-					unlabelled[i] = true
-					sizes[i]++
-				}
-			case !hasDomain(s.counts[i], v):
+			// A node without the label is in the domain "", as in
+			// kube-scheduler (only the system defaults get here with one):
+			// with the nodes labelled "" it is one domain for the weight
+			// and the counts, though only those are scored on it.
+			if v := node.Labels[cs[i].key]; !hasDomain(s.counts[i], v) {
 				s.counts[i][v] = 0
 				sizes[i]++
 			}
@@ -93,8 +88,8 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 			if c.key == v1.LabelHostname {
 				continue
 			}
-			v, ok := node.Labels[c.key]
-			if !ok || !hasDomain(s.counts[i], v) || !c.includes(node, pod, aff) {
+			v := node.Labels[c.key]
+			if !hasDomain(s.counts[i], v) || !c.includes(node, pod, aff) {
 				continue
 			}
 			s.counts[i][v] += countMatching(ni, pod.Namespace, c.selector)
