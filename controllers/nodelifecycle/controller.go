@@ -649,12 +649,24 @@ var noScheduleManaged = map[string]bool{
 // pods off.
 func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now time.Time) (*corev1.Node, error) {
 	wantNoExecute := ""
-	if r := readyCondition(node); r != nil {
+	r := readyCondition(node)
+	if r != nil {
 		switch r.Status {
 		case corev1.ConditionUnknown:
 			wantNoExecute = corev1.TaintNodeUnreachable
 		case corev1.ConditionFalse:
 			wantNoExecute = corev1.TaintNodeNotReady
+		}
+	}
+	// A node without a Ready condition (still starting, or one whose
+	// condition was taken away) keeps the node-health NoExecute taints it
+	// has, as kube-controller-manager judges no taint for it: it is neither
+	// Ready, which takes them off, nor known to be down, which puts one on.
+	// Only master disruption mode lifts them, as it lifts every node's.
+	keepNoExecute := r == nil && hasHealthNoExecute(node)
+	if keepNoExecute {
+		if _, lift := c.noExecute(node, now, false); lift {
+			keepNoExecute = false
 		}
 	}
 	wantNoSchedule := map[string]bool{}
@@ -670,7 +682,7 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	if wantNoExecute != "" {
 		has, swap := false, false
 		for _, t := range node.Spec.Taints {
-			if t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady) {
+			if isHealthNoExecute(t) {
 				has = has || t.Key == wantNoExecute
 				swap = swap || t.Key != wantNoExecute
 			}
@@ -690,8 +702,8 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 	hasNoSchedule := map[string]bool{}
 	for _, t := range node.Spec.Taints {
 		switch {
-		case t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady):
-			if t.Key != wantNoExecute {
+		case isHealthNoExecute(t):
+			if t.Key != wantNoExecute && !keepNoExecute {
 				continue
 			}
 		case t.Effect == corev1.TaintEffectNoSchedule && noScheduleManaged[t.Key]:
@@ -729,6 +741,18 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *corev1.Node, now
 		return nil, fmt.Errorf("update taints of node %s: %w", node.Name, err)
 	}
 	return updated, nil
+}
+
+// isHealthNoExecute says whether t is the NoExecute taint of a node not
+// ready or unreachable, which this controller owns.
+func isHealthNoExecute(t corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoExecute && (t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady)
+}
+
+// hasHealthNoExecute says whether the node has a not-ready or unreachable
+// NoExecute taint.
+func hasHealthNoExecute(n *corev1.Node) bool {
+	return slices.ContainsFunc(n.Spec.Taints, isHealthNoExecute)
 }
 
 // scheduledEviction is when a pod that tolerates its node's NoExecute taints

@@ -24,7 +24,8 @@
 // kept as it is, even when the new taints are tolerated for less time, and a pod deleted already but
 // still there (its agent is down) is judged again: also after taints that came and went between two
 // checks of the node, and when its own tolerations change. An eviction tries its writes up to five
-// times and records its event once. Taints go away when the node is Ready again.
+// times and records its event once. Taints go away when the node is Ready again; a node without a Ready
+// condition (its agent not reporting yet) keeps those it has, as kube-controller-manager leaves them.
 //
 // NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones
 // first), as kube-controller-manager paces them (disruption.go; nodes labelled

@@ -1715,3 +1715,43 @@ func retolerate(t *testing.T, c *Controller, f informers.SharedInformerFactory, 
 		}
 	}
 }
+
+// A node without a Ready condition (registered, its agent not reporting
+// yet, or one whose condition was taken away) keeps the NoExecute taints it
+// has, as kube-controller-manager's monitorNodeHealth leaves the taints of a
+// node whose Ready condition is nil alone (it takes them off only when the
+// node is Ready, or when every node is down: master disruption mode).
+func TestNoExecuteTaintKeptWithoutReadyCondition(t *testing.T) {
+	notReadyTaint := unreachable(time.Minute)
+	notReadyTaint.Key = corev1.TaintNodeNotReady
+	tests := []struct {
+		name   string
+		taint  corev1.Taint
+		others []runtime.Object
+		want   []string
+	}{
+		{"unreachable kept", unreachable(time.Minute), []runtime.Object{healthy("n2", nil)}, []string{corev1.TaintNodeUnreachable + ":NoExecute"}},
+		{"not-ready kept", notReadyTaint, []runtime.Object{healthy("n2", nil)}, []string{corev1.TaintNodeNotReady + ":NoExecute"}},
+		{"lifted when no node is Ready", unreachable(time.Minute), nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Within its startup grace period: not marked Unknown by this sync.
+			n := &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-30 * time.Second))},
+				Spec:       corev1.NodeSpec{Taints: []corev1.Taint{tc.taint}},
+			}
+			c, client := newFixture(t, append(tc.others, n)...)
+			if err := c.sync(context.Background(), "n1"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+			if r := readyCondition(got); r != nil {
+				t.Fatalf("Ready = %+v, want none within the startup grace period", r)
+			}
+			if taints := taintList(got); !slices.Equal(taints, tc.want) {
+				t.Errorf("taints = %v, want %v", taints, tc.want)
+			}
+		})
+	}
+}
