@@ -24,8 +24,12 @@
 // kept as it is, even when the new taints are tolerated for less time, and a pod deleted already but
 // still there (its agent is down) is judged again: also after taints that came and went between two
 // checks of the node, and when its own tolerations change. An eviction tries its writes up to five
-// times and records its event once. Taints go away when the node is Ready again; a node without a Ready
-// condition (its agent not reporting yet) keeps those it has, as kube-controller-manager leaves them.
+// times and records its event once. One whose tries all fail is tried again at each sync of the node,
+// without an event: Kubernetes drops it and tries again only on the next change of the node's NoExecute
+// taints or the pod's tolerations, with a new event, and those events are the ones recorded here too
+// (a pod that does not tolerate its node's taints is not left running for want of a change). Taints go
+// away when the node is Ready again; a node without a Ready condition (its agent not reporting yet)
+// keeps those it has, as kube-controller-manager leaves them.
 //
 // NoExecute taints are paced by zone (region and zone labels, the deprecated failure-domain.beta ones
 // first), as kube-controller-manager paces them (disruption.go; nodes labelled

@@ -1755,3 +1755,47 @@ func TestNoExecuteTaintKeptWithoutReadyCondition(t *testing.T) {
 		})
 	}
 }
+
+// The "Marking for deletion" events of a pod whose evictions fail are those
+// Kubernetes' taint eviction controller records: one per attempt it makes,
+// and it makes one when the pod is seen on the tainted node and again on
+// each change of the node's NoExecute taints (handleNodeUpdate) or of the
+// pod's tolerations, never in between (its failed work is dropped). The
+// syncs in between try again, which Kubernetes does not, and record
+// nothing.
+func TestFailedEvictionEventsOnlyOnAChange(t *testing.T) {
+	ctx := context.Background()
+	n := notReadyNode()
+	c, client, f := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
+	clock := now
+	c.now = func() time.Time { return clock }
+	c.grace = time.Hour // the node's condition stays as the test sets it
+	controllertest.RefuseFirst(client, "delete", "pods", 4*evictTries, fmt.Errorf("the server is busy"))
+	recorder := c.recorder.(*record.FakeRecorder)
+	var marked int
+	sync := func(what string, wantMarked int) {
+		t.Helper()
+		clock = clock.Add(5 * time.Second)
+		if err := c.sync(ctx, "n1"); err == nil {
+			t.Fatalf("%s: sync hid the failed eviction", what)
+		}
+		for _, e := range controllertest.Events(recorder.Events) {
+			if strings.Contains(e, "Marking for deletion Pod ns/intolerant") {
+				marked++
+			}
+		}
+		if marked != wantMarked {
+			t.Fatalf("%s: %d Marking for deletion events, want %d", what, marked, wantMarked)
+		}
+	}
+	sync("first seen", 1)
+	sync("tried again", 1)
+	sync("tried again", 1)
+	// The agent's Ready goes Unknown and the taint is swapped for unreachable.
+	unknown := n.DeepCopy()
+	unknown.Status.Conditions[0].Status = corev1.ConditionUnknown
+	unknown.Spec.Taints = []corev1.Taint{unreachable(0), {Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}}
+	update(t, f.Core().V1().Nodes().Informer(), unknown)
+	c.nodeUpdated(n, unknown)
+	sync("the taints changed", 2)
+}
