@@ -161,10 +161,11 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		},
 	}
 	// Like Kubernetes' quota controller, recalculate when usage can only
-	// have gone down (deletes, pods finishing) and when a quota is new or
-	// its spec changed, plus a periodic resync. Creates are charged by
-	// admission; recalculating on them would race with a charge whose object
-	// this controller's informers have not seen yet, and undo it.
+	// have gone down (deletes, pods finishing), when a claim's allocated
+	// storage changed, and when a quota is new or its spec changed, plus a
+	// periodic resync. Creates are charged by admission; recalculating on
+	// them would race with a charge whose object this controller's
+	// informers have not seen yet, and undo it.
 	if _, err := inf.Quotas.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueQuota,
 		UpdateFunc: func(old, cur any) {
@@ -189,7 +190,8 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 			// A pod given an activeDeadlineSeconds moves from the
 			// NotTerminating scope to the Terminating one, which
 			// admission (pods are charged on create) does not count:
-			// recount, as Kubernetes' quota monitor does on a scope change.
+			// recount now (Kubernetes' pod update filter leaves this to
+			// its periodic recount).
 			if released(o, n) || (o.Spec.ActiveDeadlineSeconds == nil) != (n.Spec.ActiveDeadlineSeconds == nil) {
 				c.enqueueNamespaceOf(cur)
 			}
@@ -205,16 +207,17 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 		return nil, err
 	}
 	// A claim whose request shrank back (after a failed expansion, the
-	// allocated size still counts) is recounted like a delete.
+	// allocated size still counts) is recounted like a delete; so is one
+	// whose status.allocatedResources storage changed, as Kubernetes'
+	// claim update filter (RequiresQuotaReplenish) recounts it: the
+	// allocated size counts when it is more than the request, and admission
+	// charges no status update.
 	if _, err := inf.Claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*corev1.PersistentVolumeClaim)
 			n, ok2 := cur.(*corev1.PersistentVolumeClaim)
-			if ok1 && ok2 {
-				before, after := admission.Usage(claimsResource, o), admission.Usage(claimsResource, n)
-				if b, a := before[corev1.ResourceRequestsStorage], after[corev1.ResourceRequestsStorage]; a.Cmp(b) < 0 {
-					c.enqueueNamespaceOf(cur)
-				}
+			if ok1 && ok2 && (claimShrank(o, n) || allocationChanged(o, n)) {
+				c.enqueueNamespaceOf(cur)
 			}
 		},
 	}); err != nil {
@@ -248,6 +251,25 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 func released(old, cur *corev1.Pod) bool {
 	now := time.Now()
 	return admission.PodHoldsQuota(old, now) && !admission.PodHoldsQuota(cur, now)
+}
+
+// claimShrank tells whether a claim update lowered the storage it is
+// counted for.
+func claimShrank(old, cur *corev1.PersistentVolumeClaim) bool {
+	before, after := admission.Usage(claimsResource, old), admission.Usage(claimsResource, cur)
+	b, a := before[corev1.ResourceRequestsStorage], after[corev1.ResourceRequestsStorage]
+	return a.Cmp(b) < 0
+}
+
+// allocationChanged tells whether a claim update changed the storage its
+// status says is allocated, either way. Kubernetes' RequiresQuotaReplenish
+// means to ask this (it compares the two quantities' addresses, which
+// always differ, so there every claim update recounts). By value, the
+// updates that cannot change the count (binding, conditions) recount
+// nothing: a recount may undo a charge admission is making for an object
+// the informers have not shown yet.
+func allocationChanged(old, cur *corev1.PersistentVolumeClaim) bool {
+	return old.Status.AllocatedResources.Storage().Cmp(*cur.Status.AllocatedResources.Storage()) != 0
 }
 
 func objects[T runtime.Object](l []T) []runtime.Object {

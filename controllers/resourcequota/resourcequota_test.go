@@ -825,3 +825,44 @@ func TestWatchOfARemovedKindStops(t *testing.T) {
 	defer cancel()
 	waitUsed(waitCtx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("0")})
 }
+
+// TestClaimAllocatedPastItsRequest: a claim whose status.allocatedResources
+// grows past its request (an expansion under way, or one that failed and was
+// asked back down) is counted at the allocated size when its status changes,
+// as Kubernetes' claim update filter (RequiresQuotaReplenish: the allocated
+// storage changed) recounts; and again when the allocated size comes down.
+func TestClaimAllocatedPastItsRequest(t *testing.T) {
+	ctx, cs := start(t)
+	if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("10Gi")}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claims := cs.CoreV1().PersistentVolumeClaims("default")
+	if _, err := claims.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("1Gi")})
+	// Let the extra recount the controller makes a second after a quota
+	// appears pass, so that only the status update can recount now.
+	time.Sleep(2 * time.Second)
+	allocate := func(size string) {
+		t.Helper()
+		cl, err := claims.Get(ctx, "c", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
+		if _, err := claims.UpdateStatus(ctx, cl, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	allocate("3Gi")
+	waitUsed(wait, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("3Gi")})
+	allocate("2Gi")
+	waitUsed(wait, t, cs, "q", corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi")})
+}
