@@ -197,9 +197,13 @@ func New(client kubernetes.Interface, inf Informers, opts Options) (*Controller,
 			}
 			// A pod being deleted holds its quota until its grace period
 			// has run once more past its deletion timestamp (a pod stuck
-			// on a lost node); recount then rather than at the next resync.
-			if end, ok := admission.PodQuotaExpiry(n); ok && o.DeletionTimestamp == nil {
-				c.enqueueNamespaceAfter(n, time.Until(end)+time.Second)
+			// on a lost node); recount then rather than at the next resync:
+			// when its deletion starts, and when a second deletion shortens
+			// its grace period (an end already past is released above).
+			if end, ok := admission.PodQuotaExpiry(n); ok {
+				if before, had := admission.PodQuotaExpiry(o); !had || end.Before(before) {
+					c.enqueueNamespaceAfter(n, time.Until(end)+time.Second)
+				}
 			}
 		},
 		DeleteFunc: c.enqueueNamespaceOf,

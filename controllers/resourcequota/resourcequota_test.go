@@ -826,6 +826,59 @@ func TestWatchOfARemovedKindStops(t *testing.T) {
 	waitUsed(waitCtx, t, cs, "q", corev1.ResourceList{"count/widgets.example.com": resource.MustParse("0")})
 }
 
+// TestTerminatingPodReleasedWhenItsGraceIsShortened: a pod being deleted
+// whose grace period is shortened holds its quota only until the new end
+// of its grace: given back at once when that end is past already (a second
+// deletion with no grace left, the pod kept by a finalizer), as Kubernetes'
+// pod update filter recounts on such an update (QuotaV1Pod held before and
+// not after); otherwise when the new end comes, as for a first deletion,
+// not at the first deletion's end nor at the periodic recount (where
+// Kubernetes, whose filter saw the pod still holding quota, leaves it).
+func TestTerminatingPodReleasedWhenItsGraceIsShortened(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace int64
+	}{{"to none", 0}, {"to two seconds", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cs := start(t)
+			if _, err := cs.CoreV1().ResourceQuotas("default").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			pods := cs.CoreV1().Pods("default")
+			// Bound, so deleted gracefully; its finalizer keeps it stored.
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Finalizers: []string{"example.com/hold"}},
+				Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+			if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitUsed(ctx, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+			// Let the extra recount the controller makes a second after a
+			// quota appears pass.
+			time.Sleep(2 * time.Second)
+			long, short := int64(30), tc.grace
+			if err := pods.Delete(ctx, "p", metav1.DeleteOptions{GracePeriodSeconds: &long}); err != nil {
+				t.Fatal(err)
+			}
+			if err := pods.Delete(ctx, "p", metav1.DeleteOptions{GracePeriodSeconds: &short}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := pods.Get(ctx, "p", metav1.GetOptions{})
+			if err != nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != short {
+				t.Fatalf("pod after the second deletion: %v, %v", got, err)
+			}
+			// Well before the first deletion's end (60 s away).
+			wait, cancel := context.WithTimeout(ctx, time.Duration(2*short+5)*time.Second)
+			defer cancel()
+			waitUsed(wait, t, cs, "q", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
+			got.Finalizers = nil
+			if _, err := pods.Update(ctx, got, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 // TestClaimAllocatedPastItsRequest: a claim whose status.allocatedResources
 // grows past its request (an expansion under way, or one that failed and was
 // asked back down) is counted at the allocated size when its status changes,
