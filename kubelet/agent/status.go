@@ -16,9 +16,11 @@ import (
 
 // computeStatus derives a pod's status from what the runtime reports, as the
 // kubelet does: phase from the containers' states and the restart policy,
-// the standard conditions, and the addresses.
+// the standard conditions, the addresses, and what each container's status
+// takes from the spec (fillFromSpec).
 func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now time.Time) *corev1.PodStatus {
 	old := &pod.Status
+	fillFromSpec(&pod.Spec, old, state)
 	st := &corev1.PodStatus{
 		HostIP:                hostIP,
 		PodIP:                 podIP,
