@@ -6,18 +6,23 @@ import (
 
 // fillFromSpec completes the runtime's container statuses (state, changed
 // in place) with what the v1.33 kubelet takes from the pod's spec rather
-// than from its runtime (convertToAPIContainerStatuses), with its default
-// feature gates:
-//   - volumeMounts, in every container's status (RecursiveReadOnlyMounts,
-//     GA in v1.33): the container's mounts, a read-only one with its
-//     recursiveReadOnly mode resolved;
-//   - resources and allocatedResources, in the status of a container the
-//     runtime has or had (InPlacePodVerticalScaling, beta and on in v1.33).
+// than from its runtime (convertToAPIContainerStatuses): volumeMounts, in
+// every container's status (RecursiveReadOnlyMounts, GA in v1.33), the
+// container's mounts, a read-only one with its recursiveReadOnly mode
+// resolved.
 //
-// The kubelet also writes user (SupplementalGroupsPolicy, beta and on in
-// v1.33), but only as the runtime reports it; skiff's runtimes report none
-// (nor does its Node claim the supplementalGroupsPolicy feature, as with
-// containerd before 2.0), so it stays unset, as the kubelet leaves it.
+// The v1.33 kubelet also writes resources and allocatedResources, but only
+// under InPlacePodVerticalScaling, which skiff does not implement: its API
+// serves no pods/resize and refuses changes to a container's resources, as
+// a v1.33 API server with that gate off; its nodes write what a kubelet
+// with the gate off writes, which is neither. (Written, they would be the
+// spec's again, and cost about a kilobyte per pod in every decoded copy:
+// some 11 MB more heap for the server with 10,000 pods.)
+//
+// The kubelet writes user (SupplementalGroupsPolicy, beta and on in v1.33)
+// only as the runtime reports it; skiff's runtimes report none (nor does
+// its Node claim the supplementalGroupsPolicy feature, as with containerd
+// before 2.0), so it stays unset, as the kubelet leaves it.
 //
 // old is the pod's status as stored: mounts already reported are reused
 // rather than built again, so that a resync allocates nothing for them.
@@ -34,21 +39,6 @@ func fillContainers(containers []corev1.Container, old, statuses []corev1.Contai
 			continue
 		}
 		s.VolumeMounts = mountStatuses(c.VolumeMounts, findStatus(old, s.Name))
-		if !hasRuntimeContainer(s) {
-			continue
-		}
-		// The kubelet reports the resources the runtime says the
-		// container holds, falling back to its allocation (the spec it
-		// admitted, or the last resize it allowed) for what the runtime
-		// does not say. Skiff has no in-place resize (the API refuses
-		// changes to a container's resources), so the allocation is the
-		// spec's, and that is what is reported: the kubelet's fallback.
-		// The status shares the spec's values, as the kubelet shares the
-		// allocated requests: it is only compared and sent, never changed,
-		// and a copy per container per sync would be what hollow nodes
-		// spend most on here.
-		s.Resources = &c.Resources
-		s.AllocatedResources = c.Resources.Requests
 	}
 }
 
@@ -64,14 +54,6 @@ func containerNamed(containers []corev1.Container, name string, i int) *corev1.C
 		}
 	}
 	return nil
-}
-
-// hasRuntimeContainer says whether the runtime has, or had, a container
-// for status s: the kubelet fills resources in while converting the
-// runtime's containers, so one the runtime has not created yet (waiting to
-// be, PodInitializing) has none.
-func hasRuntimeContainer(s *corev1.ContainerStatus) bool {
-	return s.ContainerID != "" || s.LastTerminationState.Terminated != nil
 }
 
 // mountStatuses is the status of a container's mounts: each one's name,
