@@ -16,4 +16,9 @@
 // with its attempt is not lost; other events leave it waiting.
 // Updates of a pod being scheduled are held for the attempt's end in the same
 // way (not queued as a second copy), and a pod deleted meanwhile is dropped.
+//
+// A fourth place, the gated, holds pods the PreEnqueue plugins refuse, asked
+// whenever a pod would enter activeQ or backoffQ: they wait for an update of
+// the pod, or for a plugin to call Ungate or Activate once its verdict may
+// have changed (preemption done deleting the pod's victims).
 package queue

@@ -54,8 +54,11 @@ type Options struct {
 	MaxBackoff         time.Duration
 	MaxInUnschedulable time.Duration
 	// PreEnqueue, if set, says whether a pod may be queued for attempts at
-	// all (the framework's PreEnqueue plugins: scheduling gates). A pod it
-	// refuses waits among the gated until an update lets it in.
+	// all (the framework's PreEnqueue plugins: scheduling gates, a
+	// preemption still deleting the pod's victims). It is asked whenever a
+	// pod would enter activeQ or backoffQ from elsewhere; a pod it refuses
+	// waits among the gated until an update of the pod, Activate or Ungate
+	// lets it in.
 	PreEnqueue func(*v1.Pod) bool
 	// Less orders the active queue (and pods whose backoff ends in the
 	// same window): the profile's queue sort plugin. nil means PrioritySort's
@@ -75,7 +78,7 @@ type PriorityQueue struct {
 	backoffQ      *backoffQueue
 	unschedulable map[string]*QueuedPodInfo
 	// gated holds pods PreEnqueue refused; no cluster event or timer moves
-	// them, only an update of the pod itself.
+	// them, only an update of the pod itself, Activate or Ungate.
 	gated map[string]*QueuedPodInfo
 	// inFlight holds the pods popped and not yet handed back (by
 	// AddUnschedulableIfNotPresent) or let go (by Done), with what happened
@@ -101,6 +104,8 @@ type inFlightPod struct {
 	// eventForAll: an event relevant to every pod arrived, so the pod will
 	// be retried whatever rejected it and events need not be kept.
 	eventForAll bool
+	// activated: Activate was called for the pod; it goes back to activeQ.
+	activated bool
 }
 
 // recordEvent notes a cluster event (relevant nil: one for every pod).
@@ -237,13 +242,22 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
+	if p, ok := q.unschedulable[key]; ok {
+		// PreEnqueue is asked only if the pod is to move: a status write
+		// (the scheduler's own, recording the failure) leaves it waiting
+		// for its event, whatever PreEnqueue says meanwhile.
+		p.PodInfo = framework.NewPodInfo(newPod)
+		if oldPod != nil && isPodUpdated(oldPod, newPod) {
+			delete(q.unschedulable, key)
+			q.requeue(p)
+		}
+		return
+	}
 	if !q.admits(newPod) {
 		p := q.newQueued(newPod)
 		if old, ok := q.activeQ.Get(key); ok {
 			p = old
 		} else if old, ok := q.backoffQ.Get(key); ok {
-			p = old
-		} else if old, ok := q.unschedulable[key]; ok {
 			p = old
 		}
 		p.PodInfo = framework.NewPodInfo(newPod)
@@ -258,19 +272,6 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	if p, ok := q.backoffQ.Get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		q.backoffQ.AddOrUpdate(p)
-		return
-	}
-	if p, ok := q.unschedulable[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		if oldPod != nil && isPodUpdated(oldPod, newPod) {
-			delete(q.unschedulable, key)
-			if q.isBackingOff(p) {
-				q.toBackoff(p)
-			} else {
-				q.activeQ.AddOrUpdate(p)
-				q.cond.Broadcast()
-			}
-		}
 		return
 	}
 	p := q.newQueued(newPod)
@@ -386,11 +387,94 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *QueuedPodInfo) {
 	// reverse the verdict while it was being made. A pod the queue did not
 	// see popped (its bind failed after Done) has no record of what happened
 	// meanwhile: retry it too, as kube-scheduler does.
-	if failedWithError(p) || !inFlight || f.updated || f.anEventMayHelp(p) {
+	switch {
+	case inFlight && f.activated:
+		q.activate(p)
+	case failedWithError(p) || !inFlight || f.updated || f.anEventMayHelp(p):
+		if !q.admits(p.Pod) {
+			q.gate(p)
+			return
+		}
 		q.toBackoff(p)
+	default:
+		q.unschedulable[p.key] = p
+	}
+}
+
+// requeue moves p, taken out of where it waited, towards activeQ: to
+// backoffQ while its backoff runs, to activeQ otherwise, or among the gated
+// if PreEnqueue refuses it now.
+func (q *PriorityQueue) requeue(p *QueuedPodInfo) {
+	switch {
+	case !q.admits(p.Pod):
+		q.gate(p)
+	case q.isBackingOff(p):
+		q.toBackoff(p)
+	default:
+		q.activeQ.AddOrUpdate(p)
+		q.cond.Broadcast()
+	}
+}
+
+// activate puts p, out of every sub-queue, in activeQ, or among the gated
+// if PreEnqueue refuses it.
+func (q *PriorityQueue) activate(p *QueuedPodInfo) {
+	if !q.admits(p.Pod) {
+		q.gate(p)
 		return
 	}
-	q.unschedulable[p.key] = p
+	q.activeQ.AddOrUpdate(p)
+	q.cond.Broadcast()
+}
+
+// Activate retries pod at once, as kube-scheduler's Activate: from
+// unschedulable, backoffQ or the gated (if PreEnqueue now admits it) it goes
+// to activeQ, backoff or not; a pod being scheduled goes there when its
+// attempt fails. A pod the queue does not hold is left alone. A plugin
+// calls it when the pod's failure was its own doing and no cluster event
+// will report its end (a preemption that could not delete its victims).
+func (q *PriorityQueue) Activate(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := Key(pod)
+	if f, ok := q.inFlight[key]; ok && f.pod.UID == pod.UID {
+		f.activated = true
+		return
+	}
+	p, ok := q.backoffQ.Get(key)
+	if !ok {
+		if p, ok = q.unschedulable[key]; !ok {
+			if p, ok = q.gated[key]; !ok {
+				return
+			}
+		}
+	}
+	if p.Pod.UID != pod.UID {
+		return
+	}
+	q.backoffQ.Delete(key)
+	delete(q.unschedulable, key)
+	delete(q.gated, key)
+	q.activate(p)
+}
+
+// Ungate asks PreEnqueue again about pod if it waits among the gated, and
+// moves it on towards activeQ if admitted (to backoffQ while its backoff
+// runs). A plugin whose PreEnqueue verdict changed without the pod changing
+// calls it (a preemption done deleting the pod's victims): a pod gated on
+// its way back from unschedulable was retried for an event, which must not
+// be lost; one still waiting among the unschedulable is left to wait for
+// its event.
+func (q *PriorityQueue) Ungate(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := Key(pod)
+	p, ok := q.gated[key]
+	if !ok || p.Pod.UID != pod.UID || !q.admits(p.Pod) {
+		return
+	}
+	delete(q.gated, key)
+	q.requeue(p)
 }
 
 // toBackoff puts p in backoffQ, waking a Pop that waits on an empty
@@ -416,23 +500,15 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(relevant func(*QueuedPodIn
 }
 
 // moveUnschedulable moves the unschedulable pods relevant selects (all if
-// nil) to activeQ, or to backoffQ while their backoff runs.
+// nil) to activeQ, or to backoffQ while their backoff runs, or among the
+// gated if PreEnqueue refuses them now.
 func (q *PriorityQueue) moveUnschedulable(relevant func(*QueuedPodInfo) bool) {
-	moved := false
 	for key, p := range q.unschedulable {
 		if relevant != nil && !relevant(p) {
 			continue
 		}
 		delete(q.unschedulable, key)
-		if q.isBackingOff(p) {
-			q.toBackoff(p)
-		} else {
-			q.activeQ.AddOrUpdate(p)
-			moved = true
-		}
-	}
-	if moved {
-		q.cond.Broadcast()
+		q.requeue(p)
 	}
 }
 

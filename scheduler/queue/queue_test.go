@@ -459,3 +459,71 @@ func inBackoff(q *PriorityQueue, p *QueuedPodInfo) bool {
 	_, ok := q.backoffQ.Get(p.key)
 	return ok
 }
+
+// TestPreEnqueueIsAskedWheneverAPodWouldBeRetried: a PreEnqueue verdict may
+// change without the pod changing (preemption deleting its victims holds it),
+// so a pod coming back from unschedulable, or returned from an attempt to be
+// retried, is asked again and waits among the gated if refused; a status
+// write leaves a waiting pod where it is. Ungate lets a gated pod go on
+// once admitted, and Activate sends a pod to activeQ from wherever it waits,
+// or once its attempt ends.
+func TestPreEnqueueIsAskedWheneverAPodWouldBeRetried(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	held := map[string]bool{}
+	q := New(Options{Now: c.now, PreEnqueue: func(p *v1.Pod) bool { return !held[p.Name] }})
+	park := func(p *v1.Pod) *QueuedPodInfo {
+		t.Helper()
+		q.Add(p)
+		qp := pop(t, q)
+		qp.UnschedulablePlugins = sets.New("NodeResourcesFit")
+		q.AddUnschedulableIfNotPresent(qp)
+		return qp
+	}
+	a := pod("a", 0)
+	park(a)
+	held["a"] = true
+	written := a.DeepCopy()
+	written.Status.NominatedNodeName = "n"
+	q.Update(a, written)
+	if _, _, u, g := q.Lengths(); u != 1 || g != 0 {
+		t.Fatalf("a status write moved a held pod: unschedulable %d gated %d", u, g)
+	}
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	if act, b, u, g := q.Lengths(); act+b+u != 0 || g != 1 {
+		t.Fatalf("an event retried a held pod: active %d backoff %d unschedulable %d gated %d", act, b, u, g)
+	}
+	q.Ungate(a)
+	if gatedLen(q) != 1 {
+		t.Fatalf("Ungate let in a pod PreEnqueue still refuses")
+	}
+	held["a"] = false
+	q.Ungate(a)
+	c.advance(time.Hour)
+	if got := pop(t, q).Pod.Name; got != "a" || gatedLen(q) != 0 {
+		t.Fatalf("popped %s after Ungate, want a", got)
+	}
+
+	// Activate: from unschedulable straight to activeQ, backoff or not.
+	b := pod("b", 0)
+	park(b)
+	q.Activate(b)
+	if act, _, u, _ := q.Lengths(); act != 1 || u != 0 {
+		t.Fatalf("Activate left b: active %d unschedulable %d", act, u)
+	}
+	// ... and a pod being scheduled once its attempt ends.
+	qp := pop(t, q)
+	q.Activate(b)
+	qp.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.AddUnschedulableIfNotPresent(qp)
+	if act, _, u, _ := q.Lengths(); act != 1 || u != 0 {
+		t.Fatalf("Activate during the attempt left b: active %d unschedulable %d", act, u)
+	}
+	// Returned from an attempt with an event to retry it, a held pod is gated.
+	qp = pop(t, q)
+	held["b"] = true
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	q.AddUnschedulableIfNotPresent(qp)
+	if act, bo, u, g := q.Lengths(); act+bo+u != 0 || g != 1 {
+		t.Fatalf("a held pod retried after its attempt: active %d backoff %d unschedulable %d gated %d", act, bo, u, g)
+	}
+}
