@@ -59,10 +59,14 @@ type Scheduler struct {
 	// its weight where it scores.
 	plugins []string
 
-	// bindings tracks in-flight binding goroutines so Run can wait for them.
+	// bindings tracks in-flight binding goroutines (and those plugins start
+	// through Handle.Go) so Run can wait for them.
 	bindings sync.WaitGroup
-	ran      bool
-	mu       sync.Mutex
+	// runCtx is Run's context, which plugins' goroutines get: they end
+	// with the scheduler (nil before Run: tests driving scheduleOne).
+	runCtx context.Context
+	ran    bool
+	mu     sync.Mutex
 }
 
 // New builds a scheduler over clientset and registers its event handlers on
@@ -127,6 +131,8 @@ func New(clientset kubernetes.Interface, factory informers.SharedInformerFactory
 		EventRecorder: s.recorder,
 		Nominator:     s.nominator,
 		Metrics:       s.metrics,
+		Go:            s.goPlugin,
+		Queue:         queueActivator{s},
 	})
 	if err != nil {
 		return nil, err
@@ -182,6 +188,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.log.Info("scheduler started", "scoringStrategy", s.cfg.ScoringStrategy, "plugins", s.plugins,
 		"percentageOfNodesToScore", s.cfg.PercentageOfNodesToScore, "parallelism", s.cfg.Parallelism)
 
+	s.runCtx = ctx
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); s.queue.Run(ctx) }()
@@ -194,6 +201,25 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.log.Info("scheduler stopped")
 	return nil
 }
+
+// goPlugin runs a plugin's goroutine (framework.Handle's Go) with Run's
+// context, counted with the binding cycles so that Run waits for it: a
+// scheduler stopped, say at the end of its leadership term, leaves nothing
+// acting in its name.
+func (s *Scheduler) goPlugin(fn func(ctx context.Context)) {
+	ctx := s.runCtx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.bindings.Go(func() { fn(ctx) })
+}
+
+// queueActivator lets plugins move pods in the queue, which is built after
+// the framework (it needs its queue sort and PreEnqueue plugins).
+type queueActivator struct{ s *Scheduler }
+
+func (a queueActivator) Activate(pod *v1.Pod) { a.s.queue.Activate(pod) }
+func (a queueActivator) Ungate(pod *v1.Pod)   { a.s.queue.Ungate(pod) }
 
 func (s *Scheduler) expireAssumedPods(ctx context.Context) {
 	t := time.NewTicker(time.Second)

@@ -41,7 +41,9 @@ type QueueSortPlugin interface {
 
 // PreEnqueuePlugin decides whether a pod may enter the active queue at all;
 // a pod one of them refuses waits, outside every attempt, until an update
-// of the pod changes the answer (kube-scheduler's PreEnqueue).
+// of the pod changes the answer, or the plugin, whose answer changed
+// otherwise, calls Handle.Ungate or Handle.Activate (kube-scheduler's
+// PreEnqueue).
 type PreEnqueuePlugin interface {
 	Plugin
 	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
@@ -155,6 +157,13 @@ type PodNominator interface {
 	NominatedPodsForNode(nodeName string) []*PodInfo
 }
 
+// PodActivator is the part of the scheduling queue plugins may move pods in
+// (see Handle.Activate and Handle.Ungate).
+type PodActivator interface {
+	Activate(pod *v1.Pod)
+	Ungate(pod *v1.Pod)
+}
+
 // NamespaceLabeler returns a namespace's labels for affinity namespace selectors.
 type NamespaceLabeler interface {
 	NamespaceLabels(name string) map[string]string
@@ -198,6 +207,18 @@ type Handle interface {
 	// NominatedPodsForNode lists the pods nominated to nodeName (see
 	// PodNominator); nil when none are.
 	NominatedPodsForNode(nodeName string) []*PodInfo
+	// Go runs fn on a goroutine of the scheduler's, for work that outlives
+	// the scheduling cycle that starts it (preemption's deletions): fn's ctx
+	// ends when the scheduler stops, at shutdown or when its leadership term
+	// ends, and the scheduler returns only once fn has.
+	Go(fn func(ctx context.Context))
+	// Activate retries pod at once, wherever it waits in the scheduling
+	// queue (kube-scheduler's Handle.Activate), PreEnqueue permitting.
+	Activate(pod *v1.Pod)
+	// Ungate asks the PreEnqueue plugins again about pod if it waits among
+	// the gated, for a plugin whose verdict changed without the pod
+	// changing; admitted, it goes on where it was going.
+	Ungate(pod *v1.Pod)
 	// RunPreFilterExtensionAddPod / RemovePod update PreFilter state for a simulated change.
 	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status

@@ -38,6 +38,13 @@ type Options struct {
 	// Metrics receive what plugins observe; nil means a set of its own,
 	// registered nowhere.
 	Metrics *metrics.Metrics
+	// Go runs plugins' goroutines for the scheduler (see framework.Handle's
+	// Go); nil runs them with a context that never ends, and Wait waits
+	// for them (tests).
+	Go func(fn func(ctx context.Context))
+	// Queue is the scheduling queue plugins activate pods in; nil ignores
+	// their requests (tests without a queue).
+	Queue framework.PodActivator
 }
 
 // Framework runs a profile's plugins at each extension point.
@@ -64,6 +71,9 @@ type Framework struct {
 	// attempts: it is the scheduler's largest allocation per pod otherwise.
 	scoreMu      sync.Mutex
 	scoreScratch []framework.NodeScore
+
+	// goroutines counts the plugins' goroutines run without Options.Go.
+	goroutines sync.WaitGroup
 }
 
 var _ framework.Handle = (*Framework)(nil)
@@ -229,6 +239,33 @@ func (f *Framework) HasBindPlugins() bool                   { return len(f.bind)
 // Score use.
 func (f *Framework) Parallelize(ctx context.Context, n int, fn func(i int)) {
 	parallelize(ctx, f.opts.Parallelism, n, fn)
+}
+
+// Go implements framework.Handle.
+func (f *Framework) Go(fn func(ctx context.Context)) {
+	if f.opts.Go != nil {
+		f.opts.Go(fn)
+		return
+	}
+	f.goroutines.Go(func() { fn(context.Background()) })
+}
+
+// Wait returns once every goroutine plugins started with Go has, when no
+// Options.Go runs them.
+func (f *Framework) Wait() { f.goroutines.Wait() }
+
+// Activate implements framework.Handle.
+func (f *Framework) Activate(pod *v1.Pod) {
+	if f.opts.Queue != nil {
+		f.opts.Queue.Activate(pod)
+	}
+}
+
+// Ungate implements framework.Handle.
+func (f *Framework) Ungate(pod *v1.Pod) {
+	if f.opts.Queue != nil {
+		f.opts.Queue.Ungate(pod)
+	}
 }
 
 // NominatedPodsForNode implements framework.Handle.
