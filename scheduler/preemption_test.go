@@ -10,12 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
@@ -213,32 +210,6 @@ func getPodFrom(t *testing.T, cs *fake.Clientset, name string) *v1.Pod {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// TestFailedPreemptionSaysWhyInThePodCondition: as kube-scheduler, a
-// preemption that errs (here the API refuses to delete the victim) puts its
-// error in the PodScheduled=False message after the filters' reasons, so
-// kubectl describe tells why the pod is still pending.
-func TestFailedPreemptionSaysWhyInThePodCondition(t *testing.T) {
-	node := schedtest.MakeNode().Name("n").Capacity("cpu", "1", "pods", "10").Obj()
-	victim := schedtest.MakePod().Name("victim").UID("victim").Node("n").Req("cpu", "1").Obj()
-	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "1").Obj()
-	s, cs := newAttemptTestScheduler(t, victim, vip)
-	cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewServiceUnavailable("etcd is on fire")
-	})
-	s.onNodeAdd(node)
-	s.onPodAdd(victim)
-	s.onPodAdd(vip)
-
-	got := attempt(t, s, cs, "vip")
-	want := "0/1 nodes are available: 1 Insufficient cpu. preemption: preempting pod default/victim: etcd is on fire."
-	if c := podScheduled(got); c == nil || c.Status != v1.ConditionFalse || c.Reason != v1.PodReasonUnschedulable || c.Message != want {
-		t.Errorf("PodScheduled = %+v, want Unschedulable with message %q", c, want)
-	}
-	if got.Status.NominatedNodeName != "" {
-		t.Errorf("nominated to %q though nothing was evicted", got.Status.NominatedNodeName)
-	}
 }
 
 // TestPreemptionVictimsReachTheSchedulersMetrics: the victims DefaultPreemption

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,6 +41,8 @@ const (
 	MsgTerminating = "preemption: not eligible due to a terminating pod on the nominated node"
 	// MsgBound is the verdict for a pod bound to a node (%q) while it was being scheduled.
 	MsgBound = "preemption: the pod is already bound to node %q"
+	// MsgPreempting is PreEnqueue's verdict on a pod whose victims are being deleted.
+	MsgPreempting = "waiting for the preemption for this pod to be finished"
 )
 
 // DefaultPreemption implements PostFilter.
@@ -57,6 +60,11 @@ type DefaultPreemption struct {
 	// at random, as kube-scheduler, so that preemptions spread over the
 	// cluster rather than always hitting the first nodes (tests fix it).
 	offset func(n int) int
+
+	mu sync.Mutex
+	// preempting holds the pods whose victims a goroutine is deleting:
+	// PreEnqueue keeps them out of the active queue meanwhile.
+	preempting map[types.UID]bool
 }
 
 // New builds the plugin from Args (nil for kube-scheduler's defaults).
@@ -71,7 +79,7 @@ func New(args any, h framework.Handle) (framework.Plugin, error) {
 	if err := a.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	pl := &DefaultPreemption{h: h, args: a.WithDefaults(), offset: rand.IntN}
+	pl := &DefaultPreemption{h: h, args: a.WithDefaults(), offset: rand.IntN, preempting: map[types.UID]bool{}}
 	if f := h.SharedInformerFactory(); f != nil {
 		pl.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
 		pl.pods = f.Core().V1().Pods().Lister()
@@ -91,9 +99,11 @@ type Candidate struct {
 	NumPDBViolations int
 }
 
-// PostFilter finds a candidate, deletes its victims and nominates its node,
-// for the latest version of pod (see latest); a pod bound meanwhile needs no
-// room.
+// PostFilter finds a candidate and nominates its node, for the latest
+// version of pod (see latest); a pod bound meanwhile needs no room. The
+// victims are deleted afterwards, on a goroutine (see preemptAsync), as
+// kube-scheduler v1.33's SchedulerAsyncPreemption: the nomination keeps
+// their room for pod meanwhile, and the cycle goes on to other pods.
 // When no node is a candidate, its result clears the pod's nominated node,
 // as kube-scheduler's: preemption cannot make room there any more. A pod
 // not eligible to preempt keeps its nomination (its victims may still be
@@ -119,15 +129,74 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 		return &framework.PostFilterResult{}, framework.NewStatus(framework.Unschedulable, "preemption: "+msg[:len(msg)-1])
 	}
 	best := SelectCandidate(candidates)
-	for _, victim := range best.Victims {
-		if err := pl.preempt(ctx, pod, victim, best.Node); err != nil {
-			return nil, failed(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
-		}
-	}
-	// Counted once every victim is on its way out, as kube-scheduler does.
-	pl.h.Metrics().PreemptionVictims(len(best.Victims))
-	pl.clearLowerNominations(ctx, pod, best.Node)
+	pl.preemptAsync(pod, best)
 	return &framework.PostFilterResult{NominatedNodeName: best.Node}, nil
+}
+
+// PreEnqueue keeps a pod out of the active queue while its victims are
+// being deleted, as kube-scheduler's: an attempt meanwhile would find the
+// node still full and preempt again.
+func (pl *DefaultPreemption) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.preempting[pod.UID] {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgPreempting)
+	}
+	return nil
+}
+
+// preemptAsync clears the less important nominations on c's node and
+// deletes c's victims on one of the scheduler's goroutines (in parallel, as
+// kube-scheduler's prepareCandidateAsync), holding preemptor at PreEnqueue
+// until it is done. Then the pod goes on: a preemption that failed puts it
+// back in the active queue (Handle.Activate, as upstream), to be retried
+// rather than wait for events that may never come; one that succeeded lets
+// a pod an event retried meanwhile go on (Handle.Ungate), while one still
+// waiting among the unschedulable waits for its victims to be gone. Upstream
+// instead lets the pod go before deleting the last victim, so that this
+// victim's deletion event finds it admitted; Ungate needs no such order.
+// The goroutine ends with the scheduler (a lost leadership term): it then
+// deletes nothing more, and the pod, in a queue that is gone, needs nothing.
+func (pl *DefaultPreemption) preemptAsync(preemptor *v1.Pod, c Candidate) {
+	// Counted when the victims are chosen, as kube-scheduler's asynchronous preemption does.
+	pl.h.Metrics().PreemptionVictims(len(c.Victims))
+	pl.mu.Lock()
+	pl.preempting[preemptor.UID] = true
+	pl.mu.Unlock()
+	pl.h.Go(func(ctx context.Context) {
+		err := pl.prepareCandidate(ctx, preemptor, c)
+		pl.mu.Lock()
+		delete(pl.preempting, preemptor.UID)
+		pl.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			slog.Default().Error("preemption failed", "preemptor", preemptor.Namespace+"/"+preemptor.Name, "node", c.Node, "err", err)
+			pl.h.Activate(preemptor)
+		default:
+			pl.h.Ungate(preemptor)
+		}
+	})
+}
+
+// prepareCandidate clears the less important nominations on c's node and
+// deletes c's victims, in parallel, stopping at the first error or once ctx
+// ends.
+func (pl *DefaultPreemption) prepareCandidate(ctx context.Context, preemptor *v1.Pod, c Candidate) error {
+	pl.clearLowerNominations(ctx, preemptor, c.Node)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pl.h.Parallelize(ctx, len(c.Victims), func(i int) {
+		if ctx.Err() != nil {
+			// Parallelize may have handed out this index before the end.
+			return
+		}
+		victim := c.Victims[i]
+		if err := pl.preempt(ctx, preemptor, victim, c.Node); err != nil {
+			cancel(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
+		}
+	})
+	return context.Cause(ctx)
 }
 
 // latest returns the preemptor as the informer last saw it, as

@@ -11,6 +11,8 @@
 // are simulated in rounds, each taken in visiting order). Among the candidates
 // it picks the one whose most important victim is least important, then the
 // fewest and cheapest victims. It nominates that node for the pod
-// (status.nominatedNodeName) and deletes the victims through the API; the
-// pod is retried when they are gone.
+// (status.nominatedNodeName) at once and deletes the victims through the API
+// on a goroutine, as kube-scheduler's asynchronous preemption, its PreEnqueue
+// holding the pod out of the active queue until that is done; the pod is
+// retried when they are gone, or at once if one could not be deleted.
 package defaultpreemption
