@@ -76,8 +76,8 @@ func (m *Metrics) Attempt(profile, result string, d time.Duration) {
 // Preemption records that preemption was tried for a pod that fit nowhere.
 func (m *Metrics) Preemption() { m.preemption.Inc() }
 
-// PreemptionVictims records the number of pods one preemption evicted, once
-// all of them were.
+// PreemptionVictims records the number of pods one preemption chose to
+// evict, when it chose them (the deletions follow asynchronously).
 func (m *Metrics) PreemptionVictims(n int) { m.victims.Observe(float64(n)) }
 
 // Hint results as the queueing-hint metric labels them.
