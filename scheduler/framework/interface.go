@@ -43,7 +43,9 @@ type QueueSortPlugin interface {
 // a pod one of them refuses waits, outside every attempt, until an update
 // of the pod changes the answer, or the plugin, whose answer changed
 // otherwise, calls Handle.Ungate or Handle.Activate (kube-scheduler's
-// PreEnqueue).
+// PreEnqueue). The queue asks it holding its lock: it must not call
+// Handle.Activate or Ungate, nor wait for a lock whose holder may call them
+// (DefaultPreemption lets go of its own before it does).
 type PreEnqueuePlugin interface {
 	Plugin
 	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
