@@ -252,6 +252,9 @@ func failed(err error) *framework.Status {
 func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.Pod, node string) {
 	prio := corev1helpers.PodPriority(pod)
 	for _, pi := range pl.h.NominatedPodsForNode(node) {
+		if ctx.Err() != nil {
+			return // leadership lost: the next leader judges the nominations again
+		}
 		p := pi.Pod
 		if p.UID == pod.UID || corev1helpers.PodPriority(p) >= prio || p.Status.NominatedNodeName == "" {
 			continue
