@@ -68,6 +68,19 @@ type Mount struct {
 	HostPath      string
 	ContainerPath string
 	ReadOnly      bool
+	// RecursiveReadOnly, with ReadOnly, makes what is mounted below the
+	// host path read-only too (a plain read-only bind leaves submounts
+	// writable). A runtime without RecursiveReadOnlyMounts refuses it
+	// with ErrInvalidConfig rather than making a weaker mount.
+	RecursiveReadOnly bool
+}
+
+// RecursiveReadOnlyMounts is implemented by runtimes that can make a
+// read-only bind mount recursively read-only (Mount.RecursiveReadOnly),
+// as a CRI runtime handler reports the feature to the kubelet. It is
+// decided once, when the runtime starts.
+type RecursiveReadOnlyMounts interface {
+	RecursiveReadOnlyMounts() bool
 }
 
 // Resources are the container's cgroup limits; zero means unset.

@@ -89,6 +89,9 @@ type Runtime struct {
 	cgroups     cgroupFS
 	logDriver   string
 	ioDir       string
+	// rro: read-only mounts can be made recursively read-only
+	// (detectRecursiveReadOnly, once at start).
+	rro bool
 
 	// stopping serialises StopContainer per container so two callers do
 	// not race their SIGKILL escalations; stdio holds the FIFOs of the
@@ -98,7 +101,10 @@ type Runtime struct {
 	stdio    map[string]*stdio
 }
 
-var _ krt.Runtime = (*Runtime)(nil)
+var (
+	_ krt.Runtime                 = (*Runtime)(nil)
+	_ krt.RecursiveReadOnlyMounts = (*Runtime)(nil)
+)
 
 // New connects to containerd and checks that it answers.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
@@ -165,6 +171,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		stopping:    map[string]*sync.Mutex{},
 		stdio:       map[string]*stdio{},
 	}
+	var why string
+	r.rro, why = detectRecursiveReadOnly(ctx)
+	cfg.Logger.Info("recursive read-only mounts", "supported", r.rro, "reason", why)
 	if err := r.reopenIO(ctx); err != nil {
 		r.Close()
 		return nil, err

@@ -94,11 +94,9 @@ func (r *Runtime) specOpts(ctx context.Context, img client.Image, cfg krt.Contai
 			if m.HostPath == "" || !strings.HasPrefix(m.ContainerPath, "/") {
 				return nil, fmt.Errorf("container %q: %w: mount %q -> %q needs a host path and an absolute container path", cfg.Name, krt.ErrInvalidConfig, m.HostPath, m.ContainerPath)
 			}
-			options := []string{"rbind", "rprivate"}
-			if m.ReadOnly {
-				options = append(options, "ro")
-			} else {
-				options = append(options, "rw")
+			options, err := bindOptions(m, r.rro)
+			if err != nil {
+				return nil, fmt.Errorf("container %q: %w", cfg.Name, err)
 			}
 			ms = append(ms, specs.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: options})
 		}
