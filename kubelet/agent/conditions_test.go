@@ -135,7 +135,7 @@ func TestPodConditionsReasonsAndMessages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := computeStatus(tc.pod, tc.state, "10.0.0.5", "192.0.2.1", now)
+			st := computeStatus(tc.pod, tc.state, "10.0.0.5", "192.0.2.1", now, false)
 			if st.Phase != tc.phase {
 				t.Fatalf("phase %s, want %s", st.Phase, tc.phase)
 			}
@@ -158,7 +158,7 @@ func TestTerminatedStatusConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := podWith(corev1.RestartPolicyAlways, nil, "a")
 			pod.Spec.NodeName = "n"
-			pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
+			pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now(), false)
 			client := fake.NewClientset(pod)
 			a := &Agent{client: client}
 			final := PodState{Containers: []corev1.ContainerStatus{exited("a", tc.code)}}
@@ -187,7 +187,7 @@ func TestInitContainersReadyOnceCompleted(t *testing.T) {
 		InitContainers: []corev1.ContainerStatus{exited("first", 0), running("second", true), running("proxy", true)},
 		Containers:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")},
 	}
-	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now(), false)
 	for i, want := range []bool{true, false, true} {
 		if got := st.InitContainerStatuses[i]; got.Ready != want {
 			t.Errorf("init container %s ready = %v, want %v", got.Name, got.Ready, want)
@@ -207,7 +207,7 @@ func TestSidecarRestartKeepsPodInitialized(t *testing.T) {
 	for name, proxy := range map[string]corev1.ContainerStatus{"backing off": backingOff, "restarted, not started yet": notStarted} {
 		t.Run(name, func(t *testing.T) {
 			state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), proxy}, Containers: []corev1.ContainerStatus{running("a", true)}}
-			st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+			st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now(), false)
 			if st.Phase != corev1.PodRunning {
 				t.Errorf("phase %s, want Running", st.Phase)
 			}
@@ -218,7 +218,7 @@ func TestSidecarRestartKeepsPodInitialized(t *testing.T) {
 	// Before any app container ran, a sidecar not started yet keeps the pod
 	// initializing.
 	state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), notStarted}, Containers: []corev1.ContainerStatus{waitingFor("a", "PodInitializing")}}
-	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+	st := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now(), false)
 	if st.Phase != corev1.PodPending {
 		t.Errorf("phase %s before the app started, want Pending", st.Phase)
 	}
@@ -247,7 +247,7 @@ func TestStoppedSidecarsDoNotDecideThePhase(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := podWith(corev1.RestartPolicyNever, []corev1.Container{{Name: "init"}, sidecar("proxy")}, "a")
 			state := PodState{InitContainers: []corev1.ContainerStatus{exited("init", 0), tc.proxy}, Containers: []corev1.ContainerStatus{tc.app}}
-			if got := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now()).Phase; got != tc.want {
+			if got := computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now(), false).Phase; got != tc.want {
 				t.Fatalf("phase %s, want %s", got, tc.want)
 			}
 		})
@@ -281,7 +281,7 @@ func TestPhase(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := podWith(tc.policy, nil, "a", "b")
-			if got := computeStatus(pod, PodState{Containers: tc.state}, "10.0.0.5", "192.0.2.1", time.Now()).Phase; got != tc.want {
+			if got := computeStatus(pod, PodState{Containers: tc.state}, "10.0.0.5", "192.0.2.1", time.Now(), false).Phase; got != tc.want {
 				t.Fatalf("phase %s, want %s", got, tc.want)
 			}
 		})
@@ -309,7 +309,7 @@ func TestPodConditionOrder(t *testing.T) {
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: scheduledAt},
 		{Type: "example.com/lb", Status: corev1.ConditionTrue, LastTransitionTime: scheduledAt},
 	}
-	st := computeStatus(scheduled, state, "10.0.0.5", "192.0.2.1", now)
+	st := computeStatus(scheduled, state, "10.0.0.5", "192.0.2.1", now, false)
 	if got := types(st); !slices.Equal(got, want) {
 		t.Fatalf("conditions %v, want %v", got, want)
 	}
@@ -318,7 +318,7 @@ func TestPodConditionOrder(t *testing.T) {
 	}
 
 	bound := podWith(corev1.RestartPolicyAlways, nil, "a")
-	st = computeStatus(bound, state, "10.0.0.5", "192.0.2.1", now)
+	st = computeStatus(bound, state, "10.0.0.5", "192.0.2.1", now, false)
 	if got := types(st); !slices.Equal(got, want[1:]) {
 		t.Fatalf("conditions of a pod bound by hand %v, want %v", got, want[1:])
 	}

@@ -193,6 +193,8 @@ type runtimeState struct {
 	// images are the runtime's images, when listed is true.
 	images []corev1.ContainerImage
 	listed bool
+	// handlers are the runtime's handlers (RuntimeHandlerLister).
+	handlers []corev1.NodeRuntimeHandler
 }
 
 func (n *node) observeRuntime(ctx context.Context) runtimeState {
@@ -202,6 +204,9 @@ func (n *node) observeRuntime(ctx context.Context) runtimeState {
 	rs.ready = verr
 	if rc, ok := n.runtime.(readinessChecker); ok && rs.ready == nil {
 		rs.ready = rc.Ready(ctx)
+	}
+	if hl, ok := n.runtime.(RuntimeHandlerLister); ok {
+		rs.handlers = hl.RuntimeHandlers()
 	}
 	if il, ok := n.runtime.(imageLister); ok && rs.ready == nil {
 		var err error
@@ -228,6 +233,9 @@ func (n *node) fillStatus(st *corev1.NodeStatus, rs runtimeState, now metav1.Tim
 	if rs.listed {
 		st.Images = rs.images
 	}
+	// As the v1.33 kubelet: the handlers the runtime reports, none when
+	// it reports none.
+	st.RuntimeHandlers = rs.handlers
 	readyCond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
 	if rs.ready != nil {
 		readyCond = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "container runtime is down: " + rs.ready.Error()}

@@ -9,7 +9,8 @@ import (
 // than from its runtime (convertToAPIContainerStatuses): volumeMounts, in
 // every container's status (RecursiveReadOnlyMounts, GA in v1.33), the
 // container's mounts, a read-only one with its recursiveReadOnly mode
-// resolved.
+// resolved against rro, whether the runtime's default handler makes
+// recursively read-only mounts.
 //
 // The v1.33 kubelet also writes resources and allocatedResources, but only
 // under InPlacePodVerticalScaling, which skiff does not implement: its API
@@ -26,19 +27,19 @@ import (
 //
 // old is the pod's status as stored: mounts already reported are reused
 // rather than built again, so that a resync allocates nothing for them.
-func fillFromSpec(spec *corev1.PodSpec, old *corev1.PodStatus, state PodState) {
-	fillContainers(spec.InitContainers, old.InitContainerStatuses, state.InitContainers)
-	fillContainers(spec.Containers, old.ContainerStatuses, state.Containers)
+func fillFromSpec(spec *corev1.PodSpec, old *corev1.PodStatus, state PodState, rro bool) {
+	fillContainers(spec.InitContainers, old.InitContainerStatuses, state.InitContainers, rro)
+	fillContainers(spec.Containers, old.ContainerStatuses, state.Containers, rro)
 }
 
-func fillContainers(containers []corev1.Container, old, statuses []corev1.ContainerStatus) {
+func fillContainers(containers []corev1.Container, old, statuses []corev1.ContainerStatus, rro bool) {
 	for i := range statuses {
 		s := &statuses[i]
 		c := containerNamed(containers, s.Name, i)
 		if c == nil {
 			continue
 		}
-		s.VolumeMounts = mountStatuses(c.VolumeMounts, findStatus(old, s.Name))
+		s.VolumeMounts = mountStatuses(c.VolumeMounts, findStatus(old, s.Name), rro)
 	}
 }
 
@@ -58,33 +59,41 @@ func containerNamed(containers []corev1.Container, name string, i int) *corev1.C
 
 // mountStatuses is the status of a container's mounts: each one's name,
 // path and readOnly, and for a read-only one whether it is recursively
-// read-only. Skiff's runtimes make plain read-only bind mounts (what is
-// mounted below one stays writable), as a runtime handler that does not
-// support recursive read-only mounts, for which the kubelet reports
-// Disabled whatever the mount asked (IfPossible falls back to it).
+// read-only: Enabled where ResolveRecursiveReadOnly makes it so on a
+// runtime whose support is rro, Disabled otherwise (IfPossible falling
+// back; Enabled unsupported, whose container does not start), as the
+// kubelet reports it.
 // reported, the container's status as stored, gives its mounts when they
 // are already these.
-func mountStatuses(mounts []corev1.VolumeMount, reported *corev1.ContainerStatus) []corev1.VolumeMountStatus {
+func mountStatuses(mounts []corev1.VolumeMount, reported *corev1.ContainerStatus, rro bool) []corev1.VolumeMountStatus {
 	if len(mounts) == 0 {
 		return nil
 	}
-	if reported != nil && mountsReported(mounts, reported.VolumeMounts) {
+	if reported != nil && mountsReported(mounts, reported.VolumeMounts, rro) {
 		return reported.VolumeMounts
 	}
-	disabled := corev1.RecursiveReadOnlyDisabled
 	out := make([]corev1.VolumeMountStatus, len(mounts))
 	for i, m := range mounts {
 		out[i] = corev1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
 		if m.ReadOnly {
-			out[i].RecursiveReadOnly = &disabled
+			mode := recursiveReadOnlyStatus(m, rro)
+			out[i].RecursiveReadOnly = &mode
 		}
 	}
 	return out
 }
 
+// recursiveReadOnlyStatus is what a read-only mount's status says of it.
+func recursiveReadOnlyStatus(m corev1.VolumeMount, rro bool) corev1.RecursiveReadOnlyMode {
+	if on, err := ResolveRecursiveReadOnly(m, rro); err == nil && on {
+		return corev1.RecursiveReadOnlyEnabled
+	}
+	return corev1.RecursiveReadOnlyDisabled
+}
+
 // mountsReported says whether statuses are what mountStatuses makes of
 // mounts.
-func mountsReported(mounts []corev1.VolumeMount, statuses []corev1.VolumeMountStatus) bool {
+func mountsReported(mounts []corev1.VolumeMount, statuses []corev1.VolumeMountStatus, rro bool) bool {
 	if len(statuses) != len(mounts) {
 		return false
 	}
@@ -93,7 +102,7 @@ func mountsReported(mounts []corev1.VolumeMount, statuses []corev1.VolumeMountSt
 		if s.Name != m.Name || s.MountPath != m.MountPath || s.ReadOnly != m.ReadOnly || s.VolumeStatus != nil {
 			return false
 		}
-		if m.ReadOnly != (s.RecursiveReadOnly != nil) || (m.ReadOnly && *s.RecursiveReadOnly != corev1.RecursiveReadOnlyDisabled) {
+		if m.ReadOnly != (s.RecursiveReadOnly != nil) || (m.ReadOnly && *s.RecursiveReadOnly != recursiveReadOnlyStatus(m, rro)) {
 			return false
 		}
 	}

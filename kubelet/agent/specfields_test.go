@@ -70,7 +70,7 @@ func specPod() (*corev1.Pod, PodState) {
 // skiff's reports.
 func TestContainerStatusesCarryNoResources(t *testing.T) {
 	pod, state := specPod()
-	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now())
+	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now(), false)
 	raw, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -84,11 +84,11 @@ func TestContainerStatusesCarryNoResources(t *testing.T) {
 
 // As the v1.33 kubelet (RecursiveReadOnlyMounts, GA): every container's
 // status lists its mounts, whether the runtime has created it or not; a
-// read-only one is not recursively read-only (skiff's runtimes make plain
-// read-only bind mounts, so IfPossible falls back to Disabled).
+// read-only one is not recursively read-only on a runtime that cannot
+// make it so (IfPossible falls back to Disabled).
 func TestContainerStatusesReportTheirVolumeMounts(t *testing.T) {
 	pod, state := specPod()
-	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now())
+	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now(), false)
 	disabled := corev1.RecursiveReadOnlyDisabled
 	want := []corev1.VolumeMountStatus{
 		{Name: "data", MountPath: "/data"},
@@ -101,7 +101,7 @@ func TestContainerStatusesReportTheirVolumeMounts(t *testing.T) {
 	late := pod.Spec.Containers[1]
 	late.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/in"}}
 	pod.Spec.Containers[1] = late
-	st = computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now())
+	st = computeStatus(pod, state, "10.0.0.5", "192.168.1.10", time.Now(), false)
 	if got := findStatus(st.ContainerStatuses, "late").VolumeMounts; !equality.Semantic.DeepEqual(got, []corev1.VolumeMountStatus{{Name: "data", MountPath: "/in"}}) {
 		t.Errorf("volumeMounts of a container not created yet %+v, want its one mount", got)
 	}
@@ -116,7 +116,7 @@ func TestContainerStatusesReportTheirVolumeMounts(t *testing.T) {
 func TestStatusFromTheSpecIsStableAcrossAWrite(t *testing.T) {
 	pod, state := specPod()
 	now := time.Now()
-	raw, err := json.Marshal(computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now))
+	raw, err := json.Marshal(computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestStatusFromTheSpecIsStableAcrossAWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, again := specPod()
-	next := computeStatus(written, again, "10.0.0.5", "192.168.1.10", now)
+	next := computeStatus(written, again, "10.0.0.5", "192.168.1.10", now, false)
 	if !statusEqual(&written.Status, next) {
 		t.Fatal("the status read back differs from the next one computed: every resync would write")
 	}
@@ -170,7 +170,7 @@ func TestFinalStatusesReportTheSpecFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod, state := specPod()
 			pod.Spec.NodeName = "n"
-			pod.Status = *computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now())
+			pod.Status = *computeStatus(pod, state, "10.0.0.5", "192.0.2.1", time.Now(), false)
 			for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 				for i := range list {
 					list[i].VolumeMounts = nil

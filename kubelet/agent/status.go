@@ -17,10 +17,11 @@ import (
 // computeStatus derives a pod's status from what the runtime reports, as the
 // kubelet does: phase from the containers' states and the restart policy,
 // the standard conditions, the addresses, and what each container's status
-// takes from the spec (fillFromSpec).
-func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now time.Time) *corev1.PodStatus {
+// takes from the spec (fillFromSpec; rro: the runtime makes recursively
+// read-only mounts).
+func computeStatus(pod *corev1.Pod, state PodState, podIP, hostIP string, now time.Time, rro bool) *corev1.PodStatus {
 	old := &pod.Status
-	fillFromSpec(&pod.Spec, old, state)
+	fillFromSpec(&pod.Spec, old, state, rro)
 	st := &corev1.PodStatus{
 		HostIP:                hostIP,
 		PodIP:                 podIP,

@@ -70,7 +70,7 @@ func BenchmarkPodStatus(b *testing.B) {
 	pod, state := benchPod()
 	now := state.Containers[0].State.Running.StartedAt.Time
 	written := pod.DeepCopy()
-	written.Status = *computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	written.Status = *computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now, false)
 	raw, err := json.Marshal(written.Status)
 	if err != nil {
 		b.Fatal(err)
@@ -81,10 +81,10 @@ func BenchmarkPodStatus(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if statusEqual(&pod.Status, computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)) {
+		if statusEqual(&pod.Status, computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now, false)) {
 			b.Fatal("first sync: status unchanged")
 		}
-		if !statusEqual(&written.Status, computeStatus(written, state, "10.0.0.5", "192.168.1.10", now)) {
+		if !statusEqual(&written.Status, computeStatus(written, state, "10.0.0.5", "192.168.1.10", now, false)) {
 			b.Fatal("second sync: status changed")
 		}
 	}
@@ -98,12 +98,12 @@ func TestStatusKeepsReasonAndMessageWhileThePhaseStays(t *testing.T) {
 	now := state.Containers[0].State.Running.StartedAt.Time
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Reason, pod.Status.Message = "Maintenance", "drained at 18:00"
-	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	st := computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now, false)
 	if st.Phase != corev1.PodRunning || st.Reason != "Maintenance" || st.Message != "drained at 18:00" {
 		t.Errorf("phase unchanged: phase %s reason %q message %q, want Running with the pod's reason and message", st.Phase, st.Reason, st.Message)
 	}
 	pod.Status.Phase = corev1.PodPending
-	st = computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now)
+	st = computeStatus(pod, state, "10.0.0.5", "192.168.1.10", now, false)
 	if st.Phase != corev1.PodRunning || st.Reason != "" || st.Message != "" {
 		t.Errorf("Pending to Running: phase %s reason %q message %q, want Running with neither", st.Phase, st.Reason, st.Message)
 	}

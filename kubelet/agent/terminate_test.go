@@ -40,7 +40,7 @@ func TestTerminateRecordsKillingForEveryRunningContainer(t *testing.T) {
 	pod.Status = *computeStatus(pod, PodState{
 		InitContainers: []corev1.ContainerStatus{exited("init", 0), running("log", true), running("proxy", true)},
 		Containers:     []corev1.ContainerStatus{running("a", true), exited("b", 0)},
-	}, "10.0.0.5", "192.0.2.1", time.Now())
+	}, "10.0.0.5", "192.0.2.1", time.Now(), false)
 	rec := record.NewFakeRecorder(10)
 	a, err := New(fake.NewClientset(pod), killRuntime{}, Config{NodeName: "n", Recorder: rec})
 	if err != nil {
@@ -66,7 +66,7 @@ func TestTerminateRecordsKillingForARunningInitContainer(t *testing.T) {
 	pod.Status = *computeStatus(pod, PodState{
 		InitContainers: []corev1.ContainerStatus{running("setup", false)},
 		Containers:     []corev1.ContainerStatus{waitingFor("a", "PodInitializing")},
-	}, "10.0.0.5", "192.0.2.1", time.Now())
+	}, "10.0.0.5", "192.0.2.1", time.Now(), false)
 	rec := record.NewFakeRecorder(10)
 	a, err := New(fake.NewClientset(pod), killRuntime{}, Config{NodeName: "n", Recorder: rec})
 	if err != nil {
@@ -105,7 +105,7 @@ func killingOverARetriedTerminate(t *testing.T, verb, sub string) {
 	pod.Spec.NodeName = "n"
 	now := metav1.Now()
 	pod.DeletionTimestamp = &now
-	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now())
+	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now(), false)
 	client := fake.NewClientset(pod)
 	failed := false
 	client.PrependReactor(verb, "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
