@@ -97,6 +97,9 @@ type Runtime struct {
 	now    func() time.Time
 
 	objects ObjectGetter
+	// rro: the containers' runtime makes recursively read-only mounts
+	// (krt.RecursiveReadOnlyMounts).
+	rro bool
 	// tokens keeps the pods' service account tokens; nil when Objects
 	// cannot request them.
 	tokens *satoken.Manager
@@ -123,8 +126,9 @@ type pullBackoff struct {
 }
 
 var (
-	_ agent.Runtime        = (*Runtime)(nil)
-	_ agent.ChangeNotifier = (*Runtime)(nil)
+	_ agent.Runtime              = (*Runtime)(nil)
+	_ agent.ChangeNotifier       = (*Runtime)(nil)
+	_ agent.RuntimeHandlerLister = (*Runtime)(nil)
 )
 
 // New checks cfg and returns the runtime.
@@ -155,6 +159,9 @@ func New(cfg Config) (*Runtime, error) {
 		c: cfg.Containers, net: cfg.Network, objects: cfg.Objects, podDir: cfg.PodDir, logDir: cfg.LogDir, log: cfg.Logger, rec: cfg.Recorder, now: cfg.Now,
 		probes: prober.NewManager(ctx), stopProbes: cancel, pulls: map[string]pullBackoff{},
 	}
+	if m, ok := cfg.Containers.(krt.RecursiveReadOnlyMounts); ok {
+		r.rro = m.RecursiveReadOnlyMounts()
+	}
 	if req, ok := cfg.Objects.(satoken.Requester); ok {
 		r.tokens = satoken.New(req, cfg.Now)
 	}
@@ -175,6 +182,16 @@ func (r *Runtime) notify(uid types.UID) {
 	if f := r.changed.Load(); f != nil {
 		(*f)(uid)
 	}
+}
+
+// RuntimeHandlers are the node's runtime handlers
+// (agent.RuntimeHandlerLister): one, the default, as containerd's CRI
+// plugin reports its runc handler, with recursive read-only mounts where
+// the containers' runtime makes them, and no user namespaces, which the
+// agent does not implement.
+func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
+	rro, userns := r.rro, false
+	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}
 }
 
 // Name is the container runtime's name for node status.
@@ -780,7 +797,7 @@ func (r *Runtime) containerConfig(ctx context.Context, sc syncCtx, c *corev1.Con
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}
-	mounts, err := mountsFor(pod, c, r.podPath(pod.UID), sc.failedVolumes, sc.claimPaths)
+	mounts, err := mountsFor(pod, c, r.podPath(pod.UID), sc.failedVolumes, sc.claimPaths, r.rro)
 	if err != nil {
 		return krt.ContainerConfig{}, err
 	}

@@ -9,12 +9,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skiffkube/skiff/kubelet/agent"
 	krt "github.com/skiffkube/skiff/kubelet/runtime"
 )
 
 // errConfig marks a spec the agent cannot run as given; the container waits
 // with reason CreateContainerConfigError and the message says why.
 var errConfig = errors.New("container configuration")
+
+// kubeletConfigError is an errConfig worded as the kubelet words it, its
+// message the status's as it is, without errConfig's prefix.
+type kubeletConfigError string
+
+func (e kubeletConfigError) Error() string        { return string(e) }
+func (e kubeletConfigError) Is(target error) bool { return target == errConfig }
 
 // envResolver resolves an env entry whose value comes from a ConfigMap or
 // Secret key; ok is false for a missing optional key.
@@ -230,8 +238,10 @@ func securityFor(pod *corev1.Pod, c *corev1.Container) krt.Security {
 // configMap, secret, downwardAPI and projected volumes written under the
 // pod directory, and persistentVolumeClaim volumes at the directories in
 // claims (failed holds those that could not be written or resolved). Other
-// kinds are reported as unsupported rather than silently left out.
-func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[string]error, claims map[string]string) ([]krt.Mount, error) {
+// kinds are reported as unsupported rather than silently left out. A
+// read-only mount asking for recursiveReadOnly is resolved as the kubelet
+// does against rro, whether the runtime can make one.
+func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[string]error, claims map[string]string, rro bool) ([]krt.Mount, error) {
 	vols := map[string]*corev1.Volume{}
 	for i := range pod.Spec.Volumes {
 		vols[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -272,8 +282,12 @@ func mountsFor(pod *corev1.Pod, c *corev1.Container, podDir string, failed map[s
 		default:
 			return nil, fmt.Errorf("%w: volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes are supported by this agent yet", errConfig, v.Name)
 		}
+		recursive, err := agent.ResolveRecursiveReadOnly(vm, rro)
+		if err != nil {
+			return nil, kubeletConfigError(err.Error())
+		}
 		readOnly := vm.ReadOnly || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
-		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: readOnly})
+		out = append(out, krt.Mount{HostPath: host, ContainerPath: vm.MountPath, ReadOnly: readOnly, RecursiveReadOnly: recursive})
 	}
 	return out, nil
 }

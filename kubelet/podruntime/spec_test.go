@@ -127,7 +127,7 @@ func TestMountsFor(t *testing.T) {
 		{Name: "host", MountPath: "/data", ReadOnly: true},
 		{Name: "claim", MountPath: "/claim"},
 		{Name: "ro-claim", MountPath: "/ro"},
-	}}, "/pods/uid-1", nil, claims)
+	}}, "/pods/uid-1", nil, claims, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +147,59 @@ func TestMountsFor(t *testing.T) {
 		"unresolved claim": {Name: "lost", MountPath: "/x"},
 	} {
 		failed := map[string]error{"cfg": errors.New("configMap \"x\" not found"), "lost": errors.New("persistentvolumeclaim \"gone\" not found")}
-		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1", failed, claims); !errors.Is(err, errConfig) {
+		if _, err := mountsFor(pod, &corev1.Container{VolumeMounts: []corev1.VolumeMount{vm}}, "/pods/uid-1", failed, claims, false); !errors.Is(err, errConfig) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 }
 
+// A read-only mount asking for recursiveReadOnly is made recursively
+// read-only where the runtime can (IfPossible falls back to plain
+// read-only where it cannot); Enabled where it cannot keeps the container
+// from starting, with the kubelet's message.
+func TestMountsForRecursiveReadOnly(t *testing.T) {
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}}}
+	mount := func(mode corev1.RecursiveReadOnlyMode) *corev1.Container {
+		return &corev1.Container{VolumeMounts: []corev1.VolumeMount{{Name: "host", MountPath: "/data", ReadOnly: true, RecursiveReadOnly: &mode}}}
+	}
+	cases := []struct {
+		name      string
+		mode      corev1.RecursiveReadOnlyMode
+		supported bool
+		want      bool
+	}{
+		{"Enabled where supported", corev1.RecursiveReadOnlyEnabled, true, true},
+		{"IfPossible where supported", corev1.RecursiveReadOnlyIfPossible, true, true},
+		{"IfPossible where not", corev1.RecursiveReadOnlyIfPossible, false, false},
+		{"Disabled", corev1.RecursiveReadOnlyDisabled, true, false},
+	}
+	for _, tc := range cases {
+		got, err := mountsFor(pod, mount(tc.mode), "/pods/uid-1", nil, nil, tc.supported)
+		want := []krt.Mount{{HostPath: "/srv", ContainerPath: "/data", ReadOnly: true, RecursiveReadOnly: tc.want}}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: mounts %+v, %v; want %+v", tc.name, got, err, want)
+		}
+	}
+	_, err := mountsFor(pod, mount(corev1.RecursiveReadOnlyEnabled), "/pods/uid-1", nil, nil, false)
+	const msg = `failed to resolve recursive read-only mode: volume "host" requested recursive read-only mode, but it is not supported by the runtime`
+	if !errors.Is(err, errConfig) || err.Error() != msg {
+		t.Errorf("Enabled where unsupported: err = %v, want the kubelet's %q (CreateContainerConfigError)", err, msg)
+	}
+}
+
 // The node API serves logs and exec straight from the pod runtime.
 var _ nodeapi.Pods = (*Runtime)(nil)
+
+// The node reports one runtime handler, the default (""), with what the
+// containers' runtime can do: recursive read-only mounts as detected, no
+// user namespaces (pods' hostUsers: false is not implemented).
+func TestRuntimeHandlers(t *testing.T) {
+	for _, rro := range []bool{true, false} {
+		got := (&Runtime{rro: rro}).RuntimeHandlers()
+		want := []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: new(bool)}}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("rro %v: handlers %+v, want %+v", rro, got, want)
+		}
+	}
+}
