@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
@@ -70,6 +71,9 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 	if ready == nil || ready.Status != corev1.ConditionTrue || n.Status.Allocatable.Pods().Value() != 110 {
 		t.Fatalf("node status %+v", n.Status)
 	}
+	if h := n.Status.RuntimeHandlers; len(h) != 1 || h[0].Name != "" || h[0].Features == nil || !*h[0].Features.RecursiveReadOnlyMounts {
+		t.Fatalf("runtime handlers %+v, want the default one with recursive read-only mounts", h)
+	}
 	poll(t, "node lease", func() (bool, error) {
 		l, err := client.CoordinationV1().Leases(agent.NodeLeaseNamespace).Get(ctx, "hollow-1", metav1.GetOptions{})
 		return err == nil && *l.Spec.HolderIdentity == "hollow-1", nil
@@ -79,7 +83,9 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
 		Spec: corev1.PodSpec{NodeName: "hollow-1", RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: &grace,
 			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
-			Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25", VolumeMounts: []corev1.VolumeMount{
+				{Name: "config", MountPath: "/etc/app", ReadOnly: true, RecursiveReadOnly: ptr.To(corev1.RecursiveReadOnlyEnabled)}}}},
+			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
 	}
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -97,6 +103,9 @@ func TestHollowNodesRegisterRunPodsAndStopThem(t *testing.T) {
 	if got.Status.HostIP != "192.0.2.10" || len(got.Status.ContainerStatuses) != 1 || !got.Status.ContainerStatuses[0].Ready ||
 		got.Status.InitContainerStatuses[0].State.Terminated == nil {
 		t.Fatalf("status %+v", got.Status)
+	}
+	if m := got.Status.ContainerStatuses[0].VolumeMounts; len(m) != 1 || m[0].RecursiveReadOnly == nil || *m[0].RecursiveReadOnly != corev1.RecursiveReadOnlyEnabled {
+		t.Fatalf("volume mounts %+v, want the one Enabled", m)
 	}
 	for _, c := range got.Status.Conditions {
 		if (c.Type == corev1.PodReady || c.Type == corev1.PodInitialized || c.Type == corev1.ContainersReady) && c.Status != corev1.ConditionTrue {

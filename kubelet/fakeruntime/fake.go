@@ -43,10 +43,25 @@ func New(stopDelay time.Duration, rec record.EventRecorder) *Runtime {
 	return &Runtime{stopDelay: stopDelay, rec: rec, now: time.Now, pods: map[types.UID]*hollowPod{}}
 }
 
-var _ agent.Runtime = (*Runtime)(nil)
+var (
+	_ agent.Runtime              = (*Runtime)(nil)
+	_ agent.RuntimeHandlerLister = (*Runtime)(nil)
+)
 
 func (r *Runtime) Name() string                            { return "fake" }
 func (r *Runtime) Version(context.Context) (string, error) { return "1.0.0", nil }
+
+// RuntimeHandlers claims one handler, the default, with recursive
+// read-only mounts, as a real node whose runc (1.1+) and kernel (5.12+)
+// have them, which every machine skiff's real agent runs on here has: a
+// pod asking for `recursiveReadOnly: Enabled` runs on a hollow node as on
+// a real one and reports the mount Enabled, rather than hollow nodes
+// failing pods real nodes run. A hollow node mounts nothing, so it keeps
+// that claim trivially. No user namespaces, as the real agent.
+func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
+	rro, userns := true, false
+	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}
+}
 
 // Annotations that script a hollow pod's app containers, so controllers that
 // wait for pods to finish (Job, CronJob) can be exercised on hollow nodes.

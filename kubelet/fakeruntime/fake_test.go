@@ -2,6 +2,7 @@ package fakeruntime
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -271,5 +272,25 @@ func TestImageChangeLeavesStoppedContainers(t *testing.T) {
 	}
 	if events := drain(rec); len(events) != 0 {
 		t.Errorf("Events: %q", events)
+	}
+}
+
+// A hollow node claims recursive read-only mounts on its default runtime
+// handler, as a node whose runc and kernel have them (this machine's real
+// agent), and runs a pod asking for one as such a node does: the agent
+// then reports the mount Enabled.
+func TestHollowNodeClaimsRecursiveReadOnlyMountsAndRunsThem(t *testing.T) {
+	r := New(0, nil)
+	rro, userns := true, false
+	want := []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}
+	if got := r.RuntimeHandlers(); !reflect.DeepEqual(got, want) {
+		t.Errorf("runtime handlers %+v, want %+v", got, want)
+	}
+	enabled := corev1.RecursiveReadOnlyEnabled
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "rro"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a",
+		VolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/v", ReadOnly: true, RecursiveReadOnly: &enabled}}}}}}
+	st, err := r.SyncPod(context.Background(), pod, "10.42.0.2")
+	if err != nil || st.Containers[0].State.Running == nil {
+		t.Errorf("a pod asking for a recursive read-only mount: %+v, %v; want running", st.Containers, err)
 	}
 }
