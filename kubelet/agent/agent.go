@@ -38,9 +38,8 @@ type Agent struct {
 	client  Client
 	runtime Runtime
 	node    *node
-	// rro: the runtime's default handler makes recursively read-only
-	// mounts (asked once, at New; container statuses report it).
-	rro bool
+	// rro remembers recursiveReadOnly's answer once the runtime is there.
+	rro atomic.Pointer[bool]
 
 	queue   workqueue.TypedRateLimitingInterface[string]
 	indexer cache.Store
@@ -96,7 +95,6 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
 		evictions: map[types.UID]*evictRequest{}, failed: map[types.UID]*failure{}, finished: map[types.UID]*corev1.PodStatus{},
 		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
-	a.rro = supportsRecursiveReadOnly(rt)
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -397,7 +395,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	status := computeStatus(pod, state, podIP, a.hostIP, time.Now(), a.rro)
+	status := computeStatus(pod, state, podIP, a.hostIP, time.Now(), a.recursiveReadOnly())
 	status.StartTime = a.keepStart(pod, status.StartTime)
 	if a.cfg.Recorder != nil {
 		recordTransitions(a.cfg.Recorder, pod, &pod.Status, status, state.Pulled)

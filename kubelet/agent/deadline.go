@@ -105,7 +105,7 @@ func (a *Agent) failPastDeadline(ctx context.Context, key string, pod *corev1.Po
 			return fmt.Errorf("stopping containers of %s past its deadline: %w", key, err)
 		}
 		if len(final.InitContainers)+len(final.Containers) > 0 {
-			fillFromSpec(&pod.Spec, &pod.Status, final, a.rro)
+			fillFromSpec(&pod.Spec, &pod.Status, final, a.recursiveReadOnly())
 			status.InitContainerStatuses, status.ContainerStatuses = final.InitContainers, final.Containers
 		}
 	} else if err := a.runtime.KillPod(ctx, pod, grace); err != nil {

@@ -94,6 +94,19 @@ func (d *DeferredRuntime) NodeImages(ctx context.Context) ([]corev1.ContainerIma
 	return nil, errors.New("the runtime lists no images")
 }
 
+// RuntimeHandlers are the opened runtime's handlers for node status
+// (RuntimeHandlerLister); none before it opens.
+func (d *DeferredRuntime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
+	rt, err := d.current()
+	if err != nil {
+		return nil
+	}
+	if hl, ok := rt.(RuntimeHandlerLister); ok {
+		return hl.RuntimeHandlers()
+	}
+	return nil
+}
+
 // SyncPod runs the pod on the opened runtime; before that it fails, and the
 // agent retries.
 func (d *DeferredRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, podIP string) (PodState, error) {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/kubelet/agent"
 	"github.com/skiffkube/skiff/kubelet/fakeruntime"
@@ -61,7 +62,9 @@ func TestDeferredRuntimeReportsWhyAndOpensLater(t *testing.T) {
 		t.Errorf("opener got pod CIDR %v", gotCIDR.Load())
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "waits", Namespace: "default", UID: "uid-waits"},
-		Spec: corev1.PodSpec{NodeName: "real-0", Containers: []corev1.Container{{Name: "app", Image: "x"}}}}
+		Spec: corev1.PodSpec{NodeName: "real-0", Containers: []corev1.Container{{Name: "app", Image: "x", VolumeMounts: []corev1.VolumeMount{
+			{Name: "config", MountPath: "/etc/app", ReadOnly: true, RecursiveReadOnly: ptr.To(corev1.RecursiveReadOnlyEnabled)}}}},
+			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +80,17 @@ func TestDeferredRuntimeReportsWhyAndOpensLater(t *testing.T) {
 		}
 		c := readyCondition(n)
 		return c != nil && c.Status == corev1.ConditionTrue && n.Status.NodeInfo.ContainerRuntimeVersion == "containerd://1.0.0" &&
-			n.Status.DaemonEndpoints.KubeletEndpoint.Port == 10250, nil
+			n.Status.DaemonEndpoints.KubeletEndpoint.Port == 10250 && len(n.Status.RuntimeHandlers) == 1, nil
 	})
+	var running *corev1.Pod
 	poll(t, "waiting pod running", func() (bool, error) {
-		p, err := client.CoreV1().Pods("default").Get(ctx, "waits", metav1.GetOptions{})
-		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		var err error
+		running, err = client.CoreV1().Pods("default").Get(ctx, "waits", metav1.GetOptions{})
+		return err == nil && running.Status.Phase == corev1.PodRunning, nil
 	})
+	// The opened runtime's handler supports recursive read-only mounts:
+	// the pod's mount, resolved against it, reports Enabled.
+	if m := running.Status.ContainerStatuses[0].VolumeMounts; len(m) != 1 || *m[0].RecursiveReadOnly != corev1.RecursiveReadOnlyEnabled {
+		t.Errorf("volume mounts %+v, want the one Enabled", m)
+	}
 }

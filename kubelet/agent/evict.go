@@ -381,7 +381,7 @@ func (a *Agent) writeTerminated(ctx context.Context, pod *corev1.Pod, final *Pod
 			return nil
 		}
 		if final != nil && len(final.InitContainers)+len(final.Containers) > 0 {
-			fillFromSpec(&cur.Spec, &cur.Status, *final, a.rro)
+			fillFromSpec(&cur.Spec, &cur.Status, *final, a.recursiveReadOnly())
 			cur.Status.InitContainerStatuses, cur.Status.ContainerStatuses = final.InitContainers, final.Containers
 		}
 		endContainers(&cur.Spec, &cur.Status, now)

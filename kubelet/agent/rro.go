@@ -33,6 +33,22 @@ func supportsRecursiveReadOnly(rt Runtime) bool {
 	return false
 }
 
+// recursiveReadOnly says whether the runtime's default handler makes
+// recursively read-only mounts (container statuses report it). It is
+// asked once the runtime is there — a DeferredRuntime's once it opens,
+// before which no container runs — and remembered.
+func (a *Agent) recursiveReadOnly() bool {
+	if v := a.rro.Load(); v != nil {
+		return *v
+	}
+	if d, ok := a.runtime.(*DeferredRuntime); ok && d.Opened() == nil {
+		return false
+	}
+	v := supportsRecursiveReadOnly(a.runtime)
+	a.rro.Store(&v)
+	return v
+}
+
 // ResolveRecursiveReadOnly decides, as the v1.33 kubelet does, whether a
 // volume mount is to be made recursively read-only on a runtime handler
 // that supports it or not: IfPossible follows the support, Enabled
