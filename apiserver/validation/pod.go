@@ -24,6 +24,8 @@ var (
 	supportedTaintEffects   = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 	supportedTolerationOps  = []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}
 	supportedMountPropagate = []corev1.MountPropagationMode{corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional}
+	// supportedRecursiveReadOnly in upstream's (sorted) order.
+	supportedRecursiveReadOnly = []corev1.RecursiveReadOnlyMode{corev1.RecursiveReadOnlyDisabled, corev1.RecursiveReadOnlyEnabled, corev1.RecursiveReadOnlyIfPossible}
 )
 
 // isNegativeErrorMsg is Kubernetes' wording for a negative quantity.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 func validPod() *corev1.Pod {
@@ -81,6 +82,17 @@ func TestValidatePod(t *testing.T) {
 			want: []want{{"spec.containers[0].env[0].name", required}}},
 		{name: "mount of undeclared volume", obj: podWith(func(p *corev1.Pod) { p.Spec.Containers[0].VolumeMounts[0].Name = "cache" }),
 			want: []want{{"spec.containers[0].volumeMounts[0].name", notFound}}},
+		{name: "recursive read-only mount that is not read-only", obj: podWith(func(p *corev1.Pod) {
+			p.Spec.Containers[0].VolumeMounts[0].RecursiveReadOnly = ptr.To(corev1.RecursiveReadOnlyEnabled)
+		}), want: []want{{"spec.containers[0].volumeMounts.recursiveReadOnly", forbidden}}},
+		{name: "recursive read-only mount with propagation", obj: podWith(func(p *corev1.Pod) {
+			m := &p.Spec.Containers[0].VolumeMounts[0]
+			m.ReadOnly, m.RecursiveReadOnly, m.MountPropagation = true, ptr.To(corev1.RecursiveReadOnlyIfPossible), ptr.To(corev1.MountPropagationHostToContainer)
+		}), want: []want{{"spec.containers[0].volumeMounts.recursiveReadOnly", forbidden}}},
+		{name: "unknown recursive read-only mode", obj: podWith(func(p *corev1.Pod) {
+			m := &p.Spec.Containers[0].VolumeMounts[0]
+			m.ReadOnly, m.RecursiveReadOnly = true, ptr.To(corev1.RecursiveReadOnlyMode("Always"))
+		}), want: []want{{"spec.containers[0].volumeMounts.recursiveReadOnly", notSupported}}},
 		{name: "duplicate volume", obj: podWith(func(p *corev1.Pod) { p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "data"}) }),
 			want: []want{{"spec.volumes[1].name", duplicate}}},
 		{name: "two volume sources", obj: podWith(func(p *corev1.Pod) {

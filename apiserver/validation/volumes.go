@@ -256,6 +256,34 @@ func validateVolumeMounts(mounts []corev1.VolumeMount, volumes sets.Set[string],
 				errs = append(errs, field.NotSupported(idxPath.Child("mountPropagation"), *m.MountPropagation, supportedMountPropagate))
 			}
 		}
+		// Without the index, as v1.33 reports it
+		// (spec.containers[0].volumeMounts.recursiveReadOnly).
+		errs = append(errs, validateRecursiveReadOnly(m, fldPath.Child("recursiveReadOnly"))...)
+	}
+	return errs
+}
+
+// validateRecursiveReadOnly judges a mount's recursiveReadOnly as v1.33
+// (RecursiveReadOnlyMounts, GA): Enabled and IfPossible only on a read-only
+// mount without mount propagation, since a recursively read-only mount
+// cannot pass later mounts through. Refused here, such a mount would
+// otherwise be stored and fail only when the node starts the container.
+func validateRecursiveReadOnly(m corev1.VolumeMount, fldPath *field.Path) field.ErrorList {
+	if m.RecursiveReadOnly == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch *m.RecursiveReadOnly {
+	case corev1.RecursiveReadOnlyDisabled:
+	case corev1.RecursiveReadOnlyEnabled, corev1.RecursiveReadOnlyIfPossible:
+		if !m.ReadOnly {
+			errs = append(errs, field.Forbidden(fldPath, "may only be specified when readOnly is true"))
+		}
+		if m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone {
+			errs = append(errs, field.Forbidden(fldPath, "may only be specified when mountPropagation is None or not specified"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(fldPath, *m.RecursiveReadOnly, supportedRecursiveReadOnly))
 	}
 	return errs
 }
