@@ -59,8 +59,7 @@ func (r *Runtime) Version(context.Context) (string, error) { return "1.0.0", nil
 // failing pods real nodes run. A hollow node mounts nothing, so it keeps
 // that claim trivially. No user namespaces, as the real agent.
 func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
-	rro, userns := true, false
-	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}
+	return agent.DefaultRuntimeHandlers(true)
 }
 
 // Annotations that script a hollow pod's app containers, so controllers that

@@ -190,8 +190,7 @@ func (r *Runtime) notify(uid types.UID) {
 // the containers' runtime makes them, and no user namespaces, which the
 // agent does not implement.
 func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
-	rro, userns := r.rro, false
-	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}
+	return agent.DefaultRuntimeHandlers(r.rro)
 }
 
 // Name is the container runtime's name for node status.
