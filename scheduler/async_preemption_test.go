@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -241,5 +242,31 @@ func TestPreemptionStopsWithTheSchedulersContext(t *testing.T) {
 			t.Errorf("%s: %v, want it left alone", name, err)
 		}
 	}
+	// Its victims not all deleted, the goroutine counts as one that failed,
+	// in the scheduler's metrics (those the server serves).
+	if got := preemptionGoroutines(t, s); len(got) != 1 || got["error"] != 1 {
+		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 error", got)
+	}
 	goleak.VerifyNone(t, before)
+}
+
+// preemptionGoroutines reads scheduler_preemption_goroutines_execution_total
+// off the scheduler's metrics, by result.
+func preemptionGoroutines(t *testing.T, s *Scheduler) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(s.metrics.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() == "scheduler_preemption_goroutines_execution_total" {
+			for _, m := range f.GetMetric() {
+				out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }

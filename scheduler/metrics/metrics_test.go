@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -101,4 +102,55 @@ func TestPreemptionVictimsBuckets(t *testing.T) {
 		return
 	}
 	t.Fatal("scheduler_preemption_victims is not exported")
+}
+
+// The goroutines of asynchronous preemption are counted and timed as
+// kube-scheduler v1.33 names them, by result (success or error), the
+// durations in its buckets: from 10ms doubling 20 times.
+func TestPreemptionGoroutinesReadLikeKubeScheduler(t *testing.T) {
+	m := New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m.Collectors()...)
+	m.PreemptionGoroutine(GoroutineSuccess, 30*time.Millisecond)
+	m.PreemptionGoroutine(GoroutineSuccess, 2*time.Second)
+	m.PreemptionGoroutine(GoroutineError, time.Second)
+	got := gather(t, reg)
+	for key, want := range map[string]float64{
+		"scheduler_preemption_goroutines_execution_total{result=success}":  2,
+		"scheduler_preemption_goroutines_execution_total{result=error}":    1,
+		"scheduler_preemption_goroutines_duration_seconds{result=success}": 2,
+		"scheduler_preemption_goroutines_duration_seconds{result=error}":   1,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "scheduler_preemption_goroutines_duration_seconds" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			if s.GetLabel()[0].GetValue() != GoroutineSuccess {
+				continue
+			}
+			h := s.GetHistogram()
+			var bounds []float64
+			for _, b := range h.GetBucket() {
+				bounds = append(bounds, b.GetUpperBound())
+			}
+			want := prometheus.ExponentialBuckets(0.01, 2, 20)
+			if !slices.Equal(bounds, want) {
+				t.Errorf("buckets %v, want %v", bounds, want)
+			}
+			if math.Abs(h.GetSampleSum()-2.03) > 1e-9 {
+				t.Errorf("sum %v, want 2.03 (seconds)", h.GetSampleSum())
+			}
+			return
+		}
+	}
+	t.Fatal("scheduler_preemption_goroutines_duration_seconds{result=success} is not exported")
 }

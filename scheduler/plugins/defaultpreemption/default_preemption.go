@@ -24,6 +24,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 )
 
 const (
@@ -164,10 +165,21 @@ func (pl *DefaultPreemption) preemptAsync(preemptor *v1.Pod, c Candidate) {
 	pl.preempting[preemptor.UID] = true
 	pl.mu.Unlock()
 	pl.h.Go(func(ctx context.Context) {
+		start := time.Now()
 		err := pl.prepareCandidate(ctx, preemptor, c)
 		pl.mu.Lock()
 		delete(pl.preempting, preemptor.UID)
 		pl.mu.Unlock()
+		// Counted and timed by result, as kube-scheduler's goroutine
+		// (whose deferred calls, in v1.33, fix the label and the duration
+		// when the goroutine starts: "success" and about 0, whatever
+		// happens; skiff records what did). One stopped with the scheduler
+		// did not get its work done: an error.
+		result := metrics.GoroutineSuccess
+		if err != nil {
+			result = metrics.GoroutineError
+		}
+		pl.h.Metrics().PreemptionGoroutine(result, time.Since(start))
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:

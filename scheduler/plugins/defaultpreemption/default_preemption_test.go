@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	goruntime "runtime"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/skiffkube/skiff/scheduler/framework"
 	"github.com/skiffkube/skiff/scheduler/framework/runtime"
+	"github.com/skiffkube/skiff/scheduler/metrics"
 	"github.com/skiffkube/skiff/scheduler/plugins/noderesourcesfit"
 	"github.com/skiffkube/skiff/scheduler/plugins/tainttoleration"
 	"github.com/skiffkube/skiff/scheduler/schedtest"
@@ -612,6 +614,65 @@ func TestPreemptionCountsItsVictims(t *testing.T) {
 			t.Errorf("observed %d preemptions, want none", n)
 		}
 	})
+}
+
+// goroutinesObserved reads the preemption goroutine metrics off the
+// framework's: by result, how many goroutines the counter and the duration
+// histogram saw.
+func goroutinesObserved(t *testing.T, f *runtime.Framework) (counted, timed map[string]uint64) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(f.Metrics().Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, timed = map[string]uint64{}, map[string]uint64{}
+	for _, fam := range families {
+		for _, m := range fam.GetMetric() {
+			switch fam.GetName() {
+			case "scheduler_preemption_goroutines_execution_total":
+				counted[m.GetLabel()[0].GetValue()] = uint64(m.GetCounter().GetValue())
+			case "scheduler_preemption_goroutines_duration_seconds":
+				timed[m.GetLabel()[0].GetValue()] = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return counted, timed
+}
+
+// As kube-scheduler v1.33 with SchedulerAsyncPreemption: each goroutine that
+// deletes a preemption's victims is counted and timed once it is over, by
+// result: success once its victims are deleted, error when a deletion was
+// refused. A preemption that found no candidate starts no goroutine.
+func TestPreemptionGoroutinesAreCountedByResult(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "2").Obj()
+	vip := func() *v1.Pod { return schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "2").Obj() }
+	tests := []struct {
+		name   string
+		refuse bool
+		pods   []*v1.Pod
+		want   map[string]uint64
+	}{
+		{name: "victims deleted", pods: []*v1.Pod{low("a", 1, "1"), low("b", 2, "1")}, want: map[string]uint64{metrics.GoroutineSuccess: 1}},
+		{name: "deletion refused", refuse: true, pods: []*v1.Pod{low("a", 1, "1"), low("b", 2, "1")}, want: map[string]uint64{metrics.GoroutineError: 1}},
+		{name: "no candidate", pods: []*v1.Pod{low("a", 5000, "2")}, want: map[string]uint64{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cs := setup(t, schedtest.NodeInfo(node, tc.pods...))
+			if tc.refuse {
+				cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, kruntime.Object, error) {
+					return true, nil, errors.New("refused")
+				})
+			}
+			postFilter(t, f, vip())
+			counted, timed := goroutinesObserved(t, f)
+			if !maps.Equal(counted, tc.want) || !maps.Equal(timed, tc.want) {
+				t.Errorf("goroutines counted %v and timed %v, want %v", counted, timed, tc.want)
+			}
+		})
+	}
 }
 
 // The sum of the victims' priorities compares each shifted by 2^31, as
