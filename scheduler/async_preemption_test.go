@@ -270,3 +270,45 @@ func preemptionGoroutines(t *testing.T, s *Scheduler) map[string]float64 {
 	}
 	return out
 }
+
+// TestUnclearedLowerNominationRetriesThePreemptor: as kube-scheduler v1.33's
+// prepareCandidateAsync, a less important pod's nomination that cannot be
+// cleared does not stop the preemption (the victims are deleted), but the
+// goroutine ends in error: the preemptor goes back to the active queue
+// (Handle.Activate) rather than wait among the unschedulable, and the
+// goroutine is counted as one that failed.
+func TestUnclearedLowerNominationRetriesThePreemptor(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
+	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
+	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
+	mid.Status.NominatedNodeName = "n"
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
+	s, cs := newAttemptTestScheduler(t, low, mid, vip)
+	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && a.(k8stesting.PatchAction).GetName() == "mid" {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is on fire")
+		}
+		return false, nil, nil
+	})
+	s.onNodeAdd(node)
+	s.onPodAdd(low)
+	// mid waits nominated to n, out of the queue: only vip is attempted.
+	s.nominator.add(mid, "n")
+	s.onPodAdd(vip)
+
+	if got := attempt(t, s, cs, "vip"); got.Status.NominatedNodeName != "n" {
+		t.Fatalf("vip nominated to %q, want n", got.Status.NominatedNodeName)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("low: %v, want it deleted", err)
+	}
+	if got := getPodFrom(t, cs, "mid").Status.NominatedNodeName; got != "n" {
+		t.Errorf("mid nominated to %q, want n (its patch was refused)", got)
+	}
+	if a, b, u, g := s.queue.Lengths(); a != 1 || b+u+g != 0 {
+		t.Errorf("queue active/backoff/unschedulable/gated = %d/%d/%d/%d, want vip active", a, b, u, g)
+	}
+	if got := preemptionGoroutines(t, s); len(got) != 1 || got["error"] != 1 {
+		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 error", got)
+	}
+}

@@ -149,8 +149,9 @@ func (pl *DefaultPreemption) PreEnqueue(_ context.Context, pod *v1.Pod) *framewo
 // preemptAsync clears the less important nominations on c's node and
 // deletes c's victims on one of the scheduler's goroutines (in parallel, as
 // kube-scheduler's prepareCandidateAsync), holding preemptor at PreEnqueue
-// until it is done. Then the pod goes on: a preemption that failed puts it
-// back in the active queue (Handle.Activate, as upstream), to be retried
+// until it is done. Then the pod goes on: a preemption that failed (a victim
+// not deleted, a less important nomination not cleared) puts it back in the
+// active queue (Handle.Activate, as upstream), to be retried
 // rather than wait for events that may never come; one that succeeded lets
 // a pod an event retried meanwhile go on (Handle.Ungate), while one still
 // waiting among the unschedulable waits for its victims to be gone. Upstream
@@ -193,9 +194,14 @@ func (pl *DefaultPreemption) preemptAsync(preemptor *v1.Pod, c Candidate) {
 
 // prepareCandidate clears the less important nominations on c's node and
 // deletes c's victims, in parallel, stopping at the first error or once ctx
-// ends.
+// ends. A nomination it could not clear makes the preemption fail too, but
+// the victims are deleted all the same, as kube-scheduler v1.33's goroutine
+// does: the preemptor is then retried at once.
 func (pl *DefaultPreemption) prepareCandidate(ctx context.Context, preemptor *v1.Pod, c Candidate) error {
-	pl.clearLowerNominations(ctx, preemptor, c.Node)
+	var clearErr error
+	if err := pl.clearLowerNominations(ctx, preemptor, c.Node); err != nil {
+		clearErr = fmt.Errorf("clearing the nominated node of lower-priority pods: %w", err)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	pl.h.Parallelize(ctx, len(c.Victims), func(i int) {
@@ -208,7 +214,7 @@ func (pl *DefaultPreemption) prepareCandidate(ctx context.Context, preemptor *v1
 			cancel(fmt.Errorf("preempting pod %s/%s: %w", victim.Namespace, victim.Name, err))
 		}
 	})
-	return context.Cause(ctx)
+	return errors.Join(clearErr, context.Cause(ctx))
 }
 
 // latest returns the preemptor as the informer last saw it, as
@@ -259,13 +265,16 @@ func failed(err error) *framework.Status {
 // clearLowerNominations clears the nominatedNodeName of the pods of lower
 // priority than pod nominated to node, as kube-scheduler does after a
 // preemption: pod takes the room kept for them, so they had better look for
-// another node (or preempt elsewhere) than wait for this one. A failure is
-// logged, not returned: the preemption itself went through.
-func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.Pod, node string) {
+// another node (or preempt elsewhere) than wait for this one. It returns the
+// failures (a pod gone needs no clearing), which, as upstream's, do not stop
+// the preemption.
+func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.Pod, node string) error {
 	prio := corev1helpers.PodPriority(pod)
+	var errs []error
 	for _, pi := range pl.h.NominatedPodsForNode(node) {
 		if ctx.Err() != nil {
-			return // leadership lost: the next leader judges the nominations again
+			// Leadership lost: the next leader judges the nominations again.
+			return utilerrors.NewAggregate(errs)
 		}
 		p := pi.Pod
 		if p.UID == pod.UID || corev1helpers.PodPriority(p) >= prio || p.Status.NominatedNodeName == "" {
@@ -274,9 +283,10 @@ func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.
 		_, err := pl.h.ClientSet().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
 			[]byte(`{"status":{"nominatedNodeName":null}}`), metav1.PatchOptions{}, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
-			slog.Default().Warn("clearing the nominated node of a lower-priority pod", "pod", p.Namespace+"/"+p.Name, "node", node, "err", err)
+			errs = append(errs, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err))
 		}
 	}
+	return utilerrors.NewAggregate(errs)
 }
 
 // preempt marks victim with the DisruptionTarget condition, then deletes it,
