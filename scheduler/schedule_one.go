@@ -208,7 +208,7 @@ func (s *Scheduler) findFeasibleNodes(ctx context.Context, state *framework.Cycl
 				return []*framework.NodeInfo{ni}, nil, nil
 			}
 			if st.Code() == framework.Error {
-				return nil, nil, st.AsError()
+				return nil, nil, &framework.NodeError{Node: nom, Err: st.AsError()}
 			}
 		}
 	}
@@ -297,6 +297,18 @@ var (
 	clearNomination = nomination{override: true}
 )
 
+// failureAttrs are the log attributes of a failed attempt: the pod, the node
+// the error happened on if it was one node's (a Filter's error, whose
+// message, kube-scheduler's, leaves the node out), and the error.
+func failureAttrs(pod *v1.Pod, err error) []any {
+	attrs := []any{"pod", queue.Key(pod)}
+	var ne *framework.NodeError
+	if errors.As(err, &ne) {
+		attrs = append(attrs, "node", ne.Node)
+	}
+	return append(attrs, "err", err)
+}
+
 // handleFailure requeues the pod, records a FailedScheduling event and sets
 // PodScheduled=False (and, as nom says, the nominated node) on the pod.
 func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, err error, nom nomination, start time.Time) {
@@ -324,7 +336,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 		qp.UnschedulablePlugins = sets.New("NodeAdded")
 	} else {
 		qp.UnschedulablePlugins = nil
-		s.log.Error("scheduling attempt failed", "pod", queue.Key(pod), "err", err)
+		s.log.Error("scheduling attempt failed", failureAttrs(pod, err)...)
 	}
 	msg := err.Error()
 

@@ -49,6 +49,18 @@ func (f *FitError) Error() string {
 	return msg
 }
 
+// NodeError is a plugin's error on one node (a Filter that erred rather than
+// rejected). Its message is the plugin's own, as kube-scheduler words it for
+// the pod's condition and event, without the node; Node is for the
+// scheduler's log, which names it.
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
+
 // ReasonHistogram counts each reason over the nodes and renders
 // "<count> <reason>" entries sorted as strings and joined by ", ".
 func ReasonHistogram(statuses NodeToStatus) string {

@@ -480,7 +480,7 @@ func (f *Framework) activeFilters(state *framework.CycleState) []framework.Filte
 // start, and stops once want nodes passed (want <= 0 means all). It returns
 // the feasible nodes, the rejection of every node that failed, and how many
 // nodes were visited (so the caller can rotate start). An Error status from
-// any plugin aborts the search.
+// any plugin aborts the search with a *framework.NodeError naming the node.
 func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, want int) ([]*framework.NodeInfo, framework.NodeToStatus, int, error) {
 	n := len(nodes)
 	if want <= 0 || want > n {
@@ -519,7 +519,7 @@ func (f *Framework) FindFeasibleNodes(ctx context.Context, state *framework.Cycl
 		case s.Code() == framework.Error:
 			mu.Lock()
 			if firstErr == nil {
-				firstErr = s.AsError()
+				firstErr = &framework.NodeError{Node: ni.NodeName(), Err: s.AsError()}
 			}
 			mu.Unlock()
 			cancel()

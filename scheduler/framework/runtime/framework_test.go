@@ -321,7 +321,14 @@ func TestFilterErrorsNameThePluginAsKubeScheduler(t *testing.T) {
 	if s := f.RunFilterPluginsWithNominatedPods(context.Background(), state, &v1.Pod{}, ni); s.Code() != framework.Error || s.Message() != want || s.Plugin() != "Erring" {
 		t.Errorf("RunFilterPluginsWithNominatedPods: %v (plugin %q), want an error %q", s, s.Plugin(), want)
 	}
-	if _, _, _, err := f.FindFeasibleNodes(context.Background(), state, &v1.Pod{}, []*framework.NodeInfo{ni}, 0, 0); err == nil || err.Error() != want {
+	_, _, _, err = f.FindFeasibleNodes(context.Background(), state, &v1.Pod{}, []*framework.NodeInfo{ni}, 0, 0)
+	if err == nil || err.Error() != want {
 		t.Errorf("FindFeasibleNodes: %v, want %q", err, want)
+	}
+	// The message leaves the node out, as upstream's; the error still
+	// names it, for the scheduler's log.
+	var ne *framework.NodeError
+	if !errors.As(err, &ne) || ne.Node != "n" {
+		t.Errorf("FindFeasibleNodes: %#v, want a NodeError naming node n", err)
 	}
 }
