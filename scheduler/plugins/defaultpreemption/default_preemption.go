@@ -291,7 +291,10 @@ func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.
 
 // preempt marks victim with the DisruptionTarget condition, then deletes it,
 // as kube-scheduler does: the condition tells the victim's owner (a Job's
-// podFailurePolicy, a user reading kubectl describe) why it is going.
+// podFailurePolicy, a user reading kubectl describe) why it is going. A
+// victim already terminating is marked and deleted all the same, as v1.33
+// (which makes both calls too; v1.35 skips them): the deletion keeps its
+// grace period, and the condition still says preemption wants it gone.
 func (pl *DefaultPreemption) preempt(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
 	pods := pl.h.ClientSet().CoreV1().Pods(victim.Namespace)
 	if !hasDisruptionTarget(victim) {

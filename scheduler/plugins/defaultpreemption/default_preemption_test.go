@@ -297,6 +297,34 @@ func TestATerminatingVictimHoldsOffAnotherPreemption(t *testing.T) {
 	}
 }
 
+// As kube-scheduler v1.33: a victim already terminating (deleted by its
+// owner) is marked and deleted like any other, the API call made again;
+// skipping it came with v1.35 (kubernetes#134927; v1.34.0 had it briefly,
+// then reverted it, kubernetes#134245).
+func TestATerminatingVictimIsDeletedAgainAsV133(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "1").Obj()
+	f, cs := setup(t, schedtest.NodeInfo(node, terminating(low("going", 0, "1"), false)))
+	res, s := postFilter(t, f, schedtest.MakePod().Name("vip").Priority(1000).Req("cpu", "1").Obj())
+	if !s.IsSuccess() || res == nil || res.NominatedNodeName != "n" {
+		t.Fatalf("result %+v status %v, want n nominated", res, s)
+	}
+	var deletes, applies int
+	for _, a := range cs.Actions() {
+		switch {
+		case a.GetVerb() == "delete" && a.GetResource().Resource == "pods":
+			deletes++
+		case a.GetVerb() == "patch" && a.GetSubresource() == "status":
+			applies++
+		}
+	}
+	if deletes != 1 || applies != 1 {
+		t.Errorf("%d deletions and %d status writes of the terminating victim, want one of each", deletes, applies)
+	}
+	if n, sum := victimsObserved(t, f); n != 1 || sum != 1 {
+		t.Errorf("observed %d preemptions with %v victims, want 1 with 1", n, sum)
+	}
+}
+
 // candidateNodes names the nodes of cs, in order.
 func candidateNodes(cs []Candidate) []string {
 	var out []string
