@@ -312,3 +312,50 @@ func TestUnclearedLowerNominationRetriesThePreemptor(t *testing.T) {
 		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 error", got)
 	}
 }
+
+// TestPreemptorDeletedWhileItsVictimsAreDeleted: as kube-scheduler v1.33,
+// whose goroutine does not look at the preemptor again, a preemptor deleted
+// while its victims are being deleted does not stop the deletions; once they
+// are over nothing of it is left: not in the queue (Ungate and Activate
+// leave a pod the queue no longer holds alone), not in the room kept on the
+// node, not held at PreEnqueue.
+func TestPreemptorDeletedWhileItsVictimsAreDeleted(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "2", "pods", "10").Obj()
+	victim := schedtest.MakePod().Name("victim").UID("victim").Node("n").Req("cpu", "2").Obj()
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
+	s, cs := newSlowDeleteScheduler(t, Config{}, victim, vip)
+	s.onNodeAdd(node)
+	s.onPodAdd(victim)
+	s.onPodAdd(vip)
+
+	s.scheduleOne(context.Background())
+	if got := <-cs.started; got != "victim" {
+		t.Fatalf("deleting %q, want victim", got)
+	}
+	waitUntil(t, "vip's attempt over", func() bool {
+		a, b, u, g := s.queue.Lengths()
+		return a+b+u+g == 1
+	})
+	if err := cs.Clientset.CoreV1().Pods("default").Delete(context.Background(), "vip", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.onPodDelete(vip)
+	close(cs.release)
+	s.bindings.Wait()
+
+	if _, err := cs.Clientset.CoreV1().Pods("default").Get(context.Background(), "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("victim: %v, want it deleted all the same", err)
+	}
+	if a, b, u, g := s.queue.Lengths(); a+b+u+g != 0 {
+		t.Errorf("queue active/backoff/unschedulable/gated = %d/%d/%d/%d, want empty", a, b, u, g)
+	}
+	if n := s.nominator.NominatedPodsForNode("n"); len(n) != 0 {
+		t.Errorf("nominated to n: %v, want nothing", n)
+	}
+	if st := s.fwk.RunPreEnqueuePlugins(context.Background(), vip); !st.IsSuccess() {
+		t.Errorf("PreEnqueue still holds vip once its preemption is over: %v", st)
+	}
+	if got := preemptionGoroutines(t, s); len(got) != 1 || got["success"] != 1 {
+		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 success", got)
+	}
+}
