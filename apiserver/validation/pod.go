@@ -144,6 +144,7 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, validateTopologySpreadConstraints(s.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
 	errs = append(errs, validatePodSpecLabelKeys(s, fldPath)...)
 	errs = append(errs, validatePodSecurityContext(s.SecurityContext, fldPath.Child("securityContext"))...)
+	errs = append(errs, validateHostUsers(s, fldPath)...)
 	return errs
 }
 

@@ -251,6 +251,8 @@ func validateContainerSecurityContext(sc *corev1.SecurityContext, fldPath *field
 	var errs field.ErrorList
 	errs = append(errs, validateIdentity(sc.RunAsUser, fldPath.Child("runAsUser"))...)
 	errs = append(errs, validateIdentity(sc.RunAsGroup, fldPath.Child("runAsGroup"))...)
+	// Whether the pod may unmask /proc is validateHostUsers' question.
+	errs = append(errs, validateProcMount(sc.ProcMount, fldPath.Child("procMount"))...)
 	if sc.Privileged != nil && *sc.Privileged && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
 		errs = append(errs, field.Invalid(fldPath, sc, "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
 	}
