@@ -72,6 +72,9 @@ type Agent struct {
 	// the kubelet's status manager keeps them: their active deadlines
 	// count from these, which the cache may not show yet.
 	started map[types.UID]*metav1.Time
+	// sandboxBackOff spaces the tries at refused pods' sandboxes
+	// (sandboxRefused).
+	sandboxBackOff sandboxBackOff
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -383,6 +386,14 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pastActiveDeadline(pod, a.startTime(pod), time.Now()) {
 		return 0, a.failPastDeadline(ctx, key, pod)
 	}
+	// A pod the runtime cannot give the sandbox it asks for (a user
+	// namespace of its own) gets none, nor an address.
+	switch known, refusal := a.sandboxRefusal(pod); {
+	case !known:
+		return 2 * time.Second, nil // the runtime is not open yet
+	case refusal != nil:
+		return a.sandboxRefused(ctx, key, pod, refusal)
+	}
 
 	podIP, err := a.podIP(ctx, pod)
 	if err != nil {
@@ -611,6 +622,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	delete(a.overdue, pod.UID)
 	delete(a.stopping, pod.UID)
 	delete(a.started, pod.UID)
+	a.sandboxBackOff.forget(pod.UID)
 	if a.ips != nil {
 		a.ips.release(string(pod.UID))
 	}

@@ -90,7 +90,8 @@ func resolveRecursiveReadOnly(m corev1.VolumeMount, supported bool) (bool, error
 // DefaultRuntimeHandlers are the handlers of a runtime of skiff's: one,
 // the default (skiff has no RuntimeClasses), as containerd's CRI plugin
 // reports its runc handler, with recursive read-only mounts as rro says
-// and no user namespaces, which the agent does not implement.
+// and no user namespaces, which skiff does not implement: pods asking for
+// one are refused (userNamespaceRefusal).
 func DefaultRuntimeHandlers(rro bool) []corev1.NodeRuntimeHandler {
 	userns := false
 	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}

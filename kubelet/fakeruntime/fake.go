@@ -57,7 +57,8 @@ func (r *Runtime) Version(context.Context) (string, error) { return "1.0.0", nil
 // pod asking for `recursiveReadOnly: Enabled` runs on a hollow node as on
 // a real one and reports the mount Enabled, rather than hollow nodes
 // failing pods real nodes run. A hollow node mounts nothing, so it keeps
-// that claim trivially. No user namespaces, as the real agent.
+// that claim trivially. No user namespaces, as the real agent, so hollow
+// nodes refuse pods asking for one (hostUsers: false) as real ones do.
 func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
 	return agent.DefaultRuntimeHandlers(true)
 }

@@ -187,8 +187,9 @@ func (r *Runtime) notify(uid types.UID) {
 // RuntimeHandlers are the node's runtime handlers
 // (agent.RuntimeHandlerLister): one, the default, as containerd's CRI
 // plugin reports its runc handler, with recursive read-only mounts where
-// the containers' runtime makes them, and no user namespaces, which the
-// agent does not implement.
+// the containers' runtime makes them, and no user namespaces, which skiff
+// does not implement (so the agent refuses pods with hostUsers: false
+// before they reach this runtime).
 func (r *Runtime) RuntimeHandlers() []corev1.NodeRuntimeHandler {
 	return agent.DefaultRuntimeHandlers(r.rro)
 }

@@ -193,7 +193,7 @@ var _ nodeapi.Pods = (*Runtime)(nil)
 
 // The node reports one runtime handler, the default (""), with what the
 // containers' runtime can do: recursive read-only mounts as detected, no
-// user namespaces (pods' hostUsers: false is not implemented).
+// user namespaces (the agent refuses pods with hostUsers: false).
 func TestRuntimeHandlers(t *testing.T) {
 	for _, rro := range []bool{true, false} {
 		got := (&Runtime{rro: rro}).RuntimeHandlers()

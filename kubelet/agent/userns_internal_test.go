@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+)
+
+// As the v1.33 kubelet's GetOrCreateUserNamespaceMappings with its
+// HandlerSupportsUserNamespaces, for the default handler (""; skiff has
+// no RuntimeClasses): a pod asking for hostUsers false needs the handler
+// to support user namespaces, and the error says why not in the
+// kubelet's words; hostUsers true or unset needs nothing.
+func TestUserNamespaceRefusal(t *testing.T) {
+	handler := func(name string, userns *bool) []corev1.NodeRuntimeHandler {
+		return []corev1.NodeRuntimeHandler{{Name: name, Features: &corev1.NodeRuntimeHandlerFeatures{UserNamespaces: userns}}}
+	}
+	const refused = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+	cases := []struct {
+		name      string
+		hostUsers *bool
+		handlers  []corev1.NodeRuntimeHandler
+		want      string
+	}{
+		{"hostUsers unset", nil, nil, ""},
+		{"hostUsers true", ptr.To(true), nil, ""},
+		{"hostUsers false, default handler without user namespaces", ptr.To(false), DefaultRuntimeHandlers(true), refused},
+		{"hostUsers false, default handler not saying", ptr.To(false), handler("", nil), refused},
+		{"hostUsers false, default handler with features unknown", ptr.To(false), []corev1.NodeRuntimeHandler{{Name: ""}}, refused},
+		{"hostUsers false, default handler with user namespaces", ptr.To(false), handler("", ptr.To(true)), ""},
+		{"hostUsers false, no handlers reported", ptr.To(false), nil, refused + ": runtime handlers are not set"},
+		{"hostUsers false, only another handler", ptr.To(false), handler("kata", ptr.To(true)), refused + `: the handler "" is not known`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{HostUsers: tc.hostUsers}}
+			got := ""
+			if err := userNamespaceRefusal(pod, tc.handlers); err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("refusal %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The sandbox of a refused pod is tried again after the kubelet's pod
+// worker back-off (10s, up to half again with jitter), not at every sync.
+func TestSandboxBackOff(t *testing.T) {
+	b := sandboxBackOff{}
+	now := time.Now()
+	if wait, try := b.attempt("p", now); !try || wait < sandboxRetryPeriod || wait > sandboxRetryPeriod*3/2 {
+		t.Fatalf("first: try %v, wait %s; want a try, then 10-15s", try, wait)
+	}
+	if wait, try := b.attempt("p", now.Add(9*time.Second)); try || wait <= 0 || wait > 6*time.Second {
+		t.Errorf("after 9s: try %v, wait %s; want no try, the rest of the back-off", try, wait)
+	}
+	if _, try := b.attempt("q", now.Add(9*time.Second)); !try {
+		t.Errorf("another pod waits for this one's back-off")
+	}
+	if _, try := b.attempt("p", now.Add(16*time.Second)); !try {
+		t.Errorf("after 16s: no try")
+	}
+	b.forget("p")
+	if _, try := b.attempt("p", now.Add(17*time.Second)); !try {
+		t.Errorf("a forgotten pod waits")
+	}
+}
+
+// killRecorder is a runtime without user namespaces that records the pods
+// it is told to kill; it fails the test if asked to run one.
+type killRecorder struct {
+	handlersRuntime
+	t      *testing.T
+	mu     sync.Mutex
+	killed []types.UID
+}
+
+func (r *killRecorder) SyncPod(_ context.Context, pod *corev1.Pod, _ string) (PodState, error) {
+	r.t.Errorf("pod %s run", pod.Name)
+	return PodState{}, errors.New("not here")
+}
+
+func (r *killRecorder) KillPod(_ context.Context, pod *corev1.Pod, _ time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.killed = append(r.killed, pod.UID)
+	return nil
+}
+
+func (r *killRecorder) kills() []types.UID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.killed)
+}
+
+// A pod asking for a user namespace that an agent before this one ran
+// anyway (in the host's user namespace) is stopped, with the Killing
+// Events of its running containers, and then reported as a pod without a
+// sandbox: nothing of it keeps running while its status says it waits.
+func TestPodAskingForAUserNamespaceThatRanIsStopped(t *testing.T) {
+	started := metav1.NewTime(time.Now().Add(-time.Minute))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "ran", Namespace: "default", UID: "uid-ran"},
+		Spec: corev1.PodSpec{NodeName: "n", HostUsers: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.42.0.9", StartTime: &started,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "busybox", ContainerID: "containerd://c1", RestartCount: 2, Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}},
+	}
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
+	rec := record.NewFakeRecorder(100)
+	rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
+	a, err := New(client, rt, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx, 1)
+	var got *corev1.Pod
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodPending, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the pod to be reported pending: %v (status %+v)", err, got.Status)
+	}
+	if k := rt.kills(); len(k) != 1 || k[0] != "uid-ran" {
+		t.Errorf("pods killed %v, want uid-ran once", k)
+	}
+	cs := got.Status.ContainerStatuses
+	if got.Status.PodIP != "" || len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "ContainerCreating" || cs[0].RestartCount != 2 || cs[0].Ready {
+		t.Errorf("status %+v, want no IP and app waiting in ContainerCreating, its restart count kept", got.Status)
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	for _, want := range []string{"Normal Killing Stopping container app",
+		"Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"} {
+		if !slices.Contains(events, want) {
+			t.Errorf("Events %q, want %q", events, want)
+		}
+	}
+}
