@@ -145,14 +145,17 @@ func TestPodAskingForAUserNamespaceThatRanIsStopped(t *testing.T) {
 	if got.Status.PodIP != "" || len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "ContainerCreating" || cs[0].RestartCount != 2 || cs[0].Ready {
 		t.Errorf("status %+v, want no IP and app waiting in ContainerCreating, its restart count kept", got.Status)
 	}
+	// The Event follows the status write.
 	var events []string
-	for len(rec.Events) > 0 {
-		events = append(events, <-rec.Events)
-	}
-	for _, want := range []string{"Normal Killing Stopping container app",
-		"Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"} {
-		if !slices.Contains(events, want) {
-			t.Errorf("Events %q, want %q", events, want)
+	wants := []string{"Normal Killing Stopping container app",
+		"Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		for len(rec.Events) > 0 {
+			events = append(events, <-rec.Events)
 		}
+		return slices.Contains(events, wants[0]) && slices.Contains(events, wants[1]), nil
+	})
+	if err != nil {
+		t.Errorf("Events %q, want %q", events, wants)
 	}
 }
