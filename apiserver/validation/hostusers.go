@@ -56,3 +56,20 @@ func validateProcMount(t *corev1.ProcMountType, fldPath *field.Path) field.Error
 	}
 	return field.ErrorList{field.NotSupported(fldPath, *t, supportedProcMounts)}
 }
+
+// validateSpecProcMounts is validateProcMount over the spec's containers,
+// with the paths validateContainer gives its errors.
+func validateSpecProcMounts(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		containers []corev1.Container
+		path       *field.Path
+	}{{s.InitContainers, fldPath.Child("initContainers")}, {s.Containers, fldPath.Child("containers")}} {
+		for i, c := range list.containers {
+			if c.SecurityContext != nil {
+				errs = append(errs, validateProcMount(c.SecurityContext.ProcMount, list.path.Index(i).Child("securityContext", "procMount"))...)
+			}
+		}
+	}
+	return errs
+}

@@ -120,3 +120,55 @@ func TestHostUsersImmutable(t *testing.T) {
 		{name: "keeping hostUsers false", old: inUserns, new: change(ptr.To(false))},
 	})
 }
+
+// Pods and templates stored before skiff checked hostUsers, procMount and
+// recursiveReadOnly keep them through updates that do not add a violation:
+// a Job's pod must lose its tracking finalizer, a Deployment take its
+// controller's annotations.
+func TestStoredViolationsKeptThroughUpdates(t *testing.T) {
+	for name, mut := range map[string]func(*corev1.PodSpec){
+		"hostUsers false with hostPID": func(s *corev1.PodSpec) { s.HostUsers = ptr.To(false); s.HostPID = true },
+		"Unmasked in the host's users": func(s *corev1.PodSpec) { procMount(&s.Containers[0], corev1.UnmaskedProcMount) },
+		"unknown procMount":            func(s *corev1.PodSpec) { procMount(&s.Containers[0], "Half") },
+		"recursiveReadOnly on a writable mount": func(s *corev1.PodSpec) {
+			s.Volumes = append(s.Volumes, corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+			s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts,
+				corev1.VolumeMount{Name: "v", MountPath: "/v", RecursiveReadOnly: ptr.To(corev1.RecursiveReadOnlyEnabled)})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			old := storedPod()
+			mut(&old.Spec)
+			if len(Validate(old)) == 0 {
+				t.Fatal("the stored pod breaks no rule: the test proves nothing")
+			}
+			old.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+			upd := old.DeepCopy()
+			upd.Finalizers = nil
+			upd.Labels["x"] = "y"
+			if errs := ValidateUpdate(upd, old); len(errs) != 0 {
+				t.Errorf("removing the finalizer of a stored pod: %v", errs)
+			}
+
+			dep := deploymentWith(func(d *appsv1.Deployment) { mut(&d.Spec.Template.Spec) })
+			dep.ResourceVersion = "3"
+			upd2 := dep.DeepCopy()
+			upd2.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
+			if errs := ValidateUpdate(upd2, dep); len(errs) != 0 {
+				t.Errorf("annotating a stored deployment: %v", errs)
+			}
+		})
+	}
+
+	// A violation the update adds is refused, though the object broke
+	// another rule already.
+	dep := deploymentWith(func(d *appsv1.Deployment) { procMount(&d.Spec.Template.Spec.Containers[0], "Half") })
+	dep.ResourceVersion = "3"
+	upd := dep.DeepCopy()
+	upd.Spec.Template.Spec.HostUsers = ptr.To(false)
+	upd.Spec.Template.Spec.HostIPC = true
+	errs := ValidateUpdate(upd, dep)
+	if len(errs) != 1 || errs[0].Field != "spec.template.spec.HostIPC" {
+		t.Errorf("adding hostIPC to a template in a user namespace: got %v, want only the spec.template.spec.HostIPC error", errs)
+	}
+}

@@ -117,31 +117,47 @@ func podSpecOf(obj runtime.Object) (*corev1.PodSpec, *field.Path) {
 	return nil, nil
 }
 
-// keepStoredLabelKeys drops from errs the matchLabelKeys and
-// mismatchLabelKeys errors of newObj's pod spec when oldObj, as stored,
-// already broke those rules: skiff accepted any key lists before it checked
-// them, and an object stored then keeps them through updates, as
-// Kubernetes' PodValidationOptions let a pod or template stored before a
-// rule tightened keep what it has. Otherwise such a pod (whose affinity
-// cannot change) could no longer have its labels or finalizers changed, and
-// a workload's controller could not write its status.
-func keepStoredLabelKeys(errs field.ErrorList, newObj, oldObj runtime.Object) field.ErrorList {
+// keepStoredViolations drops from errs those errors of newObj's pod spec,
+// under the rules in storedRules, that oldObj, as stored, already had: skiff
+// stored objects before it checked those rules, and such an object keeps
+// what it has through updates, as Kubernetes' PodValidationOptions let a
+// pod or template stored before a rule tightened keep it. Otherwise such a
+// pod (whose spec cannot change) could no longer have its labels or
+// finalizers changed (a Job's pod would stay Terminating on its tracking
+// finalizer), and a workload's controller could not write it. A violation
+// the update adds is still refused.
+func keepStoredViolations(errs field.ErrorList, newObj, oldObj runtime.Object) field.ErrorList {
 	oldSpec, _ := podSpecOf(oldObj)
 	newSpec, p := podSpecOf(newObj)
-	if oldSpec == nil || newSpec == nil || len(validatePodSpecLabelKeys(oldSpec, p)) == 0 {
+	if oldSpec == nil || newSpec == nil || len(errs) == 0 {
 		return errs
 	}
-	allowed := make(map[string]bool)
-	for _, e := range validatePodSpecLabelKeys(newSpec, p) {
-		allowed[e.Error()] = true
+	stored := make(map[string]bool)
+	for _, rule := range storedRules {
+		for _, e := range rule(oldSpec, p) {
+			stored[e.Error()] = true
+		}
+	}
+	if len(stored) == 0 {
+		return errs
 	}
 	kept := errs[:0:0]
 	for _, e := range errs {
-		if !allowed[e.Error()] {
+		if !stored[e.Error()] {
 			kept = append(kept, e)
 		}
 	}
 	return kept
+}
+
+// storedRules are the pod spec rules skiff added after it had stored
+// objects that may break them (keepStoredViolations): matchLabelKeys and
+// mismatchLabelKeys, hostUsers and procMount, recursiveReadOnly.
+var storedRules = []func(*corev1.PodSpec, *field.Path) field.ErrorList{
+	validatePodSpecLabelKeys,
+	validateHostUsers,
+	validateSpecProcMounts,
+	validateSpecRecursiveReadOnly,
 }
 
 // ValidateUpdate checks newObj as a replacement for oldObj: the metadata
@@ -174,7 +190,7 @@ func ValidateUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 		// Custom resources: the metadata rules apply to every kind.
 		return errs
 	}
-	errs = append(errs, keepStoredLabelKeys(r.spec(newObj), newObj, oldObj)...)
+	errs = append(errs, keepStoredViolations(r.spec(newObj), newObj, oldObj)...)
 	errs = append(errs, templateDeletionCost(newObj, oldObj)...)
 	if r.update != nil {
 		errs = append(errs, r.update(newObj, oldObj)...)
@@ -375,7 +391,7 @@ func ValidateContentUpdate(newObj, oldObj runtime.Object) field.ErrorList {
 	if !ok {
 		return nil
 	}
-	errs := keepStoredLabelKeys(r.spec(newObj), newObj, oldObj)
+	errs := keepStoredViolations(r.spec(newObj), newObj, oldObj)
 	if r.update != nil {
 		errs = append(errs, r.update(newObj, oldObj)...)
 	}

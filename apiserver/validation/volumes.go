@@ -287,3 +287,21 @@ func validateRecursiveReadOnly(m corev1.VolumeMount, fldPath *field.Path) field.
 	}
 	return errs
 }
+
+// validateSpecRecursiveReadOnly is validateRecursiveReadOnly over the
+// spec's containers' mounts, with the paths validateVolumeMounts gives its
+// errors.
+func validateSpecRecursiveReadOnly(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		containers []corev1.Container
+		path       *field.Path
+	}{{s.InitContainers, fldPath.Child("initContainers")}, {s.Containers, fldPath.Child("containers")}} {
+		for i, c := range list.containers {
+			for _, m := range c.VolumeMounts {
+				errs = append(errs, validateRecursiveReadOnly(m, list.path.Index(i).Child("volumeMounts", "recursiveReadOnly"))...)
+			}
+		}
+	}
+	return errs
+}
