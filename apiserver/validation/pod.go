@@ -129,6 +129,13 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fldPath.Child("priorityClassName"), s.PriorityClassName, msg))
 		}
 	}
+	// Set, even to "", it names a RuntimeClass: a DNS subdomain, as
+	// upstream's ValidateRuntimeClassName requires (templates included).
+	if s.RuntimeClassName != nil {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(*s.RuntimeClassName, false) {
+			errs = append(errs, field.Invalid(fldPath.Child("runtimeClassName"), *s.RuntimeClassName, msg))
+		}
+	}
 	errs = append(errs, validateTolerations(s.Tolerations, fldPath.Child("tolerations"))...)
 	for i, secret := range s.ImagePullSecrets {
 		if secret.Name == "" {

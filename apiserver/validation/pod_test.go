@@ -172,6 +172,11 @@ func TestValidatePod(t *testing.T) {
 		{name: "hostNetwork ports default to container ports", obj: podWith(func(p *corev1.Pod) { p.Spec.HostNetwork = true })},
 		{name: "nodeName must be a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.NodeName = "Node_1" }),
 			want: []want{{"spec.nodeName", invalid}}},
+		{name: "runtimeClassName a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("gvisor.example.com") })},
+		{name: "runtimeClassName must be a subdomain", obj: podWith(func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("Gvisor_1") }),
+			want: []want{{"spec.runtimeClassName", invalid}}},
+		{name: "runtimeClassName set must not be empty", obj: podWith(func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("") }),
+			want: []want{{"spec.runtimeClassName", invalid}}},
 		{name: "env fieldRefs the downward API resolves", obj: podWith(func(p *corev1.Pod) {
 			p.Spec.Containers[0].Env = []corev1.EnvVar{
 				envField("A", "status.podIP"), envField("B", "metadata.labels['app']"),

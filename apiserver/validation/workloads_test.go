@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 var appLabels = map[string]string{"app": "web"}
@@ -68,6 +69,8 @@ func TestValidateDeployment(t *testing.T) {
 			want: []want{{"spec.template.spec.restartPolicy", notSupported}}},
 		{name: "template container image required", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }),
 			want: []want{{"spec.template.spec.containers[0].image", required}}},
+		{name: "template runtimeClassName must be a subdomain", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.RuntimeClassName = ptr.To("Gvisor_1") }),
+			want: []want{{"spec.template.spec.runtimeClassName", invalid}}},
 		{name: "template may hold a padded image placeholder", obj: deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = " " })},
 		{name: "hostNetwork template without hostPort", obj: deploymentWith(func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.HostNetwork = true
