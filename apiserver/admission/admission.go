@@ -80,7 +80,9 @@ var (
 // Mutate applies defaults: a claim's default storage class and the claims'
 // and volumes' in-use protection finalizers; an Ingress's default class;
 // the pod's service account, its priority, the namespace's LimitRange
-// defaults and the default not-ready/unreachable tolerations.
+// defaults and the default not-ready/unreachable tolerations. A pod naming
+// a RuntimeClass is refused last, where upstream's RuntimeClass plugin
+// comes among the mutating ones.
 func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	if a.Resource == claimsResource || a.Resource == volumesResource {
 		return c.storageObjects(ctx, a)
@@ -91,7 +93,7 @@ func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 	if a.Resource != podsResource {
 		return nil
 	}
-	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults, c.defaultTolerations} {
+	for _, f := range []func(context.Context, *Attributes) error{c.serviceAccount, c.priority, c.limitRangeDefaults, c.defaultTolerations, c.podRuntimeClass} {
 		if err := f(ctx, a); err != nil {
 			return err
 		}
@@ -100,8 +102,9 @@ func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
 }
 
 // Validate checks the (defaulted and validated) object being created:
-// LimitRange bounds, Pod Security, then quota, which it charges last so that nothing is
-// charged for a request another plugin refuses.
+// LimitRange bounds, Pod Security, a pod's overhead (RuntimeClass), then
+// quota, which it charges last so that nothing is charged for a request
+// another plugin refuses.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 	var res Result
 	if a.Resource == podsResource {
@@ -114,6 +117,9 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (Result, error) {
 		return res, err
 	}
 	res.Warnings = warnings
+	if err := c.podOverhead(a); err != nil {
+		return res, err
+	}
 	undo, err := c.chargeQuota(ctx, a)
 	if err != nil {
 		return res, err

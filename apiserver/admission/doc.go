@@ -2,7 +2,8 @@
 // change an object about to be created (defaults from LimitRanges, the pod's
 // service account, its priority, the default 300 s not-ready/unreachable
 // tolerations) and may refuse it (a missing service
-// account, Pod Security levels, LimitRange bounds, ResourceQuota); updates
+// account, Pod Security levels, LimitRange bounds, a RuntimeClass or a pod
+// overhead, which no RuntimeClass can back in skiff, ResourceQuota); updates
 // pass Pod Security (namespace labels, pod images). Refusals are
 // Kubernetes' messages: 403 Forbidden, or 422 for bad pod-security labels
 // on a Namespace. Pod Security is k8s.io/pod-security-admission's own
