@@ -386,8 +386,9 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if pastActiveDeadline(pod, a.startTime(pod), time.Now()) {
 		return 0, a.failPastDeadline(ctx, key, pod)
 	}
-	// A pod the runtime cannot give the sandbox it asks for (a user
-	// namespace of its own) gets none, nor an address.
+	// A pod the runtime cannot give the sandbox it asks for (a
+	// RuntimeClass, a user namespace of its own) gets none, nor an
+	// address.
 	switch known, refusal := a.sandboxRefusal(pod); {
 	case !known:
 		return 2 * time.Second, nil // the runtime is not open yet

@@ -91,7 +91,7 @@ func resolveRecursiveReadOnly(m corev1.VolumeMount, supported bool) (bool, error
 // the default (skiff has no RuntimeClasses), as containerd's CRI plugin
 // reports its runc handler, with recursive read-only mounts as rro says
 // and no user namespaces, which skiff does not implement: pods asking for
-// one are refused (userNamespaceRefusal).
+// one are refused (sandboxConfigRefusal).
 func DefaultRuntimeHandlers(rro bool) []corev1.NodeRuntimeHandler {
 	userns := false
 	return []corev1.NodeRuntimeHandler{{Name: "", Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}}}

@@ -17,36 +17,47 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// As the v1.33 kubelet's GetOrCreateUserNamespaceMappings with its
-// HandlerSupportsUserNamespaces, for the default handler (""; skiff has
-// no RuntimeClasses): a pod asking for hostUsers false needs the handler
-// to support user namespaces, and the error says why not in the
+// As the v1.33 kubelet's NamespacesForPod, for a cluster with no
+// RuntimeClasses: a pod naming one is refused first, with the lister's
+// NotFound (LookupRuntimeHandler); then, against the default handler ("",
+// the only one a pod can have), GetOrCreateUserNamespaceMappings with its
+// HandlerSupportsUserNamespaces: a pod asking for hostUsers false needs the
+// handler to support user namespaces, and the error says why not in the
 // kubelet's words; hostUsers true or unset needs nothing.
-func TestUserNamespaceRefusal(t *testing.T) {
+func TestSandboxConfigRefusal(t *testing.T) {
 	handler := func(name string, userns *bool) []corev1.NodeRuntimeHandler {
 		return []corev1.NodeRuntimeHandler{{Name: name, Features: &corev1.NodeRuntimeHandlerFeatures{UserNamespaces: userns}}}
 	}
 	const refused = "can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+	const noGvisor = `runtimeclass.node.k8s.io "gvisor" not found`
 	cases := []struct {
-		name      string
-		hostUsers *bool
-		handlers  []corev1.NodeRuntimeHandler
-		want      string
+		name         string
+		runtimeClass *string
+		hostUsers    *bool
+		handlers     []corev1.NodeRuntimeHandler
+		want         string
 	}{
-		{"hostUsers unset", nil, nil, ""},
-		{"hostUsers true", ptr.To(true), nil, ""},
-		{"hostUsers false, default handler without user namespaces", ptr.To(false), DefaultRuntimeHandlers(true), refused},
-		{"hostUsers false, default handler not saying", ptr.To(false), handler("", nil), refused},
-		{"hostUsers false, default handler with features unknown", ptr.To(false), []corev1.NodeRuntimeHandler{{Name: ""}}, refused},
-		{"hostUsers false, default handler with user namespaces", ptr.To(false), handler("", ptr.To(true)), ""},
-		{"hostUsers false, no handlers reported", ptr.To(false), nil, refused + ": runtime handlers are not set"},
-		{"hostUsers false, only another handler", ptr.To(false), handler("kata", ptr.To(true)), refused + `: the handler "" is not known`},
+		{"hostUsers unset", nil, nil, nil, ""},
+		{"hostUsers true", nil, ptr.To(true), nil, ""},
+		{"hostUsers false, default handler without user namespaces", nil, ptr.To(false), DefaultRuntimeHandlers(true), refused},
+		{"hostUsers false, default handler not saying", nil, ptr.To(false), handler("", nil), refused},
+		{"hostUsers false, default handler with features unknown", nil, ptr.To(false), []corev1.NodeRuntimeHandler{{Name: ""}}, refused},
+		{"hostUsers false, default handler with user namespaces", nil, ptr.To(false), handler("", ptr.To(true)), ""},
+		{"hostUsers false, no handlers reported", nil, ptr.To(false), nil, refused + ": runtime handlers are not set"},
+		{"hostUsers false, only another handler", nil, ptr.To(false), handler("kata", ptr.To(true)), refused + `: the handler "" is not known`},
+		{"a RuntimeClass", ptr.To("gvisor"), nil, DefaultRuntimeHandlers(true), noGvisor},
+		{"a RuntimeClass, no handlers reported", ptr.To("gvisor"), nil, nil, noGvisor},
+		// Its handler would be the runtime's own name for it.
+		{"a RuntimeClass named as a handler the runtime has", ptr.To("gvisor"), nil, handler("gvisor", ptr.To(true)), noGvisor},
+		{"a RuntimeClass is looked up before user namespaces", ptr.To("gvisor"), ptr.To(false), DefaultRuntimeHandlers(true), noGvisor},
+		{"the empty RuntimeClass is the default", ptr.To(""), nil, DefaultRuntimeHandlers(true), ""},
+		{"the empty RuntimeClass and hostUsers false", ptr.To(""), ptr.To(false), DefaultRuntimeHandlers(true), refused},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{HostUsers: tc.hostUsers}}
+			pod := &corev1.Pod{Spec: corev1.PodSpec{RuntimeClassName: tc.runtimeClass, HostUsers: tc.hostUsers}}
 			got := ""
-			if err := userNamespaceRefusal(pod, tc.handlers); err != nil {
+			if err := sandboxConfigRefusal(pod, tc.handlers); err != nil {
 				got = err.Error()
 			}
 			if got != tc.want {
@@ -106,20 +117,38 @@ func (r *killRecorder) kills() []types.UID {
 	return slices.Clone(r.killed)
 }
 
-// A pod asking for a user namespace that an agent before this one ran
-// anyway (in the host's user namespace) is stopped, with the Killing
-// Events of its running containers, and then reported as a pod without a
-// sandbox: nothing of it keeps running while its status says it waits.
-func TestPodAskingForAUserNamespaceThatRanIsStopped(t *testing.T) {
+// A pod refused its sandbox that an agent before this one ran anyway —
+// asking for a user namespace (run in the host's), or naming a
+// RuntimeClass (run with the default handler) — is stopped, with the
+// Killing Events of its running containers, and then reported as a pod
+// without a sandbox: nothing of it keeps running while its status says it
+// waits.
+func TestRefusedPodThatRanIsStopped(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ask   func(*corev1.PodSpec)
+		event string
+	}{
+		{"user namespace", func(s *corev1.PodSpec) { s.HostUsers = ptr.To(false) },
+			"can't set `spec.hostUsers: false`, runtime does not support user namespaces"},
+		{"RuntimeClass", func(s *corev1.PodSpec) { s.RuntimeClassName = ptr.To("gvisor") },
+			`runtimeclass.node.k8s.io "gvisor" not found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRefusedPodThatRanIsStopped(t, tc.ask, tc.event) })
+	}
+}
+
+func testRefusedPodThatRanIsStopped(t *testing.T, ask func(*corev1.PodSpec), refusal string) {
 	started := metav1.NewTime(time.Now().Add(-time.Minute))
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "ran", Namespace: "default", UID: "uid-ran"},
-		Spec: corev1.PodSpec{NodeName: "n", HostUsers: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](0),
+		Spec: corev1.PodSpec{NodeName: "n", TerminationGracePeriodSeconds: ptr.To[int64](0),
 			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.42.0.9", StartTime: &started,
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "busybox", ContainerID: "containerd://c1", RestartCount: 2, Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}},
 	}
+	ask(&pod.Spec)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
 	rec := record.NewFakeRecorder(100)
 	rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
@@ -147,8 +176,7 @@ func TestPodAskingForAUserNamespaceThatRanIsStopped(t *testing.T) {
 	}
 	// The Event follows the status write.
 	var events []string
-	wants := []string{"Normal Killing Stopping container app",
-		"Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"}
+	wants := []string{"Normal Killing Stopping container app", "Warning FailedCreatePodSandBox Failed to create pod sandbox: " + refusal}
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		for len(rec.Events) > 0 {
 			events = append(events, <-rec.Events)

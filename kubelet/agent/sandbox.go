@@ -8,19 +8,29 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Pods asking for a user namespace of their own (spec.hostUsers: false,
-// UserNamespacesSupport, beta and on in v1.33). Skiff's runtimes run every
-// container in the host's user namespace and their one handler says so
-// (DefaultRuntimeHandlers: userNamespaces false), so such a pod must not
-// run: it would silently get less isolation than it asked for. The agent
-// refuses it here, in one place for every runtime, before any runtime
-// sees it, as the v1.33 kubelet fails to generate the pod's sandbox
-// config (GetOrCreateUserNamespaceMappings) when the pod's runtime
-// handler does not support user namespaces.
+// Pods whose sandbox skiff's runtimes cannot make as asked, which must not
+// run: they would silently get less isolation than they asked for. The
+// agent refuses them here, in one place for every runtime, before any
+// runtime sees them, as the v1.33 kubelet fails to generate a pod's
+// sandbox config (NamespacesForPod):
+//
+//   - a pod naming a RuntimeClass (spec.runtimeClassName): skiff serves
+//     none, so its runtime handler cannot be looked up
+//     (LookupRuntimeHandler), and the runtime would have run it with the
+//     default one (runc); the API server refuses to create such a pod, so
+//     this catches those stored before it did;
+//   - a pod asking for a user namespace of its own (spec.hostUsers: false,
+//     UserNamespacesSupport, beta and on in v1.33): skiff's runtimes run
+//     every container in the host's user namespace and their one handler
+//     says so (DefaultRuntimeHandlers: userNamespaces false), and the
+//     kubelet refuses such a pod (GetOrCreateUserNamespaceMappings) when
+//     its handler does not support user namespaces.
 
 const (
 	// reasonFailedCreatePodSandBox and its message are the kubelet's
@@ -34,14 +44,18 @@ const (
 	sandboxRetryPeriod = 10 * time.Second
 )
 
-// userNamespaceRefusal says why the pod cannot have its sandbox on a
-// runtime with these handlers, worded as the v1.33 kubelet's
-// GetOrCreateUserNamespaceMappings, or nil when it can: a pod in the
-// host's user namespace (hostUsers true or unset) always can; one asking
-// for its own needs the default handler ("": skiff has no RuntimeClasses)
-// to support user namespaces. A handler claiming them must have a runtime
-// that makes them; skiff's claim none.
-func userNamespaceRefusal(pod *corev1.Pod, handlers []corev1.NodeRuntimeHandler) error {
+// sandboxConfigRefusal says why the pod cannot have its sandbox on a
+// runtime with these handlers, in the v1.33 kubelet's words and its order,
+// or nil when it can. Its RuntimeClass is looked up first: one named (not
+// "", the default class) is not found, as the kubelet's lister says it;
+// the pod's handler is then the default (""). A pod in the host's user
+// namespace (hostUsers true or unset) needs nothing of it; one asking for
+// its own needs it to support user namespaces. A handler claiming them
+// must have a runtime that makes them; skiff's claim none.
+func sandboxConfigRefusal(pod *corev1.Pod, handlers []corev1.NodeRuntimeHandler) error {
+	if err := runtimeClassRefusal(pod); err != nil {
+		return err
+	}
 	if pod.Spec.HostUsers == nil || *pod.Spec.HostUsers {
 		return nil
 	}
@@ -54,6 +68,16 @@ func userNamespaceRefusal(pod *corev1.Pod, handlers []corev1.NodeRuntimeHandler)
 		return fmt.Errorf("%s: %w", msg, err)
 	}
 	return errors.New(msg)
+}
+
+// runtimeClassRefusal is the kubelet's LookupRuntimeHandler in a cluster
+// without RuntimeClasses: nil for the default class (no name, or ""), for
+// any other its lister's NotFound, `runtimeclass.node.k8s.io "x" not found`.
+func runtimeClassRefusal(pod *corev1.Pod) error {
+	if name := pod.Spec.RuntimeClassName; name != nil && *name != "" {
+		return apierrors.NewNotFound(nodev1.Resource("runtimeclass"), *name)
+	}
+	return nil
 }
 
 // handlerSupportsUserNamespaces is the kubelet's HandlerSupportsUserNamespaces:
@@ -71,10 +95,14 @@ func handlerSupportsUserNamespaces(handlers []corev1.NodeRuntimeHandler, name st
 	return false, fmt.Errorf("the handler %q is not known", name)
 }
 
-// sandboxRefusal is userNamespaceRefusal against the runtime's handlers;
+// sandboxRefusal is sandboxConfigRefusal against the runtime's handlers;
 // known is false while a DeferredRuntime is not open yet and cannot say
-// (a pod in the host's user namespace needs no answer).
+// (a RuntimeClass is refused without the runtime; a pod in the host's user
+// namespace needs no answer).
 func (a *Agent) sandboxRefusal(pod *corev1.Pod) (known bool, refusal error) {
+	if err := runtimeClassRefusal(pod); err != nil {
+		return true, err
+	}
 	if pod.Spec.HostUsers == nil || *pod.Spec.HostUsers {
 		return true, nil
 	}
@@ -82,7 +110,7 @@ func (a *Agent) sandboxRefusal(pod *corev1.Pod) (known bool, refusal error) {
 	if !known {
 		return false, nil
 	}
-	return true, userNamespaceRefusal(pod, handlers)
+	return true, sandboxConfigRefusal(pod, handlers)
 }
 
 // runtimeHandlers are the runtime's handlers (nil for a runtime that
@@ -111,15 +139,16 @@ func (a *Agent) runtimeHandlers() (handlers []corev1.NodeRuntimeHandler, known b
 // again: the pod's own status write syncs it sooner, which records nothing.
 //
 // A pod whose status shows containers that ran — started by an agent
-// that did not refuse it, in the host's user namespace — has them stopped
-// first, so that nothing of it runs and its status does not hide them.
+// that did not refuse it, in the host's user namespace or with the
+// default handler — has them stopped first, so that nothing of it runs
+// and its status does not hide them.
 func (a *Agent) sandboxRefused(ctx context.Context, key string, pod *corev1.Pod, refusal error) (time.Duration, error) {
 	if ranBefore(pod) {
 		if a.cfg.Recorder != nil {
 			recordKilling(a.cfg.Recorder, pod)
 		}
 		if err := a.runtime.KillPod(ctx, pod, terminationGrace(pod)); err != nil {
-			return 0, fmt.Errorf("stopping containers of %s, which asks for a user namespace: %w", key, err)
+			return 0, fmt.Errorf("stopping containers of %s, refused its sandbox: %w", key, err)
 		}
 	}
 	a.releaseIP(pod.UID)
