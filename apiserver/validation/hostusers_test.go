@@ -121,15 +121,16 @@ func TestHostUsersImmutable(t *testing.T) {
 	})
 }
 
-// Pods and templates stored before skiff checked hostUsers, procMount and
-// recursiveReadOnly keep them through updates that do not add a violation:
-// a Job's pod must lose its tracking finalizer, a Deployment take its
-// controller's annotations.
+// Pods and templates stored before skiff checked hostUsers, procMount,
+// recursiveReadOnly and runtimeClassName keep them through updates that do
+// not add a violation: a Job's pod must lose its tracking finalizer, a
+// Deployment take its controller's annotations.
 func TestStoredViolationsKeptThroughUpdates(t *testing.T) {
 	for name, mut := range map[string]func(*corev1.PodSpec){
-		"hostUsers false with hostPID": func(s *corev1.PodSpec) { s.HostUsers = ptr.To(false); s.HostPID = true },
-		"Unmasked in the host's users": func(s *corev1.PodSpec) { procMount(&s.Containers[0], corev1.UnmaskedProcMount) },
-		"unknown procMount":            func(s *corev1.PodSpec) { procMount(&s.Containers[0], "Half") },
+		"hostUsers false with hostPID":         func(s *corev1.PodSpec) { s.HostUsers = ptr.To(false); s.HostPID = true },
+		"Unmasked in the host's users":         func(s *corev1.PodSpec) { procMount(&s.Containers[0], corev1.UnmaskedProcMount) },
+		"unknown procMount":                    func(s *corev1.PodSpec) { procMount(&s.Containers[0], "Half") },
+		"runtimeClassName not a DNS subdomain": func(s *corev1.PodSpec) { s.RuntimeClassName = ptr.To("Bad_Name") },
 		"recursiveReadOnly on a writable mount": func(s *corev1.PodSpec) {
 			s.Volumes = append(s.Volumes, corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 			s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts,

@@ -129,13 +129,7 @@ func validatePodSpec(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fldPath.Child("priorityClassName"), s.PriorityClassName, msg))
 		}
 	}
-	// Set, even to "", it names a RuntimeClass: a DNS subdomain, as
-	// upstream's ValidateRuntimeClassName requires (templates included).
-	if s.RuntimeClassName != nil {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(*s.RuntimeClassName, false) {
-			errs = append(errs, field.Invalid(fldPath.Child("runtimeClassName"), *s.RuntimeClassName, msg))
-		}
-	}
+	errs = append(errs, validateRuntimeClassName(s, fldPath)...)
 	errs = append(errs, validateTolerations(s.Tolerations, fldPath.Child("tolerations"))...)
 	for i, secret := range s.ImagePullSecrets {
 		if secret.Name == "" {
@@ -207,4 +201,18 @@ func validDeletionCost(value string) bool {
 	}
 	_, err := strconv.ParseInt(value, 10, 32)
 	return err == nil
+}
+
+// validateRuntimeClassName: set, even to "", it names a RuntimeClass, so a
+// DNS subdomain, as upstream's ValidateRuntimeClassName requires (templates
+// included).
+func validateRuntimeClassName(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	if s.RuntimeClassName == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range apivalidation.NameIsDNSSubdomain(*s.RuntimeClassName, false) {
+		errs = append(errs, field.Invalid(fldPath.Child("runtimeClassName"), *s.RuntimeClassName, msg))
+	}
+	return errs
 }

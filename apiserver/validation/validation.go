@@ -152,9 +152,11 @@ func keepStoredViolations(errs field.ErrorList, newObj, oldObj runtime.Object) f
 
 // storedRules are the pod spec rules skiff added after it had stored
 // objects that may break them (keepStoredViolations): matchLabelKeys and
-// mismatchLabelKeys, hostUsers and procMount, recursiveReadOnly.
+// mismatchLabelKeys, hostUsers and procMount, recursiveReadOnly,
+// runtimeClassName.
 var storedRules = []func(*corev1.PodSpec, *field.Path) field.ErrorList{
 	validatePodSpecLabelKeys,
+	validateRuntimeClassName,
 	validateHostUsers,
 	validateSpecProcMounts,
 	validateSpecRecursiveReadOnly,
