@@ -75,6 +75,11 @@ type Agent struct {
 	// sandboxBackOff spaces the tries at refused pods' sandboxes
 	// (sandboxRefused).
 	sandboxBackOff sandboxBackOff
+	// refusedStops are the pods refused their sandbox whose stop has
+	// begun (their Killing Events recorded), true once the runtime
+	// stopped them: once per pod, not again at each retry of its sync
+	// (stopRefused).
+	refusedStops map[types.UID]bool
 }
 
 // resyncPeriod is how often a running pod is synced when nothing tells of a
@@ -97,7 +102,8 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
 		evictions: map[types.UID]*evictRequest{}, failed: map[types.UID]*failure{}, finished: map[types.UID]*corev1.PodStatus{},
-		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{}}
+		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{},
+		refusedStops: map[types.UID]bool{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
 			a.hostIP = addr.Address
@@ -622,6 +628,7 @@ func (a *Agent) forget(key string, pod *corev1.Pod) {
 	delete(a.finished, pod.UID)
 	delete(a.overdue, pod.UID)
 	delete(a.stopping, pod.UID)
+	delete(a.refusedStops, pod.UID)
 	delete(a.started, pod.UID)
 	a.sandboxBackOff.forget(pod.UID)
 	if a.ips != nil {

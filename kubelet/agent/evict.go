@@ -285,7 +285,7 @@ func endContainers(spec *corev1.PodSpec, st *corev1.PodStatus, now metav1.Time) 
 			}
 			if c.State.Waiting != nil && i < reached {
 				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-					ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated", FinishedAt: now}}
+					ExitCode: 137, Reason: reasonContainerStatusUnknown, Message: messageNotLocatedTerminated, FinishedAt: now}}
 			}
 			j := slices.IndexFunc(spec.InitContainers, func(ic corev1.Container) bool { return ic.Name == c.Name })
 			c.Ready = j >= 0 && !restartable(&spec.InitContainers[j]) && c.State.Terminated != nil && c.State.Terminated.ExitCode == 0

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -131,38 +132,54 @@ func (a *Agent) runtimeHandlers() (handlers []corev1.NodeRuntimeHandler, known b
 
 // sandboxRefused handles a pod whose sandbox cannot be created (refusal
 // says why), as the kubelet handles a failed sandbox creation: no sandbox,
-// so no IP and no container; the pod stays Pending, its status written as
-// the kubelet generates it for a pod with no sandbox yet (each container
-// waiting in ContainerCreating, or PodInitializing when the pod has init
-// containers; PodReadyToStartContainers False), and, once per back-off, a
-// Warning FailedCreatePodSandBox Event says why. It returns when to try
-// again: the pod's own status write syncs it sooner, which records nothing.
+// so no IP and no container; its status is written as the kubelet
+// generates it for a pod whose sandbox is gone (noSandbox), and, once per
+// back-off, a Warning FailedCreatePodSandBox Event says why. A pod that
+// never ran stays Pending, each container waiting in ContainerCreating (or
+// PodInitializing when the pod has init containers),
+// PodReadyToStartContainers False. It returns when to try again: the pod's
+// own status write syncs it sooner, which records nothing.
 //
-// A pod whose status shows containers that ran — started by an agent
-// that did not refuse it, in the host's user namespace or with the
-// default handler — has them stopped first, so that nothing of it runs
-// and its status does not hide them.
+// Whatever an agent that did not refuse it may have started of it — in
+// the host's user namespace or with the default handler — is stopped
+// first, once (stopRefused). Its containers reported running are then
+// reported killed: under restartPolicy Never the pod fails, as the
+// kubelet makes it, and its status is final from then on, as a finished
+// pod's; under OnFailure or Always they wait to restart, the kill as
+// their last state.
 func (a *Agent) sandboxRefused(ctx context.Context, key string, pod *corev1.Pod, refusal error) (time.Duration, error) {
-	if ranBefore(pod) {
-		if a.cfg.Recorder != nil {
-			recordKilling(a.cfg.Recorder, pod)
-		}
-		if err := a.runtime.KillPod(ctx, pod, terminationGrace(pod)); err != nil {
-			return 0, fmt.Errorf("stopping containers of %s, refused its sandbox: %w", key, err)
-		}
+	if d, ok := a.runtime.(*DeferredRuntime); ok && d.Opened() == nil {
+		// What an agent before this one left cannot be stopped yet; the
+		// pod is synced again once the runtime is open.
+		return 2 * time.Second, nil
+	}
+	if err := a.stopRefused(ctx, key, pod); err != nil {
+		return 0, err
 	}
 	a.releaseIP(pod.UID)
-	status := computeStatus(pod, noSandbox(pod), "", a.hostIP, time.Now(), a.recursiveReadOnly())
+	now := time.Now()
+	status := computeStatus(pod, noSandbox(pod), "", a.hostIP, now, a.recursiveReadOnly())
 	status.StartTime = a.keepStart(pod, status.StartTime)
+	final := status.Phase == corev1.PodFailed || status.Phase == corev1.PodSucceeded
+	if final {
+		// As the kubelet's status manager ends a pod it stopped for good.
+		endContainers(&pod.Spec, status, metav1.NewTime(now))
+		stoppedConditions(status, metav1.NewTime(now))
+	}
 	if err := a.writeStatus(ctx, key, pod, status); err != nil {
 		return 0, err
 	}
-	retry, try := a.sandboxBackOff.attempt(pod.UID, time.Now())
+	retry, try := a.sandboxBackOff.attempt(pod.UID, now)
 	if try {
 		a.cfg.Logger.Warn("pod sandbox not created", "pod", key, "err", refusal)
 		if a.cfg.Recorder != nil {
 			a.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, reasonFailedCreatePodSandBox, messageFailedCreatePodSandBox, refusal)
 		}
+	}
+	if final {
+		// Only this status is written from here on, until the pod goes.
+		a.sandboxStopped(pod, status)
+		return 0, nil
 	}
 	// Looked at again when its active deadline runs out, to be failed.
 	if deadline, ok := activeDeadline(pod, status.StartTime); ok {
@@ -171,17 +188,30 @@ func (a *Agent) sandboxRefused(ctx context.Context, key string, pod *corev1.Pod,
 	return retry, nil
 }
 
-// ranBefore says whether the pod's status shows a container that was
-// created: running, or ended with a container ID.
-func ranBefore(pod *corev1.Pod) bool {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, s := range list {
-			if s.State.Running != nil || s.State.Terminated != nil && s.State.Terminated.ContainerID != "" {
-				return true
-			}
-		}
+// stopRefused stops what may run of a pod refused its sandbox, once per
+// pod, at its first refusal, whatever its status says: an agent may have
+// started containers and not lived to report them, or a container may be
+// crash-looping between two runs. The runtime's KillPod does nothing for a
+// pod it has nothing of. The Killing Events are those of the containers
+// the status shows running, recorded once even if the kill is retried.
+func (a *Agent) stopRefused(ctx context.Context, key string, pod *corev1.Pod) error {
+	a.mu.Lock()
+	done, noticed := a.refusedStops[pod.UID]
+	a.refusedStops[pod.UID] = done
+	a.mu.Unlock()
+	if done {
+		return nil
 	}
-	return false
+	if a.cfg.Recorder != nil && !noticed {
+		recordKilling(a.cfg.Recorder, pod)
+	}
+	if err := a.runtime.KillPod(ctx, pod, terminationGrace(pod)); err != nil {
+		return fmt.Errorf("stopping containers of %s, refused its sandbox: %w", key, err)
+	}
+	a.mu.Lock()
+	a.refusedStops[pod.UID] = true
+	a.mu.Unlock()
+	return nil
 }
 
 // releaseIP gives back an address the pod may hold (from before its
@@ -195,33 +225,70 @@ func (a *Agent) releaseIP(uid types.UID) {
 	}
 }
 
-// noSandbox is the state of a pod's containers while it has no sandbox,
-// as the kubelet's convertToAPIContainerStatuses reports containers it
-// has no runtime status of: waiting in ContainerCreating, or
-// PodInitializing (init and app containers alike) when the pod has init
-// containers; restart count and last termination kept from the pod's
-// status.
+// noSandbox is the state of a pod's containers once its sandbox is gone
+// (or was never made), as the kubelet's convertToAPIContainerStatuses
+// reports containers the runtime has nothing of:
+//
+//   - one whose status says it ended stays as it ended (a completed init
+//     container, one that failed): the API server refuses a container
+//     of a Never or OnFailure pod going back from terminated;
+//   - one whose status says it runs was stopped (stopRefused) and cannot
+//     be located any more: it waits to restart with that as its last
+//     state (exit code 137, ContainerStatusUnknown) and one restart
+//     more, as the kubelet infers a container that used to run, unless
+//     it has a last state already; under restartPolicy Never it does not
+//     restart but ends so, as the kubelet's status manager ends a
+//     container it cannot locate in a pod it stopped for good;
+//   - any other waits in ContainerCreating, or PodInitializing (init and
+//     app containers alike) when the pod has init containers, its restart
+//     count and last state kept.
 func noSandbox(pod *corev1.Pod) PodState {
 	reason := "ContainerCreating"
 	if len(pod.Spec.InitContainers) > 0 {
 		reason = "PodInitializing"
 	}
-	waiting := func(containers []corev1.Container, old []corev1.ContainerStatus) []corev1.ContainerStatus {
+	never := pod.Spec.RestartPolicy == corev1.RestartPolicyNever
+	report := func(containers []corev1.Container, old []corev1.ContainerStatus) []corev1.ContainerStatus {
 		out := make([]corev1.ContainerStatus, len(containers))
 		for i, c := range containers {
+			o := findStatus(old, c.Name)
+			if o != nil && o.State.Terminated != nil {
+				out[i] = *o.DeepCopy()
+				continue
+			}
 			out[i] = corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool),
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
-			if o := findStatus(old, c.Name); o != nil {
-				out[i].RestartCount, out[i].LastTerminationState = o.RestartCount, o.LastTerminationState
+			if o == nil {
+				continue
+			}
+			out[i].RestartCount, out[i].LastTerminationState = o.RestartCount, o.LastTerminationState
+			switch {
+			case o.State.Running == nil:
+			case never:
+				out[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: reasonContainerStatusUnknown, Message: messageNotLocatedTerminated}}
+			case out[i].LastTerminationState.Terminated == nil:
+				out[i].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: reasonContainerStatusUnknown, Message: messageNotLocatedRestarted}}
+				out[i].RestartCount++
 			}
 		}
 		return out
 	}
 	return PodState{
-		InitContainers: waiting(pod.Spec.InitContainers, pod.Status.InitContainerStatuses),
-		Containers:     waiting(pod.Spec.Containers, pod.Status.ContainerStatuses),
+		InitContainers: report(pod.Spec.InitContainers, pod.Status.InitContainerStatuses),
+		Containers:     report(pod.Spec.Containers, pod.Status.ContainerStatuses),
 	}
 }
+
+// The kubelet's words for a container it can no longer locate: in a pod
+// it stopped for good (its status manager's TerminatePod), and one that
+// used to run (convertToAPIContainerStatuses).
+const (
+	reasonContainerStatusUnknown = "ContainerStatusUnknown"
+	messageNotLocatedTerminated  = "The container could not be located when the pod was terminated"
+	messageNotLocatedRestarted   = "The container could not be located when the pod was deleted.  The container used to be Running"
+)
 
 // sandboxBackOff spaces the attempts at the sandboxes of refused pods, as
 // the kubelet's pod workers back off after a failed sync.

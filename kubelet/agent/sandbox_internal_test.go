@@ -121,8 +121,11 @@ func (r *killRecorder) kills() []types.UID {
 // asking for a user namespace (run in the host's), or naming a
 // RuntimeClass (run with the default handler) — is stopped, with the
 // Killing Events of its running containers, and then reported as a pod
-// without a sandbox: nothing of it keeps running while its status says it
-// waits.
+// without a sandbox whose container the kubelet can no longer locate: it
+// waits to restart (restartPolicy Always), the kill its last state (137,
+// ContainerStatusUnknown) and one restart more, the pod Running as
+// getPhase counts a container waiting after an exit. Nothing of it keeps
+// running while its status says it waits.
 func TestRefusedPodThatRanIsStopped(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -162,17 +165,19 @@ func testRefusedPodThatRanIsStopped(t *testing.T, ask func(*corev1.PodSpec), ref
 	var got *corev1.Pod
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
-		return err == nil && got.Status.Phase == corev1.PodPending, nil
+		return err == nil && got.Status.ContainerStatuses[0].State.Running == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for the pod to be reported pending: %v (status %+v)", err, got.Status)
+		t.Fatalf("waiting for the container to be reported stopped: %v (status %+v)", err, got.Status)
 	}
 	if k := rt.kills(); len(k) != 1 || k[0] != "uid-ran" {
 		t.Errorf("pods killed %v, want uid-ran once", k)
 	}
 	cs := got.Status.ContainerStatuses
-	if got.Status.PodIP != "" || len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "ContainerCreating" || cs[0].RestartCount != 2 || cs[0].Ready {
-		t.Errorf("status %+v, want no IP and app waiting in ContainerCreating, its restart count kept", got.Status)
+	if got.Status.Phase != corev1.PodRunning || got.Status.PodIP != "" || len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "ContainerCreating" ||
+		cs[0].RestartCount != 3 || cs[0].Ready || cs[0].LastTerminationState.Terminated == nil ||
+		cs[0].LastTerminationState.Terminated.ExitCode != 137 || cs[0].LastTerminationState.Terminated.Reason != "ContainerStatusUnknown" {
+		t.Errorf("status %+v, want Running, no IP and app waiting in ContainerCreating, restarted once more, the kill (137 ContainerStatusUnknown) as last state", got.Status)
 	}
 	// The Event follows the status write.
 	var events []string
