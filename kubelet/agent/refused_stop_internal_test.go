@@ -120,17 +120,12 @@ func testRefusedPodThatRanIsStoppedOnce(t *testing.T, policy corev1.RestartPolic
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
 	gate := &statusGate{failures: 3}
 	gate.install(client)
-	rec := record.NewFakeRecorder(100)
-	rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
-	a, err := New(client, rt, Config{NodeName: "n", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go a.Run(ctx, 1)
+	rt, rec, ctx := runRefusingAgent(t, client)
 
-	var got *corev1.Pod
+	var (
+		got *corev1.Pod
+		err error
+	)
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
 		return err == nil && got.Status.ContainerStatuses[0].State.Running == nil, nil
@@ -211,17 +206,9 @@ func TestRefusedPodIsStoppedWhateverItsStatus(t *testing.T) {
 			}
 			client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
 			(&statusGate{}).install(client)
-			rec := record.NewFakeRecorder(100)
-			rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
-			a, err := New(client, rt, Config{NodeName: "n", Recorder: rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go a.Run(ctx, 1)
+			rt, rec, ctx := runRefusingAgent(t, client)
 			var events []string
-			err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 				events = drain(rec, events)
 				return slices.ContainsFunc(events, func(e string) bool { return e != "" && e[:7] == "Warning" }), nil
 			})
@@ -238,4 +225,21 @@ func TestRefusedPodIsStoppedWhateverItsStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runRefusingAgent runs, until the test ends, an agent for node n over
+// client on a runtime that records its kills and reports the default
+// handlers; ctx ends with the test.
+func runRefusingAgent(t *testing.T, client *fake.Clientset) (*killRecorder, *record.FakeRecorder, context.Context) {
+	t.Helper()
+	rec := record.NewFakeRecorder(100)
+	rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
+	a, err := New(client, rt, Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx, 1)
+	return rt, rec, ctx
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
 
@@ -153,16 +152,11 @@ func testRefusedPodThatRanIsStopped(t *testing.T, ask func(*corev1.PodSpec), ref
 	}
 	ask(&pod.Spec)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
-	rec := record.NewFakeRecorder(100)
-	rt := &killRecorder{handlersRuntime: handlersRuntime{handlers: DefaultRuntimeHandlers(true)}, t: t}
-	a, err := New(client, rt, Config{NodeName: "n", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go a.Run(ctx, 1)
-	var got *corev1.Pod
+	rt, rec, ctx := runRefusingAgent(t, client)
+	var (
+		got *corev1.Pod
+		err error
+	)
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
 		return err == nil && got.Status.ContainerStatuses[0].State.Running == nil, nil
