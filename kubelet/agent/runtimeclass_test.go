@@ -1,18 +1,13 @@
 package agent_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
-
-	"github.com/skiffkube/skiff/kubelet/agent"
-	"github.com/skiffkube/skiff/kubelet/fakeruntime"
 )
 
 // A pod naming a RuntimeClass (the API server refuses to create one, but
@@ -25,14 +20,7 @@ import (
 // less isolated than asked. The empty name is the default class and runs.
 func TestPodNamingARuntimeClassDoesNotStart(t *testing.T) {
 	client := fake.NewClientset(deadlineNode())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rec := record.NewFakeRecorder(100)
-	a, err := agent.New(client, fakeruntime.New(0, rec), agent.Config{NodeName: "n", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go a.Run(ctx, 1)
+	ctx, rec := runHollowAgent(t, client)
 	sandboxed := usernsPod("sandboxed", nil)
 	sandboxed.Spec.RuntimeClassName = ptr.To("gvisor")
 	defaultClass := usernsPod("default-class", nil)

@@ -44,14 +44,7 @@ const msgNoUserns = "can't set `spec.hostUsers: false`, runtime does not support
 // (hostUsers true or unset) run as before.
 func TestPodAskingForAUserNamespaceDoesNotStart(t *testing.T) {
 	client := fake.NewClientset(deadlineNode())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rec := record.NewFakeRecorder(100)
-	a, err := agent.New(client, fakeruntime.New(0, rec), agent.Config{NodeName: "n", Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go a.Run(ctx, 1)
+	ctx, rec := runHollowAgent(t, client)
 	pods := []*corev1.Pod{
 		usernsPod("userns", ptr.To(false)),
 		usernsPod("userns-init", ptr.To(false), "setup"),
@@ -118,13 +111,7 @@ func TestPodAskingForAUserNamespaceDoesNotStart(t *testing.T) {
 // started.
 func TestPodAskingForAUserNamespaceIsDeleted(t *testing.T) {
 	client := fake.NewClientset(deadlineNode())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go a.Run(ctx, 1)
+	ctx, _ := runHollowAgent(t, client)
 	if _, err := client.CoreV1().Pods("default").Create(ctx, usernsPod("userns", ptr.To(false)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +135,7 @@ func TestPodAskingForAUserNamespaceIsDeleted(t *testing.T) {
 // it is failed on time, not at the end of the sandbox back-off.
 func TestPodAskingForAUserNamespacePastItsDeadlineFails(t *testing.T) {
 	client := fake.NewClientset(deadlineNode())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, err := agent.New(client, fakeruntime.New(0, nil), agent.Config{NodeName: "n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go a.Run(ctx, 1)
+	ctx, _ := runHollowAgent(t, client)
 	pod := usernsPod("userns", ptr.To(false))
 	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
 	created := time.Now()
@@ -168,4 +149,20 @@ func TestPodAskingForAUserNamespacePastItsDeadlineFails(t *testing.T) {
 	if d := time.Since(created); d > 5*time.Second {
 		t.Errorf("failed %s after its creation, its deadline is 1s", d)
 	}
+}
+
+// runHollowAgent runs, until the test ends, an agent for node n over client
+// on the hollow runtime, both recording Events in the returned recorder;
+// ctx ends with the test.
+func runHollowAgent(t *testing.T, client *fake.Clientset) (context.Context, *record.FakeRecorder) {
+	t.Helper()
+	rec := record.NewFakeRecorder(100)
+	a, err := agent.New(client, fakeruntime.New(0, rec), agent.Config{NodeName: "n", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx, 1)
+	return ctx, rec
 }
