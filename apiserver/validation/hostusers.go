@@ -61,15 +61,20 @@ func validateProcMount(t *corev1.ProcMountType, fldPath *field.Path) field.Error
 // with the paths validateContainer gives its errors.
 func validateSpecProcMounts(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, list := range []struct {
-		containers []corev1.Container
-		path       *field.Path
-	}{{s.InitContainers, fldPath.Child("initContainers")}, {s.Containers, fldPath.Child("containers")}} {
-		for i, c := range list.containers {
-			if c.SecurityContext != nil {
-				errs = append(errs, validateProcMount(c.SecurityContext.ProcMount, list.path.Index(i).Child("securityContext", "procMount"))...)
-			}
+	eachContainer(s, fldPath, func(c *corev1.Container, p *field.Path) {
+		if c.SecurityContext != nil {
+			errs = append(errs, validateProcMount(c.SecurityContext.ProcMount, p.Child("securityContext", "procMount"))...)
 		}
-	}
+	})
 	return errs
+}
+
+// eachContainer calls f with each init and app container of s and its path.
+func eachContainer(s *corev1.PodSpec, fldPath *field.Path, f func(*corev1.Container, *field.Path)) {
+	for i := range s.InitContainers {
+		f(&s.InitContainers[i], fldPath.Child("initContainers").Index(i))
+	}
+	for i := range s.Containers {
+		f(&s.Containers[i], fldPath.Child("containers").Index(i))
+	}
 }

@@ -293,15 +293,10 @@ func validateRecursiveReadOnly(m corev1.VolumeMount, fldPath *field.Path) field.
 // errors.
 func validateSpecRecursiveReadOnly(s *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, list := range []struct {
-		containers []corev1.Container
-		path       *field.Path
-	}{{s.InitContainers, fldPath.Child("initContainers")}, {s.Containers, fldPath.Child("containers")}} {
-		for i, c := range list.containers {
-			for _, m := range c.VolumeMounts {
-				errs = append(errs, validateRecursiveReadOnly(m, list.path.Index(i).Child("volumeMounts", "recursiveReadOnly"))...)
-			}
+	eachContainer(s, fldPath, func(c *corev1.Container, p *field.Path) {
+		for _, m := range c.VolumeMounts {
+			errs = append(errs, validateRecursiveReadOnly(m, p.Child("volumeMounts", "recursiveReadOnly"))...)
 		}
-	}
+	})
 	return errs
 }
