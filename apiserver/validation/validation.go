@@ -3,6 +3,8 @@ package validation
 import (
 	"errors"
 	"reflect"
+	"regexp"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -126,28 +128,82 @@ func podSpecOf(obj runtime.Object) (*corev1.PodSpec, *field.Path) {
 // finalizers changed (a Job's pod would stay Terminating on its tracking
 // finalizer), and a workload's controller could not write it. A violation
 // the update adds is still refused.
+//
+// A violation is known by what it is about, not by where it sits
+// (storedViolation), so an update that only reorders containers, mounts,
+// spread constraints or affinity terms keeps them. Each is counted: the
+// update may not repeat one elsewhere either. Kubernetes'
+// PodValidationOptions are coarser (one violation of a rule anywhere in
+// the old spec waives the rule for the whole new one), which would let an
+// update add violations of a rule the object already broke once.
 func keepStoredViolations(errs field.ErrorList, newObj, oldObj runtime.Object) field.ErrorList {
 	oldSpec, _ := podSpecOf(oldObj)
 	newSpec, p := podSpecOf(newObj)
 	if oldSpec == nil || newSpec == nil || len(errs) == 0 {
 		return errs
 	}
-	stored := make(map[string]bool)
-	for _, rule := range storedRules {
-		for _, e := range rule(oldSpec, p) {
-			stored[e.Error()] = true
-		}
+	stored := make(map[string]int)
+	for _, e := range storedRuleErrors(oldSpec, p) {
+		stored[storedViolation(e, oldSpec, p)]++
 	}
 	if len(stored) == 0 {
 		return errs
 	}
-	kept := errs[:0:0]
-	for _, e := range errs {
-		if !stored[e.Error()] {
-			kept = append(kept, e)
+	// The new spec's violations that are stored ones, by their text in errs.
+	carried := make(map[string]int)
+	for _, e := range storedRuleErrors(newSpec, p) {
+		if id := storedViolation(e, newSpec, p); stored[id] > 0 {
+			stored[id]--
+			carried[e.Error()]++
 		}
 	}
+	kept := errs[:0:0]
+	for _, e := range errs {
+		if text := e.Error(); carried[text] > 0 {
+			carried[text]--
+			continue
+		}
+		kept = append(kept, e)
+	}
 	return kept
+}
+
+// storedRuleErrors is what the rules in storedRules find in s (at p).
+func storedRuleErrors(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, rule := range storedRules {
+		errs = append(errs, rule(s, p)...)
+	}
+	return errs
+}
+
+// listIndex is a list index in a field path.
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// storedViolation is what keepStoredViolations knows a violation e of
+// spec s (at p) by: its text, with a container's index in the path
+// replaced by the container's name (unique in a spec, and kept through a
+// reorder, so a violation cannot pass from one container to another) and
+// every other list index dropped (spread constraints, affinity terms and
+// label keys have no name; the count of like violations stands in for
+// their place). A mount's violation has no index to drop: its path names
+// the container's volumeMounts, as Kubernetes reports it.
+func storedViolation(e *field.Error, s *corev1.PodSpec, p *field.Path) string {
+	head, rest := "", e.Field
+	for _, list := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"initContainers", s.InitContainers}, {"containers", s.Containers}} {
+		for i, c := range list.containers {
+			r, ok := strings.CutPrefix(e.Field, p.Child(list.name).Index(i).String())
+			if ok && (r == "" || r[0] == '.') {
+				head, rest = p.Child(list.name).Key(c.Name).String(), r
+			}
+		}
+	}
+	id := *e
+	id.Field = head + listIndex.ReplaceAllString(rest, "[*]")
+	return id.Error()
 }
 
 // storedRules are the pod spec rules skiff added after it had stored
