@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -311,6 +313,57 @@ func TestUnclearedLowerNominationRetriesThePreemptor(t *testing.T) {
 	if got := preemptionGoroutines(t, s); len(got) != 1 || got["error"] != 1 {
 		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 error", got)
 	}
+}
+
+// TestStatusWritesGetThroughATransientError: as kube-scheduler's
+// util.PatchPodStatus, the preemptor's own status write (its PodScheduled
+// condition and nominated node) and the clearing of a less important pod's
+// nomination are sent again when the API server fails them for a passing
+// reason: one 503 each changes nothing of the outcome.
+func TestStatusWritesGetThroughATransientError(t *testing.T) {
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
+	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
+	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
+	mid.Status.NominatedNodeName = "n"
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
+	s, cs := newAttemptTestScheduler(t, low, mid, vip)
+	var failed sync.Map
+	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// The strategic-merge patches; the victim's DisruptionTarget
+		// condition (an apply) is not retried, as upstream's.
+		pa := a.(k8stesting.PatchAction)
+		if pa.GetPatchType() != types.StrategicMergePatchType || a.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		if _, again := failed.LoadOrStore(pa.GetName(), true); !again {
+			return true, nil, apierrors.NewServiceUnavailable("the API server is restarting")
+		}
+		return false, nil, nil
+	})
+	s.onNodeAdd(node)
+	s.onPodAdd(low)
+	s.nominator.add(mid, "n")
+	s.onPodAdd(vip)
+
+	got := attempt(t, s, cs, "vip")
+	if got.Status.NominatedNodeName != "n" || !hasCondition(got, v1.PodScheduled, v1.ConditionFalse) {
+		t.Fatalf("vip: nominated to %q, conditions %+v; want n and PodScheduled=False", got.Status.NominatedNodeName, got.Status.Conditions)
+	}
+	if got := getPodFrom(t, cs, "mid").Status.NominatedNodeName; got != "" {
+		t.Errorf("mid nominated to %q, want its nomination cleared", got)
+	}
+	if got := preemptionGoroutines(t, s); len(got) != 1 || got["success"] != 1 {
+		t.Errorf("scheduler_preemption_goroutines_execution_total by result: %v, want 1 success", got)
+	}
+}
+
+func hasCondition(p *v1.Pod, typ v1.PodConditionType, status v1.ConditionStatus) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ && c.Status == status {
+			return true
+		}
+	}
+	return false
 }
 
 // TestPreemptorDeletedWhileItsVictimsAreDeleted: as kube-scheduler v1.33,

@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/skiffkube/skiff/scheduler/framework"
@@ -398,7 +397,7 @@ func (s *Scheduler) writeNominatedNode(ctx context.Context, pod *v1.Pod, node st
 	}
 	body, err := json.Marshal(map[string]any{"status": map[string]any{"nominatedNodeName": value}})
 	if err == nil {
-		_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		err = framework.PatchPodStatus(ctx, s.client, pod.Namespace, pod.Name, body)
 	}
 	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 		s.log.Warn("recording nominatedNodeName", "pod", queue.Key(pod), "err", err)
@@ -435,6 +434,5 @@ func (s *Scheduler) patchScheduledCondition(ctx context.Context, pod *v1.Pod, re
 	if err != nil {
 		return fmt.Errorf("encoding status patch: %w", err)
 	}
-	_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
-	return err
+	return framework.PatchPodStatus(ctx, s.client, pod.Namespace, pod.Name, body)
 }

@@ -265,9 +265,10 @@ func failed(err error) *framework.Status {
 // clearLowerNominations clears the nominatedNodeName of the pods of lower
 // priority than pod nominated to node, as kube-scheduler does after a
 // preemption: pod takes the room kept for them, so they had better look for
-// another node (or preempt elsewhere) than wait for this one. It returns the
-// failures (a pod gone needs no clearing), which, as upstream's, do not stop
-// the preemption.
+// another node (or preempt elsewhere) than wait for this one. Each write is
+// retried through a transient error (framework.PatchPodStatus). It returns
+// the failures (a pod gone needs no clearing), which, as upstream's, do not
+// stop the preemption.
 func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.Pod, node string) error {
 	prio := corev1helpers.PodPriority(pod)
 	var errs []error
@@ -280,8 +281,7 @@ func (pl *DefaultPreemption) clearLowerNominations(ctx context.Context, pod *v1.
 		if p.UID == pod.UID || corev1helpers.PodPriority(p) >= prio || p.Status.NominatedNodeName == "" {
 			continue
 		}
-		_, err := pl.h.ClientSet().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
-			[]byte(`{"status":{"nominatedNodeName":null}}`), metav1.PatchOptions{}, "status")
+		err := framework.PatchPodStatus(ctx, pl.h.ClientSet(), p.Namespace, p.Name, []byte(`{"status":{"nominatedNodeName":null}}`))
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err))
 		}
