@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
 	"github.com/skiffkube/skiff/apiserver/registry"
@@ -551,7 +552,12 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 		m.SetResourceVersion(currentRV)
 		st.PrepareForUpdate(obj, old)
-		finishing := om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj)
+		// A write leaving no finalizer completes a deletion that has no grace
+		// period left; a pod in its grace period stays until its kubelet
+		// deletes it with grace 0, whatever is written meanwhile (its final
+		// status, a label), as Kubernetes' store (shouldDeleteDuringUpdate).
+		finishing := om.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !namespaceHoldsFinalizers(obj) &&
+			ptr.Deref(om.GetDeletionGracePeriodSeconds(), 0) == 0
 		if res.Lifecycle != nil && !finishing {
 			// What clients may omit (a Service's cluster IP) is carried
 			// over before validation compares with the old object.
