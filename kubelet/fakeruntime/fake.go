@@ -206,7 +206,8 @@ func (r *Runtime) event(pod *corev1.Pod, c *corev1.Container, reason, message st
 // StopPod stops the containers as KillPod does and reports how they ended: a
 // scripted exit that came first as scripted (a container backing off by
 // the exit of its latest attempt), every other container as a process
-// without a SIGTERM handler ends (143). A pod this runtime never started
+// without a SIGTERM handler ends (143), or, when its stop takes longer than
+// the grace period, as one killed (137). A pod this runtime never started
 // reports nothing.
 func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (agent.PodState, error) {
 	r.mu.Lock()
@@ -222,11 +223,17 @@ func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Durat
 		return agent.PodState{}, err
 	}
 	now := metav1.NewTime(r.now())
+	// One slower to stop than the grace period allows is killed when it
+	// ends, as a runtime kills a process that outlives its SIGTERM.
+	exit := int32(143)
+	if r.stopDelay > grace {
+		exit = 137
+	}
 	for _, list := range [][]corev1.ContainerStatus{st.InitContainers, st.Containers} {
 		for i := range list {
 			c := &list[i]
 			if run := c.State.Running; run != nil {
-				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error",
+				c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: "Error",
 					StartedAt: run.StartedAt, FinishedAt: now, ContainerID: c.ContainerID}}
 				c.Ready, c.Started = false, new(bool)
 			}

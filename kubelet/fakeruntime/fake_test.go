@@ -294,3 +294,36 @@ func TestHollowNodeClaimsRecursiveReadOnlyMountsAndRunsThem(t *testing.T) {
 		t.Errorf("a pod asking for a recursive read-only mount: %+v, %v; want running", st.Containers, err)
 	}
 }
+
+// A container that takes longer to stop than the pod's grace period is
+// killed when the grace period ends, as a runtime kills one that outlives
+// its SIGTERM: 137; one that stops within it ends as a process without a
+// SIGTERM handler does, 143.
+func TestStopPodKillsContainersOutlivingTheGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		stopDelay, grace time.Duration
+		want             int32
+	}{
+		{"stops at once", 0, time.Second, 143},
+		{"stops within the grace period", 10 * time.Millisecond, time.Second, 143},
+		{"outlives the grace period", time.Hour, 10 * time.Millisecond, 137},
+		{"no grace period", time.Hour, 0, 137},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(tc.stopDelay, nil)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "stop"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Image: "busybox"}}}}
+			if _, err := r.SyncPod(context.Background(), pod, "10.42.0.2"); err != nil {
+				t.Fatal(err)
+			}
+			st, err := r.StopPod(context.Background(), pod, tc.grace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			term := st.Containers[0].State.Terminated
+			if term == nil || term.ExitCode != tc.want || term.Reason != "Error" {
+				t.Errorf("stopped container %+v, want exit %d, reason Error", st.Containers[0].State, tc.want)
+			}
+		})
+	}
+}
