@@ -38,8 +38,12 @@ import (
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
-// Name is the controller's name in logs, events and the manager.
+// Name is the controller's name in logs and the manager.
 const Name = "disruption-controller"
+
+// EventSource is the component its Events come from, as kube-controller-manager
+// names it (the From column of `kubectl describe`).
+const EventSource = "controllermanager"
 
 // DeletionTimeout is how long a granted eviction keeps its pod out of currentHealthy when the pod's
 // deletion is never observed (Kubernetes' value).

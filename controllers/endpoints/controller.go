@@ -29,8 +29,12 @@ import (
 	"github.com/skiffkube/skiff/controllers/triggertime"
 )
 
-// Name is the controller's name in logs, events and the manager.
+// Name is the controller's name in logs and the manager.
 const Name = "endpoints-controller"
+
+// EventSource is the component its Events come from, as kube-controller-manager
+// names it (the From column of `kubectl describe`).
+const EventSource = "endpoint-controller"
 
 // MaxAddresses is how many addresses (ready and not ready) an Endpoints object holds at most, as in
 // Kubernetes; beyond it the object is truncated and annotated corev1.EndpointsOverCapacity.

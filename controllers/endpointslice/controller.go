@@ -24,8 +24,12 @@ import (
 	"github.com/skiffkube/skiff/controllers/triggertime"
 )
 
-// Name is the controller's name in logs, events and the manager.
+// Name is the controller's name in logs and the manager.
 const Name = "endpointslice-controller"
+
+// EventSource is the component its Events come from, as kube-controller-manager
+// names it (the From column of `kubectl describe`).
+const EventSource = "endpoint-slice-controller"
 
 // ControllerName is the managed-by label value, the same as Kubernetes' so tools recognise the slices.
 const ControllerName = "endpointslice-controller.k8s.io"

@@ -20,8 +20,12 @@ import (
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
-// Name is the controller's name in logs, events and the manager: kube-controller-manager's.
+// Name is the controller's name in logs and the manager: kube-controller-manager's.
 const Name = "endpointslice-mirroring-controller"
+
+// EventSource is the component its Events come from, as kube-controller-manager
+// names it (the From column of `kubectl describe`).
+const EventSource = "endpoint-slice-mirroring-controller"
 
 // ControllerName is the managed-by label value of the mirrored slices, Kubernetes' own.
 const ControllerName = "endpointslicemirroring-controller.k8s.io"

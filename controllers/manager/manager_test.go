@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/skiffkube/skiff/controllers/controllertest"
 )
@@ -330,5 +332,51 @@ func TestEndpointLimits(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEventSourcesAreKubeControllerManagers: each controller's Events come
+// from the component kube-controller-manager's counterpart reports, so
+// `kubectl describe` shows the From a Kubernetes user knows (node-controller
+// for a node not ready, endpoint-slice-controller, controllermanager for a
+// disruption budget), whatever skiff calls the controller in logs.
+func TestEventSourcesAreKubeControllerManagers(t *testing.T) {
+	cfg := Config{}
+	if _, err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"cronjob-controller":                 {"cronjob-controller"},
+		"daemonset-controller":               {"daemonset-controller"},
+		"deployment-controller":              {"deployment-controller"},
+		"disruption-controller":              {"controllermanager"},
+		"endpoints-controller":               {"endpoint-controller"},
+		"endpointslice-controller":           {"endpoint-slice-controller"},
+		"endpointslice-mirroring-controller": {"endpoint-slice-mirroring-controller"},
+		"job-controller":                     {"job-controller"},
+		"nodeipam-controller":                {"cidrAllocator"},
+		"nodelifecycle-controller":           {"node-controller", "taint-eviction-controller"},
+		"persistentvolume-binder-controller": {"persistentvolume-controller"},
+		"replicaset-controller":              {"replicaset-controller"},
+		"replicationcontroller-controller":   {"replication-controller"},
+		"statefulset-controller":             {"statefulset-controller"},
+	}
+	scheme := metadatafake.NewTestScheme()
+	for name, sources := range want {
+		var got []string
+		b := BuildContext{
+			Client: controllertest.NewClient(), Informers: informers.NewSharedInformerFactory(controllertest.NewClient(), 0), Config: cfg,
+			Options: Options{Metadata: metadatafake.NewSimpleMetadataClient(scheme), RootCA: []byte("ca")},
+			Recorder: func(component string) record.EventRecorder {
+				got = append(got, component)
+				return record.NewFakeRecorder(1)
+			},
+		}
+		if _, err := Registry[name](b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if slices.Sort(got); !slices.Equal(got, sources) {
+			t.Errorf("%s records Events as %v, want %v", name, got, sources)
+		}
 	}
 }

@@ -74,16 +74,16 @@ var Registry = map[string]Constructor{
 	},
 	endpointslice.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslice.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
-			b.Informers.Core().V1().Nodes(), b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.Name), endpointslice.Options{Logger: b.Options.Logger, MaxEndpointsPerSlice: b.Config.MaxEndpointsPerSlice})
+			b.Informers.Core().V1().Nodes(), b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslice.EventSource), endpointslice.Options{Logger: b.Options.Logger, MaxEndpointsPerSlice: b.Config.MaxEndpointsPerSlice})
 	},
 	endpointslicemirroring.Name: func(b BuildContext) (Runnable, error) {
 		return endpointslicemirroring.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Endpoints(),
-			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslicemirroring.Name),
+			b.Informers.Discovery().V1().EndpointSlices(), b.Recorder(endpointslicemirroring.EventSource),
 			endpointslicemirroring.Options{Logger: b.Options.Logger, MaxEndpointsPerSubset: b.Config.MirroringMaxEndpointsPerSubset})
 	},
 	endpoints.Name: func(b BuildContext) (Runnable, error) {
 		return endpoints.New(b.Client, b.Informers.Core().V1().Services(), b.Informers.Core().V1().Pods(),
-			b.Informers.Core().V1().Endpoints(), b.Recorder(endpoints.Name), endpoints.Options{Logger: b.Options.Logger})
+			b.Informers.Core().V1().Endpoints(), b.Recorder(endpoints.EventSource), endpoints.Options{Logger: b.Options.Logger})
 	},
 	namespace.Name: func(b BuildContext) (Runnable, error) {
 		if b.Options.Metadata == nil {
@@ -122,7 +122,7 @@ var Registry = map[string]Constructor{
 			PDBs: b.Informers.Policy().V1().PodDisruptionBudgets(), Pods: b.Informers.Core().V1().Pods(),
 			ReplicaSets: b.Informers.Apps().V1().ReplicaSets(), Deployments: b.Informers.Apps().V1().Deployments(),
 			StatefulSets: b.Informers.Apps().V1().StatefulSets(), ReplicationControllers: b.Informers.Core().V1().ReplicationControllers(),
-		}, b.Recorder(disruption.Name), disruption.Options{Logger: b.Options.Logger, Discovery: b.Client.Discovery()})
+		}, b.Recorder(disruption.EventSource), disruption.Options{Logger: b.Options.Logger, Discovery: b.Client.Discovery()})
 	},
 	podgc.Name: func(b BuildContext) (Runnable, error) {
 		return podgc.New(b.Client, b.Informers.Core().V1().Pods(), b.Informers.Core().V1().Nodes(), b.Recorder(podgc.Name),
@@ -133,7 +133,7 @@ var Registry = map[string]Constructor{
 			job.Options{Logger: b.Options.Logger})
 	},
 	nodeipam.Name: func(b BuildContext) (Runnable, error) {
-		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.Name),
+		return nodeipam.New(b.Client, b.Informers.Core().V1().Nodes(), b.Recorder(nodeipam.EventSource),
 			nodeipam.Options{ClusterCIDR: b.Config.ClusterCIDR, NodeMaskSize: b.Config.NodeCIDRMaskSize, ServiceCIDR: b.Config.ServiceCIDR,
 				Logger: b.Options.Logger})
 	},
@@ -166,7 +166,7 @@ var Registry = map[string]Constructor{
 	},
 	persistentvolume.Name: func(b BuildContext) (Runnable, error) {
 		c := b.Informers.Core().V1()
-		return persistentvolume.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), b.Informers.Storage().V1().StorageClasses(), c.Nodes(), b.Recorder(persistentvolume.Name), persistentvolume.Options{Logger: b.Options.Logger})
+		return persistentvolume.New(b.Client, c.PersistentVolumeClaims(), c.PersistentVolumes(), b.Informers.Storage().V1().StorageClasses(), c.Nodes(), b.Recorder(persistentvolume.EventSource), persistentvolume.Options{Logger: b.Options.Logger})
 	},
 	localpath.Name: func(b BuildContext) (Runnable, error) {
 		c := b.Informers.Core().V1()
@@ -178,8 +178,8 @@ var Registry = map[string]Constructor{
 	},
 	nodelifecycle.Name: func(b BuildContext) (Runnable, error) {
 		return nodelifecycle.New(b.Client, b.Informers.Core().V1().Nodes(), b.Informers.Coordination().V1().Leases(),
-			b.Informers.Core().V1().Pods(), b.Recorder(nodelifecycle.Name),
-			nodelifecycle.Options{GracePeriod: b.Config.NodeMonitorGracePeriod, StartupGracePeriod: b.Config.NodeStartupGracePeriod, Eviction: b.Config.NodeEviction, Logger: b.Options.Logger})
+			b.Informers.Core().V1().Pods(), b.Recorder(nodelifecycle.EventSource),
+			nodelifecycle.Options{EvictionRecorder: b.Recorder(nodelifecycle.TaintEvictionEventSource), GracePeriod: b.Config.NodeMonitorGracePeriod, StartupGracePeriod: b.Config.NodeStartupGracePeriod, Eviction: b.Config.NodeEviction, Logger: b.Options.Logger})
 	},
 }
 

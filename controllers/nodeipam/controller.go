@@ -21,8 +21,12 @@ import (
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
-// Name is the controller's name in logs, events and the manager.
+// Name is the controller's name in logs and the manager.
 const Name = "nodeipam-controller"
+
+// EventSource is the component its Events come from, as kube-controller-manager
+// names it (the From column of `kubectl describe`).
+const EventSource = "cidrAllocator"
 
 // Defaults match k3s.
 const (

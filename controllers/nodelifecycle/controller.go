@@ -33,8 +33,18 @@ import (
 	"github.com/skiffkube/skiff/controllers/runner"
 )
 
-// Name is the controller's name in logs, events and the manager.
+// Name is the controller's name in logs and the manager.
 const Name = "nodelifecycle-controller"
+
+// The components its Events come from, as kube-controller-manager names
+// them (what `kubectl describe` shows in the From column): the node
+// lifecycle controller's (a node registered, removed or not ready, a pod
+// marked not ready) and the taint eviction controller's (a pod marked for
+// deletion or spared), which are one controller here.
+const (
+	EventSource              = "node-controller"
+	TaintEvictionEventSource = "taint-eviction-controller"
+)
 
 // Defaults as in kube-controller-manager.
 const (
@@ -77,8 +87,13 @@ type Options struct {
 	MonitorPeriod time.Duration
 	// Eviction paces NoExecute taints by zone; nil is DefaultEviction.
 	Eviction *Eviction
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// EvictionRecorder records what the taint eviction part does (pods
+	// marked for deletion, deletions cancelled), under the component
+	// kube-controller-manager's taint eviction controller reports; nil is
+	// the recorder New is given.
+	EvictionRecorder record.EventRecorder
+	Logger           *slog.Logger
+	Now              func() time.Time
 }
 
 // Controller watches node heartbeats, taints unhealthy nodes and evicts their pods.
@@ -90,6 +105,7 @@ type Controller struct {
 	synced      []cache.InformerSynced
 	queue       runner.Queue
 	recorder    record.EventRecorder
+	evictionRec record.EventRecorder // Options.EvictionRecorder
 	log         *slog.Logger
 	grace       time.Duration
 	startup     time.Duration // grace period of nodes without a Ready condition
@@ -163,7 +179,7 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 		client: client, nodeLister: nodeInformer.Lister(), leaseLister: leaseInformer.Lister(),
 		podIndexer: podInformer.Informer().GetIndexer(),
 		synced:     []cache.InformerSynced{nodeInformer.Informer().HasSynced, leaseInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
-		queue:      runner.NewQueue(Name), recorder: recorder, log: opts.Logger,
+		queue:      runner.NewQueue(Name), recorder: recorder, evictionRec: opts.EvictionRecorder, log: opts.Logger,
 		grace: opts.GracePeriod, startup: opts.StartupGracePeriod, period: opts.MonitorPeriod, now: opts.Now,
 		health: map[string]*nodeHealth{}, tainters: map[string]flowcontrol.RateLimiter{},
 		evictions: map[string]map[string]scheduledEviction{}, evicted: map[string]map[string]types.UID{},
@@ -179,6 +195,9 @@ func New(client kubernetes.Interface, nodeInformer coreinformers.NodeInformer, l
 			return nil, fmt.Errorf("nodelifecycle: %w", err)
 		}
 		c.eviction = *opts.Eviction
+	}
+	if c.evictionRec == nil {
+		c.evictionRec = recorder
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -874,7 +893,7 @@ func (c *Controller) evictPod(ctx context.Context, nodeName string, pod *corev1.
 	// Delete returns, and must not read as a cancellation.
 	s, scheduled := c.cancelEviction(nodeName, key, false)
 	if !scheduled || !s.retry || s.uid != pod.UID {
-		c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
+		c.evictionRec.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", pod.Namespace, pod.Name)
 	}
 	var err error
 	for try := range evictTries {
@@ -1124,7 +1143,7 @@ func (c *Controller) forgetEvictions(nodeName string, pods map[string]bool) {
 func (c *Controller) announceCancel(key string) {
 	ns, name, _ := strings.Cut(key, "/")
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: name}
-	c.recorder.Eventf(ref, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
+	c.evictionRec.Eventf(ref, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
 }
 
 // tolerationLimit says how long the pod may stay on a node with these

@@ -356,6 +356,29 @@ func TestEviction(t *testing.T) {
 	}
 }
 
+// What the taint eviction part does is recorded under its own component
+// (Options.EvictionRecorder: kube-controller-manager's taint eviction
+// controller), the rest (a pod marked not ready) under the node lifecycle
+// controller's.
+func TestTaintEvictionEventsHaveTheirOwnRecorder(t *testing.T) {
+	ts := metav1.NewTime(now)
+	n := node(corev1.ConditionFalse, time.Second, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &ts})
+	c, _, _ := newFixtureWithInformers(t, n, healthy("n2", nil), pod("intolerant", nil))
+	eviction := record.NewFakeRecorder(100)
+	c.evictionRec = eviction
+	if err := c.sync(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := controllertest.Events(eviction.Events), []string{"Normal TaintManagerEviction Marking for deletion Pod ns/intolerant"}; !slices.Equal(got, want) {
+		t.Errorf("taint eviction Events %q, want %q", got, want)
+	}
+	for _, e := range controllertest.Events(c.recorder.(*record.FakeRecorder).Events) {
+		if strings.Contains(e, "TaintManagerEviction") {
+			t.Errorf("node lifecycle recorder got %q", e)
+		}
+	}
+}
+
 // A scheduled deletion is cancelled, with Kubernetes' event, when the node
 // loses its NoExecute taint; it is kept as it was while the taint changes
 // from not-ready to unreachable.
