@@ -55,6 +55,7 @@ type Controller struct {
 	queue     runner.Queue
 	exp       *expectations.Store
 	written   *writtenStatuses
+	failures  *failureLog
 	released  *releasedPods
 	recorder  record.EventRecorder
 	log       *slog.Logger
@@ -73,6 +74,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 		queue:    runner.NewQueue(Name),
 		exp:      expectations.New(0, opts.Now),
 		written:  newWrittenStatuses(),
+		failures: newFailureLog(),
 		released: newReleasedPods(),
 		recorder: recorder, log: opts.Logger, backoff: opts.Backoff, now: opts.Now,
 	}
@@ -94,6 +96,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 			}
 			if j, ok := obj.(*batchv1.Job); ok {
 				c.written.forget(j.UID)
+				c.failures.forget(j.UID)
 			}
 			if key, ok := runner.KeyOf(obj); ok {
 				c.exp.Forget(key)

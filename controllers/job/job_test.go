@@ -1174,3 +1174,50 @@ func TestIndexedJobNotCompletedByAWrappingIndex(t *testing.T) {
 		t.Fatalf("a Job whose only index is running finished: %+v", j.Status)
 	}
 }
+
+// A failed pod that is gone (deleted, its tracking finalizer removed, as a
+// pod deleted by hand or evicted goes within seconds) still holds back its
+// replacement for the failure's back-off, as Kubernetes' back-off record,
+// kept by the controller, does; it was replaced at once.
+func TestABackOffOutlivesTheFailedPod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+	}{
+		{"deleted while running", newPod("going", corev1.PodRunning, func(p *corev1.Pod) {
+			ts := metav1.NewTime(now)
+			p.DeletionTimestamp = &ts
+		})},
+		{"failed", newPod("bad", corev1.PodFailed, finishedAgo(0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, newJob(backoffLim(3)), tc.pod)
+			fx.sync(t, "ns/work")
+			if n := len(fx.created(t)); n != 0 {
+				t.Fatalf("created %d pods inside the back-off", n)
+			}
+			if j := fx.job(t); j.Status.Failed != 1 {
+				t.Fatalf("failed = %d, want 1", j.Status.Failed)
+			}
+			// The pod goes; the Job's copy catches up before each sync.
+			if err := fx.pods.GetStore().Delete(tc.pod); err != nil {
+				t.Fatal(err)
+			}
+			for _, at := range []time.Duration{time.Second, 9 * time.Second} {
+				fx.c.now = func() time.Time { return now.Add(at) }
+				controllertest.Load(t, fx.jobs, fx.job(t))
+				fx.client.ClearActions()
+				fx.sync(t, "ns/work")
+				if n := len(fx.created(t)); n != 0 {
+					t.Fatalf("%s after the failure, with the pod gone: created %d pods inside the 10s back-off", at, n)
+				}
+			}
+			fx.c.now = func() time.Time { return now.Add(11 * time.Second) }
+			controllertest.Load(t, fx.jobs, fx.job(t))
+			fx.sync(t, "ns/work")
+			if n := len(fx.created(t)); n != 1 {
+				t.Fatalf("11s after the failure: created %d pods, want 1", n)
+			}
+		})
+	}
+}

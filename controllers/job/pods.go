@@ -92,7 +92,8 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		}
 		toCreate = ready
 	default:
-		if n, last := backoffFailures(job, all, failed); n > 0 {
+		lastSuccess, failures := c.failures.observe(job, all)
+		if n, last := backoffFailures(lastSuccess, failures, failed); n > 0 {
 			if next := last.Add(backoffDelay(c.backoff, n)); c.now().Before(next) {
 				return next.Sub(c.now()), changes, nil
 			}

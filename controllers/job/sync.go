@@ -330,6 +330,7 @@ func finishedAt(job *batchv1.Job) time.Time {
 // one it still owns runs to its end); the pods it owns only lose their tracking finalizers
 // (trackTerminated), and the Job goes once its ttlSecondsAfterFinished have passed.
 func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job) error {
+	c.failures.forget(job.UID) // it replaces no pod any more
 	all, err := c.podLister.Pods(job.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
@@ -585,40 +586,27 @@ func terminatingPods(pods []*corev1.Pod) []*corev1.Pod {
 }
 
 // backoffFailures returns how many failures the back-off before a replacement counts, and when the
-// latest of them happened. As in Kubernetes, a success resets the count: with a succeeded pod in
-// view, only the failed pods that finished after the latest success count; without one, every
-// failure the Job has counted (failed). Failures the pod failure policy ignores are not counted
-// against the backoff limit but, as in Kubernetes (since v1.28), do slow down the replacements:
-// a Job whose every failure is ignored must not recreate pods in a tight loop.
-func backoffFailures(job *batchv1.Job, pods []*corev1.Pod, failed int32) (int32, time.Time) {
-	var lastSuccess, lastFailure time.Time
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded {
-			if t := failureTime(p); t.After(lastSuccess) {
-				lastSuccess = t
-			}
+// latest of them happened, from the Job's finished pods as the controller has seen them (failureLog:
+// a failed pod can be gone already). As in Kubernetes, a success resets the count: after a success,
+// only the failures since count; without one, every failure the Job has counted (failed). Failures
+// the pod failure policy ignores are not counted against the backoff limit but, as in Kubernetes
+// (since v1.28), do slow down the replacements: a Job whose every failure is ignored must not
+// recreate pods in a tight loop.
+func backoffFailures(lastSuccess time.Time, failures []seenFailure, failed int32) (int32, time.Time) {
+	var lastFailure time.Time
+	var ignored int32
+	for _, f := range failures {
+		if f.at.After(lastFailure) {
+			lastFailure = f.at
 		}
-	}
-	var since, ignored int32
-	for _, p := range pods {
-		if !isFailed(job, p) {
-			continue
-		}
-		t := failureTime(p)
-		if t.After(lastFailure) {
-			lastFailure = t
-		}
-		if t.After(lastSuccess) {
-			since++
-		}
-		if ignoredFailure(job, p) {
+		if f.ignored {
 			ignored++ // not in failed
 		}
 	}
 	if lastSuccess.IsZero() {
 		return failed + ignored, lastFailure
 	}
-	return since, lastFailure
+	return int32(len(failures)), lastFailure
 }
 
 // pastBackoffLimitOnFailure: with restartPolicy OnFailure a failing container is restarted in place

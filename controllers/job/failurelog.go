@@ -1,0 +1,89 @@
+package job
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// rememberedFailures bounds the failures kept per Job: the back-off reaches
+// MaxBackoff after seven, so more change nothing.
+const rememberedFailures = 8
+
+// seenFailure is one failed pod of a Job: when it failed, and whether the pod
+// failure policy ignores it.
+type seenFailure struct {
+	uid     types.UID
+	at      time.Time
+	ignored bool
+}
+
+// jobFinishes are the finished pods of one Job the controller has seen: the
+// latest success and the latest failures after it.
+type jobFinishes struct {
+	lastSuccess time.Time
+	failures    []seenFailure // newest last, at most rememberedFailures
+}
+
+// failureLog remembers, per Job, the pod failures and the latest success the
+// controller has seen, as Kubernetes' back-off record does: a failed pod goes
+// within seconds once its tracking finalizer is removed (one deleted by hand
+// or evicted, at once), and the back-off before its replacement must outlive
+// it. Like Kubernetes' record it lives in memory, so a restarted controller
+// knows only the pods still there.
+type failureLog struct {
+	mu   sync.Mutex
+	jobs map[types.UID]*jobFinishes
+}
+
+func newFailureLog() *failureLog {
+	return &failureLog{jobs: map[types.UID]*jobFinishes{}}
+}
+
+// observe adds the Job's finished pods in view to what is remembered of it and
+// returns the result: the latest success, and the failures since it, newest
+// last (those before it no longer slow anything down).
+func (l *failureLog) observe(job *batchv1.Job, pods []*corev1.Pod) (time.Time, []seenFailure) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.jobs[job.UID]
+	if r == nil {
+		r = &jobFinishes{}
+		l.jobs[job.UID] = r
+	}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded {
+			if t := failureTime(p); t.After(r.lastSuccess) {
+				r.lastSuccess = t
+			}
+		}
+	}
+	for _, p := range pods {
+		if !isFailed(job, p) {
+			continue
+		}
+		f := seenFailure{uid: p.UID, at: failureTime(p), ignored: ignoredFailure(job, p)}
+		if i := slices.IndexFunc(r.failures, func(s seenFailure) bool { return s.uid == p.UID }); i >= 0 {
+			r.failures[i] = f
+		} else {
+			r.failures = append(r.failures, f)
+		}
+	}
+	r.failures = slices.DeleteFunc(r.failures, func(f seenFailure) bool { return !f.at.After(r.lastSuccess) })
+	slices.SortStableFunc(r.failures, func(a, b seenFailure) int { return a.at.Compare(b.at) })
+	if n := len(r.failures); n > rememberedFailures {
+		r.failures = slices.Delete(r.failures, 0, n-rememberedFailures)
+	}
+	return r.lastSuccess, slices.Clone(r.failures)
+}
+
+// forget drops a Job that is gone or finished.
+func (l *failureLog) forget(uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.jobs, uid)
+}
