@@ -1221,3 +1221,27 @@ func TestABackOffOutlivesTheFailedPod(t *testing.T) {
 		})
 	}
 }
+
+// As Kubernetes, whose sync starts by giving a Job an empty
+// uncountedTerminatedPods, every status the controller writes carries one,
+// also before any pod has terminated (`uncountedTerminatedPods: {}` in
+// kubectl get -o yaml); it was missing until a pod finished.
+func TestStatusAlwaysCarriesUncountedTerminatedPods(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		job  *batchv1.Job
+		pods []runtime.Object
+	}{
+		{"new", newJob(completions(2), parallel(2)), nil},
+		{"suspended", newJob(suspend), []runtime.Object{newPod("run", corev1.PodRunning)}},
+		{"running", newJob(), []runtime.Object{newPod("run", corev1.PodRunning)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{tc.job}, tc.pods...)...)
+			fx.sync(t, "ns/work")
+			if j := fx.job(t); j.Status.UncountedTerminatedPods == nil {
+				t.Fatalf("status without uncountedTerminatedPods: %+v", j.Status)
+			}
+		})
+	}
+}

@@ -224,6 +224,10 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if failReason != "" || complete {
 		st.Active, st.Ready = 0, ptrTo(int32(0))
 	}
+	if st.UncountedTerminatedPods == nil {
+		// As Kubernetes, which gives every Job it syncs an empty one.
+		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
 	if err := c.updateStatus(ctx, job, st); err != nil {
 		return err
 	}
