@@ -501,3 +501,54 @@ func TestNodeDeletionWakesOnlyTheDaemonSetsConcerned(t *testing.T) {
 		t.Fatalf("queued %v, want %v", queued, want)
 	}
 }
+
+// A deletion the informer reports before the sync is over (a fast watch)
+// satisfies the expectations at once, and the rolling update runs in the same
+// sync: as in Kubernetes, which reads the node's pods again for it, it must
+// see the pod being deleted rather than the sync's earlier copy, and not
+// delete it a second time (seen end to end: "Deleted pod: agent-x" x2 on most
+// surge updates, the second deletion also holding the next sync until the
+// pod was gone).
+func TestAPodDeletedBySyncIsNotDeletedAgainByTheRollingUpdate(t *testing.T) {
+	surge := func(ds *appsv1.DaemonSet) {
+		one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxSurge: &one, MaxUnavailable: &zero}
+	}
+	for _, tc := range []struct {
+		name string
+		ds   *appsv1.DaemonSet
+		pods func(*appsv1.DaemonSet) []runtime.Object
+		gone string
+	}{
+		{"surge: the old pod beside an available current one", newDS(surge), func(ds *appsv1.DaemonSet) []runtime.Object {
+			return []runtime.Object{daemonPod(ds, "o1", "n1", oldRevision), daemonPod(ds, "new1", "n1", newer)}
+		}, "o1"},
+		{"maxUnavailable: a failed old pod", newDS(), func(ds *appsv1.DaemonSet) []runtime.Object {
+			return []runtime.Object{daemonPod(ds, "o1", "n1", oldRevision, failed)}
+		}, "o1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, append([]runtime.Object{tc.ds, newNode("n1")}, tc.pods(tc.ds)...)...)
+			fx.client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				name := a.(k8stesting.DeleteAction).GetName()
+				obj, ok, _ := fx.pods.GetByKey("ns/" + name)
+				if !ok {
+					return false, nil, nil
+				}
+				old := obj.(*corev1.Pod)
+				cur := old.DeepCopy()
+				ts := metav1.NewTime(now)
+				cur.DeletionTimestamp, cur.ResourceVersion = &ts, "2"
+				if err := fx.pods.Update(cur); err != nil {
+					t.Fatal(err)
+				}
+				fx.c.podUpdated(old, cur) // the watch is quick
+				return false, nil, nil
+			})
+			fx.sync(t)
+			if got := fx.deleted(); !slices.Equal(got, []string{tc.gone}) {
+				t.Fatalf("deleted %v, want %s once", got, tc.gone)
+			}
+		})
+	}
+}

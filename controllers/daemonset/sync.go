@@ -195,7 +195,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// deletions above left nothing outstanding; otherwise it would judge availability by
 		// pods this sync is still creating or deleting.
 		if manageErr == nil && c.exp.Satisfied(key) {
-			manageErr = c.rollingUpdate(ctx, key, ds, nodes, pods, hash)
+			manageErr = c.rollingUpdate(ctx, key, ds, nodes, c.withDeletionsSeen(pods), hash)
 		}
 		// Old revisions are pruned last, as in Kubernetes, so a revision that cannot be deleted
 		// holds up neither the pods nor the status. Pods this sync created run the current
@@ -213,6 +213,27 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.queue.AddAfter(key, wait)
 	}
 	return manageErr
+}
+
+// withDeletionsSeen is pods as the informer now shows their deletion: when the expectations are
+// met right after manage, the informer has shown the deletions it made, which pods predates, and
+// the rolling update must see those pods going (Kubernetes reads the pods again for it), or it
+// deletes them a second time. Only the deletion is taken from the cache: the labels syncHistory
+// has just put right stay as pods has them.
+func (c *Controller) withDeletionsSeen(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		cur, err := c.podLister.Pods(p.Namespace).Get(p.Name)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID):
+			continue // gone
+		case err == nil && cur.DeletionTimestamp != nil && p.DeletionTimestamp == nil:
+			p = p.DeepCopy()
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = cur.DeletionTimestamp, cur.DeletionGracePeriodSeconds
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // untilNextAvailable is how long until the first of ds's ready pods that is not yet available
