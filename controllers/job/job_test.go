@@ -1183,16 +1183,26 @@ func TestABackOffOutlivesTheFailedPod(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		pod  *corev1.Pod
+		// pending: the sync that counts the failure waits for an earlier creation to be
+		// observed, so it creates nothing and the next one no longer sees the pod.
+		pending bool
 	}{
 		{"deleted while running", newPod("going", corev1.PodRunning, func(p *corev1.Pod) {
 			ts := metav1.NewTime(now)
 			p.DeletionTimestamp = &ts
-		})},
-		{"failed", newPod("bad", corev1.PodFailed, finishedAgo(0))},
+		}), false},
+		{"failed", newPod("bad", corev1.PodFailed, finishedAgo(0)), false},
+		{"failed, seen while a creation is pending", newPod("bad", corev1.PodFailed, finishedAgo(0)), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t, newJob(backoffLim(3)), tc.pod)
+			if tc.pending {
+				fx.c.exp.ExpectCreations("ns/work", 1)
+			}
 			fx.sync(t, "ns/work")
+			if tc.pending {
+				fx.c.exp.CreationObserved("ns/work")
+			}
 			if n := len(fx.created(t)); n != 0 {
 				t.Fatalf("created %d pods inside the back-off", n)
 			}

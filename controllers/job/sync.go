@@ -69,6 +69,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Every sync notes the failures in view, also one that creates no pod: the failed pods lose
+	// their finalizer below and may be gone by the next.
+	c.failures.observe(job, pods)
 
 	// 1. Count terminated pods without losing any (see the package doc).
 	job, left, err := c.trackTerminated(ctx, job, pods)
