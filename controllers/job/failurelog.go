@@ -62,16 +62,21 @@ func (l *failureLog) observe(job *batchv1.Job, pods []*corev1.Pod) (time.Time, [
 			}
 		}
 	}
+	known := make(map[types.UID]int, len(r.failures))
+	for i, f := range r.failures {
+		known[f.uid] = i
+	}
 	for _, p := range pods {
 		if !isFailed(job, p) {
 			continue
 		}
 		f := seenFailure{uid: p.UID, at: failureTime(p), ignored: ignoredFailure(job, p)}
-		if i := slices.IndexFunc(r.failures, func(s seenFailure) bool { return s.uid == p.UID }); i >= 0 {
-			r.failures[i] = f
-		} else {
-			r.failures = append(r.failures, f)
+		if i, ok := known[p.UID]; ok {
+			r.failures[i] = f // its failure time can move on (deleted, then finished)
+			continue
 		}
+		known[p.UID] = len(r.failures)
+		r.failures = append(r.failures, f)
 	}
 	r.failures = slices.DeleteFunc(r.failures, func(f seenFailure) bool { return !f.at.After(r.lastSuccess) })
 	slices.SortStableFunc(r.failures, func(a, b seenFailure) int { return a.at.Compare(b.at) })
