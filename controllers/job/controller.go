@@ -90,20 +90,7 @@ func New(client kubernetes.Interface, jobInformer batchinformers.JobInformer, po
 	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if j, ok := obj.(*batchv1.Job); ok {
-				c.written.forget(j.UID)
-				c.failures.forget(j.UID)
-			}
-			if key, ok := runner.KeyOf(obj); ok {
-				c.exp.Forget(key)
-				c.released.forget(key)
-				c.queue.Add(key)
-			}
-		},
+		DeleteFunc: c.jobDeleted,
 	}); err != nil {
 		return nil, err
 	}
@@ -194,6 +181,23 @@ func (c *Controller) enqueueAdopters(pod *corev1.Pod) {
 		func(j *batchv1.Job) *metav1.LabelSelector { return j.Spec.Selector }, pod.Labels)
 	for _, j := range jobs {
 		c.queue.Add(j.Namespace + "/" + j.Name)
+	}
+}
+
+// jobDeleted forgets what is kept about a deleted Job and queues its key, so
+// a last sync finds it gone.
+func (c *Controller) jobDeleted(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if j, ok := obj.(*batchv1.Job); ok {
+		c.written.forget(j.UID)
+	}
+	if key, ok := runner.KeyOf(obj); ok {
+		c.failures.forget(key)
+		c.exp.Forget(key)
+		c.released.forget(key)
+		c.queue.Add(key)
 	}
 }
 

@@ -22,9 +22,10 @@ type seenFailure struct {
 	ignored bool
 }
 
-// jobFinishes are the finished pods of one Job the controller has seen: the
-// latest success and the latest failures after it.
+// jobFinishes are the finished pods of one Job (uid) the controller has
+// seen: the latest success and the latest failures after it.
 type jobFinishes struct {
+	uid         types.UID
 	lastSuccess time.Time
 	failures    []seenFailure // newest last, at most rememberedFailures
 }
@@ -34,26 +35,29 @@ type jobFinishes struct {
 // within seconds once its tracking finalizer is removed (one deleted by hand
 // or evicted, at once), and the back-off before its replacement must outlive
 // it. Like Kubernetes' record it lives in memory, so a restarted controller
-// knows only the pods still there.
+// knows only the pods still there; and, like it, it is kept by the Job's key,
+// so the sync that finds the Job gone forgets it (a Delete event handled
+// while a sync was under way came before that sync's notes).
 type failureLog struct {
 	mu   sync.Mutex
-	jobs map[types.UID]*jobFinishes
+	jobs map[string]*jobFinishes // by Job key
 }
 
 func newFailureLog() *failureLog {
-	return &failureLog{jobs: map[types.UID]*jobFinishes{}}
+	return &failureLog{jobs: map[string]*jobFinishes{}}
 }
 
-// observe adds the Job's finished pods in view to what is remembered of it and
-// returns the result: the latest success, and the failures since it, newest
-// last (those before it no longer slow anything down).
-func (l *failureLog) observe(job *batchv1.Job, pods []*corev1.Pod) (time.Time, []seenFailure) {
+// observe adds the finished pods in view of the Job (at key) to what is
+// remembered of it and returns the result: the latest success, and the
+// failures since it, newest last (those before it no longer slow anything
+// down).
+func (l *failureLog) observe(key string, job *batchv1.Job, pods []*corev1.Pod) (time.Time, []seenFailure) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := l.jobs[job.UID]
-	if r == nil {
-		r = &jobFinishes{}
-		l.jobs[job.UID] = r
+	r := l.jobs[key]
+	if r == nil || r.uid != job.UID {
+		r = &jobFinishes{uid: job.UID}
+		l.jobs[key] = r
 	}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded {
@@ -86,9 +90,16 @@ func (l *failureLog) observe(job *batchv1.Job, pods []*corev1.Pod) (time.Time, [
 	return r.lastSuccess, slices.Clone(r.failures)
 }
 
-// forget drops a Job that is gone or finished.
-func (l *failureLog) forget(uid types.UID) {
+// forget drops the Job at key, gone or finished.
+func (l *failureLog) forget(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.jobs, uid)
+	delete(l.jobs, key)
+}
+
+// len is how many Jobs are remembered.
+func (l *failureLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.jobs)
 }

@@ -38,7 +38,7 @@ func TestFailureLogKeepsTheLatestFailuresSinceTheLastSuccess(t *testing.T) {
 			var success time.Time
 			var failures []seenFailure
 			for _, pods := range tc.syncs {
-				success, failures = l.observe(job, pods)
+				success, failures = l.observe("ns/work", job, pods)
 			}
 			if len(failures) != tc.failures || success.IsZero() == tc.succeeded {
 				t.Fatalf("failures %+v, last success %v", failures, success)
@@ -46,10 +46,21 @@ func TestFailureLogKeepsTheLatestFailuresSinceTheLastSuccess(t *testing.T) {
 			if tc.failures > 0 && !failures[len(failures)-1].at.Equal(now.Add(-tc.latest)) {
 				t.Errorf("latest failure at %v, want %v ago", failures[len(failures)-1].at, tc.latest)
 			}
-			l.forget(job.UID)
-			if s, f := l.observe(job, nil); !s.IsZero() || len(f) != 0 {
+			l.forget("ns/work")
+			if s, f := l.observe("ns/work", job, nil); !s.IsZero() || len(f) != 0 {
 				t.Errorf("after forget: %v, %+v", s, f)
 			}
 		})
+	}
+}
+
+// A Job created again under the same name starts with nothing remembered.
+func TestFailureLogStartsAfreshForANewJobOfTheSameName(t *testing.T) {
+	l := newFailureLog()
+	old, cur := newJob(), newJob()
+	cur.UID = "uid-work-2"
+	l.observe("ns/work", old, []*corev1.Pod{newPod("a", corev1.PodFailed, finishedAgo(time.Minute))})
+	if s, f := l.observe("ns/work", cur, nil); !s.IsZero() || len(f) != 0 {
+		t.Fatalf("the new Job inherited %v, %+v", s, f)
 	}
 }

@@ -1255,3 +1255,32 @@ func TestStatusAlwaysCarriesUncountedTerminatedPods(t *testing.T) {
 		})
 	}
 }
+
+// A Job deleted while a sync is under way (its Delete event handled between
+// the sync's read of the Job and its notes of the pods) leaves nothing in the
+// back-off memory once the sync the deletion queued has found it gone, as
+// Kubernetes' controller drops its back-off record when a sync finds the Job
+// gone; the memory kept an entry per such Job for the controller's lifetime.
+func TestADeletedJobLeavesNoBackOffMemory(t *testing.T) {
+	job := newJob(backoffLim(3))
+	fx := newFixture(t, job, newPod("bad", corev1.PodFailed, finishedAgo(0)))
+	deleted := false
+	fx.client.PrependReactor("update", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if !deleted { // the first status write: the Job goes meanwhile
+			deleted = true
+			if err := fx.jobs.GetStore().Delete(job); err != nil {
+				t.Fatal(err)
+			}
+			fx.c.jobDeleted(job)
+		}
+		return false, nil, nil
+	})
+	fx.sync(t, "ns/work")
+	if !deleted {
+		t.Fatal("the sync wrote no status")
+	}
+	fx.sync(t, "ns/work") // the one the deletion queued
+	if n := fx.c.failures.len(); n != 0 {
+		t.Fatalf("back-off memory holds %d Jobs after the only one was deleted", n)
+	}
+}

@@ -92,7 +92,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		}
 		toCreate = ready
 	default:
-		lastSuccess, failures := c.failures.observe(job, all)
+		lastSuccess, failures := c.failures.observe(key, job, all)
 		if n, last := backoffFailures(lastSuccess, failures, failed); n > 0 {
 			if next := last.Add(backoffDelay(c.backoff, n)); c.now().Before(next) {
 				return next.Sub(c.now()), changes, nil

@@ -42,6 +42,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	cached, err := c.jobLister.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.exp.Forget(key)
+		c.failures.forget(key) // noted by a sync its Delete event overtook
 		return nil
 	}
 	if err != nil {
@@ -71,7 +72,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 	// Every sync notes the failures in view, also one that creates no pod: the failed pods lose
 	// their finalizer below and may be gone by the next.
-	c.failures.observe(job, pods)
+	c.failures.observe(key, job, pods)
 
 	// 1. Count terminated pods without losing any (see the package doc).
 	job, left, err := c.trackTerminated(ctx, job, pods)
@@ -337,7 +338,7 @@ func finishedAt(job *batchv1.Job) time.Time {
 // one it still owns runs to its end); the pods it owns only lose their tracking finalizers
 // (trackTerminated), and the Job goes once its ttlSecondsAfterFinished have passed.
 func (c *Controller) afterFinished(ctx context.Context, key string, job *batchv1.Job) error {
-	c.failures.forget(job.UID) // it replaces no pod any more
+	c.failures.forget(key) // it replaces no pod any more
 	all, err := c.podLister.Pods(job.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
