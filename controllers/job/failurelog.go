@@ -50,7 +50,9 @@ func newFailureLog() *failureLog {
 // observe adds the finished pods in view of the Job (at key) to what is
 // remembered of it and returns the result: the latest success, and the
 // failures since it, newest last (those before it no longer slow anything
-// down).
+// down). A pod first seen being deleted without its tracking finalizer is
+// none: the controller released it before deleting it (too many pods, the
+// Job suspended), as Kubernetes' record takes only tracked pods.
 func (l *failureLog) observe(key string, job *batchv1.Job, pods []*corev1.Pod) (time.Time, []seenFailure) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -78,6 +80,9 @@ func (l *failureLog) observe(key string, job *batchv1.Job, pods []*corev1.Pod) (
 		if i, ok := known[p.UID]; ok {
 			r.failures[i] = f // its failure time can move on (deleted, then finished)
 			continue
+		}
+		if p.DeletionTimestamp != nil && !hasTrackingFinalizer(p) {
+			continue // released, then deleted
 		}
 		known[p.UID] = len(r.failures)
 		r.failures = append(r.failures, f)

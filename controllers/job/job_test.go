@@ -1284,3 +1284,51 @@ func TestADeletedJobLeavesNoBackOffMemory(t *testing.T) {
 		t.Fatalf("back-off memory holds %d Jobs after the only one was deleted", n)
 	}
 }
+
+// Pods the controller deletes because there are too many (or the Job is
+// suspended) lose their tracking finalizer first and are no failures: as in
+// Kubernetes, whose back-off record takes only the newly finished pods still
+// tracked, they do not hold back the pods created later. Remembered, they
+// delayed a Job's scale-up by their back-off (20s for two) after a success.
+func TestReleasedPodsDoNotBackOffLaterCreations(t *testing.T) {
+	par := func(n int32) jobOpt { return func(j *batchv1.Job) { j.Spec.Parallelism = &n } }
+	ok := newPod("ok", corev1.PodSucceeded, finishedAgo(time.Minute), func(p *corev1.Pod) { p.Finalizers = nil })
+	counted := func(j *batchv1.Job) { j.Status.Succeeded = 1 }
+	running := []runtime.Object{newPod("a", corev1.PodRunning), newPod("b", corev1.PodRunning), newPod("c", corev1.PodRunning)}
+	fx := newFixture(t, append([]runtime.Object{newJob(completions(5), par(1), counted), ok}, running...)...)
+	fx.sync(t, "ns/work")
+	gone := fx.deleted()
+	if len(gone) != 2 {
+		t.Fatalf("deleted %v, want two of three", gone)
+	}
+	if n := len(controllertest.Filter(fx.client.Actions(), "patch", "pods")); n != 2 {
+		t.Fatalf("%d pods released, want the two deleted", n)
+	}
+	// The informer shows them terminating, released, then gone.
+	for _, name := range gone {
+		obj, _, _ := fx.pods.GetStore().GetByKey("ns/" + name)
+		p := obj.(*corev1.Pod).DeepCopy()
+		ts := metav1.NewTime(now)
+		p.DeletionTimestamp, p.Finalizers = &ts, nil
+		controllertest.Load(t, fx.pods, p)
+	}
+	controllertest.Load(t, fx.jobs, fx.job(t))
+	fx.c.exp.Forget("ns/work")
+	fx.client.ClearActions()
+	fx.sync(t, "ns/work")
+	for _, name := range gone {
+		if err := fx.pods.GetStore().Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Parallelism back to 3: two pods are created at once.
+	j := fx.job(t)
+	j.Spec.Parallelism = ptrTo(int32(3))
+	controllertest.Load(t, fx.jobs, j)
+	fx.client.ClearActions()
+	fx.c.now = func() time.Time { return now.Add(time.Second) }
+	fx.sync(t, "ns/work")
+	if n := len(fx.created(t)); n != 2 {
+		t.Fatalf("created %d pods, want 2 at once: the deleted excess pods are no failures", n)
+	}
+}
