@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
 
 // TestWriteDuringPodGracePeriod: a pod in its grace period (deletionTimestamp,
@@ -97,5 +99,46 @@ func TestWriteDuringPodGracePeriod(t *testing.T) {
 				t.Errorf("after grace 0: %v, want NotFound", err)
 			}
 		})
+	}
+}
+
+// The kubelet's end of a graceful deletion, with its node's own credentials
+// (node authorizer, NodeRestriction): its final status write keeps the pod,
+// and its grace-0 delete, with the pod's UID as precondition, removes it. The
+// delete used to find the pod already gone with its status write and was
+// refused (no relationship between the node and a pod it cannot find).
+func TestNodeEndsItsPodsGracefulDeletion(t *testing.T) {
+	srv := apiservertest.Start(t)
+	ctx := context.Background()
+	admin := clientsetFor(t, srv.Config)
+	n1 := clientsetFor(t, srv.UserConfig(t, "system:node:n1", "system:nodes"))
+	p := testPod("graceful")
+	p.Spec.NodeName = "n1"
+	p, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](30)}); err != nil {
+		t.Fatal(err)
+	}
+	// The node sees the deletion, stops the containers and reports how the pod ended.
+	cur, err := n1.CoreV1().Pods("default").Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil || cur.DeletionTimestamp == nil {
+		t.Fatalf("the node reads its pod being deleted: %v %+v", err, cur)
+	}
+	cur.Status.Phase = corev1.PodFailed
+	if _, err := n1.CoreV1().Pods("default").UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the node's final status: %v", err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("after the final status: %v, want the pod still there", err)
+	}
+	uid := cur.UID
+	if err := n1.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+		t.Fatalf("the node's grace-0 delete: %v", err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Get(ctx, p.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the node's delete: %v, want NotFound", err)
 	}
 }
