@@ -214,7 +214,11 @@ func conformance(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 	if patched.GetAnnotations()["conformance"] != "patched" || patched.GetLabels()["conformance"] != "updated" {
 		t.Errorf("merge patch: labels %v annotations %v", patched.GetLabels(), patched.GetAnnotations())
 	}
-	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	// In the background, as kubectl deletes: without a policy Jobs and
+	// ReplicationControllers orphan their pods, held by the orphan finalizer
+	// until the garbage collector (not running here) has done so.
+	background := metav1.DeletePropagationBackground
+	if err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if kind == "Namespace" || kind == "CustomResourceDefinition" || kind == "PersistentVolumeClaim" || kind == "PersistentVolume" {

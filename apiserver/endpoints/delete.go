@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/registry"
 	"github.com/skiffkube/skiff/storage"
@@ -85,6 +87,7 @@ func (h *Handler) delete(req *request) error {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
+	warnDefaultPropagation(req, opts)
 	obj, kept, err := h.deleteObject(req, req.info.Namespace, req.info.Name, opts, dry)
 	if err != nil {
 		return err
@@ -123,28 +126,42 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 			return nil, false, err
 		}
 		m := accessor(obj)
-		if pc := opts.Preconditions; pc != nil {
-			if pc.UID != nil && *pc.UID != m.GetUID() {
-				return nil, false, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pc.UID, m.GetUID()))
-			}
-			if pc.ResourceVersion != nil && *pc.ResourceVersion != m.GetResourceVersion() {
-				return nil, false, errors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.GetResourceVersion()))
-			}
+		if err := checkDeletePreconditions(res, m, opts.Preconditions); err != nil {
+			return nil, false, err
 		}
 		before, err := encodeStored(res, obj)
 		if err != nil {
 			return nil, false, errors.NewInternalError(err)
 		}
+		dt, left := m.GetDeletionTimestamp(), m.GetDeletionGracePeriodSeconds()
+		if dt != nil && left != nil && *left > 0 {
+			// A pod in its grace period: as Kubernetes' BeforeDelete, only a
+			// shorter grace period given explicitly changes its deletion, counted
+			// from when the deletion began (the deadline moves back by the
+			// difference). Any other delete finds it pending and leaves it as it
+			// is, propagation finalizers included: neither the pod's own period
+			// nor its having finished meanwhile cuts the grace period short.
+			if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= *left {
+				return obj, true, nil
+			}
+			grace := *opts.GracePeriodSeconds
+			t := metav1.NewTime(dt.Add(time.Duration(grace-*left) * time.Second))
+			m.SetDeletionTimestamp(&t)
+			m.SetDeletionGracePeriodSeconds(&grace)
+		}
 		finalizers := m.GetFinalizers()
 		if collectable(res) {
-			finalizers = propagationFinalizers(finalizers, opts)
+			finalizers = propagationFinalizers(res, finalizers, opts)
 		}
-		grace := podGracePeriod(obj, opts)
+		grace := ptr.Deref(m.GetDeletionGracePeriodSeconds(), 0)
+		if dt == nil {
+			grace = podGracePeriod(obj, opts)
+		}
 		holds := len(finalizers) > 0 || grace > 0 || namespaceSpecFinalizers(obj) > 0
 		if holds {
 			m.SetFinalizers(finalizers)
-			now := time.Now() // local, as decoding gives it (see wholeSecondsNow)
-			if dt := m.GetDeletionTimestamp(); dt == nil {
+			if dt == nil {
+				now := time.Now() // local, as decoding gives it (see wholeSecondsNow)
 				t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))
 				m.SetDeletionTimestamp(&t)
 				m.SetDeletionGracePeriodSeconds(&grace)
@@ -153,21 +170,10 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 				if g := m.GetGeneration(); g > 0 {
 					m.SetGeneration(g + 1)
 				}
-			} else if cur := m.GetDeletionGracePeriodSeconds(); cur != nil && grace < *cur {
-				// A shorter grace period counts from when the deletion began, as
-				// in Kubernetes: the deadline moves back by the difference.
-				t := metav1.NewTime(dt.Add(time.Duration(grace-*cur) * time.Second))
-				m.SetDeletionTimestamp(&t)
-				m.SetDeletionGracePeriodSeconds(&grace)
 			}
 			if nsObj, ok := obj.(*corev1.Namespace); ok {
 				nsObj.Status.Phase = corev1.NamespaceTerminating
 			}
-			if grace == 0 && len(finalizers) == 0 && namespaceSpecFinalizers(obj) == 0 {
-				holds = false // a pod whose grace period ran out: delete now
-			}
-		}
-		if holds {
 			after, err := encodeStored(res, obj)
 			if err != nil {
 				return nil, false, errors.NewInternalError(err)
@@ -203,12 +209,51 @@ func (h *Handler) deleteObject(req *request, ns, name string, opts *metav1.Delet
 	}
 }
 
+// checkDeletePreconditions refuses a delete whose UID or resourceVersion
+// precondition the object does not meet: 409, in Kubernetes' words
+// (rest.BeforeDelete's, which name the kind, not the resource).
+func checkDeletePreconditions(res *registry.Resource, m metav1.Object, pc *metav1.Preconditions) error {
+	if pc == nil {
+		return nil
+	}
+	kind := schema.GroupResource{Group: res.Group, Resource: res.Kind}
+	if pc.UID != nil && *pc.UID != m.GetUID() {
+		return errors.NewConflict(kind, m.GetName(), fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pc.UID, m.GetUID()))
+	}
+	if pc.ResourceVersion != nil && *pc.ResourceVersion != m.GetResourceVersion() {
+		return errors.NewConflict(kind, m.GetName(), fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pc.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// orphansByDefault says whether deletes of the resource that name no
+// policy orphan its dependents, as Kubernetes' DefaultGarbageCollectionPolicy
+// keeps for the versions that did so before server-side cascading: v1
+// ReplicationControllers and batch/v1 Jobs. Every other kind skiff serves
+// deletes its dependents in the background by default.
+func orphansByDefault(res *registry.Resource) bool {
+	return res.Group == "" && res.Name == "replicationcontrollers" || res.Group == "batch" && res.Name == "jobs"
+}
+
+// jobDeleteWarning is the warning of a Job delete left to the default
+// propagation, which orphans the Job's pods (Kubernetes' Job storage).
+const jobDeleteWarning = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+
+// warnDefaultPropagation warns a Job delete (one or a collection) that
+// names no propagation policy that the pods stay, as Kubernetes does.
+func warnDefaultPropagation(req *request, opts *metav1.DeleteOptions) {
+	if opts.PropagationPolicy == nil && opts.OrphanDependents == nil && req.res.Group == "batch" && req.res.Name == "jobs" {
+		req.warnings = append(req.warnings, jobDeleteWarning)
+	}
+}
+
 // propagationFinalizers sets the finalizer that records the propagation
 // policy for the garbage collector, as Kubernetes' deletion does: the
 // request's policy (orphanDependents, else propagationPolicy) replaces the one
 // an earlier delete or the object's creator chose; without one the object
-// keeps its own. Background, the default, needs no finalizer.
-func propagationFinalizers(fins []string, opts *metav1.DeleteOptions) []string {
+// keeps its own, and without that the kind's default applies (orphan for
+// the kinds orphansByDefault names). Background needs no finalizer.
+func propagationFinalizers(res *registry.Resource, fins []string, opts *metav1.DeleteOptions) []string {
 	orphan, foreground := false, false
 	switch {
 	case opts.OrphanDependents != nil:
@@ -216,9 +261,12 @@ func propagationFinalizers(fins []string, opts *metav1.DeleteOptions) []string {
 	case opts.PropagationPolicy != nil:
 		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
 		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	case slices.Contains(fins, metav1.FinalizerOrphanDependents):
+		orphan = true
+	case slices.Contains(fins, metav1.FinalizerDeleteDependents):
+		foreground = true
 	default:
-		orphan = slices.Contains(fins, metav1.FinalizerOrphanDependents)
-		foreground = !orphan && slices.Contains(fins, metav1.FinalizerDeleteDependents)
+		orphan = orphansByDefault(res)
 	}
 	out := make([]string, 0, len(fins)+1)
 	for _, f := range fins {
@@ -276,6 +324,7 @@ func (h *Handler) deleteCollection(req *request) error {
 		return err
 	}
 	dry = dry || len(opts.DryRun) > 0
+	warnDefaultPropagation(req, opts)
 	sel, err := parseSelection(req)
 	if err != nil {
 		return err

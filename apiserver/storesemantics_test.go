@@ -1,0 +1,213 @@
+package apiserver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// jobDeleteWarning is the warning Kubernetes' Job storage gives a delete
+// that leaves the propagation to batch/v1's default, which orphans pods.
+const jobDeleteWarning = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+
+// TestDefaultPropagationPerKind: a delete that names no propagation policy
+// (and finds none recorded) takes the kind's default, as Kubernetes'
+// DefaultGarbageCollectionPolicy: batch/v1 Jobs and v1 ReplicationControllers
+// orphan their pods (the orphan finalizer holds them for the garbage
+// collector), a Job's delete warning so; apps/v1 kinds and CronJobs go in
+// the background.
+func TestDefaultPropagationPerKind(t *testing.T) {
+	cs, expect := warningsClient(t)
+	ctx := context.Background()
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	rcTemplate := template.DeepCopy()
+	rcTemplate.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	jobs := cs.BatchV1().Jobs("default")
+	rcs := cs.CoreV1().ReplicationControllers("default")
+	deps := cs.AppsV1().Deployments("default")
+	cjs := cs.BatchV1().CronJobs("default")
+	background := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	orphan := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}
+
+	for _, tc := range []struct {
+		name     string
+		create   func(name string) error
+		delete   func(name string, opts metav1.DeleteOptions) error
+		get      func(name string) (metav1.Object, error)
+		opts     metav1.DeleteOptions
+		want     string // the finalizers left, or "gone"
+		warnings []string
+	}{
+		{name: "job-default", opts: metav1.DeleteOptions{}, want: metav1.FinalizerOrphanDependents, warnings: []string{jobDeleteWarning}},
+		{name: "job-background", opts: background, want: "gone"},
+		{name: "job-orphan", opts: orphan, want: metav1.FinalizerOrphanDependents},
+		{name: "rc-default", opts: metav1.DeleteOptions{}, want: metav1.FinalizerOrphanDependents},
+		{name: "rc-background", opts: background, want: "gone"},
+		{name: "deploy-default", opts: metav1.DeleteOptions{}, want: "gone"},
+		{name: "cronjob-default", opts: metav1.DeleteOptions{}, want: "gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			var get func() (metav1.Object, error)
+			var del func() error
+			switch kind, _, _ := strings.Cut(tc.name, "-"); kind {
+			case "job":
+				_, err = jobs.Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Spec: batchv1.JobSpec{Template: template}}, metav1.CreateOptions{})
+				get = func() (metav1.Object, error) { return jobs.Get(ctx, tc.name, metav1.GetOptions{}) }
+				del = func() error { return jobs.Delete(ctx, tc.name, tc.opts) }
+			case "rc":
+				_, err = rcs.Create(ctx, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: tc.name},
+					Spec: corev1.ReplicationControllerSpec{Selector: map[string]string{"app": "x"}, Template: rcTemplate}}, metav1.CreateOptions{})
+				get = func() (metav1.Object, error) { return rcs.Get(ctx, tc.name, metav1.GetOptions{}) }
+				del = func() error { return rcs.Delete(ctx, tc.name, tc.opts) }
+			case "deploy":
+				_, err = deps.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: tc.name},
+					Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, Template: *rcTemplate}}, metav1.CreateOptions{})
+				get = func() (metav1.Object, error) { return deps.Get(ctx, tc.name, metav1.GetOptions{}) }
+				del = func() error { return deps.Delete(ctx, tc.name, tc.opts) }
+			case "cronjob":
+				_, err = cjs.Create(ctx, &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Spec: batchv1.CronJobSpec{Schedule: "@hourly",
+					JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template}}}}, metav1.CreateOptions{})
+				get = func() (metav1.Object, error) { return cjs.Get(ctx, tc.name, metav1.GetOptions{}) }
+				del = func() error { return cjs.Delete(ctx, tc.name, tc.opts) }
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect("create") // a create's own warnings are not what this is about
+			if err := del(); err != nil {
+				t.Fatal(err)
+			}
+			expect("delete", tc.warnings...)
+			obj, err := get()
+			got := "gone"
+			if err == nil {
+				got = strings.Join(obj.GetFinalizers(), ",")
+				if obj.GetDeletionTimestamp() == nil {
+					t.Errorf("kept without a deletionTimestamp")
+				}
+			} else if !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("after the delete: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeleteDuringGracePeriod: a delete of a pod already in its grace period
+// changes it only by a shorter grace period given explicitly, as
+// Kubernetes' BeforeDelete: no grace period (the pod's own 30 s) or a
+// longer one leaves the deadline, and a pending graceful deletion takes no
+// propagation finalizer; a pod that finished meanwhile is not deleted at once
+// by a delete that gives no grace period (it is its kubelet's to delete).
+func TestDeleteDuringGracePeriod(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	p := testPod("long")
+	p.Spec.NodeName = "n1"
+	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(ctx, "long", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](60)}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := pods.Get(ctx, "long", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(what string) *corev1.Pod {
+		t.Helper()
+		got, err := pods.Get(ctx, "long", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v, want the pod still terminating", what, err)
+		}
+		if got.ResourceVersion != first.ResourceVersion {
+			t.Errorf("%s: the pod was written: grace %v, deletionTimestamp %v, finalizers %v", what,
+				ptr.Deref(got.DeletionGracePeriodSeconds, -1), got.DeletionTimestamp, got.Finalizers)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		what string
+		opts metav1.DeleteOptions
+	}{
+		{"no grace period (the pod's 30 s)", metav1.DeleteOptions{}},
+		{"a longer grace period", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](120)}},
+		{"the same grace period", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](60)}},
+		{"orphan", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}},
+		{"foreground", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}},
+	} {
+		if err := pods.Delete(ctx, "long", tc.opts); err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		unchanged(tc.what)
+	}
+
+	// Its containers ended: the kubelet reports Failed, then deletes it
+	// with grace 0. Someone else's plain delete in between changes nothing.
+	cur := unchanged("before the status")
+	cur.Status.Phase = corev1.PodFailed
+	cur, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = cur
+	if err := pods.Delete(ctx, "long", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("a plain delete of the failed pod")
+	if err := pods.Delete(ctx, "long", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(ctx, "long", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after grace 0: %v, want NotFound", err)
+	}
+}
+
+// TestDeletePreconditions: a delete whose UID or resourceVersion
+// precondition fails is a 409 in Kubernetes' words (rest.BeforeDelete's),
+// and leaves the object alone.
+func TestDeletePreconditions(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	cms := cs.CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "pre"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pre  metav1.Preconditions
+		want string
+	}{
+		{metav1.Preconditions{UID: ptr.To[types.UID]("other")},
+			`Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (other) does not match the UID in record (` + string(cm.UID) + `). The object might have been deleted and then recreated`},
+		{metav1.Preconditions{ResourceVersion: ptr.To("1")},
+			`Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (` + cm.ResourceVersion + `). The object might have been modified`},
+	} {
+		err := cms.Delete(ctx, "pre", metav1.DeleteOptions{Preconditions: &tc.pre})
+		if !apierrors.IsConflict(err) || err.Error() != tc.want {
+			t.Errorf("delete with %+v:\n %v\nwant 409\n %s", tc.pre, err, tc.want)
+		}
+	}
+	if _, err := cms.Get(ctx, "pre", metav1.GetOptions{}); err != nil {
+		t.Errorf("after the refused deletes: %v", err)
+	}
+	// Matching preconditions delete it.
+	if err := cms.Delete(ctx, "pre", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}}); err != nil {
+		t.Errorf("delete with matching preconditions: %v", err)
+	}
+}
