@@ -10,8 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
 
 // jobDeleteWarning is the warning Kubernetes' Job storage gives a delete
@@ -210,4 +216,117 @@ func TestDeletePreconditions(t *testing.T) {
 	if err := cms.Delete(ctx, "pre", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}}); err != nil {
 		t.Errorf("delete with matching preconditions: %v", err)
 	}
+}
+
+// TestCustomResourceUpdates: custom resources and their definitions refuse
+// an update without a resourceVersion (Kubernetes' strategies for them
+// disallow unconditional updates; built-in kinds allow them), and a custom
+// resource without a status subresource counts any change but its
+// metadata's, its status's included, as a new generation.
+func TestCustomResourceUpdates(t *testing.T) {
+	srv := apiservertest.Start(t)
+	dyn, err := dynamic.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(srv.Config)
+	ctx := context.Background()
+	crdFor := func(plural, kind string, status bool) map[string]any {
+		v := map[string]any{
+			"name": "v1", "served": true, "storage": true,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+		}
+		if status {
+			v["subresources"] = map[string]any{"status": map[string]any{}}
+		}
+		return map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": plural + ".example.com"},
+			"spec": map[string]any{
+				"group": "example.com", "scope": "Namespaced",
+				"names":    map[string]any{"kind": kind, "plural": plural, "singular": strings.ToLower(kind)},
+				"versions": []any{v},
+			},
+		}
+	}
+	withStatus := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "tallies"}
+	plain := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "notes"}
+	createCRD(t, srv, crdFor("tallies", "Tally", true), withStatus)
+	createCRD(t, srv, crdFor("notes", "Note", false), plain)
+	newCR := func(gvr schema.GroupVersionResource, kind, name string) *unstructured.Unstructured {
+		t.Helper()
+		cr, err := dyn.Resource(gvr).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": kind, "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"n": int64(1)},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cr
+	}
+
+	tally := newCR(withStatus, "Tally", "t")
+	unconditional := tally.DeepCopy()
+	unconditional.SetResourceVersion("")
+	unconditional.Object["spec"] = map[string]any{"n": int64(2)}
+	_, err = dyn.Resource(withStatus).Namespace("default").Update(ctx, unconditional, metav1.UpdateOptions{})
+	want := `tallies.example.com "t" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	if !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Errorf("custom resource update without a resourceVersion: %v, want 422 %s", err, want)
+	}
+	unconditional.Object["status"] = map[string]any{"n": int64(2)}
+	if _, err := dyn.Resource(withStatus).Namespace("default").UpdateStatus(ctx, unconditional, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("custom resource status update without a resourceVersion: %v, want 422", err)
+	}
+	if got, _ := dyn.Resource(withStatus).Namespace("default").Get(ctx, "t", metav1.GetOptions{}); got.GetResourceVersion() != tally.GetResourceVersion() {
+		t.Errorf("a refused update was stored")
+	}
+	// A merge patch names none either, and is applied to the current object.
+	if _, err := dyn.Resource(withStatus).Namespace("default").Patch(ctx, "t", types.MergePatchType, []byte(`{"spec":{"n":3}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("merge patch: %v", err)
+	}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd, err := dyn.Resource(crdGVR).Get(ctx, "tallies.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.SetResourceVersion("")
+	crd.SetLabels(map[string]string{"a": "b"})
+	if _, err := dyn.Resource(crdGVR).Update(ctx, crd, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("CRD update without a resourceVersion: %v, want 422", err)
+	}
+	// Built-in kinds take unconditional updates.
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "u"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.ResourceVersion = ""
+	cm.Data = map[string]string{"k": "v"}
+	if _, err := cs.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("configmap update without a resourceVersion: %v", err)
+	}
+
+	note := newCR(plain, "Note", "n")
+	notes := dyn.Resource(plain).Namespace("default")
+	step := func(what string, change func(*unstructured.Unstructured), wantGen int64) {
+		t.Helper()
+		cur, err := notes.Get(ctx, "n", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(cur)
+		out, err := notes.Update(ctx, cur, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if out.GetGeneration() != wantGen {
+			t.Errorf("%s: generation %d, want %d", what, out.GetGeneration(), wantGen)
+		}
+	}
+	if note.GetGeneration() != 1 {
+		t.Fatalf("new note: generation %d", note.GetGeneration())
+	}
+	step("label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }, 1)
+	step("status without a status subresource", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"seen": true} }, 2)
+	step("spec", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"n": int64(5)} }, 3)
 }

@@ -32,7 +32,7 @@ func customResources(c *apiextensionsv1.CustomResourceDefinition, tables TableFa
 			Kind: c.Spec.Names.Kind, ListKind: c.Spec.Names.ListKind, Namespaced: namespaced,
 			ShortNames: c.Spec.Names.ShortNames, Categories: c.Spec.Names.Categories,
 			Strategy: &customStrategy{
-				DefaultStrategy: registry.DefaultStrategy{Namespaced: namespaced, HasStatus: hasStatus, Generation: true},
+				DefaultStrategy: registry.DefaultStrategy{Namespaced: namespaced, HasStatus: hasStatus, Generation: true, RequireResourceVersion: true},
 				schema:          schema,
 			},
 			Subresources: registry.Subresources{Status: hasStatus},

@@ -20,7 +20,7 @@ func Resource(table registry.TableConvertor) *registry.Resource {
 		ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
 		New:          func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
 		NewList:      func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
-		Strategy:     &definitionStrategy{DefaultStrategy: registry.DefaultStrategy{HasStatus: true, Generation: true}},
+		Strategy:     &definitionStrategy{DefaultStrategy: registry.DefaultStrategy{HasStatus: true, Generation: true, RequireResourceVersion: true}},
 		Subresources: registry.Subresources{Status: true},
 		Table:        table,
 	}

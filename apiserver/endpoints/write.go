@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -674,6 +675,11 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 	// rather than every update copying the object in case of one.
 	fresh := obj
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
+		if m.GetResourceVersion() == "" && !unconditionalAllowed(req.res) {
+			// Decided once the object is found, as Kubernetes' store does.
+			return nil, errors.NewInvalid(schema.GroupKind{Group: req.res.Group, Kind: req.res.Name}, req.info.Name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
+		}
 		if fresh != nil {
 			o := fresh
 			fresh = nil
@@ -685,6 +691,15 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 		return err
 	}
 	return h.respond(req, http.StatusOK, out.obj)
+}
+
+// unconditionalAllowed says whether a PUT of the resource (or of its
+// status) may leave out the resourceVersion, to overwrite whatever is
+// stored: as Kubernetes, yes for built-in kinds, no for custom resources and
+// CRDs, whose strategies disallow it.
+func unconditionalAllowed(res *registry.Resource) bool {
+	u, ok := res.Strategy.(registry.ConditionalUpdater)
+	return !ok || u.AllowUnconditionalUpdate()
 }
 
 // namespaceHoldsFinalizers: a terminating namespace stays until its

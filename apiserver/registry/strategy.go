@@ -70,6 +70,10 @@ type DefaultStrategy struct {
 	CreateWithStatus bool
 	// Generation: metadata.generation starts at 1 and grows on spec changes.
 	Generation bool
+	// RequireResourceVersion: an update must name the resourceVersion it
+	// expects, as Kubernetes' custom resources and CRDs require
+	// (AllowUnconditionalUpdate false); built-in kinds take one without.
+	RequireResourceVersion bool
 	// AnnotationsMoveGeneration: annotation changes move the generation as
 	// spec changes do. Kubernetes does so for Deployments, whose
 	// annotations their controller copies to their ReplicaSets.
@@ -92,6 +96,15 @@ type DefaultStrategy struct {
 	// (a DaemonSet's template generation follows its template).
 	OnUpdate func(obj, old runtime.Object)
 }
+
+// ConditionalUpdater is implemented by strategies whose updates may have to
+// name a resourceVersion (Kubernetes' AllowUnconditionalUpdate).
+type ConditionalUpdater interface {
+	AllowUnconditionalUpdate() bool
+}
+
+// AllowUnconditionalUpdate implements ConditionalUpdater.
+func (s *DefaultStrategy) AllowUnconditionalUpdate() bool { return !s.RequireResourceVersion }
 
 // PrepareAdmitted implements AdmittedPreparer.
 func (s *DefaultStrategy) PrepareAdmitted(obj runtime.Object) {
@@ -129,7 +142,7 @@ func (s *DefaultStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	om, err2 := meta.Accessor(old)
 	if err1 == nil && err2 == nil {
 		m.SetGeneration(om.GetGeneration())
-		if s.Generation && (!specEqual(obj, old) ||
+		if s.Generation && (!specEqual(obj, old, s.HasStatus) ||
 			s.AnnotationsMoveGeneration && !equality.Semantic.DeepEqual(m.GetAnnotations(), om.GetAnnotations())) {
 			m.SetGeneration(om.GetGeneration() + 1)
 		}
@@ -319,8 +332,11 @@ func copyAllButStatus(obj, old runtime.Object) {
 	}
 }
 
-// specEqual compares everything but type, metadata and status.
-func specEqual(a, b runtime.Object) bool {
+// specEqual compares everything but type, metadata and status. A custom
+// resource's status counts when it has no status subresource (hasStatus
+// false), as Kubernetes' custom resource strategy compares all but the
+// metadata: without the subresource the status is written as the spec is.
+func specEqual(a, b runtime.Object, hasStatus bool) bool {
 	if ua, ok := a.(*unstructured.Unstructured); ok {
 		ub, ok := b.(*unstructured.Unstructured)
 		if !ok {
@@ -329,8 +345,8 @@ func specEqual(a, b runtime.Object) bool {
 		strip := func(m map[string]any) map[string]any {
 			out := make(map[string]any, len(m))
 			for k, v := range m {
-				switch k {
-				case "metadata", "status", "apiVersion", "kind":
+				switch {
+				case k == "metadata", k == "apiVersion", k == "kind", k == "status" && hasStatus:
 				default:
 					out[k] = v
 				}
