@@ -7,7 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -329,4 +331,50 @@ func TestCustomResourceUpdates(t *testing.T) {
 	step("label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }, 1)
 	step("status without a status subresource", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"seen": true} }, 2)
 	step("spec", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"n": int64(5)} }, 3)
+}
+
+// TestCreateOnUpdate: a PUT of an object that does not exist creates it (201)
+// for the kinds whose Kubernetes strategies allow create on update
+// (Endpoints, Leases, LimitRanges, RBAC roles and bindings), and is a 404
+// for the others; never through a subresource.
+func TestCreateOnUpdate(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	put := func(resource, group, version, name string, obj any) (int, error) {
+		t.Helper()
+		var code int
+		r := cs.CoreV1().RESTClient().Put()
+		if group != "" {
+			r = cs.RbacV1().RESTClient().Put()
+			if group == "coordination.k8s.io" {
+				r = cs.CoordinationV1().RESTClient().Put()
+			}
+		}
+		err := r.Namespace("default").Resource(resource).Name(name).Body(obj).Do(ctx).StatusCode(&code).Error()
+		return code, err
+	}
+	for _, tc := range []struct {
+		resource, group string
+		obj             any
+		want            int
+	}{
+		{"endpoints", "", &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "put-ep"}}, 201},
+		{"limitranges", "", &corev1.LimitRange{TypeMeta: metav1.TypeMeta{Kind: "LimitRange", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "put-lr"}}, 201},
+		{"leases", "coordination.k8s.io", &coordinationv1.Lease{TypeMeta: metav1.TypeMeta{Kind: "Lease", APIVersion: "coordination.k8s.io/v1"}, ObjectMeta: metav1.ObjectMeta{Name: "put-lease"}}, 201},
+		{"roles", "rbac.authorization.k8s.io", &rbacv1.Role{TypeMeta: metav1.TypeMeta{Kind: "Role", APIVersion: "rbac.authorization.k8s.io/v1"}, ObjectMeta: metav1.ObjectMeta{Name: "put-role"}}, 201},
+		{"configmaps", "", &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "put-cm"}}, 404},
+	} {
+		code, err := put(tc.resource, tc.group, "v1", tc.obj.(metav1.Object).GetName(), tc.obj)
+		if code != tc.want {
+			t.Errorf("PUT of a missing %s: %d (%v), want %d", tc.resource, code, err, tc.want)
+		}
+	}
+	if ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "put-ep", metav1.GetOptions{}); err != nil || ep.UID == "" || ep.CreationTimestamp.IsZero() {
+		t.Errorf("endpoints created by a PUT: %v %+v", err, ep)
+	}
+	// A second PUT updates it.
+	if code, err := put("endpoints", "", "v1", "put-ep", &corev1.Endpoints{TypeMeta: metav1.TypeMeta{Kind: "Endpoints", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "put-ep", Labels: map[string]string{"a": "b"}}}); code != 200 {
+		t.Errorf("second PUT: %d (%v), want 200", code, err)
+	}
 }

@@ -674,6 +674,24 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 	// changes the object it writes, so a retry decodes the body again
 	// rather than every update copying the object in case of one.
 	fresh := obj
+	// The kinds that allow it are created by a PUT when missing (never
+	// through a subresource), which takes leave to create, as Kubernetes'
+	// update handler asks for it.
+	var createOnUpdate func() (runtime.Object, runtime.Object, error)
+	if req.res.CreateOnUpdate && req.info.Subresource == "" {
+		createOnUpdate = func() (runtime.Object, runtime.Object, error) {
+			if err := h.authorizeVerb(req, "create"); err != nil {
+				return nil, nil, err
+			}
+			if fresh != nil {
+				o := fresh
+				fresh = nil
+				return o, nil, nil
+			}
+			o, err := h.decodeAgain(req, body)
+			return o, nil, err
+		}
+	}
 	out, err := h.guaranteedUpdate(req, st, req.info.Name, dry, func(runtime.Object) (runtime.Object, error) {
 		if m.GetResourceVersion() == "" && !unconditionalAllowed(req.res) {
 			// Decided once the object is found, as Kubernetes' store does.
@@ -686,9 +704,12 @@ func (h *Handler) update(req *request, st registry.Strategy) error {
 			return o, nil
 		}
 		return h.decodeAgain(req, body)
-	}, nil)
+	}, createOnUpdate)
 	if err != nil {
 		return err
+	}
+	if out.created {
+		return h.respond(req, http.StatusCreated, out.obj)
 	}
 	return h.respond(req, http.StatusOK, out.obj)
 }

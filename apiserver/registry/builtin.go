@@ -49,6 +49,7 @@ type spec struct {
 	storagePrefix              string
 	stored                     *StoredForm
 	finalize, binding, evict   bool
+	createOnUpdate             bool
 }
 
 var replicasScale = &ScalePaths{SpecReplicas: "spec.replicas", StatusReplicas: "status.replicas", LabelSelector: "spec.selector"}
@@ -78,7 +79,7 @@ func builtinSpecs() []spec {
 		{group: "", version: "v1", name: "replicationcontrollers", kind: "ReplicationController", namespaced: true, short: []string{"rc"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.ReplicationController{} }, newList: func() runtime.Object { return &corev1.ReplicationControllerList{} },
 			status: true, generation: true, scale: labelSetScale, fields: []string{"status.replicas"}},
-		{group: "", version: "v1", name: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"},
+		{group: "", version: "v1", name: "endpoints", createOnUpdate: true, kind: "Endpoints", namespaced: true, short: []string{"ep"},
 			newObj: func() runtime.Object { return &corev1.Endpoints{} }, newList: func() runtime.Object { return &corev1.EndpointsList{} }},
 		{group: "", version: "v1", name: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"},
 			newObj: func() runtime.Object { return &corev1.ConfigMap{} }, newList: func() runtime.Object { return &corev1.ConfigMapList{} }},
@@ -92,7 +93,7 @@ func builtinSpecs() []spec {
 			fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
 		{group: "", version: "v1", name: "resourcequotas", kind: "ResourceQuota", namespaced: true, short: []string{"quota"},
 			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }, status: true},
-		{group: "", version: "v1", name: "limitranges", kind: "LimitRange", namespaced: true, short: []string{"limits"},
+		{group: "", version: "v1", name: "limitranges", createOnUpdate: true, kind: "LimitRange", namespaced: true, short: []string{"limits"},
 			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
 		{group: "", version: "v1", name: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"},
 			newObj: func() runtime.Object { return &corev1.PersistentVolume{} }, newList: func() runtime.Object { return &corev1.PersistentVolumeList{} },
@@ -124,7 +125,7 @@ func builtinSpecs() []spec {
 			newObj: func() runtime.Object { return &batchv1.CronJob{} }, newList: func() runtime.Object { return &batchv1.CronJobList{} },
 			status: true, generation: true},
 		// coordination.k8s.io/v1
-		{group: "coordination.k8s.io", version: "v1", name: "leases", kind: "Lease", namespaced: true,
+		{group: "coordination.k8s.io", version: "v1", name: "leases", createOnUpdate: true, kind: "Lease", namespaced: true,
 			newObj: func() runtime.Object { return &coordinationv1.Lease{} }, newList: func() runtime.Object { return &coordinationv1.LeaseList{} }},
 		// discovery.k8s.io/v1
 		{group: "discovery.k8s.io", version: "v1", name: "endpointslices", kind: "EndpointSlice", namespaced: true,
@@ -152,13 +153,13 @@ func builtinSpecs() []spec {
 			newObj: func() runtime.Object { return &policyv1.PodDisruptionBudget{} }, newList: func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
 			status: true, generation: true},
 		// rbac.authorization.k8s.io/v1
-		{group: "rbac.authorization.k8s.io", version: "v1", name: "roles", kind: "Role", namespaced: true, nameFunc: path.ValidatePathSegmentName,
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "roles", createOnUpdate: true, kind: "Role", namespaced: true, nameFunc: path.ValidatePathSegmentName,
 			newObj: func() runtime.Object { return &rbacv1.Role{} }, newList: func() runtime.Object { return &rbacv1.RoleList{} }},
-		{group: "rbac.authorization.k8s.io", version: "v1", name: "rolebindings", kind: "RoleBinding", namespaced: true, nameFunc: path.ValidatePathSegmentName,
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "rolebindings", createOnUpdate: true, kind: "RoleBinding", namespaced: true, nameFunc: path.ValidatePathSegmentName,
 			newObj: func() runtime.Object { return &rbacv1.RoleBinding{} }, newList: func() runtime.Object { return &rbacv1.RoleBindingList{} }},
-		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterroles", kind: "ClusterRole", nameFunc: path.ValidatePathSegmentName,
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterroles", createOnUpdate: true, kind: "ClusterRole", nameFunc: path.ValidatePathSegmentName,
 			newObj: func() runtime.Object { return &rbacv1.ClusterRole{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleList{} }},
-		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterrolebindings", kind: "ClusterRoleBinding", nameFunc: path.ValidatePathSegmentName,
+		{group: "rbac.authorization.k8s.io", version: "v1", name: "clusterrolebindings", createOnUpdate: true, kind: "ClusterRoleBinding", nameFunc: path.ValidatePathSegmentName,
 			newObj: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }},
 		// scheduling.k8s.io/v1
 		{group: "scheduling.k8s.io", version: "v1", name: "priorityclasses", kind: "PriorityClass", short: []string{"pc"},
@@ -192,6 +193,7 @@ func Builtins(h Hooks, table TableConvertor) []*Resource {
 			},
 			SelectableFields: s.fields,
 			FieldLabels:      s.fieldLabels,
+			CreateOnUpdate:   s.createOnUpdate,
 			TTL:              s.ttl,
 			StoragePrefix:    s.storagePrefix,
 			Stored:           s.stored,

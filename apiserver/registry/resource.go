@@ -40,6 +40,10 @@ type Resource struct {
 	// FieldLabels are the selectable fields whose label is not their JSON
 	// path (Kubernetes' Job "status.successful" reads status.succeeded).
 	FieldLabels map[string]FieldLabel
+	// CreateOnUpdate: a PUT of an object that does not exist creates it,
+	// as Kubernetes' strategies allow for Endpoints, Leases, LimitRanges
+	// and RBAC roles and bindings (AllowCreateOnUpdate).
+	CreateOnUpdate bool
 	// TTL, when set, makes every stored object expire (Events).
 	TTL time.Duration
 	// StorageGroup overrides the key prefix's group part where Kubernetes
