@@ -273,6 +273,26 @@ func preemptionGoroutines(t *testing.T, s *Scheduler) map[string]float64 {
 	return out
 }
 
+// preemptingOverANomination is a scheduler about to attempt vip, which must
+// preempt low from node n, where the less important mid waits nominated
+// (out of the queue: only vip is attempted), with the pod patches going
+// through react first.
+func preemptingOverANomination(t *testing.T, react k8stesting.ReactionFunc) (*Scheduler, *fake.Clientset) {
+	t.Helper()
+	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
+	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
+	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
+	mid.Status.NominatedNodeName = "n"
+	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
+	s, cs := newAttemptTestScheduler(t, low, mid, vip)
+	cs.PrependReactor("patch", "pods", react)
+	s.onNodeAdd(node)
+	s.onPodAdd(low)
+	s.nominator.add(mid, "n")
+	s.onPodAdd(vip)
+	return s, cs
+}
+
 // TestUnclearedLowerNominationRetriesThePreemptor: as kube-scheduler v1.33's
 // prepareCandidateAsync, a less important pod's nomination that cannot be
 // cleared does not stop the preemption (the victims are deleted), but the
@@ -280,23 +300,12 @@ func preemptionGoroutines(t *testing.T, s *Scheduler) map[string]float64 {
 // (Handle.Activate) rather than wait among the unschedulable, and the
 // goroutine is counted as one that failed.
 func TestUnclearedLowerNominationRetriesThePreemptor(t *testing.T) {
-	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
-	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
-	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
-	mid.Status.NominatedNodeName = "n"
-	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
-	s, cs := newAttemptTestScheduler(t, low, mid, vip)
-	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	s, cs := preemptingOverANomination(t, func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" && a.(k8stesting.PatchAction).GetName() == "mid" {
 			return true, nil, apierrors.NewServiceUnavailable("etcd is on fire")
 		}
 		return false, nil, nil
 	})
-	s.onNodeAdd(node)
-	s.onPodAdd(low)
-	// mid waits nominated to n, out of the queue: only vip is attempted.
-	s.nominator.add(mid, "n")
-	s.onPodAdd(vip)
 
 	if got := attempt(t, s, cs, "vip"); got.Status.NominatedNodeName != "n" {
 		t.Fatalf("vip nominated to %q, want n", got.Status.NominatedNodeName)
@@ -321,14 +330,8 @@ func TestUnclearedLowerNominationRetriesThePreemptor(t *testing.T) {
 // nomination are sent again when the API server fails them for a passing
 // reason: one 503 each changes nothing of the outcome.
 func TestStatusWritesGetThroughATransientError(t *testing.T) {
-	node := schedtest.MakeNode().Name("n").Capacity("cpu", "4", "pods", "10").Obj()
-	low := schedtest.MakePod().Name("low").UID("low").Node("n").Req("cpu", "4").Obj()
-	mid := schedtest.MakePod().Name("mid").UID("mid").Priority(500).Req("cpu", "1").Obj()
-	mid.Status.NominatedNodeName = "n"
-	vip := schedtest.MakePod().Name("vip").UID("vip").Priority(1000).Req("cpu", "2").Obj()
-	s, cs := newAttemptTestScheduler(t, low, mid, vip)
 	var failed sync.Map
-	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	s, cs := preemptingOverANomination(t, func(a k8stesting.Action) (bool, runtime.Object, error) {
 		// The strategic-merge patches; the victim's DisruptionTarget
 		// condition (an apply) is not retried, as upstream's.
 		pa := a.(k8stesting.PatchAction)
@@ -340,10 +343,6 @@ func TestStatusWritesGetThroughATransientError(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	s.onNodeAdd(node)
-	s.onPodAdd(low)
-	s.nominator.add(mid, "n")
-	s.onPodAdd(vip)
 
 	got := attempt(t, s, cs, "vip")
 	if got.Status.NominatedNodeName != "n" || !hasCondition(got, v1.PodScheduled, v1.ConditionFalse) {
