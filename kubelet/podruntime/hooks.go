@@ -48,7 +48,9 @@ func (r *Runtime) preStop(ctx context.Context, pod *corev1.Pod, s krt.ContainerS
 	defer cancel()
 	if err := r.runHook(hctx, c.Lifecycle.PreStop, c, s.ID, pod.Status.PodIP); err != nil {
 		r.log.Warn("preStop hook failed", "pod", pod.Namespace+"/"+pod.Name, "container", s.Name, "err", err)
-		r.event(pod, c, corev1.EventTypeWarning, "FailedPreStopHook", "%s", hookFailure(pod, c, c.Lifecycle.PreStop, err))
+		// As the kubelet: the event says no more, so that what the hook ran
+		// or printed (maybe a secret) stays on the node, unlike postStart's.
+		r.event(pod, c, corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 	}
 	left := grace - time.Since(start)
 	if left < minGrace {
@@ -58,7 +60,7 @@ func (r *Runtime) preStop(ctx context.Context, pod *corev1.Pod, s krt.ContainerS
 	return left
 }
 
-// hookFailure is the kubelet's message for a failed lifecycle hook.
+// hookFailure is the kubelet's message for a failed postStart hook.
 func hookFailure(pod *corev1.Pod, c *corev1.Container, h *corev1.LifecycleHandler, err error) string {
 	podName := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 	switch {

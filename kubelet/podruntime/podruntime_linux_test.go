@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -643,14 +644,18 @@ func TestLifecycleHooks(t *testing.T) {
 	}
 	failing := appContainer("failing", "sleep")
 	failing.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "1"}}}}
-	pod.Spec.Containers = []corev1.Container{c, failing}
+	// A failing preStop hook is told of without its command or output (the
+	// kubelet keeps what it ran, maybe secrets, out of the event).
+	stopFailing := appContainer("stop-failing", "sleep")
+	stopFailing.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "crash", "3"}}}}
+	pod.Spec.Containers = []corev1.Container{c, failing, stopFailing}
 	pod.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
 	rec := record.NewFakeRecorder(100)
 	e.rt.rec = rec
 	const ip = "10.251.39.9"
 	t.Cleanup(func() { e.rt.KillPod(context.Background(), pod, 0) })
-	e.syncUntil(t, pod, ip, "main running, failing killed", func(s agent.PodState) bool {
-		return s.Containers[0].State.Running != nil &&
+	e.syncUntil(t, pod, ip, "main and stop-failing running, failing killed", func(s agent.PodState) bool {
+		return s.Containers[0].State.Running != nil && s.Containers[2].State.Running != nil &&
 			(s.Containers[1].State.Terminated != nil || s.Containers[1].State.Waiting != nil && s.Containers[1].State.Waiting.Reason == "CrashLoopBackOff")
 	})
 	if _, err := os.Stat(filepath.Join(hostDir, "post-start")); err != nil {
@@ -679,6 +684,15 @@ func TestLifecycleHooks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(hostDir, "pre-stop")); err != nil {
 		t.Errorf("preStop hook did not run on KillPod: %v", err)
+	}
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if want := "Warning FailedPreStopHook PreStopHook failed"; !slices.Contains(events, want) {
+		t.Errorf("events lack %q:\n%s", want, strings.Join(events, "\n"))
+	}
+	if contains("crash 3") {
+		t.Errorf("an event names the preStop command:\n%s", strings.Join(events, "\n"))
 	}
 	e.assertGone(t, pod)
 }
