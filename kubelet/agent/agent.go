@@ -68,6 +68,8 @@ type Agent struct {
 	// recorded (once, while their stop, final status or removal is
 	// retried).
 	stopping map[types.UID]bool
+	// stops are the stops under way (PodStopper), by pod.
+	stops map[types.UID]*stopRun
 	// started are the start times the agent gave the pods it runs, as
 	// the kubelet's status manager keeps them: their active deadlines
 	// count from these, which the cache may not show yet.
@@ -102,7 +104,7 @@ func New(client Client, rt Runtime, cfg Config) (*Agent, error) {
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods-" + cfg.NodeName}),
 		tracked: map[string]*corev1.Pod{}, keys: map[types.UID]string{},
 		evictions: map[types.UID]*evictRequest{}, failed: map[types.UID]*failure{}, finished: map[types.UID]*corev1.PodStatus{},
-		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, started: map[types.UID]*metav1.Time{},
+		overdue: map[types.UID]bool{}, stopping: map[types.UID]bool{}, stops: map[types.UID]*stopRun{}, started: map[types.UID]*metav1.Time{},
 		refusedStops: map[types.UID]bool{}}
 	for _, addr := range cfg.Addresses {
 		if addr.Type == corev1.NodeInternalIP && a.hostIP == "" {
@@ -151,7 +153,7 @@ func RunGroup(ctx context.Context, agents []*Agent, workers int) error {
 		// per-listener buffers (they add up over a thousand hollow nodes).
 		indexer, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 			ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, a.client), ObjectType: &corev1.Pod{},
-			Handler: cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue},
+			Handler: cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { a.podUpdated(n); enqueue(n) }, DeleteFunc: enqueue},
 		})
 		a.indexer = indexer
 		informers = append(informers, informer)
@@ -367,7 +369,12 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, a.writeFailure(ctx, pod, failed)
 	}
 	if pod.DeletionTimestamp != nil {
-		return 0, a.terminate(ctx, key, pod)
+		if err := a.terminate(ctx, key, pod); errors.Is(err, errGraceShortened) {
+			return time.Millisecond, nil // at once, with the pod as it is now
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
 	}
 	if podFinished(pod) {
 		return 0, a.stopFinished(ctx, key, pod)
@@ -548,6 +555,56 @@ func (a *Agent) sandboxStopped(pod *corev1.Pod, status *corev1.PodStatus) {
 
 // terminate stops a pod being deleted, honouring its grace period, then
 // removes it from the API (grace 0, only this incarnation).
+// errGraceShortened ends a stop called off because the pod's deletion
+// grace period was shortened: the next sync stops it again with the new one.
+var errGraceShortened = errors.New("the deletion's grace period was shortened")
+
+// stopRun is a stop under way: the grace period it was given, and how to
+// call it off.
+type stopRun struct {
+	grace  time.Duration
+	cancel context.CancelFunc
+}
+
+// podUpdated is told of each pod the watch shows changed, before its key is
+// queued: a pod being stopped whose deletion grace period is now shorter
+// than the stop's has that stop called off, to be started again with the
+// shorter one, as the kubelet's pod worker restarts a termination whose
+// grace period shrinks (a second delete with a smaller --grace-period). The
+// sync under way holds the pod's key, so only this can reach it.
+func (a *Agent) podUpdated(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.DeletionTimestamp == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if run := a.stops[pod.UID]; run != nil && terminationGrace(pod) < run.grace {
+		run.cancel()
+	}
+}
+
+// beginStop registers the stop of pod with grace, called off if the
+// pod's grace period is shortened, also by an update the cache showed
+// before the registration. end unregisters it.
+func (a *Agent) beginStop(ctx context.Context, key string, pod *corev1.Pod, grace time.Duration) (sctx context.Context, end func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	a.mu.Lock()
+	a.stops[pod.UID] = &stopRun{grace: grace, cancel: cancel}
+	a.mu.Unlock()
+	if a.indexer != nil {
+		if obj, ok, _ := a.indexer.GetByKey(key); ok {
+			a.podUpdated(obj)
+		}
+	}
+	return sctx, func() {
+		a.mu.Lock()
+		delete(a.stops, pod.UID)
+		a.mu.Unlock()
+		cancel()
+	}
+}
+
 func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) error {
 	grace := terminationGrace(pod)
 	a.mu.Lock()
@@ -566,7 +623,13 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *corev1.Pod) erro
 	// tracking) it stays in that final state.
 	var final *PodState
 	if s, ok := a.runtime.(PodStopper); ok {
-		state, err := s.StopPod(ctx, pod, grace)
+		sctx, end := a.beginStop(ctx, key, pod, grace)
+		state, err := s.StopPod(sctx, pod, grace)
+		shortened := sctx.Err() != nil && ctx.Err() == nil
+		end()
+		if shortened {
+			return errGraceShortened
+		}
 		if err != nil {
 			return fmt.Errorf("stopping containers of %s: %w", key, err)
 		}

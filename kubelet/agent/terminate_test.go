@@ -206,3 +206,71 @@ func TestTerminatingPodGoneBeforeItsStopIsDoneIsCleanedUp(t *testing.T) {
 		t.Errorf("kept of the gone pod: tracked %v, stopping %v", a.tracked, a.stopping)
 	}
 }
+
+// slowStopRuntime stops a pod's containers as a real runtime does: it
+// takes the whole grace period (its containers ignore SIGTERM) unless the
+// stop is called off; it tells stops of each StopPod's grace.
+type slowStopRuntime struct {
+	killRuntime
+	stops chan time.Duration
+}
+
+func (r slowStopRuntime) StopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) (PodState, error) {
+	r.stops <- grace
+	select {
+	case <-time.After(grace):
+		return PodState{Containers: []corev1.ContainerStatus{exited("a", 137)}}, nil
+	case <-ctx.Done():
+		return PodState{}, ctx.Err()
+	}
+}
+
+// A second delete with a shorter grace period (kubectl delete
+// --grace-period=1 after --grace-period=60) cuts short the stop under way,
+// as the kubelet's pod worker restarts a termination whose grace period
+// shrinks; the containers are stopped again with the shorter one. A
+// deletion whose grace period is not shorter leaves the stop alone.
+func TestTerminateHonoursAShortenedGracePeriod(t *testing.T) {
+	pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+	pod.Spec.NodeName = "n"
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.DeletionGracePeriodSeconds = new(int64(60))
+	pod.Status = *computeStatus(pod, PodState{Containers: []corev1.ContainerStatus{running("a", true)}}, "10.0.0.5", "192.0.2.1", time.Now(), false)
+	rt := slowStopRuntime{stops: make(chan time.Duration, 4)}
+	a, err := New(fake.NewClientset(pod), rt, Config{NodeName: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.terminate(context.Background(), "ns/p", pod) }()
+	if g := <-rt.stops; g != time.Minute {
+		t.Fatalf("first stop with grace %v, want 1m", g)
+	}
+	same := pod.DeepCopy()
+	same.ResourceVersion = "2"
+	a.podUpdated(same)
+	select {
+	case err := <-done:
+		t.Fatalf("terminate ended (%v) on an update that did not shorten the grace period", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	shorter := pod.DeepCopy()
+	shorter.DeletionGracePeriodSeconds = new(int64(1))
+	a.podUpdated(shorter)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("terminate reported the pod stopped although its stop was called off")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stop under the 60s grace period went on after the grace period was shortened to 1s")
+	}
+	go func() { done <- a.terminate(context.Background(), "ns/p", shorter) }()
+	if g := <-rt.stops; g != time.Second {
+		t.Errorf("stopped again with grace %v, want 1s", g)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
