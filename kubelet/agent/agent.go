@@ -340,8 +340,10 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	old := a.tracked[key]
 	a.mu.Unlock()
 	if old != nil && (pod == nil || pod.UID != old.UID) {
-		// Gone (or replaced by a new pod of the same name): stop what ran.
-		if err := a.runtime.KillPod(ctx, old, 0); err != nil {
+		// Gone (or replaced by a new pod of the same name): stop what ran,
+		// as the kubelet stops a pod removed at once (a forced delete):
+		// gracefully, with the grace period its last known state gives.
+		if err := a.runtime.KillPod(ctx, old, terminationGrace(old)); err != nil {
 			return 0, fmt.Errorf("stopping containers of %s: %w", key, err)
 		}
 		a.forget(key, old)

@@ -274,3 +274,55 @@ func TestTerminateHonoursAShortenedGracePeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// graceKillRuntime tells of the grace period each KillPod was given.
+type graceKillRuntime struct {
+	killRuntime
+	kills chan time.Duration
+}
+
+func (r graceKillRuntime) KillPod(_ context.Context, _ *corev1.Pod, grace time.Duration) error {
+	r.kills <- grace
+	return nil
+}
+
+// A pod removed from the API at once (kubectl delete --grace-period=0
+// --force, or never deleted gracefully) still has its containers stopped
+// gracefully, as the kubelet stops an orphaned pod: SIGTERM, then the grace
+// period its last known state gives (its deletion's, else its spec's)
+// before SIGKILL.
+func TestGonePodIsStoppedWithItsGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		spec     *int64
+		deletion *int64
+		want     time.Duration
+	}{
+		{name: "spec grace", spec: new(int64(20)), want: 20 * time.Second},
+		{name: "default grace", want: 30 * time.Second},
+		{name: "being deleted", spec: new(int64(20)), deletion: new(int64(5)), want: 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podWith(corev1.RestartPolicyAlways, nil, "a")
+			pod.Spec.NodeName = "n"
+			pod.Spec.TerminationGracePeriodSeconds = tc.spec
+			if tc.deletion != nil {
+				now := metav1.Now()
+				pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, tc.deletion
+			}
+			rt := graceKillRuntime{kills: make(chan time.Duration, 1)}
+			a, err := New(fake.NewClientset(), rt, Config{NodeName: "n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.indexer = cache.NewStore(cache.MetaNamespaceKeyFunc)
+			a.tracked["ns/p"] = pod
+			if _, err := a.sync(context.Background(), "ns/p"); err != nil {
+				t.Fatal(err)
+			}
+			if g := <-rt.kills; g != tc.want {
+				t.Errorf("killed with grace %v, want %v", g, tc.want)
+			}
+		})
+	}
+}
