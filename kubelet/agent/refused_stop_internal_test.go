@@ -122,14 +122,7 @@ func testRefusedPodThatRanIsStoppedOnce(t *testing.T, policy corev1.RestartPolic
 	gate.install(client)
 	rt, rec, ctx := runRefusingAgent(t, client)
 
-	var (
-		got *corev1.Pod
-		err error
-	)
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
-		return err == nil && got.Status.ContainerStatuses[0].State.Running == nil, nil
-	})
+	got, err := waitRanStopped(ctx, client, 5*time.Second)
 	if err != nil {
 		t.Fatalf("waiting for the app container to be reported stopped: %v (status %+v; writes rejected %q)", err, got.Status, gate.rejections())
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
@@ -25,18 +24,7 @@ func TestPodNamingARuntimeClassDoesNotStart(t *testing.T) {
 	sandboxed.Spec.RuntimeClassName = ptr.To("gvisor")
 	defaultClass := usernsPod("default-class", nil)
 	defaultClass.Spec.RuntimeClassName = ptr.To("")
-	for _, p := range []*corev1.Pod{sandboxed, defaultClass} {
-		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) *corev1.Pod {
-		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	get := createPods(ctx, t, client, sandboxed, defaultClass)
 	poll(t, "default-class running", func() (bool, error) { return get("default-class").Status.Phase == corev1.PodRunning, nil })
 	poll(t, "sandboxed's status written", func() (bool, error) { return len(get("sandboxed").Status.ContainerStatuses) > 0, nil })
 	st := get("sandboxed").Status

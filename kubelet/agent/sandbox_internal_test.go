@@ -153,14 +153,7 @@ func testRefusedPodThatRanIsStopped(t *testing.T, ask func(*corev1.PodSpec), ref
 	ask(&pod.Spec)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{PodCIDR: "10.42.0.0/24"}}, pod)
 	rt, rec, ctx := runRefusingAgent(t, client)
-	var (
-		got *corev1.Pod
-		err error
-	)
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		got, err = client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
-		return err == nil && got.Status.ContainerStatuses[0].State.Running == nil, nil
-	})
+	got, err := waitRanStopped(ctx, client, 10*time.Second)
 	if err != nil {
 		t.Fatalf("waiting for the container to be reported stopped: %v (status %+v)", err, got.Status)
 	}
@@ -185,4 +178,19 @@ func testRefusedPodThatRanIsStopped(t *testing.T, ask func(*corev1.PodSpec), ref
 	if err != nil {
 		t.Errorf("Events %q, want %q", events, wants)
 	}
+}
+
+// waitRanStopped waits up to timeout for the pod "ran" to report its first
+// container no longer running, and returns the pod as last read.
+func waitRanStopped(ctx context.Context, client *fake.Clientset, timeout time.Duration) (*corev1.Pod, error) {
+	got := &corev1.Pod{}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "ran", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		got = p
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Running == nil, nil
+	})
+	return got, err
 }

@@ -51,18 +51,7 @@ func TestPodAskingForAUserNamespaceDoesNotStart(t *testing.T) {
 		usernsPod("host-users", ptr.To(true)),
 		usernsPod("default-users", nil),
 	}
-	for _, p := range pods {
-		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) *corev1.Pod {
-		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	get := createPods(ctx, t, client, pods...)
 	for _, name := range []string{"host-users", "default-users"} {
 		poll(t, name+" running", func() (bool, error) { return get(name).Status.Phase == corev1.PodRunning, nil })
 	}
@@ -148,6 +137,24 @@ func TestPodAskingForAUserNamespacePastItsDeadlineFails(t *testing.T) {
 	})
 	if d := time.Since(created); d > 5*time.Second {
 		t.Errorf("failed %s after its creation, its deadline is 1s", d)
+	}
+}
+
+// createPods creates pods in "default" and returns how to read one back.
+func createPods(ctx context.Context, t *testing.T, client *fake.Clientset, pods ...*corev1.Pod) (get func(name string) *corev1.Pod) {
+	t.Helper()
+	for _, p := range pods {
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(name string) *corev1.Pod {
+		t.Helper()
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
 
