@@ -378,3 +378,55 @@ func TestCreateOnUpdate(t *testing.T) {
 		t.Errorf("second PUT: %d (%v), want 200", code, err)
 	}
 }
+
+// TestPodGeneration: a pod's metadata.generation starts at 1 and moves with
+// each change of its spec, not with its metadata, status or binding, and
+// its graceful deletion moves it once more, as Kubernetes' pod strategy
+// (v1.33 sets it whatever the PodObservedGenerationTracking gate says).
+func TestPodGeneration(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gen"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(step string, p *corev1.Pod, want int64) {
+		t.Helper()
+		if p.Generation != want {
+			t.Fatalf("%s: generation %d, want %d", step, p.Generation, want)
+		}
+	}
+	expect("create", pod, 1)
+	pod, err = pods.Patch(ctx, "gen", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"b"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("label", pod, 1)
+	pod, err = pods.Patch(ctx, "gen", types.StrategicMergePatchType, []byte(`{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("image change", pod, 2)
+	if err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "gen"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err = pods.Get(ctx, "gen", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("binding", pod, 2)
+	pod.Status.Phase = corev1.PodRunning
+	if pod, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("status", pod, 2)
+	if err := pods.Delete(ctx, "gen", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if pod, err = pods.Get(ctx, "gen", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("graceful deletion", pod, 3)
+}

@@ -71,7 +71,9 @@ func builtinSpecs() []spec {
 			status: true, createWithStatus: true, fields: []string{"spec.unschedulable"}},
 		{group: "", version: "v1", name: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} },
-			status: true, onCreate: podOnCreate, onAdmitted: podOnAdmitted, binding: true, evict: true,
+			// Kubernetes sets a pod's generation and moves it with its spec
+			// whatever the PodObservedGenerationTracking gate says (KEP-5067).
+			status: true, generation: true, onCreate: podOnCreate, onAdmitted: podOnAdmitted, binding: true, evict: true,
 			fields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
 		{group: "", version: "v1", name: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} },
