@@ -393,7 +393,8 @@ func TestTableAndMetrics(t *testing.T) {
 	}
 	_, data = c.do("GET", "/metrics", "", nil)
 	// The store's own metrics are served beside the requests'.
-	for _, want := range []string{`apiserver_request_total{code="201",resource="configmaps",verb="create"} 1`, `apiserver_request_duration_seconds_bucket{resource="configmaps",verb="list"`,
+	for _, want := range []string{`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`,
+		`apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"`,
 		`skiff_storage_commit_duration_seconds_bucket{dialect="sqlite"`, `skiff_storage_commits_total{dialect="sqlite",result="committed"}`, `skiff_storage_watches{dialect="sqlite"}`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -22,7 +22,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiffkube/skiff/apiserver/admission"
@@ -558,12 +560,66 @@ func (s *Server) observe(c *gin.Context) {
 	done := s.metrics.Inflight(kind)
 	c.Next()
 	done()
-	verb, resource := o.Verb, o.Resource
-	if verb == "" {
-		verb = strings.ToLower(c.Request.Method)
-	}
-	s.metrics.Observe(verb, resource, c.Writer.Status(), time.Since(start))
+	s.metrics.Observe(requestMetric(c.Request, o.Info, c.Writer.Status()), time.Since(start))
 }
+
+// requestMetric labels a finished request as kube-apiserver's request
+// metrics do: its installer's verbs (POST for a create, PUT for an update,
+// LIST, DELETECOLLECTION), WATCH for a watch, APPLY for a server-side apply,
+// CONNECT for the streaming subresources, and the scope a create or a
+// request naming an object counts in ("resource"), else its namespace's or
+// the cluster's. A path that names no resource (discovery, /metrics, /healthz)
+// is counted by its HTTP method alone.
+func requestMetric(r *http.Request, info endpoints.RequestInfo, code int) metrics.Request {
+	m := metrics.Request{Verb: r.Method, Code: code}
+	if r.Method == http.MethodHead {
+		m.Verb = http.MethodGet
+	}
+	if !info.IsResourceRequest {
+		return m
+	}
+	m.Group, m.Version, m.Resource, m.Subresource = info.Group, info.Version, info.Resource, info.Subresource
+	switch {
+	case info.Name != "" || info.Verb == "create":
+		m.Scope = "resource"
+	case info.Namespace != "":
+		m.Scope = "namespace"
+	default:
+		m.Scope = "cluster"
+	}
+	switch info.Verb {
+	case "get":
+		m.Verb = "GET"
+	case "list":
+		m.Verb = "LIST"
+	case "watch":
+		m.Verb = "WATCH"
+	case "create":
+		m.Verb = "POST"
+	case "update":
+		m.Verb = "PUT"
+	case "patch":
+		m.Verb = "PATCH"
+		if ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(ct) == string(types.ApplyPatchType) {
+			m.Verb = "APPLY"
+		}
+	case "delete":
+		m.Verb = "DELETE"
+	case "deletecollection":
+		m.Verb = "DELETECOLLECTION"
+	}
+	if connectSubresources[info.Subresource] {
+		m.Verb = "CONNECT"
+	}
+	if dry := r.URL.Query()["dryRun"]; len(dry) > 0 {
+		m.DryRun = strings.Join(sets.List(sets.New(dry...)), ",")
+	}
+	return m
+}
+
+// connectSubresources are the subresources kube-apiserver's request metrics
+// count as CONNECT, whatever the method.
+var connectSubresources = map[string]bool{"log": true, "exec": true, "portforward": true, "attach": true, "proxy": true}
 
 // anonymousPaths may be read (get) without credentials: exactly the
 // nonResourceURLs of Kubernetes' system:public-info-viewer ClusterRole,

@@ -121,7 +121,9 @@ type request struct {
 // Observed lets a caller (the metrics middleware) learn how a request was
 // classified: the verb and resource it named.
 type Observed struct {
-	Verb, Resource string
+	// Info is the request's path and verb; Info.IsResourceRequest is false
+	// until the handler has parsed a resource request.
+	Info RequestInfo
 }
 
 type observedKey struct{}
@@ -145,7 +147,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resource += "/" + info.Subresource
 	}
 	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
-		o.Verb, o.Resource = info.Verb, resource
+		o.Info = info
 	}
 	// A CPU profile of the server (/debug/pprof/profile) splits the time
 	// spent serving requests by what they asked for: go tool pprof

@@ -27,13 +27,13 @@ func New(extra ...prometheus.Collector) *Metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "apiserver_request_total",
-			Help: "Counter of API requests by verb, group, version, resource, subresource, scope-less, and HTTP response code.",
-		}, []string{"verb", "resource", "code"}),
+			Help: "Counter of API requests by verb, dry run value, group, version, resource, subresource, scope, component and HTTP response code.",
+		}, append(requestLabels, "code")),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "apiserver_request_duration_seconds",
-			Help:    "Response latency distribution in seconds for each verb and resource (watch excluded).",
+			Help:    "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component (watches excluded).",
 			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"verb", "resource"}),
+		}, requestLabels),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_current_inflight_requests",
 			Help: "Requests being served, by kind (mutating, readOnly, watch).",
@@ -56,14 +56,31 @@ var gcRuntimeMetrics = collectors.GoRuntimeMetricsRule{
 	Matcher: regexp.MustCompile(`^(/cpu/classes/gc/total:cpu-seconds|/gc/heap/live:bytes|/memory/classes/heap/unused:bytes)$`),
 }
 
-// Observe records one finished request. verb is the API verb ("list",
-// "watch") or the lower-case HTTP method for non-resource paths.
-func (m *Metrics) Observe(verb, resource string, code int, d time.Duration) {
-	m.requests.WithLabelValues(verb, resource, strconv.Itoa(code)).Inc()
-	if verb != "watch" {
-		m.latency.WithLabelValues(verb, resource).Observe(d.Seconds())
+// requestLabels are kube-apiserver's labels of its request metrics, in its
+// order, so that queries written for Kubernetes work unchanged.
+var requestLabels = []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"}
+
+// Request is what a finished request is counted by, with kube-apiserver's
+// values: Verb as its metrics report it (GET, LIST, WATCH, POST, PUT,
+// PATCH, APPLY, DELETE, DELETECOLLECTION, CONNECT; the HTTP method for a
+// path that names no resource), Scope "resource", "namespace", "cluster" or
+// empty, DryRun the dryRun parameter's values ("All") or empty.
+type Request struct {
+	Verb, DryRun, Group, Version, Resource, Subresource, Scope string
+	Code                                                       int
+}
+
+// Observe records one finished request.
+func (m *Metrics) Observe(r Request, d time.Duration) {
+	m.requests.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, component, strconv.Itoa(r.Code)).Inc()
+	if r.Verb != "WATCH" {
+		m.latency.WithLabelValues(r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, component).Observe(d.Seconds())
 	}
 }
+
+// component is the request metrics' component label: this is the API
+// server, as kube-apiserver's.
+const component = "apiserver"
 
 // Inflight tracks a request in flight; call the returned func when done.
 func (m *Metrics) Inflight(kind string) func() {

@@ -1,0 +1,65 @@
+package apiserver_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+)
+
+// TestRequestMetricsLabels: apiserver_request_total and
+// apiserver_request_duration_seconds carry kube-apiserver's labels and
+// values (verb in upper case as its installer names them, POST for a create,
+// LIST, APPLY for a server-side apply, group, version, resource and
+// subresource apart, scope, component, dry_run), so that the dashboards and
+// alerts written for Kubernetes (kubernetes-mixin's verb=~"LIST|GET",
+// verb=~"POST|PUT|PATCH|DELETE", code=~"5..") find them.
+func TestRequestMetricsLabels(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	steps := []struct{ method, path, ctype, body string }{
+		{"POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m1"}}`},
+		{"POST", "/api/v1/namespaces/default/configmaps?dryRun=All", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m2"}}`},
+		{"GET", "/api/v1/namespaces/default/configmaps/m1", "", ""},
+		{"GET", "/api/v1/namespaces/default/configmaps", "", ""},
+		{"GET", "/api/v1/configmaps", "", ""},
+		{"PUT", "/api/v1/namespaces/default/configmaps/m1", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m1"},"data":{"a":"b"}}`},
+		{"PATCH", "/api/v1/namespaces/default/configmaps/m1", "application/merge-patch+json", `{"data":{"c":"d"}}`},
+		{"PATCH", "/api/v1/namespaces/default/configmaps/m1?fieldManager=t", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m1"},"data":{"e":"f"}}`},
+		{"GET", "/apis/apps/v1/namespaces/default/deployments/nope/scale", "", ""},
+		{"DELETE", "/api/v1/namespaces/default/configmaps/m1", "", ""},
+		{"DELETE", "/api/v1/namespaces/default/configmaps", "", ""},
+	}
+	for _, s := range steps {
+		resp, data := c.do(s.method, s.path, s.ctype, []byte(s.body))
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %s: %d %s", s.method, s.path, resp.StatusCode, data)
+		}
+	}
+	_, data := c.do("GET", "/metrics", "", nil)
+	for _, want := range []string{
+		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`,
+		`apiserver_request_total{code="201",component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="cluster",subresource="",verb="LIST",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="PUT",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="PATCH",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="APPLY",version="v1"} 1`,
+		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="scale",verb="GET",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="DELETE",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="DELETECOLLECTION",version="v1"} 1`,
+		`apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1",le="`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "apiserver_request_total") {
+				t.Log(line)
+			}
+		}
+	}
+}
