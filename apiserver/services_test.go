@@ -418,3 +418,62 @@ func TestServiceLoadBalancerSourceRanges(t *testing.T) {
 		t.Errorf("LoadBalancer -> ClusterIP dropping the ranges: %v", err)
 	}
 }
+
+// TestServiceDryRunRefusesTakenAllocations: a server-side dry run (kubectl
+// --dry-run=server, kubectl diff) of a Service asking for a cluster IP, node
+// port or health check node port another Service holds fails as the real
+// write would, with Invalid, as Kubernetes' dry-run allocators check what
+// they would take; it still takes nothing, so a free one stays free.
+func TestServiceDryRunRefusesTakenAllocations(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	held := service("held", "LoadBalancer", "")
+	held.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	held, err := svcs.Create(ctx, held, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, port, hc := held.Spec.ClusterIP, held.Spec.Ports[0].NodePort, held.Spec.HealthCheckNodePort
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+
+	sameIP := service("same-ip", "ClusterIP", ip)
+	if _, err := svcs.Create(ctx, sameIP, dry); !apierrors.IsInvalid(err) {
+		t.Errorf("dry-run create with held's cluster IP %s: %v, want Invalid", ip, err)
+	}
+	samePort := service("same-port", "NodePort", "")
+	samePort.Spec.Ports[0].NodePort = port
+	if _, err := svcs.Create(ctx, samePort, dry); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ports[0].nodePort") {
+		t.Errorf("dry-run create with held's node port %d: %v, want Invalid on spec.ports[0].nodePort", port, err)
+	}
+	sameHC := service("same-hc", "LoadBalancer", "")
+	sameHC.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	sameHC.Spec.HealthCheckNodePort = hc
+	if _, err := svcs.Create(ctx, sameHC, dry); !apierrors.IsInvalid(err) {
+		t.Errorf("dry-run create with held's health check node port %d: %v, want Invalid", hc, err)
+	}
+
+	// An update moving another Service onto held's node port, dry run.
+	other := service("other", "NodePort", "")
+	if other, err = svcs.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other.Spec.Ports[0].NodePort = port
+	if _, err := svcs.Update(ctx, other, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsInvalid(err) {
+		t.Errorf("dry-run update onto held's node port %d: %v, want Invalid", port, err)
+	}
+
+	// Free ones pass, and stay free.
+	freeIP := "10.43.201.201"
+	free := service("free", "NodePort", freeIP)
+	free.Spec.Ports[0].NodePort = 30999
+	if _, err := svcs.Create(ctx, free, dry); err != nil {
+		t.Fatalf("dry-run create with a free IP and port: %v", err)
+	}
+	if _, err := svcs.Get(ctx, "free", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("dry run stored the Service: %v", err)
+	}
+	if _, err := svcs.Create(ctx, free, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the dry run took %s or 30999: %v", freeIP, err)
+	}
+}

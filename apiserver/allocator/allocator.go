@@ -98,6 +98,23 @@ func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
 	return nil
 }
 
+// CheckSpecific tells, taking nothing, whether AllocateSpecific(ip) would
+// succeed: nil if ip is in range and free, else AllocateSpecific's error.
+func (a *IPs) CheckSpecific(ctx context.Context, ip netip.Addr) error {
+	o, ok := a.offset(ip)
+	if !ok {
+		return fmt.Errorf("failed to allocate IP %s: %w; please use an IP from %s", ip, ErrNotInRange, a.prefix)
+	}
+	taken, err := a.b.isAllocated(ctx, o)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("failed to allocate IP %s: %w", ip, ErrAllocated)
+	}
+	return nil
+}
+
 // Release frees ip; addresses outside the range are ignored.
 func (a *IPs) Release(ctx context.Context, ip netip.Addr) error {
 	o, ok := a.offset(ip)
@@ -150,6 +167,22 @@ func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
 	}
 	if err := p.b.allocate(ctx, port-p.base); err != nil {
 		return fmt.Errorf("provided port %d is already allocated: %w", port, err)
+	}
+	return nil
+}
+
+// CheckSpecific tells, taking nothing, whether AllocateSpecific(port) would
+// succeed: nil if port is in range and free, else AllocateSpecific's error.
+func (p *Ports) CheckSpecific(ctx context.Context, port int) error {
+	if port < p.base || port > p.max {
+		return fmt.Errorf("provided port %d is not in the valid range. The range of valid ports is %d-%d: %w", port, p.base, p.max, ErrNotInRange)
+	}
+	taken, err := p.b.isAllocated(ctx, port-p.base)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("provided port %d is already allocated: %w", port, ErrAllocated)
 	}
 	return nil
 }

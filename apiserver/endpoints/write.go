@@ -213,6 +213,14 @@ func (h *Handler) createObject(req *request, obj runtime.Object, dry bool, appli
 		}
 	}
 	if dry {
+		// What the write would be refused for, it is refused for in a dry
+		// run too: a requested cluster IP or node port that is taken.
+		if d, ok := res.Lifecycle.(registry.DryRunner); ok {
+			if _, err := d.DryRun().BeforeCreate(req.ctx, obj); err != nil {
+				undo()
+				return nil, err
+			}
+		}
 		return obj, nil
 	}
 	alloc := registry.Allocation(noAllocation{})
@@ -602,8 +610,16 @@ func (h *Handler) updateLoop(req *request, st registry.Strategy, name string, dr
 		// object gave up once the write is stored, Abort gives back what
 		// was taken when it is not.
 		alloc := registry.Allocation(noAllocation{})
-		if res.Lifecycle != nil && !finishing && !dry {
-			a, err := res.Lifecycle.BeforeUpdate(req.ctx, obj, old)
+		lifecycle := res.Lifecycle
+		if dry {
+			// A dry run checks what the update would take, taking nothing.
+			lifecycle = nil
+			if d, ok := res.Lifecycle.(registry.DryRunner); ok {
+				lifecycle = d.DryRun()
+			}
+		}
+		if lifecycle != nil && !finishing {
+			a, err := lifecycle.BeforeUpdate(req.ctx, obj, old)
 			if err != nil {
 				unadmit()
 				return nil, err

@@ -326,6 +326,13 @@ type Lifecycle interface {
 	AfterDelete(ctx context.Context, obj runtime.Object)
 }
 
+// DryRunner is a Lifecycle that can stand in for itself in a server-side
+// dry run: DryRun's Lifecycle refuses what a real write would be refused
+// (a value already allocated) but takes nothing.
+type DryRunner interface {
+	DryRun() Lifecycle
+}
+
 // Allocation is what a Lifecycle took for one write. The handler calls
 // exactly one of its methods: Commit once the write is stored (releasing
 // what the old object held and the new one does not), Abort when it is not

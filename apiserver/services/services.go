@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	stderrors "errors"
 	"fmt"
 	"net/netip"
 
@@ -14,19 +15,57 @@ import (
 	"github.com/skiffkube/skiff/apiserver/registry"
 )
 
-// IPAllocator hands out cluster IPs (allocator.IPs).
+// IPAllocator hands out cluster IPs (allocator.IPs). CheckSpecific says,
+// taking nothing, whether AllocateSpecific would succeed.
 type IPAllocator interface {
 	Allocate(ctx context.Context) (netip.Addr, error)
 	AllocateSpecific(ctx context.Context, ip netip.Addr) error
+	CheckSpecific(ctx context.Context, ip netip.Addr) error
 	Release(ctx context.Context, ip netip.Addr) error
 }
 
-// PortAllocator hands out node ports (allocator.Ports).
+// PortAllocator hands out node ports (allocator.Ports). CheckSpecific says,
+// taking nothing, whether AllocateSpecific would succeed.
 type PortAllocator interface {
 	Allocate(ctx context.Context) (int, error)
 	AllocateSpecific(ctx context.Context, port int) error
+	CheckSpecific(ctx context.Context, port int) error
 	Release(ctx context.Context, port int) error
 }
+
+// DryRun returns the Lifecycle of a server-side dry run: it refuses what the
+// real write would refuse (a requested cluster IP or node port in use or out
+// of range) but takes and releases nothing, as Kubernetes' dry-run
+// allocators do. What the write would be given from the range (any free IP
+// or port) is left unset: finding it is racy and would show nothing true.
+func (l *Lifecycle) DryRun() registry.Lifecycle {
+	return &Lifecycle{IPs: dryIPs{l.IPs}, Ports: dryPorts{l.Ports}}
+}
+
+// errDryRun marks an allocation from the range that a dry run skips.
+var errDryRun = stderrors.New("dry run: nothing allocated")
+
+type dryIPs struct{ real IPAllocator }
+
+func (d dryIPs) Allocate(context.Context) (netip.Addr, error) { return netip.Addr{}, errDryRun }
+func (d dryIPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
+	return d.real.CheckSpecific(ctx, ip)
+}
+func (d dryIPs) CheckSpecific(ctx context.Context, ip netip.Addr) error {
+	return d.real.CheckSpecific(ctx, ip)
+}
+func (d dryIPs) Release(context.Context, netip.Addr) error { return nil }
+
+type dryPorts struct{ real PortAllocator }
+
+func (d dryPorts) Allocate(context.Context) (int, error) { return 0, errDryRun }
+func (d dryPorts) AllocateSpecific(ctx context.Context, port int) error {
+	return d.real.CheckSpecific(ctx, port)
+}
+func (d dryPorts) CheckSpecific(ctx context.Context, port int) error {
+	return d.real.CheckSpecific(ctx, port)
+}
+func (d dryPorts) Release(context.Context, int) error { return nil }
 
 // Lifecycle implements registry.Lifecycle for services.
 type Lifecycle struct {
@@ -116,6 +155,9 @@ func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoL
 	var ip netip.Addr
 	if svc.Spec.ClusterIP == "" {
 		a, err := l.IPs.Allocate(ctx)
+		if stderrors.Is(err, errDryRun) {
+			return nil
+		}
 		if err != nil {
 			return errors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
 		}
@@ -172,6 +214,9 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 			continue
 		default:
 			n, err := l.Ports.Allocate(ctx)
+			if stderrors.Is(err, errDryRun) {
+				continue
+			}
 			if err != nil {
 				return errors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
 			}
@@ -193,6 +238,9 @@ func (l *Lifecycle) takeHealthCheckPort(ctx context.Context, svc *corev1.Service
 		}
 	} else {
 		n, err := l.Ports.Allocate(ctx)
+		if stderrors.Is(err, errDryRun) {
+			return nil
+		}
 		if err != nil {
 			return errors.NewInternalError(fmt.Errorf("failed to allocate a healthCheckNodePort: %w", err))
 		}
