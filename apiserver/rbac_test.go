@@ -404,3 +404,103 @@ func TestNoPrivilegeEscalation(t *testing.T) {
 		return err
 	})
 }
+
+// TestEscalationIgnoresGCOnlyUpdates: as Kubernetes' RBAC storage, an
+// update that changes only what the garbage collector and finalizers need
+// (ownerReferences, finalizers) is not checked for escalation, so the
+// garbage collector can orphan a role that grants more than it holds, and a
+// namespace admin can drop a finalizer from a binding of cluster-admin. Any
+// other change of such an object is still refused, and an update of a
+// ClusterRole that had an aggregationRule needs cluster-admin's rights even
+// when it removes the rule.
+func TestEscalationIgnoresGCOnlyUpdates(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodesList := rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"nodes"}}
+	hold := "example.com/hold"
+	if _, err := admin.RbacV1().Roles("proj").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "big", Finalizers: []string{hold}},
+		Rules: []rbacv1.PolicyRule{nodesList}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "root", Finalizers: []string{hold}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "someone"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dana-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dana"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
+	waitAllowed(t, "dana's admin binding", func() error {
+		_, err := dana.RbacV1().Roles("proj").Get(ctx, "big", metav1.GetOptions{})
+		return err
+	})
+
+	// A label is not a garbage collector's field: refused, as upstream.
+	r, err := dana.RbacV1().Roles("proj").Get(ctx, "big", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := r.DeepCopy()
+	labelled.Labels = map[string]string{"team": "a"}
+	if _, err := dana.RbacV1().Roles("proj").Update(ctx, labelled, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("labelling a role granting more than dana holds: %v, want Forbidden", err)
+	}
+	owned := r.DeepCopy()
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "0a1b2c3d-0000-0000-0000-000000000001"}}
+	if _, err := dana.RbacV1().Roles("proj").Update(ctx, owned, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("setting only ownerReferences on a role granting more than dana holds: %v", err)
+	}
+	r, err = dana.RbacV1().Roles("proj").Get(ctx, "big", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Finalizers, r.OwnerReferences = nil, nil
+	if _, err := dana.RbacV1().Roles("proj").Update(ctx, r, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("dropping the finalizer and owner of a role granting more than dana holds: %v", err)
+	}
+	b, err := dana.RbacV1().RoleBindings("proj").Get(ctx, "root", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Finalizers = nil
+	if _, err := dana.RbacV1().RoleBindings("proj").Update(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("dropping the finalizer of a cluster-admin binding: %v", err)
+	}
+
+	// Removing an aggregationRule needs cluster-admin's rights as setting one.
+	podsGet := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gathered"},
+		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"gather": "me"}}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "erin-roles"},
+		Rules: []rbacv1.PolicyRule{podsGet, {Verbs: []string{"get", "update"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "erin-roles"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "erin-roles"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "erin"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	erin := clientsetFor(t, srv.UserConfig(t, "erin"))
+	waitAllowed(t, "erin's binding", func() error {
+		_, err := erin.RbacV1().ClusterRoles().Get(ctx, "gathered", metav1.GetOptions{})
+		return err
+	})
+	g, err := erin.RbacV1().ClusterRoles().Get(ctx, "gathered", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.AggregationRule, g.Rules = nil, []rbacv1.PolicyRule{podsGet}
+	_, err = erin.RbacV1().ClusterRoles().Update(ctx, g, metav1.UpdateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "must have cluster-admin privileges to use the aggregationRule") {
+		t.Errorf("removing an aggregationRule without cluster-admin's rights: %v", err)
+	}
+}

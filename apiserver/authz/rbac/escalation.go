@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-helpers/auth/rbac/validation"
@@ -35,7 +37,7 @@ var fullAuthority = []rbacv1.PolicyRule{
 }
 
 // Guard is a registry WriteGuard for the four RBAC resources.
-func (e *Escalation) Guard(ctx context.Context, obj, _ runtime.Object) error {
+func (e *Escalation) Guard(ctx context.Context, obj, old runtime.Object) error {
 	u, ok := authn.UserFrom(ctx)
 	if !ok {
 		return apierrors.NewUnauthorized("no user")
@@ -43,11 +45,24 @@ func (e *Escalation) Guard(ctx context.Context, obj, _ runtime.Object) error {
 	if allowed, _, _ := e.Superusers.Authorize(ctx, authz.Attributes{User: u}); allowed {
 		return nil
 	}
+	// As Kubernetes: an update of only what the garbage collector and
+	// finalizers need grants nothing new, so whoever may update the object
+	// may make it (the garbage collector orphaning a role, a controller
+	// dropping its finalizer from a binding of cluster-admin).
+	if old != nil && onlyGCFields(obj, old) {
+		return nil
+	}
 	switch o := obj.(type) {
 	case *rbacv1.Role:
 		return e.role(ctx, u, "roles", o.Namespace, o.Name, o.Rules, false)
 	case *rbacv1.ClusterRole:
-		return e.role(ctx, u, "clusterroles", "", o.Name, o.Rules, o.AggregationRule != nil)
+		// Removing an aggregationRule needs the same rights as setting
+		// one: it would freeze the rules it gathered.
+		aggregated := o.AggregationRule != nil
+		if oc, ok := old.(*rbacv1.ClusterRole); ok && oc.AggregationRule != nil {
+			aggregated = true
+		}
+		return e.role(ctx, u, "clusterroles", "", o.Name, o.Rules, aggregated)
 	case *rbacv1.RoleBinding:
 		return e.binding(ctx, u, "rolebindings", o.Namespace, o.Name, o.RoleRef)
 	case *rbacv1.ClusterRoleBinding:
@@ -68,16 +83,36 @@ func (e *Escalation) role(ctx context.Context, u *authn.User, resource, namespac
 	}
 	gr := schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}
 	held := e.Rules.RulesFor(u, namespace)
+	if ok, missing := validation.Covers(held, rules); !ok {
+		return apierrors.NewForbidden(gr, name, notHeld(u, missing))
+	}
 	if aggregated {
 		// An aggregated role takes in any labelled role's rules.
 		if ok, _ := validation.Covers(held, fullAuthority); !ok {
 			return apierrors.NewForbidden(gr, name, fmt.Errorf("must have cluster-admin privileges to use the aggregationRule"))
 		}
 	}
-	if ok, missing := validation.Covers(held, rules); !ok {
-		return apierrors.NewForbidden(gr, name, notHeld(u, missing))
-	}
 	return nil
+}
+
+// onlyGCFields reports whether obj differs from old at most in its
+// ownerReferences, finalizers and managedFields (Kubernetes'
+// IsOnlyMutatingGCFields).
+func onlyGCFields(obj, old runtime.Object) bool {
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return false
+	}
+	c := obj.DeepCopyObject()
+	m, err := meta.Accessor(c)
+	if err != nil {
+		return false
+	}
+	m.SetOwnerReferences(oldMeta.GetOwnerReferences())
+	m.SetFinalizers(oldMeta.GetFinalizers())
+	m.SetManagedFields(oldMeta.GetManagedFields())
+	m.SetSelfLink(oldMeta.GetSelfLink())
+	return equality.Semantic.DeepEqual(c, old)
 }
 
 func (e *Escalation) binding(ctx context.Context, u *authn.User, resource, namespace, name string, ref rbacv1.RoleRef) error {
