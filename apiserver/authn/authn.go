@@ -271,7 +271,7 @@ func (c ClientCert) Authenticate(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	groups := append([]string{}, leaf.Subject.Organization...)
-	u := &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(groups)}
+	u := &User{Name: leaf.Subject.CommonName, Groups: withAuthenticated(leaf.Subject.CommonName, groups)}
 	if c.verified != nil {
 		until := leaf.NotAfter
 		for _, chain := range chains {
@@ -301,7 +301,7 @@ func NewTokens(tokens map[string]User) *Tokens {
 			continue
 		}
 		u := u
-		u.Groups = withAuthenticated(u.Groups)
+		u.Groups = withAuthenticated(u.Name, u.Groups)
 		t.byHash[sha256.Sum256([]byte(tok))] = &u
 	}
 	return t
@@ -368,9 +368,16 @@ func IntersectAudiences(have, want []string) []string {
 	return out
 }
 
-func withAuthenticated(groups []string) []string {
+// withAuthenticated adds system:authenticated to the groups of an
+// authenticated user, as Kubernetes' AuthenticatedGroupAdder: not to
+// system:anonymous, nor where the groups already name system:authenticated
+// or system:unauthenticated.
+func withAuthenticated(name string, groups []string) []string {
+	if name == UserAnonymous {
+		return groups
+	}
 	for _, g := range groups {
-		if g == GroupAuthenticated {
+		if g == GroupAuthenticated || g == GroupUnauthed {
 			return groups
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,6 +116,41 @@ func TestClientCertRefusals(t *testing.T) {
 			if u, ok, err := a.Authenticate(r); ok || !errors.Is(err, authn.ErrInvalidCredential) {
 				t.Errorf("%s: authenticated %+v (%v), want refused", what, u, err)
 			}
+		}
+	}
+}
+
+// TestClientCertAuthenticatedGroup: a certificate's user is in
+// system:authenticated unless its organizations already name it or
+// system:unauthenticated, or it is system:anonymous, as Kubernetes'
+// AuthenticatedGroupAdder.
+func TestClientCertAuthenticatedGroup(t *testing.T) {
+	ca, err := pki.Ensure(filepath.Join(t.TempDir(), "a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := authn.NewClientCert(ca.CAPool())
+	for _, tc := range []struct {
+		cn     string
+		groups []string
+		want   []string
+	}{
+		{"alice", nil, []string{"system:authenticated"}},
+		{"alice", []string{"dev"}, []string{"dev", "system:authenticated"}},
+		{"alice", []string{"system:authenticated"}, []string{"system:authenticated"}},
+		{"alice", []string{"system:unauthenticated"}, []string{"system:unauthenticated"}},
+		{"system:anonymous", []string{"system:unauthenticated"}, []string{"system:unauthenticated"}},
+	} {
+		certPEM, keyPEM, err := ca.IssueClientCert(tc.cn, tc.groups, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, ok, err := a.Authenticate(requestWith(t, certPEM, keyPEM))
+		if err != nil || !ok {
+			t.Fatalf("%s %v: %v %v", tc.cn, tc.groups, ok, err)
+		}
+		if !slices.Equal(u.Groups, tc.want) {
+			t.Errorf("%s with O=%v: groups %v, want %v", tc.cn, tc.groups, u.Groups, tc.want)
 		}
 	}
 }

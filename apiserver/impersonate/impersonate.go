@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,9 +99,12 @@ func Resolve(ctx context.Context, h http.Header, requester *authn.User, az authz
 	if ns, _, ok := serviceAccount(name); ok && len(groups) == 0 {
 		u.Groups = append(u.Groups, "system:serviceaccounts", "system:serviceaccounts:"+ns)
 	}
+	// As Kubernetes: system:anonymous is in system:unauthenticated; anyone
+	// else is in system:authenticated unless the groups asked for name
+	// system:unauthenticated (acting as an unauthenticated client).
 	if name == authn.UserAnonymous {
 		u.Groups = appendMissing(u.Groups, authn.GroupUnauthed)
-	} else {
+	} else if !slices.Contains(u.Groups, authn.GroupUnauthed) {
 		u.Groups = appendMissing(u.Groups, authn.GroupAuthenticated)
 	}
 	return u, nil
