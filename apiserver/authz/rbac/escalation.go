@@ -3,6 +3,7 @@ package rbac
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -136,15 +137,49 @@ func (e *Escalation) binding(ctx context.Context, u *authn.User, resource, names
 	return nil
 }
 
-// notHeld words the refusal as Kubernetes does.
+// notHeld words the refusal as Kubernetes does: the missing rules (one
+// verb each, as validation.Covers breaks them down) merged back into one
+// rule per group, resource and name, one line each, sorted, no repeats.
 func notHeld(u *authn.User, missing []rbacv1.PolicyRule) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "user %q (groups=%q) is attempting to grant RBAC permissions not currently held:", u.Name, u.Groups)
-	for _, r := range missing {
-		b.WriteString("\n")
-		b.WriteString(compact(r))
+	lines := map[string]bool{}
+	for _, r := range mergeVerbs(missing) {
+		lines[compact(r)] = true
 	}
-	return fmt.Errorf("%s", b.String())
+	sorted := make([]string, 0, len(lines))
+	for l := range lines {
+		sorted = append(sorted, l)
+	}
+	sort.Strings(sorted)
+	return fmt.Errorf("user %q (groups=%q) is attempting to grant RBAC permissions not currently held:\n%s", u.Name, u.Groups, strings.Join(sorted, "\n"))
+}
+
+// mergeVerbs joins the verbs of rules naming one group, one resource and at
+// most one name (Kubernetes' CompactRules); other rules are kept as they are.
+func mergeVerbs(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	type key struct {
+		group, resource, name string
+		named                 bool
+	}
+	var out []rbacv1.PolicyRule
+	at := map[key]int{}
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 || len(r.APIGroups) != 1 || len(r.Resources) != 1 || len(r.ResourceNames) > 1 {
+			out = append(out, r)
+			continue
+		}
+		k := key{group: r.APIGroups[0], resource: r.Resources[0], named: len(r.ResourceNames) == 1}
+		if k.named {
+			k.name = r.ResourceNames[0]
+		}
+		if i, ok := at[k]; ok {
+			out[i].Verbs = append(out[i].Verbs, r.Verbs...)
+			continue
+		}
+		at[k] = len(out)
+		c := r.DeepCopy()
+		out = append(out, *c)
+	}
+	return out
 }
 
 func compact(r rbacv1.PolicyRule) string {
