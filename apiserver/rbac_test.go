@@ -504,3 +504,69 @@ func TestEscalationIgnoresGCOnlyUpdates(t *testing.T) {
 		t.Errorf("removing an aggregationRule without cluster-admin's rights: %v", err)
 	}
 }
+
+// TestDefaultRolesForAddOns: the default cluster roles that add-ons bind
+// to exist with Kubernetes' rules: a service account bound to
+// system:auth-delegator (as Vault's Kubernetes auth, kube-rbac-proxy or an
+// extension API server are set up) may create TokenReviews and
+// SubjectAccessReviews; kube-proxy's user (system:kube-proxy) is bound to
+// system:node-proxier; and system:kube-dns, system:kubelet-api-admin,
+// system:node-problem-detector, system:heapster and system:kube-aggregator
+// are there to bind.
+func TestDefaultRolesForAddOns(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	for _, name := range []string{"system:auth-delegator", "system:node-proxier", "system:kube-dns", "system:kubelet-api-admin",
+		"system:node-problem-detector", "system:heapster", "system:kube-aggregator"} {
+		if _, err := admin.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("clusterrole %s: %v", name, err)
+		}
+	}
+	for name, subject := range map[string]rbacv1.Subject{
+		"system:node-proxier": {Kind: "User", APIGroup: rbacv1.GroupName, Name: "system:kube-proxy"},
+		"system:kube-dns":     {Kind: "ServiceAccount", Name: "kube-dns", Namespace: "kube-system"},
+	} {
+		b, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("clusterrolebinding %s: %v", name, err)
+			continue
+		}
+		if len(b.Subjects) != 1 || b.Subjects[0] != subject || b.RoleRef.Name != name {
+			t.Errorf("clusterrolebinding %s: %+v %+v", name, b.Subjects, b.RoleRef)
+		}
+	}
+
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "vault"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "vault-auth"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vault", Namespace: "default"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "vault", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault := clientsetFor(t, &rest.Config{Host: srv.Config.Host, TLSClientConfig: rest.TLSClientConfig{CAData: srv.Config.CAData}, BearerToken: tr.Status.Token})
+	waitAllowed(t, "vault's TokenReview", func() error {
+		r, err := vault.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
+		if err == nil && (!r.Status.Authenticated || r.Status.User.Username != "system:serviceaccount:default:vault") {
+			t.Errorf("review of vault's own token: %+v", r.Status)
+		}
+		return err
+	})
+	if _, err := vault.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "bob",
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods", Namespace: "default"}}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("vault's SubjectAccessReview: %v", err)
+	}
+
+	proxy := clientsetFor(t, srv.UserConfig(t, "system:kube-proxy"))
+	if _, err := proxy.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("kube-proxy lists endpointslices: %v", err)
+	}
+	if _, err := proxy.CoreV1().Services("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("kube-proxy lists services: %v", err)
+	}
+}

@@ -10,11 +10,14 @@ import (
 const (
 	ControllerManagerUser = "system:kube-controller-manager"
 	SchedulerUser         = "system:kube-scheduler"
-	NodesGroup            = "system:nodes"
-	NodeUserPrefix        = "system:node:"
-	AuthenticatedGroup    = "system:authenticated"
-	UnauthenticatedGroup  = "system:unauthenticated"
-	MastersGroup          = "system:masters"
+	// KubeProxyUser is kube-proxy's user, as Kubernetes binds it to
+	// system:node-proxier.
+	KubeProxyUser        = "system:kube-proxy"
+	NodesGroup           = "system:nodes"
+	NodeUserPrefix       = "system:node:"
+	AuthenticatedGroup   = "system:authenticated"
+	UnauthenticatedGroup = "system:unauthenticated"
+	MastersGroup         = "system:masters"
 	// BootstrappersGroup and AgentJoinUser are the identity of skiff
 	// server's --agent-token, as Kubernetes' bootstrap tokens authenticate
 	// as system:bootstrap:<token id> in group system:bootstrappers
@@ -146,6 +149,36 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			nonResource(verbs("get"), "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/readyz", "/readyz/*")),
 
 		clusterRole("system:node", nil, NodeRules()...),
+
+		// Roles Kubernetes ships for add-ons to bind to: whoever checks
+		// tokens and access on the API server's behalf (Vault's
+		// Kubernetes auth, kube-rbac-proxy, extension API servers),
+		// kube-proxy (bound to its user below), the cluster DNS (bound to
+		// kube-system/kube-dns below), full access to the node API, the
+		// node problem detector, heapster and the aggregator.
+		clusterRole("system:auth-delegator", nil,
+			rule(verbs("create"), groups("authentication.k8s.io"), "tokenreviews"),
+			rule(verbs("create"), groups("authorization.k8s.io"), "subjectaccessreviews")),
+		clusterRole("system:node-proxier", nil,
+			rule(verbs("list", "watch"), groups(legacyGroup), "services", "endpoints"),
+			rule(readVerbs, groups(legacyGroup), "nodes"),
+			eventsRule(),
+			rule(verbs("list", "watch"), groups("discovery.k8s.io"), "endpointslices")),
+		clusterRole("system:kube-dns", nil,
+			rule(verbs("list", "watch"), groups(legacyGroup), "endpoints", "services")),
+		clusterRole("system:kubelet-api-admin", nil,
+			rule(readVerbs, groups(legacyGroup), "nodes"),
+			rule(verbs("proxy"), groups(legacyGroup), "nodes"),
+			rule(verbs("*"), groups(legacyGroup), "nodes/proxy", "nodes/metrics", "nodes/spec", "nodes/stats", "nodes/log")),
+		clusterRole("system:node-problem-detector", nil,
+			rule(verbs("get"), groups(legacyGroup), "nodes"),
+			rule(verbs("patch"), groups(legacyGroup), "nodes/status"),
+			eventsRule()),
+		clusterRole("system:heapster", nil,
+			rule(readVerbs, groups(legacyGroup), "events", "pods", "nodes", "namespaces"),
+			rule(readVerbs, groups("extensions"), "deployments")),
+		clusterRole("system:kube-aggregator", nil,
+			rule(readVerbs, groups(legacyGroup), "services", "endpoints")),
 		// What a joining agent may do: ask for a node client certificate.
 		// Kubernetes' role of this name allows create, get, list and watch
 		// on certificatesigningrequests, through which a kubelet obtains
@@ -238,6 +271,9 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:public-info-viewer", "system:public-info-viewer",
 			group(AuthenticatedGroup), group(UnauthenticatedGroup)),
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
+		clusterRoleBinding("system:node-proxier", "system:node-proxier", user(KubeProxyUser)),
+		clusterRoleBinding("system:kube-dns", "system:kube-dns",
+			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "kube-dns", Namespace: "kube-system"}),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:volume-scheduler", "system:volume-scheduler", user(SchedulerUser)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
