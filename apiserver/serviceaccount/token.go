@@ -223,7 +223,7 @@ func (t *Tokens) AuthenticateToken(ctx context.Context, tok string) (*authn.User
 	c := &claims{}
 	_, err := jwt.ParseWithClaims(tok, c, func(*jwt.Token) (any, error) { return &t.key.PublicKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithIssuer(t.issuer),
-		jwt.WithExpirationRequired(), jwt.WithTimeFunc(t.now), jwt.WithLeeway(0))
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(t.now), jwt.WithLeeway(validityLeeway))
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: service account token: %v", authn.ErrInvalidCredential, err)
 	}
@@ -332,6 +332,11 @@ func (t *Tokens) stillExists(ctx context.Context, resource, namespace string, r 
 	}
 	return nil
 }
+
+// validityLeeway is how far outside its nbf..exp span a token is still
+// accepted, as Kubernetes' validator allows (go-jose's DefaultLeeway): API
+// servers whose clocks differ a little accept each other's tokens at once.
+const validityLeeway = time.Minute
 
 // deletedLeeway is how long after an object's deletion began the tokens
 // bound to it still authenticate (Kubernetes' jwt.DefaultLeeway).
