@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -151,7 +152,10 @@ type Server struct {
 	// legacyTokens: service account tokens are served, and with them
 	// the tracking of legacy token use (legacytokens.go).
 	legacyTokens bool
-	ready        chan struct{}
+	// saTokens issues service account tokens (nil when none are served);
+	// its issuer's discovery documents are served with it.
+	saTokens *serviceaccount.Tokens
+	ready    chan struct{}
 
 	rbac       *rbac.Cache
 	aggregator *rbac.Aggregator
@@ -269,6 +273,7 @@ func New(cfg Config) (*Server, error) {
 		rbac:     rbacCache, aggregator: aggregator, nodeGraph: nodeGraph,
 
 		legacyTokens: saTokens != nil,
+		saTokens:     saTokens,
 	}
 	s.engine = s.routes()
 	s.listener = cfg.Listener
@@ -474,6 +479,12 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/version", s.version)
 	e.GET("/version/", s.version)
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	if s.saTokens != nil {
+		// Service account issuer discovery, as Kubernetes: readable by
+		// service accounts (system:service-account-issuer-discovery).
+		e.GET(serviceaccount.OpenIDConfigPath, s.openIDConfiguration)
+		e.GET(serviceaccount.JWKSPath, s.jwks)
+	}
 	if s.cfg.NodeSigner != nil {
 		e.POST(nodejoin.Path, gin.WrapH(&nodejoin.Handler{Signer: s.cfg.NodeSigner, CA: s.cfg.CAPEM, NodeCA: s.cfg.NodeCAPEM, TTL: s.cfg.NodeCertTTL, Nodes: s.getNode, Log: s.log}))
 	}
@@ -517,6 +528,30 @@ func (s *Server) api(c *gin.Context) {
 		return
 	}
 	endpoints.WriteError(w, endpoints.NotServed(r.Method, schema.GroupResource{}, ""))
+}
+
+// openIDConfiguration serves the issuer's OpenID Connect discovery
+// document. Its jwks_uri is the key set on the address the request came
+// to (Kubernetes names its external address, or --service-account-jwks-uri).
+func (s *Server) openIDConfiguration(c *gin.Context) {
+	body, err := s.saTokens.OpenIDConfiguration((&url.URL{Scheme: "https", Host: c.Request.Host, Path: serviceaccount.JWKSPath}).String())
+	s.writeDiscovery(c, "application/json", body, err)
+}
+
+// jwks serves the key set that verifies service account tokens.
+func (s *Server) jwks(c *gin.Context) {
+	body, err := s.saTokens.JWKS()
+	s.writeDiscovery(c, "application/jwk-set+json", body, err)
+}
+
+func (s *Server) writeDiscovery(c *gin.Context, contentType string, body []byte, err error) {
+	if err != nil {
+		endpoints.WriteError(c.Writer, apierrors.NewInternalError(err))
+		return
+	}
+	// Cacheable for an hour, as Kubernetes answers.
+	c.Header("Cache-Control", "public, max-age=3600")
+	c.Data(http.StatusOK, contentType, body)
 }
 
 func (s *Server) version(c *gin.Context) {

@@ -79,6 +79,7 @@ type claims struct {
 // Tokens issues and authenticates service account tokens.
 type Tokens struct {
 	key       *ecdsa.PrivateKey
+	kid       string // the key's ID (keyID)
 	issuer    string
 	audiences []string // what the API server accepts by default
 	store     Store
@@ -139,8 +140,14 @@ func New(key *ecdsa.PrivateKey, issuer string, store Store, az authz.Authorizer,
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, authz: az, now: time.Now, used: newUsage(),
-		tracker: &lastUsedTracker{store: store, log: log, inFlight: map[string]bool{}}}, nil
+	t := &Tokens{key: key, issuer: issuer, audiences: []string{issuer}, store: store, authz: az, now: time.Now, used: newUsage(),
+		tracker: &lastUsedTracker{store: store, log: log, inFlight: map[string]bool{}}}
+	kid, err := keyID(t)
+	if err != nil {
+		return nil, err
+	}
+	t.kid = kid
+	return t, nil
 }
 
 // APIAudiences are the audiences the API server itself accepts.
@@ -195,7 +202,11 @@ func (t *Tokens) Issue(b Binding) (string, time.Time, error) {
 	if b.WarnAfter > 0 {
 		c.Kubernetes.WarnAfter = jwt.NewNumericDate(now.Add(b.WarnAfter))
 	}
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, c).SignedString(t.key)
+	j := jwt.NewWithClaims(jwt.SigningMethodES256, c)
+	// The key's ID, as Kubernetes' tokens carry it: what a relying party
+	// looks the key up by in the key set (JWKSPath).
+	j.Header["kid"] = t.kid
+	tok, err := j.SignedString(t.key)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("serviceaccount: signing token: %w", err)
 	}

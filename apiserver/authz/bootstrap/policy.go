@@ -177,6 +177,11 @@ func ClusterRoles() []rbacv1.ClusterRole {
 		clusterRole("system:heapster", nil,
 			rule(readVerbs, groups(legacyGroup), "events", "pods", "nodes", "namespaces"),
 			rule(readVerbs, groups("extensions"), "deployments")),
+		// Service account issuer discovery (bound to every service
+		// account below, as in Kubernetes).
+		clusterRole("system:service-account-issuer-discovery", nil,
+			nonResource(verbs("get"), "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+				"/openid/v1/jwks", "/openid/v1/jwks/")),
 		clusterRole("system:kube-aggregator", nil,
 			rule(readVerbs, groups(legacyGroup), "services", "endpoints")),
 		// What a joining agent may do: ask for a node client certificate.
@@ -272,6 +277,8 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 			group(AuthenticatedGroup), group(UnauthenticatedGroup)),
 		clusterRoleBinding("system:monitoring", "system:monitoring", group("system:monitoring")),
 		clusterRoleBinding("system:node-proxier", "system:node-proxier", user(KubeProxyUser)),
+		clusterRoleBinding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+			group("system:serviceaccounts")),
 		clusterRoleBinding("system:kube-dns", "system:kube-dns",
 			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "kube-dns", Namespace: "kube-system"}),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
