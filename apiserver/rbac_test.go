@@ -570,3 +570,33 @@ func TestDefaultRolesForAddOns(t *testing.T) {
 		t.Errorf("kube-proxy lists services: %v", err)
 	}
 }
+
+// TestBindingAMissingRole: someone who may not "bind" a role that does not
+// exist is told it is not found (404), as Kubernetes' binding storage
+// returns the role lookup's error.
+func TestBindingAMissingRole(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dana-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dana"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
+	waitAllowed(t, "dana's admin binding", func() error {
+		_, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{})
+		return err
+	})
+	for kind, want := range map[string]string{"Role": `roles.rbac.authorization.k8s.io "nosuch" not found`, "ClusterRole": `clusterroles.rbac.authorization.k8s.io "nosuch" not found`} {
+		_, err := dana.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "to-nothing"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: "nosuch"},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "erin"}}}, metav1.CreateOptions{})
+		if !apierrors.IsNotFound(err) || err.Error() != want {
+			t.Errorf("binding a missing %s: %v, want NotFound %q", kind, err, want)
+		}
+	}
+}

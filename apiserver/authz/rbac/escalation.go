@@ -129,7 +129,9 @@ func (e *Escalation) binding(ctx context.Context, u *authn.User, resource, names
 	}
 	rules, ok := e.Rules.cache.roleRules(ref, namespace)
 	if !ok {
-		return apierrors.NewForbidden(gr, name, fmt.Errorf("%s %q not found, and user %q may not bind it", strings.ToLower(ref.Kind), ref.Name, u.Name))
+		// As Kubernetes, whose binding storage returns the role lookup's
+		// error: the role is not found (404).
+		return apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: refResource}, ref.Name)
 	}
 	if ok, missing := validation.Covers(e.Rules.RulesFor(u, namespace), rules); !ok {
 		return apierrors.NewForbidden(gr, name, notHeld(u, missing))
