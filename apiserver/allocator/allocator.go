@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/netip"
@@ -87,13 +88,18 @@ func (a *IPs) Allocate(ctx context.Context) (netip.Addr, error) {
 }
 
 // AllocateSpecific takes ip if it is in range and free.
+// Its refusals read as Kubernetes' range allocator's, which the Service
+// registry puts after "failed to allocate IP <ip>: ".
 func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
 	o, ok := a.offset(ip)
 	if !ok {
-		return fmt.Errorf("failed to allocate IP %s: %w; please use an IP from %s", ip, ErrNotInRange, a.prefix)
+		return said(ErrNotInRange, "the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.prefix)
 	}
 	if err := a.b.allocate(ctx, o); err != nil {
-		return fmt.Errorf("failed to allocate IP %s: %w", ip, err)
+		if errors.Is(err, ErrAllocated) {
+			return said(ErrAllocated, "provided IP is already allocated")
+		}
+		return fmt.Errorf("allocate IP %s: %w", ip, err)
 	}
 	return nil
 }
@@ -160,13 +166,17 @@ func (p *Ports) Allocate(ctx context.Context) (int, error) {
 	return p.base + o, nil
 }
 
-// AllocateSpecific takes port if it is in range and free.
+// AllocateSpecific takes port if it is in range and free; its refusals read
+// as Kubernetes' port allocator's.
 func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
 	if port < p.base || port > p.max {
-		return fmt.Errorf("provided port %d is not in the valid range. The range of valid ports is %d-%d: %w", port, p.base, p.max, ErrNotInRange)
+		return said(ErrNotInRange, "provided port is not in the valid range. The range of valid ports is %d-%d", p.base, p.max)
 	}
 	if err := p.b.allocate(ctx, port-p.base); err != nil {
-		return fmt.Errorf("provided port %d is already allocated: %w", port, err)
+		if errors.Is(err, ErrAllocated) {
+			return said(ErrAllocated, "provided port is already allocated")
+		}
+		return fmt.Errorf("allocate node port %d: %w", port, err)
 	}
 	return nil
 }
@@ -190,4 +200,18 @@ func (p *Ports) CheckSpecific(ctx context.Context, port int) error {
 // Release frees port; ports outside the range are ignored.
 func (p *Ports) Release(ctx context.Context, port int) error {
 	return p.b.release(ctx, port-p.base)
+}
+
+// saidError is a refusal worded for users that still matches its sentinel
+// (ErrAllocated, ErrNotInRange) with errors.Is.
+type saidError struct {
+	msg string
+	err error
+}
+
+func (e *saidError) Error() string { return e.msg }
+func (e *saidError) Unwrap() error { return e.err }
+
+func said(sentinel error, format string, args ...any) error {
+	return &saidError{msg: fmt.Sprintf(format, args...), err: sentinel}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/skiffkube/skiff/apiserver/allocator"
 	"github.com/skiffkube/skiff/apiserver/registry"
 )
 
@@ -22,6 +23,8 @@ type IPAllocator interface {
 	AllocateSpecific(ctx context.Context, ip netip.Addr) error
 	CheckSpecific(ctx context.Context, ip netip.Addr) error
 	Release(ctx context.Context, ip netip.Addr) error
+	// CIDR is the range served; its family is the cluster's one family.
+	CIDR() netip.Prefix
 }
 
 // PortAllocator hands out node ports (allocator.Ports). CheckSpecific says,
@@ -129,6 +132,9 @@ func (l *Lifecycle) BeforeCreate(ctx context.Context, obj runtime.Object) (regis
 	if !ok {
 		return a, nil
 	}
+	if err := l.checkFamilies(svc); err != nil {
+		return nil, err
+	}
 	if needsClusterIP(svc) {
 		if err := l.takeIP(ctx, svc, &a.taken); err != nil {
 			a.Abort()
@@ -168,7 +174,15 @@ func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoL
 			return invalid(svc, p, svc.Spec.ClusterIP, "must be a valid IP address")
 		}
 		if err := l.IPs.AllocateSpecific(ctx, a); err != nil {
-			return invalid(svc, p, svc.Spec.ClusterIP, fmt.Sprintf("failed to allocate IP %s: %v", a, err))
+			if !refusal(err) {
+				return errors.NewInternalError(err)
+			}
+			// As Kubernetes, on the whole list (clusterIP mirrors its first).
+			ips := svc.Spec.ClusterIPs
+			if len(ips) == 0 {
+				ips = []string{svc.Spec.ClusterIP}
+			}
+			return invalid(svc, field.NewPath("spec", "clusterIPs"), ips, fmt.Sprintf("failed to allocate IP %s: %v", a, err))
 		}
 		ip = a
 	}
@@ -189,8 +203,17 @@ func (l *Lifecycle) takeIP(ctx context.Context, svc *corev1.Service, undo *undoL
 	return nil
 }
 
+// refusal tells a requested value the allocator refused (taken, out of
+// range) from a failure to reach its record.
+func refusal(err error) bool {
+	return stderrors.Is(err, allocator.ErrAllocated) || stderrors.Is(err, allocator.ErrNotInRange)
+}
+
 // takePorts fills node ports: those old already holds stay, others are the
-// requested port or any free one.
+// requested port or any free one. A node port several ports of the Service
+// name (53/TCP and 53/UDP may share one) is allocated once. On create, as
+// Kubernetes, the ports of one port number share one node port: the one
+// asked for on any of them, else one allocated for the first.
 func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, undo *undoList) error {
 	held := map[int32]bool{}
 	if old != nil && needsNodePorts(old) {
@@ -200,15 +223,29 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 			}
 		}
 	}
+	byPort := map[int32]int32{} // on create: port number -> its node port
+	if old == nil {
+		for _, port := range svc.Spec.Ports {
+			if port.NodePort != 0 && byPort[port.Port] == 0 {
+				byPort[port.Port] = port.NodePort
+			}
+		}
+	}
 	for i := range svc.Spec.Ports {
 		port := &svc.Spec.Ports[i]
 		p := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+		if port.NodePort == 0 && byPort[port.Port] != 0 && allocatesNodePorts(svc) {
+			port.NodePort = byPort[port.Port]
+		}
 		switch {
 		case port.NodePort != 0 && held[port.NodePort]:
 			continue
 		case port.NodePort != 0:
 			if err := l.Ports.AllocateSpecific(ctx, int(port.NodePort)); err != nil {
-				return invalid(svc, p, port.NodePort, fmt.Sprintf("provided port is already allocated or out of range: %v", err))
+				if !refusal(err) {
+					return errors.NewInternalError(err)
+				}
+				return invalid(svc, p, port.NodePort, err.Error())
 			}
 		case !allocatesNodePorts(svc):
 			continue
@@ -221,7 +258,11 @@ func (l *Lifecycle) takePorts(ctx context.Context, svc *corev1.Service, old *cor
 				return errors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
 			}
 			port.NodePort = int32(n)
+			if old == nil {
+				byPort[port.Port] = port.NodePort
+			}
 		}
+		held[port.NodePort] = true
 		np := int(port.NodePort)
 		*undo = append(*undo, func() { _ = l.Ports.Release(context.WithoutCancel(ctx), np) })
 	}
@@ -297,6 +338,11 @@ func (l *Lifecycle) BeforeUpdate(ctx context.Context, obj, oldObj runtime.Object
 	old, ok2 := oldObj.(*corev1.Service)
 	if !ok1 || !ok2 {
 		return a, nil
+	}
+	if familiesChanged(svc, old) {
+		if err := l.checkFamilies(svc); err != nil {
+			return nil, err
+		}
 	}
 	if needsClusterIP(svc) && (svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP != old.Spec.ClusterIP) {
 		if err := l.takeIP(ctx, svc, &a.taken); err != nil {
