@@ -165,7 +165,8 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	cidr, err := c.alloc.allocate(node.Name)
 	if err != nil {
-		c.recorder.Eventf(node, corev1.EventTypeWarning, "CIDRNotAvailable", "Node %s status is now: CIDRNotAvailable", node.Name)
+		// A status change, Normal as kube-controller-manager records it.
+		c.recorder.Eventf(node, corev1.EventTypeNormal, "CIDRNotAvailable", "Node %s status is now: CIDRNotAvailable", node.Name)
 		return err
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"podCIDR": cidr, "podCIDRs": []string{cidr}}})

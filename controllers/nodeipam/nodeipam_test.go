@@ -87,9 +87,13 @@ func TestAllocation(t *testing.T) {
 	}
 }
 
+// TestExhaustionAndReuse: a node the cluster CIDR has no subnet left for
+// gets none and kube-controller-manager's status-change event (type
+// Normal, as its RecordNodeStatusChange records it); a deleted node's
+// subnet goes to it.
 func TestExhaustionAndReuse(t *testing.T) {
 	ctx := context.Background()
-	c, client, f := newFixture(t, Options{ClusterCIDR: "10.0.0.0/23", NodeMaskSize: 24}, node("a", ""), node("b", ""), node("c", ""))
+	c, client, f, rec := newFixtureWithEvents(t, Options{ClusterCIDR: "10.0.0.0/23", NodeMaskSize: 24}, node("a", ""), node("b", ""), node("c", ""))
 	for _, n := range []string{"a", "b"} {
 		if err := c.sync(ctx, n); err != nil {
 			t.Fatal(err)
@@ -97,6 +101,14 @@ func TestExhaustionAndReuse(t *testing.T) {
 	}
 	if err := c.sync(ctx, "c"); !errors.Is(err, ErrExhausted) {
 		t.Fatalf("third node in a /23 of /24s: err = %v, want ErrExhausted", err)
+	}
+	select {
+	case ev := <-rec.Events:
+		if want := "Normal CIDRNotAvailable Node c status is now: CIDRNotAvailable"; ev != want {
+			t.Errorf("event %q, want %q", ev, want)
+		}
+	default:
+		t.Error("no event for the node left without a CIDR")
 	}
 	_ = f.Core().V1().Nodes().Informer().GetIndexer().Delete(node("a", ""))
 	if err := c.sync(ctx, "a"); err != nil {
