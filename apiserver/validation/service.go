@@ -250,6 +250,38 @@ func validateLoadBalancerSourceRanges(svc, old *corev1.Service) field.ErrorList 
 	return errs
 }
 
+// validateLoadBalancerFields checks, as v1.33's ValidateService, the
+// fields only a LoadBalancer has: loadBalancerClass (a qualified name,
+// fixed for as long as the Service stays a LoadBalancer: the controller
+// that provisioned its load balancer keys on it) and
+// allocateLoadBalancerNodePorts. old is the stored Service on update, nil
+// on create; on update a field is judged only when it changed or the type
+// did, so a Service skiff stored before these rules can still be written
+// (a change of type away from LoadBalancer drops both when the client sent
+// them back unchanged: services.PrepareUpdate).
+func validateLoadBalancerFields(svc, old *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	classPath := field.NewPath("spec", "loadBalancerClass")
+	isLB := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	sameType := old != nil && old.Spec.Type == svc.Spec.Type
+	if isLB && sameType && !ptr.Equal(svc.Spec.LoadBalancerClass, old.Spec.LoadBalancerClass) {
+		errs = append(errs, field.Invalid(classPath, svc.Spec.LoadBalancerClass, "may not change once set"))
+	}
+	if class := svc.Spec.LoadBalancerClass; class != nil && !(sameType && ptr.Equal(class, old.Spec.LoadBalancerClass)) {
+		if isLB {
+			for _, msg := range validation.IsQualifiedName(*class) {
+				errs = append(errs, field.Invalid(classPath, *class, msg))
+			}
+		} else {
+			errs = append(errs, field.Forbidden(classPath, "may only be used when `type` is 'LoadBalancer'"))
+		}
+	}
+	if a := svc.Spec.AllocateLoadBalancerNodePorts; a != nil && !isLB && !(sameType && ptr.Equal(a, old.Spec.AllocateLoadBalancerNodePorts)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"))
+	}
+	return errs
+}
+
 func validateServicePort(p *corev1.ServicePort, requireName bool, names sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if requireName && p.Name == "" {
@@ -317,6 +349,7 @@ func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
 	errs := validateServiceRouting(newSvc, annotationsChanged, !ptr.Equal(newSvc.Spec.TrafficDistribution, oldSvc.Spec.TrafficDistribution))
 	errs = append(errs, validateLoadBalancerSourceRanges(newSvc, oldSvc)...)
 	errs = append(errs, validateExternalIPsNonSpecial(newSvc, oldSvc)...)
+	errs = append(errs, validateLoadBalancerFields(newSvc, oldSvc)...)
 	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
 		return errs
 	}

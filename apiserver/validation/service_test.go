@@ -296,3 +296,61 @@ func TestValidateLoadBalancerSourceRangesUpdate(t *testing.T) {
 		{name: "changed annotation judged whole", old: annotated, new: annChanged, want: []want{{annPath, invalid}}},
 	})
 }
+
+// TestValidateServiceLoadBalancerFields: as v1.33's ValidateService,
+// loadBalancerClass and allocateLoadBalancerNodePorts belong to
+// LoadBalancer Services only, the class is a qualified name, and a
+// LoadBalancer's class may not change (the controller that provisioned its
+// load balancer would lose it). Stored Services that hold them otherwise
+// may still be written while these fields stay as they are.
+func TestValidateServiceLoadBalancerFields(t *testing.T) {
+	lb := func(mutate func(*corev1.Service)) *corev1.Service {
+		return svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer; mutate(s) })
+	}
+	runCreate(t, []testCase{
+		{name: "LoadBalancer with a class", obj: lb(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("example.com/lb") })},
+		{name: "class not a qualified name", obj: lb(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("not a name!") }),
+			want: []want{{"spec.loadBalancerClass", invalid}}},
+		{name: "class on a ClusterIP Service", obj: svcWith(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("example.com/lb") }),
+			want: []want{{"spec.loadBalancerClass", forbidden}}},
+		{name: "allocateLoadBalancerNodePorts on a NodePort Service", obj: svcWith(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			s.Spec.AllocateLoadBalancerNodePorts = ptr.To(false)
+		}), want: []want{{"spec.allocateLoadBalancerNodePorts", forbidden}}},
+	})
+
+	old := stored(lb(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.10"
+		s.Spec.LoadBalancerClass = ptr.To("example.com/a")
+	}))
+	reclassed := old.DeepCopy()
+	reclassed.Spec.LoadBalancerClass = ptr.To("example.com/b")
+	unclassed := old.DeepCopy()
+	unclassed.Spec.LoadBalancerClass = nil
+	relabelled := old.DeepCopy()
+	relabelled.Labels = map[string]string{"team": "a"}
+	// A Service that becomes a LoadBalancer may get any class.
+	plain := stored(svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.43.0.10" }))
+	toLB := plain.DeepCopy()
+	toLB.Spec.Type = corev1.ServiceTypeLoadBalancer
+	toLB.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
+	toLB.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	toLB.Spec.LoadBalancerClass = ptr.To("example.com/b")
+	classedPlain := plain.DeepCopy()
+	classedPlain.Spec.LoadBalancerClass = ptr.To("example.com/b")
+	// Stored before the rule: a ClusterIP Service holding a class.
+	legacy := stored(svcWith(func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.43.0.10"
+		s.Spec.LoadBalancerClass = ptr.To("example.com/a")
+	}))
+	legacyRelabelled := legacy.DeepCopy()
+	legacyRelabelled.Labels = map[string]string{"team": "a"}
+	runUpdate(t, []updateCase{
+		{name: "class changed", old: old, new: reclassed, want: []want{{"spec.loadBalancerClass", invalid}}},
+		{name: "class removed", old: old, new: unclassed, want: []want{{"spec.loadBalancerClass", invalid}}},
+		{name: "class kept", old: old, new: relabelled},
+		{name: "class set on becoming a LoadBalancer", old: plain, new: toLB},
+		{name: "class set on a ClusterIP Service", old: plain, new: classedPlain, want: []want{{"spec.loadBalancerClass", forbidden}}},
+		{name: "stored class on a ClusterIP Service kept", old: legacy, new: legacyRelabelled},
+	})
+}

@@ -317,6 +317,7 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 		r.createOnly = func(obj runtime.Object) field.ErrorList {
 			svc := obj.(*corev1.Service)
 			errs := append(validateServiceRouting(svc, true, true), validateLoadBalancerSourceRanges(svc, nil)...)
+			errs = append(errs, validateLoadBalancerFields(svc, nil)...)
 			return append(errs, validateExternalIPsNonSpecial(svc, nil)...)
 		}
 		return r, true
