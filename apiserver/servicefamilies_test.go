@@ -46,6 +46,7 @@ func TestServiceIPFamiliesOnSingleStackCluster(t *testing.T) {
 		{"require-dual", pol(corev1.IPFamilyPolicyRequireDualStack), nil, "spec.ipFamilyPolicy", "this cluster is not configured for dual-stack services"},
 		{"v6", nil, fams(corev1.IPv6Protocol), "spec.ipFamilies[0]", "not configured on this cluster"},
 		{"prefer-two", pol(corev1.IPFamilyPolicyPreferDualStack), fams(corev1.IPv4Protocol, corev1.IPv6Protocol), "spec.ipFamilies[1]", "not configured on this cluster"},
+		{"same-twice", pol(corev1.IPFamilyPolicyPreferDualStack), fams(corev1.IPv4Protocol, corev1.IPv4Protocol), "spec.ipFamilies[1]", `Duplicate value: "IPv4"`},
 		{"single-two", nil, fams(corev1.IPv4Protocol, corev1.IPv6Protocol), "spec.ipFamilyPolicy", "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"},
 	}
 	for _, tc := range refused {

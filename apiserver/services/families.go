@@ -30,6 +30,11 @@ func (l *Lifecycle) checkFamilies(svc *corev1.Service) error {
 	}
 	policyPath := field.NewPath("spec", "ipFamilyPolicy")
 	var errs field.ErrorList
+	for i, fam := range s.IPFamilies {
+		if slices.Contains(s.IPFamilies[:i], fam) {
+			errs = append(errs, field.Duplicate(field.NewPath("spec", "ipFamilies").Index(i), fam))
+		}
+	}
 	if policy == corev1.IPFamilyPolicySingleStack && len(s.IPFamilies) == 2 {
 		errs = append(errs, field.Invalid(policyPath, policy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"))
 	}
