@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffkube/skiff/apiserver"
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
 )
 
 // invalidCause returns the one cause of a 422, failing the test otherwise.
@@ -177,5 +182,42 @@ func TestServiceNodePortSharedAcrossProtocols(t *testing.T) {
 	}
 	if _, err := svcs.Create(ctx, taken, metav1.CreateOptions{}); err != nil {
 		t.Errorf("30053 not freed by the deletion: %v", err)
+	}
+}
+
+// TestServiceRangeExhausted: with every cluster IP (or node port) taken, a
+// Service is refused as Kubernetes refuses it, a 500 saying "failed to
+// allocate a serviceIP: range is full" (or "a nodePort"), said once.
+func TestServiceRangeExhausted(t *testing.T) {
+	srv := apiservertest.StartWrapped(t, nil, func(c *apiserver.Config) {
+		c.ServiceCIDR = "10.99.0.0/29" // 6 usable, the first the kubernetes Service's
+		c.NodePortRange = "30000-30001"
+	})
+	cs, err := kubernetes.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	var last error
+	for i := 0; i < 7 && last == nil; i++ {
+		_, last = svcs.Create(ctx, service(fmt.Sprintf("s%d", i), "ClusterIP", ""), metav1.CreateOptions{})
+	}
+	if !apierrors.IsInternalError(last) || !strings.Contains(last.Error(), "failed to allocate a serviceIP: range is full") ||
+		strings.Count(last.Error(), "failed to allocate") != 1 {
+		t.Errorf("full service CIDR: %v", last)
+	}
+	for i := 1; i < 4; i++ { // free three cluster IPs for the node port Services
+		if err := svcs.Delete(ctx, fmt.Sprintf("s%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last = nil
+	for i := 0; i < 3 && last == nil; i++ {
+		_, last = svcs.Create(ctx, service(fmt.Sprintf("np%d", i), "NodePort", ""), metav1.CreateOptions{})
+	}
+	if !apierrors.IsInternalError(last) || !strings.Contains(last.Error(), "failed to allocate a nodePort: range is full") ||
+		strings.Count(last.Error(), "failed to allocate") != 1 {
+		t.Errorf("full node port range: %v", last)
 	}
 }

@@ -80,7 +80,8 @@ func (a *IPs) Allocate(ctx context.Context) (netip.Addr, error) {
 	o, err := a.b.allocateAny(ctx)
 	if err != nil {
 		if err == ErrFull {
-			return netip.Addr{}, fmt.Errorf("failed to allocate a serviceIP: %w: no IP addresses left in %s", err, a.prefix)
+			// The Service registry says what failed ("failed to allocate a serviceIP: ").
+			return netip.Addr{}, fmt.Errorf("%w: no IP addresses left in %s", err, a.prefix)
 		}
 		return netip.Addr{}, err
 	}
@@ -159,7 +160,7 @@ func (p *Ports) Allocate(ctx context.Context) (int, error) {
 	o, err := p.b.allocateAny(ctx)
 	if err != nil {
 		if err == ErrFull {
-			return 0, fmt.Errorf("failed to allocate a nodePort: %w: no ports left in %d-%d", err, p.base, p.max)
+			return 0, fmt.Errorf("%w: no ports left in %d-%d", err, p.base, p.max)
 		}
 		return 0, err
 	}
