@@ -314,6 +314,11 @@ func validateClusterIPs(svc *corev1.Service, specPath *field.Path) field.ErrorLi
 	if s.ClusterIP != "" && (len(s.ClusterIPs) == 0 || s.ClusterIP != s.ClusterIPs[0]) {
 		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), s.ClusterIPs, "must be empty or the first value must match spec.clusterIP"))
 	}
+	// As v1.33, clusterIPs alone is refused rather than replaced by an
+	// allocated address (an ExternalName's are refused above).
+	if s.ClusterIP == "" && len(s.ClusterIPs) > 0 && s.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), s.ClusterIPs, "must be empty when `clusterIP` is not specified"))
+	}
 	if len(s.ClusterIPs) > 2 {
 		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), s.ClusterIPs, "may only hold up to 2 values"))
 	}

@@ -56,6 +56,10 @@ func TestValidateService(t *testing.T) {
 			want: []want{{"spec.ports[0].nodePort", forbidden}}},
 		{name: "nodePort out of range", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 80 }),
 			want: []want{{"spec.ports[0].nodePort", invalid}}},
+		// As v1.33: a client that sets clusterIPs must set clusterIP too;
+		// the requested address was silently replaced by another.
+		{name: "clusterIPs without clusterIP", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIPs = []string{"10.43.0.77"} }),
+			want: []want{{"spec.clusterIPs", invalid}}},
 		{name: "bad type", obj: svcWith(func(s *corev1.Service) { s.Spec.Type = "Magic" }), want: []want{{"spec.type", notSupported}}},
 		{name: "bad clusterIP", obj: svcWith(func(s *corev1.Service) { s.Spec.ClusterIP = "10.0.0.300" }),
 			want: []want{{"spec.clusterIPs[0]", invalid}}},
