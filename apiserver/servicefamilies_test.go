@@ -64,6 +64,33 @@ func TestServiceIPFamiliesOnSingleStackCluster(t *testing.T) {
 		}
 	}
 
+	// A second cluster IP, of the family the cluster lacks, is refused on
+	// it, not dropped; two under SingleStack are refused on the policy.
+	for _, tc := range []struct {
+		name   string
+		policy *corev1.IPFamilyPolicy
+		field  string
+		msg    string
+	}{
+		{"two-ips", pol(corev1.IPFamilyPolicyPreferDualStack), "spec.clusterIPs[1]", "IPv6 is not configured on this cluster"},
+		{"two-ips-single", nil, "spec.ipFamilyPolicy", "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"},
+	} {
+		s := service(tc.name, "ClusterIP", "10.43.0.78")
+		s.Spec.ClusterIPs = []string{"10.43.0.78", "fd00::78"}
+		s.Spec.IPFamilyPolicy = tc.policy
+		_, err := svcs.Create(ctx, s, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Fatalf("%s: %v, want Invalid", tc.name, err)
+		}
+		found := false
+		for _, c := range err.(apierrors.APIStatus).Status().Details.Causes {
+			found = found || c.Field == tc.field && strings.HasSuffix(c.Message, tc.msg)
+		}
+		if !found {
+			t.Errorf("%s: %v, want a cause %s ...%q", tc.name, err, tc.field, tc.msg)
+		}
+	}
+
 	// PreferDualStack settles for the one family there is.
 	s := service("prefer", "ClusterIP", "")
 	s.Spec.IPFamilyPolicy = pol(corev1.IPFamilyPolicyPreferDualStack)

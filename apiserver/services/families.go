@@ -35,8 +35,26 @@ func (l *Lifecycle) checkFamilies(svc *corev1.Service) error {
 			errs = append(errs, field.Duplicate(field.NewPath("spec", "ipFamilies").Index(i), fam))
 		}
 	}
+	ipsPath := field.NewPath("spec", "clusterIPs")
+	if len(s.ClusterIPs) == 2 && s.ClusterIPs[0] != corev1.ClusterIPNone && familyOf(s.ClusterIPs[0]) == familyOf(s.ClusterIPs[1]) {
+		errs = append(errs, field.Invalid(ipsPath, s.ClusterIPs, "may specify no more than one IP for each IP family"))
+	}
+	if policy == corev1.IPFamilyPolicySingleStack && len(s.ClusterIPs) == 2 {
+		errs = append(errs, field.Invalid(policyPath, policy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"))
+	}
 	if policy == corev1.IPFamilyPolicySingleStack && len(s.IPFamilies) == 2 {
 		errs = append(errs, field.Invalid(policyPath, policy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"))
+	}
+	served := corev1.IPv4Protocol
+	if l.IPs.CIDR().Addr().Is6() {
+		served = corev1.IPv6Protocol
+	}
+	// A cluster IP beyond the listed families names its own family, which
+	// must be the cluster's (Kubernetes infers the family from it).
+	for i := len(s.IPFamilies); i < len(s.ClusterIPs); i++ {
+		if fam := familyOf(s.ClusterIPs[i]); fam != "" && fam != served {
+			errs = append(errs, field.Invalid(ipsPath.Index(i), s.ClusterIPs, string(fam)+" is not configured on this cluster"))
+		}
 	}
 	switch {
 	case len(errs) > 0:
@@ -47,10 +65,6 @@ func (l *Lifecycle) checkFamilies(svc *corev1.Service) error {
 	if policy == corev1.IPFamilyPolicyRequireDualStack {
 		errs = append(errs, field.Invalid(policyPath, policy, "this cluster is not configured for dual-stack services"))
 	}
-	served := corev1.IPv4Protocol
-	if l.IPs.CIDR().Addr().Is6() {
-		served = corev1.IPv6Protocol
-	}
 	for i, fam := range s.IPFamilies {
 		if fam == served {
 			continue
@@ -58,7 +72,7 @@ func (l *Lifecycle) checkFamilies(svc *corev1.Service) error {
 		// A family the defaults took from a requested cluster IP is told
 		// on that IP, as Kubernetes tells a family it infers from one.
 		if i < len(s.ClusterIPs) && familyOf(s.ClusterIPs[i]) == fam {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), s.ClusterIPs, string(fam)+" is not configured on this cluster"))
+			errs = append(errs, field.Invalid(ipsPath.Index(i), s.ClusterIPs, string(fam)+" is not configured on this cluster"))
 			continue
 		}
 		errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), fam, "not configured on this cluster"))
