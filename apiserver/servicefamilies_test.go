@@ -114,6 +114,12 @@ func TestServiceIPFamiliesOnSingleStackCluster(t *testing.T) {
 	if c := invalidCause(t, "patch to RequireDualStack", err); c.Field != "spec.ipFamilyPolicy" {
 		t.Errorf("patch to RequireDualStack: cause %+v", c)
 	}
+	// Nor may an update add a cluster IP the cluster cannot serve.
+	second := fmt.Sprintf(`{"spec":{"clusterIPs":[%q,"fd00::9"]}}`, got.Spec.ClusterIP)
+	_, err = svcs.Patch(ctx, "prefer", types.MergePatchType, []byte(second), metav1.PatchOptions{})
+	if c := invalidCause(t, "second cluster IP by update", err); c.Field != "spec.clusterIPs[1]" {
+		t.Errorf("second cluster IP by update: cause %+v", c)
+	}
 	en := service("alias", "ExternalName", "")
 	en.Spec.ExternalName = "example.com"
 	if _, err := svcs.Create(ctx, en, metav1.CreateOptions{}); err != nil {

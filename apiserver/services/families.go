@@ -84,11 +84,13 @@ func (l *Lifecycle) checkFamilies(svc *corev1.Service) error {
 }
 
 // familiesChanged: an update that can make the Service's families wrong
-// (new families or policy, or a type that now needs a cluster IP), so
+// (new families, cluster IPs or policy, or a type that now needs a cluster
+// IP), so
 // checkFamilies judges it; other updates of a stored Service are not
 // judged again.
 func familiesChanged(svc, old *corev1.Service) bool {
 	return !slices.Equal(svc.Spec.IPFamilies, old.Spec.IPFamilies) ||
+		!slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) ||
 		!sameString(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) ||
 		(old.Spec.Type == corev1.ServiceTypeExternalName) != (svc.Spec.Type == corev1.ServiceTypeExternalName)
 }
