@@ -282,6 +282,27 @@ func validateLoadBalancerFields(svc, old *corev1.Service) field.ErrorList {
 	return errs
 }
 
+// validateExternalNameFamilies refuses, as v1.33's ValidateService, IP
+// family fields on an ExternalName Service, which has no cluster IP. On
+// update (old not nil) a field is judged only when it changed, so an
+// ExternalName skiff stored with them can still be written; a change of
+// type to ExternalName drops them when sent back unchanged
+// (services.PrepareUpdate).
+func validateExternalNameFamilies(svc, old *corev1.Service) field.ErrorList {
+	if svc.Spec.Type != corev1.ServiceTypeExternalName {
+		return nil
+	}
+	var errs field.ErrorList
+	const msg = "may not be set for ExternalName services"
+	if len(svc.Spec.IPFamilies) > 0 && !(old != nil && slices.Equal(svc.Spec.IPFamilies, old.Spec.IPFamilies)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "ipFamilies"), msg))
+	}
+	if svc.Spec.IPFamilyPolicy != nil && !(old != nil && ptr.Equal(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "ipFamilyPolicy"), msg))
+	}
+	return errs
+}
+
 func validateServicePort(p *corev1.ServicePort, requireName bool, names sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if requireName && p.Name == "" {
@@ -355,6 +376,7 @@ func validateServiceUpdate(newSvc, oldSvc *corev1.Service) field.ErrorList {
 	errs = append(errs, validateLoadBalancerSourceRanges(newSvc, oldSvc)...)
 	errs = append(errs, validateExternalIPsNonSpecial(newSvc, oldSvc)...)
 	errs = append(errs, validateLoadBalancerFields(newSvc, oldSvc)...)
+	errs = append(errs, validateExternalNameFamilies(newSvc, oldSvc)...)
 	if newSvc.Spec.Type == corev1.ServiceTypeExternalName || oldSvc.Spec.Type == corev1.ServiceTypeExternalName {
 		return errs
 	}

@@ -358,3 +358,30 @@ func TestValidateServiceLoadBalancerFields(t *testing.T) {
 		{name: "stored class on a ClusterIP Service kept", old: legacy, new: legacyRelabelled},
 	})
 }
+
+// TestValidateExternalNameFamilies: as v1.33, an ExternalName Service has
+// no IP families; an update that keeps a stored one's is let through.
+func TestValidateExternalNameFamilies(t *testing.T) {
+	ext := func(mutate func(*corev1.Service)) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}}
+		mutate(s)
+		return defaulted(s)
+	}
+	runCreate(t, []testCase{
+		{name: "ipFamilyPolicy", obj: ext(func(s *corev1.Service) { s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack) }),
+			want: []want{{"spec.ipFamilyPolicy", forbidden}}},
+		{name: "ipFamilies", obj: ext(func(s *corev1.Service) { s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol} }),
+			want: []want{{"spec.ipFamilies", forbidden}}},
+	})
+	legacy := stored(ext(func(s *corev1.Service) { s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol} }))
+	relabelled := legacy.DeepCopy()
+	relabelled.Labels = map[string]string{"team": "a"}
+	plain := stored(ext(func(*corev1.Service) {}))
+	withPolicy := plain.DeepCopy()
+	withPolicy.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	runUpdate(t, []updateCase{
+		{name: "stored families kept", old: legacy, new: relabelled},
+		{name: "policy added", old: plain, new: withPolicy, want: []want{{"spec.ipFamilyPolicy", forbidden}}},
+	})
+}

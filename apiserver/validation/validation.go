@@ -318,6 +318,7 @@ func rulesFor(obj runtime.Object) (rules, bool) {
 			svc := obj.(*corev1.Service)
 			errs := append(validateServiceRouting(svc, true, true), validateLoadBalancerSourceRanges(svc, nil)...)
 			errs = append(errs, validateLoadBalancerFields(svc, nil)...)
+			errs = append(errs, validateExternalNameFamilies(svc, nil)...)
 			return append(errs, validateExternalIPsNonSpecial(svc, nil)...)
 		}
 		return r, true
