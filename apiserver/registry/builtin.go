@@ -74,7 +74,8 @@ func builtinSpecs() []spec {
 			// Kubernetes sets a pod's generation and moves it with its spec
 			// whatever the PodObservedGenerationTracking gate says (KEP-5067).
 			status: true, generation: true, onCreate: podOnCreate, onAdmitted: podOnAdmitted, binding: true, evict: true,
-			fields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+			fields:      []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
+			fieldLabels: map[string]FieldLabel{"spec.hostNetwork": {Path: "spec.hostNetwork", Absent: "false"}}},
 		{group: "", version: "v1", name: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all,
 			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} },
 			status: true, nameFunc: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"}},
@@ -92,7 +93,8 @@ func builtinSpecs() []spec {
 			newObj: func() runtime.Object { return &corev1.ServiceAccount{} }, newList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
 		{group: "", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
 			newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} },
-			fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
+			fields:      []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
+			fieldLabels: map[string]FieldLabel{"source": {Path: "source.component", Else: "reportingComponent"}}},
 		{group: "", version: "v1", name: "resourcequotas", kind: "ResourceQuota", namespaced: true, short: []string{"quota"},
 			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }, status: true},
 		{group: "", version: "v1", name: "limitranges", createOnUpdate: true, kind: "LimitRange", namespaced: true, short: []string{"limits"},
@@ -137,7 +139,9 @@ func builtinSpecs() []spec {
 		{group: "events.k8s.io", version: "v1", name: "events", kind: "Event", namespaced: true, short: []string{"ev"}, ttl: eventTTL,
 			storagePrefix: EventsKeyPrefix, stored: eventsV1Stored,
 			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
-			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid"}},
+			fields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "source"},
+			fieldLabels: map[string]FieldLabel{"source": {Path: "deprecatedSource.component", Else: "reportingController"}}},
 		// networking.k8s.io/v1: stored only; ingress controllers and network
 		// plugins, add-ons in Kubernetes too, act on them. No categories, as
 		// upstream's storage (pkg/registry/networking/*/storage) gives none.

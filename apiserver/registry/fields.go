@@ -55,11 +55,18 @@ func (r *Resource) FieldSet(obj runtime.Object) (fields.Set, error) {
 	}
 	paths := r.SelectableFields
 	if len(r.FieldLabels) > 0 {
-		paths = make([]string, len(r.SelectableFields))
+		// The labels' paths, then the Else paths after them in the
+		// labels' order.
+		paths = make([]string, len(r.SelectableFields), len(r.SelectableFields)+len(r.FieldLabels))
 		for i, f := range r.SelectableFields {
 			paths[i] = f
 			if l, ok := r.FieldLabels[f]; ok {
 				paths[i] = l.Path
+			}
+		}
+		for _, f := range r.SelectableFields {
+			if l, ok := r.FieldLabels[f]; ok && l.Else != "" {
+				paths = append(paths, l.Else)
 			}
 		}
 	}
@@ -77,10 +84,19 @@ func (r *Resource) FieldSet(obj runtime.Object) (fields.Set, error) {
 			values[i] = fieldString(content, strings.Split(p, "."))
 		}
 	}
+	next := len(r.SelectableFields)
 	for i, f := range r.SelectableFields {
 		v := values[i]
-		if l, ok := r.FieldLabels[f]; ok && v == "" {
-			v = l.Absent
+		if l, ok := r.FieldLabels[f]; ok {
+			if l.Else != "" {
+				if v == "" {
+					v = values[next]
+				}
+				next++
+			}
+			if v == "" {
+				v = l.Absent
+			}
 		}
 		set[f] = v
 	}
@@ -280,7 +296,6 @@ func emptyForJSON(v reflect.Value) bool {
 }
 
 // fieldString renders a field for selector matching; absent fields are "".
-// "source" on core events is an object; Kubernetes matches its component.
 func fieldString(content map[string]any, path []string) string {
 	v, found, err := unstructured.NestedFieldNoCopy(content, path...)
 	if err != nil || !found || v == nil {
@@ -296,10 +311,6 @@ func fieldString(content map[string]any, path []string) string {
 		return "false"
 	case int64, float64, int32, int:
 		return fmt.Sprint(t)
-	case map[string]any:
-		if c, ok := t["component"].(string); ok {
-			return c
-		}
 	}
 	return ""
 }

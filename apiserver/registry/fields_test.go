@@ -143,3 +143,57 @@ func BenchmarkPodFieldSet(b *testing.B) {
 		}
 	}
 }
+
+// Field selectors match what Kubernetes' selectable field sets hold, not
+// just the JSON: a pod without hostNetwork is spec.hostNetwork=false
+// (PodToSelectableFields renders the bool), and a core Event's source is
+// its source.component, else its reportingComponent (EventToSelectableFields),
+// so events written through events.k8s.io/v1, which carry no source, match
+// source=<their reporting controller>.
+func TestSelectableFieldsAsKubernetes(t *testing.T) {
+	byName := map[string]*Resource{}
+	for _, r := range Builtins(Hooks{}, nil) {
+		byName[r.Group+"/"+r.Name] = r
+	}
+	cases := []struct {
+		res      string
+		obj      runtime.Object
+		selector string
+		want     bool
+	}{
+		{"/pods", &corev1.Pod{}, "spec.hostNetwork=false", true},
+		{"/pods", &corev1.Pod{}, "spec.hostNetwork!=true", true},
+		{"/pods", &corev1.Pod{Spec: corev1.PodSpec{HostNetwork: true}}, "spec.hostNetwork=false", false},
+		{"/pods", &corev1.Pod{Spec: corev1.PodSpec{HostNetwork: true}}, "spec.hostNetwork=true", true},
+		{"/events", &corev1.Event{Source: corev1.EventSource{Component: "kubelet"}, ReportingController: "other"}, "source=kubelet", true},
+		{"/events", &corev1.Event{ReportingController: "default-scheduler"}, "source=default-scheduler", true},
+		{"/events", &corev1.Event{ReportingController: "default-scheduler"}, "reportingComponent=default-scheduler", true},
+		{"/events", &corev1.Event{}, "source=", true},
+		{"events.k8s.io/events", &eventsv1.Event{Regarding: corev1.ObjectReference{APIVersion: "v1", ResourceVersion: "7", FieldPath: "spec.containers{c}"}},
+			"regarding.apiVersion=v1,regarding.resourceVersion=7,regarding.fieldPath=spec.containers{c}", true},
+	}
+	for _, tc := range cases {
+		res := byName[tc.res]
+		sel, err := fields.ParseSelector(tc.selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.CheckFieldSelector(sel); err != nil {
+			t.Errorf("%s %s: %v", tc.res, tc.selector, err)
+			continue
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []runtime.Object{tc.obj, &unstructured.Unstructured{Object: content}} {
+			set, err := res.FieldSet(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sel.Matches(set); got != tc.want {
+				t.Errorf("%s %T: %s matches %v (fields %v), want %v", tc.res, obj, tc.selector, got, set, tc.want)
+			}
+		}
+	}
+}

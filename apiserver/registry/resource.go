@@ -346,7 +346,12 @@ type Allocation interface {
 type FieldLabel struct {
 	// Path is the dotted JSON path read.
 	Path string
-	// Absent is the value when Path is absent or omitted as empty: "0"
-	// for a count, which Kubernetes always renders.
+	// Else, when set, is a second path read when Path is absent or empty
+	// (a core Event's source: its source.component, else its
+	// reportingComponent).
+	Else string
+	// Absent is the value when Path (and Else) are absent or omitted as
+	// empty: "0" for a count, "false" for a bool, which Kubernetes always
+	// renders.
 	Absent string
 }
