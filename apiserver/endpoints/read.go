@@ -224,6 +224,9 @@ func (h *Handler) list(req *request) error {
 			return errors.NewBadRequest(fmt.Sprintf("invalid limit %q", s))
 		}
 	}
+	if err := validateListOptions(req, false); err != nil {
+		return err
+	}
 	rvParam, match := req.query("resourceVersion"), req.query("resourceVersionMatch")
 	rv, err := parseRV(rvParam)
 	if err != nil {
@@ -242,16 +245,7 @@ func (h *Handler) list(req *request) error {
 		}
 		revision, startAfter = tok.Rev, tok.Start
 	case match == "Exact":
-		if rv == 0 {
-			return errors.NewBadRequest("resourceVersionMatch=Exact requires a non-zero resourceVersion")
-		}
 		revision = rv
-	case match == "" || match == "NotOlderThan":
-		if match == "NotOlderThan" && rvParam == "" {
-			return errors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
-		}
-	default:
-		return errors.NewBadRequest(fmt.Sprintf("invalid resourceVersionMatch %q: supported values are Exact and NotOlderThan", match))
 	}
 	prefix := listPrefix(req.res, req.info.Namespace, sel)
 	// resourceVersion=0 means any recent state will do (Kubernetes serves it

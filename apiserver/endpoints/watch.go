@@ -174,8 +174,7 @@ func (h *Handler) watch(req *request) error {
 	if err != nil {
 		return err
 	}
-	rvParam, match := req.query("resourceVersion"), req.query("resourceVersionMatch")
-	rv, err := parseRV(rvParam)
+	rv, err := parseRV(req.query("resourceVersion"))
 	if err != nil {
 		return errors.NewBadRequest(err.Error())
 	}
@@ -183,21 +182,16 @@ func (h *Handler) watch(req *request) error {
 	sendInitial := false
 	switch req.query("sendInitialEvents") {
 	case "true":
-		if match != "NotOlderThan" {
-			return errors.NewInvalid(metaListOptionsKind, "", invalidField("resourceVersionMatch", match, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-		}
-		if !bookmarks {
-			return errors.NewInvalid(metaListOptionsKind, "", invalidField("allowWatchBookmarks", "false", "sendInitialEvents requires allowWatchBookmarks=true"))
-		}
 		sendInitial = true
-	case "false", "":
-		if match != "" {
-			return errors.NewInvalid(metaListOptionsKind, "", invalidField("resourceVersionMatch", match, "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
-		}
+	case "false":
+	case "":
 		// Legacy semantics: "" and "0" start with the current state.
-		sendInitial = req.query("sendInitialEvents") == "" && rv == 0
+		sendInitial = rv == 0
 	default:
 		return errors.NewBadRequest("sendInitialEvents must be true or false")
+	}
+	if err := validateListOptions(req, true); err != nil {
+		return err
 	}
 	timeout := h.maxWatchTimeout/2 + time.Duration(rand.Int64N(int64(h.maxWatchTimeout/2)+1))
 	if s := req.query("timeoutSeconds"); s != "" {

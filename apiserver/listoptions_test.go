@@ -1,0 +1,77 @@
+package apiserver_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiffkube/skiff/apiserver/apiservertest"
+)
+
+// TestListOptionsValidation: the resourceVersion, resourceVersionMatch,
+// continue, sendInitialEvents and allowWatchBookmarks combinations that
+// Kubernetes' ValidateListOptions refuses are 422 Invalid on
+// ListOptions.meta.k8s.io naming each broken rule, and the ones it allows
+// (a watch with sendInitialEvents=false and resourceVersionMatch) are served.
+func TestListOptionsValidation(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	cases := []struct {
+		query string
+		want  []string // substrings of the message, in order
+	}{
+		{"resourceVersionMatch=Exact", []string{`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided`}},
+		{"resourceVersionMatch=NotOlderThan", []string{"resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"}},
+		{"resourceVersion=0&resourceVersionMatch=Exact", []string{`resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`}},
+		{"resourceVersion=1&resourceVersionMatch=Newest", []string{`resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""`}},
+		{"resourceVersion=1&resourceVersionMatch=NotOlderThan&continue=abc", []string{"resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"}},
+		{"resourceVersionMatch=Exact&continue=abc", []string{"[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided", "resourceVersionMatch is forbidden when continue is provided]"}},
+		{"sendInitialEvents=true", []string{"sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"}},
+		{"watch=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", []string{"resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"}},
+		{"watch=true&sendInitialEvents=true&allowWatchBookmarks=true", []string{"resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"}},
+		{"watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", []string{"allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when resourceVersionMatch is set"}},
+		{"watch=true&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1&allowWatchBookmarks=true", []string{"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan", `resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"`}},
+	}
+	for _, tc := range cases {
+		resp, data := c.do("GET", "/api/v1/namespaces/default/configmaps?"+tc.query, "", nil)
+		if resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d %s, want 422", tc.query, resp.StatusCode, data)
+			continue
+		}
+		st := status(t, data)
+		if st.Reason != "Invalid" || st.Details == nil || st.Details.Kind != "ListOptions" || st.Details.Group != "meta.k8s.io" {
+			t.Errorf("%s: %+v, want Invalid ListOptions.meta.k8s.io", tc.query, st)
+		}
+		rest := st.Message
+		for _, w := range tc.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: message %q, want it to contain %q", tc.query, st.Message, w)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+	}
+
+	// Allowed: a watch that asks for no initial events but names the
+	// match and bookmarks starts at once, with nothing but live events.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dlive", nil)
+	req.Header.Set("Authorization", "Bearer "+apiservertest.AdminToken)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch with sendInitialEvents=false and resourceVersionMatch=NotOlderThan: %d, want 200", resp.StatusCode)
+	}
+	c.do("POST", "/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"live"}}`))
+	ev := watchLines(t, resp.Body, 1)[0]
+	if name := ev["object"].(map[string]any)["metadata"].(map[string]any)["name"]; ev["type"] != "ADDED" || name != "live" {
+		t.Errorf("first event %v, want ADDED live", ev)
+	}
+}
