@@ -41,13 +41,18 @@ func TestWatchersShareEvents(t *testing.T) {
 		name, query, accept string
 		want                []string
 		got                 []string
+		rvs                 []string
 	}
 	streams := []*stream{
 		{name: "json", accept: "application/json", want: []string{"ADDED s1 v1", "MODIFIED s1 v2", "MODIFIED s1 v3", "DELETED s1 v3"}},
 		{name: "json-2", accept: "application/json", want: []string{"ADDED s1 v1", "MODIFIED s1 v2", "MODIFIED s1 v3", "DELETED s1 v3"}},
 		{name: "table", accept: "application/json;as=Table;v=v1;g=meta.k8s.io", want: []string{"ADDED s1 Table", "MODIFIED s1 Table", "MODIFIED s1 Table", "DELETED s1 Table"}},
 		// The label leaves and comes back: DELETED then ADDED for this one.
-		{name: "selector", query: "&labelSelector=keep%3Dyes", accept: "application/json", want: []string{"ADDED s1 v1", "DELETED s1 v2", "ADDED s1 v3", "DELETED s1 v3"}},
+		// The DELETED carries the last state it selected (v1), at the
+		// revision of the update that made it leave, as Kubernetes' watch
+		// cache sends it.
+		{name: "selector", query: "&labelSelector=keep%3Dyes", accept: "application/json", want: []string{"ADDED s1 v1", "DELETED s1 v1", "ADDED s1 v3", "DELETED s1 v3"}},
+		{name: "selector-table", query: "&labelSelector=keep%3Dyes", accept: "application/json;as=Table;v=v1;g=meta.k8s.io", want: []string{"ADDED s1 yes", "DELETED s1 yes", "ADDED s1 yes", "DELETED s1 yes"}},
 	}
 	var wg sync.WaitGroup
 	for _, st := range streams {
@@ -70,10 +75,14 @@ func TestWatchersShareEvents(t *testing.T) {
 					rows := obj["rows"].([]any)
 					md = rows[0].(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)
 					detail = "Table"
+					if st.query != "" {
+						detail = fmt.Sprint(md["labels"].(map[string]any)["keep"])
+					}
 				} else {
 					detail = fmt.Sprint(obj["data"].(map[string]any)["v"])
 				}
 				name = fmt.Sprint(md["name"])
+				st.rvs = append(st.rvs, fmt.Sprint(md["resourceVersion"]))
 				st.got = append(st.got, fmt.Sprintf("%s %s %s", ev["type"], name, detail))
 			}
 		}()
@@ -93,6 +102,7 @@ func TestWatchersShareEvents(t *testing.T) {
 	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	leftAt := cm.ResourceVersion
 	cm.Labels["keep"], cm.Data["v"] = "yes", "v3"
 	if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -120,6 +130,9 @@ func TestWatchersShareEvents(t *testing.T) {
 	for _, st := range streams {
 		if strings.Join(st.got, ",") != strings.Join(st.want, ",") {
 			t.Errorf("%s watch %v, want %v", st.name, st.got, st.want)
+		}
+		if st.query != "" && len(st.rvs) > 1 && st.rvs[1] != leftAt {
+			t.Errorf("%s watch: DELETED at resourceVersion %s, want the leaving update's %s", st.name, st.rvs[1], leftAt)
 		}
 	}
 }

@@ -60,6 +60,10 @@ type eventKey struct {
 	key string
 	res *registry.Resource
 	rev int64
+	// left: the state the write at rev replaced, stamped with rev (what
+	// a watch the object leaves receives as DELETED), not the state rev
+	// wrote.
+	left bool
 }
 
 // sharedEvent is one decoded stored state and its encoded frames. Its
@@ -99,7 +103,19 @@ func newEventCache() *eventCache {
 // get returns the shared entry for value (the stored bytes of kv) decoded
 // as res at revision rev.
 func (c *eventCache) get(res *registry.Resource, kv *storage.KeyValue, value []byte, rev int64) *sharedEvent {
-	k := eventKey{key: kv.Key, res: res, rev: rev}
+	return c.getKey(eventKey{key: kv.Key, res: res, rev: rev}, res, value, rev)
+}
+
+// left returns the shared entry for the state an update replaced (prev)
+// at the update's revision: Kubernetes' watch cache sends a watch whose
+// selection an object leaves a DELETED event with the object's previous
+// content and the event's resourceVersion, so the object still matches
+// what the watcher selected.
+func (c *eventCache) left(res *registry.Resource, kv, prev *storage.KeyValue) *sharedEvent {
+	return c.getKey(eventKey{key: kv.Key, res: res, rev: kv.ModRevision, left: true}, res, prev.Value, kv.ModRevision)
+}
+
+func (c *eventCache) getKey(k eventKey, res *registry.Resource, value []byte, rev int64) *sharedEvent {
 	c.mu.Lock()
 	e, ok := c.entries[k]
 	if !ok {

@@ -330,6 +330,11 @@ func (h *Handler) deliver(s *watchStream, sel *selection, ev storage.Event, book
 		case now:
 			return s.sendShared(evAdded, e)
 		case before:
+			// Leaving the selection: the last state it selected, at
+			// this event's revision (before implies PrevKV).
+			if left := h.events.left(res, ev.KV, ev.PrevKV); left.err == nil {
+				return s.sendShared(evDeleted, left)
+			}
 			return s.sendShared(evDeleted, e)
 		}
 	case storage.Deleted:
