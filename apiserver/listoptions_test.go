@@ -75,3 +75,38 @@ func TestListOptionsValidation(t *testing.T) {
 		t.Errorf("first event %v, want ADDED live", ev)
 	}
 }
+
+// TestTooLargeResourceVersion: a read that asks for a resourceVersion
+// newer than the store's is 504 Timeout "Too large resource version: X,
+// current: Y" retried after 1 s with the ResourceVersionTooLarge cause, as
+// Kubernetes' storage.NewTooLargeResourceVersionError: client-go's
+// reflector and apierrors.IsTooLargeResourceVersion look for the cause. A
+// GET is no exception: it was answered with the current object.
+func TestTooLargeResourceVersion(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	if resp, data := c.do("POST", "/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d %s", resp.StatusCode, data)
+	}
+	for _, q := range []string{
+		"configmaps?resourceVersion=999999",
+		"configmaps?resourceVersion=999999&resourceVersionMatch=NotOlderThan&limit=1",
+		"configmaps?resourceVersion=999999&resourceVersionMatch=Exact",
+		"configmaps/x?resourceVersion=999999",
+		"configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=999999",
+	} {
+		resp, data := c.do("GET", "/api/v1/namespaces/default/"+q, "", nil)
+		if resp.StatusCode != http.StatusGatewayTimeout {
+			t.Errorf("%s: %d %s, want 504", q, resp.StatusCode, data)
+			continue
+		}
+		st := status(t, data)
+		if st.Reason != "Timeout" || !strings.HasPrefix(st.Message, "Timeout: Too large resource version: 999999, current: ") {
+			t.Errorf("%s: %q %q, want Timeout \"Timeout: Too large resource version: 999999, current: N\"", q, st.Reason, st.Message)
+		}
+		if st.Details == nil || st.Details.RetryAfterSeconds != 1 || len(st.Details.Causes) != 1 ||
+			st.Details.Causes[0].Type != "ResourceVersionTooLarge" || st.Details.Causes[0].Message != "Too large resource version" {
+			t.Errorf("%s: details %+v, want retry after 1 s and the ResourceVersionTooLarge cause", q, st.Details)
+		}
+	}
+}

@@ -23,10 +23,24 @@ import (
 // before each status update) the answer may come from the store's cache,
 // as Kubernetes serves it from its watch cache; otherwise, and when the
 // cache does not hold the key, it is the newest state in the database.
+//
+// Any other resourceVersion asks for a state not older than it: the newest
+// is, unless the store has not reached that revision yet (504, as
+// Kubernetes answers once its watch cache has waited for it in vain).
 func (h *Handler) get(req *request) error {
-	obj, _, _, err := h.loadMaybeCached(req, req.info.Namespace, req.info.Name, req.query("resourceVersion") == "0")
+	rvParam := req.query("resourceVersion")
+	obj, kv, _, err := h.loadMaybeCached(req, req.info.Namespace, req.info.Name, rvParam == "0")
 	if err != nil {
 		return err
+	}
+	if rv, err := parseRV(rvParam); err == nil && rv > kv.ModRevision {
+		current, err := h.store.Revision(req.ctx)
+		if err != nil {
+			return storeError(err, req.res.GroupResource(), req.info.Name)
+		}
+		if rv > current {
+			return tooLargeRV(rv, current)
+		}
 	}
 	return h.respond(req, http.StatusOK, obj)
 }
@@ -256,10 +270,15 @@ func (h *Handler) list(req *request) error {
 		if stderrors.Is(err, storage.ErrCompacted) && req.query("continue") != "" {
 			return errors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 		}
+		if stderrors.Is(err, storage.ErrFutureRevision) {
+			if current, rerr := h.store.Revision(req.ctx); rerr == nil {
+				return tooLargeRV(revision, current)
+			}
+		}
 		return storeError(err, req.res.GroupResource(), "")
 	}
 	if match != "Exact" && rv > 0 && got.revision < rv {
-		return errors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, got.revision), 1)
+		return tooLargeRV(rv, got.revision)
 	}
 	list := newList(req.res)
 	if err := meta.SetList(list, got.items); err != nil {

@@ -63,7 +63,7 @@ func storeError(err error, gr schema.GroupResource, name string) error {
 	case stderrors.Is(err, storage.ErrCompacted):
 		return errors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
 	case stderrors.Is(err, storage.ErrFutureRevision):
-		return errors.NewTimeoutError("Too large resource version", 1)
+		return withTooLargeCause(errors.NewTimeoutError(tooLargeRVCause, 1))
 	case stderrors.Is(err, storage.ErrValueTooLarge):
 		return errors.NewRequestEntityTooLargeError("object is too large to store")
 	case stderrors.Is(err, storage.ErrInvalidKey):
@@ -72,6 +72,23 @@ func storeError(err error, gr schema.GroupResource, name string) error {
 		return errors.NewTimeoutError("request did not complete in time", 1)
 	}
 	return errors.NewInternalError(err)
+}
+
+// tooLargeRVCause is the message of the cause that marks a 504 as a
+// resourceVersion the store has not reached.
+const tooLargeRVCause = "Too large resource version"
+
+// tooLargeRV is the 504 Kubernetes sends for a read at a resourceVersion
+// newer than the store's (storage.NewTooLargeResourceVersionError): retry
+// after 1 s, and the ResourceVersionTooLarge cause that client-go's
+// reflector and apierrors.IsTooLargeResourceVersion look for.
+func tooLargeRV(rv, current int64) error {
+	return withTooLargeCause(errors.NewTimeoutError(fmt.Sprintf("%s: %d, current: %d", tooLargeRVCause, rv, current), 1))
+}
+
+func withTooLargeCause(err *errors.StatusError) *errors.StatusError {
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: tooLargeRVCause}}
+	return err
 }
 
 // registryOptimisticLock is Kubernetes' wording of a resourceVersion conflict.

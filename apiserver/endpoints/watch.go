@@ -230,7 +230,7 @@ func (h *Handler) watch(req *request) error {
 		}
 		start = initial.revision
 		if rv > 0 && start < rv {
-			return errors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, start), 1)
+			return tooLargeRV(rv, start)
 		}
 	}
 	if start == 0 {
