@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,5 +109,76 @@ func TestTooLargeResourceVersion(t *testing.T) {
 			st.Details.Causes[0].Type != "ResourceVersionTooLarge" || st.Details.Causes[0].Message != "Too large resource version" {
 			t.Errorf("%s: details %+v, want retry after 1 s and the ResourceVersionTooLarge cause", q, st.Details)
 		}
+	}
+}
+
+// TestContinueAfterCompaction: a continue token whose revision was
+// compacted is 410 Expired with Kubernetes' inconsistent-continue message
+// and, in the Status's metadata.continue, a token that goes on from the
+// same key at the newest revision (etcd3's handleCompactedErrorForPaging);
+// an Exact list at a compacted revision is 410 "The resourceVersion for the
+// provided list is too old.".
+func TestContinueAfterCompaction(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	for _, n := range []string{"a", "b", "c"} {
+		if resp, data := c.do("POST", "/api/v1/namespaces/default/secrets", "application/json", []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"`+n+`"}}`)); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create: %d %s", resp.StatusCode, data)
+		}
+	}
+	list := func(q string) (*http.Response, map[string]any) {
+		resp, data := c.do("GET", "/api/v1/namespaces/default/secrets?fieldSelector=type%3DOpaque&"+q, "", nil)
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v %s", q, err, data)
+		}
+		return resp, m
+	}
+	_, first := list("limit=1")
+	md := first["metadata"].(map[string]any)
+	token, firstRV := md["continue"].(string), md["resourceVersion"].(string)
+	if token == "" {
+		t.Fatalf("first page %v: no continue", first)
+	}
+	if resp, data := c.do("POST", "/api/v1/namespaces/default/secrets", "application/json", []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"d"}}`)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d %s", resp.StatusCode, data)
+	}
+	rev, err := srv.Store.Revision(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Store.Compact(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, st := list("limit=1&continue=" + token)
+	if resp.StatusCode != http.StatusGone || st["reason"] != "Expired" {
+		t.Fatalf("continue after compaction: %d %v, want 410 Expired", resp.StatusCode, st)
+	}
+	if msg, _ := st["message"].(string); !strings.HasPrefix(msg, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.") {
+		t.Errorf("message %q, want Kubernetes' inconsistent-continue message", msg)
+	}
+	next, _ := st["metadata"].(map[string]any)["continue"].(string)
+	if next == "" {
+		t.Fatalf("410 %v carries no continue token", st)
+	}
+	var names []string
+	for next != "" {
+		resp, page := list("limit=1&continue=" + next)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("continue with the 410's token: %d %v", resp.StatusCode, page)
+		}
+		for _, it := range page["items"].([]any) {
+			names = append(names, it.(map[string]any)["metadata"].(map[string]any)["name"].(string))
+		}
+		next, _ = page["metadata"].(map[string]any)["continue"].(string)
+	}
+	if strings.Join(names, ",") != "b,c,d" {
+		t.Errorf("the rest of the list after the 410 %v, want b,c,d (at the newest revision)", names)
+	}
+
+	resp, st = list("resourceVersion=" + firstRV + "&resourceVersionMatch=Exact")
+	if resp.StatusCode != http.StatusGone || st["reason"] != "Expired" || st["message"] != "The resourceVersion for the provided list is too old." {
+		t.Errorf("Exact list at a compacted revision: %d %v, want 410 Expired \"The resourceVersion for the provided list is too old.\"", resp.StatusCode, st)
 	}
 }

@@ -159,11 +159,14 @@ func listPrefix(res *registry.Resource, ns string, sel *selection) string {
 }
 
 // continueToken is the opaque continue value: the list's pinned revision and
-// the last key returned.
+// the last key returned. Revision -1 (continueAtNewest) goes on at the newest
+// revision: the token a 410 for a compacted continue carries, as Kubernetes'.
 type continueToken struct {
 	Rev   int64  `json:"rv"`
 	Start string `json:"start"`
 }
+
+const continueAtNewest = -1
 
 func encodeContinue(rev int64, start string) string {
 	b, _ := json.Marshal(continueToken{Rev: rev, Start: start})
@@ -176,7 +179,7 @@ func decodeContinue(s string) (continueToken, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &t)
 	}
-	if err != nil || t.Rev <= 0 {
+	if err != nil || t.Rev <= 0 && t.Rev != continueAtNewest {
 		return t, errors.NewBadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
 	return t, nil
@@ -257,7 +260,7 @@ func (h *Handler) list(req *request) error {
 		if err != nil {
 			return err
 		}
-		revision, startAfter = tok.Rev, tok.Start
+		revision, startAfter = max(tok.Rev, 0), tok.Start
 	case match == "Exact":
 		revision = rv
 	}
@@ -267,8 +270,17 @@ func (h *Handler) list(req *request) error {
 	anyRevision := rvParam == "0" && match != "Exact" && req.query("continue") == ""
 	got, err := h.collect(req, prefix, sel, revision, anyRevision, startAfter, limit)
 	if err != nil {
-		if stderrors.Is(err, storage.ErrCompacted) && req.query("continue") != "" {
-			return errors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		if stderrors.Is(err, storage.ErrCompacted) {
+			if req.query("continue") == "" {
+				return errors.NewResourceExpired("The resourceVersion for the provided list is too old.")
+			}
+			// As etcd3's store: the rest of the list may still be read,
+			// at the newest revision, with the token this Status carries.
+			expired := errors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+				"You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
+				"Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+			expired.ErrStatus.ListMeta.Continue = encodeContinue(continueAtNewest, startAfter)
+			return expired
 		}
 		if stderrors.Is(err, storage.ErrFutureRevision) {
 			if current, rerr := h.store.Revision(req.ctx); rerr == nil {
