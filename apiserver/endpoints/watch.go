@@ -127,6 +127,15 @@ func (s *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	return append(frame, "}\n"...), nil
 }
 
+// start sends the reply's header: a watch is a 200 whatever comes after.
+func (s *watchStream) start() {
+	setWarnings(s.w, s.req.warnings)
+	s.w.Header().Set("Content-Type", s.contentType())
+	s.w.Header().Set("Cache-Control", "no-cache, private")
+	s.w.WriteHeader(http.StatusOK)
+	s.flushWritten()
+}
+
 // flushWritten sends what was written so far to the client.
 func (s *watchStream) flushWritten() {
 	if s.fl != nil {
@@ -239,24 +248,30 @@ func (h *Handler) watch(req *request) error {
 		}
 	}
 	defer h.events.watchStarted(req.res)()
-	w, err := h.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: start, ProgressNotify: bookmarks, Trigger: h.trigger(req.res, sel)})
-	if err != nil {
-		if stderrors.Is(err, storage.ErrCompacted) {
-			return errors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
-		}
-		return storeError(err, req.res.GroupResource(), "")
-	}
-	defer w.Stop()
-
 	fl, _ := req.w.(http.Flusher)
 	s := &watchStream{h: h, req: req, kind: kind, enc: enc, w: req.w, fl: fl}
-	setWarnings(req.w, req.warnings)
-	req.w.Header().Set("Content-Type", s.contentType())
-	req.w.Header().Set("Cache-Control", "no-cache, private")
-	req.w.WriteHeader(http.StatusOK)
-	if fl != nil {
-		fl.Flush()
+	w, err := h.store.Watch(ctx, storage.WatchOptions{Prefix: prefix, AfterRevision: start, ProgressNotify: bookmarks, Trigger: h.trigger(req.res, sel)})
+	if err != nil {
+		if !stderrors.Is(err, storage.ErrCompacted) {
+			return storeError(err, req.res.GroupResource(), "")
+		}
+		// As Kubernetes' watch cache answers a revision it no longer
+		// holds: a watch whose one event is ERROR 410 Expired naming
+		// the revision asked for and the newest one gone.
+		msg := fmt.Sprintf("too old resource version: %d", start)
+		if cr, ok := h.store.(interface {
+			CompactRevision(context.Context) (int64, error)
+		}); ok {
+			if floor, ferr := cr.CompactRevision(ctx); ferr == nil {
+				msg = fmt.Sprintf("too old resource version: %d (%d)", start, floor)
+			}
+		}
+		s.start()
+		s.sendError(errors.NewResourceExpired(msg))
+		return nil
 	}
+	defer w.Stop()
+	s.start()
 	if initial != nil {
 		for _, obj := range initial.items {
 			if err := s.send(evAdded, obj); err != nil {

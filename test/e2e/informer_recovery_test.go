@@ -30,7 +30,9 @@ import (
 // every open watch cleanly (as a server's timeout would) and holds new watch
 // requests back, so an informer's watch is down while the test writes and
 // compacts; opening it lets the held requests through. It records the status
-// of every watch reply.
+// of every watch reply, and how many watches began with the ERROR event
+// of an expired resourceVersion (a 200 whose one event is the 410, as
+// Kubernetes answers a watch from a compacted revision).
 type watchGate struct {
 	next http.RoundTripper
 
@@ -39,6 +41,7 @@ type watchGate struct {
 	opened  chan struct{}
 	bodies  map[*gatedBody]bool
 	replies []int
+	expired int
 }
 
 func newWatchGate() *watchGate {
@@ -96,6 +99,12 @@ func (g *watchGate) open() {
 	g.opened = nil
 }
 
+func (g *watchGate) expiredWatches() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.expired
+}
+
 func (g *watchGate) statuses() []int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -108,10 +117,25 @@ func (g *watchGate) statuses() []int {
 type gatedBody struct {
 	io.ReadCloser
 	gate *watchGate
+	head []byte // the stream's first bytes, looked at for the 410 event
+	seen bool
 }
+
+// expiredEvent is in the message of the 410 ERROR event, in JSON and
+// protobuf streams alike.
+const expiredEvent = "too old resource version"
 
 func (b *gatedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if !b.seen && len(b.head) < 4096 {
+		b.head = append(b.head, p[:n]...)
+		if strings.Contains(string(b.head), expiredEvent) {
+			b.seen = true
+			b.gate.mu.Lock()
+			b.gate.expired++
+			b.gate.mu.Unlock()
+		}
+	}
 	if err != nil {
 		b.gate.mu.Lock()
 		cut := b.gate.closed
@@ -134,7 +158,7 @@ func (b *gatedBody) Close() error {
 // watches down, changes objects (add, update, delete, and an object that
 // lives and dies while they are away), compacts the store past the
 // informers' resourceVersion, and lets them reconnect: the server answers
-// their watch with 410 Expired, they relist, and each sees exactly the
+// their watch with 410 Expired (an ERROR event), they relist, and each sees exactly the
 // changes, its cache matching the server's list.
 func TestInformerRecoversFromCompaction(t *testing.T) {
 	srv := apiservertest.Start(t)
@@ -199,7 +223,7 @@ func TestInformerRecoversFromCompaction(t *testing.T) {
 	typedRV := typedInf.LastSyncResourceVersion()
 
 	gate.close()
-	before := len(gate.statuses())
+	before, expiredBefore := len(gate.statuses()), gate.expiredWatches()
 	mark := map[*recorder]int{typed: typed.count(), dyn: dyn.count()}
 
 	// Changes while the informers are away.
@@ -240,14 +264,14 @@ func TestInformerRecoversFromCompaction(t *testing.T) {
 		r.waitFor(t, "update before-0")
 		r.waitFor(t, "delete before-1")
 	}
-	saw410 := false
+	saw410 := gate.expiredWatches() > expiredBefore
 	for _, code := range gate.statuses()[before:] {
 		if code == http.StatusGone {
 			saw410 = true
 		}
 	}
 	if !saw410 {
-		t.Errorf("no watch was answered 410 after the compaction (watch replies %v)", gate.statuses()[before:])
+		t.Errorf("no watch was answered 410 after the compaction (watch replies %v, none carried the ERROR event)", gate.statuses()[before:])
 	}
 	for _, r := range []*recorder{typed, dyn} {
 		for _, e := range r.since(mark[r]) {
