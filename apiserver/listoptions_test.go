@@ -182,3 +182,20 @@ func TestContinueAfterCompaction(t *testing.T) {
 		t.Errorf("Exact list at a compacted revision: %d %v, want 410 Expired \"The resourceVersion for the provided list is too old.\"", resp.StatusCode, st)
 	}
 }
+
+// TestBadSelectorMessages: a selector that does not parse is 400 with the
+// parser's own message, as Kubernetes' parameter decoding reports it (no
+// prefix of skiff's doubling "unable to parse requirement").
+func TestBadSelectorMessages(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	for q, want := range map[string]string{
+		"labelSelector=a%20b": "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+		"fieldSelector=a%20b": "invalid selector: 'a b'; can't understand 'a b'",
+	} {
+		resp, data := c.do("GET", "/api/v1/namespaces/default/configmaps?"+q, "", nil)
+		if st := status(t, data); resp.StatusCode != http.StatusBadRequest || st.Message != want {
+			t.Errorf("%s: %d %q, want 400 %q", q, resp.StatusCode, st.Message, want)
+		}
+	}
+}

@@ -86,11 +86,11 @@ type selection struct {
 func parseSelection(req *request) (*selection, error) {
 	ls, err := labels.Parse(req.query("labelSelector"))
 	if err != nil {
-		return nil, errors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return nil, errors.NewBadRequest(err.Error())
 	}
 	fs, err := fields.ParseSelector(req.query("fieldSelector"))
 	if err != nil {
-		return nil, errors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		return nil, errors.NewBadRequest(err.Error())
 	}
 	if err := req.res.CheckFieldSelector(fs); err != nil {
 		return nil, errors.NewBadRequest(err.Error())
