@@ -199,3 +199,50 @@ func TestBadSelectorMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestPaginatedListAtResourceVersion: a list with a limit and a non-zero
+// resourceVersion but no resourceVersionMatch is served at exactly that
+// revision, Kubernetes' legacy rule for paginated lists (its etcd3 store
+// reads such a list with that revision); without a limit the revision is
+// only a lower bound.
+func TestPaginatedListAtResourceVersion(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	var rvs []string
+	for _, n := range []string{"a", "b"} {
+		resp, data := c.do("POST", "/api/v1/namespaces/default/secrets", "application/json", []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"`+n+`"}}`))
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create: %d %s", resp.StatusCode, data)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		rvs = append(rvs, m["metadata"].(map[string]any)["resourceVersion"].(string))
+	}
+	names := func(q string) (string, string) {
+		resp, data := c.do("GET", "/api/v1/namespaces/default/secrets?"+q, "", nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, resp.StatusCode, data)
+		}
+		var l struct {
+			Metadata struct{ ResourceVersion string }
+			Items    []struct{ Metadata struct{ Name string } }
+		}
+		if err := json.Unmarshal(data, &l); err != nil {
+			t.Fatal(err)
+		}
+		var ns []string
+		for _, it := range l.Items {
+			ns = append(ns, it.Metadata.Name)
+		}
+		return strings.Join(ns, ","), l.Metadata.ResourceVersion
+	}
+	if got, rv := names("limit=10&resourceVersion=" + rvs[0]); got != "a" || rv != rvs[0] {
+		t.Errorf("limit=10&resourceVersion=%s: %q at %s, want a at %s", rvs[0], got, rv, rvs[0])
+	}
+	if got, rv := names("resourceVersion=" + rvs[0]); got != "a,b" || rv == rvs[0] {
+		t.Errorf("resourceVersion=%s without a limit: %q at %s, want a,b at the newest revision", rvs[0], got, rv)
+	}
+	if got, _ := names("limit=10&resourceVersion=0"); got != "a,b" {
+		t.Errorf("limit=10&resourceVersion=0: %q, want a,b", got)
+	}
+}

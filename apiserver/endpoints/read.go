@@ -263,6 +263,10 @@ func (h *Handler) list(req *request) error {
 		revision, startAfter = max(tok.Rev, 0), tok.Start
 	case match == "Exact":
 		revision = rv
+	case match == "" && limit > 0 && rv > 0:
+		// Kubernetes' legacy rule: a paginated list at a non-zero
+		// resourceVersion with no match asked for is an Exact one.
+		revision = rv
 	}
 	prefix := listPrefix(req.res, req.info.Namespace, sel)
 	// resourceVersion=0 means any recent state will do (Kubernetes serves it
@@ -289,7 +293,7 @@ func (h *Handler) list(req *request) error {
 		}
 		return storeError(err, req.res.GroupResource(), "")
 	}
-	if match != "Exact" && rv > 0 && got.revision < rv {
+	if revision == 0 && rv > 0 && got.revision < rv {
 		return tooLargeRV(rv, got.revision)
 	}
 	list := newList(req.res)
