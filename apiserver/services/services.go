@@ -58,6 +58,7 @@ func (d dryIPs) CheckSpecific(ctx context.Context, ip netip.Addr) error {
 	return d.real.CheckSpecific(ctx, ip)
 }
 func (d dryIPs) Release(context.Context, netip.Addr) error { return nil }
+func (d dryIPs) CIDR() netip.Prefix                        { return d.real.CIDR() }
 
 type dryPorts struct{ real PortAllocator }
 
