@@ -477,3 +477,34 @@ func TestServiceDryRunRefusesTakenAllocations(t *testing.T) {
 		t.Errorf("the dry run took %s or 30999: %v", freeIP, err)
 	}
 }
+
+// TestServiceDryRunRefusalReadsAsTheWrite: a dry run refused for a taken
+// cluster IP or node port says what the real write says (Kubernetes' dry-run
+// allocators return the real ones' errors), not a second, doubled wording.
+func TestServiceDryRunRefusalReadsAsTheWrite(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	svcs := cs.CoreV1().Services("default")
+	held, err := svcs.Create(ctx, service("held", "NodePort", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	for name, svc := range map[string]*corev1.Service{
+		"same-ip": service("same-ip", "ClusterIP", held.Spec.ClusterIP),
+		"same-port": func() *corev1.Service {
+			s := service("same-port", "NodePort", "")
+			s.Spec.Ports[0].NodePort = held.Spec.Ports[0].NodePort
+			return s
+		}(),
+	} {
+		_, dryErr := svcs.Create(ctx, svc.DeepCopy(), dry)
+		_, realErr := svcs.Create(ctx, svc.DeepCopy(), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(dryErr) || !apierrors.IsInvalid(realErr) {
+			t.Fatalf("%s: dry run %v, write %v; want both Invalid", name, dryErr, realErr)
+		}
+		if dryErr.Error() != realErr.Error() {
+			t.Errorf("%s: dry run says\n  %v\nthe write says\n  %v", name, dryErr, realErr)
+		}
+	}
+}

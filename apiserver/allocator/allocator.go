@@ -110,14 +110,14 @@ func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
 func (a *IPs) CheckSpecific(ctx context.Context, ip netip.Addr) error {
 	o, ok := a.offset(ip)
 	if !ok {
-		return fmt.Errorf("failed to allocate IP %s: %w; please use an IP from %s", ip, ErrNotInRange, a.prefix)
+		return said(ErrNotInRange, "the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.prefix)
 	}
 	taken, err := a.b.isAllocated(ctx, o)
 	if err != nil {
-		return err
+		return fmt.Errorf("allocate IP %s: %w", ip, err)
 	}
 	if taken {
-		return fmt.Errorf("failed to allocate IP %s: %w", ip, ErrAllocated)
+		return said(ErrAllocated, "provided IP is already allocated")
 	}
 	return nil
 }
@@ -186,14 +186,14 @@ func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
 // succeed: nil if port is in range and free, else AllocateSpecific's error.
 func (p *Ports) CheckSpecific(ctx context.Context, port int) error {
 	if port < p.base || port > p.max {
-		return fmt.Errorf("provided port %d is not in the valid range. The range of valid ports is %d-%d: %w", port, p.base, p.max, ErrNotInRange)
+		return said(ErrNotInRange, "provided port is not in the valid range. The range of valid ports is %d-%d", p.base, p.max)
 	}
 	taken, err := p.b.isAllocated(ctx, port-p.base)
 	if err != nil {
-		return err
+		return fmt.Errorf("allocate node port %d: %w", port, err)
 	}
 	if taken {
-		return fmt.Errorf("provided port %d is already allocated: %w", port, ErrAllocated)
+		return said(ErrAllocated, "provided port is already allocated")
 	}
 	return nil
 }
