@@ -63,3 +63,26 @@ func TestRequestMetricsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestMetricsDryRunBounded: the dry_run label takes the client's
+// dryRun values only when they are valid ("All"); anything else counts as
+// "invalid", as kube-apiserver's cleanDryRun, so a client cannot grow the
+// metrics without bound by sending made-up values.
+func TestRequestMetricsDryRunBounded(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	for _, v := range []string{"bogus-1", "bogus-2", "All&dryRun=x"} {
+		c.do("POST", "/api/v1/namespaces/default/configmaps?dryRun="+v, "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m"}}`))
+	}
+	c.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=All", "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m"}}`))
+	_, data := c.do("GET", "/metrics", "", nil)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "apiserver_request_total") && strings.Contains(line, `resource="configmaps"`) &&
+			!strings.Contains(line, `dry_run="invalid"`) && !strings.Contains(line, `dry_run="All"`) {
+			t.Errorf("dry_run label outside {All, invalid}: %s", line)
+		}
+	}
+	if !strings.Contains(string(data), `dry_run="invalid"`) {
+		t.Errorf("no request counted with dry_run=\"invalid\"")
+	}
+}

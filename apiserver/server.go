@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -646,10 +647,25 @@ func requestMetric(r *http.Request, info endpoints.RequestInfo, code int) metric
 	if connectSubresources[info.Subresource] {
 		m.Verb = "CONNECT"
 	}
-	if dry := r.URL.Query()["dryRun"]; len(dry) > 0 {
-		m.DryRun = strings.Join(sets.List(sets.New(dry...)), ",")
-	}
+	m.DryRun = dryRunLabel(r.URL)
 	return m
+}
+
+// dryRunLabel is the dry_run label of a request, as kube-apiserver's
+// cleanDryRun: the distinct dryRun values, sorted, when they are valid
+// (only "All" is), else "invalid", so that made-up values cannot grow the
+// metrics without bound.
+func dryRunLabel(u *url.URL) string {
+	if !strings.Contains(u.RawQuery, "dryRun") {
+		return ""
+	}
+	dry := u.Query()["dryRun"]
+	for _, v := range dry {
+		if v != metav1.DryRunAll {
+			return "invalid"
+		}
+	}
+	return strings.Join(sets.List(sets.New(dry...)), ",")
 }
 
 // connectSubresources are the subresources kube-apiserver's request metrics
