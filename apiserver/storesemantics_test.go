@@ -430,3 +430,29 @@ func TestPodGeneration(t *testing.T) {
 	}
 	expect("graceful deletion", pod, 3)
 }
+
+// TestPodGenerationIgnoresDefaults: an update that sends a pod's spec
+// without fields the server defaults (what a client built with older API
+// types drops on a read-modify-write: enableServiceLinks,
+// a container's terminationMessagePolicy) changes no
+// spec, so the generation stays, as in Kubernetes, where the request is
+// defaulted before the pod strategy compares the specs.
+func TestPodGenerationIgnoresDefaults(t *testing.T) {
+	cs, _ := clientset(t)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gen-defaults"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Labels = map[string]string{"a": "b"}
+	pod.Spec.EnableServiceLinks = nil
+	pod.Spec.Containers[0].TerminationMessagePolicy = ""
+	if pod, err = pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Generation != 1 {
+		t.Errorf("after an update of a label that omits defaulted spec fields: generation %d, want 1", pod.Generation)
+	}
+}

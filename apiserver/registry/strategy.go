@@ -138,6 +138,11 @@ func (s *DefaultStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	if s.HasStatus {
 		copyStatus(obj, old)
 	}
+	// Defaults first, as Kubernetes defaults a request when decoding it:
+	// a spec sent without the fields the server fills in is not a new spec.
+	if s.Hooks.Default != nil {
+		s.Hooks.Default(obj)
+	}
 	m, err1 := meta.Accessor(obj)
 	om, err2 := meta.Accessor(old)
 	if err1 == nil && err2 == nil {
@@ -146,9 +151,6 @@ func (s *DefaultStrategy) PrepareForUpdate(obj, old runtime.Object) {
 			s.AnnotationsMoveGeneration && !equality.Semantic.DeepEqual(m.GetAnnotations(), om.GetAnnotations())) {
 			m.SetGeneration(om.GetGeneration() + 1)
 		}
-	}
-	if s.Hooks.Default != nil {
-		s.Hooks.Default(obj)
 	}
 	if s.OnUpdate != nil {
 		s.OnUpdate(obj, old)
