@@ -86,3 +86,24 @@ func TestRequestMetricsDryRunBounded(t *testing.T) {
 		t.Errorf("no request counted with dry_run=\"invalid\"")
 	}
 }
+
+// TestRequestMetricsUnservedResource: a request for a resource the server
+// does not serve (a 404 before any handler) is not counted under the
+// resource, group and version its path made up, as kube-apiserver counts
+// only its installed routes; otherwise any client could grow the metrics
+// without bound with made-up paths.
+func TestRequestMetricsUnservedResource(t *testing.T) {
+	srv := apiservertest.Start(t)
+	c := newClient(t, srv)
+	for _, p := range []string{"/api/v1/made-up-things", "/apis/madeup.example.com/v9/namespaces/default/widgets/w"} {
+		if resp, _ := c.do("GET", p, "", nil); resp.StatusCode != 404 {
+			t.Fatalf("GET %s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+	_, data := c.do("GET", "/metrics", "", nil)
+	for _, bad := range []string{`resource="made-up-things"`, `group="madeup.example.com"`, `resource="widgets"`} {
+		if strings.Contains(string(data), bad) {
+			t.Errorf("/metrics counts a request under %s", bad)
+		}
+	}
+}

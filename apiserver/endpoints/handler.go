@@ -122,7 +122,7 @@ type request struct {
 // classified: the verb and resource it named.
 type Observed struct {
 	// Info is the request's path and verb; Info.IsResourceRequest is false
-	// until the handler has parsed a resource request.
+	// until the handler has parsed a request for a resource it serves.
 	Info RequestInfo
 }
 
@@ -146,9 +146,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if info.Subresource != "" {
 		resource += "/" + info.Subresource
 	}
-	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
-		o.Info = info
-	}
 	// A CPU profile of the server (/debug/pprof/profile) splits the time
 	// spent serving requests by what they asked for: go tool pprof
 	// -tagfocus resource=events, or -tags for the table. The labels are
@@ -162,6 +159,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeErrorAs(w, NotServed(r.Method, schema.GroupResource{Group: info.Group, Resource: info.Resource}, info.Name), nil, statusEncoding(r.Header.Get("Accept")))
 		return
+	}
+	// Counted by what it names only once that is served: a made-up path
+	// would otherwise add metric series without bound.
+	if o, ok := r.Context().Value(observedKey{}).(*Observed); ok {
+		o.Info = info
 	}
 	user, _ := authn.UserFrom(r.Context())
 	req := &request{ctx: r.Context(), w: w, r: r, info: info, res: res, user: user}
