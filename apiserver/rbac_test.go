@@ -333,26 +333,23 @@ func TestReviewBadInput(t *testing.T) {
 	}
 }
 
-// TestNoPrivilegeEscalation: a namespace admin may hand out what it holds,
-// not more, unless granted "bind" or "escalate".
-func TestNoPrivilegeEscalation(t *testing.T) {
-	srv := apiservertest.Start(t)
-	admin := clientsetFor(t, srv.Config)
+// projectAdmin makes namespace "proj" with user dana its admin (the
+// aggregated ClusterRole admin) and returns dana's client once her rights
+// have arrived: admin's rules come through view → edit → admin
+// aggregation, so it waits for the end of the chain (view's pods) as well
+// as admin's own rules.
+func projectAdmin(t *testing.T, srv *apiservertest.Running, admin *kubernetes.Clientset) *kubernetes.Clientset {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	binding := func(name, kind, role, user string) *rbacv1.RoleBinding {
-		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role},
-			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: user}}}
-	}
-	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, binding("dana-admin", "ClusterRole", "admin", "dana"), metav1.CreateOptions{}); err != nil {
+	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dana-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dana"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
-	// admin's rules arrive through view → edit → admin aggregation; wait
-	// for the end of the chain (view's pods) as well as admin's own rules.
 	waitAllowed(t, "dana's admin binding", func() error {
 		if _, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{}); err != nil {
 			return err
@@ -360,6 +357,21 @@ func TestNoPrivilegeEscalation(t *testing.T) {
 		_, err := dana.CoreV1().Pods("proj").List(ctx, metav1.ListOptions{})
 		return err
 	})
+	return dana
+}
+
+// TestNoPrivilegeEscalation: a namespace admin may hand out what it holds,
+// not more, unless granted "bind" or "escalate".
+func TestNoPrivilegeEscalation(t *testing.T) {
+	srv := apiservertest.Start(t)
+	admin := clientsetFor(t, srv.Config)
+	ctx := context.Background()
+	dana := projectAdmin(t, srv, admin)
+	binding := func(name, kind, role, user string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: user}}}
+	}
 	role := func(name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
 		return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
 	}
@@ -417,9 +429,7 @@ func TestEscalationIgnoresGCOnlyUpdates(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dana := projectAdmin(t, srv, admin)
 	nodesList := rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"nodes"}}
 	hold := "example.com/hold"
 	if _, err := admin.RbacV1().Roles("proj").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "big", Finalizers: []string{hold}},
@@ -431,16 +441,6 @@ func TestEscalationIgnoresGCOnlyUpdates(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "someone"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dana-admin"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
-		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dana"}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
-	waitAllowed(t, "dana's admin binding", func() error {
-		_, err := dana.RbacV1().Roles("proj").Get(ctx, "big", metav1.GetOptions{})
-		return err
-	})
 
 	// A label is not a garbage collector's field: refused, as upstream.
 	r, err := dana.RbacV1().Roles("proj").Get(ctx, "big", metav1.GetOptions{})
@@ -578,19 +578,7 @@ func TestBindingAMissingRole(t *testing.T) {
 	srv := apiservertest.Start(t)
 	admin := clientsetFor(t, srv.Config)
 	ctx := context.Background()
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "proj"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dana-admin"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
-		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dana"}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dana := clientsetFor(t, srv.UserConfig(t, "dana"))
-	waitAllowed(t, "dana's admin binding", func() error {
-		_, err := dana.RbacV1().RoleBindings("proj").List(ctx, metav1.ListOptions{})
-		return err
-	})
+	dana := projectAdmin(t, srv, admin)
 	for kind, want := range map[string]string{"Role": `roles.rbac.authorization.k8s.io "nosuch" not found`, "ClusterRole": `clusterroles.rbac.authorization.k8s.io "nosuch" not found`} {
 		_, err := dana.RbacV1().RoleBindings("proj").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "to-nothing"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: "nosuch"},
