@@ -92,13 +92,13 @@ func (a *IPs) Allocate(ctx context.Context) (netip.Addr, error) {
 // Its refusals read as Kubernetes' range allocator's, which the Service
 // registry puts after "failed to allocate IP <ip>: ".
 func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
-	o, ok := a.offset(ip)
-	if !ok {
-		return said(ErrNotInRange, "the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.prefix)
+	o, err := a.inRange(ip)
+	if err != nil {
+		return err
 	}
 	if err := a.b.allocate(ctx, o); err != nil {
 		if errors.Is(err, ErrAllocated) {
-			return said(ErrAllocated, "provided IP is already allocated")
+			return errIPTaken
 		}
 		return fmt.Errorf("allocate IP %s: %w", ip, err)
 	}
@@ -108,18 +108,28 @@ func (a *IPs) AllocateSpecific(ctx context.Context, ip netip.Addr) error {
 // CheckSpecific tells, taking nothing, whether AllocateSpecific(ip) would
 // succeed: nil if ip is in range and free, else AllocateSpecific's error.
 func (a *IPs) CheckSpecific(ctx context.Context, ip netip.Addr) error {
-	o, ok := a.offset(ip)
-	if !ok {
-		return said(ErrNotInRange, "the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.prefix)
+	o, err := a.inRange(ip)
+	if err != nil {
+		return err
 	}
 	taken, err := a.b.isAllocated(ctx, o)
 	if err != nil {
 		return fmt.Errorf("allocate IP %s: %w", ip, err)
 	}
 	if taken {
-		return said(ErrAllocated, "provided IP is already allocated")
+		return errIPTaken
 	}
 	return nil
+}
+
+// inRange is ip's offset in the range, or AllocateSpecific's refusal of an
+// IP outside it.
+func (a *IPs) inRange(ip netip.Addr) (int, error) {
+	o, ok := a.offset(ip)
+	if !ok {
+		return 0, said(ErrNotInRange, "the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.prefix)
+	}
+	return o, nil
 }
 
 // Release frees ip; addresses outside the range are ignored.
@@ -170,12 +180,12 @@ func (p *Ports) Allocate(ctx context.Context) (int, error) {
 // AllocateSpecific takes port if it is in range and free; its refusals read
 // as Kubernetes' port allocator's.
 func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
-	if port < p.base || port > p.max {
-		return said(ErrNotInRange, "provided port is not in the valid range. The range of valid ports is %d-%d", p.base, p.max)
+	if err := p.inRange(port); err != nil {
+		return err
 	}
 	if err := p.b.allocate(ctx, port-p.base); err != nil {
 		if errors.Is(err, ErrAllocated) {
-			return said(ErrAllocated, "provided port is already allocated")
+			return errPortTaken
 		}
 		return fmt.Errorf("allocate node port %d: %w", port, err)
 	}
@@ -185,15 +195,23 @@ func (p *Ports) AllocateSpecific(ctx context.Context, port int) error {
 // CheckSpecific tells, taking nothing, whether AllocateSpecific(port) would
 // succeed: nil if port is in range and free, else AllocateSpecific's error.
 func (p *Ports) CheckSpecific(ctx context.Context, port int) error {
-	if port < p.base || port > p.max {
-		return said(ErrNotInRange, "provided port is not in the valid range. The range of valid ports is %d-%d", p.base, p.max)
+	if err := p.inRange(port); err != nil {
+		return err
 	}
 	taken, err := p.b.isAllocated(ctx, port-p.base)
 	if err != nil {
 		return fmt.Errorf("allocate node port %d: %w", port, err)
 	}
 	if taken {
-		return said(ErrAllocated, "provided port is already allocated")
+		return errPortTaken
+	}
+	return nil
+}
+
+// inRange is AllocateSpecific's refusal of a port outside the range, or nil.
+func (p *Ports) inRange(port int) error {
+	if port < p.base || port > p.max {
+		return said(ErrNotInRange, "provided port is not in the valid range. The range of valid ports is %d-%d", p.base, p.max)
 	}
 	return nil
 }
@@ -212,6 +230,12 @@ type saidError struct {
 
 func (e *saidError) Error() string { return e.msg }
 func (e *saidError) Unwrap() error { return e.err }
+
+// The refusals of a taken IP or port, in Kubernetes' allocators' words.
+var (
+	errIPTaken   = said(ErrAllocated, "provided IP is already allocated")
+	errPortTaken = said(ErrAllocated, "provided port is already allocated")
+)
 
 func said(sentinel error, format string, args ...any) error {
 	return &saidError{msg: fmt.Sprintf(format, args...), err: sentinel}
